@@ -1,0 +1,52 @@
+"""The server's exceptions.
+
+    ServerError                       root of everything the server raises on purpose
+     ├── ProtocolError (ValueError)   a frame or message that breaks the wire protocol
+     ├── RoomError (ValueError)       a request a game room refuses (turn, seat, clock, ...)
+     ├── MatchmakingError (ValueError) a seek, pairing or private code that cannot be used
+     └── StoreError (RuntimeError)    the database cannot be opened, read or written
+
+Every refusal carries a stable ``code`` (see ``server.protocol.ErrorCode``) that goes to the
+client in an ``error`` message.
+"""
+
+from __future__ import annotations
+
+
+class ServerError(Exception):
+    """Root of the server's exceptions; ``code`` is the stable error code sent to clients."""
+
+    code: str = "internal"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ProtocolError(ServerError, ValueError):
+    """A frame or message that breaks the wire protocol."""
+
+    code = "bad_message"
+
+
+class RoomError(ServerError, ValueError):
+    """A request a game room refuses."""
+
+    code = "not_allowed"
+
+
+class MatchmakingError(ServerError, ValueError):
+    """A seek, pairing or private code that cannot be used."""
+
+    code = "not_allowed"
+
+
+class StoreError(ServerError, RuntimeError):
+    """The database cannot be opened, read or written."""
+
+    code = "store_unavailable"
