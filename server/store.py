@@ -1,0 +1,235 @@
+"""The durable store's interface and its records: players, games and their moves.
+
+``Store`` is what the app layer talks to; ``server.sqlite_store.SQLiteStore`` implements it on
+one SQLite file and a PostgreSQL store can implement it later. Every method is async and never
+blocks the event loop. A write returns only once it is committed, so the server acknowledges a
+move after it is durable. Records are frozen dataclasses of plain values; times are Unix
+seconds (``time.time()``), cells are engine cell indices.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import secrets
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from server.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating
+
+
+class TimeControl(NamedTuple):
+    """A clock: ``initial`` seconds each, plus ``increment`` seconds after every move."""
+
+    initial: float
+    increment: float = 0.0
+
+
+class GameStatus(enum.StrEnum):
+    """Where a game stands: still being played, played to a result, or called off."""
+
+    ACTIVE = "active"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who plays one side: a player by name, or the computer at a level of strength."""
+
+    player: str | None = None
+    computer_level: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.player is None) == (self.computer_level is None):
+            raise ValueError("a seat is either a player or the computer")
+
+    @classmethod
+    def human(cls, name: str) -> Seat:
+        return cls(player=name)
+
+    @classmethod
+    def computer(cls, level: int) -> Seat:
+        return cls(computer_level=level)
+
+    @property
+    def is_computer(self) -> bool:
+        return self.computer_level is not None
+
+    def __str__(self) -> str:
+        return self.player if self.player is not None else f"computer level {self.computer_level}"
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    """A registered player. ``games`` counts finished games; ``rated_games`` the rated ones."""
+
+    name: str
+    created: float
+    rating: float = DEFAULT_RATING
+    rd: float = DEFAULT_RD
+    volatility: float = DEFAULT_VOLATILITY
+    games: int = 0
+    rated_games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    @property
+    def glicko(self) -> Rating:
+        return Rating(self.rating, self.rd, self.volatility)
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One move: ``ply`` 1 is X's first move; clocks are the seconds left after it, or None."""
+
+    ply: int
+    cell: int
+    clock_x: float | None
+    clock_o: float | None
+    at: float
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A game with its moves in order.
+
+    ``result`` is ``"1-0"``, ``"0-1"`` or ``"1/2-1/2"`` once finished; ``reason`` says why it
+    ended (``"line"``, ``"resign"``, ``"time"``, ...). The ratings are the players' ratings
+    before the game and the change it made, set only when a rated game finished.
+    """
+
+    id: str
+    variant: str
+    clock: TimeControl | None
+    rated: bool
+    x: Seat
+    o: Seat
+    status: GameStatus
+    created: float
+    result: str | None = None
+    reason: str | None = None
+    winning_line: tuple[int, ...] | None = None
+    ended: float | None = None
+    x_rating: float | None = None
+    o_rating: float | None = None
+    x_rating_change: float | None = None
+    o_rating_change: float | None = None
+    moves: tuple[MoveRecord, ...] = ()
+
+    @property
+    def cells(self) -> list[int]:
+        """The moves as cells, ready for ``engine.Board(variant, cells)``."""
+        return [move.cell for move in self.moves]
+
+
+RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+"""X's score for each result."""
+
+
+def new_game_id() -> str:
+    """An unguessable game id: 72 random bits in 12 URL-safe characters."""
+    return secrets.token_urlsafe(9)
+
+
+def new_token() -> str:
+    """A player's secret token: 256 random bits in 43 URL-safe characters."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> bytes:
+    """The form a token is stored in: its SHA-256 digest.
+
+    A slow password hash (bcrypt, scrypt, argon2) protects low-entropy secrets that people
+    choose. Our tokens are 256 random bits made by ``secrets``, so a stolen table cannot be
+    brute-forced through any hash, and one fast SHA-256 keeps every login cheap.
+    """
+    return hashlib.sha256(token.encode()).digest()
+
+
+def name_key(name: str) -> str:
+    """The form in which names are unique: NFKC-normalised and case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+class Store(Protocol):
+    """The server's durable state. Open it once at start; ``close()`` it at shutdown."""
+
+    async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
+        """Register ``name``; returns the player and the plain token, which is never stored.
+
+        Raises ``StoreError`` with code ``"name_taken"`` if the name differs from an existing
+        one only in case.
+        """
+        ...
+
+    async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
+        """The player holding ``token`` (and called ``name``, if given), or None."""
+        ...
+
+    async def get_player(self, name: str) -> PlayerRecord | None:
+        """The player called ``name`` in any case, or None."""
+        ...
+
+    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+        ...
+
+    async def create_game(
+        self,
+        *,
+        variant: str,
+        x: Seat,
+        o: Seat,
+        clock: TimeControl | None,
+        rated: bool,
+        now: float,
+        game_id: str | None = None,
+    ) -> GameRecord:
+        """Start a game (with a fresh id unless one is given). A rated game needs two players."""
+        ...
+
+    async def record_move(self, game_id: str, move: MoveRecord) -> None:
+        """Append a move to an active game; returns once the move is committed.
+
+        The ply must follow the last one recorded, else ``StoreError`` code ``"conflict"``.
+        """
+        ...
+
+    async def finish_game(
+        self,
+        game_id: str,
+        *,
+        result: str,
+        reason: str,
+        now: float,
+        winning_line: Sequence[int] | None = None,
+    ) -> GameRecord:
+        """End a game with a result, updating both players' records and, if rated, ratings.
+
+        All in one transaction; returns the finished game with its rating changes.
+        """
+        ...
+
+    async def abort_game(self, game_id: str, *, reason: str, now: float) -> GameRecord:
+        """Call a game off with no result and no effect on anyone's record."""
+        ...
+
+    async def get_game(self, game_id: str) -> GameRecord | None:
+        """A game with its moves, or None."""
+        ...
+
+    async def unfinished_games(self) -> list[GameRecord]:
+        """Every active game with its moves, to resume them after a restart."""
+        ...
+
+    async def flush(self) -> None:
+        """Wait until every write queued so far is committed."""
+        ...
+
+    async def close(self) -> None:
+        """Commit pending writes and release the database; later calls raise ``StoreError``."""
+        ...
