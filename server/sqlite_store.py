@@ -438,7 +438,7 @@ class SQLiteStore:
                      x.player, x.computer_level, o.player, o.computer_level, now),
                 )  # fmt: skip
             except sqlite3.IntegrityError:
-                raise StoreError(f"game {game.id} exists", code="conflict") from None
+                raise StoreError(f"game {game.id} exists", code="internal") from None
 
         await self._write(insert)
         return game
@@ -456,11 +456,11 @@ class SQLiteStore:
                 raise StoreError(f"no game {game_id}", code="no_such_game")
             status, last_ply = row
             if status != GameStatus.ACTIVE:
-                raise StoreError(f"game {game_id} is over", code="conflict")
+                raise StoreError(f"game {game_id} is over", code="game_over")
             if move.ply != (last_ply or 0) + 1:
                 raise StoreError(
                     f"game {game_id} expects ply {(last_ply or 0) + 1}, not {move.ply}",
-                    code="conflict",
+                    code="stale_move",
                 )
             conn.execute(
                 "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?)",
@@ -587,7 +587,7 @@ def _resolve(group: list[_Write], outcomes: list[tuple[bool, Any]]) -> None:
 def _write_error(exc: Exception) -> Exception:
     """What the caller of a refused write sees: a StoreError, or the bug as it was raised."""
     if isinstance(exc, sqlite3.IntegrityError):
-        return StoreError(f"the write conflicts with the database: {exc}", code="conflict")
+        return StoreError(f"the write conflicts with the database: {exc}", code="internal")
     if isinstance(exc, sqlite3.Error):
         return StoreError(f"cannot write to the database: {exc}")
     return exc
@@ -640,5 +640,5 @@ def _game(conn: sqlite3.Connection, game_id: str) -> GameRecord:
 def _active_game(conn: sqlite3.Connection, game_id: str) -> GameRecord:
     game = _game(conn, game_id)
     if game.status != GameStatus.ACTIVE:
-        raise StoreError(f"game {game_id} is already {game.status}", code="conflict")
+        raise StoreError(f"game {game_id} is already {game.status}", code="game_over")
     return game

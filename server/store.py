@@ -195,7 +195,8 @@ class Store(Protocol):
     async def record_move(self, game_id: str, move: MoveRecord) -> None:
         """Append a move to an active game; returns once the move is committed.
 
-        The ply must follow the last one recorded, else ``StoreError`` code ``"conflict"``.
+        The ply must follow the last one recorded (else ``StoreError`` code ``"stale_move"``)
+        and the game be active (else ``"game_over"``).
         """
         ...
 

@@ -6,6 +6,7 @@ import hashlib
 import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -111,13 +112,14 @@ async def test_moves_must_follow_each_other_in_an_active_game(store: SQLiteStore
     for bad in (MoveRecord(2, 9, None, None, 3.0), MoveRecord(4, 9, None, None, 3.0)):
         with pytest.raises(StoreError) as refused:
             await store.record_move(game.id, bad)
-        assert refused.value.code == "conflict"
+        assert refused.value.code == "stale_move"
     with pytest.raises(StoreError) as refused:
         await store.record_move("nope", MoveRecord(1, 0, None, None, 0.0))
     assert refused.value.code == "no_such_game"
     await store.abort_game(game.id, reason="abandoned", now=5.0)
-    with pytest.raises(StoreError, match="is over"):
+    with pytest.raises(StoreError, match="is over") as refused:
         await store.record_move(game.id, MoveRecord(3, 9, None, None, 6.0))
+    assert refused.value.code == "game_over"
     with pytest.raises(StoreError, match="already aborted"):
         await store.finish_game(game.id, result="1-0", reason="resign", now=7.0)
     assert (await store.get_game(game.id)).cells == [0, 5]  # type: ignore[union-attr]
@@ -329,3 +331,41 @@ async def test_a_newer_schema_or_a_foreign_database_is_refused(db: Path, tmp_pat
         conn.commit()
     with pytest.raises(StoreError, match="another program"):
         await SQLiteStore.open(foreign)
+
+
+KILLED_WRITER = """
+import asyncio, sys
+from server.sqlite_store import SQLiteStore
+from server.store import MoveRecord, Seat
+
+async def main() -> None:
+    store = await SQLiteStore.open(sys.argv[1], synchronous="NORMAL")
+    game = await store.create_game(
+        variant="4x4x4", x=Seat.human("a"), o=Seat.human("b"), clock=None, rated=False, now=0
+    )
+    print(game.id, flush=True)
+    for ply in range(1, 65):
+        await store.record_move(game.id, MoveRecord(ply, ply - 1, None, None, float(ply)))
+        print(ply, flush=True)  # acknowledged
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+async def test_every_acknowledged_move_survives_kill_9(db: Path) -> None:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", KILLED_WRITER, str(db),
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    assert child.stdout is not None
+    game_id = (await child.stdout.readline()).decode().strip()
+    acknowledged = 0
+    while acknowledged < 20:
+        acknowledged = int(await child.stdout.readline())
+    child.kill()  # SIGKILL, with the writer thread mid-stream
+    await child.wait()
+    async with await SQLiteStore.open(db) as store:
+        game = await store.get_game(game_id)
+    assert game is not None and len(game.moves) >= acknowledged
+    assert game.cells == list(range(len(game.moves)))
