@@ -1,0 +1,434 @@
+"""The search kernel: negamax with optional alpha-beta, compiled by numba.
+
+One kernel serves every searching player through its options. The position is a cell array
+(0 empty, 1 X, 2 O) with incremental per-line stone counts and, per side, a histogram of
+*open* lines by how many stones they hold (``hist[s, k]``: lines with k stones of side s and
+none of the other). Pushing a stone touches only the lines through its cell, a win is seen as
+a histogram entry reaching n, and every evaluator reads the histogram in O(n) at a leaf.
+This works on any n^d board, 5x5x5's 125 cells included.
+
+Scores are from the side to move (negamax). A win at ply p (counted from the root) scores
+``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
+static evaluations, interior nodes and the children they expanded (their ratio is the
+average branching factor), and polls both a stop flag and its own deadline every
+``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from numba import njit, objmode
+
+from engine.board import Board
+from engine.geometry import Geometry
+
+WIN = 1_000_000_000
+INF = 2_000_000_000
+NOT_SEARCHED = -INF - 1
+MAX_PLY = 130  # more than the cells of any board the kernel plays (5x5x5 has 125)
+POLL_MASK = 2047
+
+# slots of the stats array
+NODES, EVALS, INTERIOR, CHILDREN, ABORTED = 0, 1, 2, 3, 4
+STATS_SIZE = 5
+
+# steps of the iterative search
+ENTER, NEXT, RETURN = 0, 1, 2
+
+# evaluator kinds
+EVAL_LINEAR = 0  # sum over k of mine[k] * hist[root, k] - theirs[k] * hist[other, k]
+EVAL_ABSOLUTE = 1  # +1/-1/0 by who has more of the longest open lines (Rubinoff)
+
+
+@dataclass(frozen=True, eq=False)
+class Tables:
+    """The geometry as numpy arrays for the kernel; one per board, cached."""
+
+    n: int
+    size: int
+    n_lines: int
+    line_cells: np.ndarray  # int32[L, n]
+    cell_lines: np.ndarray  # int32[C, max degree], padded with -1
+    cell_degree: np.ndarray  # int32[C]
+
+
+@cache
+def tables_for(geometry: Geometry) -> Tables:
+    degree = max(len(t) for t in geometry.lines_through)
+    cell_lines = np.full((geometry.size, degree), -1, dtype=np.int32)
+    for cell, through in enumerate(geometry.lines_through):
+        cell_lines[cell, : len(through)] = through
+    return Tables(
+        n=geometry.n,
+        size=geometry.size,
+        n_lines=len(geometry.lines),
+        line_cells=np.array(geometry.lines, dtype=np.int32),
+        cell_lines=cell_lines,
+        cell_degree=np.array([len(t) for t in geometry.lines_through], dtype=np.int32),
+    )
+
+
+@dataclass
+class State:
+    """A position in the kernel's form; searches change it and restore it."""
+
+    cells: np.ndarray  # int8[C]: 0 empty, 1 X, 2 O
+    counts: np.ndarray  # int8[2, L]: stones of each side on each line
+    hist: np.ndarray  # int32[2, n + 1]: open lines by stone count, per side
+    side: int  # side to move
+
+    @classmethod
+    def from_board(cls, board: Board) -> State:
+        t = tables_for(board.geometry)
+        cells = np.zeros(t.size, dtype=np.int8)
+        counts = np.zeros((2, t.n_lines), dtype=np.int8)
+        hist = np.zeros((2, t.n + 1), dtype=np.int32)
+        hist[0, 0] = hist[1, 0] = t.n_lines
+        side = 0
+        for cell in board.moves:
+            _push(cell, side, cells, counts, hist, t.cell_lines, t.cell_degree, t.n)
+            side ^= 1
+        return cls(cells, counts, hist, side)
+
+
+@njit(cache=True)
+def now() -> float:
+    """Seconds on the monotonic clock that ``time.perf_counter`` reads."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit(cache=True, inline="always")
+def _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+    """Place a stone of ``side``; returns True when it completes a line."""
+    cells[cell] = side + 1
+    other = 1 - side
+    won = False
+    for i in range(cell_degree[cell]):
+        line = cell_lines[cell, i]
+        mine = counts[side, line]
+        theirs = counts[other, line]
+        if theirs == 0:
+            hist[side, mine] -= 1
+            hist[side, mine + 1] += 1
+            if mine + 1 == n:
+                won = True
+        if mine == 0:
+            hist[other, theirs] -= 1
+        counts[side, line] = mine + 1
+    return won
+
+
+@njit(cache=True, inline="always")
+def _pop(cell, side, cells, counts, hist, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+    """Take back a stone of ``side`` placed by ``_push``."""
+    cells[cell] = 0
+    other = 1 - side
+    for i in range(cell_degree[cell]):
+        line = cell_lines[cell, i]
+        mine = counts[side, line] - 1
+        theirs = counts[other, line]
+        counts[side, line] = mine
+        if theirs == 0:
+            hist[side, mine + 1] -= 1
+            hist[side, mine] += 1
+        if mine == 0:
+            hist[other, theirs] += 1
+
+
+@njit(cache=True)
+def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-def]
+    """The static value of a position for the root player (not the side to move)."""
+    other = 1 - root
+    if kind == EVAL_ABSOLUTE:
+        for k in range(n - 1, 0, -1):
+            if hist[root, k] > hist[other, k]:
+                return w_mine[k]
+            if hist[root, k] < hist[other, k]:
+                return -w_theirs[k]
+        return 0
+    total = 0
+    for k in range(n):
+        total += w_mine[k] * hist[root, k] - w_theirs[k] * hist[other, k]
+    return total
+
+
+@njit(cache=True)
+def _poll(stats, stop, deadline):  # type: ignore[no-untyped-def]
+    if stop[0] != 0 or (deadline > 0.0 and now() > deadline):
+        stats[ABORTED] = 1
+
+
+@njit(cache=True)
+def negamax(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cell_lines, cell_degree, n,
+    side, depth, alpha, beta, ply, alphabeta,
+    root, kind, w_mine, w_theirs,
+    deadline, stop, stats, pv, pv_len,
+):
+    """The value of the position for ``side`` searched ``depth`` plies deep.
+
+    Iterative, with one frame per ply on explicit stacks: numba's cache cannot be trusted
+    with recursive functions (numba issues 6061 and 6713), and per-ply move lists are what
+    move ordering needs anyway. Frame k is the node at ply ``ply + k``.
+    """
+    size = cells.shape[0]
+    frames = depth + 1
+    moves = np.empty((frames, size), dtype=np.int32)
+    n_moves = np.zeros(frames, dtype=np.int32)
+    next_move = np.zeros(frames, dtype=np.int32)
+    lo = np.empty(frames, dtype=np.int64)
+    hi = np.empty(frames, dtype=np.int64)
+    best = np.empty(frames, dtype=np.int64)
+
+    k = 0
+    lo[0] = alpha
+    hi[0] = beta
+    to_move = side
+    step = ENTER
+    value = 0  # the value of the frame just finished, from its own side's point of view
+    while True:
+        if step == ENTER:
+            here = ply + k
+            stats[NODES] += 1
+            if (stats[NODES] & POLL_MASK) == 0:
+                _poll(stats, stop, deadline)
+            pv_len[here] = here
+            if stats[ABORTED] != 0:
+                return 0
+            step = NEXT
+            if k == depth:
+                stats[EVALS] += 1
+                value = evaluate(hist, root, kind, w_mine, w_theirs, n)
+                if to_move != root:
+                    value = -value
+                step = RETURN
+            else:
+                count = 0
+                for cell in range(size):
+                    if cells[cell] == 0:
+                        moves[k, count] = cell
+                        count += 1
+                n_moves[k] = count
+                next_move[k] = 0
+                best[k] = -INF
+                if count == 0:
+                    value = 0  # a full board: a draw
+                    step = RETURN
+                else:
+                    stats[INTERIOR] += 1
+        if step == NEXT:
+            cell = moves[k, next_move[k]]
+            next_move[k] += 1
+            stats[CHILDREN] += 1
+            k += 1
+            to_move = 1 - to_move
+            if _push(cell, 1 - to_move, cells, counts, hist, cell_lines, cell_degree, n):
+                stats[NODES] += 1
+                pv_len[ply + k] = ply + k
+                value = -(WIN - (ply + k))  # the side now to move has lost
+                step = RETURN
+            else:
+                lo[k] = -hi[k - 1]
+                hi[k] = -lo[k - 1]
+                step = ENTER
+                continue
+        # step == RETURN: frame k has finished with ``value``; hand it to its parent
+        if k == 0:
+            return value
+        k -= 1
+        to_move = 1 - to_move
+        here = ply + k
+        cell = moves[k, next_move[k] - 1]
+        _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+        if stats[ABORTED] != 0:
+            return 0
+        child = -value
+        cutoff = False
+        if child > best[k]:
+            best[k] = child
+            pv[here, here] = cell
+            for i in range(here + 1, pv_len[here + 1]):
+                pv[here, i] = pv[here + 1, i]
+            pv_len[here] = max(pv_len[here + 1], here + 1)
+            if alphabeta:
+                if child > lo[k]:
+                    lo[k] = child
+                cutoff = lo[k] >= hi[k]
+        if cutoff or next_move[k] == n_moves[k]:
+            value = best[k]
+            step = RETURN
+        else:
+            step = NEXT
+
+
+@njit(cache=True)
+def search_root(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cell_lines, cell_degree, n,
+    side, depth, alphabeta, root_moves,
+    kind, w_mine, w_theirs,
+    deadline, stop, stats, pv, pv_len, scores,
+):
+    """Score every root move ``depth`` plies deep; returns the index of the best.
+
+    With alpha-beta each move is searched with alpha one below the best so far, so a move
+    that ties the best gets its exact score and the caller can choose among the ties.
+    ``scores[i]`` is NOT_SEARCHED for moves not reached before an abort. ``pv[0]`` holds the
+    principal variation of the best move.
+    """
+    best = -INF
+    best_index = -1
+    for i in range(root_moves.shape[0]):
+        scores[i] = NOT_SEARCHED
+    stats[INTERIOR] += 1
+    for i in range(root_moves.shape[0]):
+        cell = root_moves[i]
+        stats[CHILDREN] += 1
+        if _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):
+            stats[NODES] += 1
+            pv_len[1] = 1
+            value = WIN - 1
+        else:
+            alpha = best - 1 if alphabeta and best > -INF else -INF
+            value = -negamax(
+                cells, counts, hist, cell_lines, cell_degree, n,
+                1 - side, depth - 1, -INF, -alpha, 1, alphabeta,
+                side, kind, w_mine, w_theirs,
+                deadline, stop, stats, pv, pv_len,
+            )
+        _pop(cell, side, cells, counts, hist, cell_lines, cell_degree)
+        if stats[ABORTED] != 0:
+            break
+        scores[i] = value
+        if value > best:
+            best = value
+            best_index = i
+            pv[0, 0] = cell
+            for k in range(1, pv_len[1]):
+                pv[0, k] = pv[1, k]
+            pv_len[0] = max(pv_len[1], 1)
+    return best_index
+
+
+@njit(cache=True)
+def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type: ignore[no-untyped-def]
+    """The number of move sequences of ``depth`` plies, stopping at won games."""
+    if depth == 0:
+        return 1
+    size = cells.shape[0]
+    next_cell = np.zeros(depth + 1, dtype=np.int32)
+    played = np.zeros(depth + 1, dtype=np.int32)
+    total = 0
+    k = 0
+    to_move = side
+    while k >= 0:
+        cell = next_cell[k]
+        while cell < size and cells[cell] != 0:
+            cell += 1
+        if cell == size:  # this frame is done: undo the move that led here
+            k -= 1
+            if k >= 0:
+                to_move = 1 - to_move
+                _pop(played[k], to_move, cells, counts, hist, cell_lines, cell_degree)
+            continue
+        next_cell[k] = cell + 1
+        won = _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
+        if won or k == depth - 1:
+            total += 1
+            _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+        else:
+            played[k] = cell
+            k += 1
+            next_cell[k] = 0
+            to_move = 1 - to_move
+    return total
+
+
+@dataclass(frozen=True)
+class RootResult:
+    """What one fixed-depth search of the root found."""
+
+    moves: np.ndarray  # the root moves, in the order searched
+    scores: np.ndarray  # their scores (NOT_SEARCHED where an abort came first)
+    best: int  # index of the best move, -1 if none was searched
+    pv: tuple[int, ...]
+    nodes: int
+    evaluations: int
+    interior: int
+    children: int
+    aborted: bool
+
+
+def search(
+    board: Board,
+    depth: int,
+    *,
+    alphabeta: bool = True,
+    kind: int = EVAL_LINEAR,
+    w_mine: np.ndarray,
+    w_theirs: np.ndarray,
+    deadline: float = 0.0,
+    stop: np.ndarray | None = None,
+    root_moves: list[int] | None = None,
+) -> RootResult:
+    """Search ``board`` ``depth`` plies deep for the side to move (see :func:`search_root`)."""
+    t = tables_for(board.geometry)
+    state = State.from_board(board)
+    moves = np.array(board.legal_moves if root_moves is None else root_moves, dtype=np.int32)
+    stats = np.zeros(STATS_SIZE, dtype=np.int64)
+    pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int32)
+    pv_len = np.zeros(MAX_PLY, dtype=np.int32)
+    scores = np.zeros(len(moves), dtype=np.int64)
+    if stop is None:
+        stop = np.zeros(1, dtype=np.int8)
+    best = search_root(
+        state.cells, state.counts, state.hist, t.cell_lines, t.cell_degree, t.n,
+        state.side, depth, alphabeta, moves,
+        kind, w_mine.astype(np.int64), w_theirs.astype(np.int64),
+        deadline, stop, stats, pv, pv_len, scores,
+    )
+    line = tuple(int(c) for c in pv[0, : pv_len[0]]) if best >= 0 else ()
+    return RootResult(
+        moves=moves,
+        scores=scores,
+        best=int(best),
+        pv=line,
+        nodes=int(stats[NODES]),
+        evaluations=int(stats[EVALS]),
+        interior=int(stats[INTERIOR]),
+        children=int(stats[CHILDREN]),
+        aborted=bool(stats[ABORTED]),
+    )
+
+
+def count_sequences(board: Board, depth: int) -> int:
+    """Perft: move sequences of ``depth`` plies from ``board`` (a won game ends a sequence)."""
+    t = tables_for(board.geometry)
+    state = State.from_board(board)
+    return int(
+        perft(state.cells, state.counts, state.hist, t.cell_lines, t.cell_degree, t.n,
+              state.side, depth)
+    )
+
+
+def mate_plies(score: int) -> int | None:
+    """Plies to the end for a proved win (positive score) or loss (negative); else None."""
+    if abs(score) >= WIN - MAX_PLY and abs(score) <= WIN:
+        return WIN - abs(score)
+    return None
+
+
+def warm_up() -> float:
+    """Compile (or load from cache) every kernel function; returns the seconds it took."""
+    started = time.perf_counter()
+    board = Board("3x3", [4])
+    weights = np.ones(4, dtype=np.int64)
+    search(board, 2, w_mine=weights, w_theirs=weights)
+    search(board, 2, alphabeta=False, kind=EVAL_ABSOLUTE, w_mine=weights, w_theirs=weights)
+    count_sequences(board, 2)
+    return time.perf_counter() - started

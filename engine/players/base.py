@@ -1,0 +1,185 @@
+"""What every computer player shares: the limit it is given and the decision it returns."""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from engine.board import Board
+from engine.errors import GameOver, UnknownPlayer
+from engine.geometry import Cell
+from engine.notation import format_cell
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How long a player may think: seconds for this move and/or plies of search."""
+
+    time: float | None = None
+    depth: int | None = None
+
+
+@dataclass(frozen=True)
+class Forced:
+    """A proved result for the side to move: ``"win"`` or ``"loss"`` in ``plies`` plies."""
+
+    result: str
+    plies: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A player's move and how it was found."""
+
+    move: Cell
+    score: int | None = None
+    depth: int = 0
+    nodes: int = 0
+    evaluations: int = 0
+    pv: tuple[Cell, ...] = ()
+    elapsed: float = 0.0
+    forced: Forced | None = None
+    branching: float | None = None  # average children expanded per interior node
+
+    def to_json(self, board: Board) -> dict[str, Any]:
+        """The decision as JSON-ready data, moves also in notation."""
+        data = asdict(self)
+        data["cell"] = self.move
+        data["move"] = format_cell(self.move, board.geometry)
+        data["pv"] = [format_cell(c, board.geometry) for c in self.pv]
+        return data
+
+
+@dataclass(frozen=True)
+class Option:
+    """A player option: its parser, default and a line of help."""
+
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+def parse_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(f"must be {low}-{high}")
+        return value
+
+    return parse
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("on", "true", "yes", "1"):
+        return True
+    if lowered in ("off", "false", "no", "0"):
+        return False
+    raise ValueError("must be on or off")
+
+
+def parse_choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return text.lower()
+
+    return parse
+
+
+class Player(ABC):
+    """A computer player. ``decide`` never returns an illegal move.
+
+    Randomness among equal moves comes from ``seed`` and the position alone, so a match
+    with the same seeds replays move for move, in any process.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    options: ClassVar[Mapping[str, Option]] = {}
+
+    def __init__(self, seed: int = 0, **settings: Any) -> None:
+        self.seed = seed
+        self.settings = {key: opt.default for key, opt in self.options.items()}
+        self.settings.update(settings)
+
+    def rng(self, board: Board) -> random.Random:
+        """The random source for one decision: a function of the seed and the position."""
+        return random.Random(f"{self.seed}/{board.geometry.name}/{board.notation()}")
+
+    @property
+    def spec(self) -> str:
+        """The spec that builds this player again, e.g. ``rubinoff:eval=eval2,depth=3``."""
+        changed = [
+            f"{k}={_format_value(v)}"
+            for k, v in self.settings.items()
+            if v != self.options[k].default
+        ]
+        return f"{self.name}:{','.join(changed)}" if changed else self.name
+
+    def decide(self, board: Board, limit: Limit | None = None) -> Decision:
+        """The move for the side to move in ``board`` (which is left as it was)."""
+        if board.outcome() is not None:
+            raise GameOver("the game is over: there is no move to choose")
+        return self._decide(board.copy(), limit or Limit())
+
+    @abstractmethod
+    def _decide(self, board: Board, limit: Limit) -> Decision: ...
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec} seed={self.seed}>"
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+@dataclass
+class Registry:
+    """Players by name; ``make`` builds one from a spec such as ``rubinoff:depth=2,ab=off``."""
+
+    players: dict[str, type[Player]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def register(self, cls: type[Player]) -> type[Player]:
+        self.players[cls.name] = cls
+        return cls
+
+    def alias(self, name: str, spec: str) -> None:
+        self.aliases[name] = spec
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.players) + sorted(self.aliases)
+
+    def make(self, spec: str, seed: int = 0) -> Player:
+        spec = spec.strip()
+        name, _, options_text = spec.partition(":")
+        name = name.strip().lower()
+        if name in self.aliases:
+            base = self.aliases[name]
+            if options_text:
+                base += ("," if ":" in base else ":") + options_text
+            return self.make(base, seed)
+        cls = self.players.get(name)
+        if cls is None:
+            raise UnknownPlayer(
+                f"no player named {name!r}: choose from {', '.join(self.names)}"
+            )
+        settings: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in options_text.split(","))):
+            key, eq, value = item.partition("=")
+            key = key.strip().lower()
+            if not eq or key not in cls.options:
+                known = ", ".join(f"{k}=..." for k in cls.options) or "none"
+                raise UnknownPlayer(f"{name}: bad option {item!r} (options: {known})")
+            try:
+                settings[key] = cls.options[key].parse(value.strip())
+            except ValueError as error:
+                raise UnknownPlayer(f"{name}: option {key} {error}") from None
+        return cls(seed=seed, **settings)
