@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from engine.board import Board
 from engine.errors import GameOver, UnknownPlayer
 from engine.geometry import Cell
@@ -16,10 +18,15 @@ from engine.notation import format_cell
 
 @dataclass(frozen=True)
 class Limit:
-    """How long a player may think: seconds for this move and/or plies of search."""
+    """How long a player may think: seconds for this move and/or plies of search.
+
+    ``stop`` is an optional one-byte numpy array the caller may set to non-zero (from
+    another thread or process) to make a search answer at once with what it has.
+    """
 
     time: float | None = None
     depth: int | None = None
+    stop: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

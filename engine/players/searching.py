@@ -51,7 +51,7 @@ class SearchingPlayer(Player):
         kind, mine, theirs = self.weights(board)
         moves = board.legal_moves
         self.rng(board).shuffle(moves)
-        depths = range(1, depth + 1) if deadline else (depth,)
+        depths = range(1, depth + 1) if deadline or limit.stop is not None else (depth,)
         found: kernel.RootResult | None = None
         reached = 0
         nodes = evaluations = interior = children = 0
@@ -59,6 +59,7 @@ class SearchingPlayer(Player):
             result = kernel.search(
                 board, d, alphabeta=bool(self.settings["ab"]), kind=kind,
                 w_mine=mine, w_theirs=theirs, deadline=deadline, root_moves=moves,
+                stop=limit.stop,
             )
             nodes += result.nodes
             evaluations += result.evaluations
