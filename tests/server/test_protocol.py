@@ -1,0 +1,286 @@
+"""The wire protocol: round trips, every class of bad input, and that nothing else escapes."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server import protocol as p
+from server.errors import ClaimTooEarly, ProtocolError
+
+CLOCK = p.ClockSpec(initial=300, increment=5)
+SEEK = p.SeekInfo(
+    id="s1", name="ann", rating=1500, variant="4x4x4", clock=CLOCK, rated=True, colour="x"
+)
+SUMMARY = p.GameSummary(id="g1", variant="3x3x3", clock=None, rated=False, x="ann", o="bob", ply=3)
+CLOCKS = p.Clocks(x=299000, o=300000, running="o")
+END = p.GameEnd(
+    game="g1",
+    version=9,
+    result="1-0",
+    reason="line",
+    winner="x",
+    line=[0, 21, 42, 63],
+    clocks=CLOCKS,
+    rating_change=p.RatingChange(x=12, o=-12),
+)
+CHAT = p.ChatLine(game="g1", name="ann", side="x", text="good luck", version=3)
+
+CLIENT_EXAMPLES: list[p.ClientMessage] = [
+    p.Hello(name="ann"),
+    p.Hello(token="abc_DEF-123", id=1),
+    p.LobbySub(id="r1"),
+    p.LobbyUnsub(),
+    p.Seek(variant="3x3x3", clock=CLOCK, rated=True, colour="o"),
+    p.CancelSeek(seek="s1"),
+    p.AcceptSeek(seek="s1", id=7),
+    p.Quick(variant="4x4", clock=None),
+    p.CancelQuick(),
+    p.PrivateCreate(variant="4x4x4", clock=CLOCK, colour="random"),
+    p.PrivateJoin(code="Q7x9kLm2"),
+    p.PlayAI(level=8, variant="3x3x3", colour="x", clock=CLOCK),
+    p.Watch(game="g1", since=12),
+    p.Unwatch(game="g1"),
+    p.Move(game="g1", cell="2b3", ply=4, id="m5"),
+    p.Move(game="g1", cell=63, ply=0),
+    p.Resign(game="g1"),
+    p.DrawOffer(game="g1"),
+    p.DrawAccept(game="g1"),
+    p.DrawDecline(game="g1"),
+    p.Abort(game="g1"),
+    p.Rematch(game="g1"),
+    p.Claim(game="g1"),
+    p.Chat(game="g1", text="gg, well played ✓"),
+    p.Ping(id=-3),
+]
+
+SERVER_EXAMPLES: list[p.ServerMessage] = [
+    p.Welcome(name="ann", token="tok_1", rating=1500, games=["g1"], ref=1),
+    p.Lobby(seeks=[SEEK], games=[SUMMARY], online=5, ref="r1"),
+    p.LobbyDelta(seeks_added=[SEEK], seeks_removed=["s0"], games_removed=["g0"], online=6),
+    p.Seeking(seek=SEEK, ref=2),
+    p.Queued(variant="4x4x4", clock=CLOCK),
+    p.PrivateCreated(code="Q7x9kLm2", variant="4x4", clock=None),
+    p.GameState(
+        id="g1",
+        variant="4x4x4",
+        clock=CLOCK,
+        rated=True,
+        seats=[p.SeatInfo(name="ann", rating=1500), p.SeatInfo(name="computer", ai=4)],
+        moves=[0, 21],
+        clocks=CLOCKS,
+        status="over",
+        version=9,
+        you="x",
+        draw_offer=None,
+        rematch=["o"],
+        end=END,
+        spectators=2,
+        chat=[CHAT],
+    ),
+    p.MovePlayed(game="g1", ply=2, cell=21, notation="2b2", side="o", clocks=CLOCKS, version=4),
+    END,
+    p.Offer(game="g1", kind="draw", by="o", version=5),
+    p.Presence(game="g1", version=6, side="o", online=False, claim_in=60.0),
+    CHAT,
+    p.Pong(ref=-3),
+    p.AIThinking(game="g1", ply=3, depth=6),
+    p.Ack(ref="m5"),
+    p.Error(code="stale_move", message="stale", ref="m5"),
+]
+
+
+def test_the_examples_cover_every_message_type() -> None:
+    assert {type(m) for m in CLIENT_EXAMPLES} == set(p.CLIENT_MESSAGES)
+    assert {type(m) for m in SERVER_EXAMPLES} == set(p.SERVER_MESSAGES)
+
+
+@pytest.mark.parametrize("message", CLIENT_EXAMPLES, ids=lambda m: type(m).__name__)
+def test_client_messages_round_trip(message: p.ClientMessage) -> None:
+    frame = p.encode(message)
+    assert json.loads(frame)["t"] == type(message).__struct_config__.tag
+    assert p.decode_client_message(frame) == message
+    assert p.decode_client_message(frame.decode()) == message
+
+
+@pytest.mark.parametrize("message", SERVER_EXAMPLES, ids=lambda m: type(m).__name__)
+def test_server_messages_round_trip(message: p.ServerMessage) -> None:
+    assert p.decode_server_message(p.encode(message)) == message
+
+
+def test_a_minimal_frame_takes_the_defaults() -> None:
+    seek = p.decode_client_message('{"t": "seek"}')
+    assert seek == p.Seek(variant="4x4x4", clock=None, rated=False, colour="random", id=None)
+
+
+BAD_FRAMES = [
+    ("not json", b"{'t': 'ping'}", "bad_json"),
+    ("trailing bytes", b'{"t": "ping"} {}', "bad_json"),
+    ("not utf-8", b'{"t": "chat", "game": "g", "text": "\xff"}', "bad_utf8"),
+    ("lone surrogate", '{"t": "chat", "game": "g", "text": "\ud800"}', "bad_utf8"),
+    ("too large", b'{"t": "ping", "id": "' + b"a" * p.MAX_FRAME_BYTES + b'"}', "frame_too_large"),
+    ("an array", b'[{"t": "ping"}]', "bad_message"),
+    ("a number", b"42", "bad_message"),
+    ("no type", b'{"game": "g1"}', "unknown_type"),
+    ("unknown type", b'{"t": "teleport"}', "unknown_type"),
+    ("type not a string", b'{"t": 3}', "unknown_type"),
+    ("missing field", b'{"t": "move", "game": "g1", "cell": "1a1"}', "bad_message"),
+    ("unknown field", b'{"t": "ping", "extra": 1}', "bad_message"),
+    ("wrong type", b'{"t": "move", "game": "g1", "cell": "1a1", "ply": "0"}', "bad_message"),
+    ("negative ply", b'{"t": "move", "game": "g1", "cell": "1a1", "ply": -1}', "bad_message"),
+    ("id too long", b'{"t": "ping", "id": "' + b"i" * 65 + b'"}', "bad_message"),
+    ("id a float", b'{"t": "ping", "id": 1.5}', "bad_message"),
+    ("game id too long", b'{"t": "watch", "game": "' + b"g" * 33 + b'"}', "bad_message"),
+    ("hello with nothing", b'{"t": "hello"}', "bad_message"),
+    ("name too long", b'{"t": "hello", "name": "' + b"n" * 25 + b'"}', "bad_name"),
+    ("name empty", b'{"t": "hello", "name": ""}', "bad_name"),
+    ("name with space", b'{"t": "hello", "name": "ann b"}', "bad_name"),
+    ("name with accent", '{"t": "hello", "name": "Zoë"}'.encode(), "bad_name"),
+    ("bad token", b'{"t": "hello", "token": "a/b"}', "bad_token"),
+    ("chat too long", b'{"t": "chat", "game": "g", "text": "' + b"c" * 301 + b'"}', "bad_chat"),
+    ("chat empty", b'{"t": "chat", "game": "g", "text": ""}', "bad_chat"),
+    ("chat blank", b'{"t": "chat", "game": "g", "text": "   "}', "bad_chat"),
+    ("chat newline", b'{"t": "chat", "game": "g", "text": "a\\nb"}', "bad_chat"),
+    ("chat escape", b'{"t": "chat", "game": "g", "text": "\\u001b[2J"}', "bad_chat"),
+    ("chat zero width", b'{"t": "chat", "game": "g", "text": "a\\u200bb"}', "bad_chat"),
+    ("chat bidi", b'{"t": "chat", "game": "g", "text": "a\\u202eb"}', "bad_chat"),
+    ("cell word", b'{"t": "move", "game": "g", "cell": "hello", "ply": 0}', "bad_cell"),
+    ("cell no row", b'{"t": "move", "game": "g", "cell": "1a", "ply": 0}', "bad_cell"),
+    ("cell negative", b'{"t": "move", "game": "g", "cell": -1, "ply": 0}', "bad_cell"),
+    ("cell huge", b'{"t": "move", "game": "g", "cell": 729, "ply": 0}', "bad_cell"),
+    ("cell float", b'{"t": "move", "game": "g", "cell": 1.0, "ply": 0}', "bad_cell"),
+    ("level 0", b'{"t": "play_ai", "level": 0}', "bad_level"),
+    ("level 9", b'{"t": "play_ai", "level": 9}', "bad_level"),
+    ("level text", b'{"t": "play_ai", "level": "3"}', "bad_level"),
+    ("variant 5x5x5", b'{"t": "seek", "variant": "5x5x5"}', "bad_variant"),
+    ("variant null", b'{"t": "quick", "variant": null}', "bad_variant"),
+    ("clock zero", b'{"t": "seek", "clock": {"initial": 0, "increment": 0}}', "bad_clock"),
+    ("clock 4 hours", b'{"t": "seek", "clock": {"initial": 14400, "increment": 0}}', "bad_clock"),
+    ("clock half", b'{"t": "quick", "clock": {"initial": 60}}', "bad_clock"),
+    (
+        "clock extra",
+        b'{"t": "quick", "clock": {"initial": 60, "increment": 0, "x": 1}}',
+        "bad_clock",
+    ),
+    ("clock a number", b'{"t": "quick", "clock": 60}', "bad_clock"),
+]
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"), [b[1:] for b in BAD_FRAMES], ids=[b[0] for b in BAD_FRAMES]
+)
+def test_bad_input_is_refused_with_a_stable_code(frame: bytes | str, code: str) -> None:
+    with pytest.raises(ProtocolError) as refused:
+        p.decode_client_message(frame)
+    assert refused.value.code == code
+    assert code in set(p.ErrorCode)
+    assert refused.value.message
+
+
+def test_a_refusal_names_the_field() -> None:
+    with pytest.raises(ProtocolError, match="`ply`"):
+        p.decode_client_message(b'{"t": "move", "game": "g1", "cell": "1a1"}')
+    with pytest.raises(ProtocolError, match=r"\$\.cell"):
+        p.decode_client_message(b'{"t": "move", "game": "g1", "cell": "zz", "ply": 0}')
+
+
+def test_constructing_a_bad_chat_in_python_is_refused_too() -> None:
+    with pytest.raises(ProtocolError) as refused:
+        p.Chat(game="g1", text="bell\a")
+    assert refused.value.code == "bad_chat"
+
+
+def test_errors_become_error_messages_with_ref_and_retry() -> None:
+    message = p.error_message(ClaimTooEarly("you may claim in 12 s", retry_in=12.0), ref="c1")
+    assert message == p.Error(
+        code="claim_too_early", message="you may claim in 12 s", ref="c1", retry_in=12.0
+    )
+    assert p.with_ref(p.Pong(), 9) == p.Pong(ref=9)
+
+
+def test_server_decoding_refuses_client_frames() -> None:
+    with pytest.raises(ProtocolError) as refused:
+        p.decode_server_message(p.encode(p.Hello(name="ann")))
+    assert refused.value.code == "unknown_type"
+
+
+DOC = pathlib.Path(__file__).parents[2] / "docs" / "protocol.md"
+
+
+def test_every_message_and_code_is_documented() -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    tags = {m.__struct_config__.tag for m in (*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES)}
+    missing = {t for t in tags if f'"t": "{t}"' not in doc}
+    missing |= {c.value for c in p.ErrorCode if f"`{c.value}`" not in doc}
+    assert not missing
+
+
+def test_every_example_in_the_document_decodes() -> None:
+    examples = re.findall(r"```json\n(.*?)\n```", DOC.read_text(encoding="utf-8"), re.S)
+    seen = set()
+    for example in examples:
+        try:
+            message: object = p.decode_client_message(example)
+        except ProtocolError:
+            message = p.decode_server_message(example)
+        seen.add(type(message))
+    assert seen == {*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES}
+
+
+def test_protocol_imports_no_asyncio_or_aiohttp() -> None:
+    code = "import sys, server.protocol; print(sorted({'asyncio', 'aiohttp'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# -- nothing but ProtocolError escapes -----------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+tags = st.sampled_from([m.__struct_config__.tag for m in p.CLIENT_MESSAGES] + ["", "x"])
+field_names = st.sampled_from(
+    ["id", "name", "token", "game", "cell", "ply", "text", "level", "variant", "clock",
+     "colour", "rated", "seek", "code", "since", "initial", "increment"]
+)  # fmt: skip
+near_messages = st.builds(
+    lambda tag, fields: {"t": tag, **fields},
+    tags,
+    st.dictionaries(field_names, json_values, max_size=5),
+)
+
+
+def _decode_or_refuse(frame: bytes | str) -> None:
+    try:
+        message = p.decode_client_message(frame)
+    except ProtocolError as error:
+        assert error.code in set(p.ErrorCode)
+    else:
+        assert isinstance(message, p.CLIENT_MESSAGES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_random_bytes_raise_only_protocol_errors(frame: bytes) -> None:
+    _decode_or_refuse(frame)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values | near_messages)
+def test_random_json_raises_only_protocol_errors(value: object) -> None:
+    try:
+        frame = msgspec.json.encode(value)
+    except (OverflowError, UnicodeEncodeError, msgspec.EncodeError):
+        return  # not a value JSON can carry (lone surrogates, nan is fine)
+    _decode_or_refuse(frame)
+    _decode_or_refuse(frame.decode())
