@@ -3,6 +3,7 @@
     ServerError                       root of everything the server raises on purpose
      ├── ProtocolError (ValueError)   a frame or message that breaks the wire protocol
      ├── RoomError (ValueError)       a request a game room refuses (turn, seat, clock, ...)
+     │    └── ClaimTooEarly           a claim before the grace period ran out (``retry_in``)
      ├── MatchmakingError (ValueError) a seek, pairing or private code that cannot be used
      └── StoreError (RuntimeError)    the database cannot be opened, read or written
 
@@ -50,3 +51,13 @@ class StoreError(ServerError, RuntimeError):
     """The database cannot be opened, read or written."""
 
     code = "store_unavailable"
+
+
+class ClaimTooEarly(RoomError):
+    """A claim of victory before the opponent's grace period has run out."""
+
+    code = "claim_too_early"
+
+    def __init__(self, message: str, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in

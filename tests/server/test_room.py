@@ -1,0 +1,446 @@
+"""The game room as a pure reducer: time is passed in, events come out, refusals are raised."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from server.errors import ClaimTooEarly, RoomError
+from server.protocol import (
+    ChatLine,
+    ClockSpec,
+    GameEnd,
+    GameState,
+    MovePlayed,
+    Offer,
+    Presence,
+    RatingChange,
+    decode_server_message,
+    encode,
+)
+from server.room import COMPUTER, HISTORY_SIZE, Audience, GameRoom, Outbound, RoomSeat
+from server.store import GameRecord, GameStatus, MoveRecord, Seat, TimeControl
+
+ANN, BOB, EVE = "ann", "bob", "eve"
+# X takes 1a1 2b1 3c1 4d1 (a line through the cube); O answers on row 2.
+X_WINS = ["1a1", "1a2", "2b1", "2b2", "3c1", "3c2", "4d1"]
+
+
+def new_room(clock: ClockSpec | None = None, variant: str = "4x4x4", **kw: object) -> GameRoom:
+    seats = (RoomSeat(ANN, "Ann", 1500), RoomSeat(BOB, "Bob", 1600))
+    return GameRoom("g1", seats, variant, clock, **kw)  # type: ignore[arg-type]
+
+
+def play(room: GameRoom, cells: list[str], now: float = 0.0, step: float = 1.0) -> list[Outbound]:
+    """Play ``cells`` alternately from the current ply, ``step`` seconds apart."""
+    events: list[Outbound] = []
+    for cell in cells:
+        now += step
+        player = room.seats[room.board.turn].player
+        events += room.move(player, cell, room.board.ply, now)
+    return events
+
+
+@contextmanager
+def refused(code: str) -> Iterator[None]:
+    """Expect a ``RoomError`` with ``code`` and a message."""
+    with pytest.raises(RoomError) as caught:
+        yield
+    assert (caught.value.code, bool(caught.value.message)) == (code, True)
+
+
+def only(events: list[Outbound], kind: type) -> list:
+    return [e.message for e in events if isinstance(e.message, kind)]
+
+
+# -- moves and the end of a game ------------------------------------------------------------
+
+
+def test_two_players_to_a_win_with_the_winning_line() -> None:
+    room = new_room()
+    events = play(room, X_WINS)
+    moves = only(events, MovePlayed)
+    assert [m.notation for m in moves] == X_WINS
+    assert [m.ply for m in moves] == list(range(1, 8))
+    assert [m.side for m in moves[:2]] == ["x", "o"]
+    (end,) = only(events, GameEnd)
+    assert (end.result, end.reason, end.winner) == ("1-0", "line", "x")
+    assert end.line == [0, 17, 34, 51]
+    assert [e.message.version for e in events] == list(range(1, 9))  # type: ignore[union-attr]
+    assert all(e.audience is Audience.ROOM for e in events)
+    assert room.over and room.snapshot(ANN, 9).status == "over"
+    with refused("game_over"):
+        room.move(BOB, "4d4", 7, 10)
+
+
+def test_cells_may_be_given_as_indices() -> None:
+    room = new_room(variant="4x4")
+    (event,) = room.move(ANN, 15, 0, 1.0)
+    assert isinstance(event.message, MovePlayed)
+    assert (event.message.cell, event.message.notation) == (15, "d4")
+
+
+def test_a_dead_draw_ends_the_game() -> None:
+    room = new_room(variant="4x4")
+    events = play(
+        room,
+        ["c2", "a4", "a3", "c3", "d3", "b3", "d2", "c1", "a2", "c4", "b1", "d4", "b4", "b2", "a1"],
+    )
+    (end,) = only(events, GameEnd)
+    assert (end.result, end.reason, end.winner, end.line) == ("1/2-1/2", "dead", None, None)
+    assert room.board.ply == 15
+
+
+def test_out_of_turn_stale_duplicate_occupied_and_bad_cells_are_refused() -> None:
+    room = new_room()
+    with refused("not_your_turn"):
+        room.move(BOB, "1a1", 0, 1)
+    room.move(ANN, "1a1", 0, 1)
+    with refused("stale_move"):
+        room.move(ANN, "1a1", 0, 2)  # the same move sent twice
+    with refused("stale_move"):
+        room.move(BOB, "1a2", 5, 2)  # from a future the server never saw
+    with refused("occupied"):
+        room.move(BOB, "1a1", 1, 2)
+    with refused("bad_cell"):
+        room.move(BOB, "5a1", 1, 2)
+    with refused("bad_cell"):
+        room.move(BOB, 64, 1, 2)
+    assert room.board.ply == 1 and room.version == 1
+
+
+def test_spectators_and_strangers_cannot_move() -> None:
+    room = new_room()
+    (snapshot,) = room.join(EVE, "Eve", 0.0)
+    assert isinstance(snapshot.message, GameState)
+    assert snapshot.audience is Audience.PLAYER and snapshot.player == EVE
+    assert snapshot.message.you is None and snapshot.message.spectators == 1
+    with refused("spectator"):
+        room.move(EVE, "1a1", 0, 1)
+    with refused("not_seated"):
+        room.move("mallory", "1a1", 0, 1)
+    with refused("spectator"):
+        room.resign(EVE, 1)
+
+
+# -- draws, resignation, abort ---------------------------------------------------------------
+
+
+def test_a_draw_by_agreement() -> None:
+    room = new_room()
+    play(room, ["1a1", "2b2"])
+    (offer,) = room.offer_draw(ANN, 3)
+    assert offer.message == Offer(game="g1", kind="draw", by="x", version=3)
+    assert room.snapshot(BOB, 3).draw_offer == "x"
+    with refused("already_offered"):
+        room.offer_draw(ANN, 3)
+    with refused("no_draw_offer"):
+        room.accept_draw(ANN, 3)  # one cannot accept one's own offer
+    (end,) = room.accept_draw(BOB, 4)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason) == ("1/2-1/2", "agreement")
+
+
+def test_a_draw_offer_can_be_declined_and_lapses_with_the_next_move() -> None:
+    room = new_room()
+    room.offer_draw(ANN, 1)
+    (declined,) = room.decline_draw(BOB, 2)
+    assert isinstance(declined.message, Offer) and declined.message.kind == "draw_declined"
+    with refused("no_draw_offer"):
+        room.accept_draw(BOB, 2)
+    room.offer_draw(ANN, 3)
+    play(room, ["1a1"], now=3)
+    with refused("no_draw_offer"):
+        room.accept_draw(BOB, 5)
+
+
+def test_crossed_draw_offers_agree() -> None:
+    room = new_room()
+    room.offer_draw(BOB, 1)
+    (end,) = room.offer_draw(ANN, 2)
+    assert isinstance(end.message, GameEnd) and end.message.reason == "agreement"
+
+
+def test_resign() -> None:
+    room = new_room()
+    play(room, ["1a1"])
+    (end,) = room.resign(BOB, 2)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason, end.message.winner) == ("1-0", "resign", "x")
+    with refused("game_over"):
+        room.resign(ANN, 3)
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_abort_before_both_sides_have_moved(plies: int) -> None:
+    room = new_room()
+    play(room, ["1a1"][:plies])
+    (end,) = room.abort(BOB, 2)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason, end.message.winner) == ("*", "abort", None)
+
+
+def test_no_abort_once_both_have_moved() -> None:
+    room = new_room()
+    play(room, ["1a1", "1a2"])
+    with refused("too_late_to_abort"):
+        room.abort(ANN, 3)
+    assert not room.over
+
+
+# -- clocks ----------------------------------------------------------------------------------
+
+
+def test_clocks_start_after_both_first_moves_and_add_the_increment() -> None:
+    room = new_room(ClockSpec(initial=60, increment=2))
+    first = only(room.move(ANN, "1a1", 0, 10.0), MovePlayed)[0]
+    assert first.clocks is not None and first.clocks.running is None
+    second = only(room.move(BOB, "1a2", 1, 30.0), MovePlayed)[0]  # 20 s, free
+    assert (second.clocks.x, second.clocks.o, second.clocks.running) == (60000, 60000, "x")
+    third = only(room.move(ANN, "2b2", 2, 35.5), MovePlayed)[0]  # 5.5 s on X's clock
+    assert (third.clocks.x, third.clocks.o, third.clocks.running) == (56500, 60000, "o")
+    assert room.flag_at() == pytest.approx(35.5 + 60)
+
+
+def test_loss_on_time_via_check_flag() -> None:
+    room = new_room(ClockSpec(initial=10, increment=0))
+    play(room, ["1a1", "1a2"])  # at t=1 and t=2; X's clock runs from t=2
+    assert room.flag_at() == pytest.approx(12.0)
+    assert room.check_flag(11.9) == []
+    (end,) = room.check_flag(12.1)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason, end.message.winner) == ("0-1", "time", "o")
+    assert end.message.clocks is not None and end.message.clocks.x == 0
+    assert room.check_flag(20) == [] and room.flag_at() is None
+
+
+def test_a_move_after_the_flag_fell_ends_the_game_instead() -> None:
+    room = new_room(ClockSpec(initial=10, increment=0))
+    play(room, ["1a1", "1a2"])
+    (end,) = room.move(ANN, "2b2", 2, 13.0)
+    assert isinstance(end.message, GameEnd) and end.message.reason == "time"
+    assert room.board.ply == 2
+
+
+def test_time_runs_out_against_a_side_that_cannot_lose_any_more_is_a_draw() -> None:
+    room = new_room(ClockSpec(initial=30, increment=0), variant="4x4")
+    # After these ten moves O can no longer complete a line but X still can.
+    play(room, ["d4", "a1", "c4", "d2", "a3", "a4", "b1", "d3", "c2", "c3"])
+    assert not room.board.can_still_win(1) and room.board.turn == 0
+    (end,) = room.check_flag(100.0)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason) == ("1/2-1/2", "time")
+
+
+def test_pause_and_resume_never_charge_downtime() -> None:
+    room = new_room(ClockSpec(initial=10, increment=0))
+    play(room, ["1a1", "1a2"])  # X's clock runs from t=2
+    room.pause(5.0)  # 3 s charged
+    assert room.check_flag(1000.0) == [] and room.flag_at() is None
+    room.resume(1000.0)
+    assert room.flag_at() == pytest.approx(1007.0)
+    room.grant(ANN, 5)
+    assert room.flag_at() == pytest.approx(1012.0)
+
+
+# -- presence and claims ---------------------------------------------------------------------
+
+
+def test_claim_too_early_then_allowed_after_the_grace() -> None:
+    room = new_room(grace=60.0)
+    play(room, ["1a1", "1a2", "2b2"])
+    with refused("opponent_present"):
+        room.claim(ANN, 5)
+    (gone,) = room.disconnected(BOB, 10.0)
+    assert gone.audience is Audience.OTHERS and gone.player == BOB
+    assert gone.message == Presence(game="g1", version=4, side="o", online=False, claim_in=60.0)
+    with pytest.raises(ClaimTooEarly) as early:
+        room.claim(ANN, 30.0)
+    assert early.value.code == "claim_too_early" and early.value.retry_in == pytest.approx(40.0)
+    (end,) = room.claim(ANN, 70.0)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason, end.message.winner) == ("1-0", "claim", "x")
+
+
+def test_coming_back_in_time_prevents_the_claim() -> None:
+    room = new_room(grace=60.0)
+    play(room, ["1a1", "1a2"])
+    room.disconnected(BOB, 10.0)
+    (back,) = room.connected(BOB, 50.0)
+    assert isinstance(back.message, Presence) and back.message.online
+    with refused("opponent_present"):
+        room.claim(ANN, 100.0)
+
+
+def test_a_claim_before_both_have_moved_aborts() -> None:
+    room = new_room(grace=5.0)
+    room.disconnected(ANN, 0.0)
+    (end,) = room.claim(BOB, 6.0)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason) == ("*", "abort")
+
+
+# -- versions, catch-up, snapshots -----------------------------------------------------------
+
+
+def test_reconnect_catch_up_via_since() -> None:
+    room = new_room()
+    play(room, ["1a1", "1a2"])
+    seen = room.version
+    room.disconnected(BOB, 3.0)
+    play(room, ["2b2"], now=3)
+    room.chat(ANN, "still there?", 5.0)
+    missed = room.since(seen)
+    assert missed is not None
+    assert [type(m) for m in missed] == [Presence, MovePlayed, ChatLine]
+    assert [m.version for m in missed] == [seen + 1, seen + 2, seen + 3]
+    assert room.since(room.version) == []
+    assert room.since(room.version + 1) is None  # a version from another life of the room
+    events = room.join(BOB, "Bob", 6.0, since=seen)
+    assert events[0].audience is Audience.OTHERS  # Ann learns that Bob is back
+    to_bob = [e.message for e in events if e.audience is Audience.PLAYER]
+    assert [type(m) for m in to_bob] == [
+        Presence,
+        MovePlayed,
+        ChatLine,
+        Presence,
+        Presence,
+        Presence,
+    ]
+    assert all(e.player == BOB for e in events)
+
+
+def test_a_client_too_far_behind_gets_the_full_state() -> None:
+    room = new_room()
+    for i in range(HISTORY_SIZE + 5):
+        room.chat(ANN, f"line {i}", float(i))
+    assert room.since(0) is None and room.since(4) is None and room.since(5) is not None
+    (snapshot,) = room.catch_up(BOB, 0, 100.0)
+    assert isinstance(snapshot.message, GameState)
+    assert snapshot.message.you == "o" and snapshot.message.version == room.version
+    assert len(snapshot.message.chat) == 50 and snapshot.message.chat[-1].text == "line 68"
+
+
+def test_the_snapshot_round_trips_and_never_carries_a_token() -> None:
+    room = new_room(ClockSpec(initial=60, increment=1))
+    play(room, ["1a1", "1a2"])
+    frame = encode(room.snapshot(ANN, 3.0))
+    state = decode_server_message(frame)
+    assert isinstance(state, GameState)
+    assert state.you == "x" and state.moves == [0, 4]
+    assert [s.name for s in state.seats] == ["Ann", "Bob"]
+    assert state.clocks is not None and state.clocks.running == "x" and state.clocks.x == 59000
+    assert b"token" not in frame
+
+
+# -- rematch and ratings ---------------------------------------------------------------------
+
+
+def test_rematch_needs_both_and_swaps_colours() -> None:
+    room = new_room()
+    with refused("game_not_over"):
+        room.ask_rematch(ANN, 0)
+    room.resign(ANN, 1)
+    (asked,) = room.ask_rematch(BOB, 2)
+    assert isinstance(asked.message, Offer) and asked.message.kind == "rematch"
+    assert not room.rematch_agreed
+    with refused("already_offered"):
+        room.ask_rematch(BOB, 2)
+    room.ask_rematch(ANN, 3)
+    assert room.rematch_agreed
+    assert [s.player for s in room.rematch_seats()] == [BOB, ANN]
+
+
+def test_the_computer_agrees_to_a_rematch_and_declines_draws() -> None:
+    seats = (RoomSeat(ANN, "Ann"), RoomSeat(COMPUTER, "computer level 3", ai_level=3))
+    room = GameRoom("g2", seats)
+    assert room.computer_side == 1 and not room.computer_to_move
+    room.move(ANN, "1a1", 0, 1.0)
+    assert room.computer_to_move
+    with refused("not_allowed"):
+        room.offer_draw(ANN, 2.0)
+    room.move(COMPUTER, "2b2", 1, 2.0)
+    assert room.disconnected(COMPUTER, 3.0) == []
+    room.resign(ANN, 4.0)
+    room.ask_rematch(ANN, 5.0)
+    assert room.rematch_agreed
+
+
+def test_the_rating_change_fills_the_end_everywhere() -> None:
+    room = new_room(rated=True)
+    events = room.resign(BOB, 1.0)
+    change = RatingChange(x=9, o=-9)
+    rated = room.set_rating_change(change, events)
+    assert rated[0].message.rating_change == change  # type: ignore[union-attr]
+    assert room.snapshot(None, 2.0).end.rating_change == change  # type: ignore[union-attr]
+    assert room.since(0)[-1].rating_change == change  # type: ignore[index,union-attr]
+
+
+# -- rebuilding from the store ---------------------------------------------------------------
+
+
+def stored_game(moves: list[tuple[int, float, float]]) -> GameRecord:
+    return GameRecord(
+        id="g7",
+        variant="4x4x4",
+        clock=TimeControl(60.0, 2.0),
+        rated=True,
+        x=Seat.human(ANN),
+        o=Seat.human(BOB),
+        status=GameStatus.ACTIVE,
+        created=0.0,
+        x_rating=1500.0,
+        o_rating=1600.0,
+        moves=tuple(
+            MoveRecord(ply=i + 1, cell=cell, clock_x=cx, clock_o=co, at=100.0 + i)
+            for i, (cell, cx, co) in enumerate(moves)
+        ),
+    )
+
+
+def test_rebuild_from_stored_moves_resumes_at_the_same_ply() -> None:
+    record = stored_game([(0, 60.0, 60.0), (4, 60.0, 60.0), (17, 50.0, 60.0)])
+    room = GameRoom.restore(record, now=5000.0, grace=60.0)
+    assert room.board.moves == [0, 4, 17] and room.board.turn == 1
+    assert [s.rating for s in room.seats] == [1500, 1600]
+    state = room.snapshot(BOB, 5000.0)
+    assert [s.online for s in state.seats] == [False, False]
+    assert state.clocks is not None and (state.clocks.x, state.clocks.o) == (50000, 60000)
+    assert state.clocks.running is None  # paused: the downtime is nobody's
+    assert room.check_flag(9999.0) == []
+    room.connected(BOB, 6000.0)  # the side to move is back: its clock runs again
+    assert room.flag_at() == pytest.approx(6060.0)
+    (played,) = room.move(BOB, "1a3", 3, 6010.0)
+    assert isinstance(played.message, MovePlayed)
+    assert played.message.clocks is not None and played.message.clocks.o == 52000
+    assert room.last_move_record(at=7.0) == MoveRecord(
+        ply=4, cell=8, clock_x=50.0, clock_o=52.0, at=7.0
+    )
+
+
+def test_a_rebuilt_room_sends_old_clients_the_full_state() -> None:
+    room = GameRoom.restore(stored_game([(0, 60.0, 60.0)]), now=0.0)
+    for old_version in range(0, 5):
+        assert room.since(old_version) is None
+    room.disconnected(ANN, 1.0)  # already away: no event
+    (snapshot,) = room.catch_up(ANN, 1, 1.0)
+    assert isinstance(snapshot.message, GameState) and snapshot.message.moves == [0]
+
+
+def test_a_rebuilt_opponent_who_never_returns_can_be_claimed_against() -> None:
+    room = GameRoom.restore(stored_game([(0, 60.0, 60.0), (4, 60.0, 60.0)]), now=0.0, grace=60.0)
+    room.connected(BOB, 10.0)
+    with pytest.raises(ClaimTooEarly):
+        room.claim(BOB, 30.0)
+    (end,) = room.claim(BOB, 61.0)
+    assert isinstance(end.message, GameEnd) and end.message.winner == "o"
+
+
+def test_the_room_imports_no_asyncio_or_aiohttp() -> None:
+    code = "import sys, server.room; print(sorted({'asyncio', 'aiohttp'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
