@@ -1,0 +1,114 @@
+"""Matches between computer players: colours, counts, replays and the Elo estimate."""
+
+import math
+
+import pytest
+
+from engine import Board, UnknownPlayer
+from engine.arena import elo_estimate, game_seeds, play_game, run_match
+from engine.players import Limit, make_player
+
+
+def test_counts_add_up_and_colours_alternate() -> None:
+    result = run_match("wood", "random", games=6, variant_name="3x3x3", seed=3)
+    assert result.games == 6
+    assert result.a.wins + result.b.wins + result.draws == 6
+    assert (result.a.wins, result.a.losses) == (result.b.losses, result.b.wins)
+    assert [r.a_is_x for r in result.records] == [True, False] * 3
+    assert result.a.wins_as_x + result.b.wins_as_x == sum(
+        r.outcome.winner == 0 for r in result.records
+    )
+    data = result.to_json()
+    assert data["games"] == data["a_wins"] + data["b_wins"] + data["draws"] == 6
+    assert data["a"]["spec"] == "wood" and data["b"]["spec"] == "random"
+    assert len(data["game_list"]) == 6
+
+
+def test_records_replay_to_their_outcome_and_moves_are_attributed() -> None:
+    result = run_match("freeness", "rubinoff:depth=2", games=4, seed=1)
+    for record in result.records:
+        board = Board("4x4x4", record.cells())
+        assert board.outcome() == record.outcome
+        x_player = "a" if record.a_is_x else "b"
+        assert [m.player for m in record.moves][::2] == [x_player] * len(record.moves[::2])
+    assert result.a.moves + result.b.moves == sum(len(r.moves) for r in result.records)
+    assert result.b.average_branching is not None and result.b.average_evaluations > 0
+    assert result.a.average_branching is None  # freeness does not search
+
+
+def test_a_match_replays_from_its_seed_and_seeds_matter() -> None:
+    first = run_match("random", "wood", games=4, variant_name="4x4", seed=11)
+    again = run_match("random", "wood", games=4, variant_name="4x4", seed=11)
+    other = run_match("random", "wood", games=4, variant_name="4x4", seed=12)
+    assert [r.cells() for r in first.records] == [r.cells() for r in again.records]
+    assert [r.cells() for r in first.records] != [r.cells() for r in other.records]
+    assert game_seeds(11, 0) != game_seeds(11, 1)
+
+
+def test_a_bad_spec_fails_before_any_game() -> None:
+    played = []
+    with pytest.raises(UnknownPlayer):
+        run_match("wood", "rubinoff:depth=99", games=2, on_game=lambda r, m: played.append(r))
+    assert played == []
+
+
+def test_on_game_sees_every_game_in_order() -> None:
+    seen: list[tuple[int, int]] = []
+    run_match("random", "random", games=3, variant_name="3x3",
+              on_game=lambda record, match: seen.append((record.index, match.games)))
+    assert seen == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_play_game_labels_moves_and_respects_the_limit() -> None:
+    searcher = make_player("bogenschutz")
+    board, moves = play_game(searcher, make_player("random"), "3x3x3", Limit(depth=1),
+                             names=("s", "r"))
+    assert board.outcome() is not None
+    assert [m.player for m in moves[:2]] == ["s", "r"]
+    # at depth 1 each root move is evaluated once: at most 27 evaluations on 3x3x3
+    assert all(m.evaluations <= 27 for m in moves if m.player == "s")
+
+
+def _cutechess(wins: int, draws: int, losses: int) -> tuple[float, float]:
+    """cutechess-cli's EloDiff: the difference and the half-width of its 95% interval."""
+    n = wins + draws + losses
+    w, d, lo = wins / n, draws / n, losses / n
+    mu = w + d / 2
+    stdev = math.sqrt((w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + lo * mu**2) / n)
+
+    def diff(p: float) -> float:
+        return -400 * math.log10(1 / p - 1)
+
+    return diff(mu), (diff(mu + 1.959963985 * stdev) - diff(mu - 1.959963985 * stdev)) / 2
+
+
+@pytest.mark.parametrize("wdl", [(60, 0, 40), (30, 40, 30), (12, 5, 3), (1, 18, 1)])
+def test_elo_matches_cutechess(wdl: tuple[int, int, int]) -> None:
+    estimate = elo_estimate(*wdl)
+    elo, margin = _cutechess(*wdl)
+    assert estimate.elo == pytest.approx(elo)
+    assert estimate.margin == pytest.approx(margin, rel=1e-6)
+    assert estimate.low is not None and estimate.high is not None
+    assert estimate.low < estimate.elo < estimate.high
+    assert "±" in estimate.describe()
+
+
+def test_elo_of_even_scores_and_of_all_draws() -> None:
+    assert elo_estimate(10, 0, 10).elo == pytest.approx(0.0)
+    all_draws = elo_estimate(0, 8, 0)
+    assert all_draws.elo == pytest.approx(0.0) and all_draws.margin == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize(("wdl", "sign"), [((20, 0, 0), "+inf"), ((0, 0, 7), "-inf")])
+def test_elo_of_a_clean_sweep_is_infinite_and_says_so(wdl: tuple[int, int, int],
+                                                      sign: str) -> None:
+    estimate = elo_estimate(*wdl)
+    assert estimate.elo is None and estimate.margin is None
+    assert estimate.describe().startswith(sign) and "no finite estimate" in estimate.describe()
+
+
+def test_elo_interval_reaching_a_sweep_is_unbounded() -> None:
+    estimate = elo_estimate(3, 0, 1)  # 75% from four games: the interval passes 100%
+    assert estimate.elo is not None and estimate.margin is None
+    assert "unbounded" in estimate.describe()
+    assert elo_estimate(0, 0, 0).elo is None
