@@ -1,2 +1,62 @@
-def main() -> None:
-    pass
+"""The ``qubic`` command: one subcommand per module of this package.
+
+Each subcommand module defines ``NAME``, ``HELP`` (one line), ``configure(parser)`` to add its
+arguments and ``run(args) -> int`` (the exit code). Registering a subcommand is one line in
+``SUBCOMMANDS``. Modules import the engine's players inside ``run`` so that ``--help`` stays
+quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS = (
+    "qubic_cli.arena",
+    "qubic_cli.analyse",
+)
+
+DESCRIPTION = """\
+Qubic: 3D tic-tac-toe (4x4x4 by default; also 3x3x3, 5x5x5 and 2-D boards).
+Cells are written <level><column><row>, e.g. 1a1 (cell 0) to 4d4 (cell 63).
+"""
+
+EPILOG = """\
+Computer players are named by a spec: name or name:key=value,... such as
+rubinoff:eval=eval2,depth=3,ab=off. `qubic <command> --help` lists a command's flags and the
+players with their options.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="qubic", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="command", required=True)
+    for module_name in SUBCOMMANDS:
+        module = importlib.import_module(module_name)
+        sub = commands.add_parser(
+            module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.configure(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run the chosen subcommand."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        print("qubic: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

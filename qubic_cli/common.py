@@ -1,0 +1,72 @@
+"""What the subcommands share: argument types and the one-line error exit."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine import NotationError, variant
+
+USAGE_ERROR = 2
+
+
+def fail(command: str, message: str) -> int:
+    """Print ``qubic <command>: error: <message>`` on stderr; returns the exit code 2."""
+    print(f"qubic {command}: error: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+def variant_name(text: str) -> str:
+    """An argparse type: a variant such as ``4x4x4`` or ``3x3``, normalised."""
+    try:
+        return variant(text).name
+    except NotationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def plies(text: str) -> int:
+    """An argparse type: a search depth of at least one ply."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of plies") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 ply")
+    return value
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--time`` and ``--depth``: the limit every decision is given."""
+    parser.add_argument("--time", type=seconds, metavar="S",
+                        help="seconds per move (searchers deepen iteratively within it)")
+    parser.add_argument("--depth", type=plies, metavar="D",
+                        help="plies of search, overriding the player's own depth option")
+
+
+def players_help() -> str:
+    """The registered players, their summaries and options, for a command's --help."""
+    from engine.players import REGISTRY
+
+    lines = ["players (a spec is name or name:key=value,key=value):"]
+    for name in sorted(REGISTRY.players):
+        cls = REGISTRY.players[name]
+        lines.append(f"  {name:<12} {cls.summary}")
+        for key, option in cls.options.items():
+            default = option.default
+            if isinstance(default, bool):
+                default = "on" if default else "off"
+            lines.append(f"  {'':<12}   {key + '=':<7} {option.help} (default {default})")
+    for alias, spec in sorted(REGISTRY.aliases.items()):
+        lines.append(f"  {alias:<12} = {spec}")
+    return "\n".join(lines)
