@@ -1,0 +1,309 @@
+"""The transport: aiohttp on one port for the websocket protocol, health, metrics and the API.
+
+The only module that imports aiohttp. Each websocket connection gets a
+:class:`~server.session.Session`, a reader loop (size and rate checks, decoding, dispatch to
+the hub in order) and a writer task that drains the session's outbox. ``start_server`` runs
+everything inside the calling event loop, so the terminal client can embed a server;
+``run`` is ``qubic serve``: it adds signal handling and a clean shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from engine import format_moves, variant
+from server.ai_pool import AIPool
+from server.errors import ProtocolError, ServerError
+from server.hub import Hub, HubConfig
+from server.metrics import Metrics
+from server.protocol import (
+    HEARTBEAT_SECONDS,
+    MAX_FRAME_BYTES,
+    RATE_LIMIT_BURST,
+    RATE_LIMIT_PER_SECOND,
+    ErrorCode,
+    decode_client_message,
+    error_message,
+)
+from server.session import CLOSE_POLICY, CLOSE_TOO_BIG, DEFAULT_MAX_QUEUE, Session
+from server.sqlite_store import SQLiteStore
+from server.store import GameRecord, Store
+
+log = logging.getLogger(__name__)
+
+TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itself (close 1009)
+HUB_KEY = web.AppKey("hub", Hub)
+CONFIG_KEY = web.AppKey("config", object)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to run a server: where it listens, its database, workers and limits."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    db_path: str = "qubic.db"
+    ai_workers: int | None = None  # default: cores - 1, at least 1
+    grace: float = 60.0
+    ai_move_time: float = 1.0
+    heartbeat: float = HEARTBEAT_SECONDS
+    rate: float = RATE_LIMIT_PER_SECOND
+    burst: int = RATE_LIMIT_BURST
+    max_queue: int = DEFAULT_MAX_QUEUE
+    synchronous: str = "FULL"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunningServer:
+    """A server started by :func:`start_server`; ``stop()`` shuts it down cleanly."""
+
+    config: ServerConfig
+    hub: Hub
+    store: Store
+    pool: AIPool
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    async def stop(self) -> None:
+        """Stop taking connections and games, close every socket with a reason, flush the
+        store and stop the computer players."""
+        log.info("shutting down")
+        await self.hub.close()
+        await self.runner.shutdown()  # websockets get a close frame; handlers finish
+        await self.runner.cleanup()
+        await self.pool.close()
+        await self.store.close()
+        log.info("stopped")
+
+
+async def start_server(config: ServerConfig) -> RunningServer:
+    """Open the store, warm the AI pool, resume unfinished games and listen.
+
+    Raises ``StoreError`` (with a message fit for a person) if the database cannot be used.
+    """
+    store = await SQLiteStore.open(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
+    pool = AIPool(config.ai_workers)
+    try:
+        await pool.start()
+        hub = Hub(store, pool, HubConfig(grace=config.grace, ai_move_time=config.ai_move_time),
+                  Metrics())
+        await hub.start()
+        runner = web.AppRunner(make_app(hub, config), handle_signals=False, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, config.host, config.port, shutdown_timeout=2.0)
+        await site.start()
+    except BaseException:
+        await pool.close()
+        await store.close()
+        raise
+    host, port = runner.addresses[0][:2]
+    log.info("listening on http://%s:%d (websocket at /ws, %d AI workers)", host, port,
+             pool.workers)
+    return RunningServer(config, hub, store, pool, runner, config.host, port)
+
+
+def run(config: ServerConfig) -> None:
+    """``qubic serve``: run until SIGINT or SIGTERM, then shut down cleanly."""
+
+    async def main() -> None:
+        server = await start_server(config)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(f"Qubic server on {server.http_url} — websocket {server.ws_url}", flush=True)
+        await stop.wait()
+        await server.stop()
+
+    asyncio.run(main())
+
+
+def make_app(hub: Hub, config: ServerConfig) -> web.Application:
+    app = web.Application()
+    app[HUB_KEY] = hub
+    app[CONFIG_KEY] = config
+    app.router.add_get("/ws", websocket)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/api/lobby", api_lobby)
+    app.router.add_get(r"/api/games/{id:[A-Za-z0-9_-]+}.txt", api_game_text)
+    app.router.add_get(r"/api/games/{id:[A-Za-z0-9_-]+}", api_game)
+    app.router.add_get("/api/players/{name}", api_player)
+    app.router.add_get("/api/leaderboard", api_leaderboard)
+    return app
+
+
+# -- the websocket ---------------------------------------------------------------------------
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB_KEY]
+    config: ServerConfig = request.app[CONFIG_KEY]  # type: ignore[assignment]
+    ws = web.WebSocketResponse(
+        heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False
+    )
+    await ws.prepare(request)
+    session = Session(request.remote or "", config.max_queue, config.rate, config.burst)
+    transport = request.transport
+    session.on_close = lambda: transport.abort() if transport is not None else None
+    hub.connected(session)
+    writer = asyncio.get_running_loop().create_task(_write(ws, session))
+    loop = asyncio.get_running_loop()
+    try:
+        async for frame in ws:
+            if session.closed:
+                break
+            if not session.bucket.take(loop.time()):
+                hub.refuse(session, ServerError("too many messages: slow down",
+                                                ErrorCode.RATE_LIMITED))
+                session.close(CLOSE_POLICY, "rate limit exceeded")
+                break
+            if frame.type is WSMsgType.BINARY:
+                hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
+                                                  ErrorCode.BINARY_FRAME))
+                continue
+            if frame.type is not WSMsgType.TEXT:
+                break
+            try:
+                message = decode_client_message(frame.data)
+            except ProtocolError as error:
+                hub.refuse(session, error)
+                if error.code == ErrorCode.FRAME_TOO_LARGE:
+                    session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
+                    break
+                continue
+            await hub.handle(session, message)
+    except Exception:  # a bug must cost one connection, never the server
+        log.exception("error on connection %s", session)
+        session.send(error_message(ServerError("internal error", ErrorCode.INTERNAL)))
+    finally:
+        hub.disconnected(session)
+        if not session.closed:
+            session.close(1000, "")
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+            await asyncio.wait_for(writer, 2.0)
+        writer.cancel()
+    return ws
+
+
+async def _write(ws: web.WebSocketResponse, session: Session) -> None:
+    """Drain the session's outbox into the socket; close when the session says so."""
+    try:
+        while True:
+            frame = await session.next_frame()
+            if frame is None or ws.closed:
+                break
+            await ws.send_frame(frame, WSMsgType.TEXT)
+        if not ws.closed:
+            await ws.close(code=session.close_code or 1000, message=session.close_reason.encode())
+    except (ConnectionError, RuntimeError):
+        pass  # the peer is gone; the reader loop ends on its own
+
+
+# -- HTTP ------------------------------------------------------------------------------------
+
+
+async def health(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    return web.json_response({
+        "status": "ok",
+        "connections": len(hub.sessions),
+        "games": sum(not room.over for room in hub.rooms.values()),
+        "ai_workers": hub.pool.workers,
+    })
+
+
+async def metrics(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    return web.Response(text=hub.metrics.render(), content_type="text/plain", charset="utf-8")
+
+
+async def api_lobby(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    return web.json_response({
+        "seeks": [_struct(hub._seek_info(s)) for s in hub.matchmaker.seeks()],
+        "games": [_struct(g) for g in hub._live_games()],
+        "online": len(hub._by_player),
+    })
+
+
+async def _game(request: web.Request) -> GameRecord:
+    hub = request.app[HUB_KEY]
+    record = await hub.store.get_game(request.match_info["id"])
+    if record is None:
+        raise web.HTTPNotFound(text=f"no game {request.match_info['id']}\n")
+    return record
+
+
+async def api_game(request: web.Request) -> web.Response:
+    record = await _game(request)
+    g = variant(record.variant)
+    data = asdict(record)
+    data["x"], data["o"] = str(record.x), str(record.o)
+    data["status"] = record.status.value
+    data["notation"] = format_moves(record.cells, g)
+    return web.json_response(data)
+
+
+async def api_game_text(request: web.Request) -> web.Response:
+    record = await _game(request)
+    g = variant(record.variant)
+    clock = "-" if record.clock is None else f"{record.clock.initial:g}+{record.clock.increment:g}"
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.created))
+    header = {
+        "Game": record.id, "Variant": record.variant, "X": str(record.x), "O": str(record.o),
+        "Clock": clock, "Rated": "yes" if record.rated else "no", "Started": started + " UTC",
+        "Result": record.result or "*", "Reason": record.reason or "-",
+    }
+    lines = [f"[{key} \"{value}\"]" for key, value in header.items()]
+    text = "\n".join([*lines, "", format_moves(record.cells, g), ""])
+    return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+
+async def api_player(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    record = await hub.store.get_player(request.match_info["name"])
+    if record is None:
+        raise web.HTTPNotFound(text=f"no player {request.match_info['name']}\n")
+    return web.json_response(_player(record))
+
+
+async def api_leaderboard(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    try:
+        limit = max(1, min(200, int(request.query.get("limit", "50"))))
+    except ValueError:
+        raise web.HTTPBadRequest(text="limit must be a number\n") from None
+    players = await hub.store.leaderboard(limit)
+    return web.json_response({"players": [_player(p) for p in players]})
+
+
+def _player(record: Any) -> dict[str, Any]:
+    data = asdict(record)
+    data["rating"] = round(record.rating)
+    data["rd"] = round(record.rd)
+    return data
+
+
+def _struct(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)

@@ -1,0 +1,111 @@
+"""One client connection as the hub sees it: who it is, what it watches, and a bounded outbox.
+
+The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
+the transport (``server.app``) drains the queue into the websocket. A client that stops
+reading lets its outbox fill; at ``max_queue`` frames the session is closed as a slow
+consumer, so one stuck reader never holds up anyone else's game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+
+import msgspec
+
+from server.protocol import RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, encode
+from server.store import PlayerRecord
+
+CLOSE_GOING_AWAY = 1001
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_TRY_AGAIN_LATER = 1013
+DEFAULT_MAX_QUEUE = 512
+
+_ids = itertools.count(1)
+
+
+class TokenBucket:
+    """``rate`` tokens a second up to ``burst``; each client frame takes one."""
+
+    def __init__(self, rate: float = RATE_LIMIT_PER_SECOND, burst: int = RATE_LIMIT_BURST) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.updated: float | None = None
+
+    def take(self, now: float) -> bool:
+        """Spend a token if one is left at ``now``."""
+        if self.updated is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class Session:
+    """A connection: its player once authenticated, the games it has open, its outbox."""
+
+    def __init__(
+        self,
+        peer: str = "",
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        rate: float = RATE_LIMIT_PER_SECOND,
+        burst: int = RATE_LIMIT_BURST,
+    ) -> None:
+        self.id = next(_ids)
+        self.peer = peer
+        self.player: PlayerRecord | None = None
+        self.rooms: set[str] = set()
+        self.lobby = False
+        self.bucket = TokenBucket(rate, burst)
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
+        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue(max_queue)
+
+    @property
+    def name(self) -> str | None:
+        return None if self.player is None else self.player.name
+
+    @property
+    def closed(self) -> bool:
+        return self.close_code is not None
+
+    def send(self, message: msgspec.Struct) -> None:
+        """Queue one message for this client (dropped if the session is closing)."""
+        self.send_raw(encode(message))
+
+    def send_raw(self, frame: bytes) -> None:
+        """Queue an encoded frame; a full outbox closes the session as a slow consumer."""
+        if self.closed:
+            return
+        try:
+            self._outbox.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
+
+    def close(self, code: int, reason: str, *, abort: bool = False) -> None:
+        """Ask the transport to close the connection after the frames already queued, or at
+        once with ``abort`` (the client is not reading, so nothing queued would get through)."""
+        if self.closed:
+            return
+        self.close_code, self.close_reason = code, reason
+        if abort and self.on_close is not None:
+            self.on_close()
+            return
+        try:
+            self._outbox.put_nowait(None)
+        except asyncio.QueueFull:
+            if self.on_close is not None:
+                self.on_close()
+
+    async def next_frame(self) -> bytes | None:
+        """The next frame to write, or ``None`` when the session should close."""
+        return await self._outbox.get()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} {self.name or '-'} {self.peer}>"
