@@ -74,7 +74,10 @@ def compile_times(repeat: int) -> tuple[list[float], list[float], list[float], l
     """Cold and warm ``warm_up()`` seconds and whole-process seconds, per fresh cache dir."""
     code = ("import time; t = time.perf_counter(); import engine.kernel as k; "
             "i = time.perf_counter() - t; w = k.warm_up(); print(i, w)")
-    cold, warm, cold_process, warm_process = [], [], [], []
+    cold: list[float] = []
+    warm: list[float] = []
+    cold_process: list[float] = []
+    warm_process: list[float] = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="qubic-numba-") as cache:
             for into, into_process in ((cold, cold_process), (warm, warm_process)):

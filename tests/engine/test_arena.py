@@ -88,7 +88,7 @@ def test_elo_matches_cutechess(wdl: tuple[int, int, int]) -> None:
     elo, margin = _cutechess(*wdl)
     assert estimate.elo == pytest.approx(elo)
     assert estimate.margin == pytest.approx(margin, rel=1e-6)
-    assert estimate.low is not None and estimate.high is not None
+    assert estimate.low is not None and estimate.high is not None and estimate.elo is not None
     assert estimate.low < estimate.elo < estimate.high
     assert "±" in estimate.describe()
 
