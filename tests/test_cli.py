@@ -138,7 +138,7 @@ def test_arena_prints_rubinoffs_table_with_a_progress_bar_on_request(
 
 
 def test_arena_refuses_an_unknown_player(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["arena", "--a", "bogenschutz", "--b", "master:depth=3"], capsys)
+    code, out, err = run(["arena", "--a", "bogenschutz", "--b", "nobody:depth=3"], capsys)
     assert code == 2 and out == ""
     assert err.startswith("qubic arena: error: unknown player spec") and err.count("\n") == 1
 
