@@ -106,9 +106,11 @@ async def start_server(config: ServerConfig) -> RunningServer:
         hub = Hub(store, pool, HubConfig(grace=config.grace, ai_move_time=config.ai_move_time),
                   Metrics())
         await hub.start()
-        runner = web.AppRunner(make_app(hub, config), handle_signals=False, access_log=None)
+        runner = web.AppRunner(
+            make_app(hub, config), handle_signals=False, access_log=None, shutdown_timeout=2.0
+        )
         await runner.setup()
-        site = web.TCPSite(runner, config.host, config.port, shutdown_timeout=2.0)
+        site = web.TCPSite(runner, config.host, config.port)
         await site.start()
     except BaseException:
         await pool.close()
@@ -190,10 +192,13 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                     session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
                     break
                 continue
-            await hub.handle(session, message)
-    except Exception:  # a bug must cost one connection, never the server
-        log.exception("error on connection %s", session)
-        session.send(error_message(ServerError("internal error", ErrorCode.INTERNAL)))
+            try:
+                await hub.handle(session, message)
+            except Exception:  # a bug costs this one request, never the connection or server
+                log.exception("internal error handling %s on %s", type(message).__name__,
+                              session)
+                hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
+                           message.id)
     finally:
         hub.disconnected(session)
         if not session.closed:

@@ -1,0 +1,148 @@
+"""A real server on an ephemeral port and real websocket clients for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from server.app import RunningServer, ServerConfig, start_server
+
+TIMEOUT = 20.0
+
+
+class Client:
+    """A websocket client that sends dicts and waits for messages of a given type."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[dict[str, Any]] = []  # every message received, in order
+        self.inbox: list[dict[str, Any]] = []  # received and not yet taken by expect()
+        self.name: str | None = None
+        self.token: str | None = None
+        self._next_id = 0
+
+    async def send(self, **message: Any) -> str:
+        if "id" not in message:
+            self._next_id += 1
+            message["id"] = f"r{self._next_id}"
+        await self.ws.send(json.dumps(message))
+        return message["id"]
+
+    async def recv(self, timeout: float = TIMEOUT) -> dict[str, Any]:
+        message = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.seen.append(message)
+        return message
+
+    async def expect(self, t: str, timeout: float = TIMEOUT, **fields: Any) -> dict[str, Any]:
+        """The first message of type ``t`` whose fields match, received before or after this
+        call; other messages stay in the inbox for later calls."""
+
+        def matches(message: dict[str, Any]) -> bool:
+            return message["t"] == t and all(message.get(k) == v for k, v in fields.items())
+
+        for message in self.inbox:
+            if matches(message):
+                self.inbox.remove(message)
+                return message
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - loop.time()))
+            if matches(message):
+                return message
+            self.inbox.append(message)
+
+    async def error(self, code: str, **fields: Any) -> dict[str, Any]:
+        return await self.expect("error", code=code, **fields)
+
+    async def request(self, **message: Any) -> dict[str, Any]:
+        """Send and return the reply (any message whose ``ref`` is this request's id)."""
+        ref = await self.send(**message)
+        while True:
+            reply = await self.recv()
+            if reply.get("ref") == ref:
+                return reply
+            self.inbox.append(reply)
+
+    async def hello(self, name: str | None = None, token: str | None = None) -> dict[str, Any]:
+        fields = {k: v for k, v in (("name", name), ("token", token)) if v is not None}
+        welcome = await self.request(t="hello", **fields)
+        assert welcome["t"] == "welcome", welcome
+        self.name, self.token = welcome["name"], welcome["token"]
+        return welcome
+
+    async def quiet(self, seconds: float = 0.3) -> list[dict[str, Any]]:
+        """Whatever arrives within ``seconds``."""
+        out = []
+        try:
+            while True:
+                out.append(await self.recv(seconds))
+        except TimeoutError:
+            return out
+
+
+class Server:
+    """Starts servers on one database file and opens clients to the current one."""
+
+    def __init__(self, path: Path, **config: Any) -> None:
+        self.path = path
+        self.config = {"ai_workers": 1, "ai_move_time": 0.1, "grace": 60.0, **config}
+        self.running: RunningServer | None = None
+        self.clients: list[ClientConnection] = []
+
+    async def start(self) -> RunningServer:
+        self.running = await start_server(
+            ServerConfig(port=0, db_path=str(self.path), **self.config)
+        )
+        return self.running
+
+    async def stop(self) -> None:
+        for ws in self.clients:
+            await ws.close()
+        self.clients.clear()
+        if self.running is not None:
+            await self.running.stop()
+            self.running = None
+
+    async def client(self, name: str | None = None) -> Client:
+        assert self.running is not None
+        ws = await websockets.connect(self.running.ws_url, max_size=None)
+        self.clients.append(ws)
+        client = Client(ws)
+        if name is not None:
+            await client.hello(name)
+        return client
+
+
+@pytest_asyncio.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    s = Server(tmp_path / "qubic.db")
+    await s.start()
+    yield s
+    await s.stop()
+
+
+async def start_private_game(
+    server: Server, a: Client, b: Client, colour: str = "x", **options: Any
+) -> str:
+    """``a`` hosts a private room (as ``colour``) and ``b`` joins; returns the game id."""
+    created = await a.request(t="private_create", colour=colour, **options)
+    assert created["t"] == "private", created
+    await b.send(t="private_join", code=created["code"])
+    game_a = await a.expect("game")
+    game_b = await b.expect("game")
+    assert game_a["id"] == game_b["id"]
+    return game_a["id"]
+
+
+async def play(client: Client, game: str, cell: str, ply: int) -> dict[str, Any]:
+    """Play and wait for the acknowledgement (after the move's broadcast)."""
+    ref = await client.send(t="move", game=game, cell=cell, ply=ply)
+    return await client.expect("ack", ref=ref)
