@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
+import os
+import subprocess
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 import websockets
 from websockets.asyncio.client import ClientConnection
@@ -146,3 +150,21 @@ async def play(client: Client, game: str, cell: str, ply: int) -> dict[str, Any]
     """Play and wait for the acknowledgement (after the move's broadcast)."""
     ref = await client.send(t="move", game=game, cell=cell, ply=ply)
     return await client.expect("ack", ref=ref)
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make ``path`` read-only even for root, who ignores permission bits (chattr +i)."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("running as root where chattr +i is unavailable")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)

@@ -3,14 +3,13 @@
 import asyncio
 import contextlib
 import hashlib
-import os
 import sqlite3
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from conftest import read_only
 
 from engine import Board, X
 from server.errors import StoreError
@@ -292,24 +291,6 @@ async def test_a_database_locked_by_another_writer_is_refused(db: Path) -> None:
             await SQLiteStore.open(db, busy_timeout=0.1)
         other.execute("ROLLBACK")
     await (await SQLiteStore.open(db)).close()
-
-
-@contextlib.contextmanager
-def read_only(path: Path) -> Iterator[None]:
-    """Make ``path`` read-only even for root, who ignores permission bits (chattr +i)."""
-    if os.geteuid() != 0:
-        path.chmod(0o444)
-        try:
-            yield
-        finally:
-            path.chmod(0o644)
-        return
-    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
-        pytest.skip("running as root where chattr +i is unavailable")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
 async def test_a_read_only_database_is_refused(db: Path) -> None:

@@ -1,0 +1,56 @@
+"""``qubic serve``: host a Qubic server (lobby, matchmaking, games, computer opponents)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from qubic_cli.common import fail, seconds
+
+NAME = "serve"
+HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
+DESCRIPTION = """\
+Host a Qubic server. Clients connect to ws://HOST:PORT/ws (see docs/protocol.md); the same port
+serves GET /health, /metrics (Prometheus), /api/lobby, /api/games/{id}, /api/games/{id}.txt,
+/api/players/{name} and /api/leaderboard. Games and players live in one SQLite file; unfinished
+games resume when the server starts again. SIGINT or SIGTERM shuts it down cleanly.
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
+    parser.add_argument("--db", default="qubic.db", metavar="PATH",
+                        help="the SQLite database file (default ./qubic.db)")
+    parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
+                        help="processes for computer players (default: cores - 1, at least 1)")
+    parser.add_argument("--grace", type=seconds, default=60.0, metavar="S",
+                        help="seconds a dropped player keeps the seat before a claim (default 60)")
+    parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
+                        help="seconds the computer thinks per move at most (default 1)")
+    parser.add_argument("--log-level", default="info",
+                        choices=["debug", "info", "warning", "error"], help="logging detail")
+
+
+def run(args: argparse.Namespace) -> int:
+    from server.app import ServerConfig
+    from server.app import run as run_server
+    from server.errors import StoreError
+
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.ai_workers is not None and args.ai_workers < 1:
+        return fail(NAME, "--ai-workers must be at least 1")
+    config = ServerConfig(
+        host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
+        grace=args.grace, ai_move_time=args.ai_time,
+    )
+    try:
+        run_server(config)
+    except StoreError as error:
+        return fail(NAME, str(error))
+    except OSError as error:
+        return fail(NAME, f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+    return 0
