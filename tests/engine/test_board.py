@@ -150,3 +150,45 @@ def test_outcome_is_invariant_under_every_symmetry(rng: random.Random, which: in
     assert image_of_line in g.line_masks
     winner_stones = image.stones[b.winner] if b.winner is not None else 0
     assert image_of_line & winner_stones == image_of_line
+
+
+def naive_winner(n: int, d: int, grid: dict[tuple[int, ...], int]) -> int | None:
+    """Who has n in a row, found by walking from every cell in every direction: shares no
+    code with engine.geometry (no line tables, no bitboards)."""
+    import itertools
+
+    for start in itertools.product(range(n), repeat=d):
+        side = grid.get(start)
+        if side is None:
+            continue
+        for step in itertools.product((-1, 0, 1), repeat=d):
+            if not any(step):
+                continue
+            cells = [tuple(s + k * t for s, t in zip(start, step, strict=True)) for k in range(n)]
+            if all(0 <= c < n for cell in cells for c in cell) and all(
+                grid.get(cell) == side for cell in cells
+            ):
+                return side
+    return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([(3, 2), (4, 2), (3, 3), (4, 3)]), st.randoms(use_true_random=False))
+def test_outcomes_agree_with_an_independent_implementation(
+    size: tuple[int, int], rng: random.Random
+) -> None:
+    n, d = size
+    board = Board("x".join([str(n)] * d))
+    grid: dict[tuple[int, ...], int] = {}
+    while True:
+        outcome = board.outcome()
+        winner = naive_winner(n, d, grid)
+        if outcome is not None and outcome.termination is Termination.LINE:
+            assert winner == outcome.winner
+            break
+        assert winner is None
+        if outcome is not None:  # a full board or a dead draw: nobody has a line
+            break
+        cell = rng.choice(board.legal_moves)
+        grid[board.geometry.coords(cell)] = board.turn
+        board.push(cell)
