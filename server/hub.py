@@ -510,6 +510,8 @@ class Hub:
         if end is None:
             return events
         self.metrics.count("games_finished")
+        log.info("game %s ended %s (%s) after %d moves", room.id, end.result, end.reason,
+                 room.board.ply)
         if end.result == "*":
             await self.store.abort_game(room.id, reason=end.reason, now=time.time())
             return events
