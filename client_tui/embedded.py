@@ -1,0 +1,66 @@
+"""The offline mode's server: the same code as ``qubic serve``, started inside the client.
+
+It runs in the client's own asyncio loop (the computer players search in a process pool, so
+the loop stays free), listens on 127.0.0.1 on a free port, and keeps its SQLite database in
+the user's data directory, so ratings and unfinished games survive between sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import sys
+from multiprocessing import forkserver, resource_tracker
+from pathlib import Path
+from typing import Any, Protocol
+
+import platformdirs
+
+from client_tui.tokens import APP_NAME
+
+
+class RunningServer(Protocol):
+    """What the client needs of a started server."""
+
+    @property
+    def ws_url(self) -> str: ...
+
+    @property
+    def http_url(self) -> str: ...
+
+    async def stop(self) -> None: ...
+
+
+def default_db_path() -> Path:
+    """``qubic.db`` in the user's data directory (e.g. ``~/.local/share/qubic``)."""
+    return platformdirs.user_data_path(APP_NAME) / "qubic.db"
+
+
+def server_key(db_path: Path) -> str:
+    """The key under which tokens for the embedded server on ``db_path`` are remembered."""
+    return f"embedded:{db_path.resolve()}"
+
+
+async def start_embedded(db_path: Path, **options: Any) -> RunningServer:
+    """Start the server on 127.0.0.1 (a free port) with its database at ``db_path``."""
+    from server.app import ServerConfig, start_server  # the server's code loads only offline
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    start_process_helpers()
+    settings: dict[str, Any] = {"ai_workers": 1, "grace": 60.0} | options
+    config = ServerConfig(host="127.0.0.1", port=0, db_path=str(db_path), **settings)
+    server: RunningServer = await start_server(config)
+    return server
+
+
+def start_process_helpers() -> None:
+    """Start multiprocessing's resource tracker and fork server now, with the real stderr.
+
+    Inside a Textual app ``sys.stderr`` is a capture whose ``fileno()`` is -1, and
+    multiprocessing passes that descriptor to the helper processes it starts, failing with
+    "bad value(s) in fds_to_keep". Started once here, the AI pool's workers reuse them.
+    """
+    with contextlib.redirect_stderr(sys.__stderr__), contextlib.redirect_stdout(sys.__stdout__):
+        resource_tracker.ensure_running()
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            forkserver.ensure_running()

@@ -1,0 +1,374 @@
+"""The client's state as plain objects: one game, the lobby and the session. No Textual here.
+
+A ``GameModel`` starts from the server's ``game`` message and applies the game's versioned
+events in order (``apply`` says when one is missing, so the app resyncs with
+``watch{since}``). It also answers what the screens ask: whose turn, the clocks at a moment,
+the open threats, and which position is shown while stepping through the moves.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import msgspec
+
+from engine import Board, Cell, format_cell
+from server.protocol import (
+    AIThinking,
+    ChatLine,
+    Clocks,
+    ClockSpec,
+    Colour,
+    GameEnd,
+    GameState,
+    GameSummary,
+    Lobby,
+    LobbyDelta,
+    MovePlayed,
+    Offer,
+    Presence,
+    SeatInfo,
+    SeekInfo,
+)
+
+SIDES: tuple[Colour, Colour] = ("x", "o")
+CHAT_KEPT = 200
+GameEvent = MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking
+
+
+class Applied(enum.Enum):
+    """What ``GameModel.apply`` did with an event."""
+
+    CHANGED = "changed"  # the model changed
+    IGNORED = "ignored"  # an event already applied, or for another game
+    GAP = "gap"  # events are missing before this one: resync with ``watch{since}``
+
+
+def other(side: Colour) -> Colour:
+    """The opponent's colour."""
+    return "o" if side == "x" else "x"
+
+
+@dataclass
+class GameModel:
+    """One game as this client knows it: the server's state plus the local review cursor."""
+
+    id: str
+    variant: str
+    clock: ClockSpec | None
+    rated: bool
+    seats: list[SeatInfo]
+    board: Board
+    version: int
+    you: Colour | None = None
+    clocks: Clocks | None = None
+    clocks_at: float = 0.0  # when ``clocks`` was read (the client's monotonic seconds)
+    draw_offer: Colour | None = None
+    rematch: set[Colour] = field(default_factory=set)
+    end: GameEnd | None = None
+    spectators: int = 0
+    chat: list[ChatLine] = field(default_factory=list)
+    thinking: AIThinking | None = None
+    claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
+    view_ply: int | None = None  # the ply shown while stepping through moves; None: live
+
+    @classmethod
+    def from_state(cls, state: GameState, now: float) -> GameModel:
+        """The model of a full ``game`` message received at ``now``."""
+        model = cls(
+            id=state.id,
+            variant=state.variant,
+            clock=state.clock,
+            rated=state.rated,
+            seats=list(state.seats),
+            board=Board(state.variant, state.moves),
+            version=state.version,
+            you=state.you,
+            clocks=state.clocks,
+            clocks_at=now,
+            draw_offer=state.draw_offer,
+            rematch=set(state.rematch),
+            end=state.end,
+            spectators=state.spectators,
+            chat=list(state.chat)[-CHAT_KEPT:],
+        )
+        return model
+
+    # -- events ----------------------------------------------------------------------------
+
+    def apply(self, event: GameEvent, now: float) -> Applied:
+        """Apply one event of this game received at ``now``, in version order."""
+        if event.game != self.id:
+            return Applied.IGNORED
+        if isinstance(event, AIThinking):
+            self.thinking = event if event.ply == self.board.ply and not self.over else None
+            return Applied.CHANGED
+        if isinstance(event, Presence) and event.version <= self.version:
+            self._presence(event, now)  # a catch-up's current presence carries no new version
+            return Applied.CHANGED
+        if event.version <= self.version:
+            return Applied.IGNORED
+        if event.version > self.version + 1:
+            return Applied.GAP
+        if isinstance(event, MovePlayed):
+            if event.ply != self.board.ply + 1:
+                return Applied.GAP
+            self.board.push(event.cell)
+            self.draw_offer = None
+            self.thinking = None
+            self._set_clocks(event.clocks, now)
+        elif isinstance(event, GameEnd):
+            self.end = event
+            self.draw_offer = None
+            self.thinking = None
+            self._set_clocks(event.clocks, now)
+        elif isinstance(event, Offer):
+            if event.kind == "draw":
+                self.draw_offer = event.by
+            elif event.kind == "draw_declined":
+                self.draw_offer = None
+            else:
+                self.rematch.add(event.by)
+        elif isinstance(event, Presence):
+            self._presence(event, now)
+        else:
+            self.chat = [*self.chat, event][-CHAT_KEPT:]
+        self.version = event.version
+        return Applied.CHANGED
+
+    def _presence(self, event: Presence, now: float) -> None:
+        index = SIDES.index(event.side)
+        self.seats[index] = msgspec.structs.replace(self.seats[index], online=event.online)
+        if event.online or event.claim_in is None:
+            self.claim_at.pop(event.side, None)
+        else:
+            self.claim_at[event.side] = now + event.claim_in
+
+    def _set_clocks(self, clocks: Clocks | None, now: float) -> None:
+        if clocks is not None:
+            self.clocks = clocks
+            self.clocks_at = now
+
+    # -- the game --------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.end is not None
+
+    @property
+    def ply(self) -> int:
+        return self.board.ply
+
+    @property
+    def turn(self) -> Colour:
+        """The colour to move in the live position."""
+        return SIDES[self.board.turn]
+
+    @property
+    def my_turn(self) -> bool:
+        """Whether this client may move now (seated, the game on, its turn)."""
+        return self.you is not None and not self.over and self.turn == self.you
+
+    def seat(self, side: Colour) -> SeatInfo:
+        return self.seats[SIDES.index(side)]
+
+    @property
+    def against_computer(self) -> bool:
+        return any(seat.ai is not None for seat in self.seats)
+
+    def time_left(self, side: Colour, now: float) -> int | None:
+        """Milliseconds left on ``side``'s clock at ``now`` (counting down locally), or None."""
+        if self.clocks is None:
+            return None
+        left = self.clocks.x if side == "x" else self.clocks.o
+        if self.clocks.running == side and not self.over:
+            left -= round((now - self.clocks_at) * 1000)
+        return max(0, left)
+
+    def claim_in(self, side: Colour, now: float) -> float | None:
+        """Seconds until a win may be claimed against ``side`` (who is gone), or None."""
+        at = self.claim_at.get(side)
+        return None if at is None else max(0.0, at - now)
+
+    def can_claim(self, now: float) -> bool:
+        """Whether this client may claim the win: its opponent gone past the grace period."""
+        if self.you is None or self.over:
+            return False
+        wait = self.claim_in(other(self.you), now)
+        return wait is not None and wait <= 0
+
+    # -- what is shown ---------------------------------------------------------------------
+
+    @property
+    def shown_ply(self) -> int:
+        return self.ply if self.view_ply is None else self.view_ply
+
+    @property
+    def reviewing(self) -> bool:
+        return self.view_ply is not None
+
+    def shown_board(self) -> Board:
+        """The position on screen: the live board, or the one after ``view_ply`` moves."""
+        if self.view_ply is None:
+            return self.board
+        return Board(self.board.geometry, self.board.moves[: self.view_ply])
+
+    def step(self, delta: int) -> None:
+        """Step the shown position ``delta`` moves back (negative) or forward."""
+        self.show(self.shown_ply + delta)
+
+    def show(self, ply: int) -> None:
+        """Show the position after ``ply`` moves (clamped); the last one means live."""
+        ply = max(0, min(self.ply, ply))
+        self.view_ply = None if ply == self.ply else ply
+
+    def last_move(self) -> Cell | None:
+        """The last move of the shown position."""
+        board = self.shown_board()
+        return board.moves[-1] if board.moves else None
+
+    def winning_line(self) -> tuple[Cell, ...] | None:
+        """The completed line in the shown position, if any."""
+        return self.shown_board().winning_line
+
+    def notation(self, cell: Cell) -> str:
+        return format_cell(cell, self.board.geometry)
+
+    def move_texts(self) -> list[str]:
+        """Every move played, in notation."""
+        return [self.notation(cell) for cell in self.board.moves]
+
+
+def threats(board: Board, side: int) -> frozenset[Cell]:
+    """The empty cells where ``side`` (0 = X, 1 = O) would complete a line by playing."""
+    g = board.geometry
+    mine, theirs = board.stones[side], board.stones[side ^ 1]
+    occupied = mine | theirs
+    found: set[Cell] = set()
+    for mask in g.line_masks:
+        if mask & theirs or (mask & mine).bit_count() != g.n - 1:
+            continue
+        gap = mask & ~occupied
+        if gap:
+            found.add(gap.bit_length() - 1)
+    return frozenset(found)
+
+
+# -- describing ------------------------------------------------------------------------------
+
+REASONS = {
+    "line": "a line is complete",
+    "full": "the board is full",
+    "dead": "no line can be completed",
+    "resign": "resignation",
+    "time": "time ran out",
+    "agreement": "draw agreed",
+    "abort": "the game was aborted",
+    "claim": "the opponent left",
+}
+
+
+def describe_end(model: GameModel) -> str:
+    """One line saying how the game ended: winner, reason and, when rated, rating change."""
+    end = model.end
+    if end is None:
+        return ""
+    if end.result == "*":
+        head = "Aborted"
+    elif end.winner is None:
+        head = "Draw"
+    else:
+        winner = model.seat(end.winner).name
+        head = f"{end.winner.upper()} ({winner}) wins" if model.you is None else (
+            "You win" if end.winner == model.you else "You lose"
+        )
+    text = f"{head} {end.result} · {REASONS.get(end.reason, end.reason)}"
+    change = end.rating_change
+    if change is not None:
+        if model.you is not None:
+            mine = change.x if model.you == "x" else change.o
+            text += f" · rating {mine:+d}"
+        else:
+            text += f" · rating X {change.x:+d}, O {change.o:+d}"
+    return text
+
+
+def format_clock(ms: int) -> str:
+    """A clock reading: ``12:05``, ``1:02:03`` past an hour, tenths under ten seconds."""
+    seconds, millis = divmod(max(0, ms), 1000)
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    if minutes == 0 and secs < 10:
+        return f"0:{secs:02d}.{millis // 100}"
+    return f"{minutes}:{secs:02d}"
+
+
+def format_clock_spec(spec: ClockSpec | None) -> str:
+    """``5+3`` (minutes + seconds per move) or ``untimed``."""
+    if spec is None:
+        return "untimed"
+    minutes = spec.initial / 60
+    shown = f"{minutes:g}" if minutes >= 1 or spec.initial == 0 else f"{spec.initial}s"
+    return f"{shown}+{spec.increment}"
+
+
+def parse_clock_spec(text: str) -> ClockSpec | None:
+    """The clock written ``5+3`` (minutes + increment seconds); ``untimed``/``-``/empty: None."""
+    text = text.strip().lower()
+    if text in ("", "-", "none", "untimed"):
+        return None
+    minutes, plus, increment = text.partition("+")
+    try:
+        initial = round(float(minutes) * 60)
+        inc = int(increment) if plus else 0
+    except ValueError:
+        raise ValueError(f"{text!r} is not a clock: write minutes+seconds like 5+3") from None
+    try:
+        return ClockSpec(initial=initial, increment=inc)
+    except Exception as error:  # ProtocolError (0+0) or out of bounds
+        raise ValueError(f"{text!r} is not a clock: {error}") from None
+
+
+# -- the lobby and the session ---------------------------------------------------------------
+
+
+@dataclass
+class LobbyModel:
+    """The open seeks, the live games and how many players are online."""
+
+    seeks: dict[str, SeekInfo] = field(default_factory=dict)
+    games: dict[str, GameSummary] = field(default_factory=dict)
+    online: int = 0
+
+    def load(self, lobby: Lobby) -> None:
+        """Take a full snapshot."""
+        self.seeks = {seek.id: seek for seek in lobby.seeks}
+        self.games = {game.id: game for game in lobby.games}
+        self.online = lobby.online
+
+    def apply(self, delta: LobbyDelta) -> None:
+        """Apply an update."""
+        for seek_id in delta.seeks_removed:
+            self.seeks.pop(seek_id, None)
+        for seek in delta.seeks_added:
+            self.seeks[seek.id] = seek
+        for game_id in delta.games_removed:
+            self.games.pop(game_id, None)
+        for game in delta.games_added:
+            self.games[game.id] = game
+        if delta.online is not None:
+            self.online = delta.online
+
+
+@dataclass
+class Session:
+    """Who this client is on the server, and what it waits for in the lobby."""
+
+    name: str = ""
+    rating: int | None = None
+    my_seek: str | None = None  # the id of this player's open seek
+    queued: str | None = None  # "4x4x4 5+3" while waiting in a quick-pairing pool
+    private_code: str | None = None  # the code of this player's private room

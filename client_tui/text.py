@@ -1,0 +1,42 @@
+"""Text from other people, made safe to show: never markup, never a terminal control.
+
+Names and chat come from the network. Everything the client draws from them goes through
+``literal`` (a rich ``Text``, which Textual never parses as markup) after ``visible`` has
+replaced each control or format character (Unicode category C: escape, newline, zero-width
+spaces, direction overrides, ...) and each line or paragraph separator with a visible stand-in.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from rich.text import Text
+
+_C0_PICTURES = 0x2400  # U+2400..U+241F: the control pictures ␀..␟
+_DELETE_PICTURE = "\u2421"  # ␡
+
+
+def _stand_in(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(_C0_PICTURES + code)
+    if code == 0x7F:
+        return _DELETE_PICTURE
+    return f"<U+{code:04X}>"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control or format character replaced by a visible stand-in."""
+    if text.isprintable():  # the usual case: nothing of category C (nor separators but space)
+        return text
+    return "".join(_stand_in(char) if _hidden(char) else char for char in text)
+
+
+def _hidden(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category[0] == "C" or category in ("Zl", "Zp")  # line/paragraph separators too
+
+
+def literal(text: str, style: str = "") -> Text:
+    """A ``Text`` showing ``text`` exactly (markup stays text, controls become visible)."""
+    return Text(visible(text), style=style, no_wrap=False)
