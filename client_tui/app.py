@@ -1,0 +1,421 @@
+"""The Qubic terminal client: connect, lobby, game and help screens around one server link.
+
+The app owns the models (``Session``, ``LobbyModel``, one ``GameModel`` per open game) and the
+``ServerLink``, run in one exclusive worker. Link events arrive as ``LinkMessage``; the app
+updates the models and tells the screens to redraw (attributes down). Screens post
+``Outgoing`` requests and ``LeaveGame`` (messages up); the app sends them and remembers each
+request by its id, so a reply or an error can be matched to what was asked.
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from client_tui.connection import (
+    Connected,
+    Connecting,
+    Dropped,
+    LinkEvent,
+    Received,
+    Refused,
+    ServerLink,
+    Unreachable,
+    http_base,
+)
+from client_tui.embedded import RunningServer, default_db_path, server_key, start_embedded
+from client_tui.messages import ConnectRequested, LeaveGame, Outgoing
+from client_tui.model import (
+    Applied,
+    GameModel,
+    LobbyModel,
+    Session,
+    describe_end,
+    format_clock_spec,
+    other,
+)
+from client_tui.screens.connect import ConnectScreen
+from client_tui.screens.dialogs import GameOptions, NoticeDialog
+from client_tui.screens.game import GameScreen
+from client_tui.screens.help import HelpScreen
+from client_tui.screens.lobby import LobbyScreen
+from client_tui.tokens import TokenStore
+from server.protocol import (
+    AIThinking,
+    CancelQuick,
+    CancelSeek,
+    ChatLine,
+    ClientMessage,
+    Error,
+    GameEnd,
+    GameState,
+    Lobby,
+    LobbyDelta,
+    LobbySub,
+    MovePlayed,
+    Offer,
+    Presence,
+    PrivateCreated,
+    Queued,
+    Seeking,
+    ServerMessage,
+    Unwatch,
+    Watch,
+)
+
+REFUSALS = {
+    "name_taken": "The name {name!r} is taken on this server: pick another one.",
+    "bad_name": "{name!r} cannot be a name: use 1–24 letters, digits, _ or -.",
+    "bad_token": "The server does not know the player saved for {name!r}.",
+}
+
+
+class LinkMessage(Message):
+    """An event of the server link, delivered on the app's message queue."""
+
+    def __init__(self, event: LinkEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+def default_name() -> str:
+    """The login name made into a valid player name, or ``player``."""
+    try:
+        name = re.sub(r"[^A-Za-z0-9_-]", "", getpass.getuser())[:24]
+    except Exception:  # noqa: BLE001 - no login name in this environment
+        name = ""
+    return name or "player"
+
+
+class QubicApp(App[None]):
+    """Play Qubic against people or the computer; offline (embedded server) by default."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Qubic"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
+    ]
+
+    def __init__(
+        self,
+        server_url: str | None = None,
+        name: str | None = None,
+        *,
+        tokens: TokenStore | None = None,
+        db_path: Path | None = None,
+        autoconnect: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.server_url = server_url
+        self.tokens = tokens or TokenStore()
+        self.db_path = db_path or default_db_path()
+        self.autoconnect = autoconnect
+        self.clock = clock
+        self.session = Session(name=name or self._remembered_name(server_url) or default_name())
+        self.lobby = LobbyModel()
+        self.games: dict[str, GameModel] = {}
+        self.link: ServerLink | None = None
+        self.embedded: RunningServer | None = None
+        self.lobby_screen: LobbyScreen | None = None
+        self.connect_screen = ConnectScreen(server_url, self.session.name)
+        self._key = ""  # where tokens are remembered for the current server
+        self._requests: dict[int, ClientMessage] = {}
+        self._next_id = 1
+        self._retried_name = False
+
+    def _remembered_name(self, url: str | None) -> str | None:
+        return self.tokens.last_name(url or server_key(self.db_path))
+
+    # -- start and stop --------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.push_screen(self.connect_screen)
+        if self.autoconnect:
+            self.connect(self.server_url, self.session.name)
+
+    def connect(self, url: str | None, name: str) -> None:
+        """Open a session with ``url`` (None: start and use the embedded server) as ``name``."""
+        self.server_url = url
+        self.session.name = name
+        self._retried_name = False
+        self.connect_screen.set_status(
+            "Starting the local server…" if url is None and self.embedded is None
+            else f"Connecting to {url or 'the local server'}…"
+        )
+        self.run_link(url, name)
+
+    @work(exclusive=True, group="link", exit_on_error=False)
+    async def run_link(self, url: str | None, name: str) -> None:
+        """The network worker: start the embedded server if needed, then run the link."""
+        if url is None:
+            if self.embedded is None:
+                try:
+                    self.embedded = await start_embedded(self.db_path)
+                except Exception as error:  # noqa: BLE001 - shown on the connect screen
+                    self.post_message(LinkMessage(Unreachable(
+                        f"cannot start the local server: {error}")))
+                    return
+            ws_url, self._key = self.embedded.ws_url, server_key(self.db_path)
+        else:
+            ws_url, self._key = url, url
+        token = self.tokens.token(self._key, name)
+        self.link = ServerLink(ws_url, lambda event: self.post_message(LinkMessage(event)),
+                               name=name, token=token)
+        await self.link.run()
+
+    async def stop_network(self) -> None:
+        """Close the link and stop the embedded server (idempotent)."""
+        self.workers.cancel_group(self, "link")
+        link, self.link = self.link, None
+        if link is not None:
+            await link.close()
+        server, self.embedded = self.embedded, None
+        if server is not None:
+            await server.stop()
+
+    async def action_quit(self) -> None:
+        await self.stop_network()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        await self.stop_network()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    # -- requests up -----------------------------------------------------------------------
+
+    def send(self, request: ClientMessage) -> bool:
+        """Send ``request`` with a fresh id; says so on screen when not connected."""
+        request_id = self._next_id
+        self._next_id += 1
+        request.id = request_id
+        if self.link is None or not self.link.send(request):
+            self.notify("Not connected: wait for the connection to come back.",
+                        severity="warning", timeout=3)
+            return False
+        self._requests[request_id] = request
+        return True
+
+    def on_outgoing(self, message: Outgoing) -> None:
+        message.stop()
+        self.send(message.request)
+
+    def on_connect_requested(self, message: ConnectRequested) -> None:
+        message.stop()
+        self.connect(message.url, message.name)
+
+    def on_leave_game(self, message: LeaveGame) -> None:
+        message.stop()
+        model = self.games.pop(message.game_id, None)
+        if model is not None and self.link is not None and self.link.connected:
+            self.send(Unwatch(game=message.game_id))
+        screen = self._game_screen(message.game_id)
+        if screen is not None and screen is self.screen:
+            self.pop_screen()
+
+    # -- link events -----------------------------------------------------------------------
+
+    def on_link_message(self, message: LinkMessage) -> None:
+        event = message.event
+        if isinstance(event, Received):
+            self._received(event.message)
+        elif isinstance(event, Connected):
+            self._connected(event)
+        elif isinstance(event, Connecting):
+            where = self.server_url or "the local server"
+            self._set_state(f"connecting to {where}…" if event.attempt == 1
+                            else f"reconnecting (try {event.attempt})…")
+        elif isinstance(event, Dropped):
+            self._set_state(f"connection lost: reconnecting in {event.retry_in:.0f}s")
+            self.notify(f"Connection lost ({event.reason}). Reconnecting…",
+                        severity="warning", timeout=4)
+        elif isinstance(event, Unreachable):
+            self._back_to_connect(event.reason.capitalize())
+        elif isinstance(event, Refused):
+            self._refused(event)
+
+    def _set_state(self, text: str) -> None:
+        self.sub_title = f"{self.session.name} · {text}"
+        if isinstance(self.screen, GameScreen):
+            self.screen.sub_title = self.sub_title
+
+    def _connected(self, event: Connected) -> None:
+        welcome = event.welcome
+        self.tokens.save(self._key, welcome.name, welcome.token)
+        self.session.name = welcome.name
+        self.session.rating = welcome.rating
+        self._set_state(f"online at {self.server_url}" if self.server_url else "offline")
+        self.send(LobbySub())
+        if event.reconnected:
+            self.notify("Reconnected.", timeout=3)
+            for game_id, model in self.games.items():
+                self.send(Watch(game=game_id, since=model.version))
+        else:
+            self._show_lobby()
+            for game_id in welcome.games:
+                self.send(Watch(game=game_id))
+        if self.lobby_screen is not None:
+            self.lobby_screen.refresh_lobby()
+
+    def _show_lobby(self) -> None:
+        if self.lobby_screen is None:
+            base = None if self.server_url is None else http_base(self.server_url)
+            if self.embedded is not None:
+                base = self.embedded.http_url
+            self.lobby_screen = LobbyScreen(self.lobby, self.session, base, GameOptions())
+        if self.lobby_screen not in self.screen_stack:
+            while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
+                self.pop_screen()
+            self.push_screen(self.lobby_screen)
+
+    def _back_to_connect(self, reason: str) -> None:
+        while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.lobby_screen = None
+        self.games.clear()
+        self._set_state("not connected")
+        self.connect_screen.set_status(reason, error=True)
+
+    def _refused(self, event: Refused) -> None:
+        name = self.session.name
+        if event.code == "bad_token" and not self._retried_name:
+            self.tokens.forget(self._key, name)  # the server forgot us: register the name again
+            self._retried_name = True
+            self.run_link(self.server_url, name)
+            return
+        text = REFUSALS.get(event.code, "The server refused: {message}")
+        self._back_to_connect(text.format(name=name, message=event.message))
+
+    # -- server messages -------------------------------------------------------------------
+
+    def _received(self, message: ServerMessage) -> None:
+        now = self.clock()
+        if isinstance(message, GameState):
+            self._game_state(message, now)
+        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking):
+            self._game_event(message, now)
+        elif isinstance(message, Lobby):
+            self.lobby.load(message)
+            self._refresh_lobby()
+        elif isinstance(message, LobbyDelta):
+            self.lobby.apply(message)
+            if self.session.my_seek in message.seeks_removed:
+                self.session.my_seek = None
+            self._refresh_lobby()
+        elif isinstance(message, Seeking):
+            self.session.my_seek = message.seek.id
+            self._refresh_lobby()
+        elif isinstance(message, Queued):
+            self.session.queued = f"{message.variant} {format_clock_spec(message.clock)}"
+            self._refresh_lobby()
+        elif isinstance(message, PrivateCreated):
+            self.session.private_code = message.code
+            self._refresh_lobby()
+            self.push_screen(NoticeDialog(
+                "Private room",
+                f"Your room's code is\n\n    {message.code}\n\nSend it to a friend: they "
+                "press j in the lobby and type it. The game starts when they join.",
+            ))
+        elif isinstance(message, Error):
+            self._error(message)
+        else:  # ack, pong, welcome
+            request = self._requests.pop(getattr(message, "ref", None) or 0, None)
+            if isinstance(request, CancelSeek):
+                self.session.my_seek = None
+            elif isinstance(request, CancelQuick):
+                self.session.queued = None
+            self._refresh_lobby()
+
+    def _refresh_lobby(self) -> None:
+        if self.lobby_screen is not None:
+            self.lobby_screen.refresh_lobby()
+
+    def _error(self, error: Error) -> None:
+        request = self._requests.pop(error.ref, None) if error.ref is not None else None
+        if error.code == "stale_move" and request is not None:
+            game = getattr(request, "game", None)
+            model = self.games.get(game) if game else None
+            if model is not None:
+                self.send(Watch(game=model.id, since=model.version))
+                return
+        if error.code == "no_such_game" and isinstance(request, Watch):
+            self.games.pop(request.game, None)
+        if error.code == "not_queued":
+            self.session.queued = None
+        self.notify(error.message, title=error.code.replace("_", " "), severity="error",
+                    timeout=5)
+
+    def _game_state(self, state: GameState, now: float) -> None:
+        model = GameModel.from_state(state, now)
+        old = self.games.get(state.id)
+        if old is not None and old.view_ply is not None:
+            model.show(old.view_ply)
+        self.games[state.id] = model
+        if state.you is not None and not model.over:
+            if not model.against_computer:
+                self.session.queued = None
+                self.session.private_code = None
+            if self.session.my_seek and self.session.my_seek not in self.lobby.seeks:
+                self.session.my_seek = None
+            self._refresh_lobby()
+        screen = self._game_screen(state.id)
+        if screen is not None:
+            screen.update(model)
+            return
+        current = self.screen
+        if isinstance(current, GameScreen):
+            shown = current.model
+            if shown.over or shown.you is None:
+                self.games.pop(shown.id, None)
+                self.switch_screen(GameScreen(model, self.clock))
+            else:
+                self.notify(f"Another game is waiting: {model.seat('x').name} vs "
+                            f"{model.seat('o').name}. Open it from the lobby.", timeout=6)
+            return
+        self.push_screen(GameScreen(model, self.clock))
+
+    def _game_event(
+        self, event: MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking, now: float
+    ) -> None:
+        model = self.games.get(event.game)
+        if model is None:
+            return
+        applied = model.apply(event, now)
+        if applied is Applied.GAP:
+            self.send(Watch(game=model.id, since=model.version))
+            return
+        if applied is Applied.IGNORED:
+            return
+        screen = self._game_screen(model.id)
+        if screen is not None:
+            screen.update()
+        if screen is None or screen is not self.screen:
+            return
+        if isinstance(event, GameEnd):
+            self.notify(describe_end(model), title="Game over", timeout=6)
+        elif isinstance(event, Offer) and model.you is not None and event.by == other(model.you):
+            if event.kind == "draw":
+                self.notify("Your opponent offers a draw: o accepts, n declines.", timeout=6)
+            elif event.kind == "rematch":
+                self.notify("Your opponent asks for a rematch: m accepts.", timeout=6)
+            elif event.kind == "draw_declined":
+                self.notify("Your draw offer was declined.", timeout=4)
+
+    def _game_screen(self, game_id: str) -> GameScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, GameScreen) and screen.model.id == game_id:
+                return screen
+        return None

@@ -1,0 +1,209 @@
+"""Modal dialogs returning typed results: game options, a private code, a yes/no question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, Switch
+
+from client_tui.model import format_clock_spec, parse_clock_spec
+from server.protocol import VARIANTS, ClockSpec, ColourChoice, Variant
+
+CLOCK_CHOICES = ("untimed", "1+0", "3+2", "5+3", "10+5", "15+10", "30+20")
+LEVEL_NAMES = {n: str(n) for n in range(1, 9)} | {1: "1 · weakest", 8: "8 · strongest"}
+DialogKind = Literal["computer", "seek", "quick", "private"]
+TITLES = {
+    "computer": "Play the computer",
+    "seek": "Post a seek",
+    "quick": "Quick pairing",
+    "private": "Create a private room",
+}
+
+
+@dataclass(frozen=True)
+class GameOptions:
+    """What a new game should be: board, clock, colour, rated, and the computer's level."""
+
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+    colour: ColourChoice = "random"
+    rated: bool = False
+    level: int = 3
+
+    def describe(self, kind: DialogKind = "computer") -> str:
+        """A short summary such as ``level 3 · 4x4x4 · random · untimed``."""
+        parts = [self.variant, format_clock_spec(self.clock)]
+        if kind in ("computer", "seek", "private"):
+            parts.insert(1, {"x": "you play X", "o": "you play O"}.get(self.colour, "random"))
+        if kind == "computer":
+            parts.insert(0, f"level {self.level}")
+        if kind in ("seek", "private"):
+            parts.append("rated" if self.rated else "casual")
+        return " · ".join(parts)
+
+
+class OptionsDialog(ModalScreen[GameOptions | None]):
+    """Pick a game's options; Play returns them, Escape returns None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
+
+    def __init__(self, kind: DialogKind, options: GameOptions) -> None:
+        super().__init__()
+        self.kind = kind
+        self.options = options
+
+    def compose(self) -> ComposeResult:
+        o = self.options
+        clock = format_clock_spec(o.clock)
+        clocks = CLOCK_CHOICES if clock in CLOCK_CHOICES else (*CLOCK_CHOICES, clock)
+        with Vertical(id="dialog", classes="dialog"):
+            yield Label(TITLES[self.kind], classes="dialog-title")
+            with Grid(classes="dialog-fields"):
+                if self.kind == "computer":
+                    yield Label("Level")
+                    yield Select(
+                        [(LEVEL_NAMES[n], n) for n in range(1, 9)], value=o.level,
+                        allow_blank=False, id="level", compact=True,
+                    )
+                yield Label("Board")
+                yield Select(
+                    [(v, v) for v in VARIANTS], value=o.variant, allow_blank=False,
+                    id="variant", compact=True,
+                )
+                yield Label("Clock")
+                yield Select(
+                    [(c, c) for c in clocks], value=clock, allow_blank=False, id="clock",
+                    compact=True,
+                )
+                if self.kind != "quick":
+                    yield Label("Colour")
+                    yield Select(
+                        [("random", "random"), ("X (moves first)", "x"), ("O", "o")],
+                        value=o.colour, allow_blank=False, id="colour", compact=True,
+                    )
+                if self.kind in ("seek", "private"):
+                    yield Label("Rated")
+                    yield Switch(value=o.rated, id="rated")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Play" if self.kind == "computer" else "OK", variant="primary",
+                             id="ok")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#ok", Button).focus()
+
+    def _chosen(self) -> GameOptions:
+        options = self.options
+        for select in self.query(Select):
+            value = select.value
+            if select.id == "level":
+                options = replace(options, level=int(value))  # type: ignore[arg-type]
+            elif select.id == "variant":
+                options = replace(options, variant=value)  # type: ignore[arg-type]
+            elif select.id == "clock":
+                options = replace(options, clock=parse_clock_spec(str(value)))
+            elif select.id == "colour":
+                options = replace(options, colour=value)  # type: ignore[arg-type]
+        for switch in self.query(Switch):
+            options = replace(options, rated=switch.value)
+        return options
+
+    @on(Button.Pressed, "#ok")
+    def play(self) -> None:
+        self.dismiss(self._chosen())
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CodeDialog(ModalScreen[str | None]):
+    """Ask for a private room's code."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Join a private room", classes="dialog-title")
+            yield Input(placeholder="the code your friend sent", restrict=r"[A-Za-z0-9_-]*",
+                        max_length=32, id="code")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Join", variant="primary", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#ok")
+    def join(self) -> None:
+        code = self.query_one("#code", Input).value.strip()
+        if len(code) >= 4:
+            self.dismiss(code)
+        else:
+            self.notify("A code has at least 4 characters.", severity="warning")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """A yes/no question; ``y``/Enter says yes, ``n``/Escape says no."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="dialog.yes"),
+        Binding("n,escape", "answer(False)", "No", id="dialog.no"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question = question
+        self.yes = yes
+        self.no = no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.question, markup=False, classes="dialog-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.yes, variant="error", id="yes")
+                yield Button(self.no, id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class NoticeDialog(ModalScreen[None]):
+    """A message to read (such as a private room's code), closed with Enter or Escape."""
+
+    BINDINGS = [Binding("escape", "close", "Close", id="dialog.close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield Static(self.text, markup=False, classes="dialog-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("OK", variant="primary", id="ok")
+
+    def on_mount(self) -> None:
+        self.query_one("#ok", Button).focus()
+
+    def on_button_pressed(self) -> None:
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,244 @@
+"""The game screen: the board, the seats and clocks, the moves, the chat, and the game's keys."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from client_tui.messages import LeaveGame, Outgoing
+from client_tui.model import GameModel, other, threats
+from client_tui.screens.dialogs import ConfirmDialog
+from client_tui.widgets.board import BoardView, BoardWidget
+from client_tui.widgets.chat import ChatPanel
+from client_tui.widgets.game_info import GameInfo
+from client_tui.widgets.move_list import MoveList
+from engine import O, X
+from server.protocol import (
+    Abort,
+    Chat,
+    Claim,
+    DrawAccept,
+    DrawDecline,
+    DrawOffer,
+    Move,
+    Rematch,
+    Resign,
+)
+
+TICK_SECONDS = 0.1
+
+
+class GameScreen(Screen[None]):
+    """One game, played or watched. The app owns the model and calls ``update`` on changes."""
+
+    BINDINGS = [
+        Binding("t", "threats", "Threats", id="game.threats"),
+        Binding("r", "resign", "Resign", id="game.resign"),
+        Binding("o", "offer_draw", "Draw", id="game.offer_draw"),
+        Binding("o", "accept_draw", "Accept draw", id="game.accept_draw"),
+        Binding("n", "decline_draw", "Decline", id="game.decline_draw"),
+        Binding("k", "abort", "Abort", show=False, id="game.abort"),
+        Binding("w", "claim", "Claim win", id="game.claim"),
+        Binding("m", "rematch", "Rematch", id="game.rematch"),
+        Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back"),
+        Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward"),
+        Binding("home", "first", "First move", show=False, id="game.first"),
+        Binding("end", "live", "Live", show=False, id="game.live"),
+        Binding("slash", "chat", "Chat", key_display="/", id="game.chat"),
+        Binding("escape", "leave", "Lobby", id="game.leave"),
+    ]
+
+    def __init__(self, model: GameModel, clock: object = time.monotonic) -> None:
+        super().__init__()
+        self.model = model
+        self.show_threats = False
+        self._clock = clock
+        self._pending_ply: int | None = None  # the ply our last move answered, until it lands
+        self._ready = False  # composed and mounted: the widgets can be queried
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield BoardWidget(self._board_view(), id="board")
+        with Horizontal(id="game-below"):
+            with Vertical(id="game-left"):
+                yield GameInfo(id="game-info")
+                yield MoveList(id="moves")
+            yield ChatPanel(id="chat")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.update()
+        self.query_one(BoardWidget).focus()
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    def now(self) -> float:
+        return self._clock()  # type: ignore[operator,no-any-return]
+
+    # -- attributes down -------------------------------------------------------------------
+
+    def _board_view(self) -> BoardView:
+        model = self.model
+        board = model.shown_board()
+        return BoardView(
+            board=board,
+            last_move=model.last_move(),
+            winning_line=model.winning_line() or (),
+            threats=(threats(board, X), threats(board, O)) if self.show_threats else
+            (frozenset(), frozenset()),
+            show_threats=self.show_threats,
+        )
+
+    def update(self, model: GameModel | None = None) -> None:
+        """Redraw everything from the model (a new one replaces the old, e.g. on resync)."""
+        if model is not None:
+            self.model = model
+        if not self._ready:
+            return
+        model = self.model
+        if self._pending_ply is not None and model.ply != self._pending_ply:
+            self._pending_ply = None
+        x, o = model.seat("x"), model.seat("o")
+        self.title = f"{x.name} vs {o.name}"
+        self.sub_title = self.app.sub_title
+        self.query_one(BoardWidget).view = self._board_view()
+        self.query_one(GameInfo).show(model, self.now())
+        self.query_one(MoveList).show(model.move_texts(), model.shown_ply)
+        self.query_one(ChatPanel).show(model.chat)
+        self.refresh_bindings()
+
+    def _tick(self) -> None:
+        model = self.model
+        ticking = model.clocks is not None and model.clocks.running and not model.over
+        if ticking or model.claim_at:
+            self.query_one(GameInfo).show(model, self.now())
+            if model.claim_at:
+                self.refresh_bindings()
+
+    # -- playing ---------------------------------------------------------------------------
+
+    def on_board_widget_cell_picked(self, event: BoardWidget.CellPicked) -> None:
+        event.stop()
+        model = self.model
+        if model.reviewing:
+            model.show(model.ply)
+            self.update()
+            self.notify("Back to the live position.", timeout=2)
+            return
+        if model.you is None:
+            self.notify("You are watching this game.", timeout=2)
+            return
+        if model.over:
+            self.notify("The game is over.", timeout=2)
+            return
+        if not model.my_turn:
+            self.notify("Not your turn yet.", timeout=2)
+            return
+        if model.board.piece_at(event.cell) is not None:
+            self.notify(f"{model.notation(event.cell)} is taken.", severity="warning", timeout=2)
+            return
+        if self._pending_ply == model.ply:
+            return  # already sent a move for this position
+        self._pending_ply = model.ply
+        self.post_message(Outgoing(Move(game=model.id, cell=model.notation(event.cell),
+                                        ply=model.ply)))
+
+    def on_chat_panel_said(self, event: ChatPanel.Said) -> None:
+        event.stop()
+        self.post_message(Outgoing(Chat(game=self.model.id, text=event.text)))
+
+    def on_key(self, event: object) -> None:
+        key = getattr(event, "key", None)
+        if key == "escape" and isinstance(self.focused, Input):
+            self.query_one(BoardWidget).focus()
+            event.stop()  # type: ignore[attr-defined]
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        model = self.model
+        seated = model.you is not None
+        playing = seated and not model.over
+        offered_to_me = seated and model.draw_offer == (other(model.you) if model.you else None)
+        if action == "resign":
+            return playing
+        if action == "offer_draw":
+            return playing and not model.against_computer and not offered_to_me
+        if action in ("accept_draw", "decline_draw"):
+            return playing and offered_to_me
+        if action == "abort":
+            return playing and model.ply < 2
+        if action == "claim":
+            return model.can_claim(self.now())
+        if action == "rematch":
+            return seated and model.over and model.you not in model.rematch
+        return True
+
+    def action_threats(self) -> None:
+        self.show_threats = not self.show_threats
+        self.update()
+        self.notify("Threats shown: x and o mark where that side would complete a line."
+                    if self.show_threats else "Threats hidden.", timeout=3)
+
+    def action_resign(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(Outgoing(Resign(game=self.model.id)))
+
+        self.app.push_screen(ConfirmDialog("Resign this game?", "Resign", "Play on"), answered)
+
+    def action_offer_draw(self) -> None:
+        self.post_message(Outgoing(DrawOffer(game=self.model.id)))
+        self.notify("Draw offered.", timeout=2)
+
+    def action_accept_draw(self) -> None:
+        self.post_message(Outgoing(DrawAccept(game=self.model.id)))
+
+    def action_decline_draw(self) -> None:
+        self.post_message(Outgoing(DrawDecline(game=self.model.id)))
+
+    def action_abort(self) -> None:
+        self.post_message(Outgoing(Abort(game=self.model.id)))
+
+    def action_claim(self) -> None:
+        self.post_message(Outgoing(Claim(game=self.model.id)))
+
+    def action_rematch(self) -> None:
+        self.post_message(Outgoing(Rematch(game=self.model.id)))
+        self.notify("Rematch asked for.", timeout=2)
+
+    def action_step(self, delta: int) -> None:
+        self.model.step(delta)
+        self.update()
+
+    def action_first(self) -> None:
+        self.model.show(0)
+        self.update()
+
+    def action_live(self) -> None:
+        self.model.show(self.model.ply)
+        self.update()
+
+    def action_chat(self) -> None:
+        self.query_one(ChatPanel).query_one(Input).focus()
+
+    def action_leave(self) -> None:
+        model = self.model
+        if model.you is None or model.over:
+            self.post_message(LeaveGame(model.id))
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(LeaveGame(model.id))
+
+        self.app.push_screen(
+            ConfirmDialog("Leave this game? It goes on without you: come back from the lobby, "
+                          "or your opponent may claim the win after a while.", "Leave", "Stay"),
+            answered,
+        )

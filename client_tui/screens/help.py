@@ -1,0 +1,67 @@
+"""The help screen (``?``): the rules in brief and every key."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# Qubic — 3D tic-tac-toe
+
+Four in a row wins on the 4x4x4 cube: along a row, a column, a pillar through the levels,
+or any diagonal — 76 lines in all. X moves first. On 3x3x3 it is three in a row; 4x4 is
+flat. Cells are written *level, column, row*: `1a1` is the bottom corner of level 1, `4d4`
+the far corner of level 4 (a 2-D board drops the level: `b3`).
+
+## Lobby
+
+| key | |
+| --- | --- |
+| `c` | play the computer now (with the options shown) |
+| `o` | change the computer's level, the board, your colour and the clock |
+| `p` | quick pairing against a person of close rating (`x` cancels) |
+| `s` | post a seek that anyone can accept (`x` cancels) |
+| `n` | create a private room and show its code |
+| `j` | join a private room by its code |
+| `⏎` | accept the selected seek, or watch the selected game |
+| `l` | reload the leaderboard |
+| `tab` | move between the tables |
+
+## Game
+
+| key | |
+| --- | --- |
+| arrows | move the cursor within a level |
+| `[` `]`, PgUp PgDn | the level below / above |
+| `⏎`, space, click | play the cell under the cursor |
+| `2b3` then `⏎` | play a cell by its name (`esc` clears what you typed) |
+| `t` | show each side's open threats (`x`/`o`: that side wins there) |
+| `,` `.` | step back / forward through the moves; `end` returns to the game |
+| `r` | resign |
+| `o` | offer a draw, or accept the one offered; `n` declines |
+| `k` | abort (before both sides have moved) |
+| `w` | claim the win when your opponent has been gone too long |
+| `m` | ask for a rematch once the game is over |
+| `/` | chat (`esc` back to the board) |
+| `esc` | back to the lobby |
+
+Everywhere: `?` this help, `ctrl+q` quit.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Rules and keys; any of Escape, ``q`` or ``?`` closes it."""
+
+    BINDINGS = [
+        Binding("escape,q,question_mark", "close", "Close", id="help.close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Markdown(HELP)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

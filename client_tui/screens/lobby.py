@@ -1,0 +1,229 @@
+"""The lobby: open seeks, live games, the leaderboard, and ways to start a game."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, Static
+
+from client_tui.connection import LeaderboardRow, fetch_leaderboard
+from client_tui.messages import Outgoing
+from client_tui.model import LobbyModel, Session, format_clock_spec
+from client_tui.screens.dialogs import CodeDialog, DialogKind, GameOptions, OptionsDialog
+from client_tui.text import literal
+from server.protocol import (
+    AcceptSeek,
+    CancelQuick,
+    CancelSeek,
+    PlayAI,
+    PrivateCreate,
+    PrivateJoin,
+    Quick,
+    Seek,
+    Watch,
+)
+
+
+class LobbyScreen(Screen[None]):
+    """Seeks and live games (kept current by the app), the leaderboard, and game starters."""
+
+    BINDINGS = [
+        Binding("c", "play_computer", "Computer", id="lobby.computer"),
+        Binding("o", "computer_options", "Options", id="lobby.options"),
+        Binding("p", "quick", "Quick pair", id="lobby.quick"),
+        Binding("s", "seek", "Seek", id="lobby.seek"),
+        Binding("n", "private", "Private", id="lobby.private"),
+        Binding("j", "join", "Join code", id="lobby.join"),
+        Binding("x", "cancel_wait", "Cancel", id="lobby.cancel"),
+        Binding("l", "leaderboard", "Leaders", id="lobby.leaderboard"),
+    ]
+
+    def __init__(
+        self,
+        lobby: LobbyModel,
+        session: Session,
+        http_base: str | None = None,
+        computer: GameOptions | None = None,
+    ) -> None:
+        super().__init__()
+        self.lobby = lobby
+        self.session = session
+        self.http_base = http_base
+        self.computer = computer or GameOptions()
+        self.options: dict[DialogKind, GameOptions] = {}
+        self.leaders: list[LeaderboardRow] | None = None
+        self._ready = False  # composed and mounted: the widgets can be queried
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="lobby-status")
+        with Horizontal(id="lobby-main"):
+            with Vertical(id="lobby-left"):
+                yield Label("Open seeks · ⏎ accepts", classes="section-title")
+                yield DataTable(id="seeks", cursor_type="row", zebra_stripes=True)
+                yield Label("Live games · ⏎ watches", classes="section-title")
+                yield DataTable(id="games", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="lobby-right"):
+                yield Label("Leaderboard", classes="section-title")
+                yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.query_one("#seeks", DataTable).add_columns("Name", "Rating", "Board", "Clock",
+                                                        "Rated", "Colour")
+        self.query_one("#games", DataTable).add_columns("X", "O", "Board", "Clock", "Moves")
+        self.query_one("#leaderboard", DataTable).add_columns("#", "Name", "Rating")
+        self.refresh_lobby()
+        self.action_leaderboard()
+        self.query_one("#seeks", DataTable).focus()
+
+    # -- attributes down -------------------------------------------------------------------
+
+    def refresh_lobby(self) -> None:
+        """Redraw the status lines and tables from the app's models."""
+        if not self._ready:
+            return
+        self.query_one("#lobby-status", Static).update(self._status())
+        self._fill(self.query_one("#seeks", DataTable), [
+            (seek.id, [literal(seek.name), seek.rating or "", seek.variant,
+                       format_clock_spec(seek.clock), "rated" if seek.rated else "casual",
+                       seek.colour])
+            for seek in self.lobby.seeks.values()
+        ])
+        self._fill(self.query_one("#games", DataTable), [
+            (game.id, [literal(game.x), literal(game.o), game.variant,
+                       format_clock_spec(game.clock), game.ply])
+            for game in self.lobby.games.values()
+        ])
+        self.refresh_bindings()
+
+    def _status(self) -> Text:
+        session = self.session
+        text = Text()
+        text.append_text(literal(session.name or "…", "bold"))
+        if session.rating is not None:
+            text.append(f" · rating {session.rating}")
+        text.append(f" · {self.lobby.online} online\n")
+        text.append("Computer: ", "bold")
+        text.append(self.computer.describe("computer"))
+        text.append("  (c plays, o changes)", "dim")
+        waiting = []
+        if session.queued:
+            waiting.append(f"Waiting for a quick pairing: {session.queued} (x cancels)")
+        if session.my_seek:
+            waiting.append("Your seek is posted; waiting for someone to accept (x cancels)")
+        if session.private_code:
+            waiting.append(f"Private room code: {session.private_code} — send it to a friend")
+        for line in waiting:
+            text.append("\n")
+            text.append(line, "bold #d7af5f")
+        return text
+
+    @staticmethod
+    def _fill(table: DataTable, rows: list[tuple[str, list[object]]]) -> None:
+        selected = None
+        if table.row_count and table.cursor_row >= 0:
+            try:
+                selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            except Exception:  # noqa: BLE001 - the old cursor may be gone
+                selected = None
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells], key=key)
+        keys = [key for key, _ in rows]
+        if selected in keys:
+            table.move_cursor(row=keys.index(selected))
+
+    def show_leaderboard(self, rows: list[LeaderboardRow] | str) -> None:
+        """Fill the leaderboard, or say why it could not be loaded."""
+        table = self.query_one("#leaderboard", DataTable)
+        table.clear()
+        if isinstance(rows, str):
+            table.add_row("", Text(rows, style="dim"), "")
+            return
+        for rank, row in enumerate(rows, start=1):
+            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)))
+
+    # -- actions (messages up) -------------------------------------------------------------
+
+    def action_play_computer(self) -> None:
+        o = self.computer
+        self.post_message(Outgoing(PlayAI(level=o.level, variant=o.variant, colour=o.colour,
+                                          clock=o.clock)))
+
+    def action_computer_options(self) -> None:
+        def chosen(options: GameOptions | None) -> None:
+            if options is not None:
+                self.computer = options
+                self.refresh_lobby()
+                self.action_play_computer()
+
+        self.app.push_screen(OptionsDialog("computer", self.computer), chosen)
+
+    def _ask(self, kind: DialogKind, then: object) -> None:
+        def chosen(options: GameOptions | None) -> None:
+            if options is not None:
+                self.options[kind] = options
+                then(options)  # type: ignore[operator]
+
+        self.app.push_screen(OptionsDialog(kind, self.options.get(kind, GameOptions())), chosen)
+
+    def action_quick(self) -> None:
+        self._ask("quick", lambda o: self.post_message(
+            Outgoing(Quick(variant=o.variant, clock=o.clock))))
+
+    def action_seek(self) -> None:
+        self._ask("seek", lambda o: self.post_message(Outgoing(
+            Seek(variant=o.variant, clock=o.clock, rated=o.rated, colour=o.colour))))
+
+    def action_private(self) -> None:
+        self._ask("private", lambda o: self.post_message(Outgoing(
+            PrivateCreate(variant=o.variant, clock=o.clock, rated=o.rated, colour=o.colour))))
+
+    def action_join(self) -> None:
+        def chosen(code: str | None) -> None:
+            if code:
+                self.post_message(Outgoing(PrivateJoin(code=code)))
+
+        self.app.push_screen(CodeDialog(), chosen)
+
+    def action_cancel_wait(self) -> None:
+        if self.session.my_seek:
+            self.post_message(Outgoing(CancelSeek(seek=self.session.my_seek)))
+        if self.session.queued:
+            self.post_message(Outgoing(CancelQuick()))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_wait":
+            return bool(self.session.my_seek or self.session.queued)
+        return True
+
+    @work(thread=True, exclusive=True, group="leaderboard")
+    def action_leaderboard(self) -> None:
+        if self.http_base is None:
+            return
+        try:
+            rows: list[LeaderboardRow] | str = fetch_leaderboard(self.http_base)
+        except Exception as error:  # noqa: BLE001 - shown, not raised
+            rows = f"unavailable ({error})"
+        self.app.call_from_thread(self.show_leaderboard, rows)
+
+    @on(DataTable.RowSelected, "#seeks")
+    def accept_seek(self, event: DataTable.RowSelected) -> None:
+        seek_id = event.row_key.value
+        if seek_id is None:
+            return
+        if seek_id == self.session.my_seek:
+            self.notify("That is your own seek: wait for someone to accept it.")
+            return
+        self.post_message(Outgoing(AcceptSeek(seek=seek_id)))
+
+    @on(DataTable.RowSelected, "#games")
+    def watch_game(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.post_message(Outgoing(Watch(game=event.row_key.value)))

@@ -1,0 +1,1 @@
+"""Reusable widgets of the terminal client; each carries its own DEFAULT_CSS."""

@@ -1,0 +1,72 @@
+"""A game's chat: the lines said so far and a line to type in."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, RichLog
+
+from client_tui.text import literal
+from server.protocol import ChatLine
+
+SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff", None: "bold"}
+
+
+def chat_text(line: ChatLine) -> Text:
+    """``name: text`` with both shown literally (never markup, never a control)."""
+    text = literal(line.name, SIDE_STYLES.get(line.side, "bold"))
+    text.append(": ")
+    text.append_text(literal(line.text))
+    return text
+
+
+class ChatPanel(Vertical):
+    """The chat log with an input below; posts ``ChatPanel.Said`` for each line entered."""
+
+    DEFAULT_CSS = """
+    ChatPanel {
+        height: 1fr;
+    }
+    ChatPanel > RichLog {
+        height: 1fr;
+        background: $surface;
+        scrollbar-size-vertical: 1;
+    }
+    ChatPanel > Input {
+        margin-top: 0;
+    }
+    """
+
+    class Said(Message):
+        """The player entered ``text`` to say."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._shown: list[ChatLine] = []
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(markup=False, wrap=True, highlight=False, max_lines=500)
+        yield Input(placeholder="chat: / to type, ⏎ to send", max_length=300, compact=True)
+
+    def show(self, lines: list[ChatLine]) -> None:
+        """Show ``lines`` (appending the new ones when the old are unchanged)."""
+        log = self.query_one(RichLog)
+        if lines[: len(self._shown)] != self._shown:
+            log.clear()
+            self._shown = []
+        for line in lines[len(self._shown) :]:
+            log.write(chat_text(line))
+        self._shown = list(lines)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        event.input.value = ""
+        if text:
+            self.post_message(self.Said(text))
