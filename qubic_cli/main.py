@@ -16,6 +16,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = (
     "qubic_cli.arena",
     "qubic_cli.analyse",
+    "qubic_cli.play",
     "qubic_cli.serve",
 )
 
