@@ -31,7 +31,6 @@ from server.protocol import (
     RATE_LIMIT_PER_SECOND,
     ErrorCode,
     decode_client_message,
-    error_message,
 )
 from server.session import CLOSE_POLICY, CLOSE_TOO_BIG, DEFAULT_MAX_QUEUE, Session
 from server.sqlite_store import SQLiteStore

@@ -15,7 +15,7 @@ import hashlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from engine import O, X
@@ -653,7 +653,7 @@ class Hub:
         gauges["ai_latency_seconds_last"] = lambda: self.pool.last_latency
         gauges["lobby_subscribers"] = lambda: len(self._lobby)
 
-    _handlers: dict[type, Callable[..., object]] = {}
+    _handlers: dict[type, Callable[..., Awaitable[None]]] = {}
 
 
 Hub._handlers = {

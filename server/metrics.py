@@ -74,6 +74,6 @@ class Metrics:
             lines.append(f"qubic_{name} {read():g}")
         lines.append("# TYPE qubic_event_loop_lag_seconds summary")
         for q in (0.5, 0.99, 1.0):
-            value = self.lag.quantile(q)
-            lines.append(f'qubic_event_loop_lag_seconds{{quantile="{q}"}} {value:.6f}')
+            lag = self.lag.quantile(q)
+            lines.append(f'qubic_event_loop_lag_seconds{{quantile="{q}"}} {lag:.6f}')
         return "\n".join(lines) + "\n"

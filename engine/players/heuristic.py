@@ -21,6 +21,15 @@ def _immediate(board: Board, side: int, rng: random.Random) -> Cell | None:
     return (mask & ~mine).bit_length() - 1
 
 
+def _win_or_block(board: Board, rng: random.Random) -> Cell | None:
+    """The cell that wins now, else the cell that stops the other side winning next."""
+    for side in (board.turn, board.turn ^ 1):
+        cell = _immediate(board, side, rng)
+        if cell is not None:
+            return cell
+    return None
+
+
 class RandomPlayer(Player):
     name = "random"
     summary = "a uniformly random legal move"
@@ -43,10 +52,9 @@ class WoodPlayer(Player):
         started = time.perf_counter()
         rng = self.rng(board)
         me = board.turn
-        for side in (me, me ^ 1):
-            cell = _immediate(board, side, rng)
-            if cell is not None:
-                return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
+        cell = _win_or_block(board, rng)
+        if cell is not None:
+            return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
         g = board.geometry
         theirs = board.stones[me ^ 1]
         scores: dict[Cell, int] = {}
@@ -75,10 +83,9 @@ class FreenessPlayer(Player):
         started = time.perf_counter()
         rng = self.rng(board)
         me = board.turn
-        for side in (me, me ^ 1):
-            cell = _immediate(board, side, rng)
-            if cell is not None:
-                return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
+        cell = _win_or_block(board, rng)
+        if cell is not None:
+            return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
         g = board.geometry
         mine, theirs = board.stones[me], board.stones[me ^ 1]
         sums: dict[Cell, int] = {}
