@@ -76,6 +76,7 @@ log = logging.getLogger(__name__)
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 LOBBY_GAMES_SHOWN = 100
+AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
 
 
 @dataclass(frozen=True)
@@ -623,7 +624,12 @@ class Hub:
                     break
                 except AIError as error:
                     log.error("game %s: no computer move yet (%s); retrying", room.id, error)
-                    await asyncio.sleep(1.0)
+                    self.metrics.error(error.code)
+                    notice = error_message(
+                        AIError("the computer cannot move right now; it will try again"),
+                    )
+                    self._deliver(room, [Outbound(notice)])
+                    await asyncio.sleep(AI_RETRY_DELAY)
             self.metrics.count("ai_moves")
             async with self._locks[room.id]:
                 if room.over or room.board.ply != ply:

@@ -207,3 +207,28 @@ async def test_a_bug_costs_one_request_not_the_connection(
     assert (await ann.expect("error"))["code"] == "internal"
     monkeypatch.undo()
     assert (await ann.request(t="ping"))["t"] == "pong"
+
+
+async def test_a_failing_ai_pool_is_reported_and_retried(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from server import hub as hub_module
+    from server.ai_pool import AIError
+
+    pool = server.running.pool
+    real = pool.decide
+    failures = []
+
+    async def flaky(job: object) -> object:
+        if not failures:
+            failures.append(job)
+            raise AIError("workers keep dying")
+        return await real(job)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "decide", flaky)
+    monkeypatch.setattr(hub_module, "AI_RETRY_DELAY", 0.05)
+    ann = await server.client("ann")
+    state = await ann.request(t="play_ai", level=2, colour="o")
+    assert (await ann.expect("error"))["code"] == "ai_unavailable"
+    assert (await ann.expect("move", ply=1))["side"] == "x"  # the retry got through
+    assert state["you"] == "o" and len(failures) == 1
