@@ -6,27 +6,28 @@ returns a :class:`Decision`. Every player is deterministic for a given seed and 
 
 from engine.players.base import Decision, Forced, Limit, Option, Player, Registry
 from engine.players.heuristic import FreenessPlayer, RandomPlayer, WoodPlayer
+from engine.players.master import MasterPlayer
 from engine.players.searching import BogenschutzPlayer, RubinoffPlayer, SearchingPlayer
 
 REGISTRY = Registry()
-for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, RubinoffPlayer):
+for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, RubinoffPlayer,
+             MasterPlayer):
     REGISTRY.register(_cls)
 
-# The lobby's levels 1 (weakest) to 8 (strongest), each a fixed spec. Until the master engine
-# lands these climb through the seed players by evaluator and lookahead.
+# The lobby's levels 1 (weakest) to 8 (the master at full strength), each a fixed spec; each
+# beats the one below it (bench/engine_strength.py).
 LEVELS = {
-    1: "random",
-    2: "wood",
-    3: "freeness",
-    4: "rubinoff:eval=eval2,depth=1",
-    5: "rubinoff:eval=eval2,depth=2",
-    6: "bogenschutz:depth=2",
-    7: "bogenschutz:depth=4",
-    8: "bogenschutz:depth=5",
+    1: "master:depth=1,tss=off,noise=300,careless=60",
+    2: "master:depth=1,tss=off,noise=60,careless=20",
+    3: "master:depth=1,tss=off,noise=20",
+    4: "master:depth=2,tss=off,noise=10",
+    5: "master:depth=3,tss=off",
+    6: "master:depth=2",
+    7: "master:depth=4",
+    8: "master",
 }
 for _level, _spec in LEVELS.items():
     REGISTRY.alias(f"level{_level}", _spec)
-
 
 def make_player(spec: str, seed: int = 0) -> Player:
     """The player a spec names: ``name`` or ``name:key=value,key=value``."""

@@ -1,0 +1,159 @@
+"""Figures for the master engine: strength against the seed players, self-play, the ladder of
+levels, speed and the forced-win suite.
+
+    .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
+    .venv/bin/python bench/engine_strength.py self --games 20 --time 1
+    .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
+    .venv/bin/python bench/engine_strength.py speed --time 1
+    .venv/bin/python bench/engine_strength.py suite --time 1
+
+Each prints the command that made it and a markdown table for docs/benchmarks.md. Matches
+alternate colours (the master has X in the even-numbered games) and use engine.arena.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import Board, parse_cell  # noqa: E402
+from engine.arena import run_match  # noqa: E402
+from engine.master import warm_up  # noqa: E402
+from engine.players import LEVELS, Limit, make_player  # noqa: E402
+
+OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
+SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
+
+
+def command() -> str:
+    return ".venv/bin/python bench/engine_strength.py " + " ".join(sys.argv[1:])
+
+
+def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int) -> str:
+    started = time.perf_counter()
+
+    def progress(record, result) -> None:  # type: ignore[no-untyped-def]
+        print(f"  game {record.index}: {record.winner or 'draw'} in {len(record.moves)} plies"
+              f" ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+
+    result = run_match(spec_a, spec_b, games, seed=seed, limit=Limit(time=seconds),
+                       on_game=progress)
+    a = result.a
+    return (f"| {spec_a} | {spec_b} | {result.games} | {a.wins} | {result.draws} | {a.losses} "
+            f"| {a.wins_as_x}/{(games + 1) // 2} | {a.average_seconds:.2f} "
+            f"| {a.max_seconds:.3f} |")
+
+
+MATCH_HEADER = ("| A | B | games | A won | drawn | A lost | A's wins as X | A s/move "
+                "| A max s/move |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def cmd_vs(args: argparse.Namespace) -> None:
+    print(MATCH_HEADER)
+    for spec in args.opponents or OPPONENTS:
+        print(match_row(args.master, spec, args.games, args.time, args.seed), flush=True)
+
+
+def cmd_self(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    result = run_match(args.master, args.master, args.games, seed=args.seed,
+                       limit=Limit(time=args.time))
+    x_wins = sum(1 for r in result.records if r.outcome.winner == 0)
+    o_wins = sum(1 for r in result.records if r.outcome.winner == 1)
+    plies = [len(r.moves) for r in result.records]
+    print("| games | X won | O won | drawn | median plies | minutes |\n|---|---|---|---|---|---|")
+    print(f"| {result.games} | {x_wins} | {o_wins} | {result.draws} "
+          f"| {statistics.median(plies):.0f} | {(time.perf_counter() - started) / 60:.1f} |")
+
+
+def cmd_levels(args: argparse.Namespace) -> None:
+    print(MATCH_HEADER)
+    levels = args.levels or list(range(2, 9))
+    for level in levels:
+        print(match_row(f"level{level}", f"level{level - 1}", args.games, args.time,
+                        args.seed), flush=True)
+
+
+def positions(count: int) -> list[Board]:
+    """Positions from master-vs-bogenschutz games, every fourth ply from the sixth."""
+    out: list[Board] = []
+    seed = 0
+    while len(out) < count:
+        players = (make_player("level5", seed), make_player("bogenschutz:depth=2", seed))
+        board = Board("4x4x4")
+        while board.outcome() is None and len(out) < count:
+            if board.ply >= 6 and board.ply % 4 == 2:
+                out.append(board.copy())
+            board.push(players[board.turn].decide(board).move)
+        seed += 1
+    return out
+
+
+def cmd_speed(args: argparse.Namespace) -> None:
+    print("| positions | s/move | nodes/s (main + threat search) | median depth | proved |")
+    print("|---|---|---|---|---|")
+    nodes = seconds = proved = 0.0
+    depths = []
+    for board in positions(args.positions):
+        decision = make_player(args.master).decide(board, Limit(time=args.time))
+        nodes += decision.nodes
+        seconds += decision.elapsed
+        depths.append(decision.depth)
+        proved += decision.forced is not None
+    print(f"| {args.positions} | {args.time} | {nodes / seconds:,.0f} "
+          f"| {statistics.median(depths):.0f} | {proved:.0f} |")
+
+
+def cmd_suite(args: argparse.Namespace) -> None:
+    suite = json.loads(SUITE.read_text())
+    rows: dict[tuple[int, bool], list[float]] = {}
+    misses = 0
+    for entry in suite:
+        board = Board.from_notation("4x4x4", entry["moves"])
+        decision = make_player(args.master).decide(board, Limit(time=args.time))
+        winning = {parse_cell(c, board.geometry) for c in entry["winning"]}
+        if decision.forced is None or decision.forced.result != "win":
+            misses += 1
+        rows.setdefault((entry["plies"], entry["quiet"]), []).append(decision.elapsed)
+        if decision.move not in winning:
+            print(f"  slower win: {entry['moves']} -> {decision.move} {decision.forced}",
+                  file=sys.stderr)
+    print("| label | positions | median s | max s | total s |\n|---|---|---|---|---|")
+    for (plies, quiet), times in sorted(rows.items()):
+        kind = "quiet" if quiet else "continuous threats"
+        print(f"| win in exactly {plies}, {kind} | {len(times)} "
+              f"| {statistics.median(times):.3f} | {max(times):.3f} | {sum(times):.2f} |")
+    print(f"not proved within {args.time} s: {misses}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--master", default="master", help="the spec under test")
+    parser.add_argument("--time", type=float, default=1.0, help="seconds a move")
+    parser.add_argument("--games", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    sub = parser.add_subparsers(dest="what", required=True)
+    vs = sub.add_parser("vs", help="the master against the seed players")
+    vs.add_argument("opponents", nargs="*")
+    sub.add_parser("self", help="master against master: how often the first player wins")
+    lv = sub.add_parser("levels", help="each level against the one below")
+    lv.add_argument("levels", nargs="*", type=int)
+    sp = sub.add_parser("speed", help="nodes per second on positions from real games")
+    sp.add_argument("--positions", type=int, default=20)
+    sub.add_parser("suite", help="time to find the win in each forced-win suite position")
+    args = parser.parse_args()
+    print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
+    print(f"`{command()}`\n")
+    {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
+     "suite": cmd_suite}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()

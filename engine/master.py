@@ -1,0 +1,673 @@
+"""The master search: principal-variation alpha-beta with threat-space search, numba-compiled.
+
+One fixed-depth iteration of :func:`pvs` searches the tree from the root; :class:`Master`
+deepens iteratively under a deadline, keeps the transposition table between moves and reports
+what was proved. At every node, in order:
+
+1. a win cell for the side to move: a win next ply;
+2. two win cells of the opponent: a loss; one: the block is the only move, searched without
+   spending depth (every other move loses at once, so this prunes nothing that matters);
+3. the transposition table (Zobrist keys; mate scores stored relative to the node);
+4. threat-space search for the side to move (:mod:`engine.threats`): a continuous-threat win
+   is a proof and ends the node;
+5. at depth 0 the static evaluation; otherwise every empty cell, ordered by the table's move,
+   killers, history and the cell's lines, searched with PVS (null windows after the first).
+
+There is no forward pruning: every move of every node is searched (or cut off by alpha-beta),
+so a mate score at the root is a proof. The kernel is iterative (numba's cache is not safe
+with recursive functions) and polls its deadline and a stop flag.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from engine.board import Board
+from engine.geometry import Cell, Geometry
+from engine.kernel import INF, WIN, now, tables_for
+from engine.threats import (
+    MAX_THREATS,
+    Position,
+    ThreatTable,
+    completion,
+    make_scratch,
+    pop,
+    push,
+    threat_search,
+    win_cells,
+    zobrist,
+)
+
+MATE_BOUND = WIN - 200  # scores beyond this are proved wins or losses
+POLL_MASK = 1023
+
+# stats slots
+NODES, EVALS, TSS_NODES, TSS_WINS, TT_HITS, ABORTED, DEPTH_MAX = 0, 1, 2, 3, 4, 5, 6
+STATS_SIZE = 8
+
+# transposition table flags
+EXACT, LOWER, UPPER = 1, 2, 3
+
+# params slots
+P_TSS_INTERIOR, P_TSS_LEAF, P_THREATS_INTERIOR, P_THREATS_LEAF, P_NOISE, P_SALT, P_USE_TT = (
+    0, 1, 2, 3, 4, 5, 6,
+)
+P_EXTEND = 7  # threat extensions allowed on one path
+PARAMS_SIZE = 8
+
+# evaluation weights, from the side to move's point of view: open lines holding n-2, n-3,
+# n-4, n-5 stones (mine, then theirs); then per side fork cells (an empty cell on two or more
+# lines of n-2: a double threat in one move), threat cells (on one such line) and a bonus
+# when a side has two or more fork cells; then the tempo of having the move.
+E_LINES, E_LINES_O = 0, 4
+E_FORK, E_THREAT, E_FORKS2, E_FORK_O, E_THREAT_O, E_FORKS2_O, E_TEMPO = 8, 9, 10, 11, 12, 13, 14
+EVAL_SIZE = 15
+DEFAULT_EVAL = np.array(
+    [12, 3, 1, 0,  14, 3, 1, 0,  60, 6, 0,  100, 10, 300,  20], dtype=np.int64
+)
+
+_ENTER, _NEXT, _UP = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignore[no-untyped-def]
+    """The static value for ``side`` (to move) of a position with no win cell on the board."""
+    other = 1 - side
+    forks_me = 0
+    forks_them = 0
+    threats_me = 0
+    threats_them = 0
+    for c in range(cells.shape[0]):
+        if cells[c] == 0:
+            a = cellk[side, n - 2, c]
+            b = cellk[other, n - 2, c]
+            if a >= 2:
+                forks_me += 1
+            if a >= 1:
+                threats_me += 1
+            if b >= 2:
+                forks_them += 1
+            if b >= 1:
+                threats_them += 1
+    value = ew[E_TEMPO]
+    for i in range(4):
+        k = n - 2 - i
+        if k >= 0:
+            value += ew[E_LINES + i] * hist[side, k] - ew[E_LINES_O + i] * hist[other, k]
+    value += ew[E_FORK] * forks_me + ew[E_THREAT] * threats_me
+    value -= ew[E_FORK_O] * forks_them + ew[E_THREAT_O] * threats_them
+    if forks_me >= 2:
+        value += ew[E_FORKS2]
+    if forks_them >= 2:
+        value -= ew[E_FORKS2_O]
+    if noise > 0:
+        h = (key ^ salt) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+        value += np.int64(h % np.uint64(2 * noise + 1)) - noise
+    return value
+
+
+@njit(cache=True)
+def pvs(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
+    side, key, zob, depth, alpha, beta, root_moves, root_scores,
+    tt_keys, tt_score, tt_depth, tt_flag, tt_move,
+    tss_keys, tss_depth, tss_scratch, tss_path,
+    history, killers, params, ew,
+    deadline, stop, stats, pv, pv_len,
+):
+    """The value for ``side`` of the position searched ``depth`` plies deep within
+    ``(alpha, beta)``; ``root_scores[i]`` gets the value (or bound) of ``root_moves[i]`` and
+    ``pv[0, :pv_len[0]]`` the principal variation. Returns 0 with ``stats[ABORTED]`` set when
+    the deadline or the stop flag came first (the position arrays are then left dirty)."""
+    size = cells.shape[0]
+    frames = size + 2
+    moves = np.empty((frames, size), dtype=np.int32)
+    order = np.empty(size, dtype=np.int64)
+    n_moves = np.zeros(frames, dtype=np.int32)
+    idx = np.zeros(frames, dtype=np.int32)
+    lo = np.zeros(frames, dtype=np.int64)
+    hi = np.zeros(frames, dtype=np.int64)
+    lo0 = np.zeros(frames, dtype=np.int64)
+    best = np.zeros(frames, dtype=np.int64)
+    best_move = np.zeros(frames, dtype=np.int32)
+    dep = np.zeros(frames, dtype=np.int32)
+    ext = np.zeros(frames, dtype=np.int32)
+    forced = np.zeros(frames, dtype=np.int8)
+    probe = np.zeros(frames, dtype=np.int8)  # the current child is a null-window probe
+    keys = np.zeros(frames, dtype=np.uint64)
+    tmask = tt_keys.shape[0] - 2
+    tss_stats = np.zeros(1, dtype=np.int64)
+    noise = params[P_NOISE]
+    salt = np.uint64(params[P_SALT])
+    use_tt = params[P_USE_TT] != 0
+
+    k = 0
+    lo[0] = alpha
+    hi[0] = beta
+    dep[0] = depth
+    keys[0] = key
+    to_move = side
+    mode = _ENTER
+    value = 0
+    for i in range(root_moves.shape[0]):
+        root_scores[i] = -INF - 1
+    while True:
+        if mode == _ENTER:
+            stats[NODES] += 1
+            if (stats[NODES] & POLL_MASK) == 0 and (
+                stop[0] != 0 or (deadline > 0.0 and now() > deadline)
+            ):
+                stats[ABORTED] = 1
+            if stats[ABORTED] != 0:
+                return 0
+            if k > stats[DEPTH_MAX]:
+                stats[DEPTH_MAX] = k
+            pv_len[k] = k
+            s = to_move
+            o = 1 - s
+            mode = _UP
+            if hist[s, n - 1] > 0:
+                _, c = win_cells(s, cells, cellk, n)
+                pv[k, k] = c
+                pv_len[k] = k + 1
+                value = WIN - (k + 1)
+            else:
+                count, threat = win_cells(o, cells, cellk, n)
+                empties = 0
+                for c in range(size):
+                    if cells[c] == 0:
+                        empties += 1
+                if count >= 2:
+                    value = -(WIN - (k + 2))
+                elif empties == 0:
+                    value = 0
+                elif k > 0 and WIN - (k + 1) <= lo[k]:
+                    value = WIN - (k + 1)  # no win here can be faster than alpha
+                else:
+                    hit = False
+                    tt_best = -1
+                    slot = np.int64(keys[k] & np.uint64(tmask))
+                    if use_tt:
+                        if tt_keys[slot] != keys[k]:
+                            slot += 1
+                        if tt_keys[slot] == keys[k]:
+                            stats[TT_HITS] += 1
+                            tt_best = tt_move[slot]
+                            v = np.int64(tt_score[slot])
+                            if v > MATE_BOUND:
+                                v -= k
+                            elif v < -MATE_BOUND:
+                                v += k
+                            f = tt_flag[slot]
+                            if tt_depth[slot] < dep[k]:
+                                # too shallow, but a proved win is a lower bound at any
+                                # depth and a proved loss an upper bound
+                                if v > MATE_BOUND and f != UPPER:
+                                    f = LOWER
+                                elif v < -MATE_BOUND and f != LOWER:
+                                    f = UPPER
+                                else:
+                                    f = 0
+                            if k > 0 and f != 0 and (
+                                f == EXACT or (f == LOWER and v >= hi[k])
+                                or (f == UPPER and v <= lo[k])
+                            ):
+                                value = v
+                                hit = True
+                                if tt_best >= 0:
+                                    pv[k, k] = tt_best
+                                    pv_len[k] = k + 1
+                    if not hit:
+                        idx[k] = 0
+                        best[k] = -INF
+                        best_move[k] = -1
+                        lo0[k] = lo[k]
+                        if count == 1:
+                            moves[k, 0] = threat
+                            n_moves[k] = 1
+                            forced[k] = 1
+                            mode = _NEXT
+                        else:
+                            forced[k] = 0
+                            plies = 0
+                            interior = dep[k] > 0
+                            budget = params[P_TSS_INTERIOR] if interior else params[P_TSS_LEAF]
+                            if k > 0 and budget > 0 and hist[s, n - 2] > 0:
+                                threats = (params[P_THREATS_INTERIOR] if interior
+                                           else params[P_THREATS_LEAF])
+                                tss_stats[0] = 0
+                                plies = threat_search(
+                                    cells, counts, hist, cellk, line_cells, cell_lines,
+                                    cell_degree, n, s, keys[k], zob, threats, budget,
+                                    tss_keys, tss_depth, tss_path, tss_stats, tss_scratch,
+                                )
+                                stats[TSS_NODES] += tss_stats[0]
+                            tss_value = -INF
+                            if plies > 0:
+                                stats[TSS_WINS] += 1
+                                tss_value = WIN - (k + plies)
+                                for i in range(plies):
+                                    if k + i < frames:
+                                        pv[k, k + i] = tss_path[i]
+                                pv_len[k] = min(k + plies, frames)
+                                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot,
+                                       keys[k], tss_value + k, 0, LOWER, tss_path[0], use_tt)
+                            if plies == 0 and dep[k] <= 0 and ext[k] < params[P_EXTEND] and (
+                                hist[o, n - 2] > 0
+                            ):
+                                # a leaf where the opponent, were it to move, has a threat
+                                # win: search one more ply (every move) to meet it
+                                tss_stats[0] = 0
+                                if threat_search(
+                                    cells, counts, hist, cellk, line_cells, cell_lines,
+                                    cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
+                                    params[P_TSS_LEAF], tss_keys, tss_depth, tss_path,
+                                    tss_stats, tss_scratch,
+                                ) > 0:
+                                    dep[k] = 1
+                                    ext[k] += 1
+                                stats[TSS_NODES] += tss_stats[0]
+                            if plies > 0 and (dep[k] <= 0 or tss_value >= hi[k]):
+                                # a proved win: at least this good, so a cutoff (or at a
+                                # leaf, the value); otherwise the search looks for a faster one
+                                value = tss_value
+                            elif dep[k] <= 0:
+                                stats[EVALS] += 1
+                                value = _evaluate(s, cells, hist, cellk, n, ew, noise,
+                                                  salt, keys[k])
+                            else:
+                                count = 0
+                                if k == 0:
+                                    for i in range(root_moves.shape[0]):
+                                        moves[0, i] = root_moves[i]
+                                    count = root_moves.shape[0]
+                                else:
+                                    for c in range(size):
+                                        if cells[c] == 0:
+                                            moves[k, count] = c
+                                            sc = (
+                                                64 * cellk[s, n - 2, c]
+                                                + 24 * cellk[o, n - 2, c]
+                                                + history[s, c]
+                                            )
+                                            if n >= 3:
+                                                sc += (4 * cellk[s, n - 3, c]
+                                                       + 3 * cellk[o, n - 3, c])
+                                            if c == tt_best:
+                                                sc += 1 << 40
+                                            elif c == killers[k, 0]:
+                                                sc += 1 << 30
+                                            elif c == killers[k, 1]:
+                                                sc += 1 << 29
+                                            order[count] = sc
+                                            count += 1
+                                    _sort(moves[k], order, count)
+                                n_moves[k] = count
+                                mode = _NEXT
+                                if plies > 0:
+                                    best[k] = tss_value
+                                    best_move[k] = tss_path[0]
+                                    if tss_value > lo[k]:
+                                        lo[k] = tss_value
+        if mode == _NEXT:
+            s = to_move
+            if idx[k] >= n_moves[k]:
+                value = best[k]
+                flag = EXACT if best[k] > lo0[k] else UPPER
+                slot = np.int64(keys[k] & np.uint64(tmask))
+                if tt_keys[slot] != keys[k] and tt_keys[slot + 1] == keys[k]:
+                    slot += 1
+                v = value
+                if v > MATE_BOUND:
+                    v += k
+                elif v < -MATE_BOUND:
+                    v -= k
+                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, keys[k], v,
+                       dep[k], flag, best_move[k], use_tt)
+                mode = _UP
+            else:
+                c = moves[k, idx[k]]
+                idx[k] += 1
+                push(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+                keys[k + 1] = keys[k] ^ zob[s, c]
+                dep[k + 1] = dep[k] - (1 - forced[k])
+                ext[k + 1] = ext[k]
+                if idx[k] == 1 or hi[k] - lo[k] <= 1:
+                    lo[k + 1] = -hi[k]
+                    hi[k + 1] = -lo[k]
+                    probe[k] = 0
+                else:
+                    lo[k + 1] = -lo[k] - 1
+                    hi[k + 1] = -lo[k]
+                    probe[k] = 1
+                k += 1
+                to_move = 1 - to_move
+                mode = _ENTER
+                continue
+        # mode == _UP: frame k has finished with ``value``
+        if k == 0:
+            return value
+        k -= 1
+        to_move = 1 - to_move
+        s = to_move
+        c = moves[k, idx[k] - 1]
+        pop(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        if stats[ABORTED] != 0:
+            return 0
+        score = -value
+        if probe[k] == 1 and lo[k] < score < hi[k]:
+            probe[k] = 0  # the probe failed high: search it again with the full window
+            push(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+            lo[k + 1] = -hi[k]
+            hi[k + 1] = -lo[k]
+            k += 1
+            to_move = 1 - to_move
+            mode = _ENTER
+            continue
+        if k == 0:
+            root_scores[idx[0] - 1] = score
+        mode = _NEXT
+        if score > best[k]:
+            best[k] = score
+            best_move[k] = c
+            pv[k, k] = c
+            for i in range(k + 1, pv_len[k + 1]):
+                pv[k, i] = pv[k + 1, i]
+            pv_len[k] = max(pv_len[k + 1], k + 1)
+            if score > lo[k]:
+                lo[k] = score
+                if lo[k] >= hi[k]:
+                    if forced[k] == 0:
+                        if killers[k, 0] != c:
+                            killers[k, 1] = killers[k, 0]
+                            killers[k, 0] = c
+                        history[s, c] += dep[k] * dep[k]
+                    slot = np.int64(keys[k] & np.uint64(tmask))
+                    if tt_keys[slot] != keys[k] and tt_keys[slot + 1] == keys[k]:
+                        slot += 1
+                    v = score
+                    if v > MATE_BOUND:
+                        v += k
+                    elif v < -MATE_BOUND:
+                        v -= k
+                    _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, keys[k], v,
+                           dep[k], LOWER, c, use_tt)
+                    value = score
+                    mode = _UP
+
+
+@njit(cache=True, inline="always")
+def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, key, score, depth, flag,  # type: ignore[no-untyped-def]
+           move, use_tt):
+    """Store an entry in the two-slot bucket of ``slot``: over the same key, else over the
+    shallower of the two."""
+    if not use_tt:
+        return
+    base = slot & ~np.int64(1)
+    if tt_keys[base] == key:
+        slot = base
+    elif tt_keys[base + 1] == key:
+        slot = base + 1
+    elif tt_depth[base] <= tt_depth[base + 1]:
+        slot = base
+    else:
+        slot = base + 1
+    if tt_keys[slot] == key and tt_depth[slot] > depth and flag != EXACT and abs(score) < WIN - 200:
+        return  # keep a deeper result for the same position
+    tt_keys[slot] = key
+    tt_score[slot] = score
+    tt_depth[slot] = min(depth, 127)
+    tt_flag[slot] = flag
+    tt_move[slot] = move
+
+
+@njit(cache=True, inline="always")
+def _sort(moves, order, count):  # type: ignore[no-untyped-def]
+    """Insertion sort of ``moves[:count]`` by ``order`` descending."""
+    for i in range(1, count):
+        m = moves[i]
+        s = order[i]
+        j = i - 1
+        while j >= 0 and order[j] < s:
+            moves[j + 1] = moves[j]
+            order[j + 1] = order[j]
+            j -= 1
+        moves[j + 1] = m
+        order[j + 1] = s
+
+
+@dataclass
+class SearchParams:
+    """The master's knobs: threat-search budgets, evaluation weights and noise."""
+
+    tss_interior: int = 4000  # nodes of threat search at an interior node (0: none)
+    tss_leaf: int = 300  # nodes of threat search at a leaf (0: none)
+    threats_interior: int = MAX_THREATS
+    threats_leaf: int = 12
+    tss_root: int = 2_000_000  # nodes of threat search for the root before the main search
+    noise: int = 0  # amplitude of pseudo-random noise added to every evaluation
+    salt: int = 0
+    tt: bool = True
+    extensions: int = 2  # threat extensions on one path (see pvs)
+    weights: np.ndarray = field(default_factory=lambda: DEFAULT_EVAL.copy())
+
+    def array(self) -> np.ndarray:
+        out = np.zeros(PARAMS_SIZE, dtype=np.int64)
+        out[P_TSS_INTERIOR] = self.tss_interior
+        out[P_TSS_LEAF] = self.tss_leaf
+        out[P_THREATS_INTERIOR] = min(self.threats_interior, MAX_THREATS)
+        out[P_THREATS_LEAF] = min(self.threats_leaf, MAX_THREATS)
+        out[P_NOISE] = self.noise
+        out[P_SALT] = self.salt & (2**62 - 1)
+        out[P_USE_TT] = int(self.tt)
+        out[P_EXTEND] = self.extensions
+        return out
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One completed (or aborted) depth of the iterative deepening."""
+
+    depth: int
+    move: Cell
+    score: int
+    pv: tuple[Cell, ...]
+    complete: bool
+
+
+@dataclass
+class Thought:
+    """What :meth:`Master.think` found."""
+
+    move: Cell
+    score: int
+    depth: int
+    pv: tuple[Cell, ...]
+    nodes: int = 0
+    evaluations: int = 0
+    tss_nodes: int = 0
+    proved: bool = False  # score is a proved win or loss
+    elapsed: float = 0.0
+    iterations: list[Iteration] = field(default_factory=list)
+
+
+class Master:
+    """Iterative deepening over :func:`pvs` with a table kept between moves."""
+
+    def __init__(self, geometry: Geometry, tt_bits: int = 20, params: SearchParams | None = None):
+        self.geometry = geometry
+        self.tables = tables_for(geometry)
+        size = self.tables.size
+        self.params = params or SearchParams()
+        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
+        self.tt_score = np.zeros(1 << tt_bits, dtype=np.int32)
+        self.tt_depth = np.zeros(1 << tt_bits, dtype=np.int8)
+        self.tt_flag = np.zeros(1 << tt_bits, dtype=np.int8)
+        self.tt_move = np.zeros(1 << tt_bits, dtype=np.int8)
+        self.threat_table = ThreatTable()
+        self.scratch = make_scratch(size)
+        self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
+        self.history = np.zeros((2, size), dtype=np.int64)
+        self.killers = np.full((size + 2, 2), -1, dtype=np.int32)
+        self.zob = zobrist(size)
+
+    def clear(self) -> None:
+        """Forget everything learnt: tables, history and killers."""
+        for array in (self.tt_keys, self.tt_score, self.tt_depth, self.tt_flag, self.tt_move):
+            array[:] = 0
+        self.threat_table.clear()
+        self.history[:] = 0
+        self.killers[:] = -1
+
+    def root_threat_win(self, board: Board, budget: int) -> tuple[Cell, ...] | None:
+        """The shortest continuous-threat win for the side to move, deepening the number of
+        threats one at a time, within ``budget`` nodes in all."""
+        t = self.tables
+        pos = Position.from_board(board)
+        stats = np.zeros(1, dtype=np.int64)
+        self.last_tss_nodes = 0
+        for threats in range(1, MAX_THREATS + 1):
+            left = budget - int(stats[0])
+            if left <= 0:
+                break
+            plies = threat_search(
+                pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+                t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, threats, left,
+                self.threat_table.keys, self.threat_table.depth, self.path, stats,
+                self.scratch,
+            )
+            if plies > 0:
+                self.last_tss_nodes = int(stats[0])
+                return tuple(int(c) for c in self.path[:plies])
+            if 2 * threats > board.empty.bit_count():
+                break
+        self.last_tss_nodes = int(stats[0])
+        return None
+
+    def search_depth(
+        self, board: Board, depth: int, root_moves: list[Cell], alpha: int, beta: int,
+        deadline: float, stop: np.ndarray,
+    ) -> tuple[int, np.ndarray, tuple[Cell, ...], np.ndarray]:
+        """One iteration: ``(value, root scores, pv, stats)``."""
+        t = self.tables
+        pos = Position.from_board(board)
+        moves = np.array(root_moves, dtype=np.int32)
+        scores = np.zeros(len(moves), dtype=np.int64)
+        stats = np.zeros(STATS_SIZE, dtype=np.int64)
+        frames = t.size + 2
+        pv = np.zeros((frames, frames), dtype=np.int32)
+        pv_len = np.zeros(frames, dtype=np.int32)
+        value = pvs(
+            pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+            t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, depth, alpha, beta,
+            moves, scores, self.tt_keys, self.tt_score, self.tt_depth, self.tt_flag,
+            self.tt_move, self.threat_table.keys, self.threat_table.depth, self.scratch,
+            self.path, self.history, self.killers, self.params.array(),
+            self.params.weights, deadline, stop, stats, pv, pv_len,
+        )
+        line = tuple(int(c) for c in pv[0, : pv_len[0]])
+        return int(value), scores, line, stats
+
+    def think(
+        self,
+        board: Board,
+        *,
+        deadline: float = 0.0,
+        max_depth: int = 64,
+        stop: np.ndarray | None = None,
+        root_moves: list[Cell] | None = None,
+    ) -> Thought:
+        """The best move found by ``deadline`` (a ``time.perf_counter`` value; 0: none) or
+        at ``max_depth``. ``root_moves`` fixes the moves considered (e.g. one per symmetry
+        class) in a preferred order."""
+        started = time.perf_counter()
+        stop = stop if stop is not None else np.zeros(1, dtype=np.int8)
+        moves = list(root_moves if root_moves is not None else board.legal_moves)
+        empties = board.empty.bit_count()
+        max_depth = max(1, min(max_depth, empties))
+        self.history //= 8
+        self.killers[:] = -1
+        thought = Thought(move=moves[0], score=0, depth=0, pv=(moves[0],))
+        win = self.root_threat_win(board, self.params.tss_root) if self.params.tss_root else None
+        thought.tss_nodes += self.last_tss_nodes if self.params.tss_root else 0
+        if win is not None:
+            thought.move, thought.pv = win[0], win
+            thought.score, thought.proved = WIN - len(win), True
+            if len(win) <= 3:
+                thought.elapsed = time.perf_counter() - started
+                return thought
+            # look briefly for a faster win with quiet moves than the threat sequence
+            max_depth = min(max_depth, len(win) - 2)
+            left = (deadline - started) if deadline else 2.0
+            deadline = started + 0.1 * left
+        previous = None
+        for depth in range(1, max_depth + 1):
+            alpha, beta = -INF, INF
+            if previous is not None and abs(previous) < MATE_BOUND and depth >= 4:
+                alpha, beta = previous - 40, previous + 40
+            while True:
+                value, scores, line, stats = self.search_depth(
+                    board, depth, moves, alpha, beta, deadline, stop
+                )
+                thought.nodes += int(stats[NODES])
+                thought.evaluations += int(stats[EVALS])
+                thought.tss_nodes += int(stats[TSS_NODES])
+                aborted = bool(stats[ABORTED])
+                if aborted or alpha < value < beta or (alpha == -INF and beta == INF):
+                    break
+                alpha, beta = -INF, INF  # the aspiration window failed: search again
+            if aborted:
+                # a move that beat the previous best in the unfinished iteration is taken
+                done = [i for i in range(len(moves)) if scores[i] > -INF - 1]
+                if done and done[0] == 0:
+                    i_best = max(done, key=lambda i: scores[i])
+                    if i_best > 0 and scores[i_best] > scores[0]:
+                        thought.move, thought.score = moves[i_best], int(scores[i_best])
+                        thought.pv = (moves[i_best],)
+                        thought.iterations.append(
+                            Iteration(depth, moves[i_best], int(scores[i_best]), thought.pv,
+                                      False)
+                        )
+                break
+            best_move = line[0] if line else moves[0]
+            thought.move, thought.score, thought.pv, thought.depth = best_move, value, line, depth
+            thought.iterations.append(Iteration(depth, best_move, value, line, True))
+            previous = value
+            if best_move in moves:
+                moves.remove(best_move)
+            moves.insert(0, best_move)
+            if abs(value) > MATE_BOUND:
+                thought.proved = True
+                if WIN - abs(value) <= depth + 1:
+                    break  # a full-width search this deep sees every faster end
+            if deadline and time.perf_counter() > started + (deadline - started) * 0.55:
+                break  # the next iteration would not finish in time
+        if win is not None and thought.score < WIN - len(win):
+            thought.move, thought.pv = win[0], win
+            thought.score, thought.proved = WIN - len(win), True
+        thought.elapsed = time.perf_counter() - started
+        return thought
+
+
+def mate_plies(score: int) -> int | None:
+    """Plies to the end for a proved win (positive score) or loss (negative); else None."""
+    if abs(score) > MATE_BOUND:
+        return WIN - abs(score)
+    return None
+
+
+def warm_up() -> float:
+    """Compile (or load from cache) the master's kernels; returns the seconds it took."""
+    started = time.perf_counter()
+    master = Master(Board("3x3").geometry, tt_bits=8)
+    master.think(Board("3x3", [4]), max_depth=2)
+    master.think(Board("3x3", [4, 0]), max_depth=2)
+    return time.perf_counter() - started
+
+
+__all__ = ["Master", "SearchParams", "Thought", "mate_plies", "warm_up", "completion", "pop"]

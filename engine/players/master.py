@@ -1,0 +1,163 @@
+"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`).
+
+With its default options it plays as strongly as we can make it within the time it is given.
+Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
+noise on the evaluation and a share of careless moves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from engine.board import Board
+from engine.geometry import Cell, Geometry
+from engine.master import Master, SearchParams, Thought, mate_plies
+from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
+
+SAFETY = 0.02  # seconds kept back from a time limit for the answer to travel
+SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetry
+
+
+def parse_seconds(low: float, high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = float(text)
+        if not low <= value <= high:
+            raise ValueError(f"must be {low:g}-{high:g} seconds")
+        return value
+
+    return parse
+
+
+class MasterPlayer(Player):
+    """Iterative-deepening PVS with a transposition table and threat-space search.
+
+    It answers with a proved result (``Decision.forced``) whenever the search proved one: a
+    continuous-threat win, or a mate score of the full-width search.
+    """
+
+    name = "master"
+    summary = "threat-space search + PVS alpha-beta with a transposition table; proves wins"
+    options = {
+        "depth": Option(parse_int(1, 64), 64, "maximum depth of the main search"),
+        "time": Option(parse_seconds(0.01, 3600.0), 1.0, "seconds a move if the limit has none"),
+        "tss": Option(parse_bool, True, "threat-space search on/off"),
+        "noise": Option(parse_int(0, 1_000_000), 0, "noise amplitude on the evaluation"),
+        "careless": Option(parse_int(0, 100), 0, "percent of moves played at random"),
+        "leaf": Option(parse_int(0, 1_000_000), 300, "threat-search nodes at a leaf"),
+        "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
+    }
+
+    def __init__(self, seed: int = 0, **settings: object) -> None:
+        super().__init__(seed, **settings)
+        self._masters: dict[str, Master] = {}
+
+    def master(self, geometry: Geometry) -> Master:
+        """The search (and its tables, kept between moves) for one board."""
+        found = self._masters.get(geometry.name)
+        if found is None:
+            params = SearchParams(
+                noise=int(self.settings["noise"]), salt=self.seed,
+                tss_leaf=int(self.settings["leaf"]), tss_interior=int(self.settings["inner"]),
+            )
+            if not self.settings["tss"]:
+                params.tss_interior = params.tss_leaf = params.tss_root = 0
+            found = Master(geometry, params=params)
+            self._masters[geometry.name] = found
+        return found
+
+    def _decide(self, board: Board, limit: Limit) -> Decision:
+        started = time.perf_counter()
+        rng = self.rng(board)
+        moves = board.legal_moves
+        forced_moves = _forced_moves(board)
+        if forced_moves is not None:
+            moves = forced_moves
+        elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
+            return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
+        seconds = limit.time
+        if seconds is None and limit.depth is None:
+            seconds = float(self.settings["time"])
+        deadline = started + max(seconds - SAFETY, 0.001) if seconds else 0.0
+        depth = min(limit.depth or 64, int(self.settings["depth"]))
+        if forced_moves is None:
+            moves = root_moves(board, rng.random())
+        master = self.master(board.geometry)
+        thought = master.think(
+            board, deadline=deadline, max_depth=depth, stop=limit.stop, root_moves=moves
+        )
+        return _decision(thought, time.perf_counter() - started)
+
+
+def _decision(thought: Thought, elapsed: float) -> Decision:
+    forced = None
+    plies = mate_plies(thought.score)
+    if thought.proved and plies is not None:
+        forced = Forced("win" if thought.score > 0 else "loss", plies)
+    return Decision(
+        move=thought.move,
+        score=thought.score,
+        depth=thought.depth,
+        nodes=thought.nodes + thought.tss_nodes,
+        evaluations=thought.evaluations,
+        pv=thought.pv,
+        elapsed=elapsed,
+        forced=forced,
+    )
+
+
+def _forced_moves(board: Board) -> list[Cell] | None:
+    """The only moves worth searching when a line is one stone from done: the wins, or the
+    block of the opponent's single win cell; None when the position is not forcing."""
+    mine = _win_cells(board, board.turn)
+    if mine:
+        return mine
+    theirs = _win_cells(board, board.turn ^ 1)
+    return theirs if len(theirs) == 1 else None
+
+
+def _win_cells(board: Board, side: int) -> list[Cell]:
+    g = board.geometry
+    me, them = board.stones[side], board.stones[side ^ 1]
+    return sorted({
+        (m & ~me).bit_length() - 1 for m in g.line_masks
+        if not m & them and (m & ~me).bit_count() == 1
+    })
+
+
+def root_moves(board: Board, shuffle: float) -> list[Cell]:
+    """The legal moves, one per class of moves equivalent under the symmetries that fix the
+    position (early in the game), in a seeded order."""
+    moves = board.legal_moves
+    if board.ply < SYMMETRY_PLIES:
+        g = board.geometry
+        x, o = board.stones
+        fixing = [s for s in g.symmetries if g.transform(x, s) == x and g.transform(o, s) == o]
+        if len(fixing) > 1:
+            seen: set[Cell] = set()
+            kept = []
+            for cell in moves:
+                if cell not in seen:
+                    kept.append(cell)
+                    seen.update(s[cell] for s in fixing)
+            moves = kept
+    rotation = int(shuffle * len(moves))
+    moves = moves[rotation:] + moves[:rotation]
+    return sorted(moves, key=lambda c: -_cell_value(board, c))
+
+
+def _cell_value(board: Board, cell: Cell) -> int:
+    """Lines through ``cell`` still open to either side, weighted by their stones."""
+    g = board.geometry
+    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
+    value = 0
+    for index in g.lines_through[cell]:
+        mask = g.line_masks[index]
+        if not mask & them:
+            value += 4 ** (mask & me).bit_count()
+        if not mask & me:
+            value += 3 ** (mask & them).bit_count()
+    return value
+
+
+__all__ = ["MasterPlayer", "root_moves"]

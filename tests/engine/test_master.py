@@ -1,0 +1,170 @@
+"""The master: proved results checked by the separate solver, the forced-win suite, time
+control, and the ladder of levels."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import Board, parse_cell
+from engine.master import MATE_BOUND, WIN, Master, SearchParams
+from engine.players import Limit, make_player, player_names
+
+HERE = Path(__file__).with_name("forced_wins")
+_spec = importlib.util.spec_from_file_location("forced_wins_solver", HERE / "solver.py")
+assert _spec is not None and _spec.loader is not None
+solver_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(solver_module)
+Solver = solver_module.Solver
+SUITE = json.loads((HERE / "suite.json").read_text())
+
+
+def game_positions(count: int, seed: int, spec_x: str = "wood", spec_o: str = "freeness"
+                   ) -> list[Board]:
+    """Positions from games of two cheap players, a few random moves mixed in."""
+    rng = random.Random(seed)
+    out: list[Board] = []
+    game = 0
+    while len(out) < count:
+        players = (make_player(spec_x, seed + game), make_player(spec_o, seed + game + 1))
+        board = Board("4x4x4")
+        while board.outcome() is None and len(out) < count:
+            if board.ply >= 8 and rng.random() < 0.3:
+                out.append(board.copy())
+            move = (rng.choice(board.legal_moves) if rng.random() < 0.2
+                    else players[board.turn].decide(board).move)
+            board.push(move)
+        game += 1
+    return out
+
+
+def test_master_and_the_levels_are_registered() -> None:
+    names = set(player_names())
+    assert "master" in names
+    assert {f"level{i}" for i in range(1, 9)} <= names
+    assert make_player("level8").spec == "master"
+
+
+@pytest.mark.parametrize("entry", SUITE, ids=lambda e: f"{e['plies']}-{e['moves'][-8:]}")
+def test_master_finds_a_winning_move_in_the_forced_win_suite(entry: dict) -> None:
+    board = Board.from_notation("4x4x4", entry["moves"])
+    decision = make_player("master").decide(board, Limit(time=1.0))
+    winning = {parse_cell(c, board.geometry) for c in entry["winning"]}
+    assert decision.forced is not None and decision.forced.result == "win"
+    if decision.move not in winning:  # a slower win: check it with the solver
+        solver = Solver("4x4x4")
+        mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
+        assert solver.move_wins(mine, theirs, decision.move, decision.forced.plies)
+
+
+def test_proved_results_agree_with_the_solver() -> None:
+    solver = Solver("4x4x4")
+    master = make_player("master")
+    claims = 0
+    for board in game_positions(40, seed=5):
+        mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
+        decision = master.decide(board, Limit(depth=3))
+        shortest = solver.shortest_win(mine, theirs, 5)
+        if shortest is not None and shortest <= 3:
+            assert decision.forced is not None and decision.forced.result == "win"
+        forced = decision.forced
+        if forced is None:
+            continue
+        claims += 1
+        if forced.result == "win":
+            assert solver.move_wins(mine, theirs, decision.move, forced.plies) or (
+                forced.plies == 1 and board.copy().is_legal(decision.move)
+            ), board.notation()
+        elif forced.plies <= 6:
+            # every move loses: the opponent wins within the plies left after it
+            for move in board.legal_moves:
+                after = mine | 1 << move
+                assert solver.wins_within(theirs, after, forced.plies - 1), board.notation()
+    assert claims >= 10
+
+
+@pytest.mark.parametrize("name", ["3x3", "4x4", "3x3x3"])
+def test_full_width_search_without_threats_proves_only_true_results(name: str) -> None:
+    solver = Solver(name)
+    rng = random.Random(len(name))
+    g = Board(name).geometry
+    master = Master(g, tt_bits=12, params=SearchParams(tss_interior=0, tss_leaf=0, tss_root=0))
+    for _ in range(25):
+        board = Board(name)
+        for _ in range(rng.randrange(1, g.size // 2)):
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is not None:
+                board.pop()
+                break
+        mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
+        thought = master.think(board, max_depth=5)
+        if thought.proved and thought.score > MATE_BOUND:
+            assert solver.wins_within(mine, theirs, WIN - thought.score), board.notation()
+        elif solver.wins_within(mine, theirs, 5):
+            assert thought.proved and thought.score > MATE_BOUND, board.notation()
+
+
+def test_a_double_threat_against_it_is_a_proved_loss() -> None:
+    # X has two win cells on level 1 (1d1 and 1a4); O to move cannot block both
+    board = Board.from_notation("4x4x4", "1a1 4d4 1b1 2c3 1c1 3b1 1a2 4a2 1a3")
+    decision = make_player("master").decide(board, Limit(time=0.5))
+    assert decision.forced is not None and decision.forced.result == "loss"
+    assert decision.forced.plies == 2
+
+
+def test_it_takes_wins_and_blocks() -> None:
+    master = make_player("master")
+    board = Board.from_notation("4x4x4", "1a1 4d4 1b1 2c3 1c1")  # O must block 1d1
+    assert master.decide(board, Limit(time=0.3)).move == board.geometry.cell_at([3, 0, 0])
+    board.push(board.geometry.cell_at([0, 3, 3]))  # O elsewhere: X completes the row
+    decision = master.decide(board, Limit(time=0.3))
+    assert decision.move == board.geometry.cell_at([3, 0, 0])
+    assert decision.forced is not None and decision.forced.plies == 1
+
+
+def test_time_limit_and_stop_flag_are_kept() -> None:
+    board = Board.from_notation("4x4x4", "1a1 2b2 1d4")
+    player = make_player("master")
+    player.decide(Board("4x4x4"), Limit(depth=1))  # compile outside the timing
+    decision = player.decide(board, Limit(time=0.3))
+    assert decision.elapsed < 0.3 + 0.05
+    assert decision.depth >= 2 and decision.move in board.legal_moves
+    stop = np.ones(1, dtype=np.int8)
+    decision = make_player("master").decide(board, Limit(time=30, stop=stop))
+    assert decision.elapsed < 0.5 and decision.move in board.legal_moves
+
+
+def test_same_seed_same_move() -> None:
+    board = Board.from_notation("4x4x4", "1a1 2b2")
+    moves = {make_player("master", seed=3).decide(board, Limit(depth=3)).move for _ in range(2)}
+    assert len(moves) == 1
+
+
+@pytest.mark.parametrize("level", range(1, 9))
+def test_levels_play_legal_games_to_the_end(level: int) -> None:
+    player = make_player(f"level{level}", seed=level)
+    opponent = make_player("wood", seed=level)
+    board = Board("4x4x4")
+    limit = Limit(time=0.05)
+    while board.outcome() is None:
+        mover = player if board.turn == level % 2 else opponent
+        move = mover.decide(board, limit).move
+        assert move in board.legal_moves
+        board.push(move)
+
+
+def test_master_beats_the_seed_players_at_a_shallow_depth() -> None:
+    for spec in ("wood", "bogenschutz:depth=2"):
+        for master_side in (0, 1):
+            board = Board("4x4x4")
+            players = [make_player(spec, seed=1), make_player(spec, seed=1)]
+            players[master_side] = make_player("master", seed=1)
+            while board.outcome() is None:
+                board.push(players[board.turn].decide(board, Limit(depth=4)).move)
+            outcome = board.outcome()
+            assert outcome is not None and outcome.winner == master_side, (spec, master_side)

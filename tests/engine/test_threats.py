@@ -1,0 +1,146 @@
+"""Threat-space search against the separate exhaustive solver, and its position arrays."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import Board
+from engine.kernel import tables_for
+from engine.threats import Position, pop, push, threat_win
+
+_spec = importlib.util.spec_from_file_location(
+    "forced_wins_solver", Path(__file__).with_name("forced_wins") / "solver.py"
+)
+assert _spec is not None and _spec.loader is not None
+solver_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(solver_module)
+Solver = solver_module.Solver
+
+
+def random_positions(name: str, count: int, seed: int, plies: tuple[int, int]) -> list[Board]:
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = Board(name)
+        for _ in range(rng.randrange(*plies)):
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is not None:
+                break
+        if board.outcome() is None:
+            out.append(board)
+    return out
+
+
+def direct_cellk(board: Board) -> np.ndarray:
+    g = board.geometry
+    out = np.zeros((2, g.n, g.size), dtype=np.int8)
+    for side in (0, 1):
+        mine, theirs = board.stones[side], board.stones[1 - side]
+        for mask, line in zip(g.line_masks, g.lines, strict=True):
+            k = (mask & mine).bit_count()
+            if not mask & theirs and k < g.n:
+                for cell in line:
+                    out[side, k, cell] += 1
+    return out
+
+
+@pytest.mark.parametrize("name", ["4x4x4", "3x3x3", "4x4", "5x5x5"])
+def test_position_arrays_match_a_direct_count_after_push_and_pop(name: str) -> None:
+    for board in random_positions(name, 5, seed=len(name), plies=(0, 20)):
+        pos = Position.from_board(board)
+        assert (pos.cellk == direct_cellk(board)).all()
+        t = tables_for(board.geometry)
+        before = (pos.cells.copy(), pos.counts.copy(), pos.hist.copy(), pos.cellk.copy())
+        for cell in board.legal_moves[:6]:
+            push(cell, pos.side, pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells,
+                 t.cell_lines, t.cell_degree, t.n)
+            if board.is_legal(cell):
+                board.push(cell)
+                if board.winning_line is None:
+                    assert (pos.cellk == direct_cellk(board)).all()
+                board.pop()
+            pop(cell, pos.side, pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells,
+                t.cell_lines, t.cell_degree, t.n)
+        after = (pos.cells, pos.counts, pos.hist, pos.cellk)
+        assert all((a == b).all() for a, b in zip(before, after, strict=True))
+
+
+def replay_is_forced(board: Board, path: tuple[int, ...]) -> None:
+    """Each defender move of ``path`` is the block of the attacker's only win cell, and the
+    attacker completes a line with the last move."""
+    board = board.copy()
+    g = board.geometry
+    attacker = board.turn
+    for i, cell in enumerate(path):
+        board.push(cell)
+        if i == len(path) - 1:
+            assert board.winning_line is not None
+        elif board.turn != attacker:
+            wins = {
+                (m & ~board.stones[attacker]).bit_length() - 1 for m in g.line_masks
+                if not m & board.stones[1 - attacker]
+                and (m & ~board.stones[attacker]).bit_count() == 1
+            }
+            assert path[i + 1] in wins or len(wins) >= 2
+
+
+@pytest.mark.parametrize(("name", "plies", "least"), [("4x4x4", (6, 30), 10),
+                                                      ("3x3x3", (2, 8), 10), ("4x4", (3, 9), 3)])
+def test_every_threat_win_is_proved_by_the_solver(
+    name: str, plies: tuple[int, int], least: int
+) -> None:
+    solver = Solver(name)
+    wins = 0
+    for board in random_positions(name, 80, seed=7, plies=plies):
+        path = threat_win(board)
+        me, them = board.stones[board.turn], board.stones[1 - board.turn]
+        if path is None:
+            # every win within 3 plies is a double threat: the threat search sees them all
+            assert not solver.wins_within(me, them, 3), board.notation()
+            continue
+        wins += 1
+        assert len(path) % 2 == 1
+        replay_is_forced(board, path)
+        assert solver.wins_within(me, them, len(path)), (board.notation(), path)
+    assert wins >= least
+
+
+def test_threat_search_for_the_side_not_to_move_is_a_threat_to_meet() -> None:
+    # X holds 1a1 1b1 1c1 and 1a2 1a3: two lines one stone from done; O (to move) has
+    # nothing. For X, as if X were to move, the search reports the completion.
+    board = Board.from_notation("4x4x4", "1a1 4d4 1b1 2c3 1c1 3b1 1a2 4a2 1a3")
+    g = board.geometry
+    assert board.turn == 1
+    path = threat_win(board, side=0)
+    assert path is not None and len(path) == 1
+    assert path[0] in {g.cell_at([3, 0, 0]), g.cell_at([0, 3, 0])}
+    assert threat_win(board) is None
+
+
+def test_a_counter_threat_from_a_forced_block_must_be_answered() -> None:
+    checked = 0
+    for board in random_positions("4x4x4", 200, seed=11, plies=(10, 26)):
+        path = threat_win(board)
+        if path is None or len(path) < 5:
+            continue
+        # when a forced block made a three for the defender, the attacker's next move is
+        # its block: the path must never leave a defender's win cell open on its turn
+        replay = board.copy()
+        attacker = replay.turn
+        g = replay.geometry
+        for i, cell in enumerate(path[:-1]):
+            replay.push(cell)
+            if replay.turn == attacker and i + 1 < len(path) - 1:
+                defender_wins = {
+                    (m & ~replay.stones[1 - attacker]).bit_length() - 1 for m in g.line_masks
+                    if not m & replay.stones[attacker]
+                    and (m & ~replay.stones[1 - attacker]).bit_count() == 1
+                }
+                assert defender_wins <= {path[i + 1]}
+                checked += bool(defender_wins)
+    assert checked >= 1
