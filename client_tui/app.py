@@ -47,6 +47,7 @@ from client_tui.screens.dialogs import GameOptions, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
+from client_tui.text import visible
 from client_tui.tokens import TokenStore
 from server.protocol import (
     AIThinking,
@@ -241,14 +242,14 @@ class QubicApp(App[None]):
         elif isinstance(event, Dropped):
             self._set_state(f"connection lost: reconnecting in {event.retry_in:.0f}s")
             self.notify(f"Connection lost ({event.reason}). Reconnecting…",
-                        severity="warning", timeout=4)
+                        severity="warning", timeout=4, markup=False)
         elif isinstance(event, Unreachable):
             self._back_to_connect(event.reason.capitalize())
         elif isinstance(event, Refused):
             self._refused(event)
 
     def _set_state(self, text: str) -> None:
-        self.sub_title = f"{self.session.name} · {text}"
+        self.sub_title = visible(f"{self.session.name} · {text}")
         if isinstance(self.screen, GameScreen):
             self.screen.sub_title = self.sub_title
 
@@ -264,13 +265,14 @@ class QubicApp(App[None]):
             for game_id, model in self.games.items():
                 self.send(Watch(game=game_id, since=model.version))
         else:
-            self._show_lobby()
+            self.show_lobby()
             for game_id in welcome.games:
                 self.send(Watch(game=game_id))
         if self.lobby_screen is not None:
             self.lobby_screen.refresh_lobby()
 
-    def _show_lobby(self) -> None:
+    def show_lobby(self) -> None:
+        """Show the lobby screen (made once), above the connect screen."""
         if self.lobby_screen is None:
             base = None if self.server_url is None else http_base(self.server_url)
             if self.embedded is not None:
@@ -355,8 +357,8 @@ class QubicApp(App[None]):
             self.games.pop(request.game, None)
         if error.code == "not_queued":
             self.session.queued = None
-        self.notify(error.message, title=error.code.replace("_", " "), severity="error",
-                    timeout=5)
+        self.notify(visible(error.message), title=visible(error.code.replace("_", " ")),
+                    severity="error", timeout=5, markup=False)
 
     def _game_state(self, state: GameState, now: float) -> None:
         model = GameModel.from_state(state, now)
@@ -382,8 +384,9 @@ class QubicApp(App[None]):
                 self.games.pop(shown.id, None)
                 self.switch_screen(GameScreen(model, self.clock))
             else:
-                self.notify(f"Another game is waiting: {model.seat('x').name} vs "
-                            f"{model.seat('o').name}. Open it from the lobby.", timeout=6)
+                self.notify(visible(f"Another game is waiting: {model.seat('x').name} vs "
+                                    f"{model.seat('o').name}. Open it from the lobby."),
+                            timeout=6, markup=False)
             return
         self.push_screen(GameScreen(model, self.clock))
 
@@ -405,7 +408,7 @@ class QubicApp(App[None]):
         if screen is None or screen is not self.screen:
             return
         if isinstance(event, GameEnd):
-            self.notify(describe_end(model), title="Game over", timeout=6)
+            self.notify(describe_end(model), title="Game over", timeout=6, markup=False)
         elif isinstance(event, Offer) and model.you is not None and event.by == other(model.you):
             if event.kind == "draw":
                 self.notify("Your opponent offers a draw: o accepts, n declines.", timeout=6)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from client_tui.text import visible
 from engine import Board, Cell, format_cell
 from server.protocol import (
     AIThinking,
@@ -279,7 +280,7 @@ def describe_end(model: GameModel) -> str:
     elif end.winner is None:
         head = "Draw"
     else:
-        winner = model.seat(end.winner).name
+        winner = visible(model.seat(end.winner).name)
         head = f"{end.winner.upper()} ({winner}) wins" if model.you is None else (
             "You win" if end.winner == model.you else "You lose"
         )
@@ -327,8 +328,8 @@ def parse_clock_spec(text: str) -> ClockSpec | None:
     except ValueError:
         raise ValueError(f"{text!r} is not a clock: write minutes+seconds like 5+3") from None
     try:
-        return ClockSpec(initial=initial, increment=inc)
-    except Exception as error:  # ProtocolError (0+0) or out of bounds
+        return msgspec.convert({"initial": initial, "increment": inc}, ClockSpec)
+    except msgspec.ValidationError as error:  # out of bounds, or 0+0
         raise ValueError(f"{text!r} is not a clock: {error}") from None
 
 

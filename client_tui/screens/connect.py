@@ -38,7 +38,7 @@ class ConnectScreen(Screen[None]):
                         max_length=24, id="name")
             yield Button("Connect", variant="primary", id="connect-button")
             yield Static("", id="connect-status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self._ready = True

@@ -13,6 +13,7 @@ from textual.widgets import Footer, Header, Input
 from client_tui.messages import LeaveGame, Outgoing
 from client_tui.model import GameModel, other, threats
 from client_tui.screens.dialogs import ConfirmDialog
+from client_tui.text import visible
 from client_tui.widgets.board import BoardView, BoardWidget
 from client_tui.widgets.chat import ChatPanel
 from client_tui.widgets.game_info import GameInfo
@@ -69,7 +70,7 @@ class GameScreen(Screen[None]):
                 yield GameInfo(id="game-info")
                 yield MoveList(id="moves")
             yield ChatPanel(id="chat")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self._ready = True
@@ -104,7 +105,7 @@ class GameScreen(Screen[None]):
         if self._pending_ply is not None and model.ply != self._pending_ply:
             self._pending_ply = None
         x, o = model.seat("x"), model.seat("o")
-        self.title = f"{x.name} vs {o.name}"
+        self.title = visible(f"{x.name} vs {o.name}")
         self.sub_title = self.app.sub_title
         self.query_one(BoardWidget).view = self._board_view()
         self.query_one(GameInfo).show(model, self.now())
@@ -151,6 +152,7 @@ class GameScreen(Screen[None]):
     def on_chat_panel_said(self, event: ChatPanel.Said) -> None:
         event.stop()
         self.post_message(Outgoing(Chat(game=self.model.id, text=event.text)))
+        self.query_one(BoardWidget).focus()  # back to playing; / opens the chat again
 
     def on_key(self, event: object) -> None:
         key = getattr(event, "key", None)

@@ -70,7 +70,7 @@ class LobbyScreen(Screen[None]):
             with Vertical(id="lobby-right"):
                 yield Label("Leaderboard", classes="section-title")
                 yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self._ready = True

@@ -1,0 +1,50 @@
+"""Fixed server messages that put the client in a known state (for snapshots and safety)."""
+
+from __future__ import annotations
+
+from engine import parse_moves, variant
+from server.protocol import (
+    ChatLine,
+    Clocks,
+    ClockSpec,
+    GameState,
+    GameSummary,
+    Lobby,
+    SeatInfo,
+    SeekInfo,
+)
+
+
+def lobby(name: str = "bob") -> Lobby:
+    """Three open seeks and two live games."""
+    return Lobby(
+        seeks=[
+            SeekInfo(id="s1", name=name, rating=1612, variant="4x4x4",
+                     clock=ClockSpec(initial=300, increment=5), rated=True, colour="random"),
+            SeekInfo(id="s2", name="cat", rating=1480, variant="3x3x3", clock=None, rated=False,
+                     colour="x"),
+            SeekInfo(id="s3", name="dan", rating=1733, variant="4x4",
+                     clock=ClockSpec(initial=60, increment=1), rated=True, colour="o"),
+        ],
+        games=[
+            GameSummary(id="g7", variant="4x4x4", clock=None, rated=False, x="eve",
+                        o="Computer (level 5)", ply=12),
+            GameSummary(id="g8", variant="3x3x3", clock=ClockSpec(initial=180, increment=2),
+                        rated=True, x="fay", o="gus", ply=5),
+        ],
+        online=7,
+    )
+
+
+def game(x: str = "ann", o: str = "bob", chat: tuple[str, ...] = ("good luck", "you too")
+         ) -> GameState:
+    """ann (X) against bob (O, to move) in a timed 4x4x4 game, nine moves in."""
+    moves = parse_moves("2b2 2c3 1a1 3c3 4d4 1d1 2b3 3b2 1c1", variant("4x4x4"))
+    return GameState(
+        id="g1", variant="4x4x4", clock=ClockSpec(initial=300, increment=5), rated=True,
+        seats=[SeatInfo(name=x, rating=1500), SeatInfo(name=o, rating=1612)],
+        moves=moves, clocks=Clocks(x=241_300, o=187_900, running="o"), status="playing",
+        version=11, you="x",
+        chat=[ChatLine(game="g1", name=[x, o][i % 2], side="xo"[i % 2], text=text, version=i)
+              for i, text in enumerate(chat, start=1)],
+    )

@@ -1,0 +1,241 @@
+"""The client driven by Pilot against a real server: the computer, people, drops, safety."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+from textual.widgets import RichLog, Static
+from tui_helpers import client, running_server, until
+
+from client_tui.app import QubicApp
+from client_tui.embedded import server_key
+from client_tui.model import GameModel, threats
+from client_tui.screens.connect import ConnectScreen
+from client_tui.screens.dialogs import CodeDialog, ConfirmDialog, GameOptions, NoticeDialog
+from client_tui.screens.game import GameScreen
+from client_tui.screens.help import HelpScreen
+from client_tui.screens.lobby import LobbyScreen
+from client_tui.widgets.board import BoardWidget
+from client_tui.widgets.game_info import GameInfo
+from engine import O, X, format_cell, parse_cell
+from server.app import RunningServer
+
+SIZE = (100, 30)
+
+
+@pytest_asyncio.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    async with running_server(tmp_path) as running:
+        yield running
+
+
+def game_of(app: QubicApp) -> GameModel:
+    screen = app.screen
+    assert isinstance(screen, GameScreen), screen
+    return screen.model
+
+
+async def start_computer_game(app: QubicApp, pilot, colour: str = "x") -> GameModel:  # noqa: ANN001
+    await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+    assert app.lobby_screen is not None
+    app.lobby_screen.computer = GameOptions(level=1, colour=colour)  # type: ignore[arg-type]
+    await pilot.press("c")
+    await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game screen")
+    return game_of(app)
+
+
+async def test_offline_play_starts_the_embedded_server(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "qubic.db"
+    app = client(None, "ann", tmp_path, db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        model = await start_computer_game(app, pilot)
+        assert model.against_computer and model.you == "x" and model.my_turn
+        assert app.embedded is not None and app.sub_title.endswith("offline")
+    assert app.embedded is None  # stopped on exit
+    assert db.exists()
+    assert app.tokens.token(server_key(db), "ann") is not None  # the same player next time
+
+
+async def test_moves_by_arrow_keys_a_typed_cell_and_a_click(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        model = await start_computer_game(app, pilot)
+        board = app.screen.query_one(BoardWidget)
+        assert board.has_focus and format_cell(board.cursor, model.board.geometry) == "2b2"
+        await pilot.press("right", "up", "right_square_bracket", "enter")  # 2b2 -> 3c3
+        await until(pilot, lambda: game_of(app).ply >= 2, "our move and the reply")
+        assert game_of(app).board.moves[0] == parse_cell("3c3", model.board.geometry)
+
+        typed = _free_cell(game_of(app), prefer=0)
+        await pilot.press(*format_cell(typed, model.board.geometry), "enter")
+        await until(pilot, lambda: game_of(app).ply >= 4, "the typed move and the reply")
+        assert game_of(app).board.moves[2] == typed
+
+        clicked = _free_cell(game_of(app), prefer=63)
+        x, y = board.cell_offset(clicked)
+        assert await pilot.click(BoardWidget, offset=(x, y))
+        await until(pilot, lambda: game_of(app).ply >= 6, "the clicked move and the reply")
+        assert game_of(app).board.moves[4] == clicked
+
+
+async def test_a_game_against_the_computer_to_its_end(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_computer_game(app, pilot)
+        await pilot.press("t")  # show threats: the board marks them
+        for _ in range(40):
+            model = game_of(app)
+            if model.over:
+                break
+            await until(pilot, lambda: game_of(app).my_turn or game_of(app).over, "our turn")
+            model = game_of(app)
+            if model.over:
+                break
+            ply = model.ply
+            cell = _good_move(model)
+            await pilot.press(*format_cell(cell, model.board.geometry), "enter")
+            await until(pilot, lambda p=ply: game_of(app).ply > p, "our move to land")
+        model = game_of(app)
+        await until(pilot, lambda: game_of(app).over, "the end")
+        model = game_of(app)
+        assert model.end is not None and model.end.reason in ("line", "full", "dead")
+        status = app.screen.query_one(GameInfo).render().plain
+        assert model.end.result in status
+        # finished games can be stepped through
+        await pilot.press("comma", "comma")
+        assert model.shown_ply == model.ply - 2 and model.reviewing
+        await pilot.press("full_stop", "full_stop")
+        assert not model.reviewing
+        await pilot.press("home")
+        assert model.shown_ply == 0
+
+
+async def test_resign_and_rematch(server: RunningServer, tmp_path: Path) -> None:
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_computer_game(app, pilot, colour="o")
+        await until(pilot, lambda: game_of(app).my_turn, "the computer's first move")
+        await pilot.press("r")
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
+        await until(pilot, lambda: game_of(app).over, "the end")
+        end = game_of(app).end
+        assert end is not None and end.reason == "resign" and end.result == "1-0"
+        assert "You lose 1-0 · resignation" in app.screen.query_one(GameInfo).render().plain
+        first = game_of(app)
+        await pilot.press("m")  # a rematch: the computer always agrees; colours swap
+        await until(pilot, lambda: game_of(app).id != first.id, "the rematch")
+        assert game_of(app).you == "x" and game_of(app).against_computer
+        await pilot.press("escape")  # leaving a game on asks first
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "back in the lobby")
+
+
+async def test_two_players_a_private_room_chat_and_a_dropped_connection(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    ann, bob = client(server, "ann", tmp_path), client(server, "bob", tmp_path)
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(pa, lambda: isinstance(ann.screen, LobbyScreen), "ann's lobby")
+        await until(pb, lambda: isinstance(bob.screen, LobbyScreen), "bob's lobby")
+        ann.lobby_screen.options["private"] = GameOptions(colour="x")  # type: ignore[union-attr]
+        await pa.press("n", "enter")  # the options dialog's OK
+        await until(pa, lambda: isinstance(ann.screen, NoticeDialog), "the room's code")
+        code = ann.session.private_code
+        assert code is not None
+        await pa.press("enter")
+        await pb.press("j")
+        assert isinstance(bob.screen, CodeDialog)
+        await pb.press(*code, "enter")
+        await until(pa, lambda: isinstance(ann.screen, GameScreen), "ann's game")
+        await until(pb, lambda: isinstance(bob.screen, GameScreen), "bob's game")
+        assert game_of(ann).you == "x" and game_of(bob).you == "o"
+
+        for pilot, app, cell in ((pa, ann, "1a1"), (pb, bob, "2b2"), (pa, ann, "1b1")):
+            ply = game_of(app).ply
+            await pilot.press(*cell, "enter")
+            await until(pilot, lambda a=app, p=ply: game_of(a).ply > p, f"{cell} to land")
+        await until(pb, lambda: game_of(bob).ply == 3, "bob to see ann's move")
+        assert game_of(bob).move_texts() == ["1a1", "2b2", "1b1"]
+
+        # chat shows markup literally
+        await pa.press("slash", *"[b]hi[/b]", "enter")
+        await until(pb, lambda: game_of(bob).chat, "the chat line")
+        log = bob.screen.query_one(RichLog)
+        await until(pb, lambda: log.lines, "the chat log")
+        assert "ann: [b]hi[/b]" in "".join(seg.text for seg in log.lines[-1])
+
+        # ann's link drops; bob moves meanwhile; ann comes back and catches up
+        assert ann.link is not None
+        ann.link.drop()
+        await until(pa, lambda: "reconnect" in ann.sub_title or "lost" in ann.sub_title,
+                    "ann to notice")
+        await until(pb, lambda: not game_of(bob).seat("x").online, "bob to see ann gone")
+        await pb.press(*"1c1", "enter")
+        await until(pb, lambda: game_of(bob).ply == 4, "bob's move")
+        await until(pa, lambda: ann.link is not None and ann.link.connected, "the reconnect")
+        await until(pa, lambda: game_of(ann).ply == 4, "ann to catch up")
+        assert ann.sub_title.endswith(f"online at {server.ws_url}")
+        await until(pb, lambda: game_of(bob).seat("x").online, "bob to see ann back")
+        await pa.press(*"1d1", "enter")
+        await until(pb, lambda: game_of(bob).ply == 5, "ann's move after the reconnect")
+
+
+async def test_an_unreachable_server_and_a_taken_name(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    nowhere = QubicApp("ws://127.0.0.1:9/ws", "ann", tokens=client(None, "x", tmp_path).tokens)
+    async with nowhere.run_test(size=SIZE) as pilot:
+        status = nowhere.connect_screen.query_one("#connect-status", Static)
+        await until(pilot, lambda: "cannot reach" in str(status.render()).lower(), "the failure")
+        assert "refused" in str(status.render())
+        assert isinstance(nowhere.screen, ConnectScreen)
+
+    first = client(server, "cat", tmp_path)
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(first.screen, LobbyScreen), "cat's lobby")
+    other = client(server, "CAT", tmp_path / "elsewhere")  # another computer, no token
+    async with other.run_test(size=SIZE) as pilot:
+        status = other.connect_screen.query_one("#connect-status", Static)
+        await until(pilot, lambda: "taken" in str(status.render()), "the refusal")
+    again = client(server, "cat", tmp_path)  # the same token file: the same player
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(again.screen, LobbyScreen), "cat's lobby again")
+        assert again.session.name == "cat"
+
+
+async def test_help_screen(server: RunningServer, tmp_path: Path) -> None:
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, LobbyScreen)
+
+
+def _free_cell(model: GameModel, prefer: int) -> int:
+    empty = [c for c in range(model.board.geometry.size) if model.board.piece_at(c) is None]
+    return min(empty, key=lambda c: abs(c - prefer))
+
+
+def _good_move(model: GameModel) -> int:
+    """Win if we can, else block, else the first free cell of the main diagonal or any."""
+    me = X if model.you == "x" else O
+    board = model.board
+    for side in (me, me ^ 1):
+        found = threats(board, side)
+        if found:
+            return min(found)
+    for cell in (0, 21, 42, 63, 3, 22, 41, 60, *range(64)):
+        if board.piece_at(cell) is None:
+            return cell
+    raise AssertionError("no free cell")
+

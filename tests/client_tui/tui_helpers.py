@@ -1,0 +1,59 @@
+"""A real server and helpers to drive the client with Pilot.
+
+Imported by name: this directory has no conftest.py, because ``tests/server`` imports its
+own ``conftest`` module by that name and a second one would shadow it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from client_tui.app import QubicApp
+from client_tui.tokens import TokenStore
+from server.app import RunningServer, ServerConfig, start_server
+
+TIMEOUT = 20.0
+
+
+@contextlib.asynccontextmanager
+async def running_server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server on an ephemeral port with its own database; the computer moves quickly."""
+    running = await start_server(ServerConfig(
+        port=0, db_path=str(tmp_path / "server.db"), ai_workers=1, ai_move_time=0.05,
+        grace=60.0,
+    ))
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+def client(server: RunningServer | None, name: str, tmp_path: Path, **options: Any) -> QubicApp:
+    """A client app for ``name`` with its own token file."""
+    tokens = TokenStore(tmp_path / f"tokens-{name}.json")
+    url = None if server is None else server.ws_url
+    return QubicApp(url, name, tokens=tokens, **options)
+
+
+async def until(
+    pilot: Pilot, condition: Callable[[], object], what: str = "", timeout: float = TIMEOUT
+) -> None:
+    """Let the app run until ``condition()`` holds; fail after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.05)
+
+
+def unconnected(tmp_path: Path, name: str = "ann", now: float = 100.0) -> QubicApp:
+    """A client that does not connect, with a frozen clock: fed messages by hand."""
+    return QubicApp(None, name, tokens=TokenStore(tmp_path / "tokens.json"), autoconnect=False,
+                    clock=lambda: now)
