@@ -131,7 +131,7 @@ class QubicApp(App[None]):
         self.lobby_screen: LobbyScreen | None = None
         self.connect_screen = ConnectScreen(server_url, self.session.name)
         self._key = ""  # where tokens are remembered for the current server
-        self._requests: dict[int, ClientMessage] = {}
+        self._requests: dict[int | str, ClientMessage] = {}
         self._next_id = 1
         self._retried_name = False
 
@@ -171,9 +171,12 @@ class QubicApp(App[None]):
         else:
             ws_url, self._key = url, url
         token = self.tokens.token(self._key, name)
-        self.link = ServerLink(ws_url, lambda event: self.post_message(LinkMessage(event)),
-                               name=name, token=token)
+        self.link = ServerLink(ws_url, self._link_event, name=name, token=token)
         await self.link.run()
+
+    def _link_event(self, event: LinkEvent) -> None:
+        """The link's callback: deliver the event on the app's message queue, in order."""
+        self.post_message(LinkMessage(event))
 
     async def stop_network(self) -> None:
         """Close the link and stop the embedded server (idempotent)."""
@@ -241,8 +244,9 @@ class QubicApp(App[None]):
                             else f"reconnecting (try {event.attempt})…")
         elif isinstance(event, Dropped):
             self._set_state(f"connection lost: reconnecting in {event.retry_in:.0f}s")
-            self.notify(f"Connection lost ({event.reason}). Reconnecting…",
-                        severity="warning", timeout=4, markup=False)
+            if event.first:
+                self.notify(f"Connection lost ({event.reason}). Reconnecting…",
+                            severity="warning", timeout=4, markup=False)
         elif isinstance(event, Unreachable):
             self._back_to_connect(event.reason.capitalize())
         elif isinstance(event, Refused):
@@ -402,6 +406,11 @@ class QubicApp(App[None]):
             return
         if applied is Applied.IGNORED:
             return
+        if isinstance(event, GameEnd) and event.rating_change and model.you is not None:
+            change = event.rating_change.x if model.you == "x" else event.rating_change.o
+            if self.session.rating is not None:
+                self.session.rating += change
+            self._refresh_lobby()
         screen = self._game_screen(model.id)
         if screen is not None:
             screen.update()

@@ -64,6 +64,7 @@ class Received:
 class Dropped:
     reason: str
     retry_in: float  # seconds until the next attempt
+    first: bool = True  # False for a failed attempt to reconnect
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ class ServerLink:
                 return
             failures += 1
             wait = self._backoff.delay(failures)
-            self._emit(Dropped(reason, wait))
+            self._emit(Dropped(reason, wait, first=failures == 1))
             await asyncio.sleep(wait)
 
     async def _session(self, reconnected: bool) -> None:

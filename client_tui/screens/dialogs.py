@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Input, Label, Select, Static
 
 from client_tui.model import format_clock_spec, parse_clock_spec
 from server.protocol import VARIANTS, ClockSpec, ColourChoice, Variant
@@ -89,7 +89,10 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
                     )
                 if self.kind in ("seek", "private"):
                     yield Label("Rated")
-                    yield Switch(value=o.rated, id="rated")
+                    yield Select(
+                        [("casual (no rating change)", False), ("rated", True)],
+                        value=o.rated, allow_blank=False, id="rated", compact=True,
+                    )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Play" if self.kind == "computer" else "OK", variant="primary",
                              id="ok")
@@ -110,8 +113,8 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
                 options = replace(options, clock=parse_clock_spec(str(value)))
             elif select.id == "colour":
                 options = replace(options, colour=value)  # type: ignore[arg-type]
-        for switch in self.query(Switch):
-            options = replace(options, rated=switch.value)
+            elif select.id == "rated":
+                options = replace(options, rated=bool(value))
         return options
 
     @on(Button.Pressed, "#ok")

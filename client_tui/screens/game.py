@@ -192,7 +192,10 @@ class GameScreen(Screen[None]):
             if yes:
                 self.post_message(Outgoing(Resign(game=self.model.id)))
 
-        self.app.push_screen(ConfirmDialog("Resign this game?", "Resign", "Play on"), answered)
+        question = "Resign this game?"
+        if self.model.ply < 2:
+            question += " (Before both sides have moved, k aborts it instead: no result.)"
+        self.app.push_screen(ConfirmDialog(question, "Resign", "Play on"), answered)
 
     def action_offer_draw(self) -> None:
         self.post_message(Outgoing(DrawOffer(game=self.model.id)))

@@ -82,6 +82,12 @@ class LobbyScreen(Screen[None]):
         self.action_leaderboard()
         self.query_one("#seeks", DataTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """Back from a game: ratings may have changed."""
+        if self._ready:
+            self.refresh_lobby()
+            self.action_leaderboard()
+
     # -- attributes down -------------------------------------------------------------------
 
     def refresh_lobby(self) -> None:

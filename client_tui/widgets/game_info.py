@@ -23,7 +23,9 @@ def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
         line.append(f" ({seat.rating})", "dim")
     if model.you == side:
         line.append(" · you", "dim")
-    if seat.ai is None and not seat.online:
+    if seat.ai is None and not seat.online and model.over:
+        line.append(" · away", "italic #d7af5f")
+    elif seat.ai is None and not seat.online:
         wait = model.claim_in(side, now)  # type: ignore[arg-type]
         away = " · away" if wait is None else f" · away, claim in {wait:.0f}s"
         if wait is not None and wait <= 0:
@@ -46,38 +48,42 @@ def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
 
 
 def status_line(model: GameModel, now: float) -> Text:
-    """What is going on: the result, whose move, a draw offer, the computer thinking."""
+    """What is going on: the result, whose move, the computer thinking, the move shown."""
     if model.reviewing:
         return Text(
             f"Move {model.shown_ply} of {model.ply} · , . step · end: back",
             "italic",
         )
     if model.over:
-        text = Text(describe_end(model), "bold")
-        if model.rematch:
-            asked = ", ".join(side.upper() for side in sorted(model.rematch))
-            text.append(f" · rematch asked by {asked}", "italic")
-        return text
-    parts = Text()
+        return Text(describe_end(model), "bold")
     mover = model.seat(model.turn)
     if model.thinking is not None and mover.ai is not None:
         depth = "" if model.thinking.depth is None else f" (depth {model.thinking.depth})"
-        parts.append(f"Computer thinking…{depth}", "italic #d7af5f")
-    elif model.my_turn:
-        parts.append("Your move", "bold green")
-    elif model.you is None:
-        parts.append(f"{model.turn.upper()} to move", "bold")
-    else:
-        parts.append("Waiting for ", "")
-        parts.append_text(literal(mover.name))
-    if model.draw_offer is not None:
-        if model.you is not None and model.draw_offer == other(model.you):
-            parts.append(" · draw offered: o accepts, n declines", "bold #d7af5f")
-        else:
-            parts.append(f" · draw offered by {model.draw_offer.upper()}", "italic")
+        return Text(f"Computer thinking…{depth}", "italic #d7af5f")
+    if model.my_turn:
+        return Text("Your move", "bold green")
+    if model.you is None:
+        return Text(f"{model.turn.upper()} to move", "bold")
+    return Text("Waiting for ").append_text(literal(mover.name))
+
+
+def note_line(model: GameModel, now: float) -> Text | None:
+    """An offer or a claim waiting for this player, if any."""
+    mine = model.you
+    if model.over:
+        if model.rematch:
+            if mine is not None and mine not in model.rematch:
+                return Text("Rematch asked: m accepts", "bold #d7af5f")
+            asked = ", ".join(side.upper() for side in sorted(model.rematch))
+            return Text(f"Rematch asked by {asked}", "italic")
+        return None
     if model.can_claim(now):
-        parts.append(" · w claims the win", "bold #d7af5f")
-    return parts
+        return Text("Opponent gone: w claims the win", "bold #d7af5f")
+    if model.draw_offer is not None:
+        if mine is not None and model.draw_offer == other(mine):
+            return Text("Draw offered: o accepts, n declines", "bold #d7af5f")
+        return Text(f"Draw offered by {model.draw_offer.upper()}", "italic")
+    return None
 
 
 class GameInfo(Widget):
@@ -97,12 +103,18 @@ class GameInfo(Widget):
 
     def show(self, model: GameModel, now: float) -> None:
         """Draw ``model`` as it stands at ``now`` (for the clocks)."""
+        before = self._lines()
         self._model = model
         self._now = now
-        self.refresh(layout=True)
+        self.refresh(layout=self._lines() != before)
+
+    def _lines(self) -> int:
+        if self._model is None:
+            return 1
+        return 4 if note_line(self._model, self._now) is not None else 3
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return 3 if self._model is not None else 1
+        return self._lines()
 
     def render(self) -> Text:
         model = self._model
@@ -110,7 +122,8 @@ class GameInfo(Widget):
             return Text("")
         width = max(10, self.content_size.width)
         lines = [seat_line(model, side, self._now, width) for side in SIDES]
-        status = status_line(model, self._now)
-        status.truncate(width, overflow="ellipsis")
-        lines.append(status)
+        for line in (status_line(model, self._now), note_line(model, self._now)):
+            if line is not None:
+                line.truncate(width, overflow="ellipsis")
+                lines.append(line)
         return Text("\n").join(lines)
