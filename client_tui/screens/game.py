@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
@@ -101,6 +103,10 @@ class GameScreen(Screen[None]):
             self.model = model
         if not self._ready:
             return
+        with contextlib.suppress(NoMatches):  # the screen is being taken down (app closing)
+            self._redraw()
+
+    def _redraw(self) -> None:
         model = self.model
         if self._pending_ply is not None and model.ply != self._pending_ply:
             self._pending_ply = None

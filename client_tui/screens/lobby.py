@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
@@ -94,6 +97,10 @@ class LobbyScreen(Screen[None]):
         """Redraw the status lines and tables from the app's models."""
         if not self._ready:
             return
+        with contextlib.suppress(NoMatches):  # the screen is being taken down (app closing)
+            self._redraw()
+
+    def _redraw(self) -> None:
         self.query_one("#lobby-status", Static).update(self._status())
         self._fill(self.query_one("#seeks", DataTable), [
             (seek.id, [literal(seek.name), seek.rating or "", seek.variant,
@@ -147,6 +154,8 @@ class LobbyScreen(Screen[None]):
 
     def show_leaderboard(self, rows: list[LeaderboardRow] | str) -> None:
         """Fill the leaderboard, or say why it could not be loaded."""
+        if not self._ready or not self.is_attached:
+            return  # the answer came after the screen went away
         table = self.query_one("#leaderboard", DataTable)
         table.clear()
         if isinstance(rows, str):
@@ -209,7 +218,7 @@ class LobbyScreen(Screen[None]):
             return bool(self.session.my_seek or self.session.queued)
         return True
 
-    @work(thread=True, exclusive=True, group="leaderboard")
+    @work(thread=True, exclusive=True, group="leaderboard", exit_on_error=False)
     def action_leaderboard(self) -> None:
         if self.http_base is None:
             return

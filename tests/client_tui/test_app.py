@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest_asyncio
 from textual.widgets import RichLog, Static
-from tui_helpers import client, running_server, until
+from tui_helpers import client, in_lobby, running_server, until
 
 from client_tui.app import QubicApp
 from client_tui.embedded import server_key
@@ -38,11 +38,13 @@ def game_of(app: QubicApp) -> GameModel:
 
 
 async def start_computer_game(app: QubicApp, pilot, colour: str = "x") -> GameModel:  # noqa: ANN001
-    await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+    await until(pilot, lambda: in_lobby(app), "the lobby")
     assert app.lobby_screen is not None
     app.lobby_screen.computer = GameOptions(level=1, colour=colour)  # type: ignore[arg-type]
     await pilot.press("c")
     await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game screen")
+    await until(pilot, lambda: app.screen.query(BoardWidget) and app.screen.query_one(
+        BoardWidget).has_focus, "the board to take the keys")
     return game_of(app)
 
 
@@ -135,7 +137,7 @@ async def test_resign_and_rematch(server: RunningServer, tmp_path: Path) -> None
         await pilot.press("escape")  # leaving a game on asks first
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "back in the lobby")
+        await until(pilot, lambda: in_lobby(app), "back in the lobby")
 
 
 async def test_two_players_a_private_room_chat_and_a_dropped_connection(
@@ -143,8 +145,8 @@ async def test_two_players_a_private_room_chat_and_a_dropped_connection(
 ) -> None:
     ann, bob = client(server, "ann", tmp_path), client(server, "bob", tmp_path)
     async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
-        await until(pa, lambda: isinstance(ann.screen, LobbyScreen), "ann's lobby")
-        await until(pb, lambda: isinstance(bob.screen, LobbyScreen), "bob's lobby")
+        await until(pa, lambda: in_lobby(ann), "ann's lobby")
+        await until(pb, lambda: in_lobby(bob), "bob's lobby")
         ann.lobby_screen.options["private"] = GameOptions(colour="x")  # type: ignore[union-attr]
         await pa.press("n", "enter")  # the options dialog's OK
         await until(pa, lambda: isinstance(ann.screen, NoticeDialog), "the room's code")
@@ -200,21 +202,21 @@ async def test_an_unreachable_server_and_a_taken_name(
 
     first = client(server, "cat", tmp_path)
     async with first.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(first.screen, LobbyScreen), "cat's lobby")
+        await until(pilot, lambda: in_lobby(first), "cat's lobby")
     other = client(server, "CAT", tmp_path / "elsewhere")  # another computer, no token
     async with other.run_test(size=SIZE) as pilot:
         status = other.connect_screen.query_one("#connect-status", Static)
         await until(pilot, lambda: "taken" in str(status.render()), "the refusal")
     again = client(server, "cat", tmp_path)  # the same token file: the same player
     async with again.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(again.screen, LobbyScreen), "cat's lobby again")
+        await until(pilot, lambda: in_lobby(again), "cat's lobby again")
         assert again.session.name == "cat"
 
 
 async def test_help_screen(server: RunningServer, tmp_path: Path) -> None:
     app = client(server, "ann", tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await until(pilot, lambda: in_lobby(app), "the lobby")
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

@@ -57,3 +57,9 @@ def unconnected(tmp_path: Path, name: str = "ann", now: float = 100.0) -> QubicA
     """A client that does not connect, with a frozen clock: fed messages by hand."""
     return QubicApp(None, name, tokens=TokenStore(tmp_path / "tokens.json"), autoconnect=False,
                     clock=lambda: now)
+
+
+def in_lobby(app: QubicApp) -> bool:
+    """Whether the lobby is on screen and fully mounted."""
+    screen = app.screen
+    return screen is app.lobby_screen and screen.is_mounted
