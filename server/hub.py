@@ -138,6 +138,7 @@ class Hub:
             self._after_change(room)
             log.info("resumed game %s at ply %d", room.id, room.board.ply)
         self.metrics.lag.start()
+        self.metrics.gc.start()
         self._spawn(self._periodic(), "hub-periodic")
 
     async def close(self) -> None:
@@ -154,6 +155,7 @@ class Hub:
         for session in list(self.sessions):
             session.close(CLOSE_GOING_AWAY, "server shutting down")
         self.metrics.lag.stop()
+        self.metrics.gc.stop()
 
     def _spawn(self, coro: object, name: str) -> asyncio.Task[None]:
         task: asyncio.Task[None] = self._loop.create_task(coro, name=name)  # type: ignore[arg-type]

@@ -1,9 +1,12 @@
-"""Counters and gauges for ``GET /metrics`` in the Prometheus text format, and a probe of
-event-loop lag (how late a timer fires): the figure that shows whether anything blocks it."""
+"""Counters and gauges for ``GET /metrics`` in the Prometheus text format, a probe of
+event-loop lag (how late a timer fires): the figure that shows whether anything blocks it,
+and the garbage collector's pauses, the usual cause when something does."""
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import gc
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
@@ -18,12 +21,20 @@ def percentile(values: Iterable[float], q: float) -> float:
     return ordered[index]
 
 
+LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+"""Upper bounds (seconds) of the lag histogram's buckets."""
+
+
 class LoopLagProbe:
-    """Sleeps ``interval`` seconds over and over and keeps how late each wake-up was."""
+    """Sleeps ``interval`` seconds over and over and keeps how late each wake-up was: the
+    last ``keep`` samples for quantiles, and a histogram of them all since the start, whose
+    difference between two scrapes gives the lag over just that time."""
 
     def __init__(self, interval: float = 0.05, keep: int = 4000) -> None:
         self.interval = interval
         self.samples: deque[float] = deque(maxlen=keep)
+        self.buckets = [0] * (len(LAG_BUCKETS) + 1)  # the last one: over the largest bound
+        self.total = 0.0
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -33,7 +44,10 @@ class LoopLagProbe:
         while True:
             before = time.perf_counter()
             await asyncio.sleep(self.interval)
-            self.samples.append(max(0.0, time.perf_counter() - before - self.interval))
+            lag = max(0.0, time.perf_counter() - before - self.interval)
+            self.samples.append(lag)
+            self.buckets[bisect.bisect_left(LAG_BUCKETS, lag)] += 1
+            self.total += lag
 
     def stop(self) -> None:
         if self._task is not None:
@@ -43,6 +57,38 @@ class LoopLagProbe:
         return percentile(self.samples, q)
 
 
+class GCPauses:
+    """Times every collection of the cyclic garbage collector, per generation, while started.
+
+    A full (generation 2) collection walks every tracked object and holds the event loop for
+    as long: with a large heap it is the event loop's longest pause.
+    """
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.total = [0.0, 0.0, 0.0]
+        self.longest = [0.0, 0.0, 0.0]
+        self._started_at = 0.0
+
+    def start(self) -> None:
+        if self._callback not in gc.callbacks:
+            gc.callbacks.append(self._callback)
+
+    def stop(self) -> None:
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started_at = time.perf_counter()
+            return
+        generation = info["generation"]
+        pause = time.perf_counter() - self._started_at
+        self.count[generation] += 1
+        self.total[generation] += pause
+        self.longest[generation] = max(self.longest[generation], pause)
+
+
 class Metrics:
     """What the server counts; rendered by :meth:`render` with gauges read at that moment."""
 
@@ -50,6 +96,7 @@ class Metrics:
         self.counters: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.lag = LoopLagProbe()
+        self.gc = GCPauses()
         self.gauges: dict[str, Callable[[], float]] = {}
 
     def count(self, name: str, amount: int = 1) -> None:
@@ -76,4 +123,21 @@ class Metrics:
         for q in (0.5, 0.99, 1.0):
             lag = self.lag.quantile(q)
             lines.append(f'qubic_event_loop_lag_seconds{{quantile="{q}"}} {lag:.6f}')
+        lines.append("# TYPE qubic_event_loop_lag_histogram_seconds histogram")
+        cumulative = 0
+        for bound, count in zip([*LAG_BUCKETS, "+Inf"], self.lag.buckets, strict=True):
+            cumulative += count
+            lines.append(f'qubic_event_loop_lag_histogram_seconds_bucket{{le="{bound}"}} '
+                         f"{cumulative}")
+        lines.append(f"qubic_event_loop_lag_histogram_seconds_sum {self.lag.total:.6f}")
+        lines.append(f"qubic_event_loop_lag_histogram_seconds_count {cumulative}")
+        lines.append("# TYPE qubic_gc_pause_seconds summary")
+        for generation in range(3):
+            label = f'generation="{generation}"'
+            lines += [
+                f"qubic_gc_pause_seconds_count{{{label}}} {self.gc.count[generation]}",
+                f"qubic_gc_pause_seconds_sum{{{label}}} {self.gc.total[generation]:.6f}",
+                f'qubic_gc_pause_seconds{{{label},quantile="1.0"}} '
+                f"{self.gc.longest[generation]:.6f}",
+            ]
         return "\n".join(lines) + "\n"
