@@ -18,35 +18,31 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 
 ## Lobby
 
-| key | |
-| --- | --- |
-| `c` | play the computer now (with the options shown) |
-| `o` | change the computer's level, the board, your colour and the clock |
-| `p` | quick pairing against a person of close rating (`x` cancels) |
-| `s` | post a seek that anyone can accept (`x` cancels) |
-| `n` | create a private room and show its code |
-| `j` | join a private room by its code |
-| `⏎` | accept the selected seek, or watch the selected game |
-| `l` | reload the leaderboard |
-| `tab` | move between the tables |
+- `c` — play the computer now (with the options shown)
+- `o` — change the computer's level, the board, your colour and the clock
+- `p` — quick pairing against a person of close rating (`x` cancels)
+- `s` — post a seek that anyone can accept (`x` cancels)
+- `n` — create a private room and show its code
+- `j` — join a private room by its code
+- `⏎` — accept the selected seek, or watch the selected game
+- `l` — reload the leaderboard
+- `tab` — move between the tables
 
 ## Game
 
-| key | |
-| --- | --- |
-| arrows | move the cursor within a level |
-| `[` `]`, PgUp PgDn | the level below / above |
-| `⏎`, space, click | play the cell under the cursor |
-| `2b3` then `⏎` | play a cell by its name (`esc` clears what you typed) |
-| `t` | show each side's open threats (`x`/`o`: that side wins there) |
-| `,` `.` | step back / forward through the moves; `end` returns to the game |
-| `r` | resign |
-| `o` | offer a draw, or accept the one offered; `n` declines |
-| `k` | abort (before both sides have moved) |
-| `w` | claim the win when your opponent has been gone too long |
-| `m` | ask for a rematch once the game is over |
-| `/` | chat (`esc` back to the board) |
-| `esc` | back to the lobby |
+- arrows — move the cursor within a level
+- `[` `]`, PgUp PgDn — the level below / above
+- `⏎`, space, click — play the cell under the cursor
+- `2b3` then `⏎` — play a cell by its name (`esc` clears what you typed)
+- `t` — show each side's open threats (`x`/`o`: that side wins there)
+- `,` `.` — step back / forward through the moves; `end` returns to the game
+- `r` — resign
+- `o` — offer a draw, or accept the one offered; `n` declines
+- `k` — abort (before both sides have moved)
+- `w` — claim the win when your opponent has been gone too long
+- `m` — ask for a rematch once the game is over
+- `/` — chat (`esc` back to the board)
+- `esc` — back to the lobby
 
 Everywhere: `?` this help, `ctrl+q` quit.
 """

@@ -241,3 +241,23 @@ def _good_move(model: GameModel) -> int:
             return cell
     raise AssertionError("no free cell")
 
+
+
+async def test_the_smaller_boards(server: RunningServer, tmp_path: Path) -> None:
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for variant, cell in (("3x3x3", "3c1"), ("4x4", "b3")):
+            await until(pilot, lambda: in_lobby(app), "the lobby")
+            assert app.lobby_screen is not None
+            app.lobby_screen.computer = GameOptions(level=1, colour="x", variant=variant)
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game")
+            await until(pilot, lambda: app.screen.query_one(BoardWidget).has_focus, "focus")
+            model = game_of(app)
+            assert model.variant == variant
+            await pilot.press(*cell, "enter")
+            await until(pilot, lambda: game_of(app).ply >= 2, "the move and the reply")
+            assert model.move_texts()[0] == cell
+            await pilot.press("r", "y")
+            await until(pilot, lambda: game_of(app).over, "the resignation")
+            await pilot.press("escape")
