@@ -43,6 +43,7 @@ from engine.threats import (
 )
 
 MATE_BOUND = WIN - 200  # scores beyond this are proved wins or losses
+TSS_RATE = 3_000_000  # threat-search nodes a second, roughly, to budget the root's search
 POLL_MASK = 1023
 
 # stats slots
@@ -258,7 +259,7 @@ def pvs(  # type: ignore[no-untyped-def]
                                 _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot,
                                        keys[k], tss_value + k, 0, LOWER, tss_path[0], use_tt)
                             if plies == 0 and dep[k] <= 0 and ext[k] < params[P_EXTEND] and (
-                                hist[o, n - 2] > 0
+                                params[P_TSS_LEAF] > 0 and hist[o, n - 2] > 0
                             ):
                                 # a leaf where the opponent, were it to move, has a threat
                                 # win: search one more ply (every move) to meet it
@@ -593,7 +594,10 @@ class Master:
         self.history //= 8
         self.killers[:] = -1
         thought = Thought(move=moves[0], score=0, depth=0, pv=(moves[0],))
-        win = self.root_threat_win(board, self.params.tss_root) if self.params.tss_root else None
+        budget = self.params.tss_root
+        if deadline:  # about a third of the time at a few million threat nodes a second
+            budget = min(budget, max(2000, int((deadline - started) * TSS_RATE / 3)))
+        win = self.root_threat_win(board, budget) if self.params.tss_root else None
         thought.tss_nodes += self.last_tss_nodes if self.params.tss_root else 0
         if win is not None:
             thought.move, thought.pv = win[0], win

@@ -22,8 +22,8 @@ LEVELS = {
     3: "master:depth=1,tss=off,noise=20",
     4: "master:depth=2,tss=off,noise=10",
     5: "master:depth=3,tss=off",
-    6: "master:depth=2",
-    7: "master:depth=4",
+    6: "master:depth=3",
+    7: "master:depth=5",
     8: "master",
 }
 for _level, _spec in LEVELS.items():

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from engine.board import Board
+from engine.book import book_for
 from engine.geometry import Cell, Geometry
 from engine.master import Master, SearchParams, Thought, mate_plies
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
@@ -44,6 +45,7 @@ class MasterPlayer(Player):
         "tss": Option(parse_bool, True, "threat-space search on/off"),
         "noise": Option(parse_int(0, 1_000_000), 0, "noise amplitude on the evaluation"),
         "careless": Option(parse_int(0, 100), 0, "percent of moves played at random"),
+        "book": Option(parse_bool, True, "play the opening book's proved moves"),
         "leaf": Option(parse_int(0, 1_000_000), 300, "threat-search nodes at a leaf"),
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
     }
@@ -75,6 +77,10 @@ class MasterPlayer(Player):
             moves = forced_moves
         elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
             return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
+        if self.settings["book"] and forced_moves is None:
+            cell = book_for(board.geometry.name).move(board)
+            if cell is not None:
+                return Decision(move=cell, elapsed=time.perf_counter() - started)
         seconds = limit.time
         if seconds is None and limit.depth is None:
             seconds = float(self.settings["time"])

@@ -1,0 +1,105 @@
+"""The opening book: a proved move for positions the master should not think about.
+
+Positions are stored canonical under the board's symmetries (the least image of the two
+bitboards), with the move in the same frame; a lookup maps the board onto its canonical image
+and the stored move back. The data is a text file per variant in ``engine/data``, written by
+``bench/build_book.py`` from the proof-number solver (:mod:`engine.solver`): every entry is a
+move after which the side to move was proved to win.
+
+    # comment lines
+    <x stones, hex> <o stones, hex> <cell>
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from engine.board import Board
+from engine.geometry import Bitboard, Cell, Geometry, variant
+
+Key = tuple[Bitboard, Bitboard]
+
+
+def data_path(geometry: Geometry) -> Path:
+    """Where the book of a variant lives in the package."""
+    return Path(str(resources.files("engine") / "data" / f"book_{geometry.name}.txt"))
+
+
+def canonical_frame(board: Board) -> tuple[Key, tuple[int, ...]]:
+    """The canonical image of the position and a symmetry that maps the board onto it."""
+    g = board.geometry
+    x, o = board.stones
+    best: Key | None = None
+    best_sym: tuple[int, ...] = g.symmetries[0]
+    for sym in g.symmetries:
+        image = (g.transform(x, sym), g.transform(o, sym))
+        if best is None or image < best:
+            best, best_sym = image, sym
+    assert best is not None
+    return best, best_sym
+
+
+class Book:
+    """Canonical positions and their moves for one variant."""
+
+    def __init__(self, geometry: Geometry, entries: dict[Key, Cell] | None = None) -> None:
+        self.geometry = geometry
+        self.entries: dict[Key, Cell] = dict(entries or {})
+        self.max_ply = max((x.bit_count() + o.bit_count() for x, o in self.entries), default=-1)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def move(self, board: Board) -> Cell | None:
+        """The book's move for ``board``, or None when the position is not in the book."""
+        if not self.entries or board.ply > self.max_ply:
+            return None
+        key, sym = canonical_frame(board)
+        cell = self.entries.get(key)
+        if cell is None:
+            return None
+        original = sym.index(cell)
+        return original if board.is_legal(original) else None
+
+    def add(self, board: Board, cell: Cell) -> None:
+        """Record ``cell`` as the move for ``board`` (stored in the canonical frame)."""
+        key, sym = canonical_frame(board)
+        self.entries[key] = sym[cell]
+        self.max_ply = max(self.max_ply, board.ply)
+
+    def dumps(self) -> str:
+        lines = [f"# opening book for {self.geometry.name}: canonical X and O stones (hex), "
+                 "the proved move in that frame", f"# {len(self.entries)} positions"]
+        for (x, o), cell in sorted(self.entries.items(), key=lambda e: (
+                e[0][0].bit_count() + e[0][1].bit_count(), e[0])):
+            lines.append(f"{x:x} {o:x} {cell}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def loads(cls, geometry: Geometry, text: str) -> Book:
+        entries: dict[Key, Cell] = {}
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            x, o, cell = line.split()
+            entries[(int(x, 16), int(o, 16))] = int(cell)
+        return cls(geometry, entries)
+
+    def save(self, path: Path | None = None) -> Path:
+        path = path or data_path(self.geometry)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.dumps())
+        return path
+
+
+@cache
+def book_for(name: str) -> Book:
+    """The shipped book of a variant (empty when there is none)."""
+    geometry = variant(name)
+    path = data_path(geometry)
+    if not path.exists():
+        return Book(geometry)
+    return Book.loads(geometry, path.read_text())

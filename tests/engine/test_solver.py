@@ -1,0 +1,92 @@
+"""The proof-number solver and the opening book."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+from engine import Board
+from engine.book import Book, canonical_frame
+from engine.solver import Solver
+
+_spec = importlib.util.spec_from_file_location(
+    "forced_wins_solver", Path(__file__).with_name("forced_wins") / "solver.py"
+)
+assert _spec is not None and _spec.loader is not None
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+ShortWins = _module.Solver
+
+
+@pytest.mark.parametrize(("name", "first_player_wins"), [("3x3", False), ("4x4", False),
+                                                         ("3x3x3", True)])
+def test_solves_the_small_boards(name: str, first_player_wins: bool) -> None:
+    board = Board(name)
+    proof = Solver(board.geometry, tt_bits=18, sym_plies=6).prove(board, nodes=2_000_000)
+    assert proof.proved == first_player_wins
+    assert proof.disproved == (not first_player_wins)
+
+
+def test_proofs_agree_with_the_exhaustive_short_win_solver() -> None:
+    rng = random.Random(3)
+    short = ShortWins("4x4x4")
+    solver = Solver(Board("4x4x4").geometry, tt_bits=18)
+    checked = 0
+    while checked < 30:
+        board = Board("4x4x4")
+        for _ in range(rng.randrange(10, 30)):
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is not None:
+                break
+        if board.outcome() is not None:
+            continue
+        mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
+        proof = solver.prove(board, nodes=20_000)
+        if short.wins_within(mine, theirs, 5):
+            assert proof.proved, board.notation()
+        if proof.disproved:
+            assert not short.wins_within(mine, theirs, 7), board.notation()
+        if proof.proved:
+            move = solver.winning_move(board)
+            assert move is not None
+            board.push(move)
+            if board.winning_line is None:
+                again = solver.prove(board, attacker=board.turn ^ 1, nodes=20_000)
+                assert again.proved
+            board.pop()
+        checked += 1
+
+
+def test_book_moves_map_through_symmetries() -> None:
+    board = Board.from_notation("4x4x4", "1a1 2b2")
+    g = board.geometry
+    book = Book(g)
+    move = g.cell_at([3, 3, 0])  # 1d4
+    book.add(board, move)
+    board.push(move)
+    expected, _ = canonical_frame(board)
+    rng = random.Random(0)
+    for sym in rng.sample(g.symmetries, 20):
+        image = Board("4x4x4", [sym[c] for c in Board.from_notation("4x4x4", "1a1 2b2").moves])
+        answer = book.move(image)
+        assert answer is not None
+        image.push(answer)
+        assert canonical_frame(image)[0] == expected
+    assert Book.loads(g, book.dumps()).entries == book.entries
+    assert book.move(Board.from_notation("4x4x4", "1a1 2c2")) is None
+
+
+def test_the_master_plays_the_book_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.players.master as master_module
+    from engine.players import Limit, make_player
+
+    board = Board.from_notation("4x4x4", "1a1 2b2")
+    book = Book(board.geometry)
+    book.add(board, board.geometry.cell_at([3, 3, 0]))
+    monkeypatch.setattr(master_module, "book_for", lambda name: book)
+    assert make_player("master").decide(board, Limit(time=0.2)).move == 15  # 1d4
+    off = make_player("master:book=off").decide(board, Limit(depth=1))
+    assert off.depth == 1
