@@ -7,10 +7,6 @@ the user's data directory, so ratings and unfinished games survive between sessi
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
-import sys
-from multiprocessing import forkserver, resource_tracker
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,21 +42,7 @@ async def start_embedded(db_path: Path, **options: Any) -> RunningServer:
     from server.app import ServerConfig, start_server  # the server's code loads only offline
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    start_process_helpers()
     settings: dict[str, Any] = {"ai_workers": 1, "grace": 60.0} | options
     config = ServerConfig(host="127.0.0.1", port=0, db_path=str(db_path), **settings)
     server: RunningServer = await start_server(config)
     return server
-
-
-def start_process_helpers() -> None:
-    """Start multiprocessing's resource tracker and fork server now, with the real stderr.
-
-    Inside a Textual app ``sys.stderr`` is a capture whose ``fileno()`` is -1, and
-    multiprocessing passes that descriptor to the helper processes it starts, failing with
-    "bad value(s) in fds_to_keep". Started once here, the AI pool's workers reuse them.
-    """
-    with contextlib.redirect_stderr(sys.__stderr__), contextlib.redirect_stdout(sys.__stdout__):
-        resource_tracker.ensure_running()
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            forkserver.ensure_running()

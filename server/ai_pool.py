@@ -13,14 +13,17 @@ dies breaks the executor: the pool builds a new one and runs the job again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing import forkserver, resource_tracker
 from multiprocessing.sharedctypes import RawArray
 from typing import Any
 
@@ -127,6 +130,7 @@ class AIPool:
         every worker, so the first computer move is not slow."""
         from engine import kernel
 
+        _start_process_helpers(self._context)
         await asyncio.to_thread(kernel.warm_up)
         await self._build()
 
@@ -225,6 +229,21 @@ class AIPool:
         executor, self._executor = self._executor, None
         if executor is not None:
             await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
+
+
+def _start_process_helpers(context: Any) -> None:
+    """Start multiprocessing's resource tracker (and fork server) with the real stderr.
+
+    Inside a Textual app ``sys.stderr`` is a capture whose ``fileno()`` is -1, and
+    multiprocessing hands that descriptor to the helper processes it starts, failing with
+    "bad value(s) in fds_to_keep". Started once here, every later worker reuses them.
+    """
+    real_err = sys.__stderr__ or sys.stderr
+    real_out = sys.__stdout__ or sys.stdout
+    with contextlib.redirect_stderr(real_err), contextlib.redirect_stdout(real_out):
+        resource_tracker.ensure_running()
+        if context.get_start_method() == "forkserver":
+            forkserver.ensure_running()
 
 
 def _kill_workers(executor: ProcessPoolExecutor) -> None:

@@ -67,9 +67,9 @@ from server.protocol import (
     error_message,
 )
 from server.protocol import Claim as ClaimMessage
-from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
+from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat, computer_seat
 from server.session import CLOSE_GOING_AWAY, Session
-from server.store import GameStatus, PlayerRecord, Seat, Store, TimeControl
+from server.store import GameRecord, GameStatus, PlayerRecord, Seat, Store, TimeControl
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class Hub:
         self._loop = asyncio.get_running_loop()
         now = self._loop.time()
         for record in await self.store.unfinished_games():
-            room = GameRoom.restore(record, now, self.config.grace)
+            room = await self._restore(record, now)
             self.rooms[room.id] = room
             self._after_change(room)
             log.info("resumed game %s at ply %d", room.id, room.board.ply)
@@ -367,7 +367,7 @@ class Hub:
         if self.matchmaker.waiting_in(name) is not None:
             self._withdraw(name)
         human = RoomSeat(name, name, round(self._rating(session)))
-        computer = RoomSeat(COMPUTER, f"Computer (level {message.level})", ai_level=message.level)
+        computer = computer_seat(message.level)
         colour = message.colour
         if colour == "random":
             colour = "x" if _seed(f"{name}{time.time()}") % 2 else "o"
@@ -434,11 +434,19 @@ class Hub:
         record = await self.store.get_game(game_id)
         if record is None:
             raise RoomError(f"no game {game_id}", ErrorCode.NO_SUCH_GAME)
-        room = GameRoom.restore(record, self._loop.time(), self.config.grace)
+        room = await self._restore(record, self._loop.time())
         self.rooms[room.id] = room
         if record.status is not GameStatus.ACTIVE:
             self._forget_later(room)
         return room
+
+    async def _restore(self, record: GameRecord, now: float) -> GameRoom:
+        """A stored game's room, its human seats showing their current ratings."""
+        ratings = {}
+        for seat in (record.x, record.o):
+            if seat.player is not None:
+                ratings[seat.player] = await self._player_rating(seat.player)
+        return GameRoom.restore(record, now, self.config.grace, ratings)
 
     async def _watch(self, session: Session, message: Watch) -> None:
         room = await self._room(message.game)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -79,6 +79,11 @@ class RoomSeat:
     name: str
     rating: int | None = None
     ai_level: int | None = None
+
+
+def computer_seat(level: int) -> RoomSeat:
+    """The computer's seat at ``level`` (1-8), named as players see it."""
+    return RoomSeat(COMPUTER, f"Computer (level {level})", ai_level=level)
 
 
 @dataclass
@@ -321,8 +326,11 @@ class GameRoom:
     # -- resign, draws, abort, claim, rematch, chat ----------------------------------------
 
     def resign(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Give the game up; before both sides have moved that only calls it off (abort)."""
         side = self._seat(player)
         self._require_playing()
+        if self.board.ply < 2:
+            return self._finish(None, "abort", now, result="*")
         return self._finish(side ^ 1, "resign", now)
 
     def offer_draw(self, player: PlayerId, now: float) -> list[Outbound]:
@@ -428,14 +436,21 @@ class GameRoom:
         )
 
     @classmethod
-    def restore(cls, record: GameRecord, now: float, grace: float = DEFAULT_GRACE) -> GameRoom:
+    def restore(
+        cls, record: GameRecord, now: float, grace: float = DEFAULT_GRACE,
+        ratings: Mapping[str, float] | None = None,
+    ) -> GameRoom:
         """The room of a stored game at its last ply, both players away, clocks paused.
 
         A paused clock runs again when the side to move comes back or plays, so a server's
         downtime never costs anyone time; the grace period before a claim starts at ``now``.
         """
         spec = _clock_spec(record.clock)
-        seats = (_room_seat(record.x, record.x_rating), _room_seat(record.o, record.o_rating))
+        known = ratings or {}
+        seats = (
+            _room_seat(record.x, record.x_rating or known.get(record.x.player or "")),
+            _room_seat(record.o, record.o_rating or known.get(record.o.player or "")),
+        )
         room = cls(record.id, seats, record.variant, spec, record.rated, grace)
         for move in sorted(record.moves, key=lambda m: m.ply):
             room.board.push(move.cell)
@@ -566,6 +581,6 @@ def _clock_spec(clock: TimeControl | None) -> ClockSpec | None:
 
 def _room_seat(seat: StoredSeat, rating: float | None) -> RoomSeat:
     if seat.computer_level is not None:
-        return RoomSeat(COMPUTER, str(seat), ai_level=seat.computer_level)
+        return computer_seat(seat.computer_level)
     assert seat.player is not None
     return RoomSeat(seat.player, seat.player, None if rating is None else round(rating))

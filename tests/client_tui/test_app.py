@@ -123,6 +123,10 @@ async def test_resign_and_rematch(server: RunningServer, tmp_path: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await start_computer_game(app, pilot, colour="o")
         await until(pilot, lambda: game_of(app).my_turn, "the computer's first move")
+        model = game_of(app)
+        # one move of ours first: a resignation before both sides have moved is an abort
+        await pilot.press(*format_cell(model.board.legal_moves[0], model.board.geometry), "enter")
+        await until(pilot, lambda: game_of(app).ply == 3, "the computer's second move")
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("y")

@@ -234,6 +234,7 @@ async def test_the_server_restarted_mid_game_resumes_it(tmp_path: Path) -> None:
         await bob.hello(token=tokens[1])
         state = await ann.request(t="watch", game=game)
         assert state["moves"] == [0, 16, 1, 17] and state["status"] == "playing"
+        assert [seat["rating"] for seat in state["seats"]] == [1500, 1500]
         assert state["clocks"]["x"] > 55_000  # the downtime cost nobody anything
         await bob.request(t="watch", game=game)
         for ply, cell in list(enumerate(ROW))[4:]:
@@ -260,6 +261,8 @@ async def test_a_computer_seat_resumes_thinking_after_a_restart(tmp_path: Path) 
         welcome = await ann.hello(token=token)
         assert welcome["games"] == [record.id]
         state = await ann.request(t="watch", game=record.id)
+        assert state["seats"][0] == {"name": "Computer (level 2)", "rating": None,
+                                     "online": True, "ai": 2}
         if not state["moves"]:  # the computer may have moved before we looked
             await ann.expect("move", ply=1)
         await play(ann, record.id, "4d4" if state["moves"] != [63] else "1a1", 1)

@@ -167,12 +167,21 @@ def test_crossed_draw_offers_agree() -> None:
 
 def test_resign() -> None:
     room = new_room()
-    play(room, ["1a1"])
+    play(room, ["1a1", "4d4"])
     (end,) = room.resign(BOB, 2)
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("1-0", "resign", "x")
     with refused("game_over"):
         room.resign(ANN, 3)
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_resigning_before_both_sides_have_moved_aborts(plies: int) -> None:
+    room = new_room(rated=True)
+    play(room, ["1a1"][:plies])
+    (end,) = room.resign(BOB, 2)
+    assert isinstance(end.message, GameEnd)
+    assert (end.message.result, end.message.reason, end.message.winner) == ("*", "abort", None)
 
 
 @pytest.mark.parametrize("plies", [0, 1])
@@ -372,6 +381,7 @@ def test_the_computer_agrees_to_a_rematch_and_declines_draws() -> None:
 
 def test_the_rating_change_fills_the_end_everywhere() -> None:
     room = new_room(rated=True)
+    play(room, ["1a1", "4d4"])
     events = room.resign(BOB, 1.0)
     change = RatingChange(x=9, o=-9)
     rated = room.set_rating_change(change, events)
