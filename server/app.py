@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import time
@@ -126,6 +127,11 @@ def run(config: ServerConfig) -> None:
 
     async def main() -> None:
         server = await start_server(config)
+        # What exists now (imports, the compiled kernel, resumed games) lives as long as the
+        # process: move it out of the collector's reach, so full collections walk only what
+        # games and connections allocate. Measured with bench/load.py, 1,000 games.
+        gc.collect()
+        gc.freeze()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
