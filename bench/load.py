@@ -1,0 +1,710 @@
+"""Load a real server with bots: G human-vs-human games at a set move rate, plus S spectators.
+
+    .venv/bin/python bench/load.py --games 1000 --spectators 200 --rate 1 --duration 30 --procs 2
+
+The server runs as its own process (``python -m qubic_cli serve --port 0``) on a fresh SQLite
+file in a temporary directory. The generator runs in ``--procs`` worker processes, each with
+its share of the games. A game is two bots: one creates a private room, the other joins it;
+they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per game, and start
+a new game when one ends, so G games stay live. A spectator watches one game slot and follows
+it into its next game.
+
+What it reports, over the measuring window (after ``--warmup`` seconds of play):
+
+- connections, moves/s, and the move latency p50/p95/p99: from the mover's send until the
+  opponent receives the ``move`` event (and the same for spectators);
+- errors: every ``error`` message, unexpected close, refused connection or timeout;
+- the server's RSS and CPU (the process itself, and its AI workers), the generator's CPU, the
+  server's event-loop lag from ``/metrics``, and the load average, so a reader can tell who
+  the bottleneck was;
+- durability: after the server stops (SIGTERM, or ``--stop kill`` for SIGKILL) the SQLite file
+  is read and every move a bot got an ``ack`` for must be in the ``moves`` table.
+
+Loopback only; everything is bounded in count (``--games`` <= 5000) and time (the whole run
+stops by itself after setup + warmup + duration + a drain of a few seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import random
+import re
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import websockets
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
+
+ROOT = Path(__file__).resolve().parent.parent
+CELLS = 64  # 4x4x4
+MOVE_TIMEOUT = 15.0  # seconds a bot waits for its opponent to see a move before it counts one
+SETUP_TIMEOUT = 180.0  # seconds the generator may take to open every connection
+CONNECTS_AT_ONCE = 64  # websocket handshakes in flight per generator process
+MAX_GAMES = 5000
+MAX_SECONDS = 600.0
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+# -- the server process ----------------------------------------------------------------------
+
+
+def raise_fd_limit(wanted: int = 1 << 16) -> int:
+    """Raise this process's soft limit on open files as far as allowed; returns it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (from /proc/<pid>/stat)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def proc_rss_kib(pid: int) -> int:
+    """Resident set size of process ``pid`` in KiB (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def proc_children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (the server's forkserver, resource tracker, AI workers)."""
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
+def proc_descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (AI workers are children of the forkserver)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        children = proc_children(todo.pop())
+        out += children
+        todo += children
+    return out
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+class ServerProcess:
+    """``python -m qubic_cli serve --port 0`` on its own database; knows its URL and pid."""
+
+    def __init__(self, db: Path, *, ai_workers: int = 1, log_level: str = "warning",
+                 extra: Sequence[str] = ()) -> None:
+        self.db = db
+        self.log_path = db.with_suffix(".log")
+        self.args = [
+            sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
+            "--ai-workers", str(ai_workers), "--log-level", log_level, *extra,
+        ]
+        self.process: subprocess.Popen[str] | None = None
+        self.ws_url = ""
+        self.http_url = ""
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the server and wait for its ``Qubic server on ...`` line."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            self.args, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+            stderr=self.log_path.open("a"), preexec_fn=raise_fd_limit,
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            match = re.search(r"on (http://\S+) .* websocket (ws://\S+)", line)
+            if match:
+                self.http_url, self.ws_url = match.group(1), match.group(2)
+                return
+        self.stop(kill=True)
+        raise RuntimeError(f"the server did not start; see {self.log_path}:\n"
+                           + self.log_path.read_text()[-2000:])
+
+    def metrics(self) -> dict[str, float]:
+        """``/metrics`` as {series: value}."""
+        with urllib.request.urlopen(f"{self.http_url}/metrics", timeout=10) as reply:
+            text = reply.read().decode()
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                out[name] = float(value)
+        return out
+
+    def metrics_or_nothing(self, failures: list[str]) -> dict[str, float]:
+        """``metrics()``, or {} with the reason added to ``failures`` (a dead server's log)."""
+        try:
+            return self.metrics()
+        except OSError as error:
+            assert self.process is not None
+            code = self.process.poll()
+            tail = self.log_path.read_text()[-1500:] if code is not None else ""
+            failures.append(f"no /metrics ({error}); server exit code {code}\n{tail}")
+            return {}
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU seconds of the server process, and of everything below it (AI workers)."""
+        try:
+            own = proc_cpu_seconds(self.pid)
+        except OSError:
+            return float("nan"), float("nan")
+        below = 0.0
+        for child in proc_descendants(self.pid):
+            with contextlib.suppress(OSError):
+                below += proc_cpu_seconds(child)
+        return own, below
+
+    def stop(self, *, kill: bool = False, timeout: float = 30.0) -> int | None:
+        """SIGTERM (a clean shutdown) or SIGKILL; returns the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait(timeout)
+
+
+def acked_moves_missing(db: Path, acked: Sequence[tuple[str, int, int]]) -> int:
+    """How many acknowledged (game, ply, cell) are not in the ``moves`` table."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        stored = {(g, p, c) for g, p, c in conn.execute("SELECT game_id, ply, cell FROM moves")}
+    finally:
+        conn.close()
+    return sum(move not in stored for move in acked)
+
+
+def percentiles(values: Sequence[float], qs: Sequence[float] = (0.5, 0.95, 0.99)) -> list[float]:
+    ordered = sorted(values)
+    if not ordered:
+        return [float("nan")] * len(qs)
+    return [ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] for q in qs]
+
+
+def ms(values: Sequence[float]) -> str:
+    p50, p95, p99 = percentiles(values)
+    return f"p50 {p50 * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms"
+
+
+# -- the bots --------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What one generator process saw."""
+
+    connections: int = 0
+    moves_sent: int = 0
+    latencies: list[float] = field(default_factory=list)  # mover's send -> opponent's receipt
+    spectator_latencies: list[float] = field(default_factory=list)
+    acked: list[tuple[str, int, int]] = field(default_factory=list)
+    acked_in_window: int = 0
+    games_started: int = 0
+    games_finished: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    late: int = 0  # moves sent more than one interval after their scheduled time
+    cpu_seconds: float = 0.0  # the generator's own CPU during the window
+
+
+class Bot:
+    """One websocket connection with a reader task that routes what arrives."""
+
+    def __init__(self, ws: ClientConnection, tally: Tally,
+                 on_move: Callable[[dict[str, Any], float], None] | None = None) -> None:
+        self.ws = ws
+        self.tally = tally
+        self.on_move = on_move
+        self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.moves: dict[tuple[str, int], asyncio.Future[float]] = {}
+        self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.ended: set[str] = set()
+        self.closing = False
+        self._ids = 0
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.ws:
+                now = time.monotonic()
+                message = _decode(raw)
+                kind = message["t"]
+                if kind == "move":
+                    waiter = self.moves.pop((message["game"], message["ply"]), None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(now)
+                    if self.on_move is not None:
+                        self.on_move(message, now)
+                    continue
+                if kind == "end":
+                    self.ended.add(message["game"])
+                    continue
+                if kind == "error":
+                    self.tally.errors[message["code"]] += 1
+                ref = message.get("ref")
+                future = self.replies.pop(ref, None) if ref is not None else None
+                if future is None and kind == "game" and self.next_game is not None:
+                    future, self.next_game = self.next_game, None
+                if future is not None and not future.done():
+                    future.set_result(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            if not self.closing:
+                self.tally.errors[f"closed {self.ws.close_code}"] += 1
+            waiting: list[asyncio.Future[Any]] = [*self.replies.values(), *self.moves.values()]
+            for pending in waiting:
+                if not pending.done():
+                    pending.cancel()
+
+    def send(self, **message: Any) -> tuple[str, asyncio.Future[dict[str, Any]]]:
+        """Queue ``message`` with a fresh id; returns the id and a future for its reply."""
+        self._ids += 1
+        ref = f"r{self._ids}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.replies[ref] = future
+        message["id"] = ref
+        return ref, future
+
+    async def request(self, timeout: float = MOVE_TIMEOUT, **message: Any) -> dict[str, Any]:
+        ref, future = self.send(**message)
+        message["id"] = ref
+        await self.ws.send(_encode(message).decode())
+        return await asyncio.wait_for(future, timeout)
+
+    async def close(self) -> None:
+        self.closing = True
+        await self.ws.close()
+        await self.reader
+
+
+async def connect(url: str, name: str, tally: Tally, gate: asyncio.Semaphore,
+                  on_move: Callable[[dict[str, Any], float], None] | None = None) -> Bot:
+    async with gate:
+        ws = await websockets.connect(url, ping_interval=None, max_size=None, compression=None,
+                                      open_timeout=60)
+        bot = Bot(ws, tally, on_move)
+        welcome = await bot.request(t="hello", name=name, timeout=60)
+        if welcome["t"] != "welcome":
+            raise RuntimeError(f"hello refused: {welcome}")
+    tally.connections += 1
+    return bot
+
+
+@dataclass
+class Window:
+    """The generator's timeline in ``time.monotonic()`` seconds (shared by all processes)."""
+
+    measure_from: float
+    measure_to: float
+
+    def inside(self, t: float) -> bool:
+        return self.measure_from <= t < self.measure_to
+
+
+class Slot:
+    """One live game at a time, played by two bots, followed by some spectators."""
+
+    def __init__(self, index: int, x: Bot, o: Bot, rng: random.Random,
+                 registry: dict[str, Slot]) -> None:
+        self.index = index
+        self.registry = registry
+        self.x, self.o = x, o
+        self.rng = rng
+        self.game: str | None = None
+        self.changed = asyncio.Event()
+        self.sent_at: dict[tuple[str, int], float] = {}
+
+    async def new_game(self) -> str:
+        private = await self.x.request(t="private_create", colour="x")
+        if private["t"] != "private":
+            raise RuntimeError(f"private_create refused: {private}")
+        self.x.next_game = asyncio.get_running_loop().create_future()
+        host_game = self.x.next_game
+        joined = await self.o.request(t="private_join", code=private["code"])
+        game = await asyncio.wait_for(host_game, MOVE_TIMEOUT)
+        if joined["t"] != "game" or joined["id"] != game["id"]:
+            raise RuntimeError(f"private_join refused: {joined}")
+        self.game = game["id"]
+        self.registry[self.game] = self
+        self.changed.set()
+        self.changed = asyncio.Event()
+        return game["id"]
+
+    async def play(self, rate: float, window: Window, tally: Tally) -> None:
+        loop = asyncio.get_running_loop()
+        interval = 1.0 / rate
+        next_at = loop.time() + self.rng.uniform(0, interval)
+        while loop.time() < window.measure_to:
+            game = await self.new_game()
+            tally.games_started += 1
+            free = list(range(CELLS))
+            ply = 0
+            while loop.time() < window.measure_to:
+                now = loop.time()
+                if next_at > now:
+                    await asyncio.sleep(next_at - now)
+                elif now - next_at > interval:
+                    tally.late += 1
+                    next_at = now
+                mover, other = (self.x, self.o) if ply % 2 == 0 else (self.o, self.x)
+                cell = free.pop(self.rng.randrange(len(free)))
+                seen: asyncio.Future[float] = loop.create_future()
+                other.moves[(game, ply + 1)] = seen
+                ref, acked = mover.send(t="move", game=game, cell=cell, ply=ply)
+                frame = _encode({"t": "move", "game": game, "cell": cell, "ply": ply, "id": ref})
+                sent = time.monotonic()
+                self.sent_at[(game, ply + 1)] = sent
+                await mover.ws.send(frame.decode())
+                tally.moves_sent += 1
+                try:
+                    received = await asyncio.wait_for(seen, MOVE_TIMEOUT)
+                    reply = await asyncio.wait_for(acked, MOVE_TIMEOUT)
+                except (TimeoutError, asyncio.CancelledError):
+                    tally.errors["timeout"] += 1
+                    return
+                if reply["t"] != "ack":
+                    return  # the error is counted by the reader
+                ply += 1
+                tally.acked.append((game, ply, cell))
+                if window.inside(sent):
+                    tally.latencies.append(received - sent)
+                    tally.acked_in_window += 1
+                next_at += interval
+                if game in mover.ended:
+                    tally.games_finished += 1
+                    break
+            self.sent_at = {k: v for k, v in self.sent_at.items() if k[0] != game}
+            self.registry.pop(game, None)
+
+
+async def spectate(bot: Bot, slot: Slot, window: Window) -> None:
+    """Watch the slot's game, and its next one when it ends, until the window closes."""
+    loop = asyncio.get_running_loop()
+    while loop.time() < window.measure_to:
+        changed = slot.changed
+        if slot.game is not None:
+            reply = await bot.request(t="watch", game=slot.game)
+            if reply["t"] != "game":
+                return
+        remaining = window.measure_to - loop.time()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), max(0.0, remaining))
+
+
+async def generate(url: str, process: int, slots: range, spectators: range, rate: float,
+                   seed: int, ready: Any, go: Any) -> Tally:
+    """One generator process: connect everyone, wait for the go, play, and report."""
+    raise_fd_limit()
+    tally = Tally()
+    gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
+    rng = random.Random(seed)
+    watched: dict[str, Slot] = {}  # game id -> its slot, for the spectators' latency
+    window: Window | None = None
+
+    def on_spectator_move(message: dict[str, Any], now: float) -> None:
+        slot = watched.get(message["game"])
+        sent = None if slot is None else slot.sent_at.get((message["game"], message["ply"]))
+        if sent is not None and window is not None and window.inside(sent):
+            tally.spectator_latencies.append(now - sent)
+
+
+    async def make_slot(i: int) -> Slot:
+        x, o = await asyncio.gather(connect(url, f"p{process}g{i}x", tally, gate),
+                                    connect(url, f"p{process}g{i}o", tally, gate))
+        return Slot(i, x, o, random.Random(rng.random()), watched)
+
+    games = list(await asyncio.wait_for(
+        asyncio.gather(*(make_slot(i) for i in slots)), SETUP_TIMEOUT))
+    viewers = list(await asyncio.wait_for(asyncio.gather(*(
+        connect(url, f"p{process}s{j}", tally, gate, on_spectator_move)
+        for j in spectators)), SETUP_TIMEOUT))
+    ready.put(process)
+    start, warmup, duration = await asyncio.to_thread(go.get)
+    window = Window(start + warmup, start + warmup + duration)
+    await asyncio.sleep(max(0.0, start - time.monotonic()))
+
+    cpu_at: list[float] = []
+
+    async def sample_cpu() -> None:
+        assert window is not None
+        for at in (window.measure_from, window.measure_to):
+            await asyncio.sleep(max(0.0, at - time.monotonic()))
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            cpu_at.append(usage.ru_utime + usage.ru_stime)
+
+    sampler = asyncio.create_task(sample_cpu())
+    results = await asyncio.gather(
+        *(s.play(rate, window, tally) for s in games),
+        *(spectate(v, games[j % len(games)], window) for j, v in enumerate(viewers)),
+        return_exceptions=True,
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            tally.errors[f"bot failed: {type(result).__name__}"] += 1
+    await sampler
+    tally.cpu_seconds = cpu_at[1] - cpu_at[0]
+    await asyncio.gather(*(b.close() for s in games for b in (s.x, s.o)), *(v.close()
+                         for v in viewers), return_exceptions=True)
+    return tally
+
+
+def generator_main(url: str, process: int, slots: range, spectators: range, rate: float,
+                   seed: int, ready: Any, go: Any, out: Any) -> None:
+    try:
+        tally = asyncio.run(generate(url, process, slots, spectators, rate, seed, ready, go))
+        out.put(asdict(tally))
+    except BaseException as error:  # report, so the parent does not wait forever
+        out.put(f"generator {process} failed: {type(error).__name__}: {error}")
+        raise
+
+
+def wait_for_item(q: Any, workers: Sequence[Any], timeout: float, dead_ok: bool = False) -> Any:
+    """The next item on ``q``; fails early if a generator process died without one."""
+    import queue
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return q.get(timeout=1.0)
+        except queue.Empty:
+            if not dead_ok and any(w.exitcode not in (None, 0) for w in workers):
+                raise RuntimeError("a generator process died") from None
+    raise RuntimeError("the generator processes did not answer in time")
+
+
+def split(n: int, parts: int) -> list[range]:
+    cuts = [n * i // parts for i in range(parts + 1)]
+    return [range(cuts[i], cuts[i + 1]) for i in range(parts)]
+
+
+def run(args: argparse.Namespace) -> int:
+    raise_fd_limit()
+    print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
+    with tempfile.TemporaryDirectory(prefix="qubic-load-") as tmp:
+        db = Path(tmp) / "qubic.db"
+        server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level)
+        server.start()
+        if args.server_nice:
+            os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
+        rss_start = proc_rss_kib(server.pid)
+        context = multiprocessing.get_context("spawn")
+        ready, go, out = context.Queue(), context.Queue(), context.Queue()
+        workers = [
+            context.Process(target=generator_main, args=(
+                server.ws_url, p, slots, spectators, args.rate, args.seed + p, ready, go, out),
+                daemon=True)
+            for p, (slots, spectators) in enumerate(zip(split(args.games, args.procs),
+                                                        split(args.spectators, args.procs),
+                                                        strict=True))
+        ]
+        setup_started = time.monotonic()
+        for worker in workers:
+            worker.start()
+        failures: list[str] = []
+        tallies: list[Tally] = []
+        try:
+            for _ in workers:
+                wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
+            setup = time.monotonic() - setup_started
+            rss_connected = proc_rss_kib(server.pid)
+            start = time.monotonic() + 0.5
+            for _ in workers:
+                go.put((start, args.warmup, args.duration))
+            print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
+                  f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
+                  flush=True)
+            time.sleep(max(0.0, start + args.warmup - time.monotonic()))
+            cpu_from = server.cpu_seconds()
+            metrics_from = server.metrics_or_nothing(failures)
+            load_from = load_average()
+            time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
+            cpu_to = server.cpu_seconds()
+            rss_end = proc_rss_kib(server.pid)
+            metrics = server.metrics_or_nothing(failures)
+            load_to = load_average()
+            for _ in workers:
+                item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
+                if isinstance(item, str):
+                    failures.append(item)
+                else:
+                    tallies.append(Tally(**item))
+        finally:
+            exit_code = server.stop(kill=args.stop == "kill")
+            for worker in workers:
+                worker.join(10)
+                if worker.is_alive():
+                    worker.kill()
+        missing = acked_moves_missing(db, [m for t in tallies for m in t.acked])
+        if args.server_log:
+            Path(args.server_log).write_text(server.log_path.read_text())
+
+    report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
+           metrics_from, metrics, load_from, load_to)
+    errors = sum(sum(t.errors.values()) for t in tallies) + len(failures)
+    return 0 if errors == 0 and missing == 0 else 1
+
+
+def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
+           exit_code: int | None, cpu_from: tuple[float, float], cpu_to: tuple[float, float],
+           rss_start: int, rss_end: int, metrics_from: dict[str, float],
+           metrics: dict[str, float], load_from: str,
+           load_to: str) -> None:
+    d = args.duration
+    latencies = [x for t in tallies for x in t.latencies]
+    spectators = [x for t in tallies for x in t.spectator_latencies]
+    errors: Counter[str] = Counter()
+    for t in tallies:
+        errors.update(t.errors)
+    acked = sum(len(t.acked) for t in tallies)
+    server_cpu = (cpu_to[0] - cpu_from[0]) / d
+    ai_cpu = (cpu_to[1] - cpu_from[1]) / d
+    gen_cpu = [t.cpu_seconds / d for t in tallies]
+    lag = [metrics.get(f'qubic_event_loop_lag_seconds{{quantile="{q}"}}', float("nan"))
+           for q in ("0.5", "0.99", "1.0")]
+    print(f"games {args.games}, spectators {args.spectators}, rate {args.rate:g} move/s per "
+          f"game, window {d:g} s after {args.warmup:g} s warmup, {args.procs} generator "
+          f"process(es)")
+    print(f"  connections      {sum(t.connections for t in tallies)}")
+    started = sum(t.games_started for t in tallies)
+    finished = sum(t.games_finished for t in tallies)
+    late = sum(t.late for t in tallies)
+    print(f"  moves/s          {sum(t.acked_in_window for t in tallies) / d:.0f} acknowledged "
+          f"(target {args.games * args.rate:g}); games started {started}, finished {finished}; "
+          f"late sends {late}")
+    print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
+          f"{len(latencies)} moves)")
+    if spectators:
+        print(f"  spectator        {ms(spectators)} ({len(spectators)} deliveries)")
+    print(f"  errors           {sum(errors.values()) + len(failures)}"
+          + (f" {dict(errors)}" if errors else "") + "".join(f"\n    {f}" for f in failures))
+    print(f"  server           RSS {rss_end / 1024:.0f} MiB (at start {rss_start / 1024:.0f} "
+          f"MiB), CPU {server_cpu:.0%} of a core (AI workers {ai_cpu:.0%}), "
+          f"loop lag since start p50 {lag[0] * 1e3:.1f} ms p99 {lag[1] * 1e3:.1f} ms "
+          f"max {lag[2] * 1e3:.1f} ms")
+    print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
+    print(f"  server GC        {gc_summary(metrics_from, metrics)}")
+    print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core")
+    print(f"  load average     {load_from} at window start, {load_to} at its end")
+    print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
+          f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
+
+
+def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
+    """The server's garbage-collector pauses per generation during the window (count and
+    mean), and the longest since it started, from its ``/metrics``."""
+    parts = []
+    for g in range(3):
+        label = f'generation="{g}"'
+        count, total = (
+            after.get(f"qubic_gc_pause_seconds_{what}{{{label}}}", 0.0)
+            - before.get(f"qubic_gc_pause_seconds_{what}{{{label}}}", 0.0)
+            for what in ("count", "sum")
+        )
+        longest = after.get("qubic_gc_pause_seconds{" + label + ',quantile="1.0"}', 0.0)
+        mean = total / count if count else 0.0
+        parts.append(f"gen{g} {count:.0f}x mean {mean * 1e3:.1f} ms (max {longest * 1e3:.0f})")
+    return ", ".join(parts)
+
+
+def window_lag(before: dict[str, float], after: dict[str, float]) -> str:
+    """The server's event-loop lag during the window, from the difference of its lag
+    histogram between two scrapes: p99 as a bucket bound, and the share of samples <= 5 ms."""
+    name = "qubic_event_loop_lag_histogram_seconds_bucket"
+    bounds = sorted(
+        (float(key.split('"')[1]), after[key] - before.get(key, 0.0))
+        for key in after if key.startswith(name) and "+Inf" not in key
+    )
+    total = after.get(name + '{le="+Inf"}', 0.0) - before.get(name + '{le="+Inf"}', 0.0)
+    if total <= 0:
+        return "no samples"
+    p99 = next((f"<= {b * 1e3:g} ms" for b, n in bounds if n >= 0.99 * total),
+               f"> {bounds[-1][0] * 1e3:g} ms")
+    within = dict(bounds).get(0.005, 0.0) / total
+    return f"p99 {p99}, {within:.1%} of {total:.0f} samples <= 5 ms"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=100, help="concurrent games (default 100)")
+    parser.add_argument("--spectators", type=int, default=None,
+                        help="spectators (default: games / 5)")
+    parser.add_argument("--rate", type=float, default=1.0,
+                        help="moves per second per game (default 1)")
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds before measuring")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
+    parser.add_argument("--procs", type=int, default=2, help="generator processes (default 2)")
+    parser.add_argument("--ai-workers", type=int, default=1, help="the server's AI workers")
+    parser.add_argument("--stop", choices=["term", "kill"], default="term",
+                        help="stop the server with SIGTERM (default) or SIGKILL before the "
+                             "database check")
+    parser.add_argument("--log-level", default="warning", help="the server's log level")
+    parser.add_argument("--server-nice", type=int, default=0, metavar="N",
+                        help="renice the server process to N (negative needs root): shows how "
+                             "much of the latency is other processes taking the CPU")
+    parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.spectators is None:
+        args.spectators = args.games // 5
+    if not (1 <= args.games <= MAX_GAMES and 0 <= args.spectators <= MAX_GAMES):
+        parser.error(f"--games and --spectators: 1..{MAX_GAMES}")
+    if not (0 < args.duration <= MAX_SECONDS and 0 <= args.warmup <= MAX_SECONDS):
+        parser.error(f"--duration and --warmup: up to {MAX_SECONDS:g} s")
+    if not (0 < args.rate <= 10):
+        parser.error("--rate: more than 0, at most 10 (the rate limit is 10 frames/s per client)")
+    args.procs = max(1, min(args.procs, args.games))
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
