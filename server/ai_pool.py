@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import warm
 from engine.board import Board
 from engine.players import Decision, Limit, make_player
 from server.errors import ServerError
@@ -36,7 +37,7 @@ from server.errors import ServerError
 log = logging.getLogger(__name__)
 
 GRACE = 1.0  # seconds past a job's time limit before the pool raises its stop flag
-HANG = 5.0  # seconds past the stop flag before a worker is taken for hung and replaced
+HANG = 10.0  # seconds past the stop flag before a worker is taken for hung and replaced
 RETRIES = 2  # times a job is run again on a new pool after a worker died under it
 
 
@@ -72,9 +73,7 @@ def _start_worker(flags: Any) -> None:
     """Runs once in each worker: map the shared stop flags and load the compiled kernel."""
     global _stop_flags
     _stop_flags = np.frombuffer(flags, dtype=np.int8)
-    from engine import kernel
-
-    kernel.warm_up()
+    warm.warm_up()
 
 
 def _ping() -> int:
@@ -128,10 +127,8 @@ class AIPool:
     async def start(self) -> None:
         """Compile the kernel in this process (filling numba's cache), then start and warm
         every worker, so the first computer move is not slow."""
-        from engine import kernel
-
         _start_process_helpers(self._context)
-        await asyncio.to_thread(kernel.warm_up)
+        await asyncio.to_thread(warm.warm_up)
         await self._build()
 
     async def _build(self) -> None:
@@ -206,6 +203,7 @@ class AIPool:
             await asyncio.sleep(0.01)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._executor, _run_job, job, slot)
+        future.add_done_callback(_consume)  # an abandoned job's failure is no news
         limit = (job.time or 30.0) + GRACE
         try:
             return await asyncio.wait_for(asyncio.shield(future), limit)
@@ -229,6 +227,11 @@ class AIPool:
         executor, self._executor = self._executor, None
         if executor is not None:
             await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _start_process_helpers(context: Any) -> None:
