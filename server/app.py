@@ -33,7 +33,13 @@ from server.protocol import (
     ErrorCode,
     decode_client_message,
 )
-from server.session import CLOSE_POLICY, CLOSE_TOO_BIG, DEFAULT_MAX_QUEUE, Session
+from server.session import (
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_MAX_QUEUE_BYTES,
+    Session,
+)
 from server.sqlite_store import SQLiteStore
 from server.store import GameRecord, Store
 
@@ -58,6 +64,7 @@ class ServerConfig:
     rate: float = RATE_LIMIT_PER_SECOND
     burst: int = RATE_LIMIT_BURST
     max_queue: int = DEFAULT_MAX_QUEUE
+    max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
     synchronous: str = "FULL"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -168,7 +175,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False
     )
     await ws.prepare(request)
-    session = Session(request.remote or "", config.max_queue, config.rate, config.burst)
+    session = Session(request.remote or "", config.max_queue, config.rate, config.burst,
+                      config.max_queue_bytes)
     transport = request.transport
     session.on_close = lambda: transport.abort() if transport is not None else None
     hub.connected(session)

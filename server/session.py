@@ -2,8 +2,9 @@
 
 The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
 the transport (``server.app``) drains the queue into the websocket. A client that stops
-reading lets its outbox fill; at ``max_queue`` frames the session is closed as a slow
-consumer, so one stuck reader never holds up anyone else's game.
+reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the session
+is closed as a slow consumer, so one stuck reader never holds up anyone else's game, nor holds
+more than a bounded amount of the server's memory.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_TRY_AGAIN_LATER = 1013
 DEFAULT_MAX_QUEUE = 512
+DEFAULT_MAX_QUEUE_BYTES = 1 << 20
 
 _ids = itertools.count(1)
 
@@ -55,6 +57,7 @@ class Session:
         max_queue: int = DEFAULT_MAX_QUEUE,
         rate: float = RATE_LIMIT_PER_SECOND,
         burst: int = RATE_LIMIT_BURST,
+        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
     ) -> None:
         self.id = next(_ids)
         self.peer = peer
@@ -66,6 +69,8 @@ class Session:
         self.close_reason = ""
         self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
         self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue(max_queue)
+        self._max_bytes = max_queue_bytes
+        self.queued_bytes = 0  # the size of the frames in the outbox
 
     @property
     def name(self) -> str | None:
@@ -83,10 +88,15 @@ class Session:
         """Queue an encoded frame; a full outbox closes the session as a slow consumer."""
         if self.closed:
             return
+        if self.queued_bytes + len(frame) > self._max_bytes:
+            self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
+            return
         try:
             self._outbox.put_nowait(frame)
         except asyncio.QueueFull:
             self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
+            return
+        self.queued_bytes += len(frame)
 
     def close(self, code: int, reason: str, *, abort: bool = False) -> None:
         """Ask the transport to close the connection after the frames already queued, or at
@@ -105,7 +115,10 @@ class Session:
 
     async def next_frame(self) -> bytes | None:
         """The next frame to write, or ``None`` when the session should close."""
-        return await self._outbox.get()
+        frame = await self._outbox.get()
+        if frame is not None:
+            self.queued_bytes -= len(frame)
+        return frame
 
     def __repr__(self) -> str:
         return f"<Session {self.id} {self.name or '-'} {self.peer}>"
