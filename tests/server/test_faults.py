@@ -1,0 +1,336 @@
+"""Faults, with real processes: the server killed with SIGKILL mid-game and started again on
+its database, an AI worker killed mid-search, and a client that stops reading.
+
+A database that cannot be opened (locked, read-only, corrupt) is in test_serve_cli.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import select
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from conftest import Client, Server, play, start_private_game
+
+from engine import Board
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ServerProcess:
+    """``python -m qubic_cli serve --port 0`` on a database file, as a host runs it."""
+
+    def __init__(self, db: Path, *extra: str) -> None:
+        self.db = db
+        self.args = [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
+                     "--ai-workers", "1", "--log-level", "warning", *extra]
+        self.log = db.with_name(db.name + ".log")
+        self.process: subprocess.Popen[bytes] | None = None
+        self.ws_url = ""
+
+    def start(self, timeout: float = 120.0) -> ServerProcess:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(self.args, cwd=ROOT, stdout=subprocess.PIPE,
+                                            stderr=log)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        line = b""
+        while time.monotonic() < deadline and self.process.poll() is None:
+            ready, _, _ = select.select([self.process.stdout], [], [], 1.0)
+            if ready:
+                line = self.process.stdout.readline()
+                match = re.search(rb"websocket (ws://\S+)", line)
+                if match:
+                    self.ws_url = match.group(1).decode()
+                    return self
+        self.kill()
+        raise AssertionError(f"the server did not start: {line!r}\n{self.log.read_text()}")
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no flush, as a crash or the OOM killer would do it."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def ai_workers(self) -> list[int]:
+        """The AI workers: the children of the forkserver, itself a child of the server."""
+        return [pid for child in children(self.pid) for pid in children(child)]
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[ServerProcess]]:
+    """Server processes started by a test; killed at its end whatever happened."""
+    started: list[ServerProcess] = []
+    yield started
+    for server in started:
+        server.kill()
+
+
+async def connect(server: ServerProcess, name: str | None = None,
+                  token: str | None = None) -> Client:
+    client = Client(await websockets.connect(server.ws_url, max_size=None))
+    if name is not None or token is not None:
+        await client.hello(name, token)
+    return client
+
+
+async def play_cell(client: Client, game: str, cell: int, ply: int) -> dict[str, Any]:
+    """``play`` with a cell index: move and wait for the acknowledgement."""
+    ref = await client.send(t="move", game=game, cell=cell, ply=ply)
+    return await client.expect("ack", ref=ref)
+
+
+def moves_of(client: Client, game: str) -> list[int]:
+    """The cells of the game's ``move`` events this client has received, in ply order."""
+    events = [m for m in client.seen if m["t"] == "move" and m["game"] == game]
+    assert [m["ply"] for m in events] == list(range(1, len(events) + 1))
+    return [m["cell"] for m in events]
+
+
+# -- the server killed with SIGKILL ------------------------------------------------------------
+
+
+async def test_kill_9_mid_game_then_restart_resumes_every_game_where_it_was(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    db = tmp_path / "q.db"
+    first = ServerProcess(db).start()
+    processes.append(first)
+    ann, bob, cat, dan, eve = [await connect(first, n) for n in ("ann", "bob", "cat", "dan", "eve")]
+    one = await start_private_game(None, ann, bob)  # type: ignore[arg-type]
+    for ply, cell in enumerate(["1a1", "4d4", "2b2", "3c3"]):
+        await play(ann if ply % 2 == 0 else bob, one, cell, ply)
+    two = await start_private_game(None, cat, dan, clock={"initial": 300, "increment": 2})  # type: ignore[arg-type]
+    for ply, cell in enumerate(["2a2", "3a3"]):
+        await play(cat if ply % 2 == 0 else dan, two, cell, ply)
+    three = (await eve.request(t="play_ai", level=1, colour="x"))["id"]
+    await play(eve, three, "1a1", 0)
+    answer = (await eve.expect("move", game=three, ply=2))["cell"]  # the computer's
+    await play(eve, three, "1b1" if answer != 1 else "1c1", 2)
+    await bob.expect("move", game=one, ply=4)
+    await dan.expect("move", game=two, ply=2)
+    seen = {one: moves_of(bob, one), two: moves_of(dan, two)}
+    eve_seen = [m["cell"] for m in eve.seen if m["t"] == "move" and m["game"] == three]
+    tokens = {c.name: c.token for c in (ann, bob, cat, dan, eve)}
+
+    first.kill()
+
+    second = ServerProcess(db).start()
+    processes.append(second)
+    ann, bob, cat, dan, eve = [await connect(second, token=tokens[n])
+                               for n in ("ann", "bob", "cat", "dan", "eve")]
+    for client, game in ((ann, one), (bob, one), (cat, two), (dan, two)):
+        welcome = next(m for m in client.seen if m["t"] == "welcome")
+        assert welcome["games"] == [game]
+        state = await client.request(t="watch", game=game)
+        assert state["t"] == "game" and state["status"] == "playing"
+        assert state["moves"] == seen[game], (game, state["moves"], seen[game])
+    clocks = (await cat.request(t="watch", game=two))["clocks"]
+    assert clocks["x"] > 290_000 and clocks["o"] > 290_000  # the downtime cost nobody anything
+    # the games go on from where they were
+    await play(ann, one, "1b1", 4)
+    assert (await bob.expect("move", game=one, ply=5))["notation"] == "1b1"
+    await play(cat, two, "4a4", 2)
+    assert (await dan.expect("move", game=two, ply=3))["notation"] == "4a4"
+    # the computer game too: its acknowledged moves are there, and the computer answers
+    state = await eve.request(t="watch", game=three)
+    assert state["moves"][: len(eve_seen)] == eve_seen and len(eve_seen) >= 3
+    moves = state["moves"]
+    if len(moves) == 3:
+        moves = [*moves, (await eve.expect("move", game=three, ply=4))["cell"]]
+    board = Board("4x4x4", moves)
+    if board.outcome() is None:
+        await play_cell(eve, three, board.legal_moves[0], 4)
+    second.stop()
+
+
+async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    db = tmp_path / "q.db"
+    server = ServerProcess(db).start()
+    processes.append(server)
+    acked: list[tuple[str, int, int]] = []
+    stop = asyncio.Event()
+
+    async def pair(i: int) -> None:
+        x, o = await connect(server, f"x{i}"), await connect(server, f"o{i}")
+        rng = random.Random(i)
+        game = await start_private_game(None, x, o)  # type: ignore[arg-type]
+        board = Board("4x4x4")
+        while not stop.is_set() and board.outcome() is None:
+            cell = rng.choice(board.legal_moves)
+            mover = x if board.ply % 2 == 0 else o
+            try:
+                await play_cell(mover, game, cell, board.ply)
+            except (websockets.ConnectionClosed, TimeoutError):
+                return
+            board.push(cell)
+            acked.append((game, board.ply, cell))
+            await asyncio.sleep(0.12)  # within the rate limit
+
+    tasks = [asyncio.create_task(pair(i)) for i in range(8)]
+    deadline = time.monotonic() + 60
+    while len(acked) < 60 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    server.kill()  # while moves are in flight
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    assert len(acked) >= 60
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    stored = set(conn.execute("SELECT game_id, ply, cell FROM moves"))
+    conn.close()
+    assert [move for move in acked if move not in stored] == []
+
+
+# -- an AI worker killed -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_master() -> None:
+    """Fill numba's cache for the master's kernels before any server starts, so a worker's
+    first move loads them instead of compiling (a cold compile can outlast the pool's hang
+    limit on a busy machine)."""
+    from engine import master
+
+    master.warm_up()
+
+
+async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still_moves(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    server = ServerProcess(tmp_path / "q.db", "--ai-time", "3").start()
+    processes.append(server)
+    eve = await connect(server, "eve")
+    game = (await eve.request(t="play_ai", level=8, colour="x"))["id"]
+    await play(eve, game, "1a1", 0)
+    await eve.expect("ai_thinking", game=game, ply=1)
+    await asyncio.sleep(0.5)  # the search is under way (it may take 3 s)
+    workers = server.ai_workers()
+    assert workers, "no AI worker found under the server process"
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    reply = await eve.expect("move", game=game, ply=2, timeout=90)
+    assert reply["side"] == "o" and reply["cell"] != 0
+    replacements = server.ai_workers()
+    assert replacements and not set(replacements) & set(workers)
+    board = Board("4x4x4", [0, reply["cell"]])
+    await play_cell(eve, game, board.legal_moves[0], 2)
+    await eve.expect("move", game=game, ply=4, timeout=90)
+    server.stop()
+
+
+# -- a client that stops reading -----------------------------------------------------------------
+
+
+async def test_a_client_that_stops_reading_is_dropped_and_stalls_nobody(tmp_path: Path) -> None:
+    # A rate limit of 100 frames/s (not 10) only makes the stuck client fill the kernel's
+    # socket buffers (megabytes) in seconds rather than a minute.
+    server = Server(tmp_path / "q.db", rate=100.0, burst=100)
+    await server.start()
+    try:
+        await stops_reading(server)
+    finally:
+        await server.stop()
+
+
+async def stops_reading(server: Server) -> None:
+    assert server.running is not None
+    hub = server.running.hub
+    ann, bob = await server.client("ann"), await server.client("bob")
+    busy = await start_private_game(server, ann, bob)
+    for i in range(50):  # a game whose full state is big: 50 chat lines of 300 characters
+        await (ann if i % 2 else bob).send(t="chat", game=busy, text="y" * 300)
+    for player in (ann, bob):
+        await player.expect("chat", game=busy, version=50)
+        player.inbox.clear()
+    # The stuck client: a tiny receive buffer, and a websocket library told to stop reading
+    # from the socket once one message waits unread; it never calls recv(). It asks for the
+    # big game's state 90 times a second, within the rate limit.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((server.running.host, server.running.port))
+    stuck = await websockets.connect(server.running.ws_url, sock=sock, max_queue=1,
+                                     close_timeout=0.5)
+    await stuck.send('{"t": "hello", "name": "stuck"}')
+    deadline = time.monotonic() + 10
+    while not any(s.name == "stuck" for s in hub.sessions):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    session = next(s for s in hub.sessions if s.name == "stuck")
+
+    async def ask() -> None:
+        while not session.closed:
+            try:
+                await stuck.send(f'{{"t": "watch", "game": "{busy}"}}')
+            except websockets.ConnectionClosed:
+                return
+            await asyncio.sleep(0.011)
+
+    asking = asyncio.create_task(ask())
+    # meanwhile two others play game after game, watched by a third who reads
+    cat, dan, eve = [await server.client(n) for n in ("cat", "dan", "eve")]
+    rng = random.Random(7)
+    played: dict[str, int] = {}
+    deadline = time.monotonic() + 120
+    while not session.closed:
+        game = await start_private_game(server, cat, dan)
+        await eve.request(t="watch", game=game)
+        board = Board("4x4x4")
+        while not session.closed and board.outcome() is None:
+            assert time.monotonic() < deadline, "the stuck client was never dropped"
+            cell = rng.choice(board.legal_moves)
+            await play_cell(cat if board.ply % 2 == 0 else dan, game, cell, board.ply)
+            board.push(cell)
+            await asyncio.sleep(0.15)
+        played[game] = board.ply
+        if board.outcome() is None:
+            await cat.request(t="resign", game=game)
+    await asking
+    assert session.close_code == 1013  # try again later: a slow consumer
+    assert session not in hub.sessions
+    await eve.quiet()
+    for game, plies in played.items():  # the watcher got every move of every game
+        moves = [m["ply"] for m in eve.seen if m["t"] == "move" and m["game"] == game]
+        assert moves == list(range(1, plies + 1))
+    assert (await ann.request(t="ping"))["t"] == "pong"
+    await stuck.close()
