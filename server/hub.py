@@ -437,6 +437,7 @@ class Hub:
         room = await self._restore(record, self._loop.time())
         self.rooms[room.id] = room
         if record.status is not GameStatus.ACTIVE:
+            self._finished.add(room.id)  # its end was handled before it was forgotten
             self._forget_later(room)
         return room
 
@@ -601,6 +602,8 @@ class Hub:
             if self.rooms.get(room.id) is room and room.over:
                 del self.rooms[room.id]
                 self._locks.pop(room.id, None)
+                self._finished.discard(room.id)
+                self._rematched.discard(room.id)
                 for session in self._audience.pop(room.id, set()):
                     session.rooms.discard(room.id)
 

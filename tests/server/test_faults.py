@@ -334,3 +334,39 @@ async def stops_reading(server: Server) -> None:
         assert moves == list(range(1, plies + 1))
     assert (await ann.request(t="ping"))["t"] == "pong"
     await stuck.close()
+
+
+# -- a server that runs for months -----------------------------------------------------------
+
+
+async def test_finished_games_leave_nothing_behind_in_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import server.hub
+
+    monkeypatch.setattr(server.hub, "FINISHED_KEPT", 0.1)
+    running = Server(tmp_path / "q.db", rate=1e6, burst=1_000_000)
+    await running.start()
+    try:
+        assert running.running is not None
+        hub = running.running.hub
+        ann, bob, cat = [await running.client(n) for n in ("ann", "bob", "cat")]
+        games = []
+        for _ in range(30):
+            game = await start_private_game(running, ann, bob)
+            await cat.request(t="watch", game=game)
+            await play(ann, game, "1a1", 0)
+            await bob.request(t="resign", game=game)
+            games.append(game)
+        await asyncio.sleep(0.3)
+        await cat.request(t="watch", game=games[0])  # an old game, reloaded from the store
+        await asyncio.sleep(0.3)
+        leftovers = {
+            "rooms": len(hub.rooms), "locks": len(hub._locks), "audience": len(hub._audience),
+            "finished": len(hub._finished), "rematched": len(hub._rematched),
+            "timers": len(hub._flag_timers), "ai": len(hub._ai_tasks),
+            "open in sessions": sum(len(s.rooms) for s in hub.sessions),
+        }
+        assert leftovers == dict.fromkeys(leftovers, 0)
+    finally:
+        await running.stop()
