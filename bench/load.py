@@ -7,7 +7,8 @@ file in a temporary directory. The generator runs in ``--procs`` worker processe
 its share of the games. A game is two bots: one creates a private room, the other joins it;
 they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per game, and start
 a new game when one ends, so G games stay live. A spectator watches one game slot and follows
-it into its next game.
+it into its next game. ``--ai-games A`` adds A bots that play the computer (``play_ai``) game
+after game and answer each computer move at once; every computer move must arrive.
 
 What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
@@ -15,8 +16,9 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
   opponent receives the ``move`` event (and the same for spectators);
 - errors: every ``error`` message, unexpected close, refused connection or timeout;
 - the server's RSS and CPU (the process itself, and its AI workers), the generator's CPU, the
-  server's event-loop lag from ``/metrics``, and the load average, so a reader can tell who
-  the bottleneck was;
+  server's event-loop lag and garbage-collector pauses from ``/metrics`` (the lag over the
+  window from the difference of its histogram), and the load average, so a reader can tell
+  who the bottleneck was;
 - durability: after the server stops (SIGTERM, or ``--stop kill`` for SIGKILL) the SQLite file
   is read and every move a bot got an ``ack`` for must be in the ``moves`` table.
 
@@ -252,6 +254,9 @@ class Tally:
     games_finished: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     late: int = 0  # moves sent more than one interval after their scheduled time
+    ai_moves: int = 0  # computer moves received in the window
+    ai_waits: list[float] = field(default_factory=list)  # our move's echo -> computer's move
+    ai_games: int = 0
     cpu_seconds: float = 0.0  # the generator's own CPU during the window
 
 
@@ -266,6 +271,8 @@ class Bot:
         self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.moves: dict[tuple[str, int], asyncio.Future[float]] = {}
         self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.keep_cells = False
+        self.cells: dict[tuple[str, int], int] = {}  # with keep_cells: the moves waited for
         self.ended: set[str] = set()
         self.closing = False
         self._ids = 0
@@ -278,8 +285,11 @@ class Bot:
                 message = _decode(raw)
                 kind = message["t"]
                 if kind == "move":
-                    waiter = self.moves.pop((message["game"], message["ply"]), None)
+                    key = (message["game"], message["ply"])
+                    waiter = self.moves.pop(key, None)
                     if waiter is not None and not waiter.done():
+                        if self.keep_cells:
+                            self.cells[key] = message["cell"]
                         waiter.set_result(now)
                     if self.on_move is not None:
                         self.on_move(message, now)
@@ -426,6 +436,64 @@ class Slot:
             self.registry.pop(game, None)
 
 
+class ComputerGame:
+    """One bot playing the computer, game after game: it answers each computer move with a
+    random legal move at once, and times how long the computer takes to answer it."""
+
+    def __init__(self, bot: Bot, level: int, patience: float, rng: random.Random) -> None:
+        self.bot = bot
+        bot.keep_cells = True
+        self.level = level
+        self.patience = patience  # seconds a computer move may take before it counts missing
+        self.rng = rng
+
+    async def play(self, window: Window, tally: Tally) -> None:
+        from engine import Board
+
+        loop = asyncio.get_running_loop()
+        while loop.time() < window.measure_to:
+            game = await self.bot.request(t="play_ai", level=self.level, colour="x")
+            if game["t"] != "game":
+                return
+            tally.ai_games += 1
+            board = Board("4x4x4")
+            while board.outcome() is None and loop.time() < window.measure_to:
+                cell = self.rng.choice(board.legal_moves)
+                ply = board.ply
+                echoed: asyncio.Future[float] = loop.create_future()
+                answered: asyncio.Future[float] = loop.create_future()
+                self.bot.moves[(game["id"], ply + 1)] = echoed
+                self.bot.moves[(game["id"], ply + 2)] = answered
+                ref, acked = self.bot.send(t="move", game=game["id"], cell=cell, ply=ply)
+                await self.bot.ws.send(_encode({"t": "move", "game": game["id"], "cell": cell,
+                                                "ply": ply, "id": ref}).decode())
+                try:
+                    seen = await asyncio.wait_for(echoed, MOVE_TIMEOUT)
+                    reply = await asyncio.wait_for(acked, MOVE_TIMEOUT)
+                except (TimeoutError, asyncio.CancelledError):
+                    tally.errors["timeout"] += 1
+                    return
+                if reply["t"] != "ack":
+                    return
+                tally.acked.append((game["id"], ply + 1, cell))
+                board.push(cell)
+                if board.outcome() is not None:
+                    self.bot.moves.pop((game["id"], ply + 2), None)
+                    break
+                try:
+                    computer = await asyncio.wait_for(answered, self.patience)
+                except (TimeoutError, asyncio.CancelledError):
+                    tally.errors["computer move missing"] += 1
+                    return
+                board.push(self.computer_cell(game["id"], ply + 2))
+                if window.inside(seen):
+                    tally.ai_moves += 1
+                    tally.ai_waits.append(computer - seen)
+
+    def computer_cell(self, game: str, ply: int) -> int:
+        return self.bot.cells.pop((game, ply))
+
+
 async def spectate(bot: Bot, slot: Slot, window: Window) -> None:
     """Watch the slot's game, and its next one when it ends, until the window closes."""
     loop = asyncio.get_running_loop()
@@ -440,8 +508,20 @@ async def spectate(bot: Bot, slot: Slot, window: Window) -> None:
             await asyncio.wait_for(changed.wait(), max(0.0, remaining))
 
 
-async def generate(url: str, process: int, slots: range, spectators: range, rate: float,
-                   seed: int, ready: Any, go: Any) -> Tally:
+@dataclass(frozen=True)
+class Share:
+    """What one generator process plays: game slots, spectators and computer games."""
+
+    slots: range
+    spectators: range
+    computer_games: range
+    rate: float
+    ai_level: int
+    ai_patience: float
+
+
+async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
+                   go: Any) -> Tally:
     """One generator process: connect everyone, wait for the go, play, and report."""
     raise_fd_limit()
     tally = Tally()
@@ -463,10 +543,16 @@ async def generate(url: str, process: int, slots: range, spectators: range, rate
         return Slot(i, x, o, random.Random(rng.random()), watched)
 
     games = list(await asyncio.wait_for(
-        asyncio.gather(*(make_slot(i) for i in slots)), SETUP_TIMEOUT))
+        asyncio.gather(*(make_slot(i) for i in share.slots)), SETUP_TIMEOUT))
     viewers = list(await asyncio.wait_for(asyncio.gather(*(
         connect(url, f"p{process}s{j}", tally, gate, on_spectator_move)
-        for j in spectators)), SETUP_TIMEOUT))
+        for j in share.spectators)), SETUP_TIMEOUT))
+    computer_games = [
+        ComputerGame(bot, share.ai_level, share.ai_patience, random.Random(rng.random()))
+        for bot in await asyncio.wait_for(asyncio.gather(*(
+            connect(url, f"p{process}c{k}", tally, gate) for k in share.computer_games)),
+            SETUP_TIMEOUT)
+    ]
     ready.put(process)
     start, warmup, duration = await asyncio.to_thread(go.get)
     window = Window(start + warmup, start + warmup + duration)
@@ -483,8 +569,9 @@ async def generate(url: str, process: int, slots: range, spectators: range, rate
 
     sampler = asyncio.create_task(sample_cpu())
     results = await asyncio.gather(
-        *(s.play(rate, window, tally) for s in games),
+        *(s.play(share.rate, window, tally) for s in games),
         *(spectate(v, games[j % len(games)], window) for j, v in enumerate(viewers)),
+        *(c.play(window, tally) for c in computer_games),
         return_exceptions=True,
     )
     for result in results:
@@ -492,16 +579,18 @@ async def generate(url: str, process: int, slots: range, spectators: range, rate
             tally.errors[f"bot failed: {type(result).__name__}"] += 1
     await sampler
     tally.cpu_seconds = cpu_at[1] - cpu_at[0]
-    await asyncio.gather(*(b.close() for s in games for b in (s.x, s.o)), *(v.close()
-                         for v in viewers), return_exceptions=True)
+    bots = [*(b for s in games for b in (s.x, s.o)), *viewers, *(c.bot for c in computer_games)]
+    await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
     return tally
 
 
-def generator_main(url: str, process: int, slots: range, spectators: range, rate: float,
-                   seed: int, ready: Any, go: Any, out: Any) -> None:
+def generator_main(url: str, process: int, share: Share, seed: int, ready: Any, go: Any,
+                   out: Any) -> None:
     try:
-        tally = asyncio.run(generate(url, process, slots, spectators, rate, seed, ready, go))
-        out.put(asdict(tally))
+        tally = asyncio.run(generate(url, process, share, seed, ready, go))
+        data = asdict(tally)
+        data["errors"] = dict(tally.errors)  # asdict would make a Counter of its items
+        out.put(data)
     except BaseException as error:  # report, so the parent does not wait forever
         out.put(f"generator {process} failed: {type(error).__name__}: {error}")
         raise
@@ -531,20 +620,29 @@ def run(args: argparse.Namespace) -> int:
     print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-load-") as tmp:
         db = Path(tmp) / "qubic.db"
-        server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level)
+        server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level,
+                               extra=["--ai-time", f"{args.ai_time:g}"])
         server.start()
         if args.server_nice:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
+        if args.workers_nice:
+            for pid in proc_descendants(server.pid):
+                os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
         rss_start = proc_rss_kib(server.pid)
         context = multiprocessing.get_context("spawn")
         ready, go, out = context.Queue(), context.Queue(), context.Queue()
+        patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
+        shares = [
+            Share(slots, spectators, computer, args.rate, args.ai_level, patience)
+            for slots, spectators, computer in zip(split(args.games, args.procs),
+                                                   split(args.spectators, args.procs),
+                                                   split(args.ai_games, args.procs),
+                                                   strict=True)
+        ]
         workers = [
             context.Process(target=generator_main, args=(
-                server.ws_url, p, slots, spectators, args.rate, args.seed + p, ready, go, out),
-                daemon=True)
-            for p, (slots, spectators) in enumerate(zip(split(args.games, args.procs),
-                                                        split(args.spectators, args.procs),
-                                                        strict=True))
+                server.ws_url, p, share, args.seed + p, ready, go, out), daemon=True)
+            for p, share in enumerate(shares)
         ]
         setup_started = time.monotonic()
         for worker in workers:
@@ -576,7 +674,7 @@ def run(args: argparse.Namespace) -> int:
                 if isinstance(item, str):
                     failures.append(item)
                 else:
-                    tallies.append(Tally(**item))
+                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
         finally:
             exit_code = server.stop(kill=args.stop == "kill")
             for worker in workers:
@@ -624,6 +722,16 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"{len(latencies)} moves)")
     if spectators:
         print(f"  spectator        {ms(spectators)} ({len(spectators)} deliveries)")
+    if args.ai_games:
+        waits = [x for t in tallies for x in t.ai_waits]
+        print(f"  computer games   {args.ai_games} at once on {args.ai_workers} AI worker(s), "
+              f"level {args.ai_level}, --ai-time {args.ai_time:g} s: "
+              f"{sum(t.ai_moves for t in tallies)} computer moves in the window, "
+              f"{errors['computer move missing']} missing; "
+              f"{sum(t.ai_games for t in tallies)} games started")
+        p50, p95, p99 = percentiles(waits)
+        print(f"  computer answers p50 {p50:.2f} s, p95 {p95:.2f} s, p99 {p99:.2f} s, max "
+              f"{max(waits, default=float('nan')):.2f} s (our move's echo -> the computer's)")
     print(f"  errors           {sum(errors.values()) + len(failures)}"
           + (f" {dict(errors)}" if errors else "") + "".join(f"\n    {f}" for f in failures))
     print(f"  server           RSS {rss_end / 1024:.0f} MiB (at start {rss_start / 1024:.0f} "
@@ -684,6 +792,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
     parser.add_argument("--procs", type=int, default=2, help="generator processes (default 2)")
     parser.add_argument("--ai-workers", type=int, default=1, help="the server's AI workers")
+    parser.add_argument("--ai-games", type=int, default=0,
+                        help="computer games played at once besides the human games (each a "
+                             "bot answering the computer at once)")
+    parser.add_argument("--ai-level", type=int, default=8, help="their level (default 8)")
+    parser.add_argument("--ai-time", type=float, default=1.0,
+                        help="seconds the computer thinks per move (the server's --ai-time)")
     parser.add_argument("--stop", choices=["term", "kill"], default="term",
                         help="stop the server with SIGTERM (default) or SIGKILL before the "
                              "database check")
@@ -691,18 +805,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--server-nice", type=int, default=0, metavar="N",
                         help="renice the server process to N (negative needs root): shows how "
                              "much of the latency is other processes taking the CPU")
+    parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
+                        help="renice the server's child processes (the AI workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:
         args.spectators = args.games // 5
-    if not (1 <= args.games <= MAX_GAMES and 0 <= args.spectators <= MAX_GAMES):
-        parser.error(f"--games and --spectators: 1..{MAX_GAMES}")
+    if not (0 <= args.games <= MAX_GAMES and 0 <= args.spectators <= MAX_GAMES
+            and 0 <= args.ai_games <= 100 and args.games + args.ai_games > 0):
+        parser.error(f"--games and --spectators: 0..{MAX_GAMES}, --ai-games 0..100, some games")
+    if args.spectators and not args.games:
+        parser.error("spectators watch human games: --games must be more than 0")
     if not (0 < args.duration <= MAX_SECONDS and 0 <= args.warmup <= MAX_SECONDS):
         parser.error(f"--duration and --warmup: up to {MAX_SECONDS:g} s")
     if not (0 < args.rate <= 10):
         parser.error("--rate: more than 0, at most 10 (the rate limit is 10 frames/s per client)")
-    args.procs = max(1, min(args.procs, args.games))
+    args.procs = max(1, min(args.procs, args.games + args.ai_games))
     return run(args)
 
 
