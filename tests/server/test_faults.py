@@ -225,16 +225,6 @@ async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
 # -- an AI worker killed -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled_master() -> None:
-    """Fill numba's cache for the master's kernels before any server starts, so a worker's
-    first move loads them instead of compiling (a cold compile can outlast the pool's hang
-    limit on a busy machine)."""
-    from engine import master
-
-    master.warm_up()
-
-
 async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still_moves(
     tmp_path: Path, processes: list[ServerProcess]
 ) -> None:
