@@ -200,7 +200,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             try:
                 message = decode_client_message(frame.data)
             except ProtocolError as error:
-                hub.refuse(session, error)
+                hub.refuse(session, error, error.ref)
                 if error.code == ErrorCode.FRAME_TOO_LARGE:
                     session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
                     break

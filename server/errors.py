@@ -30,9 +30,11 @@ class ServerError(Exception):
 
 
 class ProtocolError(ServerError, ValueError):
-    """A frame or message that breaks the wire protocol."""
+    """A frame or message that breaks the wire protocol; ``ref`` is its request id, if the
+    frame was readable enough to have one."""
 
     code = "bad_message"
+    ref: str | int | None = None
 
 
 class RoomError(ServerError, ValueError):

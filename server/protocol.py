@@ -540,11 +540,25 @@ def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
     try:
         return decoder.decode(raw)
     except msgspec.ValidationError as error:
-        if isinstance(error.__cause__, ProtocolError):
-            raise error.__cause__ from None
-        raise _validation_error(str(error)) from None
+        refused = error.__cause__ if isinstance(error.__cause__, ProtocolError) else None
+        refused = refused or _validation_error(str(error))
+        refused.ref = _readable_id(raw)
+        raise refused from None
     except msgspec.DecodeError as error:
         raise ProtocolError(f"not JSON: {error}", ErrorCode.BAD_JSON) from None
+
+
+class _OnlyId(msgspec.Struct):
+    id: RequestId | None = None
+
+
+def _readable_id(raw: bytes) -> RequestId | None:
+    """The request's ``id`` when the frame is an object whose ``id`` is valid, else None, so
+    a refusal of an otherwise bad message still says which request it answers."""
+    try:
+        return msgspec.json.decode(raw, type=_OnlyId).id
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
 
 
 def _validation_error(text: str) -> ProtocolError:

@@ -40,6 +40,8 @@ async def test_decoding_errors_leave_the_connection_open(server: Server) -> None
         await c.ws.send(frame)
         error = await c.expect("error")
         assert error["code"] == code, (frame, error)
+    await c.ws.send('{"t": "play_ai", "level": 9, "id": "lv"}')
+    assert (await c.expect("error", code="bad_level"))["ref"] == "lv"
     await c.ws.send(b"\x00\x01binary")
     assert (await c.expect("error"))["code"] == "binary_frame"
     assert (await c.request(t="ping"))["t"] == "pong"  # still open

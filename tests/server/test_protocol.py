@@ -284,3 +284,15 @@ def test_random_json_raises_only_protocol_errors(value: object) -> None:
         return  # not a value JSON can carry (lone surrogates, nan is fine)
     _decode_or_refuse(frame)
     _decode_or_refuse(frame.decode())
+
+
+def test_a_refused_request_keeps_its_readable_id() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        p.decode_client_message(b'{"t": "play_ai", "level": 9, "id": "q7"}')
+    assert caught.value.code == "bad_level" and caught.value.ref == "q7"
+    with pytest.raises(ProtocolError) as caught:
+        p.decode_client_message(b'{"t": "dance", "id": 12}')
+    assert caught.value.code == "unknown_type" and caught.value.ref == 12
+    with pytest.raises(ProtocolError) as caught:
+        p.decode_client_message(b'{"t": "dance", "id": {"no": 1}}')
+    assert caught.value.ref is None
