@@ -40,7 +40,28 @@ class RandomPlayer(Player):
         return Decision(move=move, elapsed=time.perf_counter() - started)
 
 
-class WoodPlayer(Player):
+class OneMoveAhead(Player):
+    """Win if you can, else block, else the quiet move the subclass's rating prefers."""
+
+    def _decide(self, board: Board, limit: Limit) -> Decision:
+        started = time.perf_counter()
+        rng = self.rng(board)
+        cell = _win_or_block(board, rng)
+        if cell is not None:
+            return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
+        move, score = self._choose(board, rng)
+        rated = board.empty.bit_count()
+        return Decision(
+            move=move, score=score, depth=1, nodes=rated, evaluations=rated,
+            elapsed=time.perf_counter() - started,
+        )
+
+    def _choose(self, board: Board, rng: random.Random) -> tuple[Cell, int]:
+        """The move among the legal ones, with its rating, when nothing wins or must block."""
+        raise NotImplementedError
+
+
+class WoodPlayer(OneMoveAhead):
     """Wood's engine: win if you can, else block, else score every move by the lines it
     advances (own stones on each line still open to you, minus one per line blocked), with a
     random choice among ties."""
@@ -48,13 +69,8 @@ class WoodPlayer(Player):
     name = "wood"
     summary = "win, else block, else the move that advances most lines (Wood 2012)"
 
-    def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
-        rng = self.rng(board)
+    def _choose(self, board: Board, rng: random.Random) -> tuple[Cell, int]:
         me = board.turn
-        cell = _win_or_block(board, rng)
-        if cell is not None:
-            return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
         g = board.geometry
         theirs = board.stones[me ^ 1]
         scores: dict[Cell, int] = {}
@@ -64,14 +80,10 @@ class WoodPlayer(Player):
             # n - (n - own stones) is the number of own stones on it.
             scores[cell] = sum(-1 if m & theirs else (m & mine).bit_count() for m in g.line_masks)
         best = max(scores.values())
-        move = rng.choice([c for c, s in scores.items() if s == best])
-        return Decision(
-            move=move, score=best, depth=1, nodes=len(scores), evaluations=len(scores),
-            elapsed=time.perf_counter() - started,
-        )
+        return rng.choice([c for c, s in scores.items() if s == best]), best
 
 
-class FreenessPlayer(Player):
+class FreenessPlayer(OneMoveAhead):
     """The 'freeness' rating of seed 002: win, else block, else rate each empty cell by its
     lines (0 if the other side holds a stone there, 1 if empty, 2 if only ours) and play the
     highest average rating when some average is above 1, otherwise the highest sum."""
@@ -79,13 +91,8 @@ class FreenessPlayer(Player):
     name = "freeness"
     summary = "win, else block, else the freest cell by line ratings 0/1/2 (seed 002)"
 
-    def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
-        rng = self.rng(board)
+    def _choose(self, board: Board, rng: random.Random) -> tuple[Cell, int]:
         me = board.turn
-        cell = _win_or_block(board, rng)
-        if cell is not None:
-            return Decision(move=cell, depth=1, elapsed=time.perf_counter() - started)
         g = board.geometry
         mine, theirs = board.stones[me], board.stones[me ^ 1]
         sums: dict[Cell, int] = {}
@@ -105,7 +112,4 @@ class FreenessPlayer(Player):
             top_sum = max(sums.values())
             candidates = [c for c, s in sums.items() if s == top_sum]
             score = top_sum
-        return Decision(
-            move=rng.choice(candidates), score=score, depth=1, nodes=len(sums),
-            evaluations=len(sums), elapsed=time.perf_counter() - started,
-        )
+        return rng.choice(candidates), score
