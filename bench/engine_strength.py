@@ -6,6 +6,7 @@ levels, speed and the forced-win suite.
     .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
     .venv/bin/python bench/engine_strength.py speed --time 1
     .venv/bin/python bench/engine_strength.py suite --time 1
+    .venv/bin/python bench/engine_strength.py solve "1a1 2b2 1d4 1b2 3b2" --seconds 600
 
 Each prints the command that made it and a markdown table for docs/benchmarks.md. Matches
 alternate colours (the master has X in the even-numbered games) and use engine.arena.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import sys
 import time
@@ -33,7 +35,7 @@ SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
 def command() -> str:
-    return ".venv/bin/python bench/engine_strength.py " + " ".join(sys.argv[1:])
+    return ".venv/bin/python bench/engine_strength.py " + shlex.join(sys.argv[1:])
 
 
 def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int) -> str:
@@ -97,18 +99,21 @@ def positions(count: int) -> list[Board]:
 
 
 def cmd_speed(args: argparse.Namespace) -> None:
-    print("| positions | s/move | nodes/s (main + threat search) | median depth | proved |")
-    print("|---|---|---|---|---|")
+    print("| positions | s/move | nodes/s (main + threat search) | median depth "
+          "| proved | slowest answer s |\n|---|---|---|---|---|---|")
     nodes = seconds = proved = 0.0
     depths = []
+    slowest = 0.0
     for board in positions(args.positions):
+        started = time.perf_counter()
         decision = make_player(args.master).decide(board, Limit(time=args.time))
+        slowest = max(slowest, time.perf_counter() - started)
         nodes += decision.nodes
         seconds += decision.elapsed
         depths.append(decision.depth)
         proved += decision.forced is not None
     print(f"| {args.positions} | {args.time} | {nodes / seconds:,.0f} "
-          f"| {statistics.median(depths):.0f} | {proved:.0f} |")
+          f"| {statistics.median(depths):.0f} | {proved:.0f} | {slowest:.3f} |")
 
 
 def cmd_suite(args: argparse.Namespace) -> None:
@@ -133,6 +138,21 @@ def cmd_suite(args: argparse.Namespace) -> None:
     print(f"not proved within {args.time} s: {misses}")
 
 
+def cmd_solve(args: argparse.Namespace) -> None:
+    from engine.solver import Solver
+
+    print("| position (moves) | to move | result | df-pn nodes | threat-search nodes | s |")
+    print("|---|---|---|---|---|---|")
+    for moves in args.positions:
+        board = Board.from_notation("4x4x4", moves)
+        solver = Solver(board.geometry, tt_bits=args.tt_bits)
+        proof = solver.prove(board, attacker=0, seconds=args.seconds)
+        result = ("X wins" if proof.proved else "X does not win" if proof.disproved
+                  else f"open (pn {proof.pn}, dn {proof.dn})")
+        print(f"| {moves or '(empty)'} | {'XO'[board.turn]} | {result} | {proof.nodes:,} "
+              f"| {proof.tss_nodes:,} | {proof.seconds:.1f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--master", default="master", help="the spec under test")
@@ -148,11 +168,15 @@ def main() -> None:
     sp = sub.add_parser("speed", help="nodes per second on positions from real games")
     sp.add_argument("--positions", type=int, default=20)
     sub.add_parser("suite", help="time to find the win in each forced-win suite position")
+    so = sub.add_parser("solve", help="df-pn: does X force a win from these positions?")
+    so.add_argument("positions", nargs="+", help='moves, e.g. "1a1 2b2 1d4"')
+    so.add_argument("--seconds", type=float, default=60.0)
+    so.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
     print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
-     "suite": cmd_suite}[args.what](args)
+     "suite": cmd_suite, "solve": cmd_solve}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -246,6 +246,7 @@ def pvs(  # type: ignore[no-untyped-def]
                                     cells, counts, hist, cellk, line_cells, cell_lines,
                                     cell_degree, n, s, keys[k], zob, threats, budget,
                                     tss_keys, tss_depth, tss_path, tss_stats, tss_scratch,
+                                    deadline,
                                 )
                                 stats[TSS_NODES] += tss_stats[0]
                             tss_value = -INF
@@ -268,7 +269,7 @@ def pvs(  # type: ignore[no-untyped-def]
                                     cells, counts, hist, cellk, line_cells, cell_lines,
                                     cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
                                     params[P_TSS_LEAF], tss_keys, tss_depth, tss_path,
-                                    tss_stats, tss_scratch,
+                                    tss_stats, tss_scratch, deadline,
                                 ) > 0:
                                     dep[k] = 1
                                     ext[k] += 1
@@ -525,7 +526,9 @@ class Master:
         self.history[:] = 0
         self.killers[:] = -1
 
-    def root_threat_win(self, board: Board, budget: int) -> tuple[Cell, ...] | None:
+    def root_threat_win(
+        self, board: Board, budget: int, deadline: float = 0.0
+    ) -> tuple[Cell, ...] | None:
         """The shortest continuous-threat win for the side to move, deepening the number of
         threats one at a time, within ``budget`` nodes in all."""
         t = self.tables
@@ -540,7 +543,7 @@ class Master:
                 pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, threats, left,
                 self.threat_table.keys, self.threat_table.depth, self.path, stats,
-                self.scratch,
+                self.scratch, deadline,
             )
             if plies > 0:
                 self.last_tss_nodes = int(stats[0])
@@ -597,7 +600,9 @@ class Master:
         budget = self.params.tss_root
         if deadline:  # about a third of the time at a few million threat nodes a second
             budget = min(budget, max(2000, int((deadline - started) * TSS_RATE / 3)))
-        win = self.root_threat_win(board, budget) if self.params.tss_root else None
+        win = (self.root_threat_win(board, budget, started + (deadline - started) / 3
+                                    if deadline else 0.0)
+               if self.params.tss_root else None)
         thought.tss_nodes += self.last_tss_nodes if self.params.tss_root else 0
         if win is not None:
             thought.move, thought.pv = win[0], win
@@ -649,7 +654,7 @@ class Master:
                 thought.proved = True
                 if WIN - abs(value) <= depth + 1:
                     break  # a full-width search this deep sees every faster end
-            if deadline and time.perf_counter() > started + (deadline - started) * 0.55:
+            if deadline and time.perf_counter() > started + (deadline - started) * 0.5:
                 break  # the next iteration would not finish in time
         if win is not None and thought.score < WIN - len(win):
             thought.move, thought.pv = win[0], win

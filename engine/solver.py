@@ -245,7 +245,7 @@ def dfpn(  # type: ignore[no-untyped-def]
                         plies = threat_search(
                             cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
                             n, s, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                            tss_depth, tss_path, tss_stats, tss_scratch,
+                            tss_depth, tss_path, tss_stats, tss_scratch, deadline,
                         )
                         stats[S_TSS_NODES] += tss_stats[0]
                         if plies > 0:
@@ -275,7 +275,7 @@ def dfpn(  # type: ignore[no-untyped-def]
                     plies = threat_search(
                         cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
                         n, attacker, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                        tss_depth, tss_path, tss_stats, tss_scratch,
+                        tss_depth, tss_path, tss_stats, tss_scratch, deadline,
                     )
                     stats[S_TSS_NODES] += tss_stats[0]
                     if plies > 0:

@@ -27,7 +27,7 @@ from numba import njit
 
 from engine.board import Board
 from engine.geometry import Cell, Geometry
-from engine.kernel import tables_for
+from engine.kernel import now, tables_for
 
 TSS_TABLE_BITS = 18
 MAX_THREATS = 32  # attacker moves in one sequence: more than half of any board's cells
@@ -172,14 +172,17 @@ def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n
 def threat_search(  # type: ignore[no-untyped-def]
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, tt_depth, path, stats, scratch,
+    deadline=0.0,
 ):
     """Plies to a forced win of ``attacker`` (to move) by continuous threats, or 0.
 
     ``path`` receives the moves of the win (attacker, forced reply, ..., winning move).
     ``budget`` caps the nodes visited (0: no cap); ``stats[0]`` counts them. ``scratch`` holds
-    the per-frame arrays (see :func:`make_scratch`), allocated once by the caller. ``tt_keys`` and
-    ``tt_depth`` remember positions with no win within that many threats; the table may be
-    shared between calls and between both attackers (keys are salted by the attacker).
+    the per-frame arrays (see :func:`make_scratch`), allocated once by the caller. A search
+    still running at ``deadline`` (a :func:`engine.kernel.now` value; 0: none) gives up.
+    ``tt_keys`` and ``tt_depth`` remember positions with no win within that many threats; the
+    table may be shared between calls and between both attackers (keys are salted by the
+    attacker).
     """
     size = cells.shape[0]
     defender = 1 - attacker
@@ -203,7 +206,9 @@ def threat_search(  # type: ignore[no-untyped-def]
             remaining = max_threats - k
             salted = keys[k] ^ salt
             slot = salted & mask
-            if budget > 0 and nodes > budget:
+            if (budget > 0 and nodes > budget) or (
+                deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
+            ):
                 out = _ABORT
             elif hist[attacker, n - 1] > 0:
                 _, c = win_cells(attacker, cells, cellk, n)

@@ -19,11 +19,11 @@ for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, Rubino
 LEVELS = {
     1: "master:depth=1,tss=off,noise=300,careless=60",
     2: "master:depth=1,tss=off,noise=60,careless=20",
-    3: "master:depth=1,tss=off,noise=20",
-    4: "master:depth=2,tss=off,noise=10",
-    5: "master:depth=3,tss=off",
-    6: "master:depth=3",
-    7: "master:depth=5",
+    3: "master:depth=2,tss=off,noise=100",
+    4: "master:depth=3,tss=off,noise=200",
+    5: "master:depth=3,noise=120",
+    6: "master:depth=5,noise=60",
+    7: "master:depth=6,careless=10",
     8: "master",
 }
 for _level, _spec in LEVELS.items():

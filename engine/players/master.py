@@ -16,7 +16,7 @@ from engine.geometry import Cell, Geometry
 from engine.master import Master, SearchParams, Thought, mate_plies
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
 
-SAFETY = 0.02  # seconds kept back from a time limit for the answer to travel
+SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
 SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetry
 
 

@@ -168,3 +168,31 @@ def test_master_beats_the_seed_players_at_a_shallow_depth() -> None:
                 board.push(players[board.turn].decide(board, Limit(depth=4)).move)
             outcome = board.outcome()
             assert outcome is not None and outcome.winner == master_side, (spec, master_side)
+
+
+def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
+    from engine.threats import threat_win
+
+    rng = random.Random(21)
+    checked = 0
+    while checked < 6:
+        board = Board("4x4x4")
+        for _ in range(rng.randrange(8, 20)):
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is not None:
+                break
+        if board.outcome() is not None or threat_win(board) is not None:
+            continue
+        if threat_win(board, side=board.turn ^ 1) is None:
+            continue  # the opponent threatens nothing
+        safe = []
+        for move in board.legal_moves:
+            board.push(move)
+            if board.winning_line is None and threat_win(board) is None:
+                safe.append(move)
+            board.pop()
+        if not safe:
+            continue
+        decision = make_player("master").decide(board, Limit(time=0.5))
+        assert decision.move in safe, board.notation()
+        checked += 1
