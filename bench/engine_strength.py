@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, parse_cell  # noqa: E402
-from engine.arena import run_match  # noqa: E402
+from engine.arena import MatchResult, PlayerStats, match_game  # noqa: E402
 from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Limit, make_player  # noqa: E402
 
@@ -38,35 +40,49 @@ def command() -> str:
     return ".venv/bin/python bench/engine_strength.py " + shlex.join(sys.argv[1:])
 
 
-def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int) -> str:
+def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
+               jobs: int) -> MatchResult:
+    """The match of A against B, its games spread over ``jobs`` processes."""
     started = time.perf_counter()
+    limit = Limit(time=seconds)
+    result = MatchResult("4x4x4", seed, limit, PlayerStats(make_player(spec_a).spec),
+                         PlayerStats(make_player(spec_b).spec))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(match_game, spec_a, spec_b, index, "4x4x4", seed, limit)
+                   for index in range(games)]
+        for future in as_completed(futures):
+            record = future.result()
+            result.add(record)
+            print(f"  game {record.index}: {record.winner or 'draw'} in {len(record.moves)} "
+                  f"plies ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    result.records.sort(key=lambda r: r.index)
+    return result
 
-    def progress(record, result) -> None:  # type: ignore[no-untyped-def]
-        print(f"  game {record.index}: {record.winner or 'draw'} in {len(record.moves)} plies"
-              f" ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
 
-    result = run_match(spec_a, spec_b, games, seed=seed, limit=Limit(time=seconds),
-                       on_game=progress)
+def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
+              jobs: int = 1) -> str:
+    result = play_match(spec_a, spec_b, games, seconds, seed, jobs)
     a = result.a
     return (f"| {spec_a} | {spec_b} | {result.games} | {a.wins} | {result.draws} | {a.losses} "
             f"| {a.wins_as_x}/{(games + 1) // 2} | {a.average_seconds:.2f} "
-            f"| {a.max_seconds:.3f} |")
+            f"| {a.max_seconds:.3f} | {os.getloadavg()[0]:.2f} |")
 
 
 MATCH_HEADER = ("| A | B | games | A won | drawn | A lost | A's wins as X | A s/move "
-                "| A max s/move |\n|---|---|---|---|---|---|---|---|---|")
+                "| A max s/move | load average |\n|---|---|---|---|---|---|---|---|---|---|")
 
 
 def cmd_vs(args: argparse.Namespace) -> None:
     print(MATCH_HEADER)
     for spec in args.opponents or OPPONENTS:
-        print(match_row(args.master, spec, args.games, args.time, args.seed), flush=True)
+        print(match_row(args.master, spec, args.games, args.time, args.seed, args.jobs),
+              flush=True)
 
 
 def cmd_self(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    result = run_match(args.master, args.master, args.games, seed=args.seed,
-                       limit=Limit(time=args.time))
+    result = play_match(args.master, args.master, args.games, args.time, args.seed,
+                        args.jobs)
     x_wins = sum(1 for r in result.records if r.outcome.winner == 0)
     o_wins = sum(1 for r in result.records if r.outcome.winner == 1)
     plies = [len(r.moves) for r in result.records]
@@ -80,7 +96,7 @@ def cmd_levels(args: argparse.Namespace) -> None:
     levels = args.levels or list(range(2, 9))
     for level in levels:
         print(match_row(f"level{level}", f"level{level - 1}", args.games, args.time,
-                        args.seed), flush=True)
+                        args.seed, args.jobs), flush=True)
 
 
 def positions(count: int) -> list[Board]:
@@ -159,6 +175,7 @@ def main() -> None:
     parser.add_argument("--time", type=float, default=1.0, help="seconds a move")
     parser.add_argument("--games", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="games played at once (processes)")
     sub = parser.add_subparsers(dest="what", required=True)
     vs = sub.add_parser("vs", help="the master against the seed players")
     vs.add_argument("opponents", nargs="*")

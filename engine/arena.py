@@ -273,6 +273,24 @@ def play_game(
     return board, records
 
 
+def match_game(
+    spec_a: str, spec_b: str, index: int, variant_name: str = "4x4x4", seed: int = 0,
+    limit: Limit | None = None,
+) -> GameRecord:
+    """Game ``index`` of a match of A against B seeded ``seed``: A has X when ``index`` is
+    even. Games are independent, so a match can be spread over processes game by game."""
+    seed_a, seed_b = game_seeds(seed, index)
+    player_a, player_b = make_player(spec_a, seed_a), make_player(spec_b, seed_b)
+    a_is_x = index % 2 == 0
+    if a_is_x:
+        board, moves = play_game(player_a, player_b, variant_name, limit, (A, B))
+    else:
+        board, moves = play_game(player_b, player_a, variant_name, limit, (B, A))
+    outcome = board.outcome()
+    assert outcome is not None
+    return GameRecord(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
+
+
 def run_match(
     spec_a: str,
     spec_b: str,
@@ -293,16 +311,7 @@ def run_match(
                          PlayerStats(make_player(spec_a).spec),
                          PlayerStats(make_player(spec_b).spec))
     for index in range(games):
-        seed_a, seed_b = game_seeds(seed, index)
-        player_a, player_b = make_player(spec_a, seed_a), make_player(spec_b, seed_b)
-        a_is_x = index % 2 == 0
-        if a_is_x:
-            board, moves = play_game(player_a, player_b, geometry.name, limit, (A, B))
-        else:
-            board, moves = play_game(player_b, player_a, geometry.name, limit, (B, A))
-        outcome = board.outcome()
-        assert outcome is not None
-        record = GameRecord(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
+        record = match_game(spec_a, spec_b, index, geometry.name, seed, limit)
         result.add(record)
         if on_game is not None:
             on_game(record, result)
@@ -317,6 +326,7 @@ __all__ = [
     "PlayerStats",
     "elo_estimate",
     "game_seeds",
+    "match_game",
     "play_game",
     "run_match",
 ]

@@ -37,6 +37,7 @@ from engine.threats import (
     make_scratch,
     pop,
     push,
+    sort_by,
     threat_search,
     win_cells,
     zobrist,
@@ -308,7 +309,7 @@ def pvs(  # type: ignore[no-untyped-def]
                                                 sc += 1 << 29
                                             order[count] = sc
                                             count += 1
-                                    _sort(moves[k], order, count)
+                                    sort_by(moves[k], order, count)
                                 n_moves[k] = count
                                 mode = _NEXT
                                 if plies > 0:
@@ -426,21 +427,6 @@ def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, key, score, dept
     tt_depth[slot] = min(depth, 127)
     tt_flag[slot] = flag
     tt_move[slot] = move
-
-
-@njit(cache=True, inline="always")
-def _sort(moves, order, count):  # type: ignore[no-untyped-def]
-    """Insertion sort of ``moves[:count]`` by ``order`` descending."""
-    for i in range(1, count):
-        m = moves[i]
-        s = order[i]
-        j = i - 1
-        while j >= 0 and order[j] < s:
-            moves[j + 1] = moves[j]
-            order[j + 1] = order[j]
-            j -= 1
-        moves[j + 1] = m
-        order[j + 1] = s
 
 
 @dataclass

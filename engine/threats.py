@@ -302,6 +302,21 @@ def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_
 
 
 @njit(cache=True, inline="always")
+def sort_by(moves, order, count):  # type: ignore[no-untyped-def]
+    """Insertion sort of ``moves[:count]`` by ``order`` descending (``order`` moves along)."""
+    for i in range(1, count):
+        m = moves[i]
+        s = order[i]
+        j = i - 1
+        while j >= 0 and order[j] < s:
+            moves[j + 1] = moves[j]
+            order[j + 1] = order[j]
+            j -= 1
+        moves[j + 1] = m
+        order[j + 1] = s
+
+
+@njit(cache=True, inline="always")
 def _order(moves, count, side, cellk, n):  # type: ignore[no-untyped-def]
     """Sort threat moves: those that open most new lines of n-2 (future threats) first."""
     scores = np.empty(count, dtype=np.int32)
@@ -312,16 +327,7 @@ def _order(moves, count, side, cellk, n):  # type: ignore[no-untyped-def]
             s = 4 * cellk[side, n - 3, c]
         s += 16 * cellk[side, n - 2, c] + cellk[1 - side, n - 2, c]
         scores[i] = s
-    for i in range(1, count):
-        m = moves[i]
-        s = scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < s:
-            moves[j + 1] = moves[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        moves[j + 1] = m
-        scores[j + 1] = s
+    sort_by(moves, scores, count)
 
 
 def make_scratch(size: int) -> ThreatScratch:
