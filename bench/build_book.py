@@ -5,12 +5,19 @@ Two modes:
 - ``games``: play master games (self-play and against the seed players), collect the
   positions the first player meets, and prove the ones the online threat search does not
   already win; every proved position gets its winning move in the book.
+- ``defence``: for the second player, who loses with best play, choose moves that make the
+  first player's win as hard to find as we can: at every position O meets up to ``--max-ply``
+  (every X move up to symmetry through ``--full-ply``, then positions from games against the
+  seed players and the master), the search ranks O's moves, the solver tries to prove X's win
+  after each of the best ``--candidates`` within ``--nodes``, and the move whose proof is
+  hardest (not found, highest proof number) goes in the book as a ``hold`` entry.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
   listed as open; when none is left, the root is proved and the book is the strategy.
 
     .venv/bin/python bench/build_book.py games --games 20 --seconds 30
+    .venv/bin/python bench/build_book.py defence --full-ply 3 --max-ply 9 --games 40
     .venv/bin/python bench/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
 
 The book is written to engine/data/book_<variant>.txt (merged with what is there).
@@ -27,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import Board, format_cell  # noqa: E402
-from engine.book import Book, book_for, canonical_frame  # noqa: E402
+from engine import Board, Cell, format_cell  # noqa: E402
+from engine.book import HOLD, Book, book_for, canonical_frame  # noqa: E402
+from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 from engine.solver import Solver  # noqa: E402
@@ -64,6 +72,79 @@ def cmd_games(args: argparse.Namespace, book: Book, solver: Solver) -> None:
                           flush=True)
             board.push(players[board.turn].decide(board, Limit(time=args.time)).move)
         book.save()
+
+
+def defend(book: Book, solver: Solver, master: Master, board: Board,
+           args: argparse.Namespace) -> Cell | None:
+    """Put a ``hold`` move for ``board`` (the defender to move) in the book; returns it, or
+    None when the solver proved the attacker's win after every candidate."""
+    thought = master.think(board, deadline=time.perf_counter() + args.think,
+                           root_moves=root_moves(board, 0.0))
+    if thought.proved and thought.score > 0:
+        return None  # the defender wins here: not a position for a defence
+    best: tuple[int, int, Cell] | None = None
+    report = []
+    for rank, cell in enumerate((thought.ranking or [thought.move])[:args.candidates]):
+        board.push(cell)
+        proof = solver.prove(board, nodes=args.nodes)
+        board.pop()
+        report.append(f"{format_cell(cell, board.geometry)}:"
+                      f"{'lost' if proof.proved else proof.pn}")
+        if not proof.proved and (best is None or (proof.pn, -rank) > best[:2]):
+            best = (proof.pn, -rank, cell)
+    move = best[2] if best is not None else None
+    print(f"ply {board.ply} {board.notation()!r}: {' '.join(report)} -> "
+          f"{format_cell(move, board.geometry) if move is not None else 'all lost'}",
+          flush=True)
+    if move is not None:
+        book.add(board, move, HOLD)
+        book.save()
+    return move
+
+
+def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
+    started = time.perf_counter()
+    master = Master(book.geometry)
+    defender = 1
+
+    def needs(board: Board) -> bool:
+        return (board.turn == defender and board.ply <= args.max_ply
+                and board.outcome() is None and book.move(board) is None
+                and threat_win(board) is None and threat_win(board, side=defender ^ 1) is None)
+
+    # every attacker move up to symmetry, through --full-ply, the defence from the book
+    frontier = [Board(args.variant)]
+    while frontier and time.perf_counter() - started < args.total:
+        board = frontier.pop(0)
+        if board.turn == defender:
+            if needs(board):
+                defend(book, solver, master, board, args)
+            move = book.move(board)
+            if move is not None and board.ply + 1 < args.full_ply:
+                child = board.copy()
+                child.push(move)
+                frontier.append(child)
+        else:
+            for cell in root_moves(board, 0.0):
+                child = board.copy()
+                child.push(cell)
+                if child.ply <= args.full_ply and child.outcome() is None:
+                    frontier.append(child)
+    # then the positions the defender meets in games, the book growing as they go
+    opponents = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "master", "rubinoff:depth=3",
+                 "wood", "freeness", "level6", "level7"]
+    for game in range(args.games):
+        if time.perf_counter() - started > args.total:
+            break
+        players = (make_player(opponents[game % len(opponents)], seed=game),
+                   make_player("master", seed=game))
+        board = Board(args.variant)
+        while board.outcome() is None and board.ply <= args.max_ply:
+            if needs(board):
+                defend(book, solver, master, board, args)
+            board.push(players[board.turn].decide(board, Limit(time=args.time)).move)
+    holds = len(book.kinds)
+    print(f"done: {holds} defences in the book ({time.perf_counter() - started:.0f} s)")
 
 
 def cmd_tree(args: argparse.Namespace, book: Book, solver: Solver) -> None:
@@ -110,13 +191,22 @@ def main() -> None:
     games.add_argument("--games", type=int, default=10)
     games.add_argument("--time", type=float, default=0.5, help="seconds a move in the games")
     games.add_argument("--min-ply", type=int, default=6)
+    defence = sub.add_parser("defence")
+    defence.add_argument("--full-ply", type=int, default=3)
+    defence.add_argument("--max-ply", type=int, default=9)
+    defence.add_argument("--games", type=int, default=40)
+    defence.add_argument("--time", type=float, default=1.0, help="seconds a move in the games")
+    defence.add_argument("--think", type=float, default=1.0, help="seconds to rank the moves")
+    defence.add_argument("--candidates", type=int, default=6)
+    defence.add_argument("--nodes", type=int, default=100_000, help="solver nodes a candidate")
+    defence.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     args = parser.parse_args()
     book = book_for(args.variant)
     solver = Solver(book.geometry, tt_bits=args.tt_bits, tss_budget=500)
-    {"games": cmd_games, "tree": cmd_tree}[args.mode](args, book, solver)
+    {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence}[args.mode](args, book, solver)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ levels, speed and the forced-win suite.
     .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
     .venv/bin/python bench/engine_strength.py speed --time 1
     .venv/bin/python bench/engine_strength.py suite --time 1
+    .venv/bin/python bench/engine_strength.py deadline 0.05 0.2 1
     .venv/bin/python bench/engine_strength.py solve "1a1 2b2 1d4 1b2 3b2" --seconds 600
 
 Each prints the command that made it and a markdown table for docs/benchmarks.md. Matches
@@ -27,12 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import Board, parse_cell  # noqa: E402
+from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.arena import MatchResult, PlayerStats, match_game  # noqa: E402
 from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Limit, make_player  # noqa: E402
 
 OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
+GEOMETRY = Board("4x4x4").geometry
+RECORD: Path | None = None  # --record: every game appended here as a JSON line
 SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
@@ -53,6 +56,14 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
         for future in as_completed(futures):
             record = future.result()
             result.add(record)
+            if RECORD is not None:
+                with RECORD.open("a") as out:
+                    out.write(json.dumps({
+                        "a": spec_a, "b": spec_b, "seconds": seconds, "seed": seed,
+                        "index": record.index, "a_is_x": record.a_is_x,
+                        "winner": record.winner, "moves": " ".join(
+                            format_cell(m.cell, GEOMETRY) for m in record.moves),
+                    }) + "\n")
             print(f"  game {record.index}: {record.winner or 'draw'} in {len(record.moves)} "
                   f"plies ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     result.records.sort(key=lambda r: r.index)
@@ -132,6 +143,24 @@ def cmd_speed(args: argparse.Namespace) -> None:
           f"| {statistics.median(depths):.0f} | {proved:.0f} | {slowest:.3f} |")
 
 
+def cmd_deadline(args: argparse.Namespace) -> None:
+    """How far past its time limit the master answers, measured from outside ``decide``."""
+    boards = positions(args.positions)
+    print("| s/move | moves | median over (ms) | p99 over (ms) | max over (ms) "
+          "| over by more than 50 ms |\n|---|---|---|---|---|---|")
+    for seconds in args.budgets:
+        player = make_player(args.master)
+        overs = []
+        for board in boards:
+            started = time.perf_counter()
+            player.decide(board, Limit(time=seconds))
+            overs.append((time.perf_counter() - started - seconds) * 1000)
+        overs.sort()
+        p99 = overs[min(len(overs) - 1, int(0.99 * len(overs)))]
+        print(f"| {seconds} | {len(overs)} | {statistics.median(overs):+.1f} | {p99:+.1f} "
+              f"| {overs[-1]:+.1f} | {sum(o > 50 for o in overs)} |", flush=True)
+
+
 def cmd_suite(args: argparse.Namespace) -> None:
     suite = json.loads(SUITE.read_text())
     rows: dict[tuple[int, bool], list[float]] = {}
@@ -152,6 +181,45 @@ def cmd_suite(args: argparse.Namespace) -> None:
         print(f"| win in exactly {plies}, {kind} | {len(times)} "
               f"| {statistics.median(times):.3f} | {max(times):.3f} | {sum(times):.2f} |")
     print(f"not proved within {args.time} s: {misses}")
+
+
+def cmd_blame(args: argparse.Namespace) -> None:
+    """For every game A lost in a --record file: the first move of A after which the solver
+    proves the opponent's win, and which of A's other moves there the solver cannot refute."""
+    from engine.solver import Solver
+
+    for line in args.record_file.read_text().splitlines():
+        game = json.loads(line)
+        a_side = 0 if game["a_is_x"] else 1
+        if game["winner"] != "b":
+            continue
+        moves = game["moves"].split()
+        solver = Solver(GEOMETRY, tt_bits=args.tt_bits)
+        blunder = None
+        for ply in range(len(moves) - 1, -1, -1):
+            if ply % 2 != a_side:
+                continue
+            after = Board.from_notation("4x4x4", " ".join(moves[:ply + 1]))
+            if after.outcome() is not None:
+                continue
+            if not solver.prove(after, attacker=a_side ^ 1, seconds=args.seconds).proved:
+                break
+            blunder = ply
+        print(f"{game['b']} game {game['index']} (A is {'XO'[a_side]}, {len(moves)} plies): ",
+              end="")
+        if blunder is None:
+            print("no losing move proved")
+            continue
+        before = Board.from_notation("4x4x4", " ".join(moves[:blunder]))
+        holding = []
+        for cell in before.legal_moves:
+            before.push(cell)
+            if before.winning_line is not None or not solver.prove(
+                    before, attacker=a_side ^ 1, seconds=args.seconds / 4).proved:
+                holding.append(format_cell(cell, GEOMETRY))
+            before.pop()
+        print(f"lost by ply {blunder + 1} ({moves[blunder]}) after \"{' '.join(moves[:blunder])}\";"
+              f" not refuted there: {' '.join(holding) or 'none (lost already)'}", flush=True)
 
 
 def cmd_solve(args: argparse.Namespace) -> None:
@@ -176,6 +244,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="games played at once (processes)")
+    parser.add_argument("--record", type=Path, help="append every game's moves (JSON lines)")
     sub = parser.add_subparsers(dest="what", required=True)
     vs = sub.add_parser("vs", help="the master against the seed players")
     vs.add_argument("opponents", nargs="*")
@@ -185,15 +254,25 @@ def main() -> None:
     sp = sub.add_parser("speed", help="nodes per second on positions from real games")
     sp.add_argument("--positions", type=int, default=20)
     sub.add_parser("suite", help="time to find the win in each forced-win suite position")
+    dl = sub.add_parser("deadline", help="how far past the time limit the master answers")
+    dl.add_argument("--positions", type=int, default=100)
+    dl.add_argument("budgets", nargs="*", type=float, default=[0.05, 0.2, 1.0])
+    bl = sub.add_parser("blame", help="the losing move of A in each lost game of a record")
+    bl.add_argument("record_file", type=Path)
+    bl.add_argument("--seconds", type=float, default=20.0)
+    bl.add_argument("--tt-bits", type=int, default=22)
     so = sub.add_parser("solve", help="df-pn: does X force a win from these positions?")
     so.add_argument("positions", nargs="+", help='moves, e.g. "1a1 2b2 1d4"')
     so.add_argument("--seconds", type=float, default=60.0)
     so.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
+    global RECORD
+    RECORD = args.record
     print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
-     "suite": cmd_suite, "solve": cmd_solve}[args.what](args)
+     "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline,
+     "blame": cmd_blame}[args.what](args)
 
 
 if __name__ == "__main__":

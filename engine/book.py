@@ -1,13 +1,18 @@
-"""The opening book: a proved move for positions the master should not think about.
+"""The opening book: moves for positions the master should not think about.
 
 Positions are stored canonical under the board's symmetries (the least image of the two
 bitboards), with the move in the same frame; a lookup maps the board onto its canonical image
 and the stored move back. The data is a text file per variant in ``engine/data``, written by
-``bench/build_book.py`` from the proof-number solver (:mod:`engine.solver`): every entry is a
-move after which the side to move was proved to win.
+``bench/build_book.py`` from the proof-number solver (:mod:`engine.solver`). An entry is one
+of two kinds:
+
+- ``win``: the side to move was proved to win after the move;
+- ``hold``: a defence for the side that (with best play) loses: of the moves the search ranks
+  highest, the one after which the solver found the opponent's win hardest to prove (not
+  proved within its budget), so the opponent needs a deep plan, not a shallow trap.
 
     # comment lines
-    <x stones, hex> <o stones, hex> <cell>
+    <x stones, hex> <o stones, hex> <cell> [hold]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from engine.board import Board
 from engine.geometry import Bitboard, Cell, Geometry, variant
 
 Key = tuple[Bitboard, Bitboard]
+WIN, HOLD = "win", "hold"
 
 
 def data_path(geometry: Geometry) -> Path:
@@ -44,9 +50,11 @@ def canonical_frame(board: Board) -> tuple[Key, tuple[int, ...]]:
 class Book:
     """Canonical positions and their moves for one variant."""
 
-    def __init__(self, geometry: Geometry, entries: dict[Key, Cell] | None = None) -> None:
+    def __init__(self, geometry: Geometry, entries: dict[Key, Cell] | None = None,
+                 kinds: dict[Key, str] | None = None) -> None:
         self.geometry = geometry
         self.entries: dict[Key, Cell] = dict(entries or {})
+        self.kinds: dict[Key, str] = dict(kinds or {})  # only the entries that are not WIN
         self.max_ply = max((x.bit_count() + o.bit_count() for x, o in self.entries), default=-1)
 
     def __len__(self) -> int:
@@ -63,30 +71,47 @@ class Book:
         original = sym.index(cell)
         return original if board.is_legal(original) else None
 
-    def add(self, board: Board, cell: Cell) -> None:
+    def kind(self, board: Board) -> str | None:
+        """``WIN`` or ``HOLD`` for a position in the book, else None."""
+        key, _ = canonical_frame(board)
+        return self.kinds.get(key, WIN) if key in self.entries else None
+
+    def add(self, board: Board, cell: Cell, kind: str = WIN) -> None:
         """Record ``cell`` as the move for ``board`` (stored in the canonical frame)."""
         key, sym = canonical_frame(board)
         self.entries[key] = sym[cell]
+        if kind == WIN:
+            self.kinds.pop(key, None)
+        else:
+            self.kinds[key] = kind
         self.max_ply = max(self.max_ply, board.ply)
 
     def dumps(self) -> str:
+        holds = len(self.kinds)
         lines = [f"# opening book for {self.geometry.name}: canonical X and O stones (hex), "
-                 "the proved move in that frame", f"# {len(self.entries)} positions"]
+                 "the move in that frame, 'hold' for a defence (else a proved win)",
+                 f"# {len(self.entries)} positions: {len(self.entries) - holds} proved wins, "
+                 f"{holds} defences"]
         for (x, o), cell in sorted(self.entries.items(), key=lambda e: (
                 e[0][0].bit_count() + e[0][1].bit_count(), e[0])):
-            lines.append(f"{x:x} {o:x} {cell}")
+            kind = self.kinds.get((x, o), WIN)
+            lines.append(f"{x:x} {o:x} {cell}" + ("" if kind == WIN else f" {kind}"))
         return "\n".join(lines) + "\n"
 
     @classmethod
     def loads(cls, geometry: Geometry, text: str) -> Book:
         entries: dict[Key, Cell] = {}
+        kinds: dict[Key, str] = {}
         for line in text.splitlines():
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            x, o, cell = line.split()
-            entries[(int(x, 16), int(o, 16))] = int(cell)
-        return cls(geometry, entries)
+            x, o, cell, *rest = line.split()
+            key = (int(x, 16), int(o, 16))
+            entries[key] = int(cell)
+            if rest and rest[0] != WIN:
+                kinds[key] = rest[0]
+        return cls(geometry, entries, kinds)
 
     def save(self, path: Path | None = None) -> Path:
         path = path or data_path(self.geometry)

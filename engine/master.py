@@ -482,6 +482,7 @@ class Thought:
     proved: bool = False  # score is a proved win or loss
     elapsed: float = 0.0
     iterations: list[Iteration] = field(default_factory=list)
+    ranking: list[Cell] = field(default_factory=list)  # root moves, best first (last iteration)
 
 
 class Master:
@@ -631,6 +632,8 @@ class Master:
                 break
             best_move = line[0] if line else moves[0]
             thought.move, thought.score, thought.pv, thought.depth = best_move, value, line, depth
+            ranked = sorted(range(len(moves)), key=lambda i: -scores[i])
+            thought.ranking = [best_move] + [moves[i] for i in ranked if moves[i] != best_move]
             thought.iterations.append(Iteration(depth, best_move, value, line, True))
             previous = value
             if best_move in moves:

@@ -205,7 +205,7 @@ def dfpn(  # type: ignore[no-untyped-def]
             start_nodes[d] = stats[S_NODES]
             if d > stats[S_MAX_DEPTH]:
                 stats[S_MAX_DEPTH] = d
-            if (stats[S_NODES] & 1023) == 0 and (
+            if (stats[S_NODES] & 255) == 0 and (
                 stop[0] != 0 or (deadline > 0.0 and now() > deadline)
                 or (node_budget > 0 and stats[S_NODES] > node_budget)
             ):

@@ -90,3 +90,31 @@ def test_the_master_plays_the_book_move(monkeypatch: pytest.MonkeyPatch) -> None
     assert make_player("master").decide(board, Limit(time=0.2)).move == 15  # 1d4
     off = make_player("master:book=off").decide(board, Limit(depth=1))
     assert off.depth == 1
+
+
+def test_book_entries_keep_their_kind_through_a_save() -> None:
+    from engine.book import HOLD, WIN
+
+    g = Board("4x4x4").geometry
+    book = Book(g)
+    won = Board.from_notation("4x4x4", "1a1 2b2")
+    held = Board.from_notation("4x4x4", "1a1")
+    book.add(won, g.cell_at([3, 3, 0]))
+    book.add(held, g.cell_at([1, 1, 1]), HOLD)
+    again = Book.loads(g, book.dumps())
+    assert again.entries == book.entries
+    assert (again.kind(won), again.kind(held)) == (WIN, HOLD)
+    assert again.kind(Board.from_notation("4x4x4", "1a2")) is None
+    again.add(held, g.cell_at([1, 1, 1]))  # proved later: the entry becomes a win
+    assert again.kind(held) == WIN
+
+
+def test_the_shipped_book_holds_only_legal_moves_of_the_side_to_move() -> None:
+    from engine.book import HOLD, book_for
+
+    book = book_for("4x4x4")
+    for (x, o), cell in book.entries.items():
+        assert x & o == 0 and not (x | o) >> cell & 1
+        assert x.bit_count() - o.bit_count() in (0, 1)
+        if book.kinds.get((x, o)) == HOLD:
+            assert x.bit_count() == o.bit_count() + 1, "a defence is for the second player"
