@@ -113,6 +113,7 @@ def test_the_shipped_book_holds_only_legal_moves_of_the_side_to_move() -> None:
     from engine.book import HOLD, book_for
 
     book = book_for("4x4x4")
+    assert len(book) > 0, "engine/data/book_4x4x4.txt is shipped"
     for (x, o), cell in book.entries.items():
         assert x & o == 0 and not (x | o) >> cell & 1
         assert x.bit_count() - o.bit_count() in (0, 1)
