@@ -3,6 +3,7 @@ levels, speed and the forced-win suite.
 
     .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
     .venv/bin/python bench/engine_strength.py self --games 20 --time 1
+    .venv/bin/python bench/engine_strength.py replies 1a1
     .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
     .venv/bin/python bench/engine_strength.py speed --time 1
     .venv/bin/python bench/engine_strength.py suite --time 1
@@ -32,6 +33,7 @@ from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.arena import MatchResult, PlayerStats, match_game  # noqa: E402
 from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Limit, make_player  # noqa: E402
+from engine.players.master import root_moves  # noqa: E402
 
 OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
 GEOMETRY = Board("4x4x4").geometry
@@ -100,6 +102,38 @@ def cmd_self(args: argparse.Namespace) -> None:
     print("| games | X won | O won | drawn | median plies | minutes |\n|---|---|---|---|---|---|")
     print(f"| {result.games} | {x_wins} | {o_wins} | {result.draws} "
           f"| {statistics.median(plies):.0f} | {(time.perf_counter() - started) / 60:.1f} |")
+
+
+def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | None, int]:
+    """``spec`` against itself from the position after ``moves``: (winner, plies)."""
+    board = Board.from_notation("4x4x4", moves)
+    players = (make_player(spec, seed), make_player(spec, seed + 1))
+    while board.outcome() is None:
+        board.push(players[board.turn].decide(board, Limit(time=seconds)).move)
+    outcome = board.outcome()
+    assert outcome is not None
+    return outcome.winner, board.ply
+
+
+def cmd_replies(args: argparse.Namespace) -> None:
+    """Self-play from every second-player reply (one per symmetry class) to a first move."""
+    board = Board.from_notation("4x4x4", args.first)
+    starts = []
+    for cell in root_moves(board, 0.0):
+        board.push(cell)
+        starts.append(board.notation())
+        board.pop()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(play_out, [args.master] * len(starts), starts,
+                                [args.time] * len(starts), range(len(starts))))
+    x_wins = sum(winner == 0 for winner, _ in results)
+    o_wins = sum(winner == 1 for winner, _ in results)
+    print(f"| first move | replies (one per class) | X won | O won | drawn | median plies |\n"
+          f"|---|---|---|---|---|---|\n| {args.first} | {len(starts)} | {x_wins} | {o_wins} "
+          f"| {len(starts) - x_wins - o_wins} | {statistics.median(p for _, p in results):.0f} |")
+    for start, (winner, plies) in zip(starts, results, strict=True):
+        if winner != 0:
+            print(f"  {start}: {'draw' if winner is None else 'O won'} in {plies} plies")
 
 
 def cmd_levels(args: argparse.Namespace) -> None:
@@ -249,6 +283,8 @@ def main() -> None:
     vs = sub.add_parser("vs", help="the master against the seed players")
     vs.add_argument("opponents", nargs="*")
     sub.add_parser("self", help="master against master: how often the first player wins")
+    rp = sub.add_parser("replies", help="self-play from every reply to a first move")
+    rp.add_argument("first", nargs="?", default="1a1")
     lv = sub.add_parser("levels", help="each level against the one below")
     lv.add_argument("levels", nargs="*", type=int)
     sp = sub.add_parser("speed", help="nodes per second on positions from real games")
@@ -271,7 +307,7 @@ def main() -> None:
     print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
-     "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline,
+     "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline, "replies": cmd_replies,
      "blame": cmd_blame}[args.what](args)
 
 

@@ -150,3 +150,23 @@ def test_bogenschutz_beats_random(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and data["games"] == 20
     assert data["a_wins"] >= 18
     assert data["elo"]["a_minus_b"] is None or data["elo"]["a_minus_b"] > 0
+
+
+def test_analyse_master_reports_a_proved_win_and_a_winning_move(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 3's check: positions of the forced-win suite (labelled by the separate solver in
+    tests/engine/forced_wins) through `qubic analyse --player master --time 1 --json`."""
+    from pathlib import Path
+
+    suite = json.loads((Path(__file__).parent / "engine" / "forced_wins" / "suite.json")
+                       .read_text())
+    picked = [e for e in suite if e["plies"] == 5][:2] + [e for e in suite if e["plies"] == 7][:2]
+    for entry in picked:
+        code, out, _ = run(["analyse", "--moves", entry["moves"], "--player", "master",
+                            "--time", "1", "--json"], capsys)
+        data = json.loads(out)
+        assert code == 0 and data["side"] == entry["to_move"]
+        assert data["forced"]["result"] == "win", entry["moves"]
+        assert data["forced"]["plies"] >= entry["plies"]  # never a faster win than exists
+        assert data["move"] in entry["winning"], entry["moves"]

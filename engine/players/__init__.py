@@ -23,7 +23,7 @@ LEVELS = {
     4: "master:depth=3,tss=off,noise=200",
     5: "master:depth=3,noise=120",
     6: "master:depth=5,noise=60",
-    7: "master:depth=6,careless=10",
+    7: "master:depth=8,noise=30",
     8: "master",
 }
 for _level, _spec in LEVELS.items():
