@@ -620,8 +620,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-load-") as tmp:
         db = Path(tmp) / "qubic.db"
+        extra = ["--ai-time", f"{args.ai_time:g}"]
+        if args.ai_nice is not None:
+            extra += ["--ai-nice", str(args.ai_nice)]
         server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level,
-                               extra=["--ai-time", f"{args.ai_time:g}"])
+                               extra=extra)
         server.start()
         if args.server_nice:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
@@ -805,6 +808,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--server-nice", type=int, default=0, metavar="N",
                         help="renice the server process to N (negative needs root): shows how "
                              "much of the latency is other processes taking the CPU")
+    parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
+                        help="the server's --ai-nice: its AI workers run N steps below it "
+                             "(default: the server's default)")
     parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
                         help="renice the server's child processes (the AI workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")

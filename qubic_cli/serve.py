@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 
 from qubic_cli.common import fail, seconds
@@ -27,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="processes for computer players (default: cores - 1, at least 1)")
     parser.add_argument("--grace", type=seconds, default=60.0, metavar="S",
                         help="seconds a dropped player keeps the seat before a claim (default 60)")
+    parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
+                        help="run the AI workers N steps below the server's CPU priority, so "
+                             "searches never delay the games (0-19; default 10)")
     parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
                         help="seconds the computer thinks per move at most (default 1)")
     parser.add_argument("--log-level", default="info",
@@ -43,10 +47,14 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.ai_workers is not None and args.ai_workers < 1:
         return fail(NAME, "--ai-workers must be at least 1")
+    if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
+        return fail(NAME, "--ai-nice must be 0-19")
     config = ServerConfig(
         host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
         grace=args.grace, ai_move_time=args.ai_time,
     )
+    if args.ai_nice is not None:
+        config = dataclasses.replace(config, ai_nice=args.ai_nice)
     try:
         run_server(config)
     except StoreError as error:

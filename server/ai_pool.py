@@ -7,7 +7,10 @@ when there are more computer games than workers each game's move waits fairly fo
 free worker. Each job gets a deadline (its own, which the search keeps) and a one-byte stop
 flag in shared memory that the pool raises when the deadline passes plus a grace, or when
 the caller cancels the job (the game ended while the computer was thinking). A worker that
-dies breaks the executor: the pool builds a new one and runs the job again.
+dies breaks the executor: the pool builds a new one and runs the job again. Workers run
+``nice`` steps below the server, so a search never takes a core from the event loop that
+serves everyone else; each search keeps its own deadline, so a busy host costs the computer
+depth, not time.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ log = logging.getLogger(__name__)
 GRACE = 1.0  # seconds past a job's time limit before the pool raises its stop flag
 HANG = 10.0  # seconds past the stop flag before a worker is taken for hung and replaced
 RETRIES = 2  # times a job is run again on a new pool after a worker died under it
+DEFAULT_NICE = 10  # how many steps below the server the workers run (os.nice; 0-19)
 
 
 class AIError(ServerError, RuntimeError):
@@ -69,9 +73,12 @@ def default_workers() -> int:
 _stop_flags: np.ndarray | None = None
 
 
-def _start_worker(flags: Any) -> None:
-    """Runs once in each worker: map the shared stop flags and load the compiled kernel."""
+def _start_worker(flags: Any, nice: int = 0) -> None:
+    """Runs once in each worker: lower its priority, map the shared stop flags and load the
+    compiled kernel."""
     global _stop_flags
+    if nice:
+        os.nice(nice)
     _stop_flags = np.frombuffer(flags, dtype=np.int8)
     warm.warm_up()
 
@@ -94,8 +101,12 @@ def _run_job(job: AIJob, slot: int) -> Decision:
 class AIPool:
     """A pool of worker processes that choose computer moves; see the module docstring."""
 
-    def __init__(self, workers: int | None = None, *, context: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, context: str | None = None,
+                 nice: int = DEFAULT_NICE) -> None:
+        if not 0 <= nice <= 19:
+            raise ValueError(f"nice must be 0-19, not {nice}")
         self.workers = workers or default_workers()
+        self.nice = nice
         methods = multiprocessing.get_all_start_methods()
         self._context = multiprocessing.get_context(
             context or ("forkserver" if "forkserver" in methods else "spawn")
@@ -140,7 +151,7 @@ class AIPool:
             max_workers=self.workers,
             mp_context=self._context,
             initializer=_start_worker,
-            initargs=(self._flags,),
+            initargs=(self._flags, self.nice),
         )
         loop = asyncio.get_running_loop()
         # one ping per worker makes the executor start them all now, not on first use

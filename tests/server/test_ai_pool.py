@@ -4,11 +4,13 @@ import asyncio
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
+from conftest import Server
 
 from engine import Board
-from server.ai_pool import AIJob, AIPool
+from server.ai_pool import DEFAULT_NICE, AIJob, AIPool
 
 
 @pytest.fixture
@@ -63,3 +65,53 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
     assert decision.move not in job.moves
     assert pool.rebuilds >= 1
     assert len(pool.worker_pids()) == 2
+
+
+def _nice(pid: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, pid)
+
+
+async def test_workers_run_below_the_server_by_default(pool: AIPool) -> None:
+    assert pool.nice == DEFAULT_NICE > 0
+    expected = min(19, _nice(0) + DEFAULT_NICE)
+    assert [_nice(pid) for pid in pool.worker_pids()] == [expected, expected]
+
+
+async def test_the_workers_niceness_is_configurable_and_kept_by_a_rebuilt_pool() -> None:
+    pool = AIPool(workers=1, nice=3)
+    await pool.start()
+    try:
+        expected = min(19, _nice(0) + 3)
+        assert [_nice(pid) for pid in pool.worker_pids()] == [expected]
+        for pid in pool.worker_pids():
+            os.kill(pid, signal.SIGKILL)
+        decision = await pool.decide(AIJob("4x4x4", (0,), "wood", time=1.0))
+        assert decision.move != 0 and pool.rebuilds == 1
+        assert [_nice(pid) for pid in pool.worker_pids()] == [expected]
+    finally:
+        await pool.close()
+
+
+async def test_nice_zero_leaves_the_workers_at_the_servers_priority() -> None:
+    pool = AIPool(workers=1, nice=0)
+    await pool.start()
+    try:
+        assert [_nice(pid) for pid in pool.worker_pids()] == [_nice(0)]
+    finally:
+        await pool.close()
+
+
+@pytest.mark.parametrize("nice", [-1, 20])
+def test_a_niceness_outside_0_to_19_is_refused(nice: int) -> None:
+    with pytest.raises(ValueError, match="0-19"):
+        AIPool(workers=1, nice=nice)
+
+
+async def test_the_servers_config_sets_the_workers_niceness(tmp_path: Path) -> None:
+    server = Server(tmp_path / "qubic.db", ai_nice=2)
+    running = await server.start()
+    try:
+        expected = min(19, _nice(0) + 2)
+        assert [_nice(pid) for pid in running.pool.worker_pids()] == [expected]
+    finally:
+        await server.stop()

@@ -54,3 +54,22 @@ async def test_a_read_only_database(tmp_path: Path) -> None:
     await (await SQLiteStore.open(db)).close()
     with read_only(db):
         assert_refused(serve(db), "read-only")
+
+
+def test_ai_nice_defaults_to_the_pools_and_is_parsed() -> None:
+    from qubic_cli.main import build_parser
+    from server.ai_pool import DEFAULT_NICE
+    from server.app import ServerConfig
+
+    assert ServerConfig().ai_nice == DEFAULT_NICE
+    assert build_parser().parse_args(["serve"]).ai_nice is None  # ServerConfig's default
+    assert build_parser().parse_args(["serve", "--ai-nice", "0"]).ai_nice == 0
+
+
+def test_ai_nice_out_of_range(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db",
+         str(tmp_path / "q.db"), "--ai-nice", "20"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert_refused(result, "--ai-nice must be 0-19")
