@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from random_positions import random_position
 
 from engine import Board, parse_cell
 from engine.master import MATE_BOUND, WIN, Master, SearchParams
@@ -176,12 +177,8 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
     rng = random.Random(21)
     checked = 0
     while checked < 6:
-        board = Board("4x4x4")
-        for _ in range(rng.randrange(8, 20)):
-            board.push(rng.choice(board.legal_moves))
-            if board.outcome() is not None:
-                break
-        if board.outcome() is not None or threat_win(board) is not None:
+        board = random_position(rng, (8, 20))
+        if board is None or threat_win(board) is not None:
             continue
         if threat_win(board, side=board.turn ^ 1) is None:
             continue  # the opponent threatens nothing

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from random_positions import random_position
 
 from engine import Board
 from engine.book import Book, canonical_frame
@@ -36,12 +37,8 @@ def test_proofs_agree_with_the_exhaustive_short_win_solver() -> None:
     solver = Solver(Board("4x4x4").geometry, tt_bits=18)
     checked = 0
     while checked < 30:
-        board = Board("4x4x4")
-        for _ in range(rng.randrange(10, 30)):
-            board.push(rng.choice(board.legal_moves))
-            if board.outcome() is not None:
-                break
-        if board.outcome() is not None:
+        board = random_position(rng, (10, 30))
+        if board is None:
             continue
         mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
         proof = solver.prove(board, nodes=20_000)
