@@ -102,6 +102,20 @@ def defend(book: Book, solver: Solver, master: Master, board: Board,
     return move
 
 
+def positions_in_book(book: Book, variant: str, side: int) -> list[Board]:
+    """The book's positions with ``side`` to move, as boards, fewest stones first."""
+    out = []
+    for (x, o) in sorted(book.entries, key=lambda k: k[0].bit_count() + k[1].bit_count()):
+        cells_x = [c for c in range(x.bit_length()) if x >> c & 1]
+        cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
+        if len(cells_x) - len(cells_o) != side:
+            continue
+        moves = [c for pair in zip(cells_x, cells_o + [None], strict=False) for c in pair
+                 if c is not None]
+        out.append(Board(variant, moves))
+    return out
+
+
 def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     started = time.perf_counter()
     master = Master(book.geometry)
@@ -130,6 +144,28 @@ def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
                 child.push(cell)
                 if child.ply <= args.full_ply and child.outcome() is None:
                     frontier.append(child)
+    # then the attacker's plausible moves: what the papers' searchers and a 3-ply master (with
+    # --x-seeds seeds each) play in every defended position so far, breadth first
+    attackers = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "master:depth=3"]
+    queue = [board for board in positions_in_book(book, args.variant, defender)]
+    while queue and args.x_seeds and time.perf_counter() - started < args.total:
+        board = queue.pop(0)
+        move = book.move(board)
+        if move is None or board.ply + 2 > args.max_ply:
+            continue
+        board.push(move)
+        replies = set()
+        for spec in attackers:
+            for seed in range(args.x_seeds):
+                if board.outcome() is None:
+                    replies.add(make_player(spec, seed).decide(board, Limit(time=args.time)).move)
+        for reply in sorted(replies):
+            child = board.copy()
+            child.push(reply)
+            if needs(child):
+                defend(book, solver, master, child, args)
+            if book.move(child) is not None:
+                queue.append(child)
     # then the positions the defender meets in games, the book growing as they go
     opponents = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "master", "rubinoff:depth=3",
                  "wood", "freeness", "level6", "level7"]
@@ -199,6 +235,8 @@ def main() -> None:
     defence.add_argument("--think", type=float, default=1.0, help="seconds to rank the moves")
     defence.add_argument("--candidates", type=int, default=6)
     defence.add_argument("--nodes", type=int, default=100_000, help="solver nodes a candidate")
+    defence.add_argument("--x-seeds", type=int, default=0,
+                         help="seeds of each attacker player whose moves are followed")
     defence.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
