@@ -145,11 +145,13 @@ def cmd_levels(args: argparse.Namespace) -> None:
 
 
 def positions(count: int) -> list[Board]:
-    """Positions from master-vs-bogenschutz games, every fourth ply from the sixth."""
+    """Positions from games of a 3-ply master with noise (level 5 when these figures were
+    first taken) against a 2-ply bogenschutz, every fourth ply from the sixth."""
     out: list[Board] = []
     seed = 0
     while len(out) < count:
-        players = (make_player("level5", seed), make_player("bogenschutz:depth=2", seed))
+        players = (make_player("master:depth=3,noise=120", seed),
+                   make_player("bogenschutz:depth=2", seed))
         board = Board("4x4x4")
         while board.outcome() is None and len(out) < count:
             if board.ply >= 6 and board.ply % 4 == 2:
