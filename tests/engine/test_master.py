@@ -3,26 +3,18 @@ control, and the ladder of levels."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
-from random_positions import random_position
+from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board, parse_cell
 from engine.master import MATE_BOUND, WIN, Master, SearchParams
 from engine.players import Limit, make_player, player_names
 
-HERE = Path(__file__).with_name("forced_wins")
-_spec = importlib.util.spec_from_file_location("forced_wins_solver", HERE / "solver.py")
-assert _spec is not None and _spec.loader is not None
-solver_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solver_module)
-Solver = solver_module.Solver
-SUITE = json.loads((HERE / "suite.json").read_text())
+SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
 
 def game_positions(count: int, seed: int, spec_x: str = "wood", spec_o: str = "freeness"
@@ -58,13 +50,13 @@ def test_master_finds_a_winning_move_in_the_forced_win_suite(entry: dict) -> Non
     winning = {parse_cell(c, board.geometry) for c in entry["winning"]}
     assert decision.forced is not None and decision.forced.result == "win"
     if decision.move not in winning:  # a slower win: check it with the solver
-        solver = Solver("4x4x4")
+        solver = ShortWins("4x4x4")
         mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
         assert solver.move_wins(mine, theirs, decision.move, decision.forced.plies)
 
 
 def test_proved_results_agree_with_the_solver() -> None:
-    solver = Solver("4x4x4")
+    solver = ShortWins("4x4x4")
     master = make_player("master")
     claims = 0
     for board in game_positions(40, seed=5):
@@ -91,7 +83,7 @@ def test_proved_results_agree_with_the_solver() -> None:
 
 @pytest.mark.parametrize("name", ["3x3", "4x4", "3x3x3"])
 def test_full_width_search_without_threats_proves_only_true_results(name: str) -> None:
-    solver = Solver(name)
+    solver = ShortWins(name)
     rng = random.Random(len(name))
     g = Board(name).geometry
     master = Master(g, tt_bits=12, params=SearchParams(tss_interior=0, tss_leaf=0, tss_root=0))

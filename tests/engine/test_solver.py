@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-from pathlib import Path
 
 import pytest
-from random_positions import random_position
+from engine_helpers import ShortWins, random_position
 
 from engine import Board
 from engine.book import Book, canonical_frame
 from engine.solver import Solver
-
-_spec = importlib.util.spec_from_file_location(
-    "forced_wins_solver", Path(__file__).with_name("forced_wins") / "solver.py"
-)
-assert _spec is not None and _spec.loader is not None
-_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_module)
-ShortWins = _module.Solver
 
 
 @pytest.mark.parametrize(("name", "first_player_wins"), [("3x3", False), ("4x4", False),

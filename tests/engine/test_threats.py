@@ -2,38 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import random
-from pathlib import Path
-
 import numpy as np
 import pytest
+from engine_helpers import ShortWins, random_positions
 
 from engine import Board
 from engine.kernel import tables_for
 from engine.threats import Position, pop, push, threat_win
-
-_spec = importlib.util.spec_from_file_location(
-    "forced_wins_solver", Path(__file__).with_name("forced_wins") / "solver.py"
-)
-assert _spec is not None and _spec.loader is not None
-solver_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solver_module)
-Solver = solver_module.Solver
-
-
-def random_positions(name: str, count: int, seed: int, plies: tuple[int, int]) -> list[Board]:
-    rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        board = Board(name)
-        for _ in range(rng.randrange(*plies)):
-            board.push(rng.choice(board.legal_moves))
-            if board.outcome() is not None:
-                break
-        if board.outcome() is None:
-            out.append(board)
-    return out
 
 
 def direct_cellk(board: Board) -> np.ndarray:
@@ -94,7 +69,7 @@ def replay_is_forced(board: Board, path: tuple[int, ...]) -> None:
 def test_every_threat_win_is_proved_by_the_solver(
     name: str, plies: tuple[int, int], least: int
 ) -> None:
-    solver = Solver(name)
+    solver = ShortWins(name)
     wins = 0
     for board in random_positions(name, 80, seed=7, plies=plies):
         path = threat_win(board)
