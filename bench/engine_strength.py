@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
-from engine.arena import MatchResult, PlayerStats, match_game  # noqa: E402
+from engine.arena import MatchResult, PlayerStats, match_game, play_game  # noqa: E402
 from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
@@ -106,10 +106,8 @@ def cmd_self(args: argparse.Namespace) -> None:
 
 def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | None, int]:
     """``spec`` against itself from the position after ``moves``: (winner, plies)."""
-    board = Board.from_notation("4x4x4", moves)
-    players = (make_player(spec, seed), make_player(spec, seed + 1))
-    while board.outcome() is None:
-        board.push(players[board.turn].decide(board, Limit(time=seconds)).move)
+    board, _ = play_game(make_player(spec, seed), make_player(spec, seed + 1),
+                         limit=Limit(time=seconds), start=Board.from_notation("4x4x4", moves))
     outcome = board.outcome()
     assert outcome is not None
     return outcome.winner, board.ply

@@ -254,12 +254,14 @@ def play_game(
     variant_name: str = "4x4x4",
     limit: Limit | None = None,
     names: tuple[str, str] = (A, B),
+    start: Board | None = None,
 ) -> tuple[Board, list[MoveRecord]]:
     """Play one game to its end; returns the final board and a record per move.
 
-    ``names`` labels the players of X and O in the move records.
+    ``names`` labels the players of X and O in the move records. The game starts from the
+    empty board of ``variant_name``, or from a copy of ``start``.
     """
-    board = Board(variant_name)
+    board = start.copy() if start is not None else Board(variant_name)
     players = (player_x, player_o)
     records: list[MoveRecord] = []
     while board.outcome() is None:

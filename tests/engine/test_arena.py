@@ -112,3 +112,12 @@ def test_elo_interval_reaching_a_sweep_is_unbounded() -> None:
     assert estimate.elo is not None and estimate.margin is None
     assert "unbounded" in estimate.describe()
     assert elo_estimate(0, 0, 0).elo is None
+
+
+def test_a_game_can_start_from_a_position() -> None:
+    start = Board.from_notation("4x4x4", "1a1 4d4 1b1 4c4 1c1")  # O must block 1d1
+    board, moves = play_game(make_player("bogenschutz"), make_player("bogenschutz"),
+                             start=start)
+    assert board.moves[:5] == start.moves and len(start.moves) == 5
+    assert [m.cell for m in moves] == board.moves[5:]
+    assert moves[0].player == "b" and board.moves[5] == 3  # O's block at 1d1
