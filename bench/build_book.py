@@ -29,6 +29,7 @@ import argparse
 import sys
 import time
 from collections import deque
+from itertools import zip_longest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,8 +111,7 @@ def positions_in_book(book: Book, variant: str, side: int) -> list[Board]:
         cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
         if len(cells_x) - len(cells_o) != side:
             continue
-        moves = [c for pair in zip(cells_x, cells_o + [None], strict=False) for c in pair
-                 if c is not None]
+        moves = [c for pair in zip_longest(cells_x, cells_o) for c in pair if c is not None]
         out.append(Board(variant, moves))
     return out
 
