@@ -1,6 +1,6 @@
 """Grow the opening book with positions the proof-number solver proves for the side to move.
 
-Two modes:
+Four modes:
 
 - ``games``: play master games (self-play and against the seed players), collect the
   positions the first player meets, and prove the ones the online threat search does not
@@ -11,6 +11,10 @@ Two modes:
   seed players and the master), the search ranks O's moves, the solver tries to prove X's win
   after each of the best ``--candidates`` within ``--nodes``, and the move whose proof is
   hardest (not found, highest proof number) goes in the book as a ``hold`` entry.
+- ``learn``: book learning for the second player from lost games: rounds of games of the
+  attackers (as X) against the master (as O); after each loss the solver finds the first O
+  move it proves lost, and the best-ranked O move there that it cannot refute goes in the book
+  (one O move earlier when every candidate is refuted). Rounds go on until one loses no game.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -18,6 +22,7 @@ Two modes:
 
     .venv/bin/python bench/build_book.py games --games 20 --seconds 30
     .venv/bin/python bench/build_book.py defence --full-ply 3 --max-ply 9 --games 40
+    .venv/bin/python bench/build_book.py --seconds 20 learn --fresh --match-seed 7 --seeds 40
     .venv/bin/python bench/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
 
 The book is written to engine/data/book_<variant>.txt (merged with what is there).
@@ -26,9 +31,11 @@ The book is written to engine/data/book_<variant>.txt (merged with what is there
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from itertools import zip_longest
 from pathlib import Path
 
@@ -36,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell  # noqa: E402
-from engine.book import HOLD, Book, book_for, canonical_frame  # noqa: E402
+from engine.arena import GameRecord, match_game  # noqa: E402
+from engine.book import HOLD, Book, Key, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
@@ -183,6 +191,80 @@ def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     print(f"done: {holds} defences in the book ({time.perf_counter() - started:.0f} s)")
 
 
+def play_round(attackers: list[str], seeds: range, args: argparse.Namespace) -> list[GameRecord]:
+    """The games of one round: each attacker as X against the master as O, one game per seed
+    (game ``2 * seed + 1`` of a seeded match, as bench/engine_strength.py plays it), spread
+    over ``--jobs`` forked processes that start with the book as it is now."""
+    limit = Limit(time=args.time)
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
+        futures = [pool.submit(match_game, args.defender, spec, 2 * seed + 1, args.variant,
+                               args.match_seed, limit)
+                   for spec in attackers for seed in seeds]
+        return [future.result() for future in futures]
+
+
+def learn_from(book: Book, solver: Solver, master: Master, moves: list[Cell],
+               refuted: set[tuple[Key, Key]], args: argparse.Namespace) -> str:
+    """Mend the book after a game the master lost as O: find the first O move the solver
+    proves lost, and put in its place the best-ranked O move that the solver cannot refute
+    (nor was refuted before); when every candidate there is refuted, do the same one O move
+    earlier. Returns what was done, for the log."""
+    blunder = solver.losing_ply(moves, 1, args.seconds)
+    if blunder is None:
+        return "no losing move proved"
+    if blunder > args.max_ply:
+        return f"lost by ply {blunder + 1}: past the book's plies"
+    geometry = book.geometry
+    for ply in range(blunder, 0, -2):
+        before = Board(args.variant, moves[:ply])
+        key, _ = canonical_frame(before)
+        refuted.add((key, canonical_frame(Board(args.variant, moves[:ply + 1]))[0]))
+        thought = master.think(before, deadline=time.perf_counter() + args.think,
+                               root_moves=root_moves(before, 0.0))
+        tried = []
+        for cell in (thought.ranking or [thought.move])[:args.candidates]:
+            before.push(cell)
+            after = canonical_frame(before)[0]
+            lost = (key, after) in refuted or (
+                before.winning_line is None
+                and solver.prove(before, attacker=0, seconds=args.seconds / 4).proved)
+            before.pop()
+            tried.append(format_cell(cell, geometry) + ("x" if lost else ""))
+            if lost:
+                refuted.add((key, after))
+                continue
+            book.add(before, cell, HOLD)
+            return (f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)}); "
+                    f"at ply {ply + 1} after {before.notation()!r}: {' '.join(tried)}")
+    return f"lost by ply {blunder + 1}: every O move refuted back to ply 2"
+
+
+def cmd_learn(args: argparse.Namespace, book: Book, solver: Solver) -> None:
+    """Book learning: play rounds of games against the attackers; mend the book after every
+    loss (``learn_from``) and start the next round, until a round is lost by none."""
+    started = time.perf_counter()
+    master = Master(book.geometry)
+    refuted: set[tuple[Key, Key]] = set()  # (position, position after) pairs
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    if args.fresh:  # in place: the master players share this book object
+        book.entries.clear()
+        book.kinds.clear()
+        book.max_ply = -1
+    for round_number in range(1, args.rounds + 1):
+        records = play_round(args.attackers, seeds, args)
+        lost = [r for r in records if r.winner == "b"]
+        print(f"round {round_number}: {len(lost)} of {len(records)} games lost "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
+        if not lost or time.perf_counter() - started > args.total:
+            break
+        for record in lost:
+            print("  " + learn_from(book, solver, master, [m.cell for m in record.moves],
+                                    refuted, args), flush=True)
+        book.save()
+    print(f"done: {len(book)} positions in the book ({time.perf_counter() - started:.0f} s)")
+
+
 def cmd_tree(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     root = Board.from_notation(args.variant, args.root)
     queue: deque[Board] = deque([root])
@@ -238,13 +320,28 @@ def main() -> None:
     defence.add_argument("--x-seeds", type=int, default=0,
                          help="seeds of each attacker player whose moves are followed")
     defence.add_argument("--total", type=float, default=3600.0, help="seconds in all")
+    learn = sub.add_parser("learn")
+    learn.add_argument("--attackers", nargs="+", default=["bogenschutz"])
+    learn.add_argument("--defender", default="master", help="the player whose book it is")
+    learn.add_argument("--first-seed", type=int, default=0, help="the attackers' first seed")
+    learn.add_argument("--seeds", type=int, default=25, help="games a round per attacker")
+    learn.add_argument("--match-seed", type=int, default=0, help="the seed of the match")
+    learn.add_argument("--rounds", type=int, default=10)
+    learn.add_argument("--fresh", action="store_true", help="start from an empty book")
+    learn.add_argument("--jobs", type=int, default=2)
+    learn.add_argument("--time", type=float, default=1.0, help="seconds a move in the games")
+    learn.add_argument("--think", type=float, default=1.0, help="seconds to rank the moves")
+    learn.add_argument("--candidates", type=int, default=8)
+    learn.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
+    learn.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     args = parser.parse_args()
     book = book_for(args.variant)
     solver = Solver(book.geometry, tt_bits=args.tt_bits, tss_budget=500)
-    {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence}[args.mode](args, book, solver)
+    {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence,
+     "learn": cmd_learn}[args.mode](args, book, solver)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 levels, speed and the forced-win suite.
 
     .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
+    .venv/bin/python bench/engine_strength.py --side o --record lost.jsonl vs bogenschutz
+    .venv/bin/python bench/engine_strength.py blame lost.jsonl
     .venv/bin/python bench/engine_strength.py self --games 20 --time 1
     .venv/bin/python bench/engine_strength.py replies 1a1
     .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
@@ -38,6 +40,7 @@ from engine.players.master import root_moves  # noqa: E402
 OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
 GEOMETRY = Board("4x4x4").geometry
 RECORD: Path | None = None  # --record: every game appended here as a JSON line
+SIDE = "both"  # --side: the games where A is X, O or both (A is X in the even-numbered ones)
 SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
@@ -54,7 +57,7 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
                          PlayerStats(make_player(spec_b).spec))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(match_game, spec_a, spec_b, index, "4x4x4", seed, limit)
-                   for index in range(games)]
+                   for index in range(games) if SIDE == "both" or index % 2 == (SIDE == "o")]
         for future in as_completed(futures):
             record = future.result()
             result.add(record)
@@ -77,7 +80,7 @@ def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
     result = play_match(spec_a, spec_b, games, seconds, seed, jobs)
     a = result.a
     return (f"| {spec_a} | {spec_b} | {result.games} | {a.wins} | {result.draws} | {a.losses} "
-            f"| {a.wins_as_x}/{(games + 1) // 2} | {a.average_seconds:.2f} "
+            f"| {a.wins_as_x}/{sum(r.a_is_x for r in result.records)} | {a.average_seconds:.2f} "
             f"| {a.max_seconds:.3f} | {os.getloadavg()[0]:.2f} |")
 
 
@@ -229,16 +232,8 @@ def cmd_blame(args: argparse.Namespace) -> None:
             continue
         moves = game["moves"].split()
         solver = Solver(GEOMETRY, tt_bits=args.tt_bits)
-        blunder = None
-        for ply in range(len(moves) - 1, -1, -1):
-            if ply % 2 != a_side:
-                continue
-            after = Board.from_notation("4x4x4", " ".join(moves[:ply + 1]))
-            if after.outcome() is not None:
-                continue
-            if not solver.prove(after, attacker=a_side ^ 1, seconds=args.seconds).proved:
-                break
-            blunder = ply
+        blunder = solver.losing_ply([parse_cell(m, GEOMETRY) for m in moves], a_side,
+                                    args.seconds)
         print(f"{game['b']} game {game['index']} (A is {'XO'[a_side]}, {len(moves)} plies): ",
               end="")
         if blunder is None:
@@ -279,6 +274,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="games played at once (processes)")
     parser.add_argument("--record", type=Path, help="append every game's moves (JSON lines)")
+    parser.add_argument("--side", choices=["both", "x", "o"], default="both",
+                        help="play only the games where A is X (or O)")
     sub = parser.add_subparsers(dest="what", required=True)
     vs = sub.add_parser("vs", help="the master against the seed players")
     vs.add_argument("opponents", nargs="*")
@@ -302,8 +299,8 @@ def main() -> None:
     so.add_argument("--seconds", type=float, default=60.0)
     so.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
-    global RECORD
-    RECORD = args.record
+    global RECORD, SIDE
+    RECORD, SIDE = args.record, args.side
     print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,

@@ -23,6 +23,7 @@ building an opening book needs.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -472,6 +473,23 @@ class Solver:
         )
         return Proof(int(p), int(d), int(stats[S_NODES]), int(stats[S_TSS_NODES]),
                      time.perf_counter() - started)
+
+    def losing_ply(self, moves: Sequence[Cell], side: int, seconds: float) -> int | None:
+        """For a game (``moves`` from the empty board) that ``side`` lost: the index of the
+        first move of ``side`` after which the opponent's win is proved within ``seconds``,
+        found walking back from the end until a proof fails; None when not even the last
+        move is proved to lose."""
+        board = Board(self.geometry, list(moves))
+        blunder = None
+        for ply in range(len(moves) - 1, -1, -1):
+            while board.ply > ply + 1:
+                board.pop()
+            if ply % 2 != side or board.outcome() is not None:
+                continue
+            if not self.prove(board, attacker=side ^ 1, seconds=seconds).proved:
+                break
+            blunder = ply
+        return blunder
 
     def status(self, board: Board) -> tuple[int, int] | None:
         """``(pn, dn)`` of ``board`` from the table, or None if it is not there."""

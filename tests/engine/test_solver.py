@@ -47,6 +47,22 @@ def test_proofs_agree_with_the_exhaustive_short_win_solver() -> None:
         checked += 1
 
 
+@pytest.mark.parametrize(("moves", "side", "blunder"), [
+    # X centre, O an edge (the losing reply in tic-tac-toe), then O can only block
+    ([4, 1, 0, 8, 6, 3, 2], 1, 1),
+    # O holds the draw for three moves, then leaves X's line open
+    ([4, 0, 8, 2, 1, 7, 5, 6, 3], 1, 7),
+    # a game O won: X's threat let O block with a double threat
+    ([4, 0, 1, 7, 2, 6, 3, 8], 0, 4),
+])
+def test_losing_ply_finds_the_first_move_proved_lost(moves: list[int], side: int,
+                                                     blunder: int) -> None:
+    board = Board("3x3", moves)
+    assert board.outcome() is not None and board.outcome().winner == side ^ 1
+    solver = Solver(board.geometry, tt_bits=12, sym_plies=4)
+    assert solver.losing_ply(moves, side, seconds=5.0) == blunder
+
+
 def test_book_moves_map_through_symmetries() -> None:
     board = Board.from_notation("4x4x4", "1a1 2b2")
     g = board.geometry
