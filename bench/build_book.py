@@ -14,7 +14,8 @@ Four modes:
 - ``learn``: book learning for the second player from lost games: rounds of games of the
   attackers (as X) against the master (as O); after each loss the solver finds the first O
   move it proves lost, and the best-ranked O move there that it cannot refute goes in the book
-  (one O move earlier when every candidate is refuted). Rounds go on until one loses no game.
+  (before ``--trust-ply``, only if it also loses fewer trial games from there than the old
+  move). Rounds go on until one loses no game.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -36,6 +37,7 @@ import sys
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from itertools import zip_longest
 from pathlib import Path
 
@@ -43,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell  # noqa: E402
-from engine.arena import GameRecord, match_game  # noqa: E402
+from engine.arena import GameRecord, match_game, play_game  # noqa: E402
 from engine.book import HOLD, Book, Key, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
@@ -204,26 +206,50 @@ def play_round(attackers: list[str], seeds: range, args: argparse.Namespace) -> 
         return [future.result() for future in futures]
 
 
-def learn_from(book: Book, solver: Solver, master: Master, moves: list[Cell],
+def trial_game(attacker: str, defender: str, moves: list[Cell], args: argparse.Namespace,
+               seed: int) -> bool:
+    """Whether ``attacker`` (X) beats ``defender`` (O) from the position after ``moves``."""
+    board, _ = play_game(make_player(attacker, seed), make_player(defender, seed + 1),
+                         args.variant, Limit(time=args.time), start=Board(args.variant, moves))
+    outcome = board.outcome()
+    return outcome is not None and outcome.winner == 0
+
+
+def trial(attacker: str, moves: list[Cell], args: argparse.Namespace) -> int:
+    """Games lost by the defender in ``--trials`` games from the position after ``moves``."""
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
+        return sum(pool.map(partial(trial_game, attacker, args.defender, moves, args),
+                            range(1000, 1000 + args.trials)))
+
+
+def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves: list[Cell],
                refuted: set[tuple[Key, Key]], args: argparse.Namespace) -> str:
-    """Mend the book after a game the master lost as O: find the first O move the solver
-    proves lost, and put in its place the best-ranked O move that the solver cannot refute
-    (nor was refuted before); when every candidate there is refuted, do the same one O move
-    earlier. Returns what was done, for the log."""
+    """Mend the book after a game the defender lost as O. The first O move the solver proves
+    lost gives way to the best-ranked O move there that the solver cannot refute (nor was
+    refuted before); when every candidate is refuted, the O move before it is changed
+    instead. Early in the game (before ``--trust-ply``), where a position is met in many
+    lines, and for that earlier move, the new move must also lose fewer ``--trials`` games
+    against the attacker than the old one; when both lose a quarter of them or more, the O
+    move before is looked at. Returns what was done, for the log."""
     blunder = solver.losing_ply(moves, 1, args.seconds)
     if blunder is None:
         return "no losing move proved"
     if blunder > args.max_ply:
         return f"lost by ply {blunder + 1}: past the book's plies"
     geometry = book.geometry
+    log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
     for ply in range(blunder, 0, -2):
         before = Board(args.variant, moves[:ply])
         key, _ = canonical_frame(before)
-        refuted.add((key, canonical_frame(Board(args.variant, moves[:ply + 1]))[0]))
+        if ply == blunder:
+            refuted.add((key, canonical_frame(Board(args.variant, moves[:ply + 1]))[0]))
         thought = master.think(before, deadline=time.perf_counter() + args.think,
                                root_moves=root_moves(before, 0.0))
         tried = []
         for cell in (thought.ranking or [thought.move])[:args.candidates]:
+            if cell == moves[ply]:
+                continue
             before.push(cell)
             after = canonical_frame(before)[0]
             lost = (key, after) in refuted or (
@@ -234,10 +260,21 @@ def learn_from(book: Book, solver: Solver, master: Master, moves: list[Cell],
             if lost:
                 refuted.add((key, after))
                 continue
-            book.add(before, cell, HOLD)
-            return (f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)}); "
-                    f"at ply {ply + 1} after {before.notation()!r}: {' '.join(tried)}")
-    return f"lost by ply {blunder + 1}: every O move refuted back to ply 2"
+            log.append(f"after {before.notation()!r}: {' '.join(tried)}")
+            trusted = ply == blunder and ply >= args.trust_ply
+            if not trusted:
+                old = trial(attacker, moves[:ply + 1], args)
+                new = trial(attacker, moves[:ply] + [cell], args)
+                log.append(f"(trials: {old} lost before, {new} after)")
+                if new >= old and 4 * old < args.trials:
+                    return " ".join(log + ["kept"])
+            if trusted or new < old:
+                book.add(before, cell, HOLD)
+                return " ".join(log)
+            break  # a quarter or more of the trials lost either way: look one move earlier
+        else:
+            log.append(f"after {before.notation()!r}: {' '.join(tried)} all refuted;")
+    return " ".join(log)
 
 
 def cmd_learn(args: argparse.Namespace, book: Book, solver: Solver) -> None:
@@ -253,14 +290,15 @@ def cmd_learn(args: argparse.Namespace, book: Book, solver: Solver) -> None:
         book.max_ply = -1
     for round_number in range(1, args.rounds + 1):
         records = play_round(args.attackers, seeds, args)
-        lost = [r for r in records if r.winner == "b"]
+        attackers = [spec for spec in args.attackers for _ in seeds]
+        lost = [(spec, r) for spec, r in zip(attackers, records, strict=True) if r.winner == "b"]
         print(f"round {round_number}: {len(lost)} of {len(records)} games lost "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
         if not lost or time.perf_counter() - started > args.total:
             break
-        for record in lost:
-            print("  " + learn_from(book, solver, master, [m.cell for m in record.moves],
-                                    refuted, args), flush=True)
+        for spec, record in lost:
+            print("  " + learn_from(book, solver, master, spec,
+                                    [m.cell for m in record.moves], refuted, args), flush=True)
         book.save()
     print(f"done: {len(book)} positions in the book ({time.perf_counter() - started:.0f} s)")
 
@@ -333,6 +371,9 @@ def main() -> None:
     learn.add_argument("--think", type=float, default=1.0, help="seconds to rank the moves")
     learn.add_argument("--candidates", type=int, default=8)
     learn.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
+    learn.add_argument("--trust-ply", type=int, default=6,
+                       help="below this ply a new move must also win --trials games")
+    learn.add_argument("--trials", type=int, default=24)
     learn.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")

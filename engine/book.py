@@ -7,9 +7,10 @@ and the stored move back. The data is a text file per variant in ``engine/data``
 of two kinds:
 
 - ``win``: the side to move was proved to win after the move;
-- ``hold``: a defence for the side that (with best play) loses: of the moves the search ranks
-  highest, the one after which the solver found the opponent's win hardest to prove (not
-  proved within its budget), so the opponent needs a deep plan, not a shallow trap.
+- ``hold``: a defence for the side that (with best play) loses: a move the solver could not
+  refute within its budget, chosen where the master lost a game (book learning) or as the
+  move after which the opponent's win was hardest to prove, so the opponent needs a deep
+  plan, not a shallow trap.
 
     # comment lines
     <x stones, hex> <o stones, hex> <cell> [hold]

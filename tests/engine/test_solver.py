@@ -122,3 +122,18 @@ def test_the_shipped_book_holds_only_legal_moves_of_the_side_to_move() -> None:
         assert x.bit_count() - o.bit_count() in (0, 1)
         if book.kinds.get((x, o)) == HOLD:
             assert x.bit_count() == o.bit_count() + 1, "a defence is for the second player"
+
+
+def test_no_shipped_defence_is_refuted_by_a_short_proof() -> None:
+    from engine.book import HOLD, book_for
+
+    book = book_for("4x4x4")
+    solver = Solver(book.geometry, tt_bits=18)
+    holds = [key for key in book.entries if book.kinds.get(key) == HOLD]
+    for x, o in holds:
+        cells_x = [c for c in range(64) if x >> c & 1]
+        cells_o = [c for c in range(64) if o >> c & 1]
+        moves = [c for pair in zip(cells_x, cells_o + [book.entries[(x, o)]]) for c in pair]
+        after = Board("4x4x4", moves)
+        assert after.winning_line is None
+        assert not solver.prove(after, attacker=0, nodes=20_000).proved, after.notation()
