@@ -38,7 +38,6 @@ import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from itertools import zip_longest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,19 +112,6 @@ def defend(book: Book, solver: Solver, master: Master, board: Board,
     return move
 
 
-def positions_in_book(book: Book, variant: str, side: int) -> list[Board]:
-    """The book's positions with ``side`` to move, as boards, fewest stones first."""
-    out = []
-    for (x, o) in sorted(book.entries, key=lambda k: k[0].bit_count() + k[1].bit_count()):
-        cells_x = [c for c in range(x.bit_length()) if x >> c & 1]
-        cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
-        if len(cells_x) - len(cells_o) != side:
-            continue
-        moves = [c for pair in zip_longest(cells_x, cells_o) for c in pair if c is not None]
-        out.append(Board(variant, moves))
-    return out
-
-
 def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     started = time.perf_counter()
     master = Master(book.geometry)
@@ -157,7 +143,7 @@ def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     # then the attacker's plausible moves: what the papers' searchers and a 3-ply master (with
     # --x-seeds seeds each) play in every defended position so far, breadth first
     attackers = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "master:depth=3"]
-    queue = [board for board in positions_in_book(book, args.variant, defender)]
+    queue = book.positions(defender)
     while queue and args.x_seeds and time.perf_counter() - started < args.total:
         board = queue.pop(0)
         move = book.move(board)
@@ -193,17 +179,22 @@ def cmd_defence(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     print(f"done: {holds} defences in the book ({time.perf_counter() - started:.0f} s)")
 
 
-def play_round(attackers: list[str], seeds: range, args: argparse.Namespace) -> list[GameRecord]:
-    """The games of one round: each attacker as X against the master as O, one game per seed
-    (game ``2 * seed + 1`` of a seeded match, as bench/engine_strength.py plays it), spread
-    over ``--jobs`` forked processes that start with the book as it is now."""
+def fork_pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes forked from this one, so they start with the book as it is now."""
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+
+
+def play_round(attackers: list[str], seeds: range,
+               args: argparse.Namespace) -> list[tuple[str, GameRecord]]:
+    """The games of one round, with their attackers: each attacker as X against the master as
+    O, one game per seed (game ``2 * seed + 1`` of a seeded match, as
+    bench/engine_strength.py plays it), spread over ``--jobs`` processes."""
     limit = Limit(time=args.time)
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
-        futures = [pool.submit(match_game, args.defender, spec, 2 * seed + 1, args.variant,
-                               args.match_seed, limit)
+    with fork_pool(args.jobs) as pool:
+        futures = [(spec, pool.submit(match_game, args.defender, spec, 2 * seed + 1,
+                                      args.variant, args.match_seed, limit))
                    for spec in attackers for seed in seeds]
-        return [future.result() for future in futures]
+        return [(spec, future.result()) for spec, future in futures]
 
 
 def trial_game(attacker: str, defender: str, moves: list[Cell], args: argparse.Namespace,
@@ -217,8 +208,7 @@ def trial_game(attacker: str, defender: str, moves: list[Cell], args: argparse.N
 
 def trial(attacker: str, moves: list[Cell], args: argparse.Namespace) -> int:
     """Games lost by the defender in ``--trials`` games from the position after ``moves``."""
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
+    with fork_pool(args.jobs) as pool:
         return sum(pool.map(partial(trial_game, attacker, args.defender, moves, args),
                             range(1000, 1000 + args.trials)))
 
@@ -290,8 +280,7 @@ def cmd_learn(args: argparse.Namespace, book: Book, solver: Solver) -> None:
         book.max_ply = -1
     for round_number in range(1, args.rounds + 1):
         records = play_round(args.attackers, seeds, args)
-        attackers = [spec for spec in args.attackers for _ in seeds]
-        lost = [(spec, r) for spec, r in zip(attackers, records, strict=True) if r.winner == "b"]
+        lost = [(spec, record) for spec, record in records if record.winner == "b"]
         print(f"round {round_number}: {len(lost)} of {len(records)} games lost "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
         if not lost or time.perf_counter() - started > args.total:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from itertools import zip_longest
 from pathlib import Path
 
 from engine.board import Board
@@ -76,6 +77,19 @@ class Book:
         """``WIN`` or ``HOLD`` for a position in the book, else None."""
         key, _ = canonical_frame(board)
         return self.kinds.get(key, WIN) if key in self.entries else None
+
+    def positions(self, side: int) -> list[Board]:
+        """The book's positions with ``side`` to move (in the canonical frame), as boards,
+        fewest stones first."""
+        out = []
+        for x, o in sorted(self.entries, key=lambda k: k[0].bit_count() + k[1].bit_count()):
+            cells_x = [c for c in range(x.bit_length()) if x >> c & 1]
+            cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
+            if len(cells_x) - len(cells_o) != side:
+                continue
+            moves = [c for pair in zip_longest(cells_x, cells_o) for c in pair if c is not None]
+            out.append(Board(self.geometry, moves))
+        return out
 
     def add(self, board: Board, cell: Cell, kind: str = WIN) -> None:
         """Record ``cell`` as the move for ``board`` (stored in the canonical frame)."""

@@ -129,11 +129,11 @@ def test_no_shipped_defence_is_refuted_by_a_short_proof() -> None:
 
     book = book_for("4x4x4")
     solver = Solver(book.geometry, tt_bits=18)
-    holds = [key for key in book.entries if book.kinds.get(key) == HOLD]
-    for x, o in holds:
-        cells_x = [c for c in range(64) if x >> c & 1]
-        cells_o = [c for c in range(64) if o >> c & 1]
-        moves = [c for pair in zip(cells_x, cells_o + [book.entries[(x, o)]]) for c in pair]
-        after = Board("4x4x4", moves)
-        assert after.winning_line is None
-        assert not solver.prove(after, attacker=0, nodes=20_000).proved, after.notation()
+    for board in book.positions(1):
+        if book.kind(board) != HOLD:
+            continue
+        move = book.move(board)
+        assert move is not None
+        board.push(move)
+        assert board.winning_line is None
+        assert not solver.prove(board, attacker=0, nodes=20_000).proved, board.notation()
