@@ -4,6 +4,7 @@ levels, speed and the forced-win suite.
     .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
     .venv/bin/python bench/engine_strength.py --side o --record lost.jsonl vs bogenschutz
     .venv/bin/python bench/engine_strength.py blame lost.jsonl
+    .venv/bin/python bench/engine_strength.py --side o --jobs 2 tree bogenschutz
     .venv/bin/python bench/engine_strength.py self --games 20 --time 1
     .venv/bin/python bench/engine_strength.py replies 1a1
     .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
-from engine.arena import MatchResult, PlayerStats, match_game, play_game  # noqa: E402
+from engine.arena import MatchResult, PlayerStats, exact_match, match_game, play_game  # noqa: E402
 from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
@@ -251,6 +252,29 @@ def cmd_blame(args: argparse.Namespace) -> None:
               f" not refuted there: {' '.join(holding) or 'none (lost already)'}", flush=True)
 
 
+def cmd_tree(args: argparse.Namespace) -> None:
+    """A's exact chances in every game a tie-breaking searcher (B) can play against it.
+
+    The games are split at ``--split`` plies: the positions there, with their chances, are
+    walked to the end in ``--jobs`` processes."""
+    a_side = 1 if SIDE == "o" else 0
+    started = time.perf_counter()
+
+    def progress(done: int, parts: int) -> None:
+        print(f"  {done}/{parts} parts ({time.perf_counter() - started:.0f} s)",
+              file=sys.stderr, flush=True)
+
+    total, decisions = exact_match(args.master, args.opponent, a_side, Limit(time=args.time),
+                                   jobs=args.jobs, split=args.split, on_part=progress)
+    print("| A | B | A plays | A won | drawn | A lost | A's positions | lost games "
+          "| minutes | load average |\n|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {args.master} | {args.opponent} | {'XO'[a_side]} | {total.win:.2%} "
+          f"| {total.draw:.2%} | {total.loss:.2%} | {decisions} | {len(total.lost)} "
+          f"| {(time.perf_counter() - started) / 60:.1f} | {os.getloadavg()[0]:.2f} |")
+    for line, chance in sorted(total.lost.items(), key=lambda e: -e[1])[:args.show]:
+        print(f"  lost with chance {chance:.3%}: {line}")
+
+
 def cmd_solve(args: argparse.Namespace) -> None:
     from engine.solver import Solver
 
@@ -294,6 +318,10 @@ def main() -> None:
     bl.add_argument("record_file", type=Path)
     bl.add_argument("--seconds", type=float, default=20.0)
     bl.add_argument("--tt-bits", type=int, default=22)
+    tr = sub.add_parser("tree", help="A's exact chances in every game a searcher can play")
+    tr.add_argument("opponent", nargs="?", default="bogenschutz")
+    tr.add_argument("--split", type=int, default=8, help="plies walked before the processes")
+    tr.add_argument("--show", type=int, default=10, help="lost games listed, likeliest first")
     so = sub.add_parser("solve", help="df-pn: does X force a win from these positions?")
     so.add_argument("positions", nargs="+", help='moves, e.g. "1a1 2b2 1d4"')
     so.add_argument("--seconds", type=float, default=60.0)
@@ -305,7 +333,7 @@ def main() -> None:
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
      "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline, "replies": cmd_replies,
-     "blame": cmd_blame}[args.what](args)
+     "blame": cmd_blame, "tree": cmd_tree}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,12 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from statistics import NormalDist
 from typing import Any
 
 from engine.board import Board, Outcome, X
+from engine.book import Key, board_of, canonical_frame
 from engine.geometry import Cell, variant
 from engine.notation import format_moves
 from engine.players import Limit, Player, make_player
@@ -320,13 +322,152 @@ def run_match(
     return result
 
 
+@dataclass
+class Chances:
+    """A's chances over every game an opponent that breaks ties at random can play: each of
+    its tied moves equally likely, A playing one move per position."""
+
+    win: float = 0.0
+    draw: float = 0.0
+    loss: float = 0.0
+    lost: dict[str, float] = field(default_factory=dict)  # lost game (moves) -> its chance
+
+    def add(self, other: Chances, weight: float) -> None:
+        self.win += other.win * weight
+        self.draw += other.draw * weight
+        self.loss += other.loss * weight
+        for line, chance in other.lost.items():
+            self.lost[line] = self.lost.get(line, 0.0) + chance * weight
+
+
+def every_game(
+    play_a: Callable[[Board], Cell],
+    choices_b: Callable[[Board], list[Cell]],
+    start: Board,
+    a_side: int,
+) -> tuple[Chances, int]:
+    """Walk every game from ``start``: A (playing ``a_side``) answers ``play_a(board)``, B
+    branches over ``choices_b(board)``, each equally likely. Positions are met once up to
+    symmetry: A is asked on the canonical image of a position (so it plays the same in
+    positions that are images of each other, as the book does) and the chances below are
+    reused. Returns A's chances and how many positions A was asked about."""
+    memo: dict[Key, Chances] = {}
+    board = start.copy()
+
+    def walk() -> Chances:
+        outcome = board.outcome()
+        if outcome is not None:
+            if outcome.winner is None:
+                return Chances(draw=1.0)
+            if outcome.winner == a_side:
+                return Chances(win=1.0)
+            return Chances(loss=1.0, lost={board.notation(): 1.0})
+        key, sym = canonical_frame(board)
+        if key not in memo:
+            if board.turn == a_side:
+                branches = [sym.index(play_a(board_of(board.geometry, key)))]
+            else:
+                branches = choices_b(board)
+            chances = Chances()
+            for cell in branches:
+                board.push(cell)
+                chances.add(walk(), 1 / len(branches))
+                board.pop()
+            memo[key] = chances
+        return memo[key]
+
+    found = walk()
+    asked = sum(1 for key in memo if (key[0].bit_count() - key[1].bit_count()) == a_side)
+    return found, asked
+
+
+_PLAYERS: dict[str, Player] = {}  # per process: A keeps its tables from position to position
+
+
+def _a_move(spec_a: str, limit: Limit, board: Board) -> Cell:
+    player = _PLAYERS.get(spec_a)
+    if player is None:
+        player = _PLAYERS[spec_a] = make_player(spec_a)
+    return player.decide(board, limit).move
+
+
+def _b_choices(spec_b: str) -> Callable[[Board], list[Cell]]:
+    player = make_player(spec_b)
+    choices = getattr(player, "choices", None)
+    if choices is None:
+        raise ValueError(f"{spec_b} does not list its choices: it must be a searching player")
+    return choices  # type: ignore[no-any-return]
+
+
+def _chances_after(spec_a: str, spec_b: str, limit: Limit, a_side: int,
+                   start: Board) -> tuple[Chances, int]:
+    return every_game(partial(_a_move, spec_a, limit), _b_choices(spec_b), start, a_side)
+
+
+def exact_match(
+    spec_a: str,
+    spec_b: str,
+    a_side: int,
+    limit: Limit,
+    start: Board | None = None,
+    jobs: int = 1,
+    split: int = 8,
+    on_part: Callable[[int, int], None] | None = None,
+) -> tuple[Chances, int]:
+    """:func:`every_game` of A against the tie-breaking searcher B from ``start`` (the empty
+    4x4x4 board when None), spread over ``jobs`` processes: the games are walked to ``split``
+    stones here, and each position there (merged under symmetry, with its chance) is walked
+    to the end in a worker. ``on_part(done, parts)`` is called as the workers finish."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    board = start.copy() if start is not None else Board("4x4x4")
+    choices_b = _b_choices(spec_b)
+    level: dict[Key, tuple[Board, float]] = {canonical_frame(board)[0]: (board, 1.0)}
+    parts: dict[Key, tuple[Board, float]] = {}
+    asked = 0
+    while level:
+        deeper: dict[Key, tuple[Board, float]] = {}
+        for key, (position, chance) in level.items():
+            if position.ply >= split or position.outcome() is not None:
+                parts[key] = (position, parts.get(key, (position, 0.0))[1] + chance)
+                continue
+            if position.turn == a_side:
+                canonical, sym = canonical_frame(position)
+                move = _a_move(spec_a, limit, board_of(position.geometry, canonical))
+                branches = [sym.index(move)]
+                asked += 1
+            else:
+                branches = choices_b(position)
+            for cell in branches:
+                child = position.copy()
+                child.push(cell)
+                child_key = canonical_frame(child)[0]
+                child, old = deeper.get(child_key, (child, 0.0))
+                deeper[child_key] = (child, old + chance / len(branches))
+        level = deeper
+    total = Chances()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(_chances_after, spec_a, spec_b, limit, a_side, position): chance
+                   for position, chance in parts.values()}
+        for done, future in enumerate(as_completed(futures), 1):
+            found, part_asked = future.result()
+            total.add(found, futures[future])
+            asked += part_asked
+            if on_part is not None:
+                on_part(done, len(futures))
+    return total, asked
+
+
 __all__ = [
+    "Chances",
     "EloEstimate",
     "GameRecord",
     "MatchResult",
     "MoveRecord",
     "PlayerStats",
     "elo_estimate",
+    "every_game",
+    "exact_match",
     "game_seeds",
     "match_game",
     "play_game",

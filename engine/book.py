@@ -49,6 +49,15 @@ def canonical_frame(board: Board) -> tuple[Key, tuple[int, ...]]:
     return best, best_sym
 
 
+def board_of(geometry: Geometry, key: Key) -> Board:
+    """A board holding the stones of ``key`` (X's and O's bitboards), in cell order."""
+    x, o = key
+    cells_x = [c for c in range(x.bit_length()) if x >> c & 1]
+    cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
+    moves = [c for pair in zip_longest(cells_x, cells_o) for c in pair if c is not None]
+    return Board(geometry, moves)
+
+
 class Book:
     """Canonical positions and their moves for one variant."""
 
@@ -81,15 +90,9 @@ class Book:
     def positions(self, side: int) -> list[Board]:
         """The book's positions with ``side`` to move (in the canonical frame), as boards,
         fewest stones first."""
-        out = []
-        for x, o in sorted(self.entries, key=lambda k: k[0].bit_count() + k[1].bit_count()):
-            cells_x = [c for c in range(x.bit_length()) if x >> c & 1]
-            cells_o = [c for c in range(o.bit_length()) if o >> c & 1]
-            if len(cells_x) - len(cells_o) != side:
-                continue
-            moves = [c for pair in zip_longest(cells_x, cells_o) for c in pair if c is not None]
-            out.append(Board(self.geometry, moves))
-        return out
+        keys = sorted(self.entries, key=lambda k: k[0].bit_count() + k[1].bit_count())
+        return [board_of(self.geometry, (x, o)) for x, o in keys
+                if x.bit_count() - o.bit_count() == side]
 
     def add(self, board: Board, cell: Cell, kind: str = WIN) -> None:
         """Record ``cell`` as the move for ``board`` (stored in the canonical frame)."""

@@ -44,6 +44,27 @@ class SearchingPlayer(Player):
     def depth(self) -> int:
         return int(self.settings["depth"])
 
+    def choices(self, board: Board) -> list[int]:
+        """Every move this player can answer with on ``board`` under a time limit it does not
+        run out of: the moves tying for the best score of the last iteration (deepening stops
+        at its depth or at the first proved result). The seeded shuffle makes each of them
+        equally likely, so these are the branches of every game the player can play."""
+        kind, mine, theirs = self.weights(board)
+        moves = board.legal_moves
+        best: list[int] = []
+        for d in range(1, min(self.depth, board.empty.bit_count()) + 1):
+            scores = {}
+            for move in moves:  # alone at the root, a move's score is exact, not a bound
+                result = kernel.search(board, d, alphabeta=bool(self.settings["ab"]),
+                                       kind=kind, w_mine=mine, w_theirs=theirs,
+                                       root_moves=[move])
+                scores[move] = int(result.scores[result.best])
+            top = max(scores.values())
+            best = [move for move in moves if scores[move] == top]
+            if kernel.mate_plies(top) is not None:
+                break
+        return best
+
     def _decide(self, board: Board, limit: Limit) -> Decision:
         started = time.perf_counter()
         depth = min(limit.depth or self.depth, board.empty.bit_count())

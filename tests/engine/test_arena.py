@@ -1,11 +1,13 @@
 """Matches between computer players: colours, counts, replays and the Elo estimate."""
 
 import math
+from collections.abc import Callable
 
 import pytest
 
 from engine import Board, UnknownPlayer
-from engine.arena import elo_estimate, game_seeds, play_game, run_match
+from engine.arena import elo_estimate, every_game, exact_match, game_seeds, play_game, run_match
+from engine.book import board_of, canonical_frame
 from engine.players import Limit, make_player
 
 
@@ -121,3 +123,56 @@ def test_a_game_can_start_from_a_position() -> None:
     assert board.moves[:5] == start.moves and len(start.moves) == 5
     assert [m.cell for m in moves] == board.moves[5:]
     assert moves[0].player == "b" and board.moves[5] == 3  # O's block at 1d1
+
+
+def test_every_game_of_a_perfect_defender_on_3x3_is_never_lost() -> None:
+    found, asked = exact_match("master", "bogenschutz:depth=2", 1, Limit(depth=9),
+                               start=Board("3x3"), jobs=2, split=3)
+    assert math.isclose(found.win + found.draw + found.loss, 1.0)
+    assert found.loss == 0 and not found.lost
+    assert asked > 3
+
+
+def _canonical_player(spec: str) -> Callable[[Board], int]:
+    """``spec``'s move, decided on the position's canonical image and mapped back."""
+    player = make_player(spec)
+
+    def play(board: Board) -> int:
+        key, sym = canonical_frame(board)
+        return sym.index(player.decide(board_of(board.geometry, key)).move)
+
+    return play
+
+
+def _walk_every_game(play_a: Callable[[Board], int], choices_b: Callable[[Board], list[int]],
+                     board: Board, a_side: int) -> dict[str, float]:
+    """Every game, the slow way: no memo, no symmetry."""
+    outcome = board.outcome()
+    if outcome is not None:
+        result = ("draw" if outcome.winner is None
+                  else "win" if outcome.winner == a_side else "loss")
+        return {result: 1.0}
+    branches = [play_a(board)] if board.turn == a_side else choices_b(board)
+    chances = {"win": 0.0, "draw": 0.0, "loss": 0.0}
+    for cell in branches:
+        board.push(cell)
+        for result, p in _walk_every_game(play_a, choices_b, board, a_side).items():
+            chances[result] += p / len(branches)
+        board.pop()
+    return chances
+
+
+@pytest.mark.parametrize(("spec_a", "a_side"), [("random", 0), ("random", 1), ("freeness", 1)])
+def test_every_game_matches_a_walk_without_memo_or_symmetry(spec_a: str, a_side: int) -> None:
+    choices = make_player("bogenschutz:depth=2").choices  # type: ignore[attr-defined]
+    found, asked = every_game(_canonical_player(spec_a), choices, Board("4x4"), a_side)
+    slow = _walk_every_game(_canonical_player(spec_a), choices, Board("4x4"), a_side)
+    assert found.loss > 0 and found.win + found.draw > 0
+    assert math.isclose(found.win, slow["win"], abs_tol=1e-9)
+    assert math.isclose(found.draw, slow["draw"], abs_tol=1e-9)
+    assert math.isclose(found.loss, slow["loss"], abs_tol=1e-9)
+    assert math.isclose(sum(found.lost.values()), found.loss)
+    for line in found.lost:
+        outcome = Board.from_notation("4x4", line).outcome()
+        assert outcome is not None and outcome.winner == 1 - a_side
+    assert asked > 5

@@ -156,3 +156,16 @@ def test_a_time_limit_is_kept_and_deepens_iteratively() -> None:
     decision = make_player("bogenschutz:depth=8").decide(Board("4x4x4"), Limit(time=0.2))
     assert 1 <= decision.depth < 8
     assert decision.elapsed < 0.2 + 0.05
+
+
+@pytest.mark.parametrize("moves", ["", "1a1 2b2 1d4", "2b2 2c3 1a1 3b2 2b3"])
+def test_searchers_choose_among_their_choices_and_every_choice_is_chosen(moves: str) -> None:
+    board = Board.from_notation("4x4x4", moves)
+    player = make_player("bogenschutz:depth=2")
+    choices = player.choices(board)
+    picked = {make_player("bogenschutz:depth=2", seed).decide(board, Limit(time=5)).move
+              for seed in range(60)}
+    assert picked <= set(choices)
+    assert len(choices) <= 4 or len(picked) > 1  # the seeded shuffle reaches more than one
+    if len(choices) <= 3:
+        assert picked == set(choices)
