@@ -1,6 +1,6 @@
 """Grow the opening book with positions the proof-number solver proves for the side to move.
 
-Four modes:
+Five modes:
 
 - ``games``: play master games (self-play and against the seed players), collect the
   positions the first player meets, and prove the ones the online threat search does not
@@ -16,6 +16,11 @@ Four modes:
   move it proves lost, and the best-ranked O move there that it cannot refute goes in the book
   (before ``--trust-ply``, only if it also loses fewer trial games from there than the old
   move). Rounds go on until one loses no game.
+- ``exact``: book learning without sampling, against a searching seed player that breaks ties
+  at random: every game it can play against the master as O is walked
+  (``engine.arena.exact_match``), and where the likeliest lost games went wrong, the old O
+  move and the solver-sound alternatives are each followed through every game from there;
+  the one least likely to lose goes in the book. Rounds go on until no game is lost.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -24,6 +29,7 @@ Four modes:
     .venv/bin/python bench/build_book.py games --games 20 --seconds 30
     .venv/bin/python bench/build_book.py defence --full-ply 3 --max-ply 9 --games 40
     .venv/bin/python bench/build_book.py --seconds 20 learn --fresh --match-seed 7 --seeds 40
+    .venv/bin/python bench/build_book.py --seconds 10 exact --time 0.1 --lines 8
     .venv/bin/python bench/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
 
 The book is written to engine/data/book_<variant>.txt (merged with what is there).
@@ -44,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell  # noqa: E402
-from engine.arena import GameRecord, match_game, play_game  # noqa: E402
+from engine.arena import GameRecord, chances_after, exact_match, match_game, play_game  # noqa: E402
 from engine.book import HOLD, Book, Key, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
@@ -292,6 +298,107 @@ def cmd_learn(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     print(f"done: {len(book)} positions in the book ({time.perf_counter() - started:.0f} s)")
 
 
+def follows_book(book: Book, moves: list[Cell], side: int) -> bool:
+    """Whether ``side``'s moves in a game are the book's, wherever the book has a move (up to
+    the symmetries of the position)."""
+    board = Board(book.geometry, [])
+    for cell in moves:
+        if board.turn == side:
+            move = book.move(board)
+            if move is not None:
+                board.push(move)
+                ours = canonical_frame(board)[0]
+                board.pop()
+                board.push(cell)
+                if canonical_frame(board)[0] != ours:
+                    return False
+                continue
+        board.push(cell)
+    return True
+
+
+def subtree_loss(args: argparse.Namespace, moves: list[Cell]) -> float:
+    """The defender's exact chance to lose every game the attacker can play after ``moves``."""
+    found, _ = chances_after(args.defender, args.attacker, Limit(time=args.time), 1,
+                             Board(args.variant, moves))
+    return found.loss
+
+
+def mend_exactly(book: Book, solver: Solver, master: Master, moves: list[Cell],
+                 refuted: set[tuple[Key, Key]], args: argparse.Namespace) -> str:
+    """Mend the book after a game the defender (O) loses in the exact walk: at the first O
+    move the solver proves lost, the old move and the best-ranked ``--candidates`` that the
+    solver cannot refute are each followed through every game the attacker can play from
+    there; the one with the least chance to lose goes in the book (the master's ranking breaks
+    ties). When none does better than the old move, the O move before it is looked at."""
+    blunder = solver.losing_ply(moves, 1, args.seconds)
+    if blunder is None:
+        return "no losing move proved"
+    if blunder > args.max_ply:
+        return f"lost by ply {blunder + 1}: past the book's plies"
+    geometry = book.geometry
+    log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
+    for ply in range(blunder, 0, -2):
+        before = Board(args.variant, moves[:ply])
+        key, _ = canonical_frame(before)
+        thought = master.think(before, deadline=time.perf_counter() + args.think,
+                               root_moves=root_moves(before, 0.0))
+        tried = [moves[ply]]
+        for cell in thought.ranking or [thought.move]:
+            if len(tried) > args.candidates:
+                break
+            if cell == moves[ply]:
+                continue
+            before.push(cell)
+            after = canonical_frame(before)[0]
+            lost = (key, after) in refuted or (
+                before.winning_line is None
+                and solver.prove(before, attacker=0, seconds=args.seconds / 4).proved)
+            before.pop()
+            if lost:
+                refuted.add((key, after))
+            else:
+                tried.append(cell)
+        with fork_pool(args.jobs) as pool:
+            losses = list(pool.map(partial(subtree_loss, args),
+                                   [moves[:ply] + [cell] for cell in tried]))
+        log.append(f"after {before.notation()!r}: " + " ".join(
+            f"{format_cell(cell, geometry)} {loss:.2%}" for cell, loss in zip(tried, losses,
+                                                                           strict=True)))
+        best = min(range(len(tried)), key=lambda i: (losses[i], i))
+        if losses[best] < losses[0]:
+            book.add(before, tried[best], HOLD)
+            return " ".join(log + [f"-> {format_cell(tried[best], geometry)}"])
+    return " ".join(log + ["nothing better"])
+
+
+def cmd_exact(args: argparse.Namespace, book: Book, solver: Solver) -> None:
+    """Book learning from every game: walk every game the attacker (a searching player that
+    breaks ties at random) can play against the defender as O, mend the book where the likeliest
+    lost games went wrong (``mend_exactly``), and walk again, until no game is lost."""
+    started = time.perf_counter()
+    master = Master(book.geometry)
+    refuted: set[tuple[Key, Key]] = set()
+    for round_number in range(1, args.rounds + 1):
+        found, asked = exact_match(args.defender, args.attacker, 1, Limit(time=args.time),
+                                   jobs=args.jobs, split=args.split)
+        print(f"round {round_number}: lost {found.loss:.3%} won {found.win:.3%} "
+              f"({asked} positions, {len(found.lost)} lost games, "
+              f"{time.perf_counter() - started:.0f} s)", flush=True)
+        if not found.lost or time.perf_counter() - started > args.total:
+            break
+        likeliest = sorted(found.lost.items(), key=lambda e: -e[1])[:args.lines]
+        for line, chance in likeliest:
+            moves = Board.from_notation(args.variant, line).moves
+            print(f"  {chance:.3%} {line}", flush=True)
+            if not follows_book(book, moves, 1):
+                print("    the book now leaves this game", flush=True)
+                continue
+            print("    " + mend_exactly(book, solver, master, moves, refuted, args), flush=True)
+            book.save()
+    print(f"done: {len(book)} positions in the book ({time.perf_counter() - started:.0f} s)")
+
+
 def cmd_tree(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     root = Board.from_notation(args.variant, args.root)
     queue: deque[Board] = deque([root])
@@ -363,6 +470,15 @@ def main() -> None:
     learn.add_argument("--trust-ply", type=int, default=6,
                        help="below this ply a new move must lose fewer --trials games")
     learn.add_argument("--trials", type=int, default=24, help="trial games a side")
+    exact = sub.add_parser("exact", parents=[defending])
+    exact.add_argument("--attacker", default="bogenschutz")
+    exact.add_argument("--defender", default="master", help="the player whose book it is")
+    exact.add_argument("--rounds", type=int, default=10)
+    exact.add_argument("--lines", type=int, default=8, help="lost games mended a round")
+    exact.add_argument("--jobs", type=int, default=2)
+    exact.add_argument("--split", type=int, default=10, help="see engine.arena.exact_match")
+    exact.add_argument("--candidates", type=int, default=5)
+    exact.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
@@ -370,7 +486,7 @@ def main() -> None:
     book = book_for(args.variant)
     solver = Solver(book.geometry, tt_bits=args.tt_bits, tss_budget=500)
     {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence,
-     "learn": cmd_learn}[args.mode](args, book, solver)
+     "learn": cmd_learn, "exact": cmd_exact}[args.mode](args, book, solver)
 
 
 if __name__ == "__main__":

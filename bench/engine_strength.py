@@ -320,7 +320,7 @@ def main() -> None:
     bl.add_argument("--tt-bits", type=int, default=22)
     tr = sub.add_parser("tree", help="A's exact chances in every game a searcher can play")
     tr.add_argument("opponent", nargs="?", default="bogenschutz")
-    tr.add_argument("--split", type=int, default=8, help="plies walked before the processes")
+    tr.add_argument("--split", type=int, default=10, help="plies walked before the processes")
     tr.add_argument("--show", type=int, default=10, help="lost games listed, likeliest first")
     so = sub.add_parser("solve", help="df-pn: does X force a win from these positions?")
     so.add_argument("positions", nargs="+", help='moves, e.g. "1a1 2b2 1d4"')

@@ -399,8 +399,9 @@ def _b_choices(spec_b: str) -> Callable[[Board], list[Cell]]:
     return choices  # type: ignore[no-any-return]
 
 
-def _chances_after(spec_a: str, spec_b: str, limit: Limit, a_side: int,
+def chances_after(spec_a: str, spec_b: str, limit: Limit, a_side: int,
                    start: Board) -> tuple[Chances, int]:
+    """:func:`every_game` of A (deciding within ``limit``) against the searcher B."""
     return every_game(partial(_a_move, spec_a, limit), _b_choices(spec_b), start, a_side)
 
 
@@ -447,7 +448,7 @@ def exact_match(
         level = deeper
     total = Chances()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_chances_after, spec_a, spec_b, limit, a_side, position): chance
+        futures = {pool.submit(chances_after, spec_a, spec_b, limit, a_side, position): chance
                    for position, chance in parts.values()}
         for done, future in enumerate(as_completed(futures), 1):
             found, part_asked = future.result()
@@ -466,6 +467,7 @@ __all__ = [
     "MoveRecord",
     "PlayerStats",
     "elo_estimate",
+    "chances_after",
     "every_game",
     "exact_match",
     "game_seeds",

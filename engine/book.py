@@ -39,14 +39,8 @@ def canonical_frame(board: Board) -> tuple[Key, tuple[int, ...]]:
     """The canonical image of the position and a symmetry that maps the board onto it."""
     g = board.geometry
     x, o = board.stones
-    best: Key | None = None
-    best_sym: tuple[int, ...] = g.symmetries[0]
-    for sym in g.symmetries:
-        image = (g.transform(x, sym), g.transform(o, sym))
-        if best is None or image < best:
-            best, best_sym = image, sym
-    assert best is not None
-    return best, best_sym
+    sym = g.symmetries[g.canonical_symmetry(x, o)]
+    return (g.transform(x, sym), g.transform(o, sym)), sym
 
 
 def board_of(geometry: Geometry, key: Key) -> Board:

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
+import numpy as np
+
 from engine.errors import NotationError
 
 Cell = int
@@ -113,9 +115,47 @@ class Geometry:
 
     def canonical(self, x_bits: Bitboard, o_bits: Bitboard) -> tuple[Bitboard, Bitboard]:
         """The least image of a position under the symmetry group: equal for equivalent ones."""
-        return min(
-            (self.transform(x_bits, s), self.transform(o_bits, s)) for s in self.symmetries
-        )
+        sym = self.symmetries[self.canonical_symmetry(x_bits, o_bits)]
+        return self.transform(x_bits, sym), self.transform(o_bits, sym)
+
+    def canonical_symmetry(self, x_bits: Bitboard, o_bits: Bitboard) -> int:
+        """The index of the first symmetry mapping the position onto its least image."""
+        tables = self._byte_images
+        if tables is None:  # more than 64 cells: one symmetry at a time
+            images = [(self.transform(x_bits, s), self.transform(o_bits, s))
+                      for s in self.symmetries]
+            return images.index(min(images))
+        x_images, o_images = self._images(tables, x_bits), self._images(tables, o_bits)
+        ties = np.flatnonzero(x_images == x_images.min())
+        return int(ties[np.argmin(o_images[ties])])
+
+    @staticmethod
+    def _images(tables: np.ndarray, bits: Bitboard) -> np.ndarray:
+        out = np.zeros(tables.shape[2], dtype=np.uint64)
+        for k in range(tables.shape[0]):
+            byte = bits >> (8 * k) & 0xFF
+            if byte:
+                out |= tables[k, byte]
+        return out
+
+    @cached_property
+    def _byte_images(self) -> np.ndarray | None:
+        """``[k, b, s]``: the image under symmetry ``s`` of byte ``k`` of a bitboard holding
+        ``b``, for every symmetry at once; None when bitboards outgrow 64 bits."""
+        if self.size > 64:
+            return None
+        chunks = (self.size + 7) // 8
+        cell_images = np.array([[1 << s[c] for s in self.symmetries] for c in range(self.size)],
+                               dtype=np.uint64)
+        tables = np.zeros((chunks, 256, len(self.symmetries)), dtype=np.uint64)
+        for k in range(chunks):
+            for bit in range(8):
+                cell = 8 * k + bit
+                if cell >= self.size:
+                    break
+                with_bit = np.arange(256) >> bit & 1 == 1
+                tables[k, with_bit] |= cell_images[cell]
+        return tables
 
 
 def cells_of(bits: Bitboard) -> Iterator[Cell]:

@@ -1,5 +1,7 @@
 """Lines, automorphisms and positions counted up to symmetry."""
 
+import random
+
 import pytest
 
 from engine import Board, geometry, variant
@@ -95,6 +97,18 @@ def test_canonical_is_equal_for_symmetric_positions() -> None:
     for s in g.symmetries[::17]:
         moved = [g.transform(b, s) for b in board.stones]
         assert g.canonical(*moved) == g.canonical(*board.stones)
+
+
+@pytest.mark.parametrize("name", ["4x4x4", "3x3x3", "4x4", "5x5x5"])
+def test_canonical_symmetry_is_the_first_that_gives_the_least_image(name: str) -> None:
+    g = variant(name)
+    rng = random.Random(name)
+    for _ in range(60):
+        cells = rng.sample(range(g.size), rng.randrange(0, min(24, g.size)))
+        x, o = sum(1 << c for c in cells[::2]), sum(1 << c for c in cells[1::2])
+        images = [(g.transform(x, s), g.transform(o, s)) for s in g.symmetries]
+        assert g.canonical_symmetry(x, o) == images.index(min(images))
+        assert g.canonical(x, o) == min(images)
 
 
 @pytest.mark.parametrize("bad", ["4x4x5", "4", "2x2", "10x10", "4x4x4x4", "cube", ""])
