@@ -23,6 +23,7 @@ from typing import Any
 from engine.board import Board, Outcome, X
 from engine.book import Key, board_of, canonical_frame
 from engine.geometry import Cell, variant
+from engine.kernel import mate_plies
 from engine.notation import format_moves
 from engine.players import Limit, Player, make_player
 
@@ -342,15 +343,18 @@ class Chances:
 
 def every_game(
     play_a: Callable[[Board], Cell],
-    choices_b: Callable[[Board], list[Cell]],
+    choices_b: Callable[[Board], list[Cell] | None],
     start: Board,
     a_side: int,
 ) -> tuple[Chances, int]:
     """Walk every game from ``start``: A (playing ``a_side``) answers ``play_a(board)``, B
-    branches over ``choices_b(board)``, each equally likely. Positions are met once up to
-    symmetry: A is asked on the canonical image of a position (so it plays the same in
-    positions that are images of each other, as the book does) and the chances below are
-    reused. Returns A's chances and how many positions A was asked about."""
+    branches over ``choices_b(board)``, each equally likely; None from ``choices_b`` means B
+    has proved itself lost (every move loses to a forced win of A), and ends the game as won
+    by A. Positions are met once up to symmetry: A is asked on the canonical image of a
+    position (so it plays the same in positions that are images of each other, as the book
+    does) and the chances below are reused. B's moves on dead cells (every line through them
+    holds both colours) change nothing but the turn, so all of them are walked as one.
+    Returns A's chances and how many positions A was asked about."""
     memo: dict[Key, Chances] = {}
     board = start.copy()
 
@@ -365,13 +369,18 @@ def every_game(
         key, sym = canonical_frame(board)
         if key not in memo:
             if board.turn == a_side:
-                branches = [sym.index(play_a(board_of(board.geometry, key)))]
+                branches = {sym.index(play_a(board_of(board.geometry, key))): 1}
             else:
-                branches = choices_b(board)
+                moves = choices_b(board)
+                if moves is None:
+                    memo[key] = Chances(win=1.0)
+                    return memo[key]
+                branches = _merge_dead_cells(board, moves)
             chances = Chances()
-            for cell in branches:
+            total = sum(branches.values())
+            for cell, count in branches.items():
                 board.push(cell)
-                chances.add(walk(), 1 / len(branches))
+                chances.add(walk(), count / total)
                 board.pop()
             memo[key] = chances
         return memo[key]
@@ -379,6 +388,21 @@ def every_game(
     found = walk()
     asked = sum(1 for key in memo if (key[0].bit_count() - key[1].bit_count()) == a_side)
     return found, asked
+
+
+def _merge_dead_cells(board: Board, moves: list[Cell]) -> dict[Cell, int]:
+    """``moves`` counted, with all those on dead cells counted under the first of them."""
+    g = board.geometry
+    x, o = board.stones
+    out: dict[Cell, int] = {}
+    dead: Cell | None = None
+    for cell in moves:
+        if all(g.line_masks[i] & x and g.line_masks[i] & o for i in g.lines_through[cell]):
+            dead = cell if dead is None else dead
+            out[dead] = out.get(dead, 0) + 1
+        else:
+            out[cell] = 1
+    return out
 
 
 _PLAYERS: dict[str, Player] = {}  # per process: A keeps its tables from position to position
@@ -391,12 +415,18 @@ def _a_move(spec_a: str, limit: Limit, board: Board) -> Cell:
     return player.decide(board, limit).move
 
 
-def _b_choices(spec_b: str) -> Callable[[Board], list[Cell]]:
+def _b_choices(spec_b: str) -> Callable[[Board], list[Cell] | None]:
+    """B's choices for :func:`every_game`: None where B's own search proves every move lost."""
     player = make_player(spec_b)
-    choices = getattr(player, "choices", None)
-    if choices is None:
+    scored = getattr(player, "scored_choices", None)
+    if scored is None:
         raise ValueError(f"{spec_b} does not list its choices: it must be a searching player")
-    return choices  # type: ignore[no-any-return]
+
+    def choices(board: Board) -> list[Cell] | None:
+        moves, score = scored(board)
+        return None if score < 0 and mate_plies(score) is not None else moves
+
+    return choices
 
 
 def chances_after(spec_a: str, spec_b: str, limit: Limit, a_side: int,
@@ -412,13 +442,15 @@ def exact_match(
     limit: Limit,
     start: Board | None = None,
     jobs: int = 1,
-    split: int = 8,
+    split: int = 10,
+    parts_wanted: int = 64,
     on_part: Callable[[int, int], None] | None = None,
 ) -> tuple[Chances, int]:
     """:func:`every_game` of A against the tie-breaking searcher B from ``start`` (the empty
-    4x4x4 board when None), spread over ``jobs`` processes: the games are walked to ``split``
-    stones here, and each position there (merged under symmetry, with its chance) is walked
-    to the end in a worker. ``on_part(done, parts)`` is called as the workers finish."""
+    4x4x4 board when None), spread over ``jobs`` processes: the games are walked here to
+    ``split`` stones, or further until there are ``parts_wanted`` positions (merged under
+    symmetry, with their chances), and each of those is walked to the end in a worker.
+    ``on_part(done, parts)`` is called as the workers finish."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     board = start.copy() if start is not None else Board("4x4x4")
@@ -429,7 +461,8 @@ def exact_match(
     while level:
         deeper: dict[Key, tuple[Board, float]] = {}
         for key, (position, chance) in level.items():
-            if position.ply >= split or position.outcome() is not None:
+            deep_enough = position.ply >= split and len(level) + len(parts) >= parts_wanted
+            if deep_enough or position.outcome() is not None:
                 parts[key] = (position, parts.get(key, (position, 0.0))[1] + chance)
                 continue
             if position.turn == a_side:
@@ -438,7 +471,11 @@ def exact_match(
                 branches = [sym.index(move)]
                 asked += 1
             else:
-                branches = choices_b(position)
+                moves = choices_b(position)
+                if moves is None:  # B is lost: nothing to split
+                    parts[key] = (position, parts.get(key, (position, 0.0))[1] + chance)
+                    continue
+                branches = moves
             for cell in branches:
                 child = position.copy()
                 child.push(cell)

@@ -49,9 +49,14 @@ class SearchingPlayer(Player):
         run out of: the moves tying for the best score of the last iteration (deepening stops
         at its depth or at the first proved result). The seeded shuffle makes each of them
         equally likely, so these are the branches of every game the player can play."""
+        return self.scored_choices(board)[0]
+
+    def scored_choices(self, board: Board) -> tuple[list[int], int]:
+        """:meth:`choices` and the score they tie for (a mate score when proved)."""
         kind, mine, theirs = self.weights(board)
         moves = board.legal_moves
         best: list[int] = []
+        top = 0
         for d in range(1, min(self.depth, board.empty.bit_count()) + 1):
             scores = {}
             for move in moves:  # alone at the root, a move's score is exact, not a bound
@@ -63,7 +68,7 @@ class SearchingPlayer(Player):
             best = [move for move in moves if scores[move] == top]
             if kernel.mate_plies(top) is not None:
                 break
-        return best
+        return best, top
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
         started = time.perf_counter()
