@@ -20,7 +20,9 @@ Five modes:
   at random: every game it can play against the master as O is walked
   (``engine.arena.exact_match``), and where the likeliest lost games went wrong, the old O
   move and the solver-sound alternatives are each followed through every game from there;
-  the one least likely to lose goes in the book. Rounds go on until no game is lost.
+  the one least likely to lose goes in the book. Rounds go on until no game is lost; then
+  the defender's moves in that walk before ``--freeze`` plies go in the book, so that the
+  opening that lost nothing is the one played, whatever the time limit makes of the search.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -51,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell  # noqa: E402
 from engine.arena import GameRecord, chances_after, exact_match, match_game, play_game  # noqa: E402
-from engine.book import HOLD, Book, Key, book_for, canonical_frame  # noqa: E402
+from engine.book import HOLD, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
@@ -380,12 +382,21 @@ def cmd_exact(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     master = Master(book.geometry)
     refuted: set[tuple[Key, Key]] = set()
     for round_number in range(1, args.rounds + 1):
-        found, asked = exact_match(args.defender, args.attacker, 1, Limit(time=args.time),
-                                   jobs=args.jobs, split=args.split)
+        found, decisions = exact_match(args.defender, args.attacker, 1,
+                                       Limit(time=args.time), jobs=args.jobs, split=args.split)
         print(f"round {round_number}: lost {found.loss:.3%} won {found.win:.3%} "
-              f"({asked} positions, {len(found.lost)} lost games, "
+              f"({len(decisions)} positions, {len(found.lost)} lost games, "
               f"{time.perf_counter() - started:.0f} s)", flush=True)
-        if not found.lost or time.perf_counter() - started > args.total:
+        if not found.lost:
+            opening = {key: cell for key, cell in decisions.items()
+                       if key[0].bit_count() + key[1].bit_count() < args.freeze}
+            for key, cell in opening.items():
+                book.add(board_of(book.geometry, key), cell, HOLD)
+            book.save()
+            print(f"no game lost: the defender's {len(opening)} moves before ply "
+                  f"{args.freeze + 1} go in the book", flush=True)
+            break
+        if time.perf_counter() - started > args.total:
             break
         likeliest = sorted(found.lost.items(), key=lambda e: -e[1])[:args.lines]
         for line, chance in likeliest:
@@ -479,6 +490,8 @@ def main() -> None:
     exact.add_argument("--split", type=int, default=10, help="see engine.arena.exact_match")
     exact.add_argument("--candidates", type=int, default=5)
     exact.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
+    exact.add_argument("--freeze", type=int, default=10,
+                       help="when no game is lost, book the defender's moves before this ply")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")

@@ -269,7 +269,7 @@ def cmd_tree(args: argparse.Namespace) -> None:
     print("| A | B | A plays | A won | drawn | A lost | A's positions | lost games "
           "| minutes | load average |\n|---|---|---|---|---|---|---|---|---|---|")
     print(f"| {args.master} | {args.opponent} | {'XO'[a_side]} | {total.win:.2%} "
-          f"| {total.draw:.2%} | {total.loss:.2%} | {decisions} | {len(total.lost)} "
+          f"| {total.draw:.2%} | {total.loss:.2%} | {len(decisions)} | {len(total.lost)} "
           f"| {(time.perf_counter() - started) / 60:.1f} | {os.getloadavg()[0]:.2f} |")
     for line, chance in sorted(total.lost.items(), key=lambda e: -e[1])[:args.show]:
         print(f"  lost with chance {chance:.3%}: {line}")

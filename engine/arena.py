@@ -346,7 +346,7 @@ def every_game(
     choices_b: Callable[[Board], list[Cell] | None],
     start: Board,
     a_side: int,
-) -> tuple[Chances, int]:
+) -> tuple[Chances, dict[Key, Cell]]:
     """Walk every game from ``start``: A (playing ``a_side``) answers ``play_a(board)``, B
     branches over ``choices_b(board)``, each equally likely; None from ``choices_b`` means B
     has proved itself lost (every move loses to a forced win of A), and ends the game as won
@@ -354,8 +354,10 @@ def every_game(
     position (so it plays the same in positions that are images of each other, as the book
     does) and the chances below are reused. B's moves on dead cells (every line through them
     holds both colours) change nothing but the turn, so all of them are walked as one.
-    Returns A's chances and how many positions A was asked about."""
+    Returns A's chances and A's move in every position it was asked about (both in the
+    canonical frame)."""
     memo: dict[Key, Chances] = {}
+    decisions: dict[Key, Cell] = {}
     board = start.copy()
 
     def walk() -> Chances:
@@ -369,7 +371,8 @@ def every_game(
         key, sym = canonical_frame(board)
         if key not in memo:
             if board.turn == a_side:
-                branches = {sym.index(play_a(board_of(board.geometry, key))): 1}
+                decisions[key] = play_a(board_of(board.geometry, key))
+                branches = {sym.index(decisions[key]): 1}
             else:
                 moves = choices_b(board)
                 if moves is None:
@@ -385,9 +388,7 @@ def every_game(
             memo[key] = chances
         return memo[key]
 
-    found = walk()
-    asked = sum(1 for key in memo if (key[0].bit_count() - key[1].bit_count()) == a_side)
-    return found, asked
+    return walk(), decisions
 
 
 def _merge_dead_cells(board: Board, moves: list[Cell]) -> dict[Cell, int]:
@@ -430,7 +431,7 @@ def _b_choices(spec_b: str) -> Callable[[Board], list[Cell] | None]:
 
 
 def chances_after(spec_a: str, spec_b: str, limit: Limit, a_side: int,
-                   start: Board) -> tuple[Chances, int]:
+                   start: Board) -> tuple[Chances, dict[Key, Cell]]:
     """:func:`every_game` of A (deciding within ``limit``) against the searcher B."""
     return every_game(partial(_a_move, spec_a, limit), _b_choices(spec_b), start, a_side)
 
@@ -445,7 +446,7 @@ def exact_match(
     split: int = 10,
     parts_wanted: int = 64,
     on_part: Callable[[int, int], None] | None = None,
-) -> tuple[Chances, int]:
+) -> tuple[Chances, dict[Key, Cell]]:
     """:func:`every_game` of A against the tie-breaking searcher B from ``start`` (the empty
     4x4x4 board when None), spread over ``jobs`` processes: the games are walked here to
     ``split`` stones, or further until there are ``parts_wanted`` positions (merged under
@@ -457,7 +458,7 @@ def exact_match(
     choices_b = _b_choices(spec_b)
     level: dict[Key, tuple[Board, float]] = {canonical_frame(board)[0]: (board, 1.0)}
     parts: dict[Key, tuple[Board, float]] = {}
-    asked = 0
+    decisions: dict[Key, Cell] = {}
     while level:
         deeper: dict[Key, tuple[Board, float]] = {}
         for key, (position, chance) in level.items():
@@ -468,8 +469,8 @@ def exact_match(
             if position.turn == a_side:
                 canonical, sym = canonical_frame(position)
                 move = _a_move(spec_a, limit, board_of(position.geometry, canonical))
+                decisions[canonical] = move
                 branches = [sym.index(move)]
-                asked += 1
             else:
                 moves = choices_b(position)
                 if moves is None:  # B is lost: nothing to split
@@ -488,12 +489,12 @@ def exact_match(
         futures = {pool.submit(chances_after, spec_a, spec_b, limit, a_side, position): chance
                    for position, chance in parts.values()}
         for done, future in enumerate(as_completed(futures), 1):
-            found, part_asked = future.result()
+            found, part_decisions = future.result()
             total.add(found, futures[future])
-            asked += part_asked
+            decisions.update(part_decisions)
             if on_part is not None:
                 on_part(done, len(futures))
-    return total, asked
+    return total, decisions
 
 
 __all__ = [

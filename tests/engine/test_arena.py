@@ -134,11 +134,13 @@ def test_a_game_can_start_from_a_position() -> None:
 
 
 def test_every_game_of_a_perfect_defender_on_3x3_is_never_lost() -> None:
-    found, asked = exact_match("master", "bogenschutz:depth=2", 1, Limit(depth=9),
-                               start=Board("3x3"), jobs=2, split=3)
+    found, decisions = exact_match("master", "bogenschutz:depth=2", 1, Limit(depth=9),
+                                   start=Board("3x3"), jobs=2, split=3)
     assert math.isclose(found.win + found.draw + found.loss, 1.0)
     assert found.loss == 0 and not found.lost
-    assert asked > 3
+    assert len(decisions) > 3
+    for (x, o), cell in decisions.items():
+        assert x.bit_count() == o.bit_count() + 1 and not (x | o) >> cell & 1
 
 
 def _canonical_player(spec: str) -> Callable[[Board], int]:
@@ -174,7 +176,7 @@ def _walk_every_game(play_a: Callable[[Board], int], choices_b: Callable[[Board]
 def test_every_game_matches_a_walk_without_memo_or_symmetry(spec_a: str, a_side: int) -> None:
     # A plays by its lines alone, so B's moves on dead cells may be walked as one
     choices = make_player("bogenschutz:depth=2").choices  # type: ignore[attr-defined]
-    found, asked = every_game(_canonical_player(spec_a), choices, Board("4x4"), a_side)
+    found, decisions = every_game(_canonical_player(spec_a), choices, Board("4x4"), a_side)
     slow = _walk_every_game(_canonical_player(spec_a), choices, Board("4x4"), a_side)
     assert found.loss > 0 and found.win + found.draw > 0
     assert math.isclose(found.win, slow["win"], abs_tol=1e-9)
@@ -184,7 +186,7 @@ def test_every_game_matches_a_walk_without_memo_or_symmetry(spec_a: str, a_side:
     for line in found.lost:
         outcome = Board.from_notation("4x4", line).outcome()
         assert outcome is not None and outcome.winner == 1 - a_side
-    assert asked > 5
+    assert len(decisions) > 5
 
 
 def test_moves_on_dead_cells_are_walked_as_one() -> None:
