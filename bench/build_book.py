@@ -20,9 +20,10 @@ Five modes:
   at random: every game it can play against the master as O is walked
   (``engine.arena.exact_match``), and where the likeliest lost games went wrong, the old O
   move and the solver-sound alternatives are each followed through every game from there;
-  the one least likely to lose goes in the book. Rounds go on until no game is lost; then
-  the defender's moves in that walk before ``--freeze`` plies go in the book, so that the
-  opening that lost nothing is the one played, whatever the time limit makes of the search.
+  the one least likely to lose goes in the book. Each walk's moves of the defender before
+  ``--freeze`` plies go in the book as they were played, so that the next walk meets the
+  same opening whatever the time limit makes of the search. Rounds go on until no game is
+  lost.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -374,30 +375,82 @@ def mend_exactly(book: Book, solver: Solver, master: Master, moves: list[Cell],
     return " ".join(log + ["nothing better"])
 
 
+def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
+               args: argparse.Namespace) -> bool:
+    """Replace the booked moves at ``keys`` that the solver refutes within ``--seconds``/5 by
+    the best-ranked move of the search that it cannot refute (among ``--candidates``), or
+    leave the position to the search when there is none. The next walk shows what that does
+    to the games. Returns whether the book changed."""
+    changed = False
+    for key in keys:
+        board = board_of(book.geometry, key)
+        tried: list[Cell] = []
+        thought = None
+        while True:
+            cell = (book.entries[key] if thought is None
+                    else next((c for c in thought.ranking if c not in tried), None))
+            if cell is None or len(tried) > args.candidates:
+                break
+            tried.append(cell)
+            board.push(cell)
+            refuted = board.winning_line is None and solver.prove(
+                board, attacker=0, seconds=args.seconds / 5).proved
+            board.pop()
+            if not refuted:
+                break
+            if thought is None:
+                thought = master.think(board, deadline=time.perf_counter() + args.think,
+                                       root_moves=root_moves(board, 0.0))
+        if thought is None:
+            continue  # the booked move stands
+        changed = True
+        log = " ".join(format_cell(c, book.geometry) for c in tried)
+        if cell is None or len(tried) > args.candidates:
+            del book.entries[key]
+            book.kinds.pop(key, None)
+            print(f"  refuted after {board.notation()}: {log}; left to the search", flush=True)
+        else:
+            book.add(board, cell, HOLD)
+            print(f"  refuted after {board.notation()}: {log} (booked)", flush=True)
+        book.save()
+    return changed
+
+
 def cmd_exact(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     """Book learning from every game: walk every game the attacker (a searching player that
     breaks ties at random) can play against the defender as O, mend the book where the likeliest
-    lost games went wrong (``mend_exactly``), and walk again, until no game is lost."""
+    lost games went wrong (``mend_exactly``), and walk again, until no game is lost. The
+    defender's opening moves are booked as played, except where the solver refutes them
+    (``make_sound``)."""
     started = time.perf_counter()
     master = Master(book.geometry)
     refuted: set[tuple[Key, Key]] = set()
+    checked: set[tuple[Key, Cell]] = set()  # booked moves the solver did not refute
     for round_number in range(1, args.rounds + 1):
         found, decisions = exact_match(args.defender, args.attacker, 1,
                                        Limit(time=args.time), jobs=args.jobs, split=args.split)
         print(f"round {round_number}: lost {found.loss:.3%} won {found.win:.3%} "
               f"({len(decisions)} positions, {len(found.lost)} lost games, "
               f"{time.perf_counter() - started:.0f} s)", flush=True)
-        if not found.lost:
-            opening = {key: cell for key, cell in decisions.items()
-                       if key[0].bit_count() + key[1].bit_count() < args.freeze}
-            for key, cell in opening.items():
-                book.add(board_of(book.geometry, key), cell, HOLD)
-            book.save()
-            print(f"no game lost: the defender's {len(opening)} moves before ply "
-                  f"{args.freeze + 1} go in the book", flush=True)
-            break
+        opening = {key: cell for key, cell in decisions.items()
+                   if key[0].bit_count() + key[1].bit_count() < args.freeze
+                   and key not in book.entries}
+        for key, cell in opening.items():
+            book.add(board_of(book.geometry, key), cell, HOLD)
+        book.save()
+        print(f"  {len(opening)} of the defender's moves before ply {args.freeze + 1} "
+              "booked as played", flush=True)
+        unchecked = [key for key, cell in book.entries.items()
+                     if key[0].bit_count() + key[1].bit_count() < args.freeze
+                     and (key, cell) not in checked]
+        changed = make_sound(book, solver, master, unchecked, args)
+        checked.update(book.entries.items())
         if time.perf_counter() - started > args.total:
             break
+        if not found.lost:
+            if not changed:
+                break  # the walk that lost nothing played the book as it is now: done
+            continue
         likeliest = sorted(found.lost.items(), key=lambda e: -e[1])[:args.lines]
         for line, chance in likeliest:
             moves = Board.from_notation(args.variant, line).moves
@@ -491,7 +544,7 @@ def main() -> None:
     exact.add_argument("--candidates", type=int, default=5)
     exact.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
     exact.add_argument("--freeze", type=int, default=10,
-                       help="when no game is lost, book the defender's moves before this ply")
+                       help="book the defender's moves before this ply as played")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
