@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell  # noqa: E402
 from engine.arena import GameRecord, chances_after, exact_match, match_game, play_game  # noqa: E402
-from engine.book import HOLD, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
+from engine.book import HOLD, PRACTICAL, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
@@ -379,7 +379,8 @@ def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
                args: argparse.Namespace) -> bool:
     """Replace the booked moves at ``keys`` that the solver refutes within ``--seconds``/5 by
     the best-ranked move of the search that it cannot refute (among ``--candidates``), or
-    leave the position to the search when there is none. The next walk shows what that does
+    leave the position to the search when there is none; with ``--keep-refuted``, keep them
+    and mark them ``practical``. The next walk shows what that does
     to the games. Returns whether the book changed."""
     changed = False
     for key in keys:
@@ -403,6 +404,12 @@ def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
                                        root_moves=root_moves(board, 0.0))
         if thought is None:
             continue  # the booked move stands
+        if args.keep_refuted:
+            book.kinds[key] = PRACTICAL
+            print(f"  refuted after {board.notation()}: {tried[0]}; kept as practical",
+                  flush=True)
+            book.save()
+            continue
         changed = True
         log = " ".join(format_cell(c, book.geometry) for c in tried)
         if cell is None or len(tried) > args.candidates:
@@ -543,6 +550,8 @@ def main() -> None:
     exact.add_argument("--split", type=int, default=10, help="see engine.arena.exact_match")
     exact.add_argument("--candidates", type=int, default=5)
     exact.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
+    exact.add_argument("--keep-refuted", action="store_true",
+                       help="keep booked moves the solver refutes, marked practical")
     exact.add_argument("--freeze", type=int, default=10,
                        help="book the defender's moves before this ply as played")
     tree = sub.add_parser("tree")

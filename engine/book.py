@@ -8,12 +8,14 @@ of two kinds:
 
 - ``win``: the side to move was proved to win after the move;
 - ``hold``: a defence for the side that (with best play) loses: a move the solver could not
-  refute within its budget, chosen where the master lost a game (book learning) or as the
-  move after which the opponent's win was hardest to prove, so the opponent needs a deep
-  plan, not a shallow trap.
+  refute within its budget, chosen by book learning (``bench/build_book.py``: where the
+  master lost, or as it played in an opening that lost no game against the attacker);
+- ``practical``: a defence the solver does refute, kept because it lost no game against the
+  attacker it was learnt from where the sound moves did worse (in most such positions the
+  search's other best moves are refuted too: the defender is lost by force there).
 
     # comment lines
-    <x stones, hex> <o stones, hex> <cell> [hold]
+    <x stones, hex> <o stones, hex> <cell> [hold|practical]
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from engine.board import Board
 from engine.geometry import Bitboard, Cell, Geometry, variant
 
 Key = tuple[Bitboard, Bitboard]
-WIN, HOLD = "win", "hold"
+WIN, HOLD, PRACTICAL = "win", "hold", "practical"
 
 
 def data_path(geometry: Geometry) -> Path:
@@ -100,10 +102,12 @@ class Book:
 
     def dumps(self) -> str:
         holds = len(self.kinds)
+        practical = sum(kind == PRACTICAL for kind in self.kinds.values())
         lines = [f"# opening book for {self.geometry.name}: canonical X and O stones (hex), "
-                 "the move in that frame, 'hold' for a defence (else a proved win)",
+                 "the move in that frame, 'hold' or 'practical' for a defence (else a proved "
+                 "win)",
                  f"# {len(self.entries)} positions: {len(self.entries) - holds} proved wins, "
-                 f"{holds} defences"]
+                 f"{holds} defences ({practical} practical)"]
         for (x, o), cell in sorted(self.entries.items(), key=lambda e: (
                 e[0][0].bit_count() + e[0][1].bit_count(), e[0])):
             kind = self.kinds.get((x, o), WIN)
