@@ -222,6 +222,32 @@ def trial(attacker: str, moves: list[Cell], args: argparse.Namespace) -> int:
                             range(1000, 1000 + args.trials)))
 
 
+def first_blunder(solver: Solver, moves: list[Cell], args: argparse.Namespace) -> int | str:
+    """The index of the first O move the solver proves lost in a lost game (within
+    ``--seconds``), or why there is none to mend."""
+    blunder = solver.losing_ply(moves, 1, args.seconds)
+    if blunder is None:
+        return "no losing move proved"
+    if blunder > args.max_ply:
+        return f"lost by ply {blunder + 1}: past the book's plies"
+    return blunder
+
+
+def refuted_after(solver: Solver, board: Board, cell: Cell, seconds: float,
+                  known: set[tuple[Key, Key]] | None = None) -> bool:
+    """Whether the solver proves X's win after O plays ``cell`` on ``board`` (or ``known``
+    holds that (position, position after) pair already; a refuted pair is added to it)."""
+    key = canonical_frame(board)[0]
+    board.push(cell)
+    after = canonical_frame(board)[0]
+    lost = (known is not None and (key, after) in known) or (
+        board.winning_line is None and solver.prove(board, attacker=0, seconds=seconds).proved)
+    board.pop()
+    if lost and known is not None:
+        known.add((key, after))
+    return lost
+
+
 def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves: list[Cell],
                refuted: set[tuple[Key, Key]], args: argparse.Namespace) -> str:
     """Mend the book after a game the defender lost as O. The first O move the solver proves
@@ -231,11 +257,9 @@ def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves:
     lines, and for that earlier move, the new move must also lose fewer ``--trials`` games
     against the attacker than the old one; when both lose a quarter of them or more, the O
     move before is looked at. Returns what was done, for the log."""
-    blunder = solver.losing_ply(moves, 1, args.seconds)
-    if blunder is None:
-        return "no losing move proved"
-    if blunder > args.max_ply:
-        return f"lost by ply {blunder + 1}: past the book's plies"
+    blunder = first_blunder(solver, moves, args)
+    if isinstance(blunder, str):
+        return blunder
     geometry = book.geometry
     log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
     for ply in range(blunder, 0, -2):
@@ -249,15 +273,9 @@ def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves:
         for cell in (thought.ranking or [thought.move])[:args.candidates]:
             if cell == moves[ply]:
                 continue
-            before.push(cell)
-            after = canonical_frame(before)[0]
-            lost = (key, after) in refuted or (
-                before.winning_line is None
-                and solver.prove(before, attacker=0, seconds=args.seconds / 4).proved)
-            before.pop()
+            lost = refuted_after(solver, before, cell, args.seconds / 4, refuted)
             tried.append(format_cell(cell, geometry) + ("x" if lost else ""))
             if lost:
-                refuted.add((key, after))
                 continue
             log.append(f"after {before.notation()!r}: {' '.join(tried)}")
             trusted = ply == blunder and ply >= args.trust_ply
@@ -334,33 +352,21 @@ def mend_exactly(book: Book, solver: Solver, master: Master, moves: list[Cell],
     solver cannot refute are each followed through every game the attacker can play from
     there; the one with the least chance to lose goes in the book (the master's ranking breaks
     ties). When none does better than the old move, the O move before it is looked at."""
-    blunder = solver.losing_ply(moves, 1, args.seconds)
-    if blunder is None:
-        return "no losing move proved"
-    if blunder > args.max_ply:
-        return f"lost by ply {blunder + 1}: past the book's plies"
+    blunder = first_blunder(solver, moves, args)
+    if isinstance(blunder, str):
+        return blunder
     geometry = book.geometry
     log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
     for ply in range(blunder, 0, -2):
         before = Board(args.variant, moves[:ply])
-        key, _ = canonical_frame(before)
         thought = master.think(before, deadline=time.perf_counter() + args.think,
                                root_moves=root_moves(before, 0.0))
         tried = [moves[ply]]
         for cell in thought.ranking or [thought.move]:
             if len(tried) > args.candidates:
                 break
-            if cell == moves[ply]:
-                continue
-            before.push(cell)
-            after = canonical_frame(before)[0]
-            lost = (key, after) in refuted or (
-                before.winning_line is None
-                and solver.prove(before, attacker=0, seconds=args.seconds / 4).proved)
-            before.pop()
-            if lost:
-                refuted.add((key, after))
-            else:
+            if cell != moves[ply] and not refuted_after(solver, before, cell,
+                                                         args.seconds / 4, refuted):
                 tried.append(cell)
         with fork_pool(args.jobs) as pool:
             losses = list(pool.map(partial(subtree_loss, args),
@@ -393,11 +399,7 @@ def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
             if cell is None or len(tried) > args.candidates:
                 break
             tried.append(cell)
-            board.push(cell)
-            refuted = board.winning_line is None and solver.prove(
-                board, attacker=0, seconds=args.seconds / 5).proved
-            board.pop()
-            if not refuted:
+            if not refuted_after(solver, board, cell, args.seconds / 5):
                 break
             if thought is None:
                 thought = master.think(board, deadline=time.perf_counter() + args.think,
