@@ -7,6 +7,9 @@ from the match seed, so a match (or any single game of it) replays move for move
 The statistics are the ones Rubinoff tabulated: wins, draws and losses, and per move the
 average time, static evaluations and branching factor (children expanded per interior node of
 the search, averaged over the moves that searched).
+
+Against a searching seed player, whose only randomness is how it breaks ties, a match need
+not be sampled: ``exact_match`` walks every game it can play and returns the exact chances.
 """
 
 from __future__ import annotations
