@@ -222,15 +222,23 @@ def trial(attacker: str, moves: list[Cell], args: argparse.Namespace) -> int:
                             range(1000, 1000 + args.trials)))
 
 
-def first_blunder(solver: Solver, moves: list[Cell], args: argparse.Namespace) -> int | str:
+def first_blunder(solver: Solver, moves: list[Cell],
+                  args: argparse.Namespace) -> tuple[int, str] | str:
     """The index of the first O move the solver proves lost in a lost game (within
-    ``--seconds``), or why there is none to mend."""
+    ``--seconds``) and a line for the log, or why there is none to mend."""
     blunder = solver.losing_ply(moves, 1, args.seconds)
     if blunder is None:
         return "no losing move proved"
     if blunder > args.max_ply:
         return f"lost by ply {blunder + 1}: past the book's plies"
-    return blunder
+    return blunder, f"lost by ply {blunder + 1} ({format_cell(moves[blunder], solver.geometry)})"
+
+
+def ranked(master: Master, board: Board, args: argparse.Namespace) -> list[Cell]:
+    """The side to move's moves, best first, by ``--think`` seconds of search."""
+    thought = master.think(board, deadline=time.perf_counter() + args.think,
+                           root_moves=root_moves(board, 0.0))
+    return thought.ranking or [thought.move]
 
 
 def refuted_after(solver: Solver, board: Board, cell: Cell, seconds: float,
@@ -257,20 +265,19 @@ def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves:
     lines, and for that earlier move, the new move must also lose fewer ``--trials`` games
     against the attacker than the old one; when both lose a quarter of them or more, the O
     move before is looked at. Returns what was done, for the log."""
-    blunder = first_blunder(solver, moves, args)
-    if isinstance(blunder, str):
-        return blunder
+    found = first_blunder(solver, moves, args)
+    if isinstance(found, str):
+        return found
+    blunder, header = found
     geometry = book.geometry
-    log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
+    log = [header]
     for ply in range(blunder, 0, -2):
         before = Board(args.variant, moves[:ply])
         key, _ = canonical_frame(before)
         if ply == blunder:
             refuted.add((key, canonical_frame(Board(args.variant, moves[:ply + 1]))[0]))
-        thought = master.think(before, deadline=time.perf_counter() + args.think,
-                               root_moves=root_moves(before, 0.0))
         tried = []
-        for cell in (thought.ranking or [thought.move])[:args.candidates]:
+        for cell in ranked(master, before, args)[:args.candidates]:
             if cell == moves[ply]:
                 continue
             lost = refuted_after(solver, before, cell, args.seconds / 4, refuted)
@@ -352,17 +359,16 @@ def mend_exactly(book: Book, solver: Solver, master: Master, moves: list[Cell],
     solver cannot refute are each followed through every game the attacker can play from
     there; the one with the least chance to lose goes in the book (the master's ranking breaks
     ties). When none does better than the old move, the O move before it is looked at."""
-    blunder = first_blunder(solver, moves, args)
-    if isinstance(blunder, str):
-        return blunder
+    found = first_blunder(solver, moves, args)
+    if isinstance(found, str):
+        return found
+    blunder, header = found
     geometry = book.geometry
-    log = [f"lost by ply {blunder + 1} ({format_cell(moves[blunder], geometry)})"]
+    log = [header]
     for ply in range(blunder, 0, -2):
         before = Board(args.variant, moves[:ply])
-        thought = master.think(before, deadline=time.perf_counter() + args.think,
-                               root_moves=root_moves(before, 0.0))
         tried = [moves[ply]]
-        for cell in thought.ranking or [thought.move]:
+        for cell in ranked(master, before, args):
             if len(tried) > args.candidates:
                 break
             if cell != moves[ply] and not refuted_after(solver, before, cell,
@@ -392,19 +398,18 @@ def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
     for key in keys:
         board = board_of(book.geometry, key)
         tried: list[Cell] = []
-        thought = None
+        ranking: list[Cell] | None = None  # searched once the booked move is refuted
         while True:
-            cell = (book.entries[key] if thought is None
-                    else next((c for c in thought.ranking if c not in tried), None))
+            cell = (book.entries[key] if ranking is None
+                    else next((c for c in ranking if c not in tried), None))
             if cell is None or len(tried) > args.candidates:
                 break
             tried.append(cell)
             if not refuted_after(solver, board, cell, args.seconds / 5):
                 break
-            if thought is None:
-                thought = master.think(board, deadline=time.perf_counter() + args.think,
-                                       root_moves=root_moves(board, 0.0))
-        if thought is None:
+            if ranking is None:
+                ranking = ranked(master, board, args)
+        if ranking is None:
             continue  # the booked move stands
         if args.keep_refuted:
             book.kinds[key] = PRACTICAL
