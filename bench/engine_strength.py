@@ -108,13 +108,13 @@ def cmd_self(args: argparse.Namespace) -> None:
           f"| {statistics.median(plies):.0f} | {(time.perf_counter() - started) / 60:.1f} |")
 
 
-def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | None, int]:
-    """``spec`` against itself from the position after ``moves``: (winner, plies)."""
+def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | None, int, str]:
+    """``spec`` against itself from the position after ``moves``: (winner, plies, the game)."""
     board, _ = play_game(make_player(spec, seed), make_player(spec, seed + 1),
                          limit=Limit(time=seconds), start=Board.from_notation("4x4x4", moves))
     outcome = board.outcome()
     assert outcome is not None
-    return outcome.winner, board.ply
+    return outcome.winner, board.ply, board.notation()
 
 
 def cmd_replies(args: argparse.Namespace) -> None:
@@ -128,14 +128,14 @@ def cmd_replies(args: argparse.Namespace) -> None:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(play_out, [args.master] * len(starts), starts,
                                 [args.time] * len(starts), range(len(starts))))
-    x_wins = sum(winner == 0 for winner, _ in results)
-    o_wins = sum(winner == 1 for winner, _ in results)
+    x_wins = sum(winner == 0 for winner, _, _ in results)
+    o_wins = sum(winner == 1 for winner, _, _ in results)
     print(f"| first move | replies (one per class) | X won | O won | drawn | median plies |\n"
           f"|---|---|---|---|---|---|\n| {args.first} | {len(starts)} | {x_wins} | {o_wins} "
-          f"| {len(starts) - x_wins - o_wins} | {statistics.median(p for _, p in results):.0f} |")
-    for start, (winner, plies) in zip(starts, results, strict=True):
+          f"| {len(starts) - x_wins - o_wins} | {statistics.median(p for _, p, _ in results):.0f} |")
+    for start, (winner, plies, game) in zip(starts, results, strict=True):
         if winner != 0:
-            print(f"  {start}: {'draw' if winner is None else 'O won'} in {plies} plies")
+            print(f"  {start}: {'draw' if winner is None else 'O won'} in {plies} plies: {game}")
 
 
 def cmd_levels(args: argparse.Namespace) -> None:
@@ -200,17 +200,20 @@ def cmd_deadline(args: argparse.Namespace) -> None:
 
 
 def cmd_suite(args: argparse.Namespace) -> None:
-    suite = json.loads(SUITE.read_text())
+    suite = json.loads(args.file.read_text())
     rows: dict[tuple[int, bool], list[float]] = {}
-    misses = 0
+    misses = slower = longer = 0
     for entry in suite:
         board = Board.from_notation("4x4x4", entry["moves"])
         decision = make_player(args.master).decide(board, Limit(time=args.time))
         winning = {parse_cell(c, board.geometry) for c in entry["winning"]}
         if decision.forced is None or decision.forced.result != "win":
             misses += 1
+        elif decision.forced.plies != entry["plies"]:
+            longer += 1
         rows.setdefault((entry["plies"], entry["quiet"]), []).append(decision.elapsed)
         if decision.move not in winning:
+            slower += 1
             print(f"  slower win: {entry['moves']} -> {decision.move} {decision.forced}",
                   file=sys.stderr)
     print("| label | positions | median s | max s | total s |\n|---|---|---|---|---|")
@@ -218,7 +221,8 @@ def cmd_suite(args: argparse.Namespace) -> None:
         kind = "quiet" if quiet else "continuous threats"
         print(f"| win in exactly {plies}, {kind} | {len(times)} "
               f"| {statistics.median(times):.3f} | {max(times):.3f} | {sum(times):.2f} |")
-    print(f"not proved within {args.time} s: {misses}")
+    print(f"not proved within {args.time} s: {misses}; proved but not in the labelled number of "
+          f"plies: {longer}; move not among the labelled winning moves: {slower}")
 
 
 def cmd_blame(args: argparse.Namespace) -> None:
@@ -310,7 +314,9 @@ def main() -> None:
     lv.add_argument("levels", nargs="*", type=int)
     sp = sub.add_parser("speed", help="nodes per second on positions from real games")
     sp.add_argument("--positions", type=int, default=20)
-    sub.add_parser("suite", help="time to find the win in each forced-win suite position")
+    su = sub.add_parser("suite", help="time to find the win in each forced-win suite position")
+    su.add_argument("--file", type=Path, default=SUITE,
+                    help="a suite from tests/engine/forced_wins/make_suite.py (held out: another --seed)")
     dl = sub.add_parser("deadline", help="how far past the time limit the master answers")
     dl.add_argument("--positions", type=int, default=100)
     dl.add_argument("budgets", nargs="*", type=float, default=[0.05, 0.2, 1.0])

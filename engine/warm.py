@@ -9,7 +9,8 @@ from __future__ import annotations
 
 
 def warm_up() -> float:
-    """Compile or load the search kernel and the master's kernels; returns the seconds."""
-    from engine import kernel, master
+    """Compile or load the search kernel, the master's kernels and the df-pn solver the master
+    proves with; returns the seconds."""
+    from engine import kernel, master, solver
 
-    return kernel.warm_up() + master.warm_up()
+    return kernel.warm_up() + master.warm_up() + solver.warm_up()

@@ -17,13 +17,14 @@ for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, Rubino
 # The lobby's levels 1 (weakest) to 8 (the master at full strength), each a fixed spec; each
 # beats the one below it in at least 70% of 40 games ("The level ladder" in
 # docs/benchmarks.md). Between strong players the first player wins whoever they are, so the
-# levels below 8 are kept weak as X: level 7 searches 3 plies, and the master beats it 40-0.
+# levels below 8 are kept weak as X: level 7 searches 3 plies. The steps that tell levels
+# apart most are random moves (careless), then the threat search (tss), then depth.
 LEVELS = {
     1: "master:depth=1,tss=off,noise=300,careless=80",
     2: "master:depth=1,tss=off,noise=150,careless=40",
-    3: "master:depth=1,tss=off,noise=60,careless=20",
+    3: "master:depth=1,tss=off,noise=150",
     4: "master:depth=2,tss=off,noise=100",
-    5: "master:depth=3,tss=off,noise=200",
+    5: "master:depth=2,noise=120",
     6: "master:depth=3,noise=120",
     7: "master:depth=3",
     8: "master",

@@ -15,9 +15,14 @@ from engine.book import book_for
 from engine.geometry import Cell, Geometry
 from engine.master import Master, SearchParams, Thought, mate_plies
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
+from engine.solver import Solver
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
 SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetry
+PROOF_PLY = 8  # from this many stones on, the time the search leaves goes to df-pn
+PROOF_MIN = 0.05  # seconds: less than this left is not worth a proof attempt
+PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-pn the rest
+PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 
 
 def parse_seconds(low: float, high: float) -> Callable[[str], float]:
@@ -48,11 +53,14 @@ class MasterPlayer(Player):
         "book": Option(parse_bool, True, "play the opening book's proved moves"),
         "leaf": Option(parse_int(0, 1_000_000), 300, "threat-search nodes at a leaf"),
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
+        "prove": Option(parse_bool, True,
+                        "spend the time the search leaves on a df-pn proof (no depth cap only)"),
     }
 
     def __init__(self, seed: int = 0, **settings: object) -> None:
         super().__init__(seed, **settings)
         self._masters: dict[str, Master] = {}
+        self._solvers: dict[str, Solver] = {}
 
     def master(self, geometry: Geometry) -> Master:
         """The search (and its tables, kept between moves) for one board."""
@@ -66,6 +74,14 @@ class MasterPlayer(Player):
                 params.tss_interior = params.tss_leaf = params.tss_root = 0
             found = Master(geometry, params=params)
             self._masters[geometry.name] = found
+        return found
+
+    def solver(self, geometry: Geometry) -> Solver:
+        """The df-pn solver (its table kept between moves) for one board."""
+        found = self._solvers.get(geometry.name)
+        if found is None:
+            found = Solver(geometry, tt_bits=PROOF_TT_BITS)
+            self._solvers[geometry.name] = found
         return found
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
@@ -89,10 +105,42 @@ class MasterPlayer(Player):
         if forced_moves is None:
             moves = root_moves(board, rng.random())
         master = self.master(board.geometry)
+        proving = (bool(deadline) and self.settings["prove"] and depth == 64
+                   and board.ply >= PROOF_PLY)
+        search_deadline = deadline
+        if proving and board.turn == 0:
+            search_deadline = started + PROOF_SHARE * (deadline - started)
         thought = master.think(
-            board, deadline=deadline, max_depth=depth, stop=limit.stop, root_moves=moves
+            board, deadline=search_deadline, max_depth=depth, stop=limit.stop, root_moves=moves
         )
+        if proving and not thought.proved and (board.turn == 0 or thought.score >= 0):
+            proved = self._prove(board, deadline, limit)
+            if proved is not None:
+                thought.move, thought.pv = proved, (proved,)
         return _decision(thought, time.perf_counter() - started)
+
+    def _prove(self, board: Board, deadline: float, limit: Limit) -> Cell | None:
+        """A move after which the side to move is proved to win, by df-pn until ``deadline``,
+        or None.
+
+        The search proves the wins it sees with its threat search and its mate scores; df-pn
+        proves wins that need quiet moves deeper than that (Allis 1994), and its table,
+        kept between moves, carries the work on. The first player (whose win the game is)
+        gives it the search's last ``1 - PROOF_SHARE`` of the time; the second player only
+        the time its search left, and only when the search does not rate it behind."""
+        seconds = deadline - time.perf_counter()
+        if seconds < PROOF_MIN:
+            return None
+        solver = self.solver(board.geometry)
+        if not solver.prove(board, seconds=seconds, stop=limit.stop).proved:
+            return None
+        for cell in board.legal_moves:  # the proved child is in the table
+            board.push(cell)
+            entry = solver.status(board)
+            board.pop()
+            if entry is not None and entry[0] == 0:
+                return cell
+        return None
 
 
 def _decision(thought: Thought, elapsed: float) -> Decision:

@@ -13,6 +13,7 @@ from engine_helpers import FORCED_WINS, ShortWins, random_position
 from engine import Board, parse_cell
 from engine.master import MATE_BOUND, WIN, Master, SearchParams
 from engine.players import Limit, make_player, player_names
+from engine.solver import Solver
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
@@ -130,6 +131,29 @@ def test_time_limit_and_stop_flag_are_kept() -> None:
     stop = np.ones(1, dtype=np.int8)
     decision = make_player("master").decide(board, Limit(time=30, stop=stop))
     assert decision.elapsed < 0.5 and decision.move in board.legal_moves
+
+
+# X to move; the 1 s search played 2b3 here in self-play and lost. df-pn proves X's win.
+DEEP_WIN = "1a1 1d1 1d4 1a4 4a1 2c3 4d4 2c2 1c3 1b2 4b2 4c3"
+
+
+def test_the_first_player_plays_a_win_that_df_pn_proves() -> None:
+    board = Board.from_notation("4x4x4", DEEP_WIN)
+    player = make_player("master")
+    decision = player.decide(board, Limit(time=4))
+    solver = player._solvers["4x4x4"]  # the proof phase ran, and proved the root
+    assert solver.status(board) is not None and solver.status(board)[0] == 0
+    board.push(decision.move)
+    assert Solver(board.geometry).prove(board, attacker=0, seconds=60).proved
+
+
+def test_depth_capped_players_and_prove_off_do_not_prove() -> None:
+    board = Board.from_notation("4x4x4", DEEP_WIN)
+    capped = make_player("level7")
+    capped.decide(board, Limit(time=0.5))
+    off = make_player("master:prove=off")
+    off.decide(board, Limit(time=0.5))
+    assert capped._solvers == off._solvers == {}
 
 
 def test_same_seed_same_move() -> None:

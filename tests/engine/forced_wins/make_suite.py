@@ -6,7 +6,10 @@ within two fewer), one per symmetry class and at most one per label and game, wi
 move that wins within that many plies. Half of each label are "quiet": the solver finds no
 win in which every attacker move makes a three, so the winner needs a quiet move somewhere.
 
-    .venv/bin/python tests/engine/forced_wins/make_suite.py [--per-label 24] [--out suite.json]
+    .venv/bin/python tests/engine/forced_wins/make_suite.py [--per-label 24] [--seed 1] [--out suite.json]
+
+A held-out suite for the benchmark (``engine_strength.py suite --file F``) is the same with
+another ``--seed``, and ``--labels 5 7 9`` to add longer wins.
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ PAIRINGS = [
 LABELS = (5, 7)
 
 
-def collect(per_label: int, seed: int) -> list[dict[str, object]]:
+def collect(per_label: int, seed: int, labels: tuple[int, ...] = LABELS) -> list[dict[str, object]]:
     """``per_label`` positions per label, half of them won only with a quiet move."""
     solver = Solver("4x4x4")
     found: dict[tuple[int, bool], list[dict[str, object]]] = {
-        (p, quiet): [] for p in LABELS for quiet in (False, True)
+        (p, quiet): [] for p in labels for quiet in (False, True)
     }
     quota = {(p, quiet): per_label // 2 if quiet else per_label - per_label // 2
              for p, quiet in found}
@@ -55,7 +58,7 @@ def collect(per_label: int, seed: int) -> list[dict[str, object]]:
             key = board.geometry.canonical(*board.stones)
             if key not in seen and board.ply >= 6:
                 seen.add(key)
-                shortest = solver.shortest_win(mine, theirs, max(LABELS))
+                shortest = solver.shortest_win(mine, theirs, max(labels))
                 quiet = shortest is not None and not solver.continuous(mine, theirs, shortest)
                 bucket = (shortest, quiet)
                 if bucket in found and shortest not in taken and len(found[bucket]) < quota[bucket]:
@@ -79,10 +82,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-label", type=int, default=24)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--labels", type=int, nargs="+", default=list(LABELS),
+                        help="win lengths in plies (odd); a held-out suite may go past 7")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("suite.json"))
     args = parser.parse_args()
     started = time.perf_counter()
-    suite = collect(args.per_label, args.seed)
+    suite = collect(args.per_label, args.seed, tuple(args.labels))
     args.out.write_text(json.dumps(suite, indent=1) + "\n")
     print(f"{len(suite)} positions in {time.perf_counter() - started:.0f} s -> {args.out}")
 
