@@ -132,7 +132,8 @@ def cmd_replies(args: argparse.Namespace) -> None:
     o_wins = sum(winner == 1 for winner, _, _ in results)
     print(f"| first move | replies (one per class) | X won | O won | drawn | median plies |\n"
           f"|---|---|---|---|---|---|\n| {args.first} | {len(starts)} | {x_wins} | {o_wins} "
-          f"| {len(starts) - x_wins - o_wins} | {statistics.median(p for _, p, _ in results):.0f} |")
+          f"| {len(starts) - x_wins - o_wins} "
+          f"| {statistics.median(p for _, p, _ in results):.0f} |")
     for start, (winner, plies, game) in zip(starts, results, strict=True):
         if winner != 0:
             print(f"  {start}: {'draw' if winner is None else 'O won'} in {plies} plies: {game}")
@@ -316,7 +317,8 @@ def main() -> None:
     sp.add_argument("--positions", type=int, default=20)
     su = sub.add_parser("suite", help="time to find the win in each forced-win suite position")
     su.add_argument("--file", type=Path, default=SUITE,
-                    help="a suite from tests/engine/forced_wins/make_suite.py (held out: another --seed)")
+                    help="a suite made by tests/engine/forced_wins/make_suite.py "
+                         "(held out: another --seed)")
     dl = sub.add_parser("deadline", help="how far past the time limit the master answers")
     dl.add_argument("--positions", type=int, default=100)
     dl.add_argument("budgets", nargs="*", type=float, default=[0.05, 0.2, 1.0])

@@ -6,7 +6,8 @@ within two fewer), one per symmetry class and at most one per label and game, wi
 move that wins within that many plies. Half of each label are "quiet": the solver finds no
 win in which every attacker move makes a three, so the winner needs a quiet move somewhere.
 
-    .venv/bin/python tests/engine/forced_wins/make_suite.py [--per-label 24] [--seed 1] [--out suite.json]
+    .venv/bin/python tests/engine/forced_wins/make_suite.py [--per-label 24] [--seed 1] \\
+        [--out suite.json]
 
 A held-out suite for the benchmark (``engine_strength.py suite --file F``) is the same with
 another ``--seed``, and ``--labels 5 7 9`` to add longer wins.
