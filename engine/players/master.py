@@ -23,6 +23,7 @@ PROOF_PLY = 8  # from this many stones on, the time the search leaves goes to df
 PROOF_MIN = 0.05  # seconds: less than this left is not worth a proof attempt
 PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-pn the rest
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
+PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
 
 
 def parse_seconds(low: float, high: float) -> Callable[[str], float]:
@@ -114,12 +115,13 @@ class MasterPlayer(Player):
             board, deadline=search_deadline, max_depth=depth, stop=limit.stop, root_moves=moves
         )
         if proving and not thought.proved and (board.turn == 0 or thought.score >= 0):
-            proved = self._prove(board, deadline, limit)
+            proved = self._prove(board, deadline, limit, thought)
             if proved is not None:
                 thought.move, thought.pv = proved, (proved,)
         return _decision(thought, time.perf_counter() - started)
 
-    def _prove(self, board: Board, deadline: float, limit: Limit) -> Cell | None:
+    def _prove(self, board: Board, deadline: float, limit: Limit,
+               thought: Thought) -> Cell | None:
         """A move after which the side to move is proved to win, by df-pn until ``deadline``,
         or None.
 
@@ -128,11 +130,13 @@ class MasterPlayer(Player):
         kept between moves, carries the work on. The first player (whose win the game is)
         gives it the search's last ``1 - PROOF_SHARE`` of the time; the second player only
         the time its search left, and only when the search does not rate it behind."""
-        seconds = deadline - time.perf_counter()
+        seconds = deadline - PROOF_LOOKUP - time.perf_counter()
         if seconds < PROOF_MIN:
             return None
         solver = self.solver(board.geometry)
-        if not solver.prove(board, seconds=seconds, stop=limit.stop).proved:
+        proof = solver.prove(board, seconds=seconds, stop=limit.stop)
+        thought.tss_nodes += proof.nodes + proof.tss_nodes  # reported with the search's
+        if not proof.proved:
             return None
         for cell in board.legal_moves:  # the proved child is in the table
             board.push(cell)
