@@ -572,10 +572,12 @@ class Master:
         max_depth: int = 64,
         stop: np.ndarray | None = None,
         root_moves: list[Cell] | None = None,
+        share: float = 1.0,
     ) -> Thought:
         """The best move found by ``deadline`` (a ``time.perf_counter`` value; 0: none) or
         at ``max_depth``. ``root_moves`` fixes the moves considered (e.g. one per symmetry
-        class) in a preferred order."""
+        class) in a preferred order. When the threat search finds no win at the root, the
+        main search keeps to the first ``share`` of the time (the rest is the caller's)."""
         started = time.perf_counter()
         stop = stop if stop is not None else np.zeros(1, dtype=np.int8)
         moves = list(root_moves if root_moves is not None else board.legal_moves)
@@ -601,6 +603,8 @@ class Master:
             max_depth = min(max_depth, len(win) - 2)
             left = (deadline - started) if deadline else 2.0
             deadline = started + 0.1 * left
+        elif deadline:
+            deadline = started + share * (deadline - started)
         previous = None
         for depth in range(1, max_depth + 1):
             alpha, beta = -INF, INF

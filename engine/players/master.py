@@ -1,4 +1,6 @@
-"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`).
+"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`), the
+opening book (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins
+the search does not see.
 
 With its default options it plays as strongly as we can make it within the time it is given.
 Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
@@ -22,6 +24,7 @@ SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetr
 PROOF_PLY = 8  # from this many stones on, the time the search leaves goes to df-pn
 PROOF_MIN = 0.05  # seconds: less than this left is not worth a proof attempt
 PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-pn the rest
+# (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
 
@@ -108,11 +111,9 @@ class MasterPlayer(Player):
         master = self.master(board.geometry)
         proving = (bool(deadline) and self.settings["prove"] and depth == 64
                    and board.ply >= PROOF_PLY)
-        search_deadline = deadline
-        if proving and board.turn == 0:
-            search_deadline = started + PROOF_SHARE * (deadline - started)
         thought = master.think(
-            board, deadline=search_deadline, max_depth=depth, stop=limit.stop, root_moves=moves
+            board, deadline=deadline, max_depth=depth, stop=limit.stop, root_moves=moves,
+            share=PROOF_SHARE if proving and board.turn == 0 else 1.0,
         )
         if proving and not thought.proved and (board.turn == 0 or thought.score >= 0):
             proved = self._prove(board, deadline, limit, thought)
