@@ -1,6 +1,6 @@
 """Grow the opening book with positions the proof-number solver proves for the side to move.
 
-Five modes:
+Six modes:
 
 - ``games``: play master games (self-play and against the seed players), collect the
   positions the first player meets, and prove the ones the online threat search does not
@@ -24,6 +24,10 @@ Five modes:
   ``--freeze`` plies go in the book as they were played, so that the next walk meets the
   same opening whatever the time limit makes of the search. Rounds go on until no game is
   lost.
+- ``try``: weigh second-player moves in one position before booking one by hand: for each,
+  whether the solver refutes it, how many of ``--games`` games the ``--attacker`` wins
+  against the master from there, and (with ``--walk SPEC``) the master's exact chance of
+  losing every game that searcher can play from there.
 - ``tree``: walk the first player's strategy from a root position breadth-first: prove the
   first player's position, store the proving move, and queue every reply of the second
   player (one per symmetry class). Positions the solver cannot prove within the budget are
@@ -33,6 +37,8 @@ Five modes:
     .venv/bin/python bench/build_book.py defence --full-ply 3 --max-ply 9 --games 40
     .venv/bin/python bench/build_book.py --seconds 20 learn --fresh --match-seed 7 --seeds 40
     .venv/bin/python bench/build_book.py --seconds 10 exact --time 0.1 --lines 8
+    .venv/bin/python bench/build_book.py --seconds 20 try "1a1 1d4 4d4 4d1 1a4 3c3 4a1" 1a3 3a2 \\
+        --attacker level7 --games 4 --walk bogenschutz
     .venv/bin/python bench/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
 
 The book is written to engine/data/book_<variant>.txt (merged with what is there).
@@ -52,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import Board, Cell, format_cell  # noqa: E402
+from engine import Board, Cell, format_cell, parse_cell  # noqa: E402
 from engine.arena import GameRecord, chances_after, exact_match, match_game, play_game  # noqa: E402
 from engine.book import HOLD, PRACTICAL, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.master import Master  # noqa: E402
@@ -430,6 +436,25 @@ def make_sound(book: Book, solver: Solver, master: Master, keys: list[Key],
     return changed
 
 
+def cmd_try(args: argparse.Namespace, book: Book, solver: Solver) -> None:
+    """Weigh the second player's candidate moves in one position (see the module docstring)."""
+    before = Board.from_notation(args.variant, args.position)
+    for text in args.moves:
+        moves = list(before.moves) + [parse_cell(text, before.geometry)]
+        refuted = refuted_after(solver, before, moves[-1], args.seconds, set())
+        with fork_pool(args.jobs) as pool:
+            lost = sum(pool.map(partial(trial_game, args.attacker, args.defender, moves, args),
+                                range(args.games)))
+        line = (f"{text}: {'refuted' if refuted else 'not refuted'} in {args.seconds:g} s; "
+                f"{args.attacker} won {lost} of {args.games}")
+        if args.walk:
+            found, decisions = chances_after(args.defender, args.walk, Limit(time=args.time), 1,
+                                             Board(args.variant, moves))
+            line += (f"; every {args.walk} game: won {found.win:.2%}, drawn {found.draw:.2%}, "
+                     f"lost {found.loss:.2%} ({len(decisions)} positions)")
+        print(line, flush=True)
+
+
 def cmd_exact(args: argparse.Namespace, book: Book, solver: Solver) -> None:
     """Book learning from every game: walk every game the attacker (a searching player that
     breaks ties at random) can play against the defender as O, mend the book where the likeliest
@@ -561,6 +586,16 @@ def main() -> None:
                        help="keep booked moves the solver refutes, marked practical")
     exact.add_argument("--freeze", type=int, default=10,
                        help="book the defender's moves before this ply as played")
+    trying = sub.add_parser("try")
+    trying.add_argument("position", help='the moves before the second player\'s, "1a1 1d4 ..."')
+    trying.add_argument("moves", nargs="+", help="the candidate moves")
+    trying.add_argument("--attacker", default="level7")
+    trying.add_argument("--defender", default="master")
+    trying.add_argument("--games", type=int, default=4, help="games a candidate (seeds 0..)")
+    trying.add_argument("--walk", default="", help="a tie-breaking searcher to walk, e.g. "
+                        "bogenschutz")
+    trying.add_argument("--time", type=float, default=1.0, help="seconds a move in the games")
+    trying.add_argument("--jobs", type=int, default=2)
     tree = sub.add_parser("tree")
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
@@ -568,7 +603,7 @@ def main() -> None:
     book = book_for(args.variant)
     solver = Solver(book.geometry, tt_bits=args.tt_bits, tss_budget=500)
     {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence,
-     "learn": cmd_learn, "exact": cmd_exact}[args.mode](args, book, solver)
+     "learn": cmd_learn, "exact": cmd_exact, "try": cmd_try}[args.mode](args, book, solver)
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ def positions(count: int) -> list[Board]:
 
 
 def cmd_speed(args: argparse.Namespace) -> None:
-    print("| positions | s/move | nodes/s (main + threat search) | median depth "
+    print("| positions | s/move | nodes/s (main + threat search + df-pn) | median depth "
           "| proved | slowest answer s |\n|---|---|---|---|---|---|")
     nodes = seconds = proved = 0.0
     depths = []
