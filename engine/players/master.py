@@ -131,10 +131,12 @@ class MasterPlayer(Player):
         kept between moves, carries the work on. The first player (whose win the game is)
         gives it the search's last ``1 - PROOF_SHARE`` of the time; the second player only
         the time its search left, and only when the search does not rate it behind."""
+        if deadline - time.perf_counter() < PROOF_MIN + PROOF_LOOKUP:
+            return None
+        solver = self.solver(board.geometry)  # about 40 ms to make, the first time
         seconds = deadline - PROOF_LOOKUP - time.perf_counter()
         if seconds < PROOF_MIN:
             return None
-        solver = self.solver(board.geometry)
         proof = solver.prove(board, seconds=seconds, stop=limit.stop)
         thought.tss_nodes += proof.nodes + proof.tss_nodes  # reported with the search's
         if not proof.proved:
