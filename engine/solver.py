@@ -499,20 +499,24 @@ class Solver:
         slot, found = _lookup(tab.keys, tab.pn, tab.dn, np.uint64(key))
         return (int(tab.pn[slot]), int(tab.dn[slot])) if found else None
 
-    def winning_move(self, board: Board, attacker: int | None = None,
-                     nodes: int = 1_000_000) -> Cell | None:
-        """A move of the side to move (the attacker) whose position is proved, from the table
-        or, when no child is recorded as proved, by proving the children in turn."""
-        attacker = board.turn if attacker is None else attacker
-        best = None
+    def proved_child(self, board: Board) -> Cell | None:
+        """A move of the side to move whose position the table holds as proved, or None."""
         for cell in board.legal_moves:
             board.push(cell)
             entry = self.status(board)
             board.pop()
             if entry is not None and entry[0] == 0:
                 return cell
-            if best is None:
-                best = cell
+        return None
+
+    def winning_move(self, board: Board, attacker: int | None = None,
+                     nodes: int = 1_000_000) -> Cell | None:
+        """A move of the side to move (the attacker) whose position is proved, from the table
+        or, when no child is recorded as proved, by proving the children in turn."""
+        attacker = board.turn if attacker is None else attacker
+        found = self.proved_child(board)
+        if found is not None:
+            return found
         for cell in board.legal_moves:
             board.push(cell)
             won = board.winning_line is not None

@@ -139,15 +139,7 @@ class MasterPlayer(Player):
             return None
         proof = solver.prove(board, seconds=seconds, stop=limit.stop)
         thought.tss_nodes += proof.nodes + proof.tss_nodes  # reported with the search's
-        if not proof.proved:
-            return None
-        for cell in board.legal_moves:  # the proved child is in the table
-            board.push(cell)
-            entry = solver.status(board)
-            board.pop()
-            if entry is not None and entry[0] == 0:
-                return cell
-        return None
+        return solver.proved_child(board) if proof.proved else None
 
 
 def _decision(thought: Thought, elapsed: float) -> Decision:
