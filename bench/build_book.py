@@ -228,16 +228,18 @@ def trial(attacker: str, moves: list[Cell], args: argparse.Namespace) -> int:
                             range(1000, 1000 + args.trials)))
 
 
-def first_blunder(solver: Solver, moves: list[Cell],
-                  args: argparse.Namespace) -> tuple[int, str] | str:
-    """The index of the first O move the solver proves lost in a lost game (within
-    ``--seconds``) and a line for the log, or why there is none to mend."""
+def mend_points(solver: Solver, moves: list[Cell],
+                args: argparse.Namespace) -> tuple[list[str], list[tuple[int, Board]]] | str:
+    """For a lost game: the log, begun with the first O move the solver proves lost (within
+    ``--seconds``), and O's positions to mend as (ply, board), from that move back to O's
+    first; or why there is none to mend."""
     blunder = solver.losing_ply(moves, 1, args.seconds)
     if blunder is None:
         return "no losing move proved"
     if blunder > args.max_ply:
         return f"lost by ply {blunder + 1}: past the book's plies"
-    return blunder, f"lost by ply {blunder + 1} ({format_cell(moves[blunder], solver.geometry)})"
+    header = f"lost by ply {blunder + 1} ({format_cell(moves[blunder], solver.geometry)})"
+    return [header], [(ply, Board(args.variant, moves[:ply])) for ply in range(blunder, 0, -2)]
 
 
 def ranked(master: Master, board: Board, args: argparse.Namespace) -> list[Cell]:
@@ -271,14 +273,13 @@ def learn_from(book: Book, solver: Solver, master: Master, attacker: str, moves:
     lines, and for that earlier move, the new move must also lose fewer ``--trials`` games
     against the attacker than the old one; when both lose a quarter of them or more, the O
     move before is looked at. Returns what was done, for the log."""
-    found = first_blunder(solver, moves, args)
+    found = mend_points(solver, moves, args)
     if isinstance(found, str):
         return found
-    blunder, header = found
+    log, points = found
+    blunder = points[0][0]
     geometry = book.geometry
-    log = [header]
-    for ply in range(blunder, 0, -2):
-        before = Board(args.variant, moves[:ply])
+    for ply, before in points:
         key, _ = canonical_frame(before)
         if ply == blunder:
             refuted.add((key, canonical_frame(Board(args.variant, moves[:ply + 1]))[0]))
@@ -365,14 +366,12 @@ def mend_exactly(book: Book, solver: Solver, master: Master, moves: list[Cell],
     solver cannot refute are each followed through every game the attacker can play from
     there; the one with the least chance to lose goes in the book (the master's ranking breaks
     ties). When none does better than the old move, the O move before it is looked at."""
-    found = first_blunder(solver, moves, args)
+    found = mend_points(solver, moves, args)
     if isinstance(found, str):
         return found
-    blunder, header = found
+    log, points = found
     geometry = book.geometry
-    log = [header]
-    for ply in range(blunder, 0, -2):
-        before = Board(args.variant, moves[:ply])
+    for ply, before in points:
         tried = [moves[ply]]
         for cell in ranked(master, before, args):
             if len(tried) > args.candidates:
