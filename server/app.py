@@ -42,6 +42,7 @@ from server.session import (
 )
 from server.sqlite_store import SQLiteStore
 from server.store import GameRecord, Store
+from server.web import add_web_client
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app.router.add_get(r"/api/games/{id:[A-Za-z0-9_-]+}", api_game)
     app.router.add_get("/api/players/{name}", api_player)
     app.router.add_get("/api/leaderboard", api_leaderboard)
+    add_web_client(app)  # the browser client at / (server/web.py)
     return app
 
 

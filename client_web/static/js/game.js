@@ -1,0 +1,194 @@
+// One game as this client knows it: the server's `game` state plus its versioned events,
+// applied in order (a gap asks for a resync with watch{since}), and the review cursor.
+// Pure: no DOM, no socket; `now` is passed in (milliseconds, performance.now()).
+
+import { geometryOf, threats, winningLine } from "./geometry.js";
+
+export const SIDES = ["x", "o"];
+export const CHANGED = "changed";
+export const IGNORED = "ignored";
+export const GAP = "gap";
+
+export const other = (side) => (side === "x" ? "o" : "x");
+
+export const REASONS = {
+  line: "a line is complete",
+  full: "the board is full",
+  dead: "no line can be completed",
+  resign: "resignation",
+  time: "time ran out",
+  agreement: "draw agreed",
+  abort: "the game was aborted",
+  claim: "the opponent left",
+};
+
+export class GameModel {
+  constructor(state, now) {
+    this.id = state.id;
+    this.variant = state.variant;
+    this.geometry = geometryOf(state.variant);
+    this.clock = state.clock;
+    this.rated = state.rated;
+    this.seats = state.seats.map((s) => ({ ...s }));
+    this.moves = [...state.moves];
+    this.version = state.version;
+    this.you = state.you;
+    this.clocks = state.clocks;
+    this.clocksAt = now;
+    this.drawOffer = state.draw_offer;
+    this.rematch = new Set(state.rematch);
+    this.end = state.end;
+    this.spectators = state.spectators;
+    this.chat = [...state.chat];
+    this.thinking = null;
+    this.engine = null;
+    this.claimAt = {};
+    this.viewPly = null;
+  }
+
+  get ply() { return this.moves.length; }
+  get over() { return this.end !== null && this.end !== undefined; }
+  get turn() { return SIDES[this.ply % 2]; }
+  get myTurn() { return this.you !== null && !this.over && this.turn === this.you; }
+  get againstComputer() { return this.seats.some((s) => s.ai !== null); }
+  seat(side) { return this.seats[SIDES.indexOf(side)]; }
+
+  // Apply one event of this game received at `now`.
+  apply(event, now) {
+    if (event.game !== this.id) return IGNORED;
+    if (event.t === "ai_thinking") {
+      this.thinking = event.ply === this.ply && !this.over ? event : null;
+      return CHANGED;
+    }
+    if (event.t === "engine") {
+      this.engine = event;
+      return CHANGED;
+    }
+    if (event.t === "presence" && event.version <= this.version) {
+      this.presence(event, now); // a catch-up's current presence carries no new version
+      return CHANGED;
+    }
+    if (event.version <= this.version) return IGNORED;
+    if (event.version > this.version + 1) return GAP;
+    switch (event.t) {
+      case "move":
+        if (event.ply !== this.ply + 1) return GAP;
+        this.moves.push(event.cell);
+        this.drawOffer = null;
+        this.thinking = null;
+        this.setClocks(event.clocks, now);
+        break;
+      case "end":
+        this.end = event;
+        this.drawOffer = null;
+        this.thinking = null;
+        this.setClocks(event.clocks, now);
+        break;
+      case "offer":
+        if (event.kind === "draw") this.drawOffer = event.by;
+        else if (event.kind === "draw_declined") this.drawOffer = null;
+        else this.rematch.add(event.by);
+        break;
+      case "presence":
+        this.presence(event, now);
+        break;
+      case "chat":
+        this.chat.push(event);
+        if (this.chat.length > 200) this.chat.shift();
+        break;
+      default:
+        return IGNORED;
+    }
+    this.version = event.version;
+    return CHANGED;
+  }
+
+  presence(event, now) {
+    const seat = this.seat(event.side);
+    seat.online = event.online;
+    if (event.online || event.claim_in === null) delete this.claimAt[event.side];
+    else this.claimAt[event.side] = now + event.claim_in * 1000;
+  }
+
+  setClocks(clocks, now) {
+    if (clocks) {
+      this.clocks = clocks;
+      this.clocksAt = now;
+    }
+  }
+
+  // Milliseconds left on `side`'s clock at `now`, counting down locally; null if untimed.
+  timeLeft(side, now) {
+    if (!this.clocks) return null;
+    let left = this.clocks[side];
+    if (this.clocks.running === side && !this.over) left -= now - this.clocksAt;
+    return Math.max(0, left);
+  }
+
+  // Milliseconds until a win may be claimed against `side` (who is gone), or null.
+  claimIn(side, now) {
+    const at = this.claimAt[side];
+    return at === undefined ? null : Math.max(0, at - now);
+  }
+
+  canClaim(now) {
+    if (this.you === null || this.over) return false;
+    const wait = this.claimIn(other(this.you), now);
+    return wait !== null && wait <= 0;
+  }
+
+  // -- what is shown: the live position, or an earlier one while stepping back ------------
+
+  get shownPly() { return this.viewPly === null ? this.ply : this.viewPly; }
+  get reviewing() { return this.viewPly !== null; }
+
+  show(ply) {
+    ply = Math.max(0, Math.min(this.ply, ply));
+    this.viewPly = ply === this.ply ? null : ply;
+  }
+
+  step(delta) { this.show(this.shownPly + delta); }
+
+  // The occupants of every cell ("x", "o" or null) after `ply` moves.
+  cells(ply = this.shownPly) {
+    const cells = new Array(this.geometry.size).fill(null);
+    this.moves.slice(0, ply).forEach((cell, i) => { cells[cell] = SIDES[i % 2]; });
+    return cells;
+  }
+
+  lastMove() {
+    const ply = this.shownPly;
+    return ply ? this.moves[ply - 1] : null;
+  }
+
+  winningLine(cells = this.cells()) {
+    if (!this.reviewing && this.end && this.end.line) return this.end.line;
+    return winningLine(this.geometry, cells);
+  }
+
+  threats(cells = this.cells()) {
+    return { x: threats(this.geometry, cells, "x"), o: threats(this.geometry, cells, "o") };
+  }
+
+  notation(cell) { return this.geometry.format(cell); }
+
+  // One line saying how the game ended: winner, reason and, when rated, the rating change.
+  describeEnd() {
+    const end = this.end;
+    if (!end) return "";
+    let head;
+    if (end.result === "*") head = "Aborted";
+    else if (end.winner === null) head = "Draw";
+    else if (this.you === null) head = `${end.winner.toUpperCase()} (${this.seat(end.winner).name}) wins`;
+    else head = end.winner === this.you ? "You win" : "You lose";
+    let text = `${head} ${end.result} · ${REASONS[end.reason] || end.reason}`;
+    const change = end.rating_change;
+    if (change) {
+      const sign = (v) => (v >= 0 ? `+${v}` : `${v}`);
+      text += this.you !== null
+        ? ` · rating ${sign(change[this.you])}`
+        : ` · rating X ${sign(change.x)}, O ${sign(change.o)}`;
+    }
+    return text;
+  }
+}

@@ -1,0 +1,320 @@
+// The web client: one player's session, the lobby and the games, wired to the page.
+// State lives in `app` (never in the DOM); every message from the server updates it and the
+// view that shows it re-renders.
+
+import { $, h } from "./dom.js";
+import { CHANGED, GAP, GameModel } from "./game.js";
+import { GameView } from "./gameview.js";
+import { LobbyView } from "./lobby.js";
+import { parseClock, VERSIONED } from "./protocol.js";
+import { forgetPlayer, Link, savedName, savedToken, serverUrl } from "./socket.js";
+
+const app = {
+  me: null, // the welcome message
+  lobby: { seeks: new Map(), games: new Map(), online: 0 },
+  leaderboard: [],
+  mySeek: null,
+  queued: null,
+  privateRoom: null,
+  games: new Map(), // id -> GameModel
+  current: null, // the game on screen
+  pendingMove: null, // the id of a move request not yet answered
+  requests: new Map(), // id -> what was asked, for errors
+  screen: "connect",
+};
+
+const link = new Link(serverUrl(), onLinkEvent);
+let toastTimer = null;
+
+// -- actions -------------------------------------------------------------------------------
+
+function send(t, fields = {}) {
+  const id = link.send(t, fields);
+  if (id === null) say("Not connected: wait a moment and try again.");
+  else app.requests.set(id, t);
+  return id;
+}
+
+function say(text) {
+  const toast = $("#toast");
+  toast.textContent = text;
+  toast.classList.add("shown");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => toast.classList.remove("shown"), 4000);
+}
+
+function clockOf(choice) {
+  try {
+    return parseClock(choice.clock);
+  } catch (error) {
+    say(error.message);
+    throw error;
+  }
+}
+
+const act = {
+  say,
+  playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
+  quick: (c) => {
+    if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
+      app.queued = `${c.variant} ${c.clock}`;
+    }
+  },
+  cancelQuick: () => { send("cancel_quick"); app.queued = null; render(); },
+  seek: (c) => send("seek", { variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
+  cancelSeek: () => {
+    if (app.mySeek) send("cancel_seek", { seek: app.mySeek });
+    app.mySeek = null;
+    render();
+  },
+  acceptSeek: (id) => send("accept_seek", { seek: id }),
+  privateCreate: (c) => send("private_create", { variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
+  privateJoin: (code) => {
+    if (!/^[A-Za-z0-9_-]{4,32}$/.test(code)) say("A room code is 4-32 letters, digits, _ or -.");
+    else send("private_join", { code });
+  },
+  watch: (id) => {
+    const model = app.games.get(id);
+    send("watch", model ? { game: id, since: model.version } : { game: id });
+    app.opening = id;
+  },
+  open: (id) => { app.current = id; show("game"); },
+  move: (cell) => {
+    const model = app.games.get(app.current);
+    app.pendingMove = send("move", { game: model.id, cell, ply: model.ply });
+    gameView.render();
+  },
+  game: (t) => send(t, { game: app.current }),
+  chat: (text) => send("chat", { game: app.current, text }) !== null,
+  toLobby: () => {
+    const model = app.games.get(app.current);
+    if (model && (model.you === null || model.over)) {
+      send("unwatch", { game: model.id });
+      app.games.delete(model.id);
+    }
+    app.current = null;
+    show("lobby");
+  },
+  copy: (text) => {
+    navigator.clipboard?.writeText(text).then(() => say("Link copied."), () => say("Copy the link by hand."));
+  },
+};
+
+// -- the link --------------------------------------------------------------------------------
+
+function onLinkEvent(event) {
+  const net = $("#net");
+  switch (event.type) {
+    case "connecting":
+      net.textContent = event.attempt > 1 ? `Reconnecting (try ${event.attempt})…` : "Connecting…";
+      net.className = "connecting";
+      break;
+    case "dropped":
+      net.textContent = `Connection lost: retrying in ${Math.ceil(event.retryIn / 1000)} s`;
+      net.className = "down";
+      app.pendingMove = null;
+      break;
+    case "refused":
+      net.textContent = "Not connected";
+      net.className = "down";
+      $("#connect-error").textContent = event.message;
+      show("connect");
+      break;
+    case "connected":
+      connected(event.welcome, event.reconnected);
+      break;
+    case "message":
+      received(event.message);
+      break;
+  }
+}
+
+function connected(welcome, reconnected) {
+  app.me = welcome;
+  const net = $("#net");
+  net.textContent = "Online";
+  net.className = "up";
+  $("#who").replaceChildren(h("span", { class: "name" }, welcome.name), ` · ${welcome.rating}`);
+  send("lobby_sub");
+  fetchLeaderboard();
+  // Catch up on the games open here, then open the unfinished ones the server lists.
+  for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
+  for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
+  if (!reconnected) route(welcome);
+  if (app.screen === "connect") show("lobby");
+}
+
+// What the address asks for: a private room's link (#join=CODE) or a game (#game=ID).
+function route(welcome) {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const code = hash.get("join");
+  const game = hash.get("game") || welcome.games[0];
+  if (code) {
+    history.replaceState(null, "", location.pathname);
+    act.privateJoin(code);
+  } else if (game) {
+    app.opening = game;
+    if (!welcome.games.includes(game)) send("watch", { game });
+  }
+}
+
+function received(message) {
+  const now = performance.now();
+  if (message.ref !== undefined && message.ref !== null) {
+    if (message.ref === app.pendingMove) app.pendingMove = null;
+    app.requests.delete(message.ref);
+  }
+  switch (message.t) {
+    case "lobby":
+      app.lobby.seeks = new Map(message.seeks.map((s) => [s.id, s]));
+      app.lobby.games = new Map(message.games.map((g) => [g.id, g]));
+      app.lobby.online = message.online;
+      break;
+    case "lobby_delta":
+      for (const id of message.seeks_removed) {
+        app.lobby.seeks.delete(id);
+        if (id === app.mySeek) app.mySeek = null;
+      }
+      for (const s of message.seeks_added) app.lobby.seeks.set(s.id, s);
+      for (const id of message.games_removed) app.lobby.games.delete(id);
+      for (const g of message.games_added) app.lobby.games.set(g.id, g);
+      if (message.online !== null) app.lobby.online = message.online;
+      break;
+    case "seeking":
+      app.mySeek = message.seek.id;
+      break;
+    case "queued":
+      break;
+    case "private":
+      app.privateRoom = message;
+      break;
+    case "game":
+      gameState(message, now);
+      return;
+    case "error":
+      failed(message);
+      break;
+    default:
+      if (VERSIONED.has(message.t) || message.t === "ai_thinking" || message.t === "engine") {
+        gameEvent(message, now);
+        return;
+      }
+      return;
+  }
+  render();
+}
+
+function gameState(state, now) {
+  const known = app.games.get(state.id);
+  const model = new GameModel(state, now);
+  if (known) model.viewPly = known.viewPly !== null && known.viewPly <= model.ply ? known.viewPly : null;
+  app.games.set(state.id, model);
+  // A game this player starts (or a rematch) takes the screen, as does one asked for.
+  const starting = state.you !== null && state.status === "playing" && !known;
+  if (starting || app.opening === state.id || app.current === null) {
+    if (starting) {
+      app.mySeek = null;
+      app.queued = null;
+      app.privateRoom = null;
+    }
+    app.opening = null;
+    app.current = state.id;
+    show("game");
+  }
+  render();
+}
+
+function gameEvent(event, now) {
+  const model = app.games.get(event.game);
+  if (!model) return;
+  const result = model.apply(event, now);
+  if (result === GAP) send("watch", { game: model.id, since: model.version });
+  if (event.t === "end") fetchLeaderboard();
+  if (result === CHANGED && model.id === app.current) gameView.render();
+  if (result === CHANGED && event.t === "end" && model.you !== null) lobbyView.render();
+}
+
+function failed(error) {
+  say(error.message);
+  if (error.code === "stale_move" && app.current) {
+    const model = app.games.get(app.current);
+    if (model) send("watch", { game: model.id, since: model.version });
+  }
+  if (error.code === "not_queued") app.queued = null;
+  if (error.code === "no_such_game" && app.opening) app.opening = null;
+}
+
+async function fetchLeaderboard() {
+  try {
+    const response = await fetch("/api/leaderboard?limit=10");
+    if (!response.ok) return;
+    const data = await response.json();
+    app.leaderboard = (data.players || []).map((p) => ({ name: String(p.name), rating: p.rating }));
+    lobbyView.render();
+  } catch {
+    // the lobby shows the last one
+  }
+}
+
+// -- screens ---------------------------------------------------------------------------------
+
+let lobbyView;
+let gameView;
+
+function show(screen) {
+  app.screen = screen;
+  for (const id of ["connect", "lobby", "game"]) $(`#${id}`).hidden = id !== screen;
+  const model = app.games.get(app.current);
+  const hash = screen === "game" && model ? `#game=${model.id}` : "";
+  if (location.hash !== hash) history.replaceState(null, "", location.pathname + hash);
+  document.body.dataset.screen = screen;
+  render();
+}
+
+function render() {
+  if (app.screen === "lobby") lobbyView.render();
+  if (app.screen === "game") gameView.render();
+}
+
+function keys(event) {
+  if (app.screen !== "game" || event.target.closest("input, textarea, select")) return;
+  const moves = { ArrowLeft: () => gameView.step(-1), ArrowRight: () => gameView.step(1),
+    Home: () => gameView.stepTo(0), End: () => gameView.stepTo(Infinity),
+    v: () => gameView.setMode(gameView.mode === "levels" ? "cube" : "levels") };
+  if (event.target.closest(".cell, canvas") && event.key.startsWith("Arrow")) return;
+  const fn = moves[event.key];
+  if (fn) {
+    event.preventDefault();
+    fn();
+  } else if (/^[1-9a-i]$/i.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    gameView.cellInput.focus(); // typing a cell anywhere starts the move box
+  }
+}
+
+function start() {
+  lobbyView = new LobbyView($("#lobby"), app, act);
+  gameView = new GameView($("#game"), app, act);
+  setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
+  document.addEventListener("keydown", keys);
+  $("#home").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.me) act.toLobby();
+  });
+  $("#connect-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    $("#connect-error").textContent = "";
+    forgetPlayer();
+    link.start($("#name").value.trim());
+  });
+  window.addEventListener("online", () => link.retryNow());
+  window.qubic = { app, link }; // for the tests and the curious
+  if (savedToken()) {
+    link.start(savedName());
+  } else {
+    $("#net").textContent = "Not connected";
+    show("connect");
+    $("#name").focus();
+  }
+}
+
+start();
