@@ -3,6 +3,7 @@ levels, speed and the forced-win suite.
 
     .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
     .venv/bin/python bench/engine_strength.py --side o --record lost.jsonl vs bogenschutz
+    .venv/bin/python bench/engine_strength.py --side o --x-openings 2 --games 80 vs mcts alphabeta
     .venv/bin/python bench/engine_strength.py blame lost.jsonl
     .venv/bin/python bench/engine_strength.py --side o --jobs 2 tree bogenschutz
     .venv/bin/python bench/engine_strength.py self --games 20 --time 1
@@ -33,20 +34,67 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
-from engine.arena import MatchResult, PlayerStats, exact_match, match_game, play_game  # noqa: E402
+from engine.arena import (  # noqa: E402
+    A,
+    B,
+    GameRecord,
+    MatchResult,
+    PlayerStats,
+    exact_match,
+    game_seeds,
+    match_game,
+    play_game,
+)
 from engine.master import warm_up  # noqa: E402
-from engine.players import LEVELS, Limit, make_player  # noqa: E402
+from engine.players import LEVELS, Decision, Limit, Player, make_player  # noqa: E402
+from engine.players.alphabeta import warm_up as sparring_warm_up  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 
 OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
 GEOMETRY = Board("4x4x4").geometry
 RECORD: Path | None = None  # --record: every game appended here as a JSON line
+X_OPENINGS = 0  # --x-openings: X's first moves drawn from the symmetry classes
 SIDE = "both"  # --side: the games where A is X, O or both (A is X in the even-numbered ones)
 SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
 def command() -> str:
     return ".venv/bin/python bench/engine_strength.py " + shlex.join(sys.argv[1:])
+
+
+class OpeningPlayer(Player):
+    """X with its first ``plies`` moves drawn uniformly from the symmetry classes of the
+    position (seeded by the game), then ``inner``: varied openings for a second player."""
+
+    name = "opening"
+    summary = "random-class opening moves, then another player"
+
+    def __init__(self, inner: Player, plies: int, seed: int) -> None:
+        super().__init__(seed)
+        self.inner, self.plies = inner, plies
+
+    def _decide(self, board: Board, limit: Limit) -> Decision:
+        if board.ply >= 2 * self.plies:
+            return self.inner.decide(board, limit)
+        rng = self.rng(board)
+        return Decision(move=rng.choice(root_moves(board, rng.random())))
+
+
+def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
+                 x_openings: int) -> GameRecord:
+    """:func:`engine.arena.match_game`, with X's first ``x_openings`` moves from
+    :class:`OpeningPlayer`."""
+    if not x_openings:
+        return match_game(spec_a, spec_b, index, "4x4x4", seed, limit)
+    seed_a, seed_b = game_seeds(seed, index)
+    player_a, player_b = make_player(spec_a, seed_a), make_player(spec_b, seed_b)
+    a_is_x = index % 2 == 0
+    x, o = (player_a, player_b) if a_is_x else (player_b, player_a)
+    board, moves = play_game(OpeningPlayer(x, x_openings, seed_a ^ seed_b), o, "4x4x4", limit,
+                             (A, B) if a_is_x else (B, A))
+    outcome = board.outcome()
+    assert outcome is not None
+    return GameRecord(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
 
 
 def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
@@ -57,7 +105,7 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
     result = MatchResult("4x4x4", seed, limit, PlayerStats(make_player(spec_a).spec),
                          PlayerStats(make_player(spec_b).spec))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(match_game, spec_a, spec_b, index, "4x4x4", seed, limit)
+        futures = [pool.submit(opening_game, spec_a, spec_b, index, seed, limit, X_OPENINGS)
                    for index in range(games) if SIDE == "both" or index % 2 == (SIDE == "o")]
         for future in as_completed(futures):
             record = future.result()
@@ -303,6 +351,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="games played at once (processes)")
     parser.add_argument("--record", type=Path, help="append every game's moves (JSON lines)")
+    parser.add_argument("--x-openings", type=int, default=0, metavar="K",
+                        help="X's first K moves drawn uniformly from the symmetry classes of "
+                             "the position (seeded by the game): varied openings")
     parser.add_argument("--side", choices=["both", "x", "o"], default="both",
                         help="play only the games where A is X (or O)")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -335,9 +386,10 @@ def main() -> None:
     so.add_argument("--seconds", type=float, default=60.0)
     so.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
-    global RECORD, SIDE
-    RECORD, SIDE = args.record, args.side
-    print(f"compile/load: {warm_up():.1f} s; levels: {LEVELS}", file=sys.stderr)
+    global RECORD, SIDE, X_OPENINGS
+    RECORD, SIDE, X_OPENINGS = args.record, args.side, args.x_openings
+    seconds = warm_up() + sparring_warm_up()  # before the worker processes fork
+    print(f"compile/load: {seconds:.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
      "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline, "replies": cmd_replies,

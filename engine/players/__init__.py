@@ -4,14 +4,18 @@
 returns a :class:`Decision`. Every player is deterministic for a given seed and position.
 """
 
+from engine.players.alphabeta import AlphaBetaPlayer
 from engine.players.base import Decision, Forced, Limit, Option, Player, Registry
 from engine.players.heuristic import FreenessPlayer, RandomPlayer, WoodPlayer
 from engine.players.master import MasterPlayer
+from engine.players.mcts import MctsPlayer
 from engine.players.searching import BogenschutzPlayer, RubinoffPlayer, SearchingPlayer
 
 REGISTRY = Registry()
+# mcts and alphabeta are sparring partners of other families than the master (issue 17): a
+# UCT player with win-and-block playouts and a textbook iterative-deepening alpha-beta.
 for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, RubinoffPlayer,
-             MasterPlayer):
+             MasterPlayer, MctsPlayer, AlphaBetaPlayer):
     REGISTRY.register(_cls)
 
 # The lobby's levels 1 (weakest) to 8 (the master at full strength), each a fixed spec; each
