@@ -26,7 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
@@ -39,15 +39,19 @@ from server.store import (
     PlayerRecord,
     Seat,
     TimeControl,
+    check_fence,
+    game_from_row,
     hash_token,
+    move_from_row,
     name_key,
     new_game_id,
     new_token,
+    player_from_row,
 )
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_GROUP = 1024  # writes per transaction at most, so one commit never grows without bound
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -99,6 +103,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
             at REAL NOT NULL,
             PRIMARY KEY (game_id, ply)) WITHOUT ROWID""",
     ),
+    2: ("ALTER TABLE games ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",),
 }
 """Schema changes by the version they bring the file to; add version 2 here, never edit 1."""
 
@@ -375,7 +380,7 @@ class SQLiteStore:
             ).fetchone()
             if row is None or (name is not None and row["name_key"] != name_key(name)):
                 return None
-            return _player(row)
+            return player_from_row(row)
 
         return await self._read(find)
 
@@ -384,7 +389,7 @@ class SQLiteStore:
 
         def find(conn: sqlite3.Connection) -> PlayerRecord | None:
             row = _player_row(conn, name)
-            return None if row is None else _player(row)
+            return None if row is None else player_from_row(row)
 
         return await self._read(find)
 
@@ -397,7 +402,7 @@ class SQLiteStore:
                 " ORDER BY rating DESC, name_key LIMIT ?",
                 (min_rated_games, limit),
             )
-            return [_player(row) for row in rows]
+            return [player_from_row(row) for row in rows]
 
         return await self._read(top)
 
@@ -443,18 +448,21 @@ class SQLiteStore:
         await self._write(insert)
         return game
 
-    async def record_move(self, game_id: str, move: MoveRecord) -> None:
+    async def record_move(
+        self, game_id: str, move: MoveRecord, *, fence: int | None = None
+    ) -> None:
         """Append a move to an active game; returns once the move is committed."""
 
         def insert(conn: sqlite3.Connection) -> None:
             row = conn.execute(
-                "SELECT status, (SELECT MAX(ply) FROM moves WHERE game_id = ?1)"
+                "SELECT status, (SELECT MAX(ply) FROM moves WHERE game_id = ?1), fence"
                 " FROM games WHERE id = ?1",
                 (game_id,),
             ).fetchone()
             if row is None:
                 raise StoreError(f"no game {game_id}", code="no_such_game")
-            status, last_ply = row
+            status, last_ply, stored_fence = row
+            _take_fence(conn, game_id, stored_fence, fence)
             if status != GameStatus.ACTIVE:
                 raise StoreError(f"game {game_id} is over", code="game_over")
             if move.ply != (last_ply or 0) + 1:
@@ -477,6 +485,7 @@ class SQLiteStore:
         reason: str,
         now: float,
         winning_line: Sequence[int] | None = None,
+        fence: int | None = None,
     ) -> GameRecord:
         """End a game with a result, updating the players' records and ratings atomically."""
         if result not in RESULT_SCORES:
@@ -485,7 +494,7 @@ class SQLiteStore:
         line = None if winning_line is None else " ".join(map(str, winning_line))
 
         def finish(conn: sqlite3.Connection) -> GameRecord:
-            game = _active_game(conn, game_id)
+            game = _active_game(conn, game_id, fence)
             conn.execute(
                 "UPDATE games SET status = 'finished', result = ?, reason = ?,"
                 " winning_line = ?, ended = ? WHERE id = ?",
@@ -494,7 +503,7 @@ class SQLiteStore:
             x_row = None if game.x.is_computer else _player_row(conn, str(game.x.player))
             o_row = None if game.o.is_computer else _player_row(conn, str(game.o.player))
             if game.rated and x_row is not None and o_row is not None:
-                old_x, old_o = _player(x_row).glicko, _player(o_row).glicko
+                old_x, old_o = player_from_row(x_row).glicko, player_from_row(o_row).glicko
                 new_x, new_o = rate_game(old_x, old_o, x_score)
                 for row, new in ((x_row, new_x), (o_row, new_o)):
                     conn.execute(
@@ -525,11 +534,13 @@ class SQLiteStore:
 
         return await self._write(finish)
 
-    async def abort_game(self, game_id: str, *, reason: str, now: float) -> GameRecord:
+    async def abort_game(
+        self, game_id: str, *, reason: str, now: float, fence: int | None = None
+    ) -> GameRecord:
         """Call a game off with no result and no effect on anyone's record."""
 
         def abort(conn: sqlite3.Connection) -> GameRecord:
-            _active_game(conn, game_id)
+            _active_game(conn, game_id, fence)
             conn.execute(
                 "UPDATE games SET status = 'aborted', reason = ?, ended = ? WHERE id = ?",
                 (reason, now, game_id),
@@ -558,9 +569,9 @@ class SQLiteStore:
                 "SELECT moves.* FROM moves JOIN games ON games.id = moves.game_id"
                 " WHERE games.status = 'active' ORDER BY moves.game_id, moves.ply"
             ):
-                moves.setdefault(row["game_id"], []).append(_move(row))
+                moves.setdefault(row["game_id"], []).append(move_from_row(row))
             rows = conn.execute("SELECT * FROM games WHERE status = 'active' ORDER BY created")
-            return [_game_from_row(row, moves.get(row["id"], [])) for row in rows]
+            return [game_from_row(row, moves.get(row["id"], [])) for row in rows]
 
         return await self._read(find)
 
@@ -597,48 +608,24 @@ def _player_row(conn: sqlite3.Connection, name: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM players WHERE name_key = ?", (name_key(name),)).fetchone()
 
 
-def _player(row: sqlite3.Row) -> PlayerRecord:
-    return PlayerRecord(**{field.name: row[field.name] for field in fields(PlayerRecord)})
-
-
-def _move(row: sqlite3.Row) -> MoveRecord:
-    return MoveRecord(row["ply"], row["cell"], row["clock_x"], row["clock_o"], row["at"])
-
-
-_GAME_COLUMNS = (
-    "id", "variant", "created", "result", "reason", "ended",
-    "x_rating", "o_rating", "x_rating_change", "o_rating_change",
-)  # fmt: skip
-"""The games columns that are GameRecord fields as they are."""
-
-
-def _game_from_row(row: sqlite3.Row, moves: Sequence[MoveRecord]) -> GameRecord:
-    clock = None
-    if row["clock_initial"] is not None:
-        clock = TimeControl(row["clock_initial"], row["clock_increment"])
-    line = row["winning_line"]
-    return GameRecord(
-        **{column: row[column] for column in _GAME_COLUMNS},
-        clock=clock,
-        rated=bool(row["rated"]),
-        x=Seat(row["x_player"], row["x_computer"]),
-        o=Seat(row["o_player"], row["o_computer"]),
-        status=GameStatus(row["status"]),
-        winning_line=None if line is None else tuple(map(int, line.split())),
-        moves=tuple(moves),
-    )
-
-
 def _game(conn: sqlite3.Connection, game_id: str) -> GameRecord:
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         raise StoreError(f"no game {game_id}", code="no_such_game")
     moves = conn.execute("SELECT * FROM moves WHERE game_id = ? ORDER BY ply", (game_id,))
-    return _game_from_row(row, [_move(move) for move in moves])
+    return game_from_row(row, [move_from_row(move) for move in moves])
 
 
-def _active_game(conn: sqlite3.Connection, game_id: str) -> GameRecord:
+def _take_fence(conn: sqlite3.Connection, game_id: str, stored: int, fence: int | None) -> None:
+    """Refuse a stale fencing token; a newer one becomes the game's."""
+    check_fence(game_id, stored, fence)
+    if fence is not None and fence > stored:
+        conn.execute("UPDATE games SET fence = ? WHERE id = ?", (fence, game_id))
+
+
+def _active_game(conn: sqlite3.Connection, game_id: str, fence: int | None) -> GameRecord:
     game = _game(conn, game_id)
+    _take_fence(conn, game_id, game.fence, fence)
     if game.status != GameStatus.ACTIVE:
         raise StoreError(f"game {game_id} is already {game.status}", code="game_over")
     return game

@@ -1,7 +1,8 @@
 """The durable store's interface and its records: players, games and their moves.
 
 ``Store`` is what the app layer talks to; ``server.sqlite_store.SQLiteStore`` implements it on
-one SQLite file and a PostgreSQL store can implement it later. Every method is async and never
+one SQLite file and ``server.pg_store.PostgresStore`` on PostgreSQL (``server.stores.open_store``
+picks one). Every method is async and never
 blocks the event loop. A write returns only once it is committed, so the server acknowledges a
 move after it is durable. Records are frozen dataclasses of plain values; times are Unix
 seconds (``time.time()``), cells are engine cell indices.
@@ -14,9 +15,10 @@ import hashlib
 import secrets
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple, Protocol
 
+from server.errors import StoreError
 from server.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating
 
 
@@ -99,7 +101,8 @@ class GameRecord:
 
     ``result`` is ``"1-0"``, ``"0-1"`` or ``"1/2-1/2"`` once finished; ``reason`` says why it
     ended (``"line"``, ``"resign"``, ``"time"``, ...). The ratings are the players' ratings
-    before the game and the change it made, set only when a rated game finished.
+    before the game and the change it made, set only when a rated game finished. ``fence`` is
+    the highest fencing token a write to the game carried (0: none; see ``check_fence``).
     """
 
     id: str
@@ -119,11 +122,63 @@ class GameRecord:
     x_rating_change: float | None = None
     o_rating_change: float | None = None
     moves: tuple[MoveRecord, ...] = ()
+    fence: int = 0
 
     @property
     def cells(self) -> list[int]:
         """The moves as cells, ready for ``engine.Board(variant, cells)``."""
         return [move.cell for move in self.moves]
+
+
+class Row(Protocol):
+    """A database row read by column name: ``sqlite3.Row`` and ``asyncpg.Record`` both are."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def player_from_row(row: Row) -> PlayerRecord:
+    return PlayerRecord(**{field.name: row[field.name] for field in fields(PlayerRecord)})
+
+
+def move_from_row(row: Row) -> MoveRecord:
+    return MoveRecord(row["ply"], row["cell"], row["clock_x"], row["clock_o"], row["at"])
+
+
+_GAME_COLUMNS = (
+    "id", "variant", "created", "result", "reason", "ended",
+    "x_rating", "o_rating", "x_rating_change", "o_rating_change", "fence",
+)  # fmt: skip
+"""The games columns that are GameRecord fields as they are."""
+
+
+def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
+    """A game from its row in the ``games`` table (the same columns in every store)."""
+    clock = None
+    if row["clock_initial"] is not None:
+        clock = TimeControl(row["clock_initial"], row["clock_increment"])
+    line = row["winning_line"]
+    return GameRecord(
+        **{column: row[column] for column in _GAME_COLUMNS},
+        clock=clock,
+        rated=bool(row["rated"]),
+        x=Seat(row["x_player"], row["x_computer"]),
+        o=Seat(row["o_player"], row["o_computer"]),
+        status=GameStatus(row["status"]),
+        winning_line=None if line is None else tuple(map(int, line.split())),
+        moves=tuple(moves),
+    )
+
+
+def check_fence(game_id: str, stored: int, fence: int | None) -> None:
+    """Refuse a write whose fencing token is older than one the game has already seen.
+
+    ``fence`` None is a write from the one embedded server, which owns every game.
+    """
+    if fence is not None and fence < stored:
+        raise StoreError(
+            f"game {game_id} is owned under fencing token {stored}; {fence} is stale",
+            code="fenced",
+        )
 
 
 RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -192,11 +247,15 @@ class Store(Protocol):
         """Start a game (with a fresh id unless one is given). A rated game needs two players."""
         ...
 
-    async def record_move(self, game_id: str, move: MoveRecord) -> None:
+    async def record_move(
+        self, game_id: str, move: MoveRecord, *, fence: int | None = None
+    ) -> None:
         """Append a move to an active game; returns once the move is committed.
 
         The ply must follow the last one recorded (else ``StoreError`` code ``"stale_move"``)
-        and the game be active (else ``"game_over"``).
+        and the game be active (else ``"game_over"``). A cluster node passes its lease's
+        fencing token as ``fence``: a token older than the game has seen is refused (code
+        ``"fenced"``), a newer one becomes the game's. Finishing and aborting take it too.
         """
         ...
 
@@ -208,6 +267,7 @@ class Store(Protocol):
         reason: str,
         now: float,
         winning_line: Sequence[int] | None = None,
+        fence: int | None = None,
     ) -> GameRecord:
         """End a game with a result, updating both players' records and, if rated, ratings.
 
@@ -215,7 +275,9 @@ class Store(Protocol):
         """
         ...
 
-    async def abort_game(self, game_id: str, *, reason: str, now: float) -> GameRecord:
+    async def abort_game(
+        self, game_id: str, *, reason: str, now: float, fence: int | None = None
+    ) -> GameRecord:
         """Call a game off with no result and no effect on anyone's record."""
         ...
 

