@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import ipaddress
 import logging
 import signal
 import time
@@ -22,7 +23,7 @@ from aiohttp import WSMsgType, web
 
 from engine import format_moves, variant
 from server.ai_pool import DEFAULT_NICE, AIPool
-from server.errors import ProtocolError, ServerError
+from server.errors import LimitReached, ProtocolError, ServerError
 from server.hub import Hub, HubConfig
 from server.metrics import Metrics
 from server.protocol import (
@@ -32,12 +33,14 @@ from server.protocol import (
     RATE_LIMIT_PER_SECOND,
     ErrorCode,
     decode_client_message,
+    readable_id,
 )
 from server.session import (
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
     DEFAULT_MAX_QUEUE,
     DEFAULT_MAX_QUEUE_BYTES,
+    AddressLimits,
     Session,
 )
 from server.sqlite_store import SQLiteStore
@@ -57,6 +60,7 @@ Measured with bench/load.py at 1,000 games + 2 computer games: 2 of them in 30 s
 8, and 99.8% of loop-lag samples within 5 ms instead of 99.0%; see docs/benchmarks.md."""
 HUB_KEY = web.AppKey("hub", Hub)
 CONFIG_KEY = web.AppKey("config", object)
+PROXIES_KEY = web.AppKey("proxies", list)
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,10 @@ class ServerConfig:
     max_queue: int = DEFAULT_MAX_QUEUE
     max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
     synchronous: str = "FULL"
+    max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
+    new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
+    abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -120,8 +128,11 @@ async def start_server(config: ServerConfig) -> RunningServer:
     pool = AIPool(config.ai_workers, nice=config.ai_nice)
     try:
         await pool.start()
-        hub = Hub(store, pool, HubConfig(grace=config.grace, ai_move_time=config.ai_move_time),
-                  Metrics())
+        limits = AddressLimits(config.max_connections_per_address,
+                               config.new_players_per_address)
+        hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
+                               abandon_after=config.abandon_after)
+        hub = Hub(store, pool, hub_config, Metrics(), limits)
         await hub.start()
         runner = web.AppRunner(
             make_app(hub, config), handle_signals=False, access_log=None, shutdown_timeout=2.0
@@ -165,6 +176,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app = web.Application()
     app[HUB_KEY] = hub
     app[CONFIG_KEY] = config
+    app[PROXIES_KEY] = [ipaddress.ip_network(p, strict=False) for p in config.trusted_proxies]
     app.router.add_get("/ws", websocket)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
@@ -187,20 +199,32 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False
     )
     await ws.prepare(request)
-    session = Session(request.remote or "", config.max_queue, config.rate, config.burst,
+    address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
+                             request.app[PROXIES_KEY])
+    session = Session(address, config.max_queue, config.rate, config.burst,
                       config.max_queue_bytes)
     transport = request.transport
     session.on_close = lambda: transport.abort() if transport is not None else None
-    hub.connected(session)
     writer = asyncio.get_running_loop().create_task(_write(ws, session))
+    if not hub.limits.connect(address):
+        hub.refuse(session, LimitReached(
+            f"at most {hub.limits.max_connections} connections from one address",
+            ErrorCode.TOO_MANY_CONNECTIONS))
+        session.close(CLOSE_POLICY, "too many connections from your address")
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+            await asyncio.wait_for(writer, 2.0)
+        return ws
+    hub.connected(session)
     loop = asyncio.get_running_loop()
     try:
         async for frame in ws:
             if session.closed:
                 break
             if not session.bucket.take(loop.time()):
-                hub.refuse(session, ServerError("too many messages: slow down",
-                                                ErrorCode.RATE_LIMITED))
+                ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
+                hub.refuse(session, LimitReached("too many messages: slow down",
+                                                 ErrorCode.RATE_LIMITED,
+                                                 session.bucket.wait(loop.time())), ref)
                 session.close(CLOSE_POLICY, "rate limit exceeded")
                 break
             if frame.type is WSMsgType.BINARY:
@@ -226,12 +250,35 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                            message.id)
     finally:
         hub.disconnected(session)
+        hub.limits.disconnect(address)
         if not session.closed:
             session.close(1000, "")
         with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
             await asyncio.wait_for(writer, 2.0)
         writer.cancel()
     return ws
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def client_address(peer: str, forwarded_for: list[str], proxies: list[Network]) -> str:
+    """The client's address: the peer's, unless the peer is a trusted proxy; then the rightmost
+    ``X-Forwarded-For`` hop that is not a trusted proxy (hops left of it could be written by
+    anyone). A malformed hop stops the walk at the last trusted address."""
+    address = peer
+    if not proxies:
+        return address
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
+    for hop in [peer, *reversed(hops)]:
+        try:
+            ip = ipaddress.ip_address(hop)
+        except ValueError:
+            return address
+        address = str(ip)
+        if not any(ip in network for network in proxies):
+            return address
+    return address
 
 
 async def _write(ws: web.WebSocketResponse, session: Session) -> None:

@@ -4,6 +4,7 @@
      ├── ProtocolError (ValueError)   a frame or message that breaks the wire protocol
      ├── RoomError (ValueError)       a request a game room refuses (turn, seat, clock, ...)
      │    └── ClaimTooEarly           a claim before the grace period ran out (``retry_in``)
+     ├── LimitReached                 too many frames, connections or new players (``retry_in``)
      ├── MatchmakingError (ValueError) a seek, pairing or private code that cannot be used
      └── StoreError (RuntimeError)    the database cannot be opened, read or written
 
@@ -62,4 +63,16 @@ class ClaimTooEarly(RoomError):
 
     def __init__(self, message: str, retry_in: float) -> None:
         super().__init__(message)
+        self.retry_in = retry_in
+
+
+class LimitReached(ServerError):
+    """A limit on frames, connections or new players was reached; ``retry_in`` is the seconds
+    until one more is allowed, or None when waiting alone does not help."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, code: str | None = None,
+                 retry_in: float | None = None) -> None:
+        super().__init__(message, code)
         self.retry_in = retry_in

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from engine import O, X
 from server.ai_pool import AIError, AIJob, AIPool
-from server.errors import RoomError, ServerError
+from server.errors import LimitReached, RoomError, ServerError
 from server.matchmaking import Matchmaker, Pairing
 from server.metrics import Metrics
 from server.protocol import Abort as AbortMessage
@@ -68,7 +68,7 @@ from server.protocol import (
 )
 from server.protocol import Claim as ClaimMessage
 from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat, computer_seat
-from server.session import CLOSE_GOING_AWAY, Session
+from server.session import CLOSE_GOING_AWAY, AddressLimits, Session
 from server.store import GameRecord, GameStatus, PlayerRecord, Seat, Store, TimeControl
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
 class HubConfig:
     grace: float = 60.0  # seconds a dropped player keeps the seat before a claim is allowed
     ai_move_time: float = 1.0  # seconds the computer thinks per move (less on a short clock)
+    abandon_after: float = 600.0  # seconds with no human in a game before it is ended
 
 
 def _time_control(clock: ClockSpec | None) -> TimeControl | None:
@@ -102,13 +103,14 @@ class Hub:
 
     def __init__(
         self, store: Store, pool: AIPool, config: HubConfig | None = None,
-        metrics: Metrics | None = None,
+        metrics: Metrics | None = None, limits: AddressLimits | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
         self.config = config or HubConfig()
         self.metrics = metrics or Metrics()
         self.matchmaker = Matchmaker()
+        self.limits = limits or AddressLimits()
         self.rooms: dict[str, GameRoom] = {}
         self.sessions: set[Session] = set()
         self._by_player: dict[str, set[Session]] = defaultdict(set)
@@ -118,6 +120,8 @@ class Hub:
         self._ai_tasks: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._lobby: set[Session] = set()
+        self._listed: dict[str, None] = {}  # the games the lobby shows, oldest first
+        self._unlisted: set[str] = set()  # private-room and computer games: never shown
         self._online_shown = -1
         self._seeks_shown: list[str] = []  # seek ids the lobby has been told of
         self._finished: set[str] = set()  # games whose end has been handled
@@ -135,6 +139,7 @@ class Hub:
         for record in await self.store.unfinished_games():
             room = await self._restore(record, now)
             self.rooms[room.id] = room
+            self._unlisted.add(room.id)  # the store does not say which games were private
             self._after_change(room)
             log.info("resumed game %s at ply %d", room.id, room.board.ply)
         self.metrics.lag.start()
@@ -171,6 +176,7 @@ class Hub:
                 await self._start_pairing(pairing)
             self.matchmaker.expire(now)
             self._publish_online()
+            await self._end_abandoned(now)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -203,6 +209,7 @@ class Hub:
         if any(s.name == name for s in self._audience[game_id]):
             return  # another connection of the same player still has it open
         self._deliver(room, room.leave(name, now))
+        self._relist(room)
 
     def _withdraw(self, name: str) -> None:
         place = self.matchmaker.withdraw(name)
@@ -238,6 +245,10 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            wait = self.limits.new_player(session.peer, self._loop.time())
+            if wait is not None:
+                raise LimitReached("too many new players from your address",
+                                   ErrorCode.TOO_MANY_PLAYERS, wait)
             player, token = await self.store.create_player(message.name, time.time())
             log.info("new player %s", player.name)
         session.player = player
@@ -285,8 +296,21 @@ class Hub:
         )
 
     def _live_games(self) -> list[GameSummary]:
-        live = [room for room in self.rooms.values() if not room.over]
-        return [self._summary(room) for room in live[-LOBBY_GAMES_SHOWN:]]
+        """The games the lobby lists: public, going on, with a human player in them."""
+        listed = [self.rooms[game_id] for game_id in self._listed]
+        return [self._summary(room) for room in listed[-LOBBY_GAMES_SHOWN:]]
+
+    def _relist(self, room: GameRoom) -> None:
+        """Add ``room`` to the lobby's list or take it off, as it now should be."""
+        show = room.id not in self._unlisted and not room.over and room.anyone_in
+        if show == (room.id in self._listed):
+            return
+        if show:
+            self._listed[room.id] = None
+            self._to_lobby(LobbyDelta(games_added=[self._summary(room)]))
+        else:
+            del self._listed[room.id]
+            self._to_lobby(LobbyDelta(games_removed=[room.id]))
 
     def _to_lobby(self, delta: LobbyDelta) -> None:
         frame = encode(delta)
@@ -373,7 +397,7 @@ class Hub:
             colour = "x" if _seed(f"{name}{time.time()}") % 2 else "o"
         seats = (human, computer) if colour == "x" else (computer, human)
         await self._start_game(seats, message.variant, message.clock, rated=False,
-                               ref=message.id, requester=session)
+                               ref=message.id, requester=session, listed=False)
 
     async def _start_pairing(
         self, pairing: Pairing, ref: object = None, requester: Session | None = None
@@ -381,7 +405,8 @@ class Hub:
         x = RoomSeat(pairing.x, pairing.x, round(await self._player_rating(pairing.x)))
         o = RoomSeat(pairing.o, pairing.o, round(await self._player_rating(pairing.o)))
         await self._start_game((x, o), pairing.variant, _clock_spec(pairing.clock),
-                               rated=pairing.rated, ref=ref, requester=requester)
+                               rated=pairing.rated, ref=ref, requester=requester,
+                               listed=not pairing.private)
 
     async def _player_rating(self, name: str) -> float:
         for session in self._by_player.get(name, ()):
@@ -392,7 +417,7 @@ class Hub:
 
     async def _start_game(
         self, seats: tuple[RoomSeat, RoomSeat], variant: str, clock: ClockSpec | None,
-        rated: bool, ref: object = None, requester: Session | None = None,
+        rated: bool, ref: object = None, requester: Session | None = None, listed: bool = True,
     ) -> GameRoom:
         stored = [
             Seat.computer(s.ai_level) if s.ai_level is not None else Seat.human(s.player)
@@ -404,6 +429,8 @@ class Hub:
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
         self.rooms[room.id] = room
+        if not listed:
+            self._unlisted.add(room.id)
         self.metrics.count("games_started")
         now = self._loop.time()
         for seat in seats:
@@ -416,7 +443,7 @@ class Hub:
                         snapshot.ref = ref  # type: ignore[assignment]
                     session.send(snapshot)
                     snapshot.ref = None
-        self._to_lobby(LobbyDelta(games_added=[self._summary(room)]))
+        self._relist(room)
         log.info("game %s: %s vs %s (%s)", room.id, seats[X].name, seats[O].name, variant)
         self._after_change(room)
         return room
@@ -436,6 +463,7 @@ class Hub:
             raise RoomError(f"no game {game_id}", ErrorCode.NO_SUCH_GAME)
         room = await self._restore(record, self._loop.time())
         self.rooms[room.id] = room
+        self._unlisted.add(room.id)
         if record.status is not GameStatus.ACTIVE:
             self._finished.add(room.id)  # its end was handled before it was forgotten
             self._forget_later(room)
@@ -455,10 +483,15 @@ class Hub:
         async with self._locks[room.id]:
             self._open_room(session, room)
             events = room.join(name, name, self._loop.time(), message.since)
+            replied = False
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):
                     event.message.ref = message.id  # type: ignore[union-attr]
+                    replied = True
             self._deliver(room, events, only=session)
+            if not replied:  # a catch-up: its events, then the ack that says it is complete
+                session.send(Ack(ref=message.id))
+        self._relist(room)
         self._after_change(room)
 
     async def _unwatch(self, session: Session, message: Unwatch) -> None:
@@ -510,7 +543,7 @@ class Hub:
         await self._act(session, message.game, message.id, GameRoom.ask_rematch)
 
     async def _chat(self, session: Session, message: Chat) -> None:
-        await self._act(session, message.game, None,
+        await self._act(session, message.game, message.id,
                         lambda room, name, now: room.chat(name, message.text, now))
 
     async def _persist(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
@@ -576,7 +609,7 @@ class Hub:
                 task.cancel()
             if room.id not in self._finished:
                 self._finished.add(room.id)
-                self._to_lobby(LobbyDelta(games_removed=[room.id]))
+                self._relist(room)
                 self._forget_later(room)
             if room.rematch_agreed and room.id not in self._rematched:
                 self._rematched.add(room.id)
@@ -597,6 +630,21 @@ class Hub:
             self._deliver(room, events)
         self._after_change(room)
 
+    async def _end_abandoned(self, now: float) -> None:
+        """End each game that no human has had open for ``config.abandon_after`` seconds."""
+        limit = self.config.abandon_after
+        for room in list(self.rooms.values()):
+            since = room.abandoned_since()
+            if since is None or now - since < limit:
+                continue
+            async with self._locks[room.id]:
+                if room.over or room.abandoned_since() != since:
+                    continue
+                log.info("game %s: abandoned at ply %d", room.id, room.board.ply)
+                events = await self._persist(room, room.abandon(now))
+                self._deliver(room, events)
+            self._after_change(room)
+
     def _forget_later(self, room: GameRoom) -> None:
         def forget() -> None:
             if self.rooms.get(room.id) is room and room.over:
@@ -604,6 +652,7 @@ class Hub:
                 self._locks.pop(room.id, None)
                 self._finished.discard(room.id)
                 self._rematched.discard(room.id)
+                self._unlisted.discard(room.id)
                 for session in self._audience.pop(room.id, set()):
                     session.rooms.discard(room.id)
 

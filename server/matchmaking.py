@@ -33,13 +33,15 @@ PRIVATE_ROOM_TTL = 30 * 60.0  # seconds a private room waits for the friend to j
 
 @dataclass(frozen=True)
 class Pairing:
-    """Two players matched for a game, colours decided: ``x`` moves first."""
+    """Two players matched for a game, colours decided: ``x`` moves first. A ``private``
+    pairing (from a private room) makes a game the lobby does not list."""
 
     x: str
     o: str
     variant: str
     clock: TimeControl | None
     rated: bool
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -343,7 +345,7 @@ class Matchmaker:
         self.withdraw(room.host)
         self.withdraw(player)
         x, o = _colours(room.host, player, room.colour, self._rng)
-        return Pairing(x, o, room.variant, room.clock, room.rated)
+        return Pairing(x, o, room.variant, room.clock, room.rated, private=True)
 
     def expire(self, now: float) -> list[PrivateRoom]:
         """Close the private rooms whose time is up; returns them so hosts can be told."""

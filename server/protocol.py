@@ -23,7 +23,8 @@ from server.errors import ProtocolError, ServerError
 MAX_FRAME_BYTES = 8 * 1024
 RATE_LIMIT_PER_SECOND = 10  # sustained client frames per second ...
 RATE_LIMIT_BURST = 30  # ... with this many allowed at once; beyond: close 1008
-HEARTBEAT_SECONDS = 20  # websocket ping interval; a peer silent for two intervals is dropped
+HEARTBEAT_SECONDS = 20  # a websocket ping after this long without a frame from the peer ...
+PONG_WAIT_SECONDS = HEARTBEAT_SECONDS / 2  # ... then dropped if no pong comes within this
 CLOSE_POLICY_VIOLATION = 1008
 PROTOCOL_VERSION = 1
 VARIANTS = ("4x4x4", "3x3x3", "4x4")
@@ -47,10 +48,12 @@ class ErrorCode(enum.StrEnum):
     BAD_VARIANT = "bad_variant"
     BAD_CLOCK = "bad_clock"
     RATE_LIMITED = "rate_limited"
+    TOO_MANY_CONNECTIONS = "too_many_connections"
     # session
     NOT_AUTHENTICATED = "not_authenticated"
     ALREADY_AUTHENTICATED = "already_authenticated"
     NAME_TAKEN = "name_taken"
+    TOO_MANY_PLAYERS = "too_many_players"
     # lobby and matchmaking
     NO_SUCH_SEEK = "no_such_seek"
     OWN_SEEK = "own_seek"
@@ -83,7 +86,9 @@ class ErrorCode(enum.StrEnum):
 
 # -- field types ------------------------------------------------------------------------------
 
-_WORD = r"^[A-Za-z0-9_-]+$"
+# Patterns are searched, so each is anchored with \A and \Z: "$" would also match before a
+# trailing newline and let "ann\n" through as a second "ann".
+_WORD = r"\A[A-Za-z0-9_-]+\Z"
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=_WORD)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=_WORD)]
 GameId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
@@ -100,12 +105,14 @@ Level = Annotated[int, msgspec.Meta(ge=1, le=8)]
 Ply = Annotated[int, msgspec.Meta(ge=0, le=729)]
 Version = Annotated[int, msgspec.Meta(ge=0)]
 CellText = Annotated[
-    str, msgspec.Meta(min_length=2, max_length=3, pattern=r"^[1-9]?[a-iA-I][1-9]$")
+    str, msgspec.Meta(min_length=2, max_length=3, pattern=r"\A[1-9]?[a-iA-I][1-9]\Z")
 ]
 CellIndex = Annotated[int, msgspec.Meta(ge=0, le=728)]
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
 Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
-Reason = Literal["line", "full", "dead", "resign", "time", "agreement", "abort", "claim"]
+Reason = Literal[
+    "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned"
+]
 OfferKind = Literal["draw", "draw_declined", "rematch"]
 COLOURS: tuple[Colour, Colour] = ("x", "o")
 
@@ -542,7 +549,7 @@ def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
     except msgspec.ValidationError as error:
         refused = error.__cause__ if isinstance(error.__cause__, ProtocolError) else None
         refused = refused or _validation_error(str(error))
-        refused.ref = _readable_id(raw)
+        refused.ref = readable_id(raw)
         raise refused from None
     except msgspec.DecodeError as error:
         raise ProtocolError(f"not JSON: {error}", ErrorCode.BAD_JSON) from None
@@ -552,7 +559,7 @@ class _OnlyId(msgspec.Struct):
     id: RequestId | None = None
 
 
-def _readable_id(raw: bytes) -> RequestId | None:
+def readable_id(raw: bytes | str) -> RequestId | None:
     """The request's ``id`` when the frame is an object whose ``id`` is valid, else None, so
     a refusal of an otherwise bad message still says which request it answers."""
     try:

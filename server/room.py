@@ -157,6 +157,21 @@ class GameRoom:
         """The seats of the rematch: colours swapped."""
         return self.seats[O], self.seats[X]
 
+    def abandoned_since(self) -> float | None:
+        """Since when no human player has had the game open, or None if one has it open (or
+        the game is over)."""
+        if self.over:
+            return None
+        humans = [self._presence[side] for side in (X, O) if self._human(side)]
+        if any(seat.online or seat.gone_since is None for seat in humans):
+            return None
+        return max(seat.gone_since for seat in humans if seat.gone_since is not None)
+
+    @property
+    def anyone_in(self) -> bool:
+        """Whether a human seated in the game has it open."""
+        return any(self._presence[side].online for side in (X, O) if self._human(side))
+
     def flag_at(self) -> float | None:
         """The ``now`` at which the side to move runs out of time, if its clock is running."""
         clock = self.clock
@@ -204,14 +219,20 @@ class GameRoom:
         return [event for event in self._history if event.version > version]
 
     def catch_up(self, player: PlayerId, version: int | None, now: float) -> list[Outbound]:
-        """What ``player`` needs to be current: the missed events, else a full snapshot."""
+        """What ``player`` needs to be current: the missed events, else a full snapshot.
+
+        A replayed ``presence`` that is still the side's latest, with that side still away,
+        says how long it is *now* until a claim (its ``claim_in`` is of the replay's time)."""
         missed = None if version is None else self.since(version)
         if missed is None:
             return [Outbound(self.snapshot(player, now), Audience.PLAYER, player)]
-        presence = [
-            self._presence_event(side, now, self.version) for side in (X, O) if self._human(side)
+        latest = {event.side: event for event in missed if isinstance(event, Presence)}
+        replayed = [
+            self._presence_event(COLOURS.index(e.side), now, e.version)
+            if isinstance(e, Presence) and latest[e.side] is e and not e.online else e
+            for e in missed
         ]
-        return [Outbound(m, Audience.PLAYER, player) for m in [*missed, *presence]]
+        return [Outbound(m, Audience.PLAYER, player) for m in replayed]
 
     # -- presence --------------------------------------------------------------------------
 
@@ -380,6 +401,20 @@ class GameRoom:
         if self.board.ply < 2:
             return self._finish(None, "abort", now, result="*")
         return self._finish(side, "claim", now)
+
+    def abandon(self, now: float) -> list[Outbound]:
+        """End a game no human has had open for the app's stated time: called off (abort)
+        before both sides have moved, else lost by the side to move, as on a correspondence
+        clock (a draw if its opponent can no longer complete any line)."""
+        self._require_playing()
+        if self.abandoned_since() is None:
+            raise RoomError("a player is in the game", ErrorCode.NOT_ALLOWED)
+        if self.board.ply < 2:
+            return self._finish(None, "abort", now, result="*")
+        winner = self.board.turn ^ 1
+        return self._finish(
+            winner if self.board.can_still_win(winner) else None, "abandoned", now
+        )
 
     def ask_rematch(self, player: PlayerId, now: float) -> list[Outbound]:
         """Ask for a rematch; once both have (the computer always agrees), ``rematch_agreed``."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
+from collections import Counter
 from collections.abc import Callable
 
 import msgspec
@@ -39,13 +41,63 @@ class TokenBucket:
 
     def take(self, now: float) -> bool:
         """Spend a token if one is left at ``now``."""
-        if self.updated is not None:
-            self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
+        self._refill(now)
         if self.tokens >= 1.0:
             self.tokens -= 1.0
             return True
         return False
+
+    def wait(self, now: float) -> float:
+        """Seconds from ``now`` until a token is there, rounded up to 0.1 s (0: one is now)."""
+        self._refill(now)
+        missing = max(0.0, 1.0 - self.tokens)
+        return math.ceil(missing / self.rate * 10) / 10
+
+    def full(self, now: float) -> bool:
+        """Whether the bucket holds its whole burst at ``now``."""
+        self._refill(now)
+        return self.tokens >= self.burst
+
+    def _refill(self, now: float) -> None:
+        if self.updated is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+
+
+class AddressLimits:
+    """Limits per client address: open connections, and new players as a token bucket of
+    ``new_players`` that refills at that many an hour. 0 turns a limit off."""
+
+    def __init__(self, max_connections: int = 0, new_players: int = 0) -> None:
+        self.max_connections = max_connections
+        self.new_players = new_players
+        self.connections: Counter[str] = Counter()
+        self._buckets: dict[str, TokenBucket] = {}
+
+    def connect(self, address: str) -> bool:
+        """Count a new connection from ``address``, unless it has its most open already."""
+        if self.max_connections and self.connections[address] >= self.max_connections:
+            return False
+        self.connections[address] += 1
+        return True
+
+    def disconnect(self, address: str) -> None:
+        self.connections[address] -= 1
+        if self.connections[address] <= 0:
+            del self.connections[address]
+
+    def new_player(self, address: str, now: float) -> float | None:
+        """Count a new player made from ``address``: None if allowed, else the seconds to wait."""
+        if not self.new_players:
+            return None
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            if len(self._buckets) > 100_000:  # forget full buckets: they hold no information
+                self._buckets = {a: b for a, b in self._buckets.items() if not b.full(now)}
+            bucket = self._buckets[address] = TokenBucket(self.new_players / 3600, self.new_players)
+        if bucket.take(now):
+            return None
+        return bucket.wait(now)
 
 
 class Session:

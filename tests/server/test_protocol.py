@@ -296,3 +296,56 @@ def test_a_refused_request_keeps_its_readable_id() -> None:
     with pytest.raises(ProtocolError) as caught:
         p.decode_client_message(b'{"t": "dance", "id": {"no": 1}}')
     assert caught.value.ref is None
+
+
+# Every identifier is matched whole: "$" in a searched pattern also matches before a final
+# newline, which let "ann\n" in as a second "ann" (issue 13, item 1).
+LOOK_ALIKES = ["\n", "\r", "\r\n", "\t", " ", "\u00a0", "\u200b", "\u0301"]
+IDENTIFIER_FIELDS = [
+    ("hello", "name", "ann", "bad_name"),
+    ("hello", "token", "x0L1c4nB2vQ_ZpR8sT3uW5yA7dF9gH1jK3mN5pQ7r", "bad_token"),
+    ("watch", "game", "pX3vQ9aL0cR2", "bad_message"),
+    ("accept_seek", "seek", "s12", "bad_message"),
+    ("private_join", "code", "K7QD-M2XA-PLVE-34TB", "bad_message"),
+]
+
+
+@pytest.mark.parametrize("suffix", LOOK_ALIKES, ids=[repr(s) for s in LOOK_ALIKES])
+@pytest.mark.parametrize(
+    ("t", "field", "good", "code"), IDENTIFIER_FIELDS, ids=[f[1] for f in IDENTIFIER_FIELDS]
+)
+def test_identifiers_are_matched_whole(t: str, field: str, good: str, code: str,
+                                       suffix: str) -> None:
+    assert getattr(p.decode_client_message(json.dumps({"t": t, field: good})), field) == good
+    for bad in (good + suffix, suffix + good, good[:2] + suffix + good[2:]):
+        with pytest.raises(ProtocolError) as refused:
+            p.decode_client_message(json.dumps({"t": t, field: bad}))
+        assert refused.value.code == code, repr(bad)
+
+
+@pytest.mark.parametrize(
+    "name", ["ann\n", "ａｎｎ", "аnn", "ann\u200d", "ⅰann", "ann\u0000", "Ann\x0b"]
+)
+def test_look_alike_names_are_refused(name: str) -> None:
+    with pytest.raises(ProtocolError) as refused:
+        p.decode_client_message(json.dumps({"t": "hello", "name": name}))
+    assert refused.value.code == "bad_name"
+
+
+@pytest.mark.parametrize("cell", ["2b3\n", "b3\n", "\n2b3", "2b3 ", "２b3"])
+def test_cells_in_notation_are_matched_whole(cell: str) -> None:
+    frame = json.dumps({"t": "move", "game": "g1", "cell": cell, "ply": 0})
+    with pytest.raises(ProtocolError) as refused:
+        p.decode_client_message(frame)
+    assert refused.value.code == "bad_cell"
+
+
+@given(st.text(max_size=30))
+@settings(max_examples=300)
+def test_a_name_is_accepted_only_when_it_is_wholly_ascii_word_characters(name: str) -> None:
+    frame = json.dumps({"t": "hello", "name": name})
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,24}", name):
+        assert p.decode_client_message(frame) == p.Hello(name=name)
+    else:
+        with pytest.raises(ProtocolError):
+            p.decode_client_message(frame)

@@ -22,7 +22,16 @@ from server.protocol import (
     decode_server_message,
     encode,
 )
-from server.room import COMPUTER, HISTORY_SIZE, Audience, GameRoom, Outbound, RoomSeat
+from server.room import (
+    COMPUTER,
+    DEFAULT_GRACE,
+    HISTORY_SIZE,
+    Audience,
+    GameRoom,
+    Outbound,
+    RoomSeat,
+    computer_seat,
+)
 from server.store import GameRecord, GameStatus, MoveRecord, Seat, TimeControl
 
 ANN, BOB, EVE = "ann", "bob", "eve"
@@ -312,15 +321,22 @@ def test_reconnect_catch_up_via_since() -> None:
     events = room.join(BOB, "Bob", 6.0, since=seen)
     assert events[0].audience is Audience.OTHERS  # Ann learns that Bob is back
     to_bob = [e.message for e in events if e.audience is Audience.PLAYER]
-    assert [type(m) for m in to_bob] == [
-        Presence,
-        MovePlayed,
-        ChatLine,
-        Presence,
-        Presence,
-        Presence,
-    ]
+    assert [type(m) for m in to_bob] == [Presence, MovePlayed, ChatLine, Presence]
+    # each version once, in order: no trailing presence repeats the current version
+    assert [m.version for m in to_bob] == [seen + 1, seen + 2, seen + 3, seen + 4]
     assert all(e.player == BOB for e in events)
+
+
+def test_a_replayed_absence_says_how_long_until_a_claim_now() -> None:
+    room = new_room()
+    play(room, ["1a1", "1a2"])
+    seen = room.version
+    room.disconnected(BOB, 3.0)
+    room.chat(ANN, "hello?", 4.0)
+    (gone, chat) = [e.message for e in room.catch_up(ANN, seen, 13.0)]
+    assert isinstance(gone, Presence) and isinstance(chat, ChatLine)
+    assert gone.version == seen + 1 and not gone.online
+    assert gone.claim_in == DEFAULT_GRACE - 10.0  # counted at the catch-up, not at the leaving
 
 
 def test_a_client_too_far_behind_gets_the_full_state() -> None:
@@ -454,3 +470,49 @@ def test_the_room_imports_no_asyncio_or_aiohttp() -> None:
     code = "import sys, server.room; print(sorted({'asyncio', 'aiohttp'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- abandoned games (issue 13, item 10) ------------------------------------------------------
+
+
+def test_a_game_is_abandoned_only_once_every_human_has_left() -> None:
+    room = new_room()
+    play(room, ["1a1", "1a2", "2b2"])
+    assert room.anyone_in and room.abandoned_since() is None
+    room.leave(ANN, 10.0)
+    assert room.anyone_in and room.abandoned_since() is None
+    with refused("not_allowed"):
+        room.abandon(11.0)
+    room.leave(BOB, 12.0)
+    assert not room.anyone_in and room.abandoned_since() == 12.0
+    room.join(BOB, "Bob", 13.0)
+    assert room.abandoned_since() is None
+
+
+def test_an_abandoned_game_is_lost_by_the_side_to_move() -> None:
+    room = new_room()
+    play(room, ["1a1", "1a2", "2b2"])  # O to move
+    room.leave(ANN, 10.0)
+    room.leave(BOB, 11.0)
+    (end,) = only(room.abandon(700.0), GameEnd)
+    assert (end.result, end.reason, end.winner) == ("1-0", "abandoned", "x")
+    assert room.over and room.abandoned_since() is None and not room.anyone_in
+
+
+def test_an_abandoned_game_before_both_sides_moved_is_called_off() -> None:
+    room = new_room()
+    play(room, ["1a1"])
+    room.leave(ANN, 1.0)
+    room.leave(BOB, 2.0)
+    (end,) = only(room.abandon(700.0), GameEnd)
+    assert (end.result, end.reason, end.winner) == ("*", "abort", None)
+
+
+def test_a_computer_game_is_abandoned_when_its_human_has_left() -> None:
+    room = GameRoom("g2", (RoomSeat(ANN, "Ann", 1500), computer_seat(3)))
+    play(room, ["1a1", "1a2"])
+    assert room.anyone_in
+    room.leave(ANN, 5.0)
+    assert room.abandoned_since() == 5.0  # the computer never counts as someone in the game
+    (end,) = only(room.abandon(900.0), GameEnd)
+    assert (end.result, end.reason) == ("0-1", "abandoned")
