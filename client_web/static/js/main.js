@@ -265,8 +265,8 @@ function show(screen) {
   app.screen = screen;
   for (const id of ["connect", "lobby", "game"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
-  const hash = screen === "game" && model ? `#game=${model.id}` : "";
-  if (location.hash !== hash) history.replaceState(null, "", location.pathname + hash);
+  if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
+  else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }

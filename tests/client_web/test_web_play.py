@@ -1,0 +1,169 @@
+"""End to end in headless Chromium against a real server: the computer to the end, a
+protocol client as the opponent, chat shown as text, the private-room link, and coming back
+after the server restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import web_helpers
+from web_helpers import XSS, Page
+
+
+async def test_a_browser_player_plays_the_computer_to_the_end(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("ann")
+        await page.select_option("select[name=variant]", "4x4x4")
+        await page.select_option("select[name=colour]", "x")
+        await page.select_option("select[name=level]", "1")
+        await page.click("#play-ai")
+        await tab.in_game()
+        assert "Computer" in await page.text_content(".seat.o .name")
+        # The first move typed on the keyboard, the rest clicked.
+        await page.keyboard.type("1a1")
+        await page.keyboard.press("Enter")
+        await tab.wait_ply(1)
+        assert await page.text_content('.cell[data-name="1a1"]') == "X"
+        assert "last" in (await page.get_attribute('.cell[data-name="1a1"]', "class") or "")
+        while True:
+            await tab.my_turn()
+            if await tab.over():
+                break
+            ply = await tab.ply()
+            await page.click(".cell.playable >> nth=0")
+            await tab.wait_ply(ply + 1)
+        result = await page.text_content("#result-text")
+        assert result is not None
+        assert result.startswith(("You win", "You lose", "Draw")), result
+        assert await page.is_visible("#rematch")
+        # Step back to the start and forward one move.
+        moves = await tab.ply()
+        await page.click("#nav-first")
+        assert await page.locator(".cell.x, .cell.o").count() == 0
+        await page.keyboard.press("ArrowRight")
+        assert await page.locator(".cell.x").count() == 1
+        await page.click("#nav-live")
+        assert await page.locator(".cell.x, .cell.o").count() == moves
+        # The 3-D view draws the same game.
+        await page.click("#view-cube")
+        assert await page.is_visible("canvas.cube")
+        assert tab.errors == []
+
+
+async def test_a_browser_player_meets_a_protocol_client(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("ann")
+        bob = await web_helpers.client(running, "bob")
+        try:
+            seeking = await bob.request(t="seek", colour="o", rated=True)
+            seek = seeking["seek"]["id"]
+            await page.click(f'tr[data-seek="{seek}"] button.accept')
+            await tab.in_game()
+            game = (await bob.expect("game"))["id"]
+            assert await page.text_content(".seat.o .name") == "bob"
+            await tab.click_cell("1a1")
+            assert (await bob.expect("move", ply=1))["notation"] == "1a1"
+            await bob.send(t="move", game=game, cell="2b2", ply=1)
+            await tab.wait_ply(2)
+            assert await page.text_content('.cell[data-name="2b2"]') == "O"
+            # Chat both ways, the markup shown as text and never run.
+            await bob.send(t="chat", game=game, text=XSS)
+            await page.wait_for_selector(".chat-log li")
+            assert await page.text_content(".chat-log li .text") == XSS
+            assert await page.text_content(".chat-log li .who") == "bob"
+            await page.fill("#chat-input", XSS + " too")
+            await page.press("#chat-input", "Enter")
+            said = await bob.expect("chat", name="ann")
+            assert said["text"] == XSS + " too"
+            await page.wait_for_function(
+                "() => document.querySelectorAll('.chat-log li').length == 2")
+            assert await page.locator("img").count() == 0
+            # A draw offer declined, then bob resigns.
+            await bob.send(t="draw_offer", game=game)
+            await page.click("#draw-decline")
+            assert (await bob.expect("offer", kind="draw_declined"))["by"] == "x"
+            await bob.send(t="resign", game=game)
+            await page.wait_for_selector("#result-text")
+            result = await page.text_content("#result-text") or ""
+            assert result.startswith("You win 1-0 · resignation · rating +"), result
+        finally:
+            await bob.ws.close()
+        assert tab.dialogs == [] and tab.errors == []
+
+
+async def test_the_private_room_link_opens_the_room(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        host = await Page.open(chromium, running.http_url + "/")
+        await host.enter("ann")
+        await host.page.select_option("select[name=colour]", "x")
+        await host.page.click("#private-create")
+        link = await host.page.wait_for_selector("#room-link")
+        url = await link.input_value()
+        code = await host.page.text_content("#room-code")
+        assert url == f"{running.http_url}/#join={code}"
+        guest = await Page.open(chromium, url, width=390, height=844)
+        await guest.enter("cat")
+        await guest.in_game()
+        await host.in_game()
+        assert await guest.page.text_content(".seat.x .name") == "ann"
+        assert await host.page.text_content(".seat.o .name") == "cat"
+        await host.click_cell("4d4")
+        await guest.wait_ply(1)
+        assert await guest.page.text_content('.cell[data-name="4d4"]') == "X"
+        assert host.errors == [] and guest.errors == []
+
+
+async def test_the_game_resumes_after_the_server_restarts(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    async with web_helpers.browser() as chromium:
+        async with web_helpers.running_server(db) as running:
+            port = running.port
+            tab = await Page.open(chromium, running.http_url + "/")
+            page = tab.page
+            await tab.enter("ann")
+            bob = await web_helpers.client(running, "bob")
+            try:
+                created = await bob.request(t="private_create", colour="o")
+                await page.fill("input[name=code]", created["code"])
+                await page.click("form.join button")
+                await tab.in_game()
+                game = (await bob.expect("game"))["id"]
+                await tab.click_cell("1a1")
+                await bob.expect("move", ply=1)
+                await bob.send(t="move", game=game, cell="2b2", ply=1)
+                await tab.wait_ply(2)
+            finally:
+                await bob.ws.close()
+            token = bob.token
+        await page.wait_for_selector("#net.down, #net.connecting")
+        async with web_helpers.running_server(db, port=port) as running:
+            await page.wait_for_selector("#net.up")
+            await page.wait_for_function(
+                "() => document.querySelectorAll('.cell.x, .cell.o').length === 2")
+            assert await tab.ply() == 2
+            await tab.my_turn()
+            await tab.click_cell("3c3")
+            await tab.wait_ply(3)
+            bob = await web_helpers.client(running)
+            try:
+                await bob.hello(token=token)
+                state = await bob.request(t="watch", game=game)
+                assert state["moves"][2] == 42  # 3c3, as the browser played it
+            finally:
+                await bob.ws.close()
+            # A reload keeps the player (the token in the browser's storage) and the game.
+            await page.reload()
+            await page.wait_for_selector("#net.up")
+            await tab.in_game()
+            await page.wait_for_function(
+                "() => document.querySelectorAll('.cell.x, .cell.o').length === 3")
+            assert await page.text_content("#who .name") == "ann"
+        assert tab.errors == [] or all("WebSocket" in e or "ERR_CONNECTION" in e
+                                       for e in tab.errors), tab.errors
