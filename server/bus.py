@@ -1,0 +1,355 @@
+"""The message bus between the parts of a server, and between the nodes of a cluster.
+
+A ``Bus`` carries opaque byte messages on named topics: ``publish`` to a topic, ``subscribe`` a
+handler to it, ``close`` at shutdown. Delivery is at most once and in publish order per
+publisher and topic; a message published while nobody listens is gone. That is what Redis
+pub/sub gives, so the in-process bus promises no more: code written against ``LocalBus`` (the
+embedded server) behaves the same on ``RedisBus`` (a cluster), as Colyseus's ``LocalPresence``
+and ``RedisPresence`` do. Anything that must not be lost goes to the store first; the bus only
+says that something happened.
+
+Handlers are plain functions called on the event loop, one message at a time, never from
+inside ``publish``; one that raises is logged and the others still run. A handler that must
+await starts a task.
+
+``RedisBus`` keeps one pub/sub connection, read by one task. If Redis goes away (restart,
+network) it reconnects by itself with backoff, subscribes again to every topic, and then calls
+the ``on_resume`` callbacks: messages published during the gap are lost, so a listener that
+mirrors state (a room's spectators, the lobby) resynchronises from the record. While Redis is
+unreachable ``publish`` raises ``BusError``; a silent connection (no FIN, a cut network) is
+found by a PING after ``ping_interval`` seconds of quiet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from server.errors import ServerError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, bytes], None]
+"""Called with the topic and the message."""
+
+
+class BusError(ServerError, ConnectionError):
+    """The bus cannot carry a message now (Redis unreachable) or has been closed."""
+
+    code = "bus_unavailable"
+
+
+class Subscription:
+    """One handler on one topic; ``cancel()`` stops its deliveries (idempotent)."""
+
+    def __init__(self, bus: _Topics, topic: str, handler: Handler) -> None:
+        self.topic = topic
+        self.handler = handler
+        self._bus = bus
+        self.active = True
+
+    async def cancel(self) -> None:
+        if self.active:
+            self.active = False
+            await self._bus._remove(self)
+
+
+class Bus(Protocol):
+    """Topics of byte messages between the parts of a server or the nodes of a cluster."""
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        """Send ``message`` to every handler subscribed to ``topic`` now, on any node.
+
+        Returns once the bus has taken it; raises ``BusError`` if it cannot.
+        """
+        ...
+
+    async def subscribe(self, topic: str, handler: Handler) -> Subscription:
+        """Call ``handler`` for every message published on ``topic`` from the moment this
+        returns."""
+        ...
+
+    def on_resume(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after the bus was cut off and is back: messages may have been
+        lost meanwhile. (The in-process bus is never cut off.)"""
+        ...
+
+    async def close(self) -> None:
+        """Stop every delivery; later calls raise ``BusError``. Idempotent."""
+        ...
+
+
+class _Topics:
+    """Handlers by topic, and their calling: what both buses share."""
+
+    def __init__(self) -> None:
+        self._handlers: defaultdict[str, list[Subscription]] = defaultdict(list)
+        self._resume_callbacks: list[Callable[[], None]] = []
+        self.closed = False
+        self.delivered = 0  # handler calls made, for metrics
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BusError("the bus is closed")
+
+    def _add(self, topic: str, handler: Handler) -> tuple[Subscription, bool]:
+        """A new subscription, and whether it is the topic's first."""
+        self._check_open()
+        subscription = Subscription(self, topic, handler)
+        first = not self._handlers[topic]
+        self._handlers[topic].append(subscription)
+        return subscription, first
+
+    async def _remove(self, subscription: Subscription) -> None:
+        handlers = self._handlers.get(subscription.topic, [])
+        with contextlib.suppress(ValueError):
+            handlers.remove(subscription)
+        if not handlers:
+            self._handlers.pop(subscription.topic, None)
+            await self._last_handler_gone(subscription.topic)
+
+    async def _last_handler_gone(self, topic: str) -> None:
+        pass
+
+    def _deliver(self, topic: str, message: bytes) -> None:
+        for subscription in list(self._handlers.get(topic, ())):
+            if not subscription.active:
+                continue
+            self.delivered += 1
+            try:
+                subscription.handler(topic, message)
+            except Exception:
+                log.exception("a handler of bus topic %s failed", topic)
+
+    def on_resume(self, callback: Callable[[], None]) -> None:
+        self._resume_callbacks.append(callback)
+
+    def _resumed(self) -> None:
+        for callback in list(self._resume_callbacks):
+            try:
+                callback()
+            except Exception:
+                log.exception("a bus resume callback failed")
+
+
+class LocalBus(_Topics):
+    """The bus inside one process: a publish schedules each delivery on the event loop."""
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        self._check_open()
+        if topic in self._handlers:
+            asyncio.get_running_loop().call_soon(self._deliver, topic, message)
+
+    async def subscribe(self, topic: str, handler: Handler) -> Subscription:
+        return self._add(topic, handler)[0]
+
+    async def close(self) -> None:
+        self.closed = True
+        self._handlers.clear()
+
+
+class RedisBus(_Topics):
+    """The bus between nodes on Redis pub/sub; open one with ``await RedisBus.open(url)``.
+
+    Topics are Redis channels named ``prefix + topic``, so several Qubic installations (or
+    tests) can share one Redis.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        subscriber: aioredis.Redis,
+        *,
+        prefix: str,
+        ping_interval: float,
+        max_backoff: float,
+    ) -> None:
+        super().__init__()
+        self._client = client  # publishes, retrying on its own through a short outage
+        self._subscriber = subscriber  # never retries: the reader task reconnects, and knows
+        self.prefix = prefix
+        self.ping_interval = ping_interval
+        self.max_backoff = max_backoff
+        self._pubsub: Any = None  # the current redis.asyncio.client.PubSub, when connected
+        self._send_lock = asyncio.Lock()  # one command at a time on the pub/sub connection
+        self._confirmed: set[str] = set()  # channels Redis has confirmed on this connection
+        self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
+        self._connected = asyncio.Event()
+        self.reconnects = 0  # times the connection was lost and made again, for metrics
+        self._reader = asyncio.create_task(self._read_forever(), name="qubic-bus-reader")
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        prefix: str = "qubic:",
+        ping_interval: float = 5.0,
+        max_backoff: float = 2.0,
+        timeout: float = 5.0,
+    ) -> RedisBus:
+        """Connect to Redis at ``url`` (``redis://host:6379/0``); raises ``BusError`` if it
+        cannot be reached within ``timeout`` seconds."""
+        options: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_keepalive": True}
+        client = aioredis.Redis.from_url(url, **options)
+        try:
+            await asyncio.wait_for(client.ping(), timeout)
+        except (RedisError, OSError, TimeoutError) as exc:
+            await client.aclose()
+            raise BusError(f"cannot reach Redis at {url}: {exc}") from None
+        subscriber = aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **options)
+        bus = cls(
+            client, subscriber, prefix=prefix, ping_interval=ping_interval, max_backoff=max_backoff
+        )
+        try:
+            await asyncio.wait_for(bus._connected.wait(), timeout)
+        except TimeoutError:
+            await bus.close()
+            raise BusError(f"cannot subscribe on Redis at {url}") from None
+        return bus
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        self._check_open()
+        try:
+            await self._client.publish(self.prefix + topic, message)
+        except (RedisError, OSError) as exc:
+            raise BusError(f"cannot publish on Redis: {exc}") from exc
+
+    async def subscribe(self, topic: str, handler: Handler) -> Subscription:
+        """Subscribe; if Redis is unreachable this waits until it is back."""
+        subscription, first = self._add(topic, handler)
+        channel = self.prefix + topic
+        if channel in self._confirmed:
+            return subscription
+        confirmed = asyncio.get_running_loop().create_future()
+        self._waiting[channel].append(confirmed)
+        if first:
+            await self._send("subscribe", channel)
+        try:
+            await confirmed
+        except BaseException:
+            await subscription.cancel()
+            raise
+        return subscription
+
+    async def _last_handler_gone(self, topic: str) -> None:
+        channel = self.prefix + topic
+        self._confirmed.discard(channel)
+        if not self.closed:
+            await self._send("unsubscribe", channel)
+
+    async def _send(self, command: str, *channels: str) -> None:
+        """Send (un)subscribe on the pub/sub connection; if it is down, the reader will
+        subscribe again to whatever has handlers when it reconnects."""
+        async with self._send_lock:
+            if self._pubsub is None:
+                return
+            with contextlib.suppress(RedisError, OSError):
+                await getattr(self._pubsub, command)(*channels)
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+        for futures in self._waiting.values():
+            for future in futures:
+                if not future.done():
+                    future.set_exception(BusError("the bus is closed"))
+        self._waiting.clear()
+        self._handlers.clear()
+        await self._client.aclose()
+        await self._subscriber.aclose()
+
+    # The reader task.
+
+    async def _read_forever(self) -> None:
+        backoff = 0.05
+        ever_connected = False
+        while True:
+            pubsub = self._subscriber.pubsub()
+            try:
+                async with self._send_lock:
+                    await pubsub.connect()
+                    self._pubsub = pubsub
+                    channels = [self.prefix + topic for topic in self._handlers]
+                    if channels:
+                        await pubsub.subscribe(*channels)
+                self._connected.set()
+                if ever_connected:
+                    self.reconnects += 1
+                    log.warning("reconnected to Redis; resubscribed to %d topics", len(channels))
+                    self._resume_when_confirmed(channels)
+                ever_connected = True
+                backoff = 0.05
+                await self._read(pubsub)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                if self._connected.is_set():
+                    log.warning("lost the connection to Redis: %s", exc)
+            finally:
+                self._connected.clear()
+                self._pubsub = None
+                self._confirmed.clear()
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.max_backoff)
+
+    def _resume_when_confirmed(self, channels: list[str]) -> None:
+        """Tell listeners that the bus is back once Redis confirms every subscription."""
+        pending = [self._future(channel) for channel in channels]
+
+        async def resume() -> None:
+            with contextlib.suppress(BusError):
+                await asyncio.gather(*pending)
+                self._resumed()
+
+        if pending:
+            asyncio.get_running_loop().create_task(resume())
+        else:
+            self._resumed()
+
+    def _future(self, channel: str) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[channel].append(future)
+        return future
+
+    async def _read(self, pubsub: Any) -> None:
+        unanswered = 0
+        while True:
+            response = await pubsub.get_message(timeout=self.ping_interval)
+            if response is None:  # quiet: is the connection still there?
+                if unanswered >= 2:
+                    raise RedisConnectionError("Redis did not answer two PINGs")
+                unanswered += 1
+                async with self._send_lock:
+                    await pubsub.ping()
+                continue
+            unanswered = 0
+            kind = response["type"]
+            channel = response["channel"]
+            if kind == "message":
+                self._deliver(channel.decode()[len(self.prefix) :], response["data"])
+            elif kind == "subscribe":
+                name = channel.decode()
+                self._confirmed.add(name)
+                for future in self._waiting.pop(name, []):
+                    if not future.done():
+                        future.set_result(None)

@@ -1,0 +1,200 @@
+"""The bus: the same behaviour on the in-process bus and on Redis pub/sub between two nodes,
+and on Redis a restart of the real server in the middle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from services import RedisServer
+
+from server.bus import Bus, BusError, LocalBus, RedisBus
+
+TIMEOUT = 10.0
+
+
+class Inbox:
+    """A handler that keeps what it is given, to wait for."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+
+    def __call__(self, topic: str, message: bytes) -> None:
+        self.queue.put_nowait((topic, message))
+
+    async def next(self) -> tuple[str, bytes]:
+        return await asyncio.wait_for(self.queue.get(), TIMEOUT)
+
+    async def messages(self, count: int) -> list[bytes]:
+        return [(await self.next())[1] for _ in range(count)]
+
+
+@pytest.fixture(params=["local", "redis"])
+async def nodes(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Bus, Bus]]:
+    """Two nodes' buses: on Redis two connections to one server; in process one bus twice."""
+    if request.param == "local":
+        bus = LocalBus()
+        yield bus, bus
+        await bus.close()
+        return
+    url = request.getfixturevalue("redis_url")
+    a, b = await RedisBus.open(url), await RedisBus.open(url)
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def barrier(publisher: Bus, subscriber: Bus, topic: str = "barrier") -> None:
+    """Returns once everything ``publisher`` sent before has reached ``subscriber``."""
+    arrived = asyncio.Event()
+    subscription = await subscriber.subscribe(topic, lambda _topic, _message: arrived.set())
+    await publisher.publish(topic, b"")
+    await asyncio.wait_for(arrived.wait(), TIMEOUT)
+    await subscription.cancel()
+
+
+async def test_a_subscriber_gets_each_message_of_its_topic_in_order(
+    nodes: tuple[Bus, Bus],
+) -> None:
+    a, b = nodes
+    games, lobby = Inbox(), Inbox()
+    await b.subscribe("game:1", games)
+    await b.subscribe("lobby", lobby)
+    await a.publish("nobody-listens", b"lost")
+    for i in range(100):
+        await a.publish("game:1", f"move {i}".encode())
+    await a.publish("lobby", b"\x00\xffbinary")
+    assert await games.messages(100) == [f"move {i}".encode() for i in range(100)]
+    assert await lobby.next() == ("lobby", b"\x00\xffbinary")
+    await barrier(a, b)
+    assert games.queue.empty() and lobby.queue.empty()
+
+
+async def test_every_subscriber_of_a_topic_gets_it_until_it_cancels(
+    nodes: tuple[Bus, Bus],
+) -> None:
+    a, b = nodes
+    first, second, on_a = Inbox(), Inbox(), Inbox()
+    cancelled = await b.subscribe("t", first)
+    await b.subscribe("t", second)
+    await a.subscribe("t", on_a)
+    await a.publish("t", b"one")
+    for inbox in (first, second, on_a):
+        assert await inbox.next() == ("t", b"one")
+    await cancelled.cancel()
+    await cancelled.cancel()
+    await b.publish("t", b"two")
+    assert await second.next() == ("t", b"two") == await on_a.next()
+    await barrier(b, a)
+    await barrier(a, b)
+    assert first.queue.empty()
+
+
+async def test_a_handler_that_fails_does_not_stop_the_others(nodes: tuple[Bus, Bus]) -> None:
+    a, b = nodes
+    calls: list[bytes] = []
+
+    def broken(topic: str, message: bytes) -> None:
+        calls.append(message)
+        raise RuntimeError("a bug in a handler")
+
+    kept = Inbox()
+    await b.subscribe("t", broken)
+    await b.subscribe("t", kept)
+    await a.publish("t", b"1")
+    await a.publish("t", b"2")
+    assert await kept.messages(2) == [b"1", b"2"]
+    assert calls == [b"1", b"2"]
+
+
+async def test_a_closed_bus_refuses_and_delivers_nothing(nodes: tuple[Bus, Bus]) -> None:
+    a, b = nodes
+    inbox = Inbox()
+    await b.subscribe("t", inbox)
+    await b.close()
+    await b.close()
+    with pytest.raises(BusError, match="closed"):
+        await b.publish("t", b"x")
+    with pytest.raises(BusError, match="closed"):
+        await b.subscribe("t", inbox)
+    if a is not b:
+        await a.publish("t", b"after")
+        await barrier(a, a)
+    assert inbox.queue.empty()
+
+
+async def test_publishing_never_calls_a_handler_from_inside_publish() -> None:
+    bus = LocalBus()
+    inbox = Inbox()
+    await bus.subscribe("t", inbox)
+    await bus.publish("t", b"x")
+    assert inbox.queue.empty()  # delivered on a later turn of the event loop
+    assert await inbox.next() == ("t", b"x")
+    await bus.close()
+
+
+async def test_the_redis_bus_comes_back_by_itself_after_redis_restarts(
+    redis_factory: Callable[[], RedisServer],
+) -> None:
+    server = redis_factory()
+    a = await RedisBus.open(server.url, ping_interval=0.5)
+    b = await RedisBus.open(server.url, ping_interval=0.5)
+    resumed = asyncio.Event()
+    b.on_resume(resumed.set)
+    try:
+        inbox = Inbox()
+        await b.subscribe("game:1", inbox)
+        await a.publish("game:1", b"before")
+        assert await inbox.next() == ("game:1", b"before")
+
+        server.stop()
+        with pytest.raises(BusError):
+            await a.publish("game:1", b"while down")
+        server.start()  # the same port, an empty Redis: the subscription is gone there
+
+        await asyncio.wait_for(resumed.wait(), TIMEOUT)
+        assert b.reconnects == 1 and b.connected
+        late = Inbox()
+        await b.subscribe("game:2", late)  # new subscriptions work on the new connection
+        await a.publish("game:1", b"after")
+        await a.publish("game:2", b"new topic")
+        assert await inbox.next() == ("game:1", b"after")
+        assert await late.next() == ("game:2", b"new topic")
+        assert inbox.queue.empty()  # "while down" was refused, not delivered
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_subscription_made_while_redis_is_down_waits_for_it(
+    redis_factory: Callable[[], RedisServer],
+) -> None:
+    server = redis_factory()
+    a = await RedisBus.open(server.url, ping_interval=0.5)
+    b = await RedisBus.open(server.url, ping_interval=0.5)
+    try:
+        server.stop()
+        inbox = Inbox()
+        subscribing = asyncio.create_task(b.subscribe("t", inbox))
+        await asyncio.sleep(0.2)
+        assert not subscribing.done()
+        server.start()
+        await asyncio.wait_for(subscribing, TIMEOUT)
+        while True:  # ``a`` may still be reconnecting its publishing connection
+            try:
+                await a.publish("t", b"x")
+                break
+            except BusError:
+                await asyncio.sleep(0.05)
+        assert await inbox.next() == ("t", b"x")
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_redis_that_cannot_be_reached_is_refused_with_a_reason() -> None:
+    with pytest.raises(BusError, match="cannot reach Redis"):
+        await RedisBus.open("redis://127.0.0.1:1/0", timeout=2)
