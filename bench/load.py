@@ -136,7 +136,8 @@ class ServerProcess:
         self.log_path = db.with_suffix(".log")
         self.args = [
             sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
-            "--ai-workers", str(ai_workers), "--log-level", log_level, *extra,
+            "--ai-workers", str(ai_workers), "--log-level", log_level,
+            "--max-connections-per-address", "0", "--new-players-per-hour", "0", *extra,
         ]
         self.process: subprocess.Popen[str] | None = None
         self.ws_url = ""

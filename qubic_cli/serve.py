@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import logging
 
 from qubic_cli.common import fail, seconds
@@ -33,6 +34,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "searches never delay the games (0-19; default 10)")
     parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
                         help="seconds the computer thinks per move at most (default 1)")
+    parser.add_argument("--max-connections-per-address", type=int, default=64, metavar="N",
+                        help="open websockets one client address may have (default 64; 0: no "
+                             "limit)")
+    parser.add_argument("--new-players-per-hour", type=int, default=30, metavar="N",
+                        help="new players one client address may make an hour (default 30; 0: "
+                             "no limit)")
+    parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                        help="a reverse proxy (address or network) whose X-Forwarded-For names "
+                             "the client; repeat for several (default: none, the header is "
+                             "ignored)")
+    parser.add_argument("--abandon-after", type=seconds, default=600.0, metavar="S",
+                        help="seconds a game with no human player in it waits before it is "
+                             "ended (default 600)")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"], help="logging detail")
 
@@ -49,9 +63,17 @@ def run(args: argparse.Namespace) -> int:
         return fail(NAME, "--ai-workers must be at least 1")
     if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
         return fail(NAME, "--ai-nice must be 0-19")
+    for proxy in args.trusted_proxy:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            return fail(NAME, f"--trusted-proxy {proxy!r} is not an address or network")
     config = ServerConfig(
         host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
         grace=args.grace, ai_move_time=args.ai_time,
+        max_connections_per_address=max(0, args.max_connections_per_address),
+        new_players_per_address=max(0, args.new_players_per_hour),
+        trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)

@@ -73,3 +73,26 @@ def test_ai_nice_out_of_range(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert_refused(result, "--ai-nice must be 0-19")
+
+
+def test_address_limits_are_on_by_default_and_parsed() -> None:
+    from qubic_cli.main import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.max_connections_per_address, args.new_players_per_hour) == (64, 30)
+    assert args.trusted_proxy == [] and args.abandon_after == 600.0
+    args = build_parser().parse_args(
+        ["serve", "--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "::1",
+         "--max-connections-per-address", "0", "--abandon-after", "30"]
+    )
+    assert args.trusted_proxy == ["10.0.0.0/8", "::1"] and args.max_connections_per_address == 0
+    assert args.abandon_after == 30.0
+
+
+def test_a_trusted_proxy_that_is_no_address(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db",
+         str(tmp_path / "q.db"), "--trusted-proxy", "proxy.example.org"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert_refused(result, "--trusted-proxy 'proxy.example.org' is not an address or network")
