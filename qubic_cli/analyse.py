@@ -55,8 +55,8 @@ def describe_outcome(board: Board, outcome: Outcome) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.kernel import warm_up
     from engine.players import Limit, make_player
+    from engine.warm import warm_up
 
     try:
         board = Board.from_notation(args.variant, args.moves)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         player = make_player(args.player, seed=args.seed)
     except UnknownPlayer as error:
         return fail(NAME, f"unknown player spec: {error}")
-    warm_up()  # load the compiled kernel first so that the time and nodes/s are the search's
+    warm_up(sparring=True)  # every kernel first, so the time and nodes/s are the search's
     decision = player.decide(board, Limit(time=args.time, depth=args.depth))
     data = decision.to_json(board)
     rate = decision.nodes / decision.elapsed if decision.elapsed > 0 else None

@@ -50,14 +50,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from engine.arena import run_match
-    from engine.kernel import warm_up
     from engine.players import Limit
+    from engine.warm import warm_up
 
     if args.games < 1:
         return fail(NAME, "--games must be at least 1")
     show = sys.stderr.isatty() if args.progress is None else args.progress
     limit = Limit(time=args.time, depth=args.depth)
-    warm_up()  # load the compiled kernel now, not inside the first move's time
+    warm_up(sparring=True)  # compile or load every kernel now, not inside the first move's time
     try:
         with _progress(args.games, show) as on_game:
             result = run_match(args.a, args.b, args.games, args.variant, args.seed, limit,

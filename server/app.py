@@ -119,15 +119,18 @@ class RunningServer:
         log.info("stopped")
 
 
-async def start_server(config: ServerConfig) -> RunningServer:
-    """Open the store, warm the AI pool, resume unfinished games and listen.
+async def start_server(config: ServerConfig, pool: AIPool | None = None) -> RunningServer:
+    """Open the store, start the AI pool warming in the background, resume unfinished games
+    and listen (at once: a computer move waits for the pool, nothing else does).
 
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used.
+    ``pool`` replaces the default pool (tests give one with a warm-up of their own).
     """
     store = await SQLiteStore.open(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
-    pool = AIPool(config.ai_workers, nice=config.ai_nice)
+    if pool is None:
+        pool = AIPool(config.ai_workers, nice=config.ai_nice)
     try:
-        await pool.start()
+        await pool.start(wait=False)
         limits = AddressLimits(config.max_connections_per_address,
                                config.new_players_per_address)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
@@ -305,6 +308,7 @@ async def health(request: web.Request) -> web.Response:
         "connections": len(hub.sessions),
         "games": sum(not room.over for room in hub.rooms.values()),
         "ai_workers": hub.pool.workers,
+        "ai_ready": hub.pool.ready,
     })
 
 

@@ -36,6 +36,7 @@ from server.protocol import (
     DrawAccept,
     DrawDecline,
     DrawOffer,
+    EngineStatus,
     ErrorCode,
     GameEnd,
     GameSummary,
@@ -77,6 +78,9 @@ FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and la
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 LOBBY_GAMES_SHOWN = 100
 AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
+ENGINE_POLL = 0.5  # seconds between progress reports while the engine is being prepared
+ENGINE_PREPARING = "preparing the engine (first start only)…"
+ENGINE_READY = "the engine is ready"
 
 
 @dataclass(frozen=True)
@@ -669,6 +673,26 @@ class Hub:
             budget = min(budget, max(0.05, left / 20 + room.clock.increment / 2))
         return budget
 
+    async def _await_engine(self, room: GameRoom) -> None:
+        """Tell the game's players how far the engine's first-start preparation has got, until
+        it is ready (or has failed: then ``decide`` says so and is retried)."""
+        shown = -1.0
+        while not self.pool.ready:
+            progress = round(self.pool.progress, 2)
+            if progress != shown:
+                shown = progress
+                status = EngineStatus(game=room.id, state="preparing", progress=progress,
+                                      message=ENGINE_PREPARING)
+                self._deliver(room, [Outbound(status)])
+            try:
+                await asyncio.wait_for(self.pool.wait_ready(), ENGINE_POLL)
+            except TimeoutError:
+                continue
+            except AIError:
+                return
+        ready = EngineStatus(game=room.id, state="ready", progress=1.0, message=ENGINE_READY)
+        self._deliver(room, [Outbound(ready)])
+
     async def _computer_moves(self, room: GameRoom) -> None:
         """Ask the pool for the computer's move and play it, unless the game has moved on."""
         try:
@@ -676,6 +700,8 @@ class Hub:
             assert side is not None
             ply = room.board.ply
             level = room.seats[side].ai_level
+            if not self.pool.ready:
+                await self._await_engine(room)
             self._deliver(room, [Outbound(AIThinking(game=room.id, ply=ply))])
             job = AIJob(room.board.geometry.name, tuple(room.board.moves), f"level{level}",
                         seed=_seed(room.id) + ply, time=self._ai_time(room))
@@ -718,6 +744,7 @@ class Hub:
         gauges["ai_queue"] = lambda: self.pool.queued
         gauges["ai_busy"] = lambda: self.pool.busy
         gauges["ai_workers"] = lambda: self.pool.workers
+        gauges["ai_ready"] = lambda: int(self.pool.ready)
         gauges["ai_latency_seconds_last"] = lambda: self.pool.last_latency
         gauges["lobby_subscribers"] = lambda: len(self._lobby)
 

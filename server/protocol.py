@@ -476,6 +476,16 @@ class AIThinking(_Event, tag="ai_thinking"):
     depth: int | None = None
 
 
+class EngineStatus(_Event, tag="engine"):
+    """The computer players' engine is still being prepared (its first start compiles it):
+    ``state`` is ``preparing`` (with ``progress`` 0-1) until it is ``ready``."""
+
+    game: str
+    state: Literal["preparing", "ready"]
+    progress: float
+    message: str
+
+
 class Ack(_Event, tag="ack"):
     """The request ``ref`` was done and has no other reply."""
 
@@ -493,7 +503,8 @@ class Error(_Event, tag="error"):
 
 ServerMessage = (
     Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | GameState | MovePlayed
-    | GameEnd | Offer | Presence | ChatLine | Pong | AIThinking | Ack | Error
+    | GameEnd | Offer | Presence | ChatLine | Pong | AIThinking | EngineStatus | Ack
+    | Error
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

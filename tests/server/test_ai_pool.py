@@ -111,6 +111,7 @@ async def test_the_servers_config_sets_the_workers_niceness(tmp_path: Path) -> N
     server = Server(tmp_path / "qubic.db", ai_nice=2)
     running = await server.start()
     try:
+        await running.pool.wait_ready()  # the server listens before its workers are up
         expected = min(19, _nice(0) + 2)
         assert [_nice(pid) for pid in running.pool.worker_pids()] == [expected]
     finally:

@@ -93,6 +93,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     CHAT,
     p.Pong(ref=-3),
     p.AIThinking(game="g1", ply=3, depth=6),
+    p.EngineStatus(game="g1", state="preparing", progress=0.3, message="preparing the engine"),
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
 ]
