@@ -12,13 +12,16 @@ from __future__ import annotations
 import getpass
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
-from textual import work
-from textual.app import App
+from textual import events, work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
 
 from client_tui.connection import (
     Connected,
@@ -32,7 +35,7 @@ from client_tui.connection import (
     http_base,
 )
 from client_tui.embedded import RunningServer, default_db_path, server_key, start_embedded
-from client_tui.messages import ConnectRequested, LeaveGame, Outgoing
+from client_tui.messages import ConnectRequested, LeaveGame, Outgoing, SettingsChanged
 from client_tui.model import (
     Applied,
     GameModel,
@@ -43,10 +46,13 @@ from client_tui.model import (
     other,
 )
 from client_tui.screens.connect import ConnectScreen
-from client_tui.screens.dialogs import GameOptions, NoticeDialog
+from client_tui.screens.dialogs import NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
+from client_tui.screens.my_games import MyGamesScreen
+from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+from client_tui.settings import PlayedGame, SettingsStore
 from client_tui.text import visible
 from client_tui.tokens import TokenStore
 from server.protocol import (
@@ -101,7 +107,7 @@ class QubicApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "Qubic"
-    ENABLE_COMMAND_PALETTE = False
+    COMMAND_PALETTE_BINDING = "ctrl+p"
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
@@ -113,6 +119,7 @@ class QubicApp(App[None]):
         name: str | None = None,
         *,
         tokens: TokenStore | None = None,
+        settings: SettingsStore | None = None,
         db_path: Path | None = None,
         autoconnect: bool = True,
         clock: Callable[[], float] = time.monotonic,
@@ -120,6 +127,8 @@ class QubicApp(App[None]):
         super().__init__()
         self.server_url = server_url
         self.tokens = tokens or TokenStore()
+        self.settings_store = settings or SettingsStore(self.tokens.path.parent / "settings.json")
+        self.settings = self.settings_store.load()
         self.db_path = db_path or default_db_path()
         self.autoconnect = autoconnect
         self.clock = clock
@@ -129,8 +138,10 @@ class QubicApp(App[None]):
         self.link: ServerLink | None = None
         self.embedded: RunningServer | None = None
         self.lobby_screen: LobbyScreen | None = None
-        self.connect_screen = ConnectScreen(server_url, self.session.name)
-        self._key = ""  # where tokens are remembered for the current server
+        self.connect_screen = ConnectScreen(server_url, self.session.name, self.settings.servers)
+        self._key = ""  # where tokens (and games played) are remembered for the current server
+        self._retry_at: float | None = None  # when the link tries again after a drop
+        self._countdown: Timer | None = None
         self._requests: dict[int | str, ClientMessage] = {}
         self._next_id = 1
         self._retried_name = False
@@ -144,14 +155,32 @@ class QubicApp(App[None]):
         self.push_screen(self.connect_screen)
         if self.autoconnect:
             self.connect(self.server_url, self.session.name)
+        self._check_size()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        """Cover everything with "terminal too small" below the size the board needs."""
+        small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+        covered = isinstance(self.screen, TooSmallScreen)
+        if small and not covered:
+            self.push_screen(TooSmallScreen())
+        elif covered:
+            if small:
+                self.screen.refresh()
+            else:
+                self.pop_screen()
 
     def connect(self, url: str | None, name: str) -> None:
         """Open a session with ``url`` (None: start and use the embedded server) as ``name``."""
         self.server_url = url
         self.session.name = name
         self._retried_name = False
+        starting = url is None and self.embedded is None
+        self.connect_screen.starting = starting
         self.connect_screen.set_status(
-            "Starting the local server…" if url is None and self.embedded is None
+            "Starting the local server…" if starting
             else f"Connecting to {url or 'the local server'}…"
         )
         self.run_link(url, name)
@@ -199,23 +228,48 @@ class QubicApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette (ctrl+p, or the header's icon): the screen's keys first."""
+        seen = set()
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not active.enabled or not binding.description or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            shown = binding.key_display or self.get_key_display(binding)
+            yield SystemCommand(binding.tooltip or binding.description, f"key: {shown or key}",
+                                partial(self.run_action, binding.action, active.node))
+        yield from super().get_system_commands(screen)
+
+    def on_settings_changed(self, message: SettingsChanged) -> None:
+        message.stop()
+        self.save_settings()
+
+    def save_settings(self) -> None:
+        try:
+            self.settings_store.save(self.settings)
+        except OSError as error:
+            self.notify(f"Settings not saved: {error}", severity="warning", timeout=4,
+                        markup=False)
+
     # -- requests up -----------------------------------------------------------------------
 
-    def send(self, request: ClientMessage) -> bool:
+    def send(self, request: ClientMessage, quiet: bool = False) -> bool:
         """Send ``request`` with a fresh id; says so on screen when not connected."""
         request_id = self._next_id
         self._next_id += 1
         request.id = request_id
         if self.link is None or not self.link.send(request):
-            self.notify("Not connected: wait for the connection to come back.",
-                        severity="warning", timeout=3)
+            if not quiet:
+                self.notify("Not connected: wait for the connection to come back.",
+                            severity="warning", timeout=3)
             return False
         self._requests[request_id] = request
         return True
 
     def on_outgoing(self, message: Outgoing) -> None:
         message.stop()
-        self.send(message.request)
+        self.send(message.request, message.quiet)
 
     def on_connect_requested(self, message: ConnectRequested) -> None:
         message.stop()
@@ -239,11 +293,15 @@ class QubicApp(App[None]):
         elif isinstance(event, Connected):
             self._connected(event)
         elif isinstance(event, Connecting):
+            self._stop_countdown()
             where = self.server_url or "the local server"
             self._set_state(f"connecting to {where}…" if event.attempt == 1
                             else f"reconnecting (try {event.attempt})…")
         elif isinstance(event, Dropped):
-            self._set_state(f"connection lost: reconnecting in {event.retry_in:.0f}s")
+            self._retry_at = self.clock() + event.retry_in
+            self._count_down()
+            if self._countdown is None:
+                self._countdown = self.set_interval(1.0, self._count_down)
             if event.first:
                 self.notify(f"Connection lost ({event.reason}). Reconnecting…",
                             severity="warning", timeout=4, markup=False)
@@ -252,6 +310,17 @@ class QubicApp(App[None]):
         elif isinstance(event, Refused):
             self._refused(event)
 
+    def _count_down(self) -> None:
+        if self._retry_at is not None:
+            left = max(0.0, self._retry_at - self.clock())
+            self._set_state(f"connection lost: reconnecting in {left:.0f}s")
+
+    def _stop_countdown(self) -> None:
+        self._retry_at = None
+        if self._countdown is not None:
+            self._countdown.stop()
+            self._countdown = None
+
     def _set_state(self, text: str) -> None:
         self.sub_title = visible(f"{self.session.name} · {text}")
         if isinstance(self.screen, GameScreen):
@@ -259,7 +328,13 @@ class QubicApp(App[None]):
 
     def _connected(self, event: Connected) -> None:
         welcome = event.welcome
+        self._stop_countdown()
+        self.connect_screen.starting = False
         self.tokens.save(self._key, welcome.name, welcome.token)
+        if self.server_url is not None and self.settings.servers[:1] != [self.server_url]:
+            self.settings.used_server(self.server_url)
+            self.save_settings()
+        self.session.unfinished = list(welcome.games)
         self.session.name = welcome.name
         self.session.rating = welcome.rating
         self._set_state(f"online at {self.server_url}" if self.server_url else "offline")
@@ -281,17 +356,24 @@ class QubicApp(App[None]):
             base = None if self.server_url is None else http_base(self.server_url)
             if self.embedded is not None:
                 base = self.embedded.http_url
-            self.lobby_screen = LobbyScreen(self.lobby, self.session, base, GameOptions())
+            self.lobby_screen = LobbyScreen(self.lobby, self.session, base, self.settings)
         if self.lobby_screen not in self.screen_stack:
             while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
                 self.pop_screen()
             self.push_screen(self.lobby_screen)
+
+    def action_my_games(self) -> None:
+        """The games this player has on this server: unfinished ones first."""
+        self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
+                                       self.session.unfinished))
 
     def _back_to_connect(self, reason: str) -> None:
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
             self.pop_screen()
         self.lobby_screen = None
         self.games.clear()
+        self._stop_countdown()
+        self.connect_screen.starting = False
         self._set_state("not connected")
         self.connect_screen.set_status(reason, error=True)
 
@@ -366,6 +448,7 @@ class QubicApp(App[None]):
 
     def _game_state(self, state: GameState, now: float) -> None:
         model = GameModel.from_state(state, now)
+        self._remember(model)
         old = self.games.get(state.id)
         if old is not None and old.view_ply is not None:
             model.show(old.view_ply)
@@ -385,14 +468,16 @@ class QubicApp(App[None]):
         if isinstance(current, GameScreen):
             shown = current.model
             if shown.over or shown.you is None:
+                if shown.over and shown.you is not None and model.you is not None:
+                    model.carry_ratings(shown)  # a rematch
                 self.games.pop(shown.id, None)
-                self.switch_screen(GameScreen(model, self.clock))
+                self.switch_screen(GameScreen(model, self.clock, self.settings))
             else:
                 self.notify(visible(f"Another game is waiting: {model.seat('x').name} vs "
                                     f"{model.seat('o').name}. Open it from the lobby."),
                             timeout=6, markup=False)
             return
-        self.push_screen(GameScreen(model, self.clock))
+        self.push_screen(GameScreen(model, self.clock, self.settings))
 
     def _game_event(
         self, event: MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking, now: float
@@ -406,6 +491,8 @@ class QubicApp(App[None]):
             return
         if applied is Applied.IGNORED:
             return
+        if isinstance(event, GameEnd):
+            self._remember(model)
         if isinstance(event, GameEnd) and event.rating_change and model.you is not None:
             change = event.rating_change.x if model.you == "x" else event.rating_change.o
             if self.session.rating is not None:
@@ -421,10 +508,27 @@ class QubicApp(App[None]):
         elif isinstance(event, Offer) and model.you is not None and event.by == other(model.you):
             if event.kind == "draw":
                 self.notify("Your opponent offers a draw: o accepts, n declines.", timeout=6)
-            elif event.kind == "rematch":
+            elif event.kind == "rematch" and model.you not in model.rematch:
                 self.notify("Your opponent asks for a rematch: m accepts.", timeout=6)
             elif event.kind == "draw_declined":
                 self.notify("Your draw offer was declined.", timeout=4)
+
+    def _remember(self, model: GameModel) -> None:
+        """Keep the games this player plays (not watches) for "My games"."""
+        if model.you is None or not self._key:
+            return
+        known = self.settings.game(self._key, model.id)
+        result = None if model.end is None else model.end.result
+        if known is not None and known.result == result and known.ply == model.ply:
+            return
+        if model.end is not None and model.id in self.session.unfinished:
+            self.session.unfinished.remove(model.id)
+        self.settings.played(self._key, PlayedGame(
+            id=model.id, variant=model.variant, x=model.seat("x").name, o=model.seat("o").name,
+            you=model.you, started=known.started if known else time.time(), ply=model.ply,
+            result=result,
+        ))
+        self.save_settings()
 
     def _game_screen(self, game_id: str) -> GameScreen | None:
         for screen in reversed(self.screen_stack):

@@ -8,11 +8,12 @@ from server.protocol import ClientMessage
 
 
 class Outgoing(Message):
-    """Send ``request`` to the server."""
+    """Send ``request`` to the server (``quiet``: say nothing when not connected)."""
 
-    def __init__(self, request: ClientMessage) -> None:
+    def __init__(self, request: ClientMessage, quiet: bool = False) -> None:
         super().__init__()
         self.request = request
+        self.quiet = quiet
 
 
 class ConnectRequested(Message):
@@ -30,3 +31,7 @@ class LeaveGame(Message):
     def __init__(self, game_id: str) -> None:
         super().__init__()
         self.game_id = game_id
+
+
+class SettingsChanged(Message):
+    """The settings object shared with the app was changed: save it."""

@@ -124,6 +124,13 @@ class GameModel:
             self.draw_offer = None
             self.thinking = None
             self._set_clocks(event.clocks, now)
+            if event.rating_change is not None:  # the seats show the ratings after the game
+                changes = (event.rating_change.x, event.rating_change.o)
+                self.seats = [
+                    seat if seat.rating is None or seat.ai is not None
+                    else msgspec.structs.replace(seat, rating=seat.rating + change)
+                    for seat, change in zip(self.seats, changes, strict=True)
+                ]
         elif isinstance(event, Offer):
             if event.kind == "draw":
                 self.draw_offer = event.by
@@ -170,6 +177,16 @@ class GameModel:
     def my_turn(self) -> bool:
         """Whether this client may move now (seated, the game on, its turn)."""
         return self.you is not None and not self.over and self.turn == self.you
+
+    def carry_ratings(self, before: GameModel) -> None:
+        """Show the ratings ``before`` (a finished game) knew for the same players: a rematch
+        starts with the ratings the server had when the first game began."""
+        known = {seat.name: seat.rating for seat in before.seats if seat.ai is None}
+        self.seats = [
+            msgspec.structs.replace(seat, rating=known[seat.name])
+            if seat.ai is None and known.get(seat.name) is not None else seat
+            for seat in self.seats
+        ]
 
     def seat(self, side: Colour) -> SeatInfo:
         return self.seats[SIDES.index(side)]
@@ -373,3 +390,4 @@ class Session:
     my_seek: str | None = None  # the id of this player's open seek
     queued: str | None = None  # "4x4x4 5+3" while waiting in a quick-pairing pool
     private_code: str | None = None  # the code of this player's private room
+    unfinished: list[str] = field(default_factory=list)  # ids of this player's games on

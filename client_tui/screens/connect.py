@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Center, Vertical
 from textual.screen import Screen
+from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Header, Input, Label, Static
 
 from client_tui.messages import ConnectRequested
 from client_tui.text import literal
 
-NAME_PATTERN = r"[A-Za-z0-9_-]*"
+NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a player's name (the words ``qubic play --name`` uses), or None."""
+    if NAME.fullmatch(name):
+        return None
+    if not name:
+        return "Pick a name first: 1-24 letters, digits, _ or -."
+    return f"{name!r} is not a name: use 1-24 letters, digits, _ or -"
 
 
 class ConnectScreen(Screen[None]):
@@ -20,10 +32,12 @@ class ConnectScreen(Screen[None]):
 
     BINDINGS = [Binding("ctrl+q", "app.quit", "Quit", id="quit")]
 
-    def __init__(self, url: str | None, name: str) -> None:
+    def __init__(self, url: str | None, name: str, servers: list[str] | None = None) -> None:
         super().__init__()
         self.url = url
         self.player_name = name
+        self.servers = servers or []  # the servers used before, offered as you type
+        self.starting = False  # the local server is starting: connecting again would cut it
         self._status: tuple[str, bool] = ("", False)
         self._ready = False  # composed and mounted: the widgets can be queried
 
@@ -32,13 +46,19 @@ class ConnectScreen(Screen[None]):
         with Center(), Vertical(id="connect"):
             yield Label("Qubic", id="connect-title")
             yield Label("Server (leave empty to play offline on this computer)")
-            yield Input(self.url or "", placeholder="ws://host:8080/ws", id="url")
+            yield Input(self.url or "", placeholder=self._url_placeholder(), id="url",
+                        compact=True, suggester=SuggestFromList(self.servers))
             yield Label("Name (1–24 letters, digits, _ or -)")
-            yield Input(self.player_name, placeholder="your name", restrict=NAME_PATTERN,
-                        max_length=24, id="name")
-            yield Button("Connect", variant="primary", id="connect-button")
+            yield Input(self.player_name, placeholder="your name", max_length=24, id="name",
+                        compact=True)
+            yield Button("Connect", variant="primary", id="connect-button", compact=True)
             yield Static("", id="connect-status")
         yield Footer(compact=True)
+
+    def _url_placeholder(self) -> str:
+        if self.servers:
+            return f"last: {self.servers[0]} (→ fills in)"
+        return "ws://host:8080/ws"
 
     def on_mount(self) -> None:
         self._ready = True
@@ -53,13 +73,26 @@ class ConnectScreen(Screen[None]):
         status.update(literal(text))
         status.set_class(error, "-error")
 
+    def on_key(self, key: object) -> None:
+        """→ in an empty server field fills in the last server."""
+        url = self.query_one("#url", Input)
+        if getattr(key, "key", None) == "right" and url.has_focus and not url.value \
+                and self.servers:
+            url.value = self.servers[0]
+            url.cursor_position = len(url.value)
+
     @on(Input.Submitted)
     @on(Button.Pressed, "#connect-button")
     def connect(self) -> None:
+        if self.starting:
+            self.notify("Still starting the local server: the lobby opens when it is ready.",
+                        timeout=3)
+            return
         url = self.query_one("#url", Input).value.strip() or None
         name = self.query_one("#name", Input).value.strip()
-        if not name:
-            self.set_status("Pick a name first.", error=True)
+        problem = name_problem(name)
+        if problem is not None:
+            self.set_status(problem, error=True)
             self.query_one("#name", Input).focus()
             return
         self.set_status("Connecting…")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,39 +12,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from client_tui.model import format_clock_spec, parse_clock_spec
-from server.protocol import VARIANTS, ClockSpec, ColourChoice, Variant
+from client_tui.settings import DialogKind, GameOptions
+from server.protocol import VARIANTS
 
 CLOCK_CHOICES = ("untimed", "1+0", "3+2", "5+3", "10+5", "15+10", "30+20")
 LEVEL_NAMES = {n: str(n) for n in range(1, 9)} | {1: "1 · weakest", 8: "8 · strongest"}
-DialogKind = Literal["computer", "seek", "quick", "private"]
 TITLES = {
     "computer": "Play the computer",
     "seek": "Post a seek",
     "quick": "Quick pairing",
     "private": "Create a private room",
 }
-
-
-@dataclass(frozen=True)
-class GameOptions:
-    """What a new game should be: board, clock, colour, rated, and the computer's level."""
-
-    variant: Variant = "4x4x4"
-    clock: ClockSpec | None = None
-    colour: ColourChoice = "random"
-    rated: bool = False
-    level: int = 3
-
-    def describe(self, kind: DialogKind = "computer") -> str:
-        """A short summary such as ``level 3 · 4x4x4 · random · untimed``."""
-        parts = [self.variant, format_clock_spec(self.clock)]
-        if kind in ("computer", "seek", "private"):
-            parts.insert(1, {"x": "you play X", "o": "you play O"}.get(self.colour, "random"))
-        if kind == "computer":
-            parts.insert(0, f"level {self.level}")
-        if kind in ("seek", "private"):
-            parts.append("rated" if self.rated else "casual")
-        return " · ".join(parts)
 
 
 class OptionsDialog(ModalScreen[GameOptions | None]):
@@ -93,13 +70,19 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
                         [("casual (no rating change)", False), ("rated", True)],
                         value=o.rated, allow_blank=False, id="rated", compact=True,
                     )
+            if self.kind == "quick":
+                yield Static("Quick games are rated: your rating changes with the result.",
+                             classes="dialog-text", id="rated-note")
+            elif self.kind == "computer":
+                yield Static("Games against the computer are never rated.",
+                             classes="dialog-text", id="rated-note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Play" if self.kind == "computer" else "OK", variant="primary",
                              id="ok")
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#ok", Button).focus()
+        self.query(Select).first().focus()  # Enter on opening must not start a game
 
     def _chosen(self) -> GameOptions:
         options = self.options
@@ -126,8 +109,14 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
         self.dismiss(None)
 
 
+def normalise_code(text: str) -> str:
+    """A private code as the server writes it: capitals, and the digits people type for the
+    letters that look alike (codes are base32: they have O, I and B, never 0, 1 or 8)."""
+    return text.strip().upper().translate(str.maketrans("018", "OIB"))
+
+
 class CodeDialog(ModalScreen[str | None]):
-    """Ask for a private room's code."""
+    """Ask for a private room's code (0 or O, 1 or I, either case: all are read the same)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
 
@@ -143,7 +132,7 @@ class CodeDialog(ModalScreen[str | None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#ok")
     def join(self) -> None:
-        code = self.query_one("#code", Input).value.strip()
+        code = normalise_code(self.query_one("#code", Input).value)
         if len(code) >= 4:
             self.dismiss(code)
         else:

@@ -12,9 +12,10 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
-from client_tui.messages import LeaveGame, Outgoing
+from client_tui.messages import LeaveGame, Outgoing, SettingsChanged
 from client_tui.model import GameModel, other, threats
 from client_tui.screens.dialogs import ConfirmDialog
+from client_tui.settings import Settings
 from client_tui.text import visible
 from client_tui.widgets.board import BoardView, BoardWidget
 from client_tui.widgets.chat import ChatPanel
@@ -39,27 +40,43 @@ TICK_SECONDS = 0.1
 class GameScreen(Screen[None]):
     """One game, played or watched. The app owns the model and calls ``update`` on changes."""
 
+    # The footer shows a few keys (it must fit 80 columns with "? Help" and the palette);
+    # every one is in the help (?) and in the command palette (ctrl+p), by its tooltip.
     BINDINGS = [
-        Binding("t", "threats", "Threats", id="game.threats"),
-        Binding("r", "resign", "Resign", id="game.resign"),
-        Binding("o", "offer_draw", "Draw", id="game.offer_draw"),
-        Binding("o", "accept_draw", "Accept draw", id="game.accept_draw"),
-        Binding("n", "decline_draw", "Decline", id="game.decline_draw"),
-        Binding("k", "abort", "Abort", show=False, id="game.abort"),
-        Binding("w", "claim", "Claim win", id="game.claim"),
-        Binding("m", "rematch", "Rematch", id="game.rematch"),
-        Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back"),
-        Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward"),
-        Binding("home", "first", "First move", show=False, id="game.first"),
-        Binding("end", "live", "Live", show=False, id="game.live"),
-        Binding("slash", "chat", "Chat", key_display="/", id="game.chat"),
-        Binding("escape", "leave", "Lobby", id="game.leave"),
+        Binding("t", "threats", "Threats", show=False, id="game.threats",
+                tooltip="Show or hide each side's threats (where it would complete a line)"),
+        Binding("g", "guides", "Lines", show=False, id="game.guides",
+                tooltip="Show or hide the lines through the cursor cell"),
+        Binding("r", "resign", "Resign", id="game.resign", tooltip="Resign the game"),
+        Binding("o", "offer_draw", "Draw", id="game.offer_draw", tooltip="Offer a draw"),
+        Binding("o", "accept_draw", "Accept", id="game.accept_draw",
+                tooltip="Accept the draw offered"),
+        Binding("n", "decline_draw", "Decline", id="game.decline_draw",
+                tooltip="Decline the draw offered"),
+        Binding("k", "abort", "Abort", show=False, id="game.abort",
+                tooltip="Abort the game (before both sides have moved)"),
+        Binding("w", "claim", "Claim win", show=False, id="game.claim",
+                tooltip="Claim the win: your opponent has been gone too long"),
+        Binding("m", "rematch", "Rematch", id="game.rematch", tooltip="Ask for a rematch"),
+        Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back",
+                tooltip="Step back one move"),
+        Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward",
+                tooltip="Step forward one move"),
+        Binding("home", "first", "First move", show=False, id="game.first",
+                tooltip="Show the position before the first move"),
+        Binding("end", "live", "Live", show=False, id="game.live",
+                tooltip="Back to the live position"),
+        Binding("slash", "chat", "Chat", key_display="/", show=False, id="game.chat",
+                tooltip="Type in the chat"),
+        Binding("escape", "leave", "Lobby", id="game.leave", tooltip="Back to the lobby"),
     ]
 
-    def __init__(self, model: GameModel, clock: object = time.monotonic) -> None:
+    def __init__(
+        self, model: GameModel, clock: object = time.monotonic, settings: Settings | None = None
+    ) -> None:
         super().__init__()
         self.model = model
-        self.show_threats = False
+        self.settings = settings or Settings()  # what the board shows, shared with the app
         self._clock = clock
         self._pending_ply: int | None = None  # the ply our last move answered, until it lands
         self._ready = False  # composed and mounted: the widgets can be queried
@@ -85,6 +102,11 @@ class GameScreen(Screen[None]):
 
     # -- attributes down -------------------------------------------------------------------
 
+    @property
+    def show_threats(self) -> bool:
+        """Threats are shown (unless hidden) while they matter: not on a game's last position."""
+        return self.settings.show_threats and not (self.model.over and not self.model.reviewing)
+
     def _board_view(self) -> BoardView:
         model = self.model
         board = model.shown_board()
@@ -95,6 +117,7 @@ class GameScreen(Screen[None]):
             threats=(threats(board, X), threats(board, O)) if self.show_threats else
             (frozenset(), frozenset()),
             show_threats=self.show_threats,
+            show_guides=self.settings.show_guides,
         )
 
     def update(self, model: GameModel | None = None) -> None:
@@ -114,7 +137,7 @@ class GameScreen(Screen[None]):
         self.title = visible(f"{x.name} vs {o.name}")
         self.sub_title = self.app.sub_title
         self.query_one(BoardWidget).view = self._board_view()
-        self.query_one(GameInfo).show(model, self.now())
+        self.query_one(GameInfo).show(model, self.now(), self.show_threats)
         self.query_one(MoveList).show(model.move_texts(), model.shown_ply)
         self.query_one(ChatPanel).show(model.chat)
         self.refresh_bindings()
@@ -123,7 +146,7 @@ class GameScreen(Screen[None]):
         model = self.model
         ticking = model.clocks is not None and model.clocks.running and not model.over
         if ticking or model.claim_at:
-            self.query_one(GameInfo).show(model, self.now())
+            self.query_one(GameInfo).show(model, self.now(), self.show_threats)
             if model.claim_at:
                 self.refresh_bindings()
 
@@ -179,19 +202,25 @@ class GameScreen(Screen[None]):
             return playing and not model.against_computer and not offered_to_me
         if action in ("accept_draw", "decline_draw"):
             return playing and offered_to_me
-        if action == "abort":
-            return playing and model.ply < 2
-        if action == "claim":
-            return model.can_claim(self.now())
+        if action in ("abort", "claim"):
+            return playing  # hidden keys: when they cannot act, they say why
         if action == "rematch":
             return seated and model.over and model.you not in model.rematch
         return True
 
     def action_threats(self) -> None:
-        self.show_threats = not self.show_threats
+        self.settings.show_threats = not self.settings.show_threats
+        self.post_message(SettingsChanged())
         self.update()
         self.notify("Threats shown: x and o mark where that side would complete a line."
-                    if self.show_threats else "Threats hidden.", timeout=3)
+                    if self.show_threats else "Threats hidden (t shows them).", timeout=3)
+
+    def action_guides(self) -> None:
+        self.settings.show_guides = not self.settings.show_guides
+        self.post_message(SettingsChanged())
+        self.update()
+        self.notify("The lines through the cursor are marked with +." if
+                    self.settings.show_guides else "Lines hidden (g shows them).", timeout=3)
 
     def action_resign(self) -> None:
         def answered(yes: bool | None) -> None:
@@ -214,10 +243,21 @@ class GameScreen(Screen[None]):
         self.post_message(Outgoing(DrawDecline(game=self.model.id)))
 
     def action_abort(self) -> None:
+        if self.model.ply >= 2:
+            self.notify("Too late to abort: both sides have moved (r resigns).", timeout=3)
+            return
         self.post_message(Outgoing(Abort(game=self.model.id)))
 
     def action_claim(self) -> None:
-        self.post_message(Outgoing(Claim(game=self.model.id)))
+        model = self.model
+        if not model.can_claim(self.now()):
+            opponent = other(model.you) if model.you else "o"
+            wait = model.claim_in(opponent, self.now())
+            self.notify("Nothing to claim: your opponent is here." if wait is None else
+                        f"Your opponent may come back: you can claim in {wait:.0f}s.",
+                        timeout=3)
+            return
+        self.post_message(Outgoing(Claim(game=model.id)))
 
     def action_rematch(self) -> None:
         self.post_message(Outgoing(Rematch(game=self.model.id)))

@@ -23,7 +23,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `p` — quick pairing against a person of close rating (`x` cancels)
 - `s` — post a seek that anyone can accept (`x` cancels)
 - `n` — create a private room and show its code
-- `j` — join a private room by its code
+- `j` — join a private room by its code (`0` and `O` are read the same)
+- `g` — my games: go back to an unfinished one, or open a finished one to replay it
 - `⏎` — accept the selected seek, or watch the selected game
 - `l` — reload the leaderboard
 - `tab` — move between the tables
@@ -33,8 +34,11 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - arrows — move the cursor within a level
 - `[` `]`, PgUp PgDn — the level below / above
 - `⏎`, space, click — play the cell under the cursor
-- `2b3` then `⏎` — play a cell by its name (`esc` clears what you typed)
-- `t` — show each side's open threats (`x`/`o`: that side wins there)
+- `2b3` then `⏎` — play a cell by its name; an unfinished or wrong one is never played,
+  the line under the board says why (`esc` clears what you typed)
+- the cursor is drawn in brackets `[ ]`; the last move is underlined on a yellow ground
+- `t` — show or hide each side's threats (`x`/`o`: that side wins there next; shown at first)
+- `g` — show or hide the lines through the cursor cell (marked `+`)
 - `,` `.` — step back / forward through the moves; `end` returns to the game
 - `r` — resign
 - `o` — offer a draw, or accept the one offered; `n` declines
@@ -44,7 +48,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `/` — chat (`esc` back to the board)
 - `esc` — back to the lobby
 
-Everywhere: `?` this help, `ctrl+q` quit.
+Everywhere: `?` this help, `ctrl+p` every command of the screen, `ctrl+q` quit.
+The level, colour, clock and other options you pick are remembered for next time.
 """
 
 

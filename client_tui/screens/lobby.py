@@ -14,14 +14,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from client_tui.connection import LeaderboardRow, fetch_leaderboard
-from client_tui.messages import Outgoing
+from client_tui.messages import Outgoing, SettingsChanged
 from client_tui.model import LobbyModel, Session, format_clock_spec
-from client_tui.screens.dialogs import CodeDialog, DialogKind, GameOptions, OptionsDialog
+from client_tui.screens.dialogs import CodeDialog, OptionsDialog
+from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import literal
 from server.protocol import (
     AcceptSeek,
     CancelQuick,
     CancelSeek,
+    LobbySub,
     PlayAI,
     PrivateCreate,
     PrivateJoin,
@@ -34,30 +36,41 @@ from server.protocol import (
 class LobbyScreen(Screen[None]):
     """Seeks and live games (kept current by the app), the leaderboard, and game starters."""
 
+    # The footer must fit 80 columns with "? Help" and the palette: the rest is in both.
     BINDINGS = [
-        Binding("c", "play_computer", "Computer", id="lobby.computer"),
-        Binding("o", "computer_options", "Options", id="lobby.options"),
-        Binding("p", "quick", "Quick pair", id="lobby.quick"),
-        Binding("s", "seek", "Seek", id="lobby.seek"),
-        Binding("n", "private", "Private", id="lobby.private"),
-        Binding("j", "join", "Join code", id="lobby.join"),
-        Binding("x", "cancel_wait", "Cancel", id="lobby.cancel"),
-        Binding("l", "leaderboard", "Leaders", id="lobby.leaderboard"),
+        Binding("c", "play_computer", "Computer", id="lobby.computer",
+                tooltip="Play the computer with the options shown"),
+        Binding("o", "computer_options", "Options", show=False, id="lobby.options",
+                tooltip="Change the computer's level, the board, your colour, the clock"),
+        Binding("p", "quick", "Quick", id="lobby.quick",
+                tooltip="Quick pairing: a rated game against a person of close rating"),
+        Binding("s", "seek", "Seek", id="lobby.seek",
+                tooltip="Post a seek that anyone can accept"),
+        Binding("n", "private", "Private", id="lobby.private",
+                tooltip="Create a private room and get its code"),
+        Binding("j", "join", "Join", id="lobby.join", tooltip="Join a private room by its code"),
+        Binding("x", "cancel_wait", "Cancel", id="lobby.cancel",
+                tooltip="Cancel your seek or quick pairing"),
+        Binding("g", "app.my_games", "Games", id="lobby.my_games",
+                tooltip="My games: go back to a game, or replay a finished one"),
+        Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
+                tooltip="Reload the leaderboard"),
     ]
+    REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
     def __init__(
         self,
         lobby: LobbyModel,
         session: Session,
         http_base: str | None = None,
-        computer: GameOptions | None = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         self.lobby = lobby
         self.session = session
         self.http_base = http_base
-        self.computer = computer or GameOptions()
-        self.options: dict[DialogKind, GameOptions] = {}
+        self.settings = settings or Settings()
+        self.options = self.settings.options  # the last options chosen, by dialog
         self.leaders: list[LeaderboardRow] | None = None
         self._ready = False  # composed and mounted: the widgets can be queried
 
@@ -75,8 +88,18 @@ class LobbyScreen(Screen[None]):
                 yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
+    @property
+    def computer(self) -> GameOptions:
+        """The options of the next game against the computer."""
+        return self.settings.options_for("computer")
+
+    @computer.setter
+    def computer(self, options: GameOptions) -> None:
+        self.options["computer"] = options
+
     def on_mount(self) -> None:
         self._ready = True
+        self.set_interval(self.REFRESH_SECONDS, self._resubscribe)
         self.query_one("#seeks", DataTable).add_columns("Name", "Rating", "Board", "Clock",
                                                         "Rated", "Colour")
         self.query_one("#games", DataTable).add_columns("X", "O", "Board", "Clock", "Moves")
@@ -90,6 +113,12 @@ class LobbyScreen(Screen[None]):
         if self._ready:
             self.refresh_lobby()
             self.action_leaderboard()
+            self._resubscribe()
+
+    def _resubscribe(self) -> None:
+        """Ask for a fresh snapshot (the server's deltas do not carry move counts)."""
+        if self.is_current:
+            self.post_message(Outgoing(LobbySub(), quiet=True))
 
     # -- attributes down -------------------------------------------------------------------
 
@@ -175,6 +204,7 @@ class LobbyScreen(Screen[None]):
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
                 self.computer = options
+                self.post_message(SettingsChanged())
                 self.refresh_lobby()
                 self.action_play_computer()
 
@@ -184,9 +214,10 @@ class LobbyScreen(Screen[None]):
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
                 self.options[kind] = options
+                self.post_message(SettingsChanged())
                 then(options)  # type: ignore[operator]
 
-        self.app.push_screen(OptionsDialog(kind, self.options.get(kind, GameOptions())), chosen)
+        self.app.push_screen(OptionsDialog(kind, self.settings.options_for(kind)), chosen)
 
     def action_quick(self) -> None:
         self._ask("quick", lambda o: self.post_message(

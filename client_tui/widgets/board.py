@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine import Board, Cell, NotationError, O, X, format_cell, parse_cell
+from engine import Board, Cell, O, X, format_cell, parse_cell
 from engine.geometry import Geometry
 
 LABEL_WIDTH = 2  # "4 " before each row
@@ -109,6 +109,28 @@ def choose_layout(g: Geometry, width: int, height: int) -> BoardLayout:
     return layouts[-1]
 
 
+def read_typed(text: str, g: Geometry) -> tuple[Cell | None, str]:
+    """The cell a typed coordinate names, or None and why not (unfinished or no such cell).
+
+    ``text`` is read one character at a time, as typed: level (3-D boards), column, row.
+    """
+    n, last = g.n, chr(96 + g.n)
+    parts = [("level", f"1–{n}"), ("column", f"a–{last}"), ("row", f"1–{n}")][3 - g.d :]
+    for char, (part, allowed) in zip(text, parts, strict=False):
+        is_letter = part == "column"
+        if is_letter != char.isalpha() or not char.isalnum():
+            kind = "a letter" if is_letter else "a number"
+            return None, f"the {part} comes next: {kind} {allowed}"
+        if (ord(char) - 96 if is_letter else int(char)) not in range(1, n + 1):
+            return None, f"no {part} {char} (only {allowed})"
+    if len(text) > len(parts):
+        return None, f"a cell is {len(parts)} characters, like {'2b3' if g.d == 3 else 'b3'}"
+    if len(text) < len(parts):
+        part, allowed = parts[len(text)]
+        return None, f"unfinished: add the {part} ({allowed})"
+    return parse_cell(text, g), ""
+
+
 @dataclass(frozen=True)
 class BoardView:
     """What the board shows: a position and the cells to highlight."""
@@ -120,6 +142,7 @@ class BoardView:
         default=(frozenset(), frozenset())
     )
     show_threats: bool = False
+    show_guides: bool = True  # mark the lines through the cursor cell
 
 
 class BoardWidget(Widget, can_focus=True):
@@ -140,17 +163,20 @@ class BoardWidget(Widget, can_focus=True):
     BoardWidget > .board--label { color: $text-muted; }
     BoardWidget > .board--title { color: $text-muted; }
     BoardWidget > .board--title-active { color: $text; text-style: bold; }
-    BoardWidget > .board--last { background: $warning 35%; }
+    BoardWidget > .board--guide { color: $text; background: $foreground 8%; }
+    BoardWidget > .board--last { background: $warning 35%; text-style: underline; }
     BoardWidget > .board--win { background: $success 55%; }
     BoardWidget > .board--cursor { background: $foreground 25%; }
-    BoardWidget:focus > .board--cursor { background: $accent; }
+    BoardWidget:focus > .board--cursor { background: $accent 60%; text-style: bold; }
     BoardWidget > .board--hint { color: $text-muted; }
+    BoardWidget > .board--refused { color: $text-warning; text-style: bold; }
     """
 
     COMPONENT_CLASSES = {
         "board--x", "board--o", "board--empty", "board--threat-x", "board--threat-o",
         "board--lines", "board--label", "board--title", "board--title-active",
-        "board--last", "board--win", "board--cursor", "board--hint",
+        "board--last", "board--win", "board--cursor", "board--hint", "board--guide",
+        "board--refused",
     }  # fmt: skip
 
     BINDINGS = [
@@ -162,7 +188,8 @@ class BoardWidget(Widget, can_focus=True):
                 key_display="[ ]", id="board.level_down"),
         Binding("right_square_bracket,pagedown", "cursor(0, 0, 1)", "Level up", show=False,
                 id="board.level_up"),
-        Binding("enter,space", "pick", "Play", key_display="⏎", id="board.play"),
+        Binding("enter,space", "pick", "Play", key_display="⏎", show=False, id="board.play",
+                tooltip="Play the cell under the cursor (or the one typed)"),
     ]
 
     view: reactive[BoardView] = reactive(lambda: BoardView(Board()), layout=True,
@@ -260,30 +287,39 @@ class BoardWidget(Widget, can_focus=True):
                 column, _ = layout.cell_box(x, 0, z)
                 canvas.put(column + layout.cell_w // 2, layout.height - 1, chr(97 + x), label)
         win = set(view.winning_line)
+        guides = self.guide_cells() if view.show_guides else frozenset()
         for cell in range(g.size):
             x, y, *rest = g.coords(cell)
             z = rest[0] if rest else 0
             column, line = layout.cell_box(x, y, z)
             text, text_style = self._cell_text(cell, board, view)
+            if text == "·" and cell in guides:
+                text, text_style = "+", style("board--guide")
             background = Style()
             if cell in win:
                 background += style("board--win")
             elif cell == view.last_move:
                 background += style("board--last")
+            elif cell in guides:
+                background += style("board--guide")
             if cell == self.cursor:
                 background += style("board--cursor")
             for dy in range(layout.cell_h):
                 canvas.put(column, line + dy, " " * layout.cell_w, background)
             middle = line + layout.cell_h // 2
-            canvas.put(column + (layout.cell_w - 1) // 2, middle, text, background + text_style)
+            centre = column + (layout.cell_w - 1) // 2
+            canvas.put(centre, middle, text, background + text_style)
+            if cell == self.cursor:  # a shape, not only a colour: brackets around the piece
+                before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
+                canvas.put(centre - 1, middle, before, background)
+                canvas.put(centre + 1, middle, after, background)
         rendered = Text("\n").join(canvas.lines())
         left = self._left(layout)
         if left:
             rendered = Text("\n").join(Text(" " * left) + row for row in rendered.split("\n"))
-        hint = self._hint()
         rendered.append("\n")
         rendered.append(" " * left)
-        rendered.append(hint, style("board--hint"))
+        rendered.append_text(self._hint())
         rendered.no_wrap = True
         return rendered
 
@@ -307,12 +343,25 @@ class BoardWidget(Widget, can_focus=True):
                 return "o", style("board--threat-o")
         return "·", style("board--empty")
 
-    def _hint(self) -> str:
+    def guide_cells(self) -> frozenset[Cell]:
+        """The cells of every line through the cursor cell."""
+        g = self.geometry
+        cells = {cell for index in g.lines_through[self.cursor] for cell in g.lines[index]}
+        return frozenset(cells - {self.cursor})
+
+    def _hint(self) -> Text:
+        style = self._style
         if self.typed:
-            return f"go to: {self.typed}▏ (⏎ plays, esc clears)"
-        return f"cursor {format_cell(self.cursor, self.geometry)} · type a cell like " + (
-            "2b3" if self.geometry.d == 3 else "b3"
-        )
+            cell, problem = read_typed(self.typed, self.geometry)
+            if cell is None:
+                return Text.assemble(
+                    (f"typed {self.typed}: {problem}", style("board--refused")),
+                    (" · esc clears", style("board--hint")),
+                )
+            return Text(f"go to {self.typed} · ⏎ plays · esc clears", style("board--hint"))
+        example = "2b3" if self.geometry.d == 3 else "b3"
+        return Text(f"[{format_cell(self.cursor, self.geometry)}] ⏎ plays it · or type a cell "
+                    f"like {example}", style("board--hint"))
 
     # -- input -------------------------------------------------------------------------------
 
@@ -328,38 +377,41 @@ class BoardWidget(Widget, can_focus=True):
         self.typed = ""
 
     def action_pick(self) -> None:
-        """Play the typed coordinate if there is one, else the cell under the cursor."""
+        """Play the typed coordinate if there is one, else the cell under the cursor.
+
+        A typed coordinate that is unfinished or names no cell is never played: it stays
+        shown with the reason until it is mended or cleared.
+        """
         if self.typed:
-            cell = self._typed_cell()
+            cell, problem = read_typed(self.typed, self.geometry)
             if cell is None:
                 self.app.bell()
+                self.notify(f"Not played: {self.typed} — {problem}. Esc clears it.",
+                            severity="warning", timeout=3, markup=False)
                 return
             self.cursor = cell
             self.typed = ""
         self.post_message(self.CellPicked(self, self.cursor))
 
-    def _typed_cell(self) -> Cell | None:
-        try:
-            return parse_cell(self.typed, self.geometry)
-        except NotationError:
-            return None
-
     def on_key(self, event: events.Key) -> None:
-        char = event.character or ""
-        n = self.geometry.n
+        char = (event.character or "").lower()
+        full = self.geometry.d
         if event.key == "escape" and self.typed:
             self.typed = ""
         elif event.key == "backspace" and self.typed:
             self.typed = self.typed[:-1]
-        elif len(char) == 1 and (
-            ("1" <= char <= str(n)) or ("a" <= char <= chr(96 + n))
+        elif len(char) == 1 and char.isascii() and (
+            char.isdigit()  # no key binding is a digit: every one is part of a cell
+            or "a" <= char <= chr(96 + self.geometry.n)
+            or (char.isalpha() and 0 < len(self.typed) < full)  # a wrong column letter
         ):
-            full = 3 if self.geometry.d == 3 else 2
             self.typed = (self.typed if len(self.typed) < full else "") + char
-            cell = self._typed_cell()
+            cell, _ = read_typed(self.typed, self.geometry)
             if cell is not None:
                 self.cursor = cell
         else:
+            if len(char) == 1 and char.isalpha() and self.typed:
+                self.typed = ""  # a key after a whole cell is a command: the cell is dropped
             return
         event.stop()
         event.prevent_default()

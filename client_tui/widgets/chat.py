@@ -11,12 +11,20 @@ from textual.widgets import Input, RichLog
 from client_tui.text import literal
 from server.protocol import ChatLine
 
-SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff", None: "bold"}
+SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
 
 
 def chat_text(line: ChatLine) -> Text:
-    """``name: text`` with both shown literally (never markup, never a control)."""
-    text = literal(line.name, SIDE_STYLES.get(line.side, "bold"))
+    """``X name: text`` for a player, ``(watching) name: text`` dimmed for a spectator; both
+    shown literally (never markup, never a control)."""
+    if line.side is None:
+        text = Text("(watching) ", "dim italic")
+        text.append_text(literal(line.name, "italic"))
+        text.append(": ")
+        text.append_text(literal(line.text, "dim"))
+        return text
+    text = Text(f"{line.side.upper()} ", SIDE_STYLES[line.side])
+    text.append_text(literal(line.name, SIDE_STYLES[line.side]))
     text.append(": ")
     text.append_text(literal(line.text))
     return text
@@ -51,7 +59,8 @@ class ChatPanel(Vertical):
         self._shown: list[ChatLine] = []
 
     def compose(self) -> ComposeResult:
-        yield RichLog(markup=False, wrap=True, highlight=False, max_lines=500)
+        # min_width=1: wrap to the panel (the default of 78 columns wraps past its edge)
+        yield RichLog(markup=False, wrap=True, highlight=False, max_lines=500, min_width=1)
         yield Input(placeholder="chat: / to type, ⏎ to send", max_length=300, compact=True)
 
     def show(self, lines: list[ChatLine]) -> None:
@@ -63,6 +72,13 @@ class ChatPanel(Vertical):
         for line in lines[len(self._shown) :]:
             log.write(chat_text(line))
         self._shown = list(lines)
+
+    def on_resize(self) -> None:
+        """Wrap again to the new width: a line is wrapped once, when written."""
+        log = self.query_one(RichLog)
+        log.clear()
+        for line in self._shown:
+            log.write(chat_text(line))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -5,7 +5,15 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from client_tui.model import SIDES, GameModel, describe_end, format_clock, other
+from client_tui.model import (
+    SIDES,
+    GameModel,
+    describe_end,
+    format_clock,
+    format_clock_spec,
+    other,
+    threats,
+)
 from client_tui.text import literal
 
 SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
@@ -67,8 +75,36 @@ def status_line(model: GameModel, now: float) -> Text:
     return Text("Waiting for ").append_text(literal(mover.name))
 
 
-def note_line(model: GameModel, now: float) -> Text | None:
-    """An offer or a claim waiting for this player, if any."""
+def game_kind(model: GameModel) -> str:
+    """``rated · 5+3`` or ``casual · untimed``."""
+    return f"{'rated' if model.rated else 'casual'} · {format_clock_spec(model.clock)}"
+
+
+def threat_line(model: GameModel) -> Text | None:
+    """Where a side would complete a line on its next move, the opponent's first."""
+    if model.over or model.reviewing:
+        return None
+    sides = [model.turn, other(model.turn)]  # the side to move wins first, if it can
+    if model.you is not None and not model.my_turn:
+        sides = [other(model.you), model.you]  # a player waiting sees the danger first
+    for side in sides:
+        cells = sorted(threats(model.board, SIDES.index(side)))
+        if not cells:
+            continue
+        where = " ".join(model.notation(cell) for cell in cells[:3])
+        if len(cells) > 3:
+            where += " …"
+        if side == model.you:
+            text = "You can win at " if model.my_turn else "Your threat: "
+            return Text(text + where, "bold green")
+        who = "Your opponent" if model.you is not None else side.upper()
+        block = ": block it!" if model.my_turn and len(cells) == 1 else ""
+        return Text(f"{who} wins next at {where}{block}", "bold #ff5f5f")
+    return None
+
+
+def note_line(model: GameModel, now: float, show_threats: bool = False) -> Text | None:
+    """An offer or a claim waiting for this player, else a threat (when shown), if any."""
     mine = model.you
     if model.over:
         if model.rematch:
@@ -83,7 +119,7 @@ def note_line(model: GameModel, now: float) -> Text | None:
         if mine is not None and model.draw_offer == other(mine):
             return Text("Draw offered: o accepts, n declines", "bold #d7af5f")
         return Text(f"Draw offered by {model.draw_offer.upper()}", "italic")
-    return None
+    return threat_line(model) if show_threats else None
 
 
 class GameInfo(Widget):
@@ -100,18 +136,23 @@ class GameInfo(Widget):
         super().__init__(id=id, classes=classes)
         self._model: GameModel | None = None
         self._now = 0.0
+        self._threats = False
 
-    def show(self, model: GameModel, now: float) -> None:
+    def show(self, model: GameModel, now: float, show_threats: bool = False) -> None:
         """Draw ``model`` as it stands at ``now`` (for the clocks)."""
         before = self._lines()
         self._model = model
         self._now = now
+        self._threats = show_threats
         self.refresh(layout=self._lines() != before)
+
+    def _note(self) -> Text | None:
+        return None if self._model is None else note_line(self._model, self._now, self._threats)
 
     def _lines(self) -> int:
         if self._model is None:
             return 1
-        return 4 if note_line(self._model, self._now) is not None else 3
+        return 4 if self._note() is not None else 3
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return self._lines()
@@ -122,7 +163,12 @@ class GameInfo(Widget):
             return Text("")
         width = max(10, self.content_size.width)
         lines = [seat_line(model, side, self._now, width) for side in SIDES]
-        for line in (status_line(model, self._now), note_line(model, self._now)):
+        status = status_line(model, self._now)
+        kind = game_kind(model)
+        if status.cell_len + len(kind) + 2 <= width:
+            status.append(" " * (width - status.cell_len - len(kind)))
+            status.append(kind, "dim")
+        for line in (status, self._note()):
             if line is not None:
                 line.truncate(width, overflow="ellipsis")
                 lines.append(line)

@@ -7,9 +7,11 @@ from server.protocol import (
     ChatLine,
     Clocks,
     ClockSpec,
+    GameEnd,
     GameState,
     GameSummary,
     Lobby,
+    RatingChange,
     SeatInfo,
     SeekInfo,
 )
@@ -47,4 +49,27 @@ def game(x: str = "ann", o: str = "bob", chat: tuple[str, ...] = ("good luck", "
         version=11, you="x",
         chat=[ChatLine(game="g1", name=[x, o][i % 2], side="xo"[i % 2], text=text, version=i)
               for i, text in enumerate(chat, start=1)],
+    )
+
+
+def threats_game() -> GameState:
+    """ann (X, to move) can win at 1d1; bob (O) would win at 2d2: both threats shown."""
+    moves = parse_moves("1a1 2a2 1b1 2b2 1c1 2c2", variant("4x4x4"))
+    return GameState(
+        id="g2", variant="4x4x4", clock=None, rated=False,
+        seats=[SeatInfo(name="ann", rating=1500), SeatInfo(name="bob", rating=1612)],
+        moves=moves, clocks=None, status="playing", version=8, you="x",
+    )
+
+
+def ended_game() -> GameState:
+    """ann (X) has won a rated game along the first row of level 1."""
+    moves = parse_moves("1a1 2a1 1b1 2b1 1c1 2c1 1d1", variant("4x4x4"))
+    clocks = Clocks(x=280_000, o=250_000, running=None)
+    return GameState(
+        id="g3", variant="4x4x4", clock=ClockSpec(initial=300, increment=5), rated=True,
+        seats=[SeatInfo(name="ann", rating=1500), SeatInfo(name="bob", rating=1612)],
+        moves=moves, clocks=clocks, status="over", version=9, you="x",
+        end=GameEnd(game="g3", version=9, result="1-0", reason="line", winner="x",
+                    line=moves[0::2], clocks=clocks, rating_change=RatingChange(x=9, o=-9)),
     )

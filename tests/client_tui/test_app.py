@@ -152,7 +152,9 @@ async def test_two_players_a_private_room_chat_and_a_dropped_connection(
         await until(pa, lambda: in_lobby(ann), "ann's lobby")
         await until(pb, lambda: in_lobby(bob), "bob's lobby")
         ann.lobby_screen.options["private"] = GameOptions(colour="x")  # type: ignore[union-attr]
-        await pa.press("n", "enter")  # the options dialog's OK
+        await pa.press("n")
+        await until(pa, lambda: ann.screen.query("#ok"), "the options dialog")
+        await pa.click("#ok")
         await until(pa, lambda: isinstance(ann.screen, NoticeDialog), "the room's code")
         code = ann.session.private_code
         assert code is not None

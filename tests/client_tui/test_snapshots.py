@@ -1,48 +1,84 @@
-"""Screenshots of the lobby and the game at 80x24 and 120x40 (fixed names, frozen clock)."""
+"""Screenshots at 80x24 and 120x40 (fixed names, frozen clock): the lobby, a game with its
+threats shown, a game's end, and a dialog."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from scenes import game, lobby
+from scenes import ended_game, game, lobby, threats_game
 from textual.pilot import Pilot
 from tui_helpers import unconnected
 
 from client_tui.app import LinkMessage
 from client_tui.connection import LeaderboardRow, Received
+from client_tui.screens.dialogs import OptionsDialog
 from client_tui.screens.game import GameScreen
+from server.protocol import GameState
 
 SIZES = [(80, 24), (120, 40)]
+sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def show_lobby(app, pilot: Pilot) -> None:  # noqa: ANN001
+    app.session.rating = 1500
+    app.show_lobby()
+    app.post_message(LinkMessage(Received(lobby())))
+    await pilot.pause()
+    assert app.lobby_screen is not None
+    app.lobby_screen.show_leaderboard(
+        [LeaderboardRow("dan", 1733), LeaderboardRow("bob", 1612), LeaderboardRow("ann", 1500)]
+    )
+    await pilot.pause()
+
+
+def game_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int],  # noqa: ANN001
+                  state: GameState) -> bool:
+    app = unconnected(tmp_path)
+
+    async def show(pilot: Pilot) -> None:
+        app.show_lobby()
+        app.post_message(LinkMessage(Received(state)))
+        while not isinstance(app.screen, GameScreen):
+            await pilot.pause()
+        await pilot.pause()
+
+    return snap_compare(app, terminal_size=size, run_before=show)  # type: ignore[no-any-return]
+
+
+@sizes
 def test_lobby(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
     app = unconnected(tmp_path)
 
     async def show(pilot: Pilot) -> None:
-        app.session.rating = 1500
-        app.show_lobby()
-        app.post_message(LinkMessage(Received(lobby())))
-        await pilot.pause()
-        assert app.lobby_screen is not None
-        app.lobby_screen.show_leaderboard(
-            [LeaderboardRow("dan", 1733), LeaderboardRow("bob", 1612),
-             LeaderboardRow("ann", 1500)]
-        )
-        await pilot.pause()
+        await show_lobby(app, pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=show)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@sizes
 def test_game(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    assert game_snapshot(snap_compare, tmp_path, size, game())
+
+
+@sizes
+def test_game_with_threats(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    assert game_snapshot(snap_compare, tmp_path, size, threats_game())
+
+
+@sizes
+def test_game_end(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    assert game_snapshot(snap_compare, tmp_path, size, ended_game())
+
+
+@sizes
+def test_options_dialog(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
     app = unconnected(tmp_path)
 
     async def show(pilot: Pilot) -> None:
-        app.show_lobby()
-        app.post_message(LinkMessage(Received(game())))
-        while not isinstance(app.screen, GameScreen):
+        await show_lobby(app, pilot)
+        await pilot.press("o")
+        while not isinstance(app.screen, OptionsDialog):
             await pilot.pause()
         await pilot.pause()
 

@@ -1,0 +1,81 @@
+"""Typed cells on the board: only a whole, valid cell is ever played; the rest is refused."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+
+from client_tui.widgets.board import BoardView, BoardWidget, read_typed
+from engine import Board, format_cell, parse_cell, variant
+
+CUBE = variant("4x4x4")
+
+
+class BoardApp(App[None]):
+    """The board alone, recording what it asks to play."""
+
+    def __init__(self, board: Board) -> None:
+        super().__init__()
+        self.board = board
+        self.picked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield BoardWidget(BoardView(self.board))
+
+    def on_mount(self) -> None:
+        self.query_one(BoardWidget).focus()
+
+    def on_board_widget_cell_picked(self, event: BoardWidget.CellPicked) -> None:
+        self.picked.append(format_cell(event.cell, self.board.geometry))
+
+
+def hint(app: BoardApp) -> str:
+    return app.query_one(BoardWidget).render().plain.splitlines()[-1].strip()
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("2", "unfinished: add the column (a–d)"),
+    ("2b", "unfinished: add the row (1–4)"),
+    ("9", "no level 9 (only 1–4)"),
+    ("5e5", "no level 5 (only 1–4)"),
+    ("2e1", "no column e (only a–d)"),
+    ("2b7", "no row 7 (only 1–4)"),
+    ("b2", "the level comes next: a number 1–4"),
+    ("22", "the column comes next: a letter a–d"),
+])
+def test_read_typed_says_why_a_cell_is_refused(text: str, reason: str) -> None:
+    assert read_typed(text, CUBE) == (None, reason)
+
+
+def test_read_typed_reads_whole_cells() -> None:
+    assert read_typed("2b3", CUBE) == (parse_cell("2b3", CUBE), "")
+    assert read_typed("b3", variant("4x4")) == (parse_cell("b3", variant("4x4")), "")
+    assert read_typed("3", variant("4x4")) == (None, "the column comes next: a letter a–d")
+
+
+@pytest.mark.parametrize("keys", [["9"], ["5", "e", "5"], ["2", "b"], ["2"], ["2", "e", "1"]])
+async def test_an_unfinished_or_invalid_cell_is_never_played(keys: list[str]) -> None:
+    app = BoardApp(Board("4x4x4"))
+    async with app.run_test(size=(80, 20)) as pilot:
+        board = app.query_one(BoardWidget)
+        await pilot.press(*keys, "enter")
+        assert app.picked == []  # not the cell under the cursor either
+        assert board.typed == "".join(keys)  # what was typed stays shown, with the reason
+        assert hint(app).startswith(f"typed {''.join(keys)}: ")
+        await pilot.press("space")
+        assert app.picked == []
+        await pilot.press("escape")  # clears it; then Enter plays the cursor
+        assert board.typed == "" and "⏎ plays it" in hint(app)
+        await pilot.press("enter")
+        assert app.picked == ["2b2"]
+
+
+async def test_a_whole_cell_is_played_and_a_wrong_one_can_be_mended() -> None:
+    app = BoardApp(Board("4x4x4"))
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("3", "c", "3")
+        assert hint(app).startswith("go to 3c3")
+        await pilot.press("enter")
+        assert app.picked == ["3c3"]
+        await pilot.press("2", "e", "backspace", "a", "4", "enter")
+        assert app.picked == ["3c3", "2a4"]
