@@ -14,8 +14,9 @@ HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics o
 DESCRIPTION = """\
 Host a Qubic server. Clients connect to ws://HOST:PORT/ws (see docs/protocol.md); the same port
 serves GET /health, /metrics (Prometheus), /api/lobby, /api/games/{id}, /api/games/{id}.txt,
-/api/players/{name} and /api/leaderboard. Games and players live in one SQLite file; unfinished
-games resume when the server starts again. SIGINT or SIGTERM shuts it down cleanly.
+/api/players/{name} and /api/leaderboard. Games and players live in one SQLite file, or in
+PostgreSQL with --database postgresql://...; unfinished games resume when the server starts
+again. SIGINT or SIGTERM shuts it down cleanly.
 """
 
 
@@ -23,8 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
-    parser.add_argument("--db", default="qubic.db", metavar="PATH",
-                        help="the SQLite database file (default ./qubic.db)")
+    parser.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
+                        help="a SQLite file (default ./qubic.db), or a PostgreSQL URL such as "
+                             "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra: "
+                             "pip install 'qubic[cluster]'; see docs/cluster.md)")
     parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
                         help="processes for computer players (default: cores - 1, at least 1)")
     parser.add_argument("--grace", type=seconds, default=60.0, metavar="S",
