@@ -43,8 +43,8 @@ from server.session import (
     AddressLimits,
     Session,
 )
-from server.sqlite_store import SQLiteStore
 from server.store import GameRecord, Store
+from server.stores import open_store
 from server.web import add_web_client
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 8765
-    db_path: str = "qubic.db"
+    db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/stores.py)
     ai_workers: int | None = None  # default: cores - 1, at least 1
     ai_nice: int = DEFAULT_NICE  # the AI workers run this many steps below the server (0-19)
     grace: float = 60.0
@@ -126,7 +126,7 @@ async def start_server(config: ServerConfig, pool: AIPool | None = None) -> Runn
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used.
     ``pool`` replaces the default pool (tests give one with a warm-up of their own).
     """
-    store = await SQLiteStore.open(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
+    store = await open_store(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
     if pool is None:
         pool = AIPool(config.ai_workers, nice=config.ai_nice)
     try:
