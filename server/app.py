@@ -15,14 +15,13 @@ import gc
 import ipaddress
 import logging
 import signal
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from engine import format_moves, variant
 from server.ai_pool import DEFAULT_NICE, AIPool
+from server.api import HUB_KEY, add_api
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.hub import Hub, HubConfig
 from server.metrics import Metrics
@@ -43,7 +42,7 @@ from server.session import (
     AddressLimits,
     Session,
 )
-from server.store import GameRecord, Store
+from server.store import Store
 from server.stores import open_store
 from server.web import add_web_client
 
@@ -58,7 +57,6 @@ young collections and then die by reference counting, never in a cycle. Each mid
 collection walks all of them (10-30 ms at 2,200 connections, a stall of the event loop).
 Measured with bench/load.py at 1,000 games + 2 computer games: 2 of them in 30 s instead of
 8, and 99.8% of loop-lag samples within 5 ms instead of 99.0%; see docs/benchmarks.md."""
-HUB_KEY = web.AppKey("hub", Hub)
 CONFIG_KEY = web.AppKey("config", object)
 PROXIES_KEY = web.AppKey("proxies", list)
 
@@ -183,11 +181,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app.router.add_get("/ws", websocket)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
-    app.router.add_get("/api/lobby", api_lobby)
-    app.router.add_get(r"/api/games/{id:[A-Za-z0-9_-]+}.txt", api_game_text)
-    app.router.add_get(r"/api/games/{id:[A-Za-z0-9_-]+}", api_game)
-    app.router.add_get("/api/players/{name}", api_player)
-    app.router.add_get("/api/leaderboard", api_leaderboard)
+    add_api(app)  # /api/* (server/api.py)
     add_web_client(app)  # the browser client at / (server/web.py)
     return app
 
@@ -315,76 +309,3 @@ async def health(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     return web.Response(text=hub.metrics.render(), content_type="text/plain", charset="utf-8")
-
-
-async def api_lobby(request: web.Request) -> web.Response:
-    hub = request.app[HUB_KEY]
-    return web.json_response({
-        "seeks": [_struct(hub._seek_info(s)) for s in hub.matchmaker.seeks()],
-        "games": [_struct(g) for g in hub._live_games()],
-        "online": len(hub._by_player),
-    })
-
-
-async def _game(request: web.Request) -> GameRecord:
-    hub = request.app[HUB_KEY]
-    record = await hub.store.get_game(request.match_info["id"])
-    if record is None:
-        raise web.HTTPNotFound(text=f"no game {request.match_info['id']}\n")
-    return record
-
-
-async def api_game(request: web.Request) -> web.Response:
-    record = await _game(request)
-    g = variant(record.variant)
-    data = asdict(record)
-    data["x"], data["o"] = str(record.x), str(record.o)
-    data["status"] = record.status.value
-    data["notation"] = format_moves(record.cells, g)
-    return web.json_response(data)
-
-
-async def api_game_text(request: web.Request) -> web.Response:
-    record = await _game(request)
-    g = variant(record.variant)
-    clock = "-" if record.clock is None else f"{record.clock.initial:g}+{record.clock.increment:g}"
-    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.created))
-    header = {
-        "Game": record.id, "Variant": record.variant, "X": str(record.x), "O": str(record.o),
-        "Clock": clock, "Rated": "yes" if record.rated else "no", "Started": started + " UTC",
-        "Result": record.result or "*", "Reason": record.reason or "-",
-    }
-    lines = [f"[{key} \"{value}\"]" for key, value in header.items()]
-    text = "\n".join([*lines, "", format_moves(record.cells, g), ""])
-    return web.Response(text=text, content_type="text/plain", charset="utf-8")
-
-
-async def api_player(request: web.Request) -> web.Response:
-    hub = request.app[HUB_KEY]
-    record = await hub.store.get_player(request.match_info["name"])
-    if record is None:
-        raise web.HTTPNotFound(text=f"no player {request.match_info['name']}\n")
-    return web.json_response(_player(record))
-
-
-async def api_leaderboard(request: web.Request) -> web.Response:
-    hub = request.app[HUB_KEY]
-    try:
-        limit = max(1, min(200, int(request.query.get("limit", "50"))))
-    except ValueError:
-        raise web.HTTPBadRequest(text="limit must be a number\n") from None
-    players = await hub.store.leaderboard(limit)
-    return web.json_response({"players": [_player(p) for p in players]})
-
-
-def _player(record: Any) -> dict[str, Any]:
-    data = asdict(record)
-    data["rating"] = round(record.rating)
-    data["rd"] = round(record.rd)
-    return data
-
-
-def _struct(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value)

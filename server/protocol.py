@@ -53,6 +53,7 @@ class ErrorCode(enum.StrEnum):
     NOT_AUTHENTICATED = "not_authenticated"
     ALREADY_AUTHENTICATED = "already_authenticated"
     NAME_TAKEN = "name_taken"
+    NO_SUCH_PLAYER = "no_such_player"
     TOO_MANY_PLAYERS = "too_many_players"
     # lobby and matchmaking
     NO_SUCH_SEEK = "no_such_seek"

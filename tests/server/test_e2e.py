@@ -55,7 +55,8 @@ async def test_two_people_play_to_a_win(server: Server) -> None:
     assert '[X "ann"]' in text and '[Result "1-0"]' in text and " ".join(ROW) in text
     status, body = await get(f"{server.running.http_url}/api/games/{game}")
     data = json.loads(body)
-    assert data["status"] == "finished" and data["notation"] == " ".join(ROW)
+    assert data["status"] == "over" and data["result"] == "1-0"
+    assert data["notation"] == " ".join(ROW)
 
 
 async def test_a_draw_by_agreement(server: Server) -> None:

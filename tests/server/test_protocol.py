@@ -350,3 +350,26 @@ def test_a_name_is_accepted_only_when_it_is_wholly_ascii_word_characters(name: s
     else:
         with pytest.raises(ProtocolError):
             p.decode_client_message(frame)
+
+
+SECURITY = DOC.parent / "security.md"
+
+
+def test_the_documents_state_what_the_code_does() -> None:
+    """Issue 13, items 5, 7 and 9: one truth in protocol.md, security.md and the code."""
+    from server.matchmaking import new_private_code
+    from server.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating, rate_game
+
+    doc, security = DOC.read_text(encoding="utf-8"), SECURITY.read_text(encoding="utf-8")
+    heartbeat, pong = f"**{p.HEARTBEAT_SECONDS} s**", f"**{p.PONG_WAIT_SECONDS:g} s**"
+    assert heartbeat in doc and pong in doc and "two intervals" not in doc
+    assert heartbeat in security and pong in security
+    assert "Sent once" not in security and "are lost" not in security
+    codes = re.findall(r'"t": "private(?:_join)?", "code": "([^"]+)"', doc)
+    shape = re.sub(r"[A-Z2-7]", "A", new_private_code())
+    assert codes and all(re.sub(r"[A-Z2-7]", "A", c) == shape for c in codes)
+    new = Rating(DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY)
+    swing = round(rate_game(new, new, 1.0)[0].rating - DEFAULT_RATING)
+    assert f"±{swing} points" in doc
+    assert f"**{p.RATE_LIMIT_BURST}** frames" in doc
+    assert f"**{p.RATE_LIMIT_PER_SECOND} frames per second**" in doc
