@@ -42,7 +42,7 @@ from server.store import (
     hash_token,
     move_from_row,
     name_key,
-    new_game_id,
+    new_game,
     new_token,
     player_from_row,
 )
@@ -298,10 +298,8 @@ class PostgresStore:
         game_id: str | None = None,
     ) -> GameRecord:
         """Start a game (with a fresh id unless one is given). A rated game needs two players."""
-        if rated and (x.is_computer or o.is_computer):
-            raise StoreError("a game against the computer cannot be rated", code="not_allowed")
-        game = GameRecord(
-            game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now
+        game = new_game(
+            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id
         )
 
         async def insert(conn: asyncpg.Connection) -> None:

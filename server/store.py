@@ -190,6 +190,25 @@ def new_game_id() -> str:
     return secrets.token_urlsafe(9)
 
 
+def new_game(
+    *,
+    variant: str,
+    x: Seat,
+    o: Seat,
+    clock: TimeControl | None,
+    rated: bool,
+    now: float,
+    game_id: str | None = None,
+) -> GameRecord:
+    """A new active game's record, as every store's ``create_game`` starts it; a rated game
+    against the computer is refused."""
+    if rated and (x.is_computer or o.is_computer):
+        raise StoreError("a game against the computer cannot be rated", code="not_allowed")
+    return GameRecord(
+        game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now
+    )
+
+
 def new_token() -> str:
     """A player's secret token: 256 random bits in 43 URL-safe characters."""
     return secrets.token_urlsafe(32)
