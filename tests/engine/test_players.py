@@ -169,3 +169,17 @@ def test_searchers_choose_among_their_choices_and_every_choice_is_chosen(moves: 
     assert len(choices) <= 4 or len(picked) > 1  # the seeded shuffle reaches more than one
     if len(choices) <= 3:
         assert picked == set(choices)
+
+
+def test_bogenschutz_weighs_lines_as_the_seed_paper_does() -> None:
+    """Seed 000's table: an open line with 3/2/1/0 stones is worth 10000/100/10/1, the same
+    for both sides (computer minus user), on 4x4x4; other boards scale the same way."""
+    from engine import Board
+    from engine import kernel
+    from engine.players.searching import BogenschutzPlayer
+
+    kind, mine, theirs = BogenschutzPlayer().weights(Board("4x4x4"))
+    assert kind == kernel.EVAL_LINEAR
+    assert mine.tolist() == theirs.tolist() == [1, 10, 100, 10000, 0]
+    _, mine, _ = BogenschutzPlayer().weights(Board("3x3x3"))
+    assert mine.tolist() == [1, 10, 1000, 0]
