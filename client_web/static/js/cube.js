@@ -100,7 +100,7 @@ export class CubeView {
     const cp = Math.cos(this.pitch);
     const sp = Math.sin(this.pitch);
     const span = Math.max(n - 1, (g.levels - 1) * rise) + 1;
-    const scale = Math.min(width, height) / (span * 1.75);
+    const scale = Math.min(width, height) / (span * 1.45);
     const distance = span * 3.2;
     const at = (x, y, z) => {
       const wx = x - mid;

@@ -40,7 +40,7 @@ export class LevelsView {
       const title = geometry.d === 3 ? `Level ${z + 1}` : "Board";
       grid.setAttribute("aria-label", title);
       grid.append(h("span", { class: "label" }),
-        Array.from({ length: n }, (_, x) => h("span", { class: "label column", "aria-hidden": "true" },
+        ...Array.from({ length: n }, (_, x) => h("span", { class: "label column", "aria-hidden": "true" },
           String.fromCharCode(97 + x))));
       levels.push(h("div", { class: "level", dataset: { level: String(z + 1) } },
         h("div", { class: "level-title" }, title), grid));
