@@ -158,11 +158,13 @@ class QubicApp(App[None]):
         self._check_size()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._check_size()
+        self._check_size(event.size.width, event.size.height)  # self.size is not yet updated
 
-    def _check_size(self) -> None:
+    def _check_size(self, width: int | None = None, height: int | None = None) -> None:
         """Cover everything with "terminal too small" below the size the board needs."""
-        small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+        width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
         covered = isinstance(self.screen, TooSmallScreen)
         if small and not covered:
             self.push_screen(TooSmallScreen())

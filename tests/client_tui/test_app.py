@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 from textual.widgets import RichLog, Static
 from tui_helpers import client, in_lobby, running_server, until
@@ -72,6 +73,9 @@ async def test_moves_by_arrow_keys_a_typed_cell_and_a_click(
         await until(pilot, lambda: game_of(app).ply >= 2, "our move and the reply")
         assert game_of(app).board.moves[0] == parse_cell("3c3", model.board.geometry)
 
+        # a mistyped cell is never played: not even as the cell under the cursor
+        for wrong in ("9", "5e5", "2b", "2e1"):
+            await pilot.press(*wrong, "enter", "escape")
         typed = _free_cell(game_of(app), prefer=0)
         await pilot.press(*format_cell(typed, model.board.geometry), "enter")
         await until(pilot, lambda: game_of(app).ply >= 4, "the typed move and the reply")
@@ -217,6 +221,28 @@ async def test_an_unreachable_server_and_a_taken_name(
     async with again.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: in_lobby(again), "cat's lobby again")
         assert again.session.name == "cat"
+
+
+async def test_the_lobby_keeps_move_counts_current(
+    server: RunningServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(LobbyScreen, "REFRESH_SECONDS", 0.2)
+    ann, bob, cat = (client(server, name, tmp_path) for name in ("ann", "bob", "cat"))
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb, \
+            cat.run_test(size=SIZE) as pc:
+        for pilot, app in ((pa, ann), (pb, bob), (pc, cat)):
+            await until(pilot, lambda a=app: in_lobby(a), "the lobby")
+        ann.lobby_screen.options["seek"] = GameOptions(colour="x")  # type: ignore[union-attr]
+        await pa.press("s")
+        await until(pa, lambda: ann.screen.query("#ok"), "the seek dialog")
+        await pa.click("#ok")
+        await until(pb, lambda: bob.lobby.seeks, "ann's seek")
+        await pb.press("enter")  # the seeks table has the focus: accept
+        await until(pa, lambda: isinstance(ann.screen, GameScreen), "ann's game")
+        await until(pc, lambda: cat.lobby.games, "the game listed for cat")
+        await pa.press(*"1a1", "enter")
+        await until(pc, lambda: any(g.ply >= 1 for g in cat.lobby.games.values()),
+                    "the move count to follow the game")
 
 
 async def test_help_screen(server: RunningServer, tmp_path: Path) -> None:
