@@ -38,6 +38,7 @@ from client_tui.embedded import RunningServer, default_db_path, server_key, star
 from client_tui.messages import ConnectRequested, LeaveGame, Outgoing, SettingsChanged
 from client_tui.model import (
     Applied,
+    GameEvent,
     GameModel,
     LobbyModel,
     Session,
@@ -61,6 +62,7 @@ from server.protocol import (
     CancelSeek,
     ChatLine,
     ClientMessage,
+    EngineStatus,
     Error,
     GameEnd,
     GameState,
@@ -395,7 +397,8 @@ class QubicApp(App[None]):
         now = self.clock()
         if isinstance(message, GameState):
             self._game_state(message, now)
-        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking):
+        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking
+                        | EngineStatus):
             self._game_event(message, now)
         elif isinstance(message, Lobby):
             self.lobby.load(message)
@@ -481,9 +484,7 @@ class QubicApp(App[None]):
             return
         self.push_screen(GameScreen(model, self.clock, self.settings))
 
-    def _game_event(
-        self, event: MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking, now: float
-    ) -> None:
+    def _game_event(self, event: GameEvent, now: float) -> None:
         model = self.games.get(event.game)
         if model is None:
             return

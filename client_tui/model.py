@@ -21,6 +21,7 @@ from server.protocol import (
     Clocks,
     ClockSpec,
     Colour,
+    EngineStatus,
     GameEnd,
     GameState,
     GameSummary,
@@ -35,7 +36,7 @@ from server.protocol import (
 
 SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
-GameEvent = MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking
+GameEvent = MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking | EngineStatus
 
 
 class Applied(enum.Enum):
@@ -71,6 +72,7 @@ class GameModel:
     spectators: int = 0
     chat: list[ChatLine] = field(default_factory=list)
     thinking: AIThinking | None = None
+    engine: EngineStatus | None = None  # the computer's engine, while it is not ready
     claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
     view_ply: int | None = None  # the ply shown while stepping through moves; None: live
 
@@ -102,6 +104,9 @@ class GameModel:
         """Apply one event of this game received at ``now``, in version order."""
         if event.game != self.id:
             return Applied.IGNORED
+        if isinstance(event, EngineStatus):
+            self.engine = None if event.state == "ready" or self.over else event
+            return Applied.CHANGED
         if isinstance(event, AIThinking):
             self.thinking = event if event.ply == self.board.ply and not self.over else None
             return Applied.CHANGED
@@ -118,6 +123,7 @@ class GameModel:
             self.board.push(event.cell)
             self.draw_offer = None
             self.thinking = None
+            self.engine = None
             self._set_clocks(event.clocks, now)
         elif isinstance(event, GameEnd):
             self.end = event

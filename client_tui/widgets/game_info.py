@@ -14,7 +14,7 @@ from client_tui.model import (
     other,
     threats,
 )
-from client_tui.text import literal
+from client_tui.text import literal, visible
 
 SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
 
@@ -65,6 +65,10 @@ def status_line(model: GameModel, now: float) -> Text:
     if model.over:
         return Text(describe_end(model), "bold")
     mover = model.seat(model.turn)
+    if model.engine is not None and mover.ai is not None:
+        engine = model.engine
+        progress = f" {engine.progress:.0%}" if engine.state == "preparing" else ""
+        return Text(f"{visible(engine.message)}{progress}", "italic #d7af5f")
     if model.thinking is not None and mover.ai is not None:
         depth = "" if model.thinking.depth is None else f" (depth {model.thinking.depth})"
         return Text(f"Computer thinking…{depth}", "italic #d7af5f")

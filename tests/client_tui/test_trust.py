@@ -27,6 +27,7 @@ from client_tui.widgets.game_info import GameInfo
 from engine import parse_cell, variant
 from server.protocol import (
     ChatLine,
+    EngineStatus,
     GameEnd,
     GameState,
     Offer,
@@ -370,3 +371,18 @@ async def test_stepping_back_highlights_the_shown_positions_last_move(tmp_path: 
         assert board_cell(app, "1c1")[0] == " · "  # not played yet in the shown position
         await pilot.press("end")
         assert "underline" in board_cell(app, "1c1")[1]
+
+
+async def test_the_engine_being_prepared_shows_with_its_progress(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        state = threats_game()
+        state.moves, state.version, state.you = [], 1, "o"
+        state.seats = [SeatInfo(name="Computer (level 3)", ai=3), SeatInfo(name="ann")]
+        await open_game(app, pilot, state)
+        message = "preparing the engine (first start only)…"
+        feed(app, EngineStatus(game="g2", state="preparing", progress=0.4, message=message))
+        await until(pilot, lambda: f"{message} 40%" in info(app), "the engine's progress")
+        feed(app, EngineStatus(game="g2", state="ready", progress=1.0, message="ready"))
+        await until(pilot, lambda: "preparing" not in info(app), "the engine ready")
+        assert "Waiting for Computer" in info(app)
