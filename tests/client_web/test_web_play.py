@@ -167,3 +167,43 @@ async def test_the_game_resumes_after_the_server_restarts(tmp_path: Path) -> Non
             assert await page.text_content("#who .name") == "ann"
         assert tab.errors == [] or all("WebSocket" in e or "ERR_CONNECTION" in e
                                        for e in tab.errors), tab.errors
+
+
+async def test_abort_and_claim(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db", grace=1.0) as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("ann")
+        bob = await web_helpers.client(running, "bob")
+        try:
+            # Called off before both have moved.
+            created = await bob.request(t="private_create", colour="o")
+            await page.fill("input[name=code]", created["code"])
+            await page.click("form.join button")
+            await tab.in_game()
+            await bob.expect("game")
+            await page.click("#abort")
+            await page.wait_for_selector("#result-text")
+            assert (await page.text_content("#result-text") or "").startswith("Aborted")
+            aborted = (await bob.expect("end", reason="abort"))["game"]
+            await page.click("#to-lobby")
+            # Bob leaves after both have moved: the claim button comes, and wins.
+            created = await bob.request(t="private_create", colour="o")
+            await page.fill("input[name=code]", created["code"])
+            await page.click("form.join button")
+            await page.wait_for_function(
+                "(id) => { const a = window.qubic.app; const g = a.games.get(a.current);"
+                " return g && g.id !== id && !g.over; }", arg=aborted)
+            game = (await bob.expect("game"))["id"]
+            await tab.click_cell("1a1")
+            await bob.expect("move", ply=1)
+            await bob.send(t="move", game=game, cell="2b2", ply=1)
+            await tab.wait_ply(2)
+        finally:
+            await bob.ws.close()
+        await page.click("#claim")
+        await page.wait_for_selector("#result-text")
+        assert (await page.text_content("#result-text") or "").startswith(
+            "You win 1-0 · the opponent left")
+        assert tab.errors == []

@@ -218,8 +218,10 @@ export class GameView {
       el.textContent = this.clockText(model, el.dataset.side, now);
       el.classList.toggle("low", (model.timeLeft(el.dataset.side, now) ?? Infinity) < 10000);
     }
-    const claim = model.canClaim(now);
-    if (claim !== this.claimShown) this.renderActions();
+    // The claim button, or the seconds until it comes, when the opponent has gone.
+    const wait = model.you === null ? null : model.claimIn(other(model.you), now);
+    const shown = `${model.canClaim(now)} ${wait === null ? "" : Math.ceil(wait / 1000)}`;
+    if (shown !== this.claimShown) this.renderActions();
   }
 
   renderStatus() {
@@ -253,7 +255,8 @@ export class GameView {
     const model = this.model;
     const act = this.act;
     const now = performance.now();
-    this.claimShown = model.canClaim(now);
+    const gone = model.you === null ? null : model.claimIn(other(model.you), now);
+    this.claimShown = `${model.canClaim(now)} ${gone === null ? "" : Math.ceil(gone / 1000)}`;
     const b = (id, label, fn, cls) => h("button", { type: "button", id, class: cls, onclick: fn }, label);
     const buttons = [];
     if (model.you !== null && !model.over) {
@@ -275,7 +278,7 @@ export class GameView {
         }
       }
       const wait = model.claimIn(other(model.you), now);
-      if (this.claimShown) buttons.push(b("claim", "Claim the win", () => act.game("claim"), "primary"));
+      if (model.canClaim(now)) buttons.push(b("claim", "Claim the win", () => act.game("claim"), "primary"));
       else if (wait !== null) buttons.push(h("span", { class: "note" }, `Your opponent left; you may claim the win in ${Math.ceil(wait / 1000)} s.`));
     }
     if (model.you !== null && model.over) {
