@@ -526,6 +526,8 @@ class QubicApp(App[None]):
             return
         if model.end is not None and model.id in self.session.unfinished:
             self.session.unfinished.remove(model.id)
+        elif model.end is None and model.id not in self.session.unfinished:
+            self.session.unfinished.append(model.id)
         self.settings.played(self._key, PlayedGame(
             id=model.id, variant=model.variant, x=model.seat("x").name, o=model.seat("o").name,
             you=model.you, started=known.started if known else time.time(), ply=model.ply,

@@ -144,7 +144,8 @@ class CodeDialog(ModalScreen[str | None]):
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """A yes/no question; ``y``/Enter says yes, ``n``/Escape says no."""
+    """A yes/no question; ``y`` says yes, ``n``/Escape/Enter say no (the focus opens on the
+    safe answer: a key pressed by habit never resigns or leaves)."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="dialog.yes"),
@@ -165,7 +166,7 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button(self.no, id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -111,6 +111,8 @@ def note_line(model: GameModel, now: float, show_threats: bool = False) -> Text 
     """An offer or a claim waiting for this player, else a threat (when shown), if any."""
     mine = model.you
     if model.over:
+        if len(model.rematch) == 2:
+            return Text("Rematch agreed: it has started", "italic")
         if model.rematch:
             if mine is not None and mine not in model.rematch:
                 return Text("Rematch asked: m accepts", "bold #d7af5f")

@@ -107,6 +107,17 @@ async def test_the_cursor_and_the_last_move_differ_by_shape(tmp_path: Path) -> N
         assert "underline" not in cursor_style
 
 
+async def test_enter_in_a_question_answers_no(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_game(app, pilot, game())
+        for key in ("escape", "r"):  # leave, resign
+            await pilot.press(key)
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game again")
+
+
 async def test_keys_that_cannot_act_say_why(tmp_path: Path) -> None:
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -220,6 +231,7 @@ async def test_no_rematch_request_once_we_asked_and_the_rematch_keeps_new_rating
              Offer(game="g2", kind="rematch", by="o", version=11))  # bob agrees
         await pilot.pause(0.2)
         assert not any("asks for a rematch" in n for n in notes(app))
+        assert "Rematch agreed" in info(app)  # not "asked by O, X"
         rematch = threats_game()
         rematch.id, rematch.moves, rematch.you, rematch.version = "g4", [], "o", 1
         rematch.seats = [SeatInfo(name="bob", rating=1612), SeatInfo(name="ann", rating=1500)]
@@ -284,8 +296,8 @@ async def test_my_games_lists_unfinished_and_finished_games(tmp_path: Path) -> N
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         app._key = "embedded:test"
-        app.session.unfinished = ["g1", "far"]
-        await open_game(app, pilot, game())  # on: ann vs bob
+        app.session.unfinished = ["far"]
+        await open_game(app, pilot, game())  # on: ann vs bob, started in this session
         await pilot.press("escape", "y")
         await until(pilot, lambda: app.screen is app.lobby_screen, "the lobby")
         feed(app, ended_game())  # won: ann vs bob
