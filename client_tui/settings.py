@@ -7,8 +7,6 @@ types gives the defaults: settings are a convenience, never a reason not to star
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -16,6 +14,7 @@ from typing import Literal
 import msgspec
 
 from client_tui.model import format_clock_spec
+from client_tui.tokens import write_atomically
 from server.protocol import ClockSpec, ColourChoice, Variant
 
 DialogKind = Literal["computer", "seek", "quick", "private"]
@@ -106,12 +105,4 @@ class SettingsStore:
             return Settings()
 
     def save(self, settings: Settings) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".settings-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(msgspec.json.format(msgspec.json.encode(settings), indent=2))
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, msgspec.json.format(msgspec.json.encode(settings), indent=2))

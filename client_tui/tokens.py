@@ -22,6 +22,20 @@ def default_token_path() -> Path:
     return platformdirs.user_config_path(APP_NAME) / "tokens.json"
 
 
+def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``path`` whole or not at all (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class TokenStore:
     """Tokens per server URL and player name, kept in one JSON file."""
 
@@ -37,16 +51,8 @@ class TokenStore:
         return servers if isinstance(servers, dict) else {}
 
     def _write(self, servers: dict[str, dict]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"servers": servers}, out, indent=2, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        data = json.dumps({"servers": servers}, indent=2, sort_keys=True).encode()
+        write_atomically(self.path, data, mode=0o600)
 
     def last_name(self, server: str) -> str | None:
         """The name last played on ``server``."""
