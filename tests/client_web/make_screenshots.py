@@ -52,12 +52,8 @@ async def shoot(chromium: Any, size: str, db: Path) -> None:
             await page.wait_for_selector("li[data-game]")
             await snap(page, OUT / f"lobby-{size}.png")
             await bob.request(t="cancel_seek", seek=open_seek["seek"]["id"])
-            created = await bob.request(t="private_create", variant="4x4x4", colour="o",
-                                        rated=True, clock={"initial": 300, "increment": 3})
-            await page.fill("input[name=code]", created["code"])
-            await page.click("form.join button")
-            await tab.in_game()
-            game = (await bob.expect("game"))["id"]
+            game = await tab.join_room_of(bob, variant="4x4x4", rated=True,
+                                          clock={"initial": 300, "increment": 3})
             for ply, (mine, theirs) in enumerate(zip(X_MOVES, O_MOVES, strict=True)):
                 await tab.my_turn()
                 await tab.click_cell(mine)

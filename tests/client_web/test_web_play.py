@@ -27,7 +27,11 @@ async def test_a_browser_player_plays_the_computer_to_the_end(tmp_path: Path) ->
         await page.keyboard.press("Enter")
         await tab.wait_ply(1)
         assert await page.text_content('.cell[data-name="1a1"]') == "X"
-        assert "last" in (await page.get_attribute('.cell[data-name="1a1"]', "class") or "")
+        shown, last = await page.evaluate(
+            "() => { const a = window.qubic.app; const g = a.games.get(a.current);"
+            " return [document.querySelector('.cell.last').dataset.name,"
+            " g.notation(g.moves[g.moves.length - 1])]; }")
+        assert shown == last
         while True:
             await tab.my_turn()
             if await tab.over():
@@ -130,11 +134,7 @@ async def test_the_game_resumes_after_the_server_restarts(tmp_path: Path) -> Non
             await tab.enter("ann")
             bob = await web_helpers.client(running, "bob")
             try:
-                created = await bob.request(t="private_create", colour="o")
-                await page.fill("input[name=code]", created["code"])
-                await page.click("form.join button")
-                await tab.in_game()
-                game = (await bob.expect("game"))["id"]
+                game = await tab.join_room_of(bob)
                 await tab.click_cell("1a1")
                 await bob.expect("move", ply=1)
                 await bob.send(t="move", game=game, cell="2b2", ply=1)
@@ -178,24 +178,14 @@ async def test_abort_and_claim(tmp_path: Path) -> None:
         bob = await web_helpers.client(running, "bob")
         try:
             # Called off before both have moved.
-            created = await bob.request(t="private_create", colour="o")
-            await page.fill("input[name=code]", created["code"])
-            await page.click("form.join button")
-            await tab.in_game()
-            await bob.expect("game")
+            await tab.join_room_of(bob)
             await page.click("#abort")
             await page.wait_for_selector("#result-text")
             assert (await page.text_content("#result-text") or "").startswith("Aborted")
-            aborted = (await bob.expect("end", reason="abort"))["game"]
+            await bob.expect("end", reason="abort")
             await page.click("#to-lobby")
             # Bob leaves after both have moved: the claim button comes, and wins.
-            created = await bob.request(t="private_create", colour="o")
-            await page.fill("input[name=code]", created["code"])
-            await page.click("form.join button")
-            await page.wait_for_function(
-                "(id) => { const a = window.qubic.app; const g = a.games.get(a.current);"
-                " return g && g.id !== id && !g.over; }", arg=aborted)
-            game = (await bob.expect("game"))["id"]
+            game = await tab.join_room_of(bob)
             await tab.click_cell("1a1")
             await bob.expect("move", ply=1)
             await bob.send(t="move", game=game, cell="2b2", ply=1)

@@ -131,6 +131,17 @@ class Page:
         return bool(await self.page.evaluate(
             "() => window.qubic.app.games.get(window.qubic.app.current).over"))
 
+    async def join_room_of(self, host: Any, **options: Any) -> str:
+        """``host`` (a protocol client) opens a private room (as O unless told) and this page
+        joins it by typing the code; returns the game's id once the page shows it."""
+        created = await host.request(t="private_create", **{"colour": "o", **options})
+        await self.page.fill("input[name=code]", created["code"])
+        await self.page.click("form.join button")
+        game = str((await host.expect("game"))["id"])
+        await self.page.wait_for_function("(id) => window.qubic.app.current === id", arg=game)
+        await self.in_game()
+        return game
+
     async def click_cell(self, name: str) -> None:
         await self.page.click(f'.cell[data-name="{name}"]')
 
