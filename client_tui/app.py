@@ -140,7 +140,7 @@ class QubicApp(App[None]):
         self.link: ServerLink | None = None
         self.embedded: RunningServer | None = None
         self.lobby_screen: LobbyScreen | None = None
-        self.connect_screen = ConnectScreen(server_url, self.session.name, self.settings.servers)
+        self.connect_screen = ConnectScreen(server_url, self.session.name, self.settings)
         self._key = ""  # where tokens (and games played) are remembered for the current server
         self._retry_at: float | None = None  # when the link tries again after a drop
         self._countdown: Timer | None = None

@@ -13,6 +13,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Header, Input, Label, Static
 
 from client_tui.messages import ConnectRequested
+from client_tui.settings import Settings
 from client_tui.text import literal
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
@@ -32,11 +33,11 @@ class ConnectScreen(Screen[None]):
 
     BINDINGS = [Binding("ctrl+q", "app.quit", "Quit", id="quit")]
 
-    def __init__(self, url: str | None, name: str, servers: list[str] | None = None) -> None:
+    def __init__(self, url: str | None, name: str, settings: Settings | None = None) -> None:
         super().__init__()
         self.url = url
         self.player_name = name
-        self.servers = servers or []  # the servers used before, offered as you type
+        self.settings = settings or Settings()  # its servers used before are offered
         self.starting = False  # the local server is starting: connecting again would cut it
         self._status: tuple[str, bool] = ("", False)
         self._ready = False  # composed and mounted: the widgets can be queried
@@ -47,7 +48,7 @@ class ConnectScreen(Screen[None]):
             yield Label("Qubic", id="connect-title")
             yield Label("Server (leave empty to play offline on this computer)")
             yield Input(self.url or "", placeholder=self._url_placeholder(), id="url",
-                        compact=True, suggester=SuggestFromList(self.servers))
+                        compact=True, suggester=SuggestFromList(self.settings.servers))
             yield Label("Name (1–24 letters, digits, _ or -)")
             yield Input(self.player_name, placeholder="your name", max_length=24, id="name",
                         compact=True)
@@ -56,13 +57,19 @@ class ConnectScreen(Screen[None]):
         yield Footer(compact=True)
 
     def _url_placeholder(self) -> str:
-        if self.servers:
-            return f"last: {self.servers[0]} (→ fills in)"
+        if self.settings.servers:
+            return f"last: {self.settings.servers[0]} (→ fills in)"
         return "ws://host:8080/ws"
 
     def on_mount(self) -> None:
         self._ready = True
         self.set_status(*self._status)
+
+    def on_screen_resume(self) -> None:
+        """Back here after a session: offer the servers used since."""
+        url = self.query_one("#url", Input)
+        url.placeholder = self._url_placeholder()
+        url.suggester = SuggestFromList(self.settings.servers)
 
     def set_status(self, text: str, error: bool = False) -> None:
         """Say what is happening (or went wrong) below the form."""
@@ -77,8 +84,8 @@ class ConnectScreen(Screen[None]):
         """→ in an empty server field fills in the last server."""
         url = self.query_one("#url", Input)
         if getattr(key, "key", None) == "right" and url.has_focus and not url.value \
-                and self.servers:
-            url.value = self.servers[0]
+                and self.settings.servers:
+            url.value = self.settings.servers[0]
             url.cursor_position = len(url.value)
 
     @on(Input.Submitted)

@@ -398,3 +398,23 @@ async def test_the_engine_being_prepared_shows_with_its_progress(tmp_path: Path)
         feed(app, EngineStatus(game="g2", state="ready", progress=1.0, message="ready"))
         await until(pilot, lambda: "preparing" not in info(app), "the engine ready")
         assert "Waiting for Computer" in info(app)
+
+
+async def test_the_header_icon_opens_the_command_palette(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.show_lobby()
+        await pilot.pause()
+        await pilot.click("HeaderIcon")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+
+
+async def test_the_connect_form_offers_the_last_server(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    app.settings.used_server("ws://example.org:8765/ws")
+    async with app.run_test(size=(80, 24)) as pilot:
+        url = app.connect_screen.query_one("#url", Input)
+        assert "example.org" in url.placeholder
+        url.focus()
+        await pilot.press("right")
+        assert url.value == "ws://example.org:8765/ws"
