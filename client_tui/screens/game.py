@@ -53,11 +53,15 @@ class GameScreen(Screen[None]):
                 tooltip="Accept the draw offered"),
         Binding("n", "decline_draw", "Decline", id="game.decline_draw",
                 tooltip="Decline the draw offered"),
+        Binding("o", "say('The computer never agrees to a draw: play on, or r resigns.')",
+                show=False, id="game.no_draw"),
         Binding("k", "abort", "Abort", show=False, id="game.abort",
                 tooltip="Abort the game (before both sides have moved)"),
         Binding("w", "claim", "Claim win", show=False, id="game.claim",
                 tooltip="Claim the win: your opponent has been gone too long"),
         Binding("m", "rematch", "Rematch", id="game.rematch", tooltip="Ask for a rematch"),
+        Binding("m", "say('Rematch asked: waiting for your opponent to agree.')", show=False,
+                id="game.rematch_asked"),
         Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back",
                 tooltip="Step back one move"),
         Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward",
@@ -206,7 +210,16 @@ class GameScreen(Screen[None]):
             return playing  # hidden keys: when they cannot act, they say why
         if action == "rematch":
             return seated and model.over and model.you not in model.rematch
+        if action == "say":  # a key that cannot act here says why
+            said = str(parameters[0]) if parameters else ""
+            if said.startswith("The computer"):
+                return playing and model.against_computer
+            if said.startswith("Rematch asked"):
+                return seated and model.over and model.you in model.rematch
         return True
+
+    def action_say(self, text: str) -> None:
+        self.notify(text, timeout=3)
 
     def action_threats(self) -> None:
         self.settings.show_threats = not self.settings.show_threats

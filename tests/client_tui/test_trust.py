@@ -129,6 +129,23 @@ async def test_keys_that_cannot_act_say_why(tmp_path: Path) -> None:
         assert "Nothing to claim: your opponent is here." in notes(app)
 
 
+async def test_draw_against_the_computer_and_a_second_rematch_say_why(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        state = threats_game()
+        state.seats = [SeatInfo(name="ann"), SeatInfo(name="Computer (level 3)", ai=3)]
+        await open_game(app, pilot, state)
+        await pilot.press("o")
+        await pilot.pause()
+        assert "The computer never agrees to a draw: play on, or r resigns." in notes(app)
+        feed(app, GameEnd(game="g2", version=9, result="0-1", reason="resign", winner="o"),
+             Offer(game="g2", kind="rematch", by="x", version=10))
+        await until(pilot, lambda: app.screen.model.rematch, "our rematch request")
+        await pilot.press("m")
+        await pilot.pause()
+        assert "Rematch asked: waiting for your opponent to agree." in notes(app)
+
+
 async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> None:
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -196,6 +213,9 @@ async def test_a_draw_offer_stays_until_answered_and_rated_is_shown(tmp_path: Pa
     async with app.run_test(size=(80, 24)) as pilot:
         await open_game(app, pilot, game())
         assert "rated · 5+5" in info(app)
+        await pilot.press("o")  # against a person, o offers a draw
+        await pilot.pause()
+        assert "Draw offered." in notes(app)
         feed(app, Offer(game="g1", kind="draw", by="o", version=12))
         await until(pilot, lambda: "Draw offered: o accepts, n declines" in info(app), "offer")
         await pilot.pause(0.3)
