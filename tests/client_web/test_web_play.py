@@ -197,3 +197,35 @@ async def test_abort_and_claim(tmp_path: Path) -> None:
         assert (await page.text_content("#result-text") or "").startswith(
             "You win 1-0 · the opponent left")
         assert tab.errors == []
+
+
+async def test_a_live_game_is_watched_from_the_lobby(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("ann")
+        cat = await web_helpers.client(running, "cat")
+        dan = await web_helpers.client(running, "dan")
+        try:
+            seek = await cat.request(t="seek", variant="3x3x3", colour="x")
+            await dan.send(t="accept_seek", seek=seek["seek"]["id"])
+            game = (await cat.expect("game"))["id"]
+            await cat.send(t="move", game=game, cell="2b2", ply=0)
+            await page.click(f'li[data-game="{game}"] button')
+            await tab.in_game()
+            assert await page.locator(".level").count() == 3
+            await tab.wait_ply(1)
+            assert await page.text_content('.cell[data-name="2b2"]') == "X"
+            await page.click('.cell[data-name="1a1"]')
+            assert await page.text_content("#toast") == "You are watching this game."
+            assert await page.locator("#resign, #abort, #draw-offer").count() == 0
+            await dan.send(t="move", game=game, cell="1a1", ply=1)
+            await tab.wait_ply(2)
+            assert await page.text_content('.cell[data-name="1a1"]') == "O"
+            await page.click("#to-lobby")
+            await page.wait_for_selector("#lobby:not([hidden])")
+        finally:
+            await cat.ws.close()
+            await dan.ws.close()
+        assert tab.errors == []

@@ -91,7 +91,6 @@ export class LevelsView {
         playable: view.playable && side === null,
       };
       for (const [name, on] of Object.entries(toggles)) if (on) button.classList.add(name);
-      button.setAttribute("aria-disabled", view.playable && side === null ? "false" : "true");
     });
   }
 }
