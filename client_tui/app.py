@@ -401,6 +401,7 @@ class QubicApp(App[None]):
                         | EngineStatus):
             self._game_event(message, now)
         elif isinstance(message, Lobby):
+            self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
             self.lobby.load(message)
             self._refresh_lobby()
         elif isinstance(message, LobbyDelta):
