@@ -132,6 +132,7 @@ export class GameView {
   render() {
     const model = this.model;
     if (!model) return;
+    this.cellInput.placeholder = model.geometry.d === 3 ? "2b3" : "b3";
     this.renderBoard();
     this.renderSeats();
     this.renderStatus();
