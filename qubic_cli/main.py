@@ -18,6 +18,7 @@ SUBCOMMANDS = (
     "qubic_cli.analyse",
     "qubic_cli.play",
     "qubic_cli.serve",
+    "qubic_cli.worker",
 )
 
 DESCRIPTION = """\

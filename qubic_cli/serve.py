@@ -50,11 +50,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--abandon-after", type=seconds, default=600.0, metavar="S",
                         help="seconds a game with no human player in it waits before it is "
                              "ended (default 600)")
+    parser.add_argument("--redis", default=None, metavar="URL",
+                        help="computer moves go to `qubic worker`s on this Redis "
+                             "(e.g. redis://127.0.0.1:6379/0) instead of local processes")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"], help="logging detail")
 
 
 def run(args: argparse.Namespace) -> int:
+    from server.ai_pool import AIError
     from server.app import ServerConfig
     from server.app import run as run_server
     from server.errors import StoreError
@@ -77,12 +81,13 @@ def run(args: argparse.Namespace) -> int:
         max_connections_per_address=max(0, args.max_connections_per_address),
         new_players_per_address=max(0, args.new_players_per_hour),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
+        redis_url=args.redis,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
     try:
         run_server(config)
-    except StoreError as error:
+    except (StoreError, AIError) as error:
         return fail(NAME, str(error))
     except OSError as error:
         return fail(NAME, f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")

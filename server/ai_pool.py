@@ -34,7 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.sharedctypes import RawArray
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from engine.board import Board
 from engine.players import Decision, Limit, make_player
 from server.errors import ServerError
 from server.lifeline import die_with_parent
+from server.protocol import EngineState
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +122,37 @@ def _run_job(job: AIJob, slot: int) -> Decision:
 # -- the server side -------------------------------------------------------------------------
 
 
+class ComputerMoves(Protocol):
+    """Where the hub gets the computer's moves: the local ``AIPool``, or the engine fleet of
+    ``server.fleet`` (``qubic worker``s on Redis)."""
+
+    workers: int  # processes that search
+    jobs_done: int
+    jobs_failed: int
+    last_latency: float
+    latencies: list[float]  # recent job latencies in seconds, newest last
+    waiting_state: EngineState  # the "engine" message's state while not ready
+    waiting_message: str  # and its words
+
+    @property
+    def ready(self) -> bool: ...
+    @property
+    def progress(self) -> float: ...
+    @property
+    def queued(self) -> int: ...
+    @property
+    def busy(self) -> int: ...
+    async def start(self, *, wait: bool = True) -> None: ...
+    async def wait_ready(self) -> None: ...
+    async def decide(self, job: AIJob) -> Decision: ...
+    async def close(self) -> None: ...
+
+
 class AIPool:
     """A pool of worker processes that choose computer moves; see the module docstring."""
+
+    waiting_state: EngineState = "preparing"
+    waiting_message = "preparing the engine (first start only)…"
 
     def __init__(self, workers: int | None = None, *, context: str | None = None,
                  nice: int = DEFAULT_NICE, warm_up: WarmUp = warm.warm_up) -> None:

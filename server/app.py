@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from server.ai_pool import DEFAULT_NICE, AIPool
+from server.ai_pool import DEFAULT_NICE, AIPool, ComputerMoves
 from server.api import HUB_KEY, add_api
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.hub import Hub, HubConfig
@@ -82,6 +82,7 @@ class ServerConfig:
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
+    redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -92,7 +93,7 @@ class RunningServer:
     config: ServerConfig
     hub: Hub
     store: Store
-    pool: AIPool
+    pool: ComputerMoves
     runner: web.AppRunner
     host: str
     port: int
@@ -117,16 +118,23 @@ class RunningServer:
         log.info("stopped")
 
 
-async def start_server(config: ServerConfig, pool: AIPool | None = None) -> RunningServer:
-    """Open the store, start the AI pool warming in the background, resume unfinished games
-    and listen (at once: a computer move waits for the pool, nothing else does).
+async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
+                       ) -> RunningServer:
+    """Open the store, start the computer players (the AI pool warming in the background, or
+    the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
+    for its players, nothing else does).
 
-    Raises ``StoreError`` (with a message fit for a person) if the database cannot be used.
-    ``pool`` replaces the default pool (tests give one with a warm-up of their own).
+    Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
+    ``AIError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
+    with a warm-up of their own).
     """
     store = await open_store(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
-    if pool is None:
-        pool = AIPool(config.ai_workers, nice=config.ai_nice)
+    try:
+        if pool is None:
+            pool = await _computer_players(config)
+    except BaseException:
+        await store.close()
+        raise
     try:
         await pool.start(wait=False)
         limits = AddressLimits(config.max_connections_per_address,
@@ -146,9 +154,18 @@ async def start_server(config: ServerConfig, pool: AIPool | None = None) -> Runn
         await store.close()
         raise
     host, port = runner.addresses[0][:2]
-    log.info("listening on http://%s:%d (websocket at /ws, %d AI workers)", host, port,
-             pool.workers)
+    players = "a fleet on Redis" if config.redis_url else f"{pool.workers} AI workers"
+    log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
     return RunningServer(config, hub, store, pool, runner, config.host, port)
+
+
+async def _computer_players(config: ServerConfig) -> ComputerMoves:
+    """The local AI pool, or with ``redis_url`` the fleet of ``qubic worker``s."""
+    if config.redis_url is None:
+        return AIPool(config.ai_workers, nice=config.ai_nice)
+    from server.fleet import Fleet, open_redis  # needs redis-py, the cluster extra
+
+    return Fleet(await open_redis(config.redis_url))
 
 
 def run(config: ServerConfig) -> None:

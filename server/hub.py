@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from engine import O, X
-from server.ai_pool import AIError, AIJob, AIPool
+from server.ai_pool import AIError, AIJob, ComputerMoves
 from server.errors import LimitReached, RoomError, ServerError
 from server.matchmaking import Matchmaker, Pairing
 from server.metrics import Metrics
@@ -79,7 +79,6 @@ PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 LOBBY_GAMES_SHOWN = 100
 AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
 ENGINE_POLL = 0.5  # seconds between progress reports while the engine is being prepared
-ENGINE_PREPARING = "preparing the engine (first start only)…"
 ENGINE_READY = "the engine is ready"
 
 
@@ -106,7 +105,7 @@ class Hub:
     """Everything the server knows that is not on disk; see the module docstring."""
 
     def __init__(
-        self, store: Store, pool: AIPool, config: HubConfig | None = None,
+        self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressLimits | None = None,
     ) -> None:
         self.store = store
@@ -674,15 +673,16 @@ class Hub:
         return budget
 
     async def _await_engine(self, room: GameRoom) -> None:
-        """Tell the game's players how far the engine's first-start preparation has got, until
-        it is ready (or has failed: then ``decide`` says so and is retried)."""
+        """Tell the game's players why the computer waits (its engine's first-start
+        preparation and how far it has got, or no worker in the fleet) until it is ready, or
+        has failed (then ``decide`` says so and is retried)."""
         shown = -1.0
         while not self.pool.ready:
             progress = round(self.pool.progress, 2)
             if progress != shown:
                 shown = progress
-                status = EngineStatus(game=room.id, state="preparing", progress=progress,
-                                      message=ENGINE_PREPARING)
+                status = EngineStatus(game=room.id, state=self.pool.waiting_state,
+                                      progress=progress, message=self.pool.waiting_message)
                 self._deliver(room, [Outbound(status)])
             try:
                 await asyncio.wait_for(self.pool.wait_ready(), ENGINE_POLL)

@@ -111,6 +111,7 @@ CellText = Annotated[
 CellIndex = Annotated[int, msgspec.Meta(ge=0, le=728)]
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
 Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
+EngineState = Literal["preparing", "unavailable", "ready"]
 Reason = Literal[
     "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned"
 ]
@@ -478,11 +479,12 @@ class AIThinking(_Event, tag="ai_thinking"):
 
 
 class EngineStatus(_Event, tag="engine"):
-    """The computer players' engine is still being prepared (its first start compiles it):
-    ``state`` is ``preparing`` (with ``progress`` 0-1) until it is ``ready``."""
+    """Why the computer has not started thinking: its engine is being prepared (its first
+    start compiles it; ``progress`` 0-1) or no worker of the fleet is connected
+    (``unavailable``); then ``ready``."""
 
     game: str
-    state: Literal["preparing", "ready"]
+    state: EngineState
     progress: float
     message: str
 

@@ -1,0 +1,261 @@
+"""Computer moves on an engine fleet: a real Redis, real ``qubic worker`` processes (or a
+worker object in this process, searching in its own real pool), a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from conftest import Client
+
+from server.ai_pool import AIPool
+from server.app import RunningServer, ServerConfig, start_server
+from server.fleet import GROUP, NO_WORKER, FleetWorker, Keys, open_redis, parse_levels
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class WorkerProcess:
+    """``python -m qubic_cli worker`` as a host runs it, with its log in a file."""
+
+    def __init__(self, redis_url: str, log: Path) -> None:
+        self.log = log
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "qubic_cli", "worker", "--redis", redis_url,
+             "--processes", "1", "--log-level", "info"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
+        )
+        self.name = ""
+
+    async def ready(self, timeout: float = 120.0) -> WorkerProcess:
+        for _ in range(int(timeout * 10)):
+            match = re.search(r"worker (\S+) ready", self.log.read_text())
+            if match:
+                self.name = match.group(1)
+                return self
+            assert self.process.poll() is None, self.log.read_text()
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the worker did not start:\n{self.log.read_text()}")
+
+    def signal(self, sig: int) -> None:
+        """``sig`` to the worker and its search processes (as a machine going away would)."""
+        for pid in [*_descendants(self.process.pid), self.process.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.signal(signal.SIGCONT)
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.signal(signal.SIGKILL)
+                self.process.wait(30)
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                found += [int(entry.name), *_descendants(int(entry.name))]
+    return found
+
+
+@pytest.fixture
+def workers(redis_url: str, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
+    """Start worker processes with ``workers.append(...)``; all stopped after the test."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
+async def node(redis_url: str, tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server whose computer moves go to the fleet (1 s a move)."""
+    config = ServerConfig(port=0, db_path=str(tmp_path / "q.db"), redis_url=redis_url,
+                          ai_move_time=1.0)
+    running = await start_server(config)
+    yield running
+    await running.stop()
+
+
+async def _player(node: RunningServer, name: str) -> Client:
+    client = Client(await websockets.connect(node.ws_url))
+    await client.hello(name)
+    return client
+
+
+async def _computer_game(client: Client, level: int, colour: str) -> str:
+    await client.send(t="play_ai", level=level, colour=colour)
+    return str((await client.expect("game"))["id"])
+
+
+async def _holder(redis_url: str, spec: str) -> str:
+    """The worker that holds the (one) pending job for ``spec``."""
+    client = await open_redis(redis_url)
+    try:
+        for _ in range(100):
+            pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 1)
+            if pending:
+                return str(pending[0]["consumer"].decode())
+            await asyncio.sleep(0.05)
+    finally:
+        await client.aclose()
+    raise AssertionError("no worker took the job")
+
+
+def test_levels_parse() -> None:
+    assert parse_levels("1-3,8") == ("level1", "level2", "level3", "level8")
+    assert parse_levels("5") == ("level5",)
+    for bad in ("0-3", "9", "3-1", "a"):
+        with pytest.raises(ValueError):
+            parse_levels(bad)
+
+
+async def test_the_computer_plays_through_a_worker_process(
+    node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w1.log").ready())
+    await asyncio.wait_for(node.pool.wait_ready(), 10)  # the node has seen its heartbeat
+    ann = await _player(node, "ann")
+    game = await _computer_game(ann, level=2, colour="x")
+    await ann.send(t="move", game=game, cell=0, ply=0)
+    assert (await ann.expect("move", game=game, ply=2))["side"] == "o"
+    await ann.send(t="move", game=game, cell=_free(ann, game), ply=2)
+    assert (await ann.expect("move", game=game, ply=4))["side"] == "o"
+    assert node.pool.jobs_done == 2
+    assert not [m for m in ann.seen if m["t"] == "engine"]  # a worker was there all along
+
+
+def _played(client: Client, game: str) -> list[int]:
+    return [m["cell"] for m in client.seen if m["t"] == "move" and m["game"] == game]
+
+
+def _free(client: Client, game: str) -> int:
+    return next(c for c in range(64) if c not in _played(client, game))
+
+
+async def test_with_no_worker_the_player_is_told_and_the_game_goes_on_when_one_comes(
+    node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    ann = await _player(node, "ann")
+    game = await _computer_game(ann, level=1, colour="o")  # the computer moves first
+    waiting = await ann.expect("engine", game=game, state="unavailable")
+    assert waiting["message"] == NO_WORKER
+    health = await _health(node)
+    assert health["ai_ready"] is False
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w1.log").ready())
+    await ann.expect("engine", game=game, state="ready")
+    move = await ann.expect("move", game=game, ply=1)
+    assert move["side"] == "x"
+
+
+async def _health(node: RunningServer) -> dict[str, Any]:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as http, http.get(node.http_url + "/health") as reply:
+        data: dict[str, Any] = await reply.json()
+        return data
+
+
+async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
+    node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    for n in (1, 2):
+        workers.append(await WorkerProcess(redis_url, tmp_path / f"w{n}.log").ready())
+    ann = await _player(node, "ann")
+    game = await _computer_game(ann, level=8, colour="o")
+    await ann.expect("ai_thinking", game=game, ply=0)
+    holder = await _holder(redis_url, "level8")
+    doomed = next(w for w in workers if w.name == holder)
+    started = time.monotonic()
+    doomed.signal(signal.SIGKILL)  # mid-search: the machine is gone
+    move = await ann.expect("move", game=game, ply=1)
+    assert move["side"] == "x"
+    # within the move's budget (1 s) plus the reclaim grace, and some slack for a busy host
+    assert time.monotonic() - started < 1.0 + 2.0 + 10.0
+    survivor = next(w for w in workers if w is not doomed)
+    assert "took over job" in survivor.log.read_text()
+
+
+async def test_a_slow_worker_is_passed_over_and_its_late_answer_dropped(
+    node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    for n in (1, 2):
+        workers.append(await WorkerProcess(redis_url, tmp_path / f"w{n}.log").ready())
+    ann = await _player(node, "ann")
+    game = await _computer_game(ann, level=8, colour="o")
+    await ann.expect("ai_thinking", game=game, ply=0)
+    holder = await _holder(redis_url, "level8")
+    slow = next(w for w in workers if w.name == holder)
+    slow.signal(signal.SIGSTOP)  # hangs, as a swapping or overloaded machine would
+    move = await ann.expect("move", game=game, ply=1)  # from the other worker
+    slow.signal(signal.SIGCONT)  # it wakes up and answers too: the node drops that
+    for _ in range(200):
+        if node.pool.stale_answers:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.05)
+    assert node.pool.stale_answers == 1  # type: ignore[attr-defined]
+    await ann.quiet(1.0)
+    assert [m["ply"] for m in ann.seen if m["t"] == "move"] == [1]  # one move, played once
+    assert move["side"] == "x"
+
+
+async def test_a_job_for_a_game_resigned_while_it_waited_is_dropped_unplayed(
+    node: RunningServer, redis_url: str
+) -> None:
+    client = await open_redis(redis_url)
+    keys = Keys("qubic:")
+    # a worker whose machine has just gone: its last heartbeat still counts, so the node
+    # queues the job, and nobody takes it
+    await client.zadd(keys.workers, {"gone": time.time()})
+    await client.hset(keys.worker("gone"), mapping={"processes": 1, "levels": "level3"})
+    for _ in range(100):
+        if node.pool.ready:
+            break
+        await asyncio.sleep(0.05)
+    ann = await _player(node, "ann")
+    game = await _computer_game(ann, level=3, colour="o")
+    await ann.expect("ai_thinking", game=game, ply=0)
+    stream = keys.jobs("level3")
+    for _ in range(100):
+        if await client.xlen(stream):
+            break
+        await asyncio.sleep(0.05)
+    await ann.request(t="resign", game=game)
+    await ann.expect("end", game=game)
+
+    pool = AIPool(1)
+    worker = FleetWorker(client, pool, levels=["level3"])
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        for _ in range(600):
+            if worker.dropped or worker.answered:
+                break
+            await asyncio.sleep(0.1)
+        assert (worker.dropped, worker.answered) == (1, 0)
+        assert await client.xlen(stream) == 0  # taken off the stream, not left to others
+    finally:
+        stop.set()
+        await running
+        await pool.close()
+        await client.aclose()
