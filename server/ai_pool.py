@@ -146,6 +146,9 @@ class ComputerMoves(Protocol):
     async def wait_ready(self) -> None: ...
     async def decide(self, job: AIJob) -> Decision: ...
     async def close(self) -> None: ...
+    def figures(self) -> dict[str, float]:
+        """Figures of its own for /metrics, by gauge name."""
+        ...
 
 
 class AIPool:
@@ -267,6 +270,9 @@ class AIPool:
             self.rebuilds += 1
             _kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
+
+    def figures(self) -> dict[str, float]:
+        return {"ai_rebuilds": self.rebuilds}
 
     def worker_pids(self) -> list[int]:
         """Process ids of the live workers (for tests and fault drills)."""

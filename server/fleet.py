@@ -171,6 +171,10 @@ class Fleet:
     def busy(self) -> int:
         return self.queued
 
+    def figures(self) -> dict[str, float]:
+        return {"fleet_workers_alive": self.workers_alive, "fleet_queue_depth": self.queue_depth,
+                "fleet_stale_answers": self.stale_answers, "fleet_jobs_failed": self.jobs_failed}
+
     async def start(self, *, wait: bool = True) -> None:
         for spec in LEVELS:
             await ensure_group(self.client, self.keys.jobs(spec))

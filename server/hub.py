@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from engine import O, X
 from server.ai_pool import AIError, AIJob, ComputerMoves
@@ -91,6 +92,14 @@ class HubConfig:
 
 def _time_control(clock: ClockSpec | None) -> TimeControl | None:
     return None if clock is None else TimeControl(float(clock.initial), float(clock.increment))
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank), 0 when there are none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _clock_spec(clock: TimeControl | None) -> ClockSpec | None:
@@ -747,6 +756,16 @@ class Hub:
         gauges["ai_ready"] = lambda: int(self.pool.ready)
         gauges["ai_latency_seconds_last"] = lambda: self.pool.last_latency
         gauges["lobby_subscribers"] = lambda: len(self._lobby)
+        for q in (0.5, 0.99):
+            gauges[f'ai_latency_seconds{{quantile="{q}"}}'] = partial(self._latency, q)
+        for name in self.pool.figures():
+            gauges[name] = partial(self._figure, name)
+
+    def _latency(self, q: float) -> float:
+        return _quantile(self.pool.latencies, q)
+
+    def _figure(self, name: str) -> float:
+        return self.pool.figures()[name]
 
     _handlers: dict[type, Callable[..., Awaitable[None]]] = {}
 

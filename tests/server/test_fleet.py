@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -142,6 +143,9 @@ async def test_the_computer_plays_through_a_worker_process(
     await ann.send(t="move", game=game, cell=_free(ann, game), ply=2)
     assert (await ann.expect("move", game=game, ply=4))["side"] == "o"
     assert node.pool.jobs_done == 2
+    metrics = await _get(node, "/metrics")
+    assert "qubic_fleet_workers_alive 1" in metrics and "qubic_fleet_queue_depth 0" in metrics
+    assert 'qubic_ai_latency_seconds{quantile="0.99"}' in metrics
     assert not [m for m in ann.seen if m["t"] == "engine"]  # a worker was there all along
 
 
@@ -168,12 +172,16 @@ async def test_with_no_worker_the_player_is_told_and_the_game_goes_on_when_one_c
     assert move["side"] == "x"
 
 
-async def _health(node: RunningServer) -> dict[str, Any]:
+async def _get(node: RunningServer, path: str) -> str:
     import aiohttp
 
-    async with aiohttp.ClientSession() as http, http.get(node.http_url + "/health") as reply:
-        data: dict[str, Any] = await reply.json()
-        return data
+    async with aiohttp.ClientSession() as http, http.get(node.http_url + path) as reply:
+        return await reply.text()
+
+
+async def _health(node: RunningServer) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(await _get(node, "/health"))
+    return data
 
 
 async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
