@@ -190,10 +190,10 @@ async def test_a_broken_store_is_an_error_not_a_crash(server: Server) -> None:
 
 async def test_shutting_down_is_said(server: Server) -> None:
     ann = await server.client("ann")
-    server.running.hub._closing = True
+    server.running.hub.games.closing = True
     await ann.send(t="seek")
     assert (await ann.expect("error"))["code"] == "shutting_down"
-    server.running.hub._closing = False
+    server.running.hub.games.closing = False
 
 
 async def test_a_bug_costs_one_request_not_the_connection(
@@ -214,7 +214,7 @@ async def test_a_bug_costs_one_request_not_the_connection(
 async def test_a_failing_ai_pool_is_reported_and_retried(
     server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from server import hub as hub_module
+    from server import computer
     from server.ai_pool import AIError
 
     pool = server.running.pool
@@ -228,7 +228,7 @@ async def test_a_failing_ai_pool_is_reported_and_retried(
         return await real(job)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pool, "decide", flaky)
-    monkeypatch.setattr(hub_module, "AI_RETRY_DELAY", 0.05)
+    monkeypatch.setattr(computer, "AI_RETRY_DELAY", 0.05)
     ann = await server.client("ann")
     state = await ann.request(t="play_ai", level=2, colour="o")
     assert (await ann.expect("error"))["code"] == "ai_unavailable"

@@ -333,9 +333,9 @@ async def stops_reading(server: Server) -> None:
 async def test_finished_games_leave_nothing_behind_in_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import server.hub
+    import server.rooms
 
-    monkeypatch.setattr(server.hub, "FINISHED_KEPT", 0.1)
+    monkeypatch.setattr(server.rooms, "FINISHED_KEPT", 0.1)
     running = Server(tmp_path / "q.db", rate=1e6, burst=1_000_000)
     await running.start()
     try:
@@ -352,10 +352,13 @@ async def test_finished_games_leave_nothing_behind_in_the_hub(
         await asyncio.sleep(0.3)
         await cat.request(t="watch", game=games[0])  # an old game, reloaded from the store
         await asyncio.sleep(0.3)
+        rooms, lobby = hub.games, hub.lobby
         leftovers = {
-            "rooms": len(hub.rooms), "locks": len(hub._locks), "audience": len(hub._audience),
-            "finished": len(hub._finished), "rematched": len(hub._rematched),
-            "timers": len(hub._flag_timers), "ai": len(hub._ai_tasks),
+            "rooms": len(hub.rooms), "locks": len(rooms.locks),
+            "audience": len(hub.delivery.audience),
+            "finished": len(rooms.finished), "rematched": len(rooms.rematched),
+            "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),
+            "listed": len(lobby._listed), "unlisted": len(lobby._unlisted),
             "open in sessions": sum(len(s.rooms) for s in hub.sessions),
         }
         assert leftovers == dict.fromkeys(leftovers, 0)

@@ -1,0 +1,234 @@
+"""The lobby and matchmaking: seeks, quick pairing, private codes, the live list, who is on.
+
+``Lobby`` answers the lobby's requests with the ``Matchmaker`` (seeks, pools with their rating
+windows, private codes), starts each pairing's game through ``Rooms.start_game``, and keeps
+the lobby's subscribers up to date with deltas: seeks added and removed, games listed and
+unlisted (it is the rooms' ``Listing``), and the online count. In a cluster this is the part
+whose state must be shared by every node (lila-ws's ``LobbyCrowd``, Colyseus's ``Driver``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from engine import O, X
+from server.computer import seed
+from server.delivery import Delivery
+from server.matchmaking import Matchmaker, Pairing
+from server.matchmaking import Seek as WaitingSeek
+from server.protocol import (
+    AcceptSeek,
+    Ack,
+    CancelQuick,
+    CancelSeek,
+    GameSummary,
+    LobbyDelta,
+    LobbySub,
+    LobbyUnsub,
+    PlayAI,
+    PrivateCreate,
+    PrivateCreated,
+    PrivateJoin,
+    Queued,
+    Quick,
+    Seek,
+    SeekInfo,
+    Seeking,
+    encode,
+)
+from server.protocol import Lobby as LobbySnapshot
+from server.room import GameRoom, RoomSeat, computer_seat
+from server.rooms import Rooms, clock_spec, time_control
+from server.session import Session
+
+LOBBY_GAMES_SHOWN = 100
+
+
+class Lobby:
+    """Matchmaking and the lobby's subscribers; see the module docstring."""
+
+    def __init__(self, rooms: Rooms, delivery: Delivery) -> None:
+        self.rooms = rooms
+        self.delivery = delivery
+        self.matchmaker = Matchmaker()
+        self.subscribers: set[Session] = set()
+        self._listed: dict[str, GameRoom] = {}  # the games the lobby shows, oldest first
+        self._unlisted: set[str] = set()  # private-room and computer games: never shown
+        self._online_shown = -1
+        self._seeks_shown: list[str] = []  # seek ids the lobby has been told of
+
+    def _now(self) -> float:
+        return self.rooms.now()
+
+    # -- every second ----------------------------------------------------------------------
+
+    async def tick(self, now: float) -> None:
+        """Pair the quick-pairing pools, expire old seeks, tell the lobby who is on."""
+        for pairing in self.matchmaker.pair_waiting_players(now):
+            await self._start_pairing(pairing)
+        self.matchmaker.expire(now)
+        self._publish_online()
+
+    # -- subscribers -----------------------------------------------------------------------
+
+    async def subscribe(self, session: Session, message: LobbySub) -> None:
+        self.subscribers.add(session)
+        session.lobby = True
+        session.send(LobbySnapshot(seeks=self.seeks(), games=self.live_games(),
+                                   online=self.delivery.online, ref=message.id))
+
+    async def unsubscribe(self, session: Session, message: LobbyUnsub) -> None:
+        self.unsubscribed(session)
+        session.send(Ack(ref=message.id))
+
+    def unsubscribed(self, session: Session) -> None:
+        self.subscribers.discard(session)
+        session.lobby = False
+
+    def seeks(self) -> list[SeekInfo]:
+        return [self._seek_info(s) for s in self.matchmaker.seeks()]
+
+    def _seek_info(self, seek: WaitingSeek) -> SeekInfo:
+        return SeekInfo(
+            id=seek.id, name=seek.seeker,
+            rating=None if seek.rating is None else round(seek.rating),
+            variant=seek.variant, clock=clock_spec(seek.clock),  # type: ignore[arg-type]
+            rated=seek.rated, colour=seek.colour,
+        )
+
+    def _summary(self, room: GameRoom) -> GameSummary:
+        return GameSummary(
+            id=room.id, variant=room.board.geometry.name,  # type: ignore[arg-type]
+            clock=room.clock_spec, rated=room.rated, x=room.seats[X].name,
+            o=room.seats[O].name, ply=room.board.ply,
+        )
+
+    def live_games(self) -> list[GameSummary]:
+        """The games the lobby lists: public, going on, with a human player in them."""
+        listed = list(self._listed.values())
+        return [self._summary(room) for room in listed[-LOBBY_GAMES_SHOWN:]]
+
+    # -- the rooms' Listing ----------------------------------------------------------------
+
+    def relist(self, room: GameRoom) -> None:
+        """Add ``room`` to the lobby's list or take it off, as it now should be."""
+        show = room.id not in self._unlisted and not room.over and room.anyone_in
+        if show == (room.id in self._listed):
+            return
+        if show:
+            self._listed[room.id] = room
+            self._to_lobby(LobbyDelta(games_added=[self._summary(room)]))
+        else:
+            del self._listed[room.id]
+            self._to_lobby(LobbyDelta(games_removed=[room.id]))
+
+    def unlist(self, game_id: str) -> None:
+        self._unlisted.add(game_id)
+
+    def forget(self, game_id: str) -> None:
+        self._unlisted.discard(game_id)
+
+    # -- deltas ----------------------------------------------------------------------------
+
+    def _to_lobby(self, delta: LobbyDelta) -> None:
+        frame = encode(delta)
+        for session in self.subscribers:
+            session.send_raw(frame)
+
+    def _publish_seeks(self) -> None:
+        """Send the lobby the full list of seeks as removed-and-added (seeks are few)."""
+        if not self.subscribers:
+            return
+        seeks = self.seeks()
+        shown = set(self._seeks_shown)
+        ids = {s.id for s in seeks}
+        removed = [s for s in self._seeks_shown if s not in ids]
+        added = [s for s in seeks if s.id not in shown]
+        self._seeks_shown = [s.id for s in seeks]
+        if removed or added:
+            self._to_lobby(LobbyDelta(seeks_added=added, seeks_removed=removed))
+
+    def _publish_online(self) -> None:
+        online = self.delivery.online
+        if online != self._online_shown and self.subscribers:
+            self._online_shown = online
+            self._to_lobby(LobbyDelta(online=online))
+
+    # -- seeks, quick pairing, private rooms, the computer ---------------------------------
+
+    def withdraw(self, name: str) -> None:
+        """``name`` no longer waits for a game (gone, or starting one with the computer)."""
+        if self.matchmaker.withdraw(name) is not None:
+            self._publish_seeks()
+
+    @staticmethod
+    def _rating(session: Session) -> float:
+        assert session.player is not None
+        return session.player.rating
+
+    async def seek(self, session: Session, message: Seek) -> None:
+        seek = self.matchmaker.create_seek(
+            session.name or "", message.variant, time_control(message.clock), message.rated,
+            message.colour, self._now(), self._rating(session),
+        )
+        session.send(Seeking(seek=self._seek_info(seek), ref=message.id))
+        self._publish_seeks()
+
+    async def cancel_seek(self, session: Session, message: CancelSeek) -> None:
+        self.matchmaker.cancel_seek(message.seek, session.name or "")
+        session.send(Ack(ref=message.id))
+        self._publish_seeks()
+
+    async def accept_seek(self, session: Session, message: AcceptSeek) -> None:
+        pairing = self.matchmaker.accept_seek(message.seek, session.name or "")
+        self._publish_seeks()
+        await self._start_pairing(pairing, ref=message.id, requester=session)
+
+    async def quick(self, session: Session, message: Quick) -> None:
+        self.matchmaker.join_pool(
+            session.name or "", message.variant, time_control(message.clock),
+            self._rating(session), self._now(),
+        )
+        session.send(Queued(variant=message.variant, clock=message.clock, ref=message.id))
+        for pairing in self.matchmaker.pair_waiting_players(self._now()):
+            await self._start_pairing(pairing)
+
+    async def cancel_quick(self, session: Session, message: CancelQuick) -> None:
+        self.matchmaker.leave_pool(session.name or "")
+        session.send(Ack(ref=message.id))
+
+    async def private_create(self, session: Session, message: PrivateCreate) -> None:
+        room = self.matchmaker.create_private_room(
+            session.name or "", message.variant, time_control(message.clock), message.rated,
+            message.colour, self._now(),
+        )
+        session.send(PrivateCreated(code=room.code, variant=message.variant,
+                                    clock=message.clock, ref=message.id))
+
+    async def private_join(self, session: Session, message: PrivateJoin) -> None:
+        pairing = self.matchmaker.join_private_room(message.code, session.name or "",
+                                                    self._now())
+        await self._start_pairing(pairing, ref=message.id, requester=session)
+
+    async def play_ai(self, session: Session, message: PlayAI) -> None:
+        name = session.name or ""
+        if self.matchmaker.waiting_in(name) is not None:
+            self.withdraw(name)
+        human = RoomSeat(name, name, round(self._rating(session)))
+        computer = computer_seat(message.level)
+        colour = message.colour
+        if colour == "random":
+            colour = "x" if seed(f"{name}{time.time()}") % 2 else "o"
+        seats = (human, computer) if colour == "x" else (computer, human)
+        await self.rooms.start_game(seats, message.variant, message.clock, rated=False,
+                                    ref=message.id, requester=session, listed=False)
+
+    async def _start_pairing(
+        self, pairing: Pairing, ref: object = None, requester: Session | None = None
+    ) -> None:
+        rating = self.rooms.player_rating
+        x = RoomSeat(pairing.x, pairing.x, round(await rating(pairing.x)))
+        o = RoomSeat(pairing.o, pairing.o, round(await rating(pairing.o)))
+        await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
+                                    rated=pairing.rated, ref=ref, requester=requester,
+                                    listed=not pairing.private)
