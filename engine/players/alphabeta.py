@@ -232,7 +232,7 @@ class AlphaBetaPlayer(Player):
     }
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
+        started = limit.start()
         g = board.geometry
         t = tables_for(g)
         state = State.from_board(board)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -22,11 +23,22 @@ class Limit:
 
     ``stop`` is an optional one-byte numpy array the caller may set to non-zero (from
     another thread or process) to make a search answer at once with what it has.
+
+    ``started`` is when the move's time began, a ``time.perf_counter()`` reading (default:
+    when ``decide`` is called); the deadline is ``started + time``. It is the clock hook:
+    the compiled searches poll ``time.perf_counter`` itself, so a start set in the past or
+    far ahead puts the deadline behind or beyond the whole search, deterministically, and
+    a caller whose request waited in a queue may count the wait against the limit.
     """
 
     time: float | None = None
     depth: int | None = None
     stop: np.ndarray | None = field(default=None, compare=False, repr=False)
+    started: float | None = None
+
+    def start(self) -> float:
+        """When the move's time began: ``started``, or now on ``time.perf_counter``."""
+        return time.perf_counter() if self.started is None else self.started
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ class MasterPlayer(Player):
         return found
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
+        started = limit.start()
         rng = self.rng(board)
         moves = board.legal_moves
         forced_moves = _forced_moves(board)

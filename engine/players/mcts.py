@@ -312,7 +312,7 @@ class MctsPlayer(Player):
         return self._arrays
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
+        started = limit.start()
         t = tables_for(board.geometry)
         state = State.from_board(board)
         line_cells = np.ascontiguousarray(np.array(board.geometry.lines, dtype=np.int32))

@@ -71,7 +71,7 @@ class SearchingPlayer(Player):
         return best, top
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
-        started = time.perf_counter()
+        started = limit.start()
         depth = min(limit.depth or self.depth, board.empty.bit_count())
         deadline = started + limit.time - SAFETY if limit.time else 0.0
         kind, mine, theirs = self.weights(board)
