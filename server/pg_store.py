@@ -99,6 +99,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (game_id, ply))""",
     ),
+    ("ALTER TABLE games ADD COLUMN listed BOOLEAN NOT NULL DEFAULT FALSE",),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``. Append new
 versions; never edit one that has shipped."""
@@ -296,10 +297,13 @@ class PostgresStore:
         rated: bool,
         now: float,
         game_id: str | None = None,
+        listed: bool = False,
     ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players."""
+        """Start a game (with a fresh id unless one is given). A rated game needs two players.
+        ``listed``: the lobby may show it (a public game, not a private room's)."""
         game = new_game(
-            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id
+            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id,
+            listed=listed,
         )
 
         async def insert(conn: asyncpg.Connection) -> None:
@@ -312,11 +316,11 @@ class PostgresStore:
                         )
             inserted = await conn.fetchval(
                 "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
-                " x_player, x_computer, o_player, o_computer, status, created)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10)"
+                " x_player, x_computer, o_player, o_computer, status, created, listed)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11)"
                 " ON CONFLICT (id) DO NOTHING RETURNING id",
                 game.id, variant, *(clock or (None, None)), rated,
-                x.player, x.computer_level, o.player, o.computer_level, now,
+                x.player, x.computer_level, o.player, o.computer_level, now, listed,
             )  # fmt: skip
             if inserted is None:
                 raise StoreError(f"game {game.id} exists", code="internal")

@@ -51,7 +51,7 @@ from server.store import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_GROUP = 1024  # writes per transaction at most, so one commit never grows without bound
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -104,8 +104,10 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (game_id, ply)) WITHOUT ROWID""",
     ),
     2: ("ALTER TABLE games ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",),
+    3: ("ALTER TABLE games ADD COLUMN listed INTEGER NOT NULL DEFAULT 0",),
 }
-"""Schema changes by the version they bring the file to; add version 2 here, never edit 1."""
+"""Schema changes by the version they bring the file to; add the next version here, never edit
+one that has shipped."""
 
 
 def _open_error(path: str, exc: BaseException) -> StoreError:
@@ -418,10 +420,13 @@ class SQLiteStore:
         rated: bool,
         now: float,
         game_id: str | None = None,
+        listed: bool = False,
     ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players."""
+        """Start a game (with a fresh id unless one is given). A rated game needs two players.
+        ``listed``: the lobby may show it (a public game, not a private room's)."""
         game = new_game(
-            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id
+            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id,
+            listed=listed,
         )
 
         def insert(conn: sqlite3.Connection) -> None:
@@ -435,10 +440,10 @@ class SQLiteStore:
             try:
                 conn.execute(
                     "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
-                    " x_player, x_computer, o_player, o_computer, status, created)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
+                    " x_player, x_computer, o_player, o_computer, status, created, listed)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
                     (game.id, variant, *(clock or (None, None)), rated,
-                     x.player, x.computer_level, o.player, o.computer_level, now),
+                     x.player, x.computer_level, o.player, o.computer_level, now, listed),
                 )  # fmt: skip
             except sqlite3.IntegrityError:
                 raise StoreError(f"game {game.id} exists", code="internal") from None

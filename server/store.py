@@ -103,6 +103,8 @@ class GameRecord:
     ended (``"line"``, ``"resign"``, ``"time"``, ...). The ratings are the players' ratings
     before the game and the change it made, set only when a rated game finished. ``fence`` is
     the highest fencing token a write to the game carried (0: none; see ``check_fence``).
+    ``listed`` says the lobby may show the game in its public list: False for private-room
+    and computer games, and for games stored before the field existed (nobody knows).
     """
 
     id: str
@@ -123,6 +125,7 @@ class GameRecord:
     o_rating_change: float | None = None
     moves: tuple[MoveRecord, ...] = ()
     fence: int = 0
+    listed: bool = False
 
     @property
     def cells(self) -> list[int]:
@@ -166,6 +169,7 @@ def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
         status=GameStatus(row["status"]),
         winning_line=None if line is None else tuple(map(int, line.split())),
         moves=tuple(moves),
+        listed=bool(row["listed"]),
     )
 
 
@@ -199,13 +203,15 @@ def new_game(
     rated: bool,
     now: float,
     game_id: str | None = None,
+    listed: bool = False,
 ) -> GameRecord:
     """A new active game's record, as every store's ``create_game`` starts it; a rated game
     against the computer is refused."""
     if rated and (x.is_computer or o.is_computer):
         raise StoreError("a game against the computer cannot be rated", code="not_allowed")
     return GameRecord(
-        game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now
+        game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now,
+        listed=listed,
     )
 
 
@@ -262,8 +268,10 @@ class Store(Protocol):
         rated: bool,
         now: float,
         game_id: str | None = None,
+        listed: bool = False,
     ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players."""
+        """Start a game (with a fresh id unless one is given). A rated game needs two players.
+        ``listed``: the lobby may show it (a public game, not a private room's)."""
         ...
 
     async def record_move(

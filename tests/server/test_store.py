@@ -203,6 +203,49 @@ async def test_unfinished_games_survive_a_restart(database: str) -> None:
         await store.close()
 
 
+async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> None:
+    """A public game stays listed and a private one unlisted across a restart; a game stored
+    before the schema had the field comes back unlisted, as nobody knows whether it was
+    private."""
+    opened = await open_store(database)
+    try:
+        older = await opened.create_game(
+            variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=1.0, listed=True
+        )
+    finally:
+        await opened.close()
+    if is_postgres_url(database):  # back to the schema before the field
+        await raw(database, "ALTER TABLE games DROP COLUMN listed;"
+                            " DELETE FROM qubic_schema WHERE version = (SELECT MAX(version)"
+                            " FROM qubic_schema)")
+    else:
+        await raw(database, "ALTER TABLE games DROP COLUMN listed")
+        await raw(database, f"UPDATE schema_version SET version = {SCHEMA_VERSION - 1}")
+    opened = await open_store(database)
+    try:
+        public = await opened.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=2.0, listed=True
+        )
+        private = await opened.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=3.0, listed=False
+        )
+        computer = await opened.create_game(
+            variant="4x4x4", x=ALICE, o=Seat.computer(2), clock=None, rated=False, now=4.0
+        )
+        assert (public.listed, private.listed, computer.listed) == (True, False, False)
+    finally:
+        await opened.close()
+    opened = await open_store(database)
+    try:
+        listed = {game.id: game.listed for game in await opened.unfinished_games()}
+        assert listed == {older.id: False, public.id: True, private.id: False,
+                          computer.id: False}
+        loaded = await opened.get_game(public.id)
+        assert loaded is not None and loaded.listed
+    finally:
+        await opened.close()
+
+
 async def test_two_thousand_concurrent_moves(store: Store) -> None:
     games = [
         await store.create_game(
