@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 GROUP = "workers"
 HEARTBEAT = 2.0  # seconds between a worker's heartbeats
 ALIVE = 10.0  # seconds since its last heartbeat for a worker to count as alive
-RECLAIM_GRACE = 1.5  # seconds past a job's time before another worker may claim it
+RECLAIM_GRACE = 0.5  # seconds past a job's time before another worker may claim it
+POLL = 0.25  # seconds a worker waits for a new job before it looks for stale ones again
 EXPIRES = 120.0  # seconds a job stays worth answering, past which it is dropped unplayed
 STREAM_MAX = 10_000  # entries kept in a job or answer stream (approximate trim)
 LEVELS = tuple(f"level{n}" for n in range(1, 9))
@@ -328,7 +329,7 @@ class FleetWorker:
     processes, and answers them; see the module docstring."""
 
     def __init__(self, client: aioredis.Redis, pool: AIPool, *, levels: Iterable[str] = LEVELS,
-                 prefix: str = "qubic:", name: str | None = None, block: float = 1.0) -> None:
+                 prefix: str = "qubic:", name: str | None = None, block: float = POLL) -> None:
         self.client: Any = client  # redis-py's stubs type replies loosely
         self.pool = pool
         self.levels = tuple(levels)

