@@ -70,7 +70,7 @@ class Listing(Protocol):
         """``room`` has changed: list it or take it off as it now should be."""
 
     def unlist(self, game_id: str) -> None:
-        """Never list this game (private rooms, the computer's games, reloaded games)."""
+        """Never list this game (private rooms, the computer's games, games stored unlisted)."""
 
     def forget(self, game_id: str) -> None:
         """The game is gone from this server."""
@@ -119,7 +119,8 @@ class Rooms:
         for record in await self.store.unfinished_games():
             room = await self._restore(record, now)
             self.rooms[room.id] = room
-            self.listing.unlist(room.id)  # the store does not say which games were private
+            if not record.listed:  # a private room's or the computer's game, or not known
+                self.listing.unlist(room.id)
             self.after_change(room)
             log.info("resumed game %s at ply %d", room.id, room.board.ply)
 
@@ -164,7 +165,8 @@ class Rooms:
             raise RoomError(f"no game {game_id}", ErrorCode.NO_SUCH_GAME)
         room = await self._restore(record, self._loop.time())
         self.rooms[room.id] = room
-        self.listing.unlist(room.id)
+        if not record.listed:
+            self.listing.unlist(room.id)
         if record.status is not GameStatus.ACTIVE:
             self.finished.add(room.id)  # its end was handled before it was forgotten
             self._forget_later(room)
@@ -196,7 +198,7 @@ class Rooms:
         ]
         record = await self.store.create_game(
             variant=variant, x=stored[X], o=stored[O], clock=time_control(clock),
-            rated=rated, now=time.time(),
+            rated=rated, now=time.time(), listed=listed,
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
         self.rooms[room.id] = room
