@@ -96,6 +96,14 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: e.g. a server's resource tracker, fork server and workers."""
+    found = []
+    for child in children(pid):
+        found += [child, *descendants(child)]
+    return found
+
+
 @pytest.fixture
 async def processes() -> AsyncIterator[list[ServerProcess]]:
     """Server processes started by a test; killed at its end whatever happened."""

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import websockets
 from conftest import Client
+from test_faults import descendants
 
 from server.ai_pool import AIPool
 from server.app import RunningServer, ServerConfig, start_server
@@ -51,7 +52,7 @@ class WorkerProcess:
 
     def signal(self, sig: int) -> None:
         """``sig`` to the worker and its search processes (as a machine going away would)."""
-        for pid in [*_descendants(self.process.pid), self.process.pid]:
+        for pid in [*descendants(self.process.pid), self.process.pid]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
@@ -64,19 +65,6 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 self.signal(signal.SIGKILL)
                 self.process.wait(30)
-
-
-def _descendants(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-                found += [int(entry.name), *_descendants(int(entry.name))]
-    return found
 
 
 @pytest.fixture
@@ -184,22 +172,27 @@ async def _health(node: RunningServer) -> dict[str, Any]:
     return data
 
 
-async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
+async def _two_workers_one_searching(
     node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
-) -> None:
+) -> tuple[Client, str, WorkerProcess]:
+    """Two workers, and a computer game whose first move (level 8, 1 s) one of them is
+    searching: the player, the game and that worker."""
     for n in (1, 2):
         workers.append(await WorkerProcess(redis_url, tmp_path / f"w{n}.log").ready())
     ann = await _player(node, "ann")
     game = await _computer_game(ann, level=8, colour="o")
     await ann.expect("ai_thinking", game=game, ply=0)
     holder = await _holder(redis_url, "level8")
-    doomed = next(w for w in workers if w.name == holder)
-    started = time.monotonic()
+    return ann, game, next(w for w in workers if w.name == holder)
+
+
+async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
+    node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    ann, game, doomed = await _two_workers_one_searching(node, workers, redis_url, tmp_path)
     doomed.signal(signal.SIGKILL)  # mid-search: the machine is gone
-    move = await ann.expect("move", game=game, ply=1)
+    move = await ann.expect("move", game=game, ply=1)  # how soon: bench/fleet.py
     assert move["side"] == "x"
-    # within the move's budget (1 s) plus the reclaim grace, and some slack for a busy host
-    assert time.monotonic() - started < 1.0 + 2.0 + 10.0
     survivor = next(w for w in workers if w is not doomed)
     assert "took over job" in survivor.log.read_text()
 
@@ -207,13 +200,7 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
 async def test_a_slow_worker_is_passed_over_and_its_late_answer_dropped(
     node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
 ) -> None:
-    for n in (1, 2):
-        workers.append(await WorkerProcess(redis_url, tmp_path / f"w{n}.log").ready())
-    ann = await _player(node, "ann")
-    game = await _computer_game(ann, level=8, colour="o")
-    await ann.expect("ai_thinking", game=game, ply=0)
-    holder = await _holder(redis_url, "level8")
-    slow = next(w for w in workers if w.name == holder)
+    ann, game, slow = await _two_workers_one_searching(node, workers, redis_url, tmp_path)
     slow.signal(signal.SIGSTOP)  # hangs, as a swapping or overloaded machine would
     move = await ann.expect("move", game=game, ply=1)  # from the other worker
     slow.signal(signal.SIGCONT)  # it wakes up and answers too: the node drops that

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Client
 from engine_gate import gated_warm_up
-from test_faults import ServerProcess, children, processes  # noqa: F401
+from test_faults import ServerProcess, descendants, processes  # noqa: F401
 
 from server.ai_pool import AIPool
 from server.app import ServerConfig, start_server
@@ -68,14 +68,6 @@ async def _until_engine_ready(server: ServerProcess) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError("the engine never became ready")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid``: the fork server, the resource tracker, the workers."""
-    found = []
-    for child in children(pid):
-        found += [child, *descendants(child)]
-    return found
 
 
 def alive(pid: int) -> bool:
