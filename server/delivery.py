@@ -1,30 +1,96 @@
 """Local sessions and delivery: who is connected to this server, and sending them events.
 
 ``Delivery`` knows the sessions on this node, which player each is, and which games each has
-open (a game's *audience*); it turns a room's addressed events into frames on those sockets.
-It decides nothing about games or the lobby, and never touches the store: the rooms
-(``server.rooms``) and the lobby (``server.lobby``) call it. In a cluster this is the part
-every node has for its own sockets (lila-ws's per-client actors and ``RoomCrowd``).
+open (a game's *audience* here). It decides nothing about games or the lobby and never
+touches the store: the rooms (``server.rooms``) and the lobby (``server.lobby``) call it. In
+a cluster this is the part every node has for its own sockets (lila-ws's per-client actors
+and ``RoomCrowd``).
+
+A room's events reach it over the ``Bus``: the rooms publish each change as one ``Batch`` on
+the game's topic (``game_topic``), and ``Delivery`` subscribes to that topic while at least
+one session here has the game open, then sends each event to its audience among them. So
+the room's side never needs to know where its audience's sockets are. On one node the bus
+is a ``LocalBus`` and this is today's behaviour, one event-loop turn later. Two details keep
+it exactly so:
+
+- a batch carries the game's publish sequence number, and a session that opened the game
+  after that batch was published (it already has the state through its ``game`` or
+  catch-up) does not get it again;
+- a reply to one connection (the ``ack`` after a move's events, a catch-up) travels in the
+  same batch, addressed to that session, so the order "``move``, ``end``, then ``ack``"
+  holds.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
-from server.protocol import encode
+import msgspec
+
+from server.bus import Bus, Subscription
+from server.protocol import ServerMessage, encode
 from server.room import Audience, Outbound
 from server.session import Session
 from server.store import PlayerRecord
+
+log = logging.getLogger(__name__)
+
+
+def game_topic(game_id: str) -> str:
+    return f"game:{game_id}"
+
+
+class Item(msgspec.Struct, array_like=True):
+    """One event of a batch: its encoded frame and who it is for."""
+
+    frame: bytes
+    audience: str  # an Audience's value
+    player: str | None = None  # for PLAYER and OTHERS
+    session: int | None = None  # one connection's reply: only that session gets it
+
+
+class Batch(msgspec.Struct, array_like=True):
+    """What one change of a room published on its topic."""
+
+    seq: int
+    items: list[Item]
+
+
+_encode_batch = msgspec.msgpack.Encoder().encode
+_decode_batch = msgspec.msgpack.Decoder(Batch).decode
+
+
+def pack(
+    seq: int, events: Iterable[Outbound], only: Session | None = None,
+    reply: ServerMessage | None = None,
+) -> bytes:
+    """A batch of ``events``; with ``only``, the events for one player go to that session
+    alone (a catch-up), and ``reply`` goes last to ``only``."""
+    items = []
+    for event in events:
+        to = only.id if only is not None and event.audience is Audience.PLAYER else None
+        items.append(Item(encode(event.message), event.audience.value, event.player, to))
+    if reply is not None:
+        assert only is not None
+        items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.id))
+    return _encode_batch(Batch(seq, items))
 
 
 class Delivery:
     """The sessions connected here, by player and by open game; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, bus: Bus) -> None:
+        self.bus = bus
         self.sessions: set[Session] = set()
         self.by_player: dict[str, set[Session]] = defaultdict(set)
-        self.audience: dict[str, set[Session]] = defaultdict(set)
+        # game -> the sessions here that have it open, each with the game's publish sequence
+        # number when it opened it (it has everything up to there already)
+        self.audience: dict[str, dict[Session, int]] = {}
+        self._subscriptions: dict[str, asyncio.Task[Subscription]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- who is here -----------------------------------------------------------------------
 
@@ -53,9 +119,6 @@ class Delivery:
         """Players with at least one connection here."""
         return len(self.by_player)
 
-    def is_online(self, name: str) -> bool:
-        return name in self.by_player
-
     def of_player(self, name: str) -> list[Session]:
         """``name``'s connections here (a copy: callers may open rooms while iterating)."""
         return list(self.by_player.get(name, ()))
@@ -74,41 +137,80 @@ class Delivery:
 
     # -- open games ------------------------------------------------------------------------
 
-    def open(self, session: Session, game_id: str) -> None:
+    def has_open(self, session: Session, game_id: str) -> bool:
+        return session in self.audience.get(game_id, ())
+
+    async def open(self, session: Session, game_id: str, seq: int) -> None:
+        """``session`` opens the game, holding its state as of publish number ``seq``;
+        returns once the game's events reach this node."""
         session.rooms.add(game_id)
-        self.audience[game_id].add(session)
+        self.audience.setdefault(game_id, {}).setdefault(session, seq)
+        subscribing = self._subscriptions.get(game_id)
+        if subscribing is None:
+            subscribing = asyncio.ensure_future(
+                self.bus.subscribe(game_topic(game_id), self._received)
+            )
+            self._subscriptions[game_id] = subscribing
+        await asyncio.shield(subscribing)
 
     def close(self, session: Session, game_id: str) -> bool:
         """``session`` closes the game; whether its player still has it open elsewhere."""
         session.rooms.discard(game_id)
-        self.audience[game_id].discard(session)
+        audience = self.audience.get(game_id, {})
+        audience.pop(session, None)
+        if not audience:
+            self._unsubscribe(game_id)
         name = session.name
-        return name is not None and any(s.name == name for s in self.audience[game_id])
+        return name is not None and any(s.name == name for s in audience)
 
     def forget(self, game_id: str) -> None:
         """The game is gone from this server: no session has it open any more."""
-        for session in self.audience.pop(game_id, set()):
+        for session in self.audience.get(game_id, {}):
             session.rooms.discard(game_id)
+        self._unsubscribe(game_id)
 
-    def deliver(
-        self, game_id: str, events: Iterable[Outbound], only: Session | None = None
-    ) -> None:
-        """Send each event to its audience among the sessions that have the game open; with
-        ``only``, the events for one player go to that session alone (a catch-up's reply)."""
-        audience = self.audience.get(game_id, set())
-        for event in events:
-            frame = encode(event.message)
-            if event.audience is Audience.ROOM:
-                targets: Iterable[Session] = audience
-            elif event.audience is Audience.PLAYER:
-                targets = [only] if only is not None else [
-                    s for s in audience if s.name == event.player
-                ]
+    def _unsubscribe(self, game_id: str) -> None:
+        self.audience.pop(game_id, None)
+        subscribing = self._subscriptions.pop(game_id, None)
+        if subscribing is not None:
+            task = asyncio.ensure_future(self._cancel(subscribing))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _cancel(subscribing: asyncio.Task[Subscription]) -> None:
+        try:
+            subscription = await subscribing
+        except Exception:  # the subscription never came about: nothing to cancel
+            return
+        await subscription.cancel()
+
+    # -- delivering ------------------------------------------------------------------------
+
+    def _received(self, topic: str, message: bytes) -> None:
+        """A batch published for a game: each event to its audience among its sessions here
+        that opened the game before the batch was published."""
+        batch = _decode_batch(message)
+        audience = self.audience.get(topic.removeprefix("game:"))
+        if not audience:
+            return
+        present = [s for s, opened in audience.items() if opened < batch.seq]
+        for item in batch.items:
+            if item.session is not None:
+                targets: Iterable[Session] = [s for s in present if s.id == item.session]
+            elif item.audience == Audience.ROOM.value:
+                targets = present
+            elif item.audience == Audience.PLAYER.value:
+                targets = [s for s in present if s.name == item.player]
             else:
-                targets = [s for s in audience if s.name != event.player]
+                targets = [s for s in present if s.name != item.player]
             for session in targets:
-                session.send_raw(frame)
+                session.send_raw(item.frame)
 
-    def close_all(self, code: int, reason: str) -> None:
+    async def close_all(self, code: int, reason: str) -> None:
         for session in list(self.sessions):
             session.close(code, reason)
+        for subscribing in self._subscriptions.values():
+            subscribing.cancel()
+        await asyncio.gather(*self._subscriptions.values(), *self._tasks,
+                             return_exceptions=True)

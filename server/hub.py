@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from server.ai_pool import ComputerMoves
+from server.bus import Bus, LocalBus
 from server.delivery import Delivery
 from server.errors import LimitReached, ServerError
 from server.lobby import Lobby
@@ -89,13 +90,16 @@ class Hub:
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressLimits | None = None,
+        bus: Bus | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
         self.metrics = metrics or Metrics()
         self.limits = limits or AddressLimits()
-        self.delivery = Delivery()
-        self.games = Rooms(store, pool, self.config, self.metrics, self.delivery)
+        self._own_bus = bus is None
+        self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
+        self.delivery = Delivery(self.bus)
+        self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
         self.lobby = Lobby(self.games, self.delivery)
         self.games.listing = self.lobby
         self._tasks: set[asyncio.Task[None]] = set()
@@ -151,7 +155,9 @@ class Hub:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.games.close()
-        self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
+        await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
+        if self._own_bus:
+            await self.bus.close()
         self.metrics.lag.stop()
         self.metrics.gc.stop()
 

@@ -2,7 +2,8 @@
 
 Every change to a room happens under that room's lock in three steps: the pure ``GameRoom``
 decides, the store commits (a move is acknowledged and broadcast only after it is durable),
-then ``Delivery`` sends the room's addressed messages to the sessions that have it open.
+then the room's addressed messages are published as one batch on the game's bus topic, in
+order, for ``Delivery`` to send to the sessions that have it open (see ``server.delivery``).
 Timers flag clocks; ``ComputerTurns`` plays the computer's seats; a finished game stays open
 for ``FINISHED_KEPT`` seconds (rematches, late viewers) and is then forgotten. The lobby
 hears of each game that should be listed or unlisted through the ``Listing`` interface.
@@ -22,8 +23,9 @@ from typing import Protocol
 
 from engine import O, X
 from server.ai_pool import ComputerMoves
+from server.bus import Bus
 from server.computer import ComputerTurns
-from server.delivery import Delivery
+from server.delivery import Delivery, game_topic, pack
 from server.errors import RoomError
 from server.metrics import Metrics
 from server.protocol import (
@@ -33,6 +35,7 @@ from server.protocol import (
     GameEnd,
     MovePlayed,
     RatingChange,
+    ServerMessage,
     Unwatch,
     Watch,
 )
@@ -92,12 +95,16 @@ class Rooms:
 
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig, metrics: Metrics,
-        delivery: Delivery,
+        delivery: Delivery, bus: Bus,
     ) -> None:
         self.store = store
         self.config = config
         self.metrics = metrics
         self.delivery = delivery
+        self.bus = bus
+        self.published: dict[str, int] = {}  # game -> batches published (their sequence)
+        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+        self._publisher: asyncio.Task[None] | None = None
         self.listing: Listing = _NoListing()  # the lobby, once it exists
         self.rooms: dict[str, GameRoom] = {}
         self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -135,6 +142,11 @@ class Rooms:
         now = self._loop.time()
         for room in self.rooms.values():
             room.pause(now)
+        if self._publisher is not None:
+            await self._outbox.join()  # what was decided is said before the sessions close
+            self._publisher.cancel()
+            await asyncio.gather(self._publisher, return_exceptions=True)
+            await asyncio.sleep(0)  # the bus's own delivery turn
 
     def now(self) -> float:
         """The event loop's clock, which rooms and clocks run on."""
@@ -209,7 +221,7 @@ class Rooms:
         for seat in seats:
             sessions = self.delivery.of_player(seat.player)
             for session in sessions:
-                self.delivery.open(session, room.id)
+                await self.delivery.open(session, room.id, 0)
             if seat.ai_level is None and sessions:
                 snapshot = room.snapshot(seat.player, now)
                 for session in sessions:
@@ -228,16 +240,16 @@ class Rooms:
         room = await self.get(message.game)
         name = session.name or ""
         async with self.locks[room.id]:
-            self.delivery.open(session, room.id)
+            await self.delivery.open(session, room.id, self.published.get(room.id, 0))
             events = room.join(name, name, self._loop.time(), message.since)
             replied = False
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):
                     event.message.ref = message.id  # type: ignore[union-attr]
                     replied = True
-            self.delivery.deliver(room.id, events, only=session)
-            if not replied:  # a catch-up: its events, then the ack that says it is complete
-                session.send(Ack(ref=message.id))
+            # a catch-up: its events, then the ack that says it is complete
+            self.deliver(room, events, only=session,
+                         reply=None if replied else Ack(ref=message.id))
         self.listing.relist(room)
         self.after_change(room)
 
@@ -266,9 +278,13 @@ class Rooms:
         async with self.locks[room.id]:
             events = action(room, name, self._loop.time())
             events = await self._persist(room, events)
-            self.deliver(room, events)
-            if ref is not None:
-                session.send(Ack(ref=ref))  # type: ignore[arg-type]
+            ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
+            if ack is not None and self.delivery.has_open(session, room.id):
+                self.deliver(room, events, only=session, reply=ack)  # after the events
+            else:  # it hears none of the events: the ack's order does not matter
+                self.deliver(room, events)
+                if ack is not None:
+                    session.send(ack)
         self.after_change(room)
 
     async def _computer_played(self, room: GameRoom, ply: int, move: int) -> bool:
@@ -308,8 +324,29 @@ class Rooms:
         change = RatingChange(x=round(record.x_rating_change), o=round(record.o_rating_change))
         return room.set_rating_change(change, events)
 
-    def deliver(self, room: GameRoom, events: Iterable[Outbound]) -> None:
-        self.delivery.deliver(room.id, events)
+    def deliver(
+        self, room: GameRoom, events: Iterable[Outbound], only: Session | None = None,
+        reply: ServerMessage | None = None,
+    ) -> None:
+        """Publish ``events`` (and ``reply`` to ``only``) as the room's next batch."""
+        events = list(events)
+        if not events and reply is None:
+            return
+        seq = self.published[room.id] = self.published.get(room.id, 0) + 1
+        self._outbox.put_nowait((game_topic(room.id), pack(seq, events, only, reply)))
+        if self._publisher is None:
+            self._publisher = self._loop.create_task(self._publish(), name="rooms-publisher")
+
+    async def _publish(self) -> None:
+        """Publish the batches in the order they were made (one task: the bus keeps it)."""
+        while True:
+            topic, batch = await self._outbox.get()
+            try:
+                await self.bus.publish(topic, batch)
+            except Exception:
+                log.exception("events for %s were not published", topic)
+            finally:
+                self._outbox.task_done()
 
     # -- after every change: clocks, the computer, the end ----------------------------------
 
@@ -367,6 +404,7 @@ class Rooms:
                 self.rematched.discard(room.id)
                 self.listing.forget(room.id)
                 self.delivery.forget(room.id)
+                self.published.pop(room.id, None)
 
         self._loop.call_later(FINISHED_KEPT, forget)
 

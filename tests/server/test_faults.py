@@ -367,6 +367,8 @@ async def test_finished_games_leave_nothing_behind_in_the_hub(
             "finished": len(rooms.finished), "rematched": len(rooms.rematched),
             "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),
             "listed": len(lobby._listed), "unlisted": len(lobby._unlisted),
+            "published": len(rooms.published),
+            "subscriptions": len(hub.delivery._subscriptions),
             "open in sessions": sum(len(s.rooms) for s in hub.sessions),
         }
         assert leftovers == dict.fromkeys(leftovers, 0)
