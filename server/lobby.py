@@ -14,6 +14,7 @@ import time
 from engine import O, X
 from server.computer import seed
 from server.delivery import Delivery
+from server.errors import ServerError
 from server.matchmaking import Matchmaker, Pairing
 from server.matchmaking import Seek as WaitingSeek
 from server.protocol import (
@@ -21,6 +22,7 @@ from server.protocol import (
     Ack,
     CancelQuick,
     CancelSeek,
+    ErrorCode,
     GameSummary,
     LobbyDelta,
     LobbySub,
@@ -42,6 +44,10 @@ from server.rooms import Rooms, clock_spec, time_control
 from server.session import Session
 
 LOBBY_GAMES_SHOWN = 100
+COMPUTER_GAMES_PER_PLAYER = 3
+"""Games against the computer one player may have going at once: the computer's moves take
+turns for the same search processes, so one player's many games must not queue ahead of
+everyone else's (docs/security.md)."""
 
 
 class Lobby:
@@ -212,6 +218,15 @@ class Lobby:
 
     async def play_ai(self, session: Session, message: PlayAI) -> None:
         name = session.name or ""
+        going = [
+            room for room in self.rooms.rooms.values()
+            if not room.over and room.computer_side is not None and room.side_of(name) is not None
+        ]
+        if len(going) >= COMPUTER_GAMES_PER_PLAYER:
+            raise ServerError(
+                f"you have {len(going)} games against the computer going; finish, resign or "
+                "abort one first", ErrorCode.TOO_MANY_COMPUTER_GAMES,
+            )
         if self.matchmaker.waiting_in(name) is not None:
             self.withdraw(name)
         human = RoomSeat(name, name, round(self._rating(session)))

@@ -59,6 +59,7 @@ class ErrorCode(enum.StrEnum):
     NO_SUCH_SEEK = "no_such_seek"
     OWN_SEEK = "own_seek"
     TOO_MANY_SEEKS = "too_many_seeks"
+    TOO_MANY_COMPUTER_GAMES = "too_many_computer_games"
     ALREADY_QUEUED = "already_queued"
     NOT_QUEUED = "not_queued"
     NO_SUCH_CODE = "no_such_code"

@@ -181,6 +181,16 @@ async def test_the_computer_moves_first_when_it_has_x(server: Server) -> None:
     assert first["side"] == "x"
 
 
+async def test_one_player_has_at_most_three_computer_games_going(server: Server) -> None:
+    ann, bob = await server.client("ann"), await server.client("bob")
+    games = [(await ann.request(t="play_ai", level=1, colour="x"))["id"] for _ in range(3)]
+    refused = await ann.request(t="play_ai", level=1, colour="x")
+    assert refused["t"] == "error" and refused["code"] == "too_many_computer_games"
+    assert (await bob.request(t="play_ai", level=1, colour="x"))["t"] == "game"  # others play on
+    await ann.request(t="resign", game=games[0])
+    assert (await ann.request(t="play_ai", level=1, colour="x"))["t"] == "game"
+
+
 async def test_quick_pairing_pairs_two_players(server: Server) -> None:
     ann, bob = await server.client("ann"), await server.client("bob")
     assert (await ann.request(t="quick", variant="3x3x3"))["t"] == "queued"
