@@ -1,0 +1,125 @@
+"""The rooms publish their events on the bus and Delivery sends them on (issue 15).
+
+On one node the bus is a ``LocalBus`` and the whole suite runs through it; these tests pin
+what the split adds: the batch format's addressing, the publish sequence that keeps a late
+opener from hearing an event twice, and the same game played end to end on a ``RedisBus``
+(a real redis-server), as a cluster's nodes will use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+import server.hub
+from server.bus import LocalBus, RedisBus
+from server.delivery import Delivery, game_topic, pack
+from server.protocol import Ack, ChatLine
+from server.room import Audience, Outbound
+from server.session import Session
+from server.store import PlayerRecord
+from tests.server.conftest import Server, play, start_private_game
+
+
+def _player(name: str) -> PlayerRecord:
+    return PlayerRecord(name=name, created=0.0)
+
+
+def _heard(session: Session) -> list[dict[str, object]]:
+    return [json.loads(frame) for frame in session.take_frames()]
+
+
+async def test_a_batch_reaches_each_event_s_audience_and_a_reply_its_session() -> None:
+    bus = LocalBus()
+    delivery = Delivery(bus)
+    ann, ann2, bob, eve = Session(), Session(), Session(), Session()
+    for session, name in ((ann, "ann"), (ann2, "ann"), (bob, "bob"), (eve, "eve")):
+        delivery.identified(session, _player(name))
+        await delivery.open(session, "g1", 0)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=1)
+    events = [
+        Outbound(said),
+        Outbound(Ack(ref=1), Audience.PLAYER, "bob"),
+        Outbound(Ack(ref=2), Audience.OTHERS, "ann"),
+    ]
+    await bus.publish(game_topic("g1"), pack(1, events, only=ann, reply=Ack(ref=3)))
+    await asyncio.sleep(0)
+    assert [m["t"] for m in _heard(eve)] == ["chat", "ack"]  # the room's, and OTHERS than ann
+    assert [m.get("ref") for m in _heard(bob)] == [None, 2]  # ann's PLAYER event went to ann
+    assert [m.get("ref") for m in _heard(ann)] == [None, 1, 3]  # only=ann: hers, then reply
+    assert [m.get("ref") for m in _heard(ann2)] == [None]  # the same player, not the session
+    await bus.close()
+
+
+async def test_a_session_that_opened_after_a_batch_is_not_sent_it() -> None:
+    bus = LocalBus()
+    delivery = Delivery(bus)
+    early, late = Session(), Session()
+    delivery.identified(early, _player("ann"))
+    delivery.identified(late, _player("bob"))
+    await delivery.open(early, "g1", 0)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=1)
+    await bus.publish(game_topic("g1"), pack(1, [Outbound(said)]))
+    await delivery.open(late, "g1", 1)  # it has the game as of batch 1 (its snapshot)
+    await asyncio.sleep(0)
+    assert [m["t"] for m in _heard(early)] == ["chat"]
+    assert _heard(late) == []
+    await bus.publish(game_topic("g1"), pack(2, [Outbound(said)]))
+    await asyncio.sleep(0)
+    assert len(_heard(early)) == len(_heard(late)) == 1
+
+
+async def test_the_last_session_closing_a_game_unsubscribes_delivery() -> None:
+    bus = LocalBus()
+    delivery = Delivery(bus)
+    ann, bob = Session(), Session()
+    delivery.identified(ann, _player("ann"))
+    delivery.identified(bob, _player("ann"))
+    await delivery.open(ann, "g1", 0)
+    await delivery.open(bob, "g1", 0)
+    assert delivery.close(ann, "g1")  # ann still has it open on her other connection
+    assert not delivery.close(bob, "g1")
+    await asyncio.sleep(0.01)
+    assert delivery.audience == {} and not bus._handlers
+    await delivery.close_all(1001, "bye")
+    await bus.close()
+
+
+async def test_a_game_end_to_end_with_the_rooms_and_delivery_on_redis(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bus = await RedisBus.open(redis_url, prefix="qubic-test:")
+    monkeypatch.setattr(server.hub, "LocalBus", lambda: bus)  # the hub owns and closes it
+    running = Server(tmp_path / "q.db")
+    await running.start()
+    try:
+        ann, bob, eve = [await running.client(n) for n in ("ann", "bob", "eve")]
+        game = await start_private_game(running, ann, bob)
+        await eve.request(t="watch", game=game)
+        await play(ann, game, "1a1", 0)
+        await play(bob, game, "1a2", 1)
+        for client in (ann, bob, eve):
+            await client.expect("move", game=game, ply=2)
+        ref = await bob.send(t="chat", game=game, text="good luck")
+        for client in (ann, eve):
+            await client.expect("chat", text="good luck")
+        await bob.expect("ack", ref=ref)
+        said = [m for m in bob.seen if m["t"] == "chat" or m.get("ref") == ref]
+        assert [m["t"] for m in said] == ["chat", "ack"]  # the chat reached bob before its ack
+        ref = await bob.send(t="resign", game=game)
+        await bob.expect("ack", ref=ref)
+        ended = [m for m in bob.seen if m["t"] == "end" or m.get("ref") == ref]
+        assert [m["t"] for m in ended] == ["end", "ack"]
+        for client in (ann, eve):
+            assert (await client.expect("end", game=game))["reason"] == "resign"
+        seen = len(eve.seen)
+        ref = await eve.send(t="watch", game=game, since=1)  # a catch-up, then its ack
+        await eve.expect("ack", ref=ref)
+        caught = [m["t"] for m in eve.seen[seen:]]
+        assert caught == ["move", "chat", "end", "ack"], caught
+    finally:
+        await running.stop()
+    assert bus.closed
