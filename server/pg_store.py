@@ -38,6 +38,7 @@ from server.store import (
     Seat,
     TimeControl,
     check_fence,
+    check_take_back,
     game_from_row,
     hash_token,
     move_from_row,
@@ -351,6 +352,19 @@ class PostgresStore:
             )  # fmt: skip
 
         await self._run(insert)
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """Remove the moves after ``ply`` from an active game; returns once committed."""
+
+        async def delete(conn: asyncpg.Connection) -> None:
+            await _lock_active_game(conn, game_id, fence)
+            stored = await conn.fetchval(
+                "SELECT COUNT(*) FROM moves WHERE game_id = $1", game_id
+            )
+            check_take_back(game_id, stored, ply)
+            await conn.execute("DELETE FROM moves WHERE game_id = $1 AND ply > $2", game_id, ply)
+
+        await self._run(delete)
 
     async def finish_game(
         self,

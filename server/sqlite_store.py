@@ -40,6 +40,7 @@ from server.store import (
     Seat,
     TimeControl,
     check_fence,
+    check_take_back,
     game_from_row,
     hash_token,
     move_from_row,
@@ -479,6 +480,16 @@ class SQLiteStore:
             )
 
         await self._write(insert)
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """Remove the moves after ``ply`` from an active game; returns once committed."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            game = _active_game(conn, game_id, fence)
+            check_take_back(game_id, len(game.moves), ply)
+            conn.execute("DELETE FROM moves WHERE game_id = ? AND ply > ?", (game_id, ply))
+
+        await self._write(delete)
 
     async def finish_game(
         self,

@@ -185,6 +185,12 @@ def check_fence(game_id: str, stored: int, fence: int | None) -> None:
         )
 
 
+def check_take_back(game_id: str, stored: int, ply: int) -> None:
+    """Refuse a takeback to ``ply`` in a game with ``stored`` moves unless it is among them."""
+    if not 0 <= ply <= stored:
+        raise StoreError(f"game {game_id} has {stored} moves, not {ply}", code="stale_move")
+
+
 RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 """X's score for each result."""
 
@@ -284,6 +290,12 @@ class Store(Protocol):
         fencing token as ``fence``: a token older than the game has seen is refused (code
         ``"fenced"``), a newer one becomes the game's. Finishing and aborting take it too.
         """
+        ...
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """Remove the moves after ``ply`` from an active game (a takeback); returns once that
+        is committed. Errors as for ``record_move``: ``"no_such_game"``, ``"game_over"``,
+        ``"fenced"``, and ``"stale_move"`` when the game has fewer than ``ply`` moves."""
         ...
 
     async def finish_game(

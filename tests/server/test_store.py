@@ -203,6 +203,38 @@ async def test_unfinished_games_survive_a_restart(database: str) -> None:
         await store.close()
 
 
+async def test_a_takeback_removes_the_last_moves_for_good(database: str) -> None:
+    store = await open_store(database)
+    try:
+        game = await store.create_game(
+            variant="4x4x4", x=ALICE, o=Seat.computer(5), clock=None, rated=False, now=1.0
+        )
+        await play(store, game.id, [0, 1, 2, 3, 4])
+        await store.take_back(game.id, 2)
+        await store.take_back(game.id, 2)  # nothing after ply 2 any more: no change
+        for ply in (3, -1):
+            with pytest.raises(StoreError) as refused:
+                await store.take_back(game.id, ply)
+            assert refused.value.code == "stale_move"
+        with pytest.raises(StoreError) as refused:
+            await store.take_back("nope", 0)
+        assert refused.value.code == "no_such_game"
+        await store.record_move(game.id, MoveRecord(3, 9, None, None, 9.0))  # play on from ply 2
+    finally:
+        await store.close()
+    store = await open_store(database)
+    try:
+        (resumed,) = await store.unfinished_games()
+        assert resumed.cells == [0, 1, 9]
+        await store.abort_game(game.id, reason="abort", now=10.0)
+        with pytest.raises(StoreError) as refused:
+            await store.take_back(game.id, 1)
+        assert refused.value.code == "game_over"
+        assert (await store.get_game(game.id)).cells == [0, 1, 9]  # type: ignore[union-attr]
+    finally:
+        await store.close()
+
+
 async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> None:
     """A public game stays listed and a private one unlisted across a restart; a game stored
     before the schema had the field comes back unlisted, as nobody knows whether it was
