@@ -338,6 +338,7 @@ class FleetWorker:
         self.block = block
         self._streams = [self.keys.jobs(spec) for spec in self.levels]
         self._stopping = False
+        self._reclaimed_at = 0.0  # when stale jobs were last looked for (time.monotonic)
         self._slots = asyncio.Semaphore(pool.workers)
         self._jobs: set[asyncio.Task[None]] = set()
         # figures
@@ -395,9 +396,11 @@ class FleetWorker:
     async def _next_job(self) -> tuple[str, str, Job] | None:
         """A job pending past its time on a dead worker, else a new one (waiting up to
         ``block`` seconds); None when there is none."""
-        reclaimed = await self._reclaim()
-        if reclaimed is not None:
-            return reclaimed
+        if time.monotonic() - self._reclaimed_at >= self.block:  # a scan costs a round trip
+            self._reclaimed_at = time.monotonic()                # per level: not every job
+            reclaimed = await self._reclaim()
+            if reclaimed is not None:
+                return reclaimed
         reply = await self.client.xreadgroup(
             GROUP, self.name, {stream: ">" for stream in self._streams}, count=1,
             block=int(self.block * 1000),
@@ -464,8 +467,10 @@ class FleetWorker:
             self._slots.release()
             if settled:
                 with contextlib.suppress(RedisError, OSError):
-                    await self.client.xack(stream, GROUP, entry_id)
-                    await self.client.xdel(stream, entry_id)
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        pipe.xack(stream, GROUP, entry_id)
+                        pipe.xdel(stream, entry_id)
+                        await pipe.execute()
 
     async def _watch_cancel(self, job: Job, search: asyncio.Task[Decision],
                             cancelled: asyncio.Event) -> None:
