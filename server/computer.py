@@ -14,9 +14,11 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 
+from engine import format_cell
 from server.ai_pool import AIError, AIJob, ComputerMoves
+from server.errors import RoomError
 from server.metrics import Metrics
-from server.protocol import AIThinking, EngineStatus, error_message
+from server.protocol import AIThinking, EngineStatus, ErrorCode, Suggestion, error_message
 from server.room import GameRoom, Outbound
 
 log = logging.getLogger(__name__)
@@ -24,6 +26,8 @@ log = logging.getLogger(__name__)
 AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
 ENGINE_POLL = 0.5  # seconds between progress reports while the engine is being prepared
 ENGINE_READY = "the engine is ready"
+HINT_PLAYER = "level8"  # who suggests a move for a hint ...
+HINT_TIME = 0.5  # ... in this many seconds
 
 
 def seed(text: str) -> int:
@@ -50,15 +54,42 @@ class ComputerTurns:
         self._play = play  # plays (room, ply, move) under the room's lock; False if stale
         self._after = after  # what the rooms do after every change
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._positions: dict[str, tuple[int, ...]] = {}  # the moves each task searches after
+        self.hinting: set[str] = set()  # games with a hint being worked out
 
     def start(self, room: GameRoom) -> None:
-        """Start the computer thinking in ``room`` unless it already is."""
-        if room.id not in self.tasks:
-            loop = asyncio.get_running_loop()
-            self.tasks[room.id] = loop.create_task(self._turn(room), name=f"ai-{room.id}")
+        """Start the computer thinking in ``room`` unless it already is, for this position: a
+        search for an older one (before a takeback and a new move) is called off."""
+        position = tuple(room.board.moves)
+        if room.id in self.tasks and self._positions.get(room.id) == position:
+            return
+        self.cancel(room.id)
+        loop = asyncio.get_running_loop()
+        self._positions[room.id] = position
+        self.tasks[room.id] = loop.create_task(self._turn(room), name=f"ai-{room.id}")
+
+    async def hint(self, room: GameRoom, player: str) -> Suggestion:
+        """The engine's move for ``player`` in ``room``'s position (a casual game against the
+        computer, the player's turn: ``GameRoom.check_hint``), one hint at a time per game, from
+        the same pool as the computer's moves with a short budget."""
+        room.check_hint(player)
+        if room.id in self.hinting:
+            raise RoomError("a hint is being worked out", ErrorCode.NOT_ALLOWED)
+        ply = room.board.ply
+        job = AIJob(room.board.geometry.name, tuple(room.board.moves), HINT_PLAYER,
+                    seed=seed(room.id) + ply, time=HINT_TIME)
+        self.hinting.add(room.id)
+        try:
+            decision = await self.pool.decide(job)
+        finally:
+            self.hinting.discard(room.id)
+        self.metrics.count("hints")
+        return Suggestion(game=room.id, ply=ply, cell=decision.move,
+                          notation=format_cell(decision.move, room.board.geometry))
 
     def cancel(self, game_id: str) -> None:
         task = self.tasks.pop(game_id, None)
+        self._positions.pop(game_id, None)
         if task is not None:
             task.cancel()
 
@@ -128,4 +159,5 @@ class ComputerTurns:
         finally:
             if self.tasks.get(room.id) is asyncio.current_task():
                 del self.tasks[room.id]
+                self._positions.pop(room.id, None)
         self._after(room)

@@ -45,6 +45,7 @@ from server.protocol import (
     ErrorCode,
     GameSummary,
     Hello,
+    Hint,
     LobbySub,
     LobbyUnsub,
     Move,
@@ -58,6 +59,7 @@ from server.protocol import (
     Resign,
     Seek,
     SeekInfo,
+    TakeBack,
     Unwatch,
     Watch,
     Welcome,
@@ -297,4 +299,6 @@ Hub._handlers = {
     AbortMessage: _in_room(lambda room, name, now, m: room.abort(name, now)),
     ClaimMessage: _in_room(lambda room, name, now, m: room.claim(name, now)),
     Rematch: _in_room(lambda room, name, now, m: room.ask_rematch(name, now)),
+    TakeBack: _in_room(lambda room, name, now, m: room.take_back(name, now)),
+    Hint: _to("games", "hint"),
 }

@@ -278,6 +278,18 @@ class Chat(_Request, tag="chat"):
             raise ProtocolError("chat `text` is blank", "bad_chat")
 
 
+class Hint(_Request, tag="hint"):
+    """Ask the engine for a move for you (a casual game against the computer, your turn)."""
+
+    game: GameId
+
+
+class TakeBack(_Request, tag="takeback"):
+    """Take back your last move and the computer's reply (a casual game against it)."""
+
+    game: GameId
+
+
 class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
@@ -285,7 +297,7 @@ class Ping(_Request, tag="ping"):
 ClientMessage = (
     Hello | LobbySub | LobbyUnsub | Seek | CancelSeek | AcceptSeek | Quick | CancelQuick
     | PrivateCreate | PrivateJoin | PlayAI | Watch | Unwatch | Move | Resign | DrawOffer
-    | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat | Ping
+    | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat | Hint | TakeBack | Ping
 )  # fmt: skip
 
 # -- server -> client: values nested in messages ----------------------------------------------
@@ -448,6 +460,16 @@ class ChatLine(_Event, tag="chat"):
     version: int
 
 
+class TakenBack(_Event, tag="takeback"):
+    """Moves were taken back by side ``by``: the game is at ``ply`` again."""
+
+    game: str
+    ply: int
+    by: Colour
+    clocks: Clocks | None
+    version: int
+
+
 class GameState(_Event, tag="game"):
     """The whole state of a game for one receiver (``you`` is its colour if seated)."""
 
@@ -479,6 +501,16 @@ class AIThinking(_Event, tag="ai_thinking"):
     depth: int | None = None
 
 
+class Suggestion(_Event, tag="hint"):
+    """The engine's suggested move for the position after ``ply`` moves (reply to ``hint``)."""
+
+    game: str
+    ply: int
+    cell: int
+    notation: str
+    ref: RequestId | None = None
+
+
 class EngineStatus(_Event, tag="engine"):
     """Why the computer has not started thinking: its engine is being prepared (its first
     start compiles it; ``progress`` 0-1) or no worker of the fleet is connected
@@ -507,8 +539,8 @@ class Error(_Event, tag="error"):
 
 ServerMessage = (
     Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | GameState | MovePlayed
-    | GameEnd | Offer | Presence | ChatLine | Pong | AIThinking | EngineStatus | Ack
-    | Error
+    | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | AIThinking | Suggestion
+    | EngineStatus | Ack | Error
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ from server.protocol import (
     Reason,
     SeatInfo,
     ServerMessage,
+    TakenBack,
 )
 from server.store import GameRecord, GameStatus, MoveRecord, TimeControl
 from server.store import Seat as StoredSeat
@@ -51,7 +52,7 @@ DEFAULT_GRACE = 60.0
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
-Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine
+Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
 
 
 class Audience(enum.Enum):
@@ -443,6 +444,46 @@ class GameRoom:
         )
         self._chat.append(line)
         return [self._keep(line)]
+
+    # -- help against the computer: hints and takebacks -----------------------------------
+
+    def check_hint(self, player: PlayerId) -> None:
+        """Refuse a hint unless ``player`` is to move in a casual game against the computer
+        (so never while the computer thinks)."""
+        side = self._require_casual_computer_game(player, "hints")
+        if side != self.board.turn:
+            raise RoomError("a hint is for your own turn", ErrorCode.NOT_YOUR_TURN)
+
+    def take_back(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Take back ``player``'s last move and the computer's reply to it, if it has come (a
+        casual game against the computer only: it agrees at once). The clocks are not wound
+        back: the side to move again runs from ``now``. A computer move still being searched
+        for the old position is stale by ply or position (the app drops it)."""
+        side = self._require_casual_computer_game(player, "takebacks")
+        if self.clock is not None and self.clock.flagged(now) is not None:
+            return self.check_flag(now)
+        ply = self.board.ply - 1 if (self.board.ply - 1) % 2 == side else self.board.ply - 2
+        if ply < 0:
+            raise RoomError("you have no move to take back", ErrorCode.NOT_ALLOWED)
+        while self.board.ply > ply:
+            self.board.pop()
+        if self.clock is not None:
+            self.clock.pause(now)
+            self.clock.running = self.board.turn if self.board.ply >= 2 else None
+            self.clock.resume(now)
+        event = TakenBack(game=self.id, ply=ply, by=COLOURS[side], clocks=self.clocks(now),
+                          version=self._next_version())
+        return [self._keep(event)]
+
+    def _require_casual_computer_game(self, player: PlayerId, what: str) -> int:
+        side = self._seat(player)
+        self._require_playing()
+        if self.computer_side is None:
+            raise RoomError(f"{what} are only for games against the computer",
+                            ErrorCode.NOT_ALLOWED)
+        if self.rated:
+            raise RoomError(f"no {what} in a rated game", ErrorCode.NOT_ALLOWED)
+        return side
 
     # -- ratings and storage ---------------------------------------------------------------
 

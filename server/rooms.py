@@ -33,11 +33,14 @@ from server.protocol import (
     ClockSpec,
     ErrorCode,
     GameEnd,
+    Hint,
     MovePlayed,
     RatingChange,
     ServerMessage,
+    TakenBack,
     Unwatch,
     Watch,
+    with_ref,
 )
 from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
 from server.session import Session
@@ -287,6 +290,12 @@ class Rooms:
                     session.send(ack)
         self.after_change(room)
 
+    async def hint(self, session: Session, message: Hint) -> None:
+        """Reply with the engine's suggested move (see ``ComputerTurns.hint``)."""
+        room = await self.get(message.game)
+        suggestion = await self.computer.hint(room, session.name or "")
+        session.send(with_ref(suggestion, message.id))
+
     async def _computer_played(self, room: GameRoom, ply: int, move: int) -> bool:
         """Play the computer's ``move`` for ``ply``; False if the game has moved on."""
         async with self.locks[room.id]:
@@ -302,6 +311,9 @@ class Rooms:
         if any(isinstance(e.message, MovePlayed) for e in events):
             await self.store.record_move(room.id, room.last_move_record(time.time()))
             self.metrics.count("moves")
+        for taken in (e.message for e in events if isinstance(e.message, TakenBack)):
+            await self.store.take_back(room.id, taken.ply)
+            self.metrics.count("takebacks")
         end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
         if end is None:
             return events

@@ -59,6 +59,8 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Rematch(game="g1"),
     p.Claim(game="g1"),
     p.Chat(game="g1", text="gg, well played ✓"),
+    p.Hint(game="g1", id=4),
+    p.TakeBack(game="g1"),
     p.Ping(id=-3),
 ]
 
@@ -91,6 +93,8 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Offer(game="g1", kind="draw", by="o", version=5),
     p.Presence(game="g1", version=6, side="o", online=False, claim_in=60.0),
     CHAT,
+    p.TakenBack(game="g1", ply=2, by="x", clocks=CLOCKS, version=7),
+    p.Suggestion(game="g1", ply=2, cell=21, notation="2b2", ref=4),
     p.Pong(ref=-3),
     p.AIThinking(game="g1", ply=3, depth=6),
     p.EngineStatus(game="g1", state="preparing", progress=0.3, message="preparing the engine"),

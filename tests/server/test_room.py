@@ -19,6 +19,7 @@ from server.protocol import (
     Offer,
     Presence,
     RatingChange,
+    TakenBack,
     decode_server_message,
     encode,
 )
@@ -393,6 +394,85 @@ def test_the_computer_agrees_to_a_rematch_and_declines_draws() -> None:
     room.resign(ANN, 4.0)
     room.ask_rematch(ANN, 5.0)
     assert room.rematch_agreed
+
+
+def computer_room(
+    computer_plays: str = "o", clock: ClockSpec | None = None, rated: bool = False
+) -> GameRoom:
+    human, computer = RoomSeat(ANN, "Ann"), computer_seat(3)
+    seats = (human, computer) if computer_plays == "o" else (computer, human)
+    return GameRoom("g2", seats, clock=clock, rated=rated)
+
+
+def test_a_takeback_against_the_computer_removes_its_reply_too() -> None:
+    room = computer_room()
+    play(room, ["1a1", "2b2", "1a2", "2b3"])
+    seen = room.version
+    (event,) = only(room.take_back(ANN, 5.0), TakenBack)
+    assert (event.ply, event.by, event.version) == (2, "x", seen + 1)
+    assert room.board.moves == [0, 21] and not room.computer_to_move
+    # with the computer still thinking, only the player's own move goes
+    play(room, ["1a3"], now=6.0)
+    assert room.computer_to_move
+    (event,) = only(room.take_back(ANN, 8.0), TakenBack)
+    assert event.ply == 2 and room.board.moves == [0, 21]
+    # a client at ``seen`` replays both takebacks; the history stays in version order
+    missed = room.since(seen)
+    assert missed is not None
+    assert [type(m) for m in missed] == [TakenBack, MovePlayed, TakenBack]
+    assert decode_server_message(encode(event)) == event
+    play(room, ["3c3"], now=9.0)  # play on from ply 2
+    assert room.board.ply == 3
+
+
+def test_a_takeback_needs_a_move_of_yours_and_a_casual_game_against_the_computer() -> None:
+    room = computer_room(computer_plays="x")
+    with refused("not_allowed"):
+        room.take_back(ANN, 1.0)  # nothing played
+    room.move(COMPUTER, "1a1", 0, 1.0)
+    with refused("not_allowed"):
+        room.take_back(ANN, 2.0)  # only the computer's move
+    room.move(ANN, "2b2", 1, 3.0)
+    (event,) = only(room.take_back(ANN, 4.0), TakenBack)
+    assert event.ply == 1 and room.board.moves == [0]
+    with refused("spectator"):
+        room.join(EVE, "Eve", 5.0)
+        room.take_back(EVE, 5.0)
+    people = new_room()
+    play(people, ["1a1", "1a2"])
+    with refused("not_allowed"):
+        people.take_back(ANN, 5.0)
+    with refused("not_allowed"):
+        people.check_hint(ANN)
+    rated = computer_room(rated=True)
+    play(rated, ["1a1", "1a2"])
+    with refused("not_allowed"):
+        rated.take_back(ANN, 5.0)
+    with refused("not_allowed"):
+        rated.check_hint(ANN)
+    room.resign(ANN, 6.0)
+    with refused("game_over"):
+        room.take_back(ANN, 7.0)
+
+
+def test_a_hint_is_for_the_players_own_turn() -> None:
+    room = computer_room()
+    room.check_hint(ANN)
+    room.move(ANN, "1a1", 0, 1.0)
+    with refused("not_your_turn"):
+        room.check_hint(ANN)  # the computer is thinking
+    with refused("not_seated"):
+        room.check_hint(EVE)
+
+
+def test_a_takeback_keeps_the_time_used_and_runs_the_clock_of_the_side_to_move() -> None:
+    room = computer_room(clock=ClockSpec(60, 0))
+    play(room, ["1a1", "2b2", "1a2"], step=10.0)  # X used 10 s; O's clock runs from 30 s
+    (event,) = only(room.take_back(ANN, 35.0), TakenBack)
+    assert event.ply == 2 and event.clocks is not None
+    assert (event.clocks.x, event.clocks.o, event.clocks.running) == (50000, 55000, "x")
+    clocks = room.clocks(45.0)
+    assert clocks is not None and clocks.x == 40000
 
 
 def test_the_rating_change_fills_the_end_everywhere() -> None:

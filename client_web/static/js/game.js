@@ -92,6 +92,12 @@ export class GameModel {
       case "presence":
         this.presence(event, now);
         break;
+      case "takeback":
+        this.moves.length = Math.min(this.moves.length, event.ply);
+        if (this.viewPly !== null && this.viewPly >= this.ply) this.viewPly = null;
+        this.thinking = null;
+        this.setClocks(event.clocks, now);
+        break;
       case "chat":
         this.chat.push(event);
         if (this.chat.length > 200) this.chat.shift();

@@ -28,6 +28,8 @@ export const CLIENT_FIELDS = {
   rematch: ["game"],
   claim: ["game"],
   chat: ["game", "text"],
+  hint: ["game"],
+  takeback: ["game"],
   ping: [],
 };
 
@@ -46,6 +48,8 @@ export const SERVER_FIELDS = {
   offer: ["game", "kind", "by", "version"],
   presence: ["game", "version", "side", "online", "claim_in"],
   chat: ["game", "name", "side", "text", "version"],
+  takeback: ["game", "ply", "by", "clocks", "version"],
+  hint: ["game", "ply", "cell", "notation"],
   pong: [],
   ai_thinking: ["game", "ply"],
   ack: [],
@@ -54,7 +58,7 @@ export const SERVER_FIELDS = {
 };
 
 // The game events that carry a version and are applied in order.
-export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat"]);
+export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];
