@@ -76,6 +76,8 @@ from server.protocol import (
     Queued,
     Seeking,
     ServerMessage,
+    Suggestion,
+    TakenBack,
     Unwatch,
     Watch,
 )
@@ -397,8 +399,10 @@ class QubicApp(App[None]):
         now = self.clock()
         if isinstance(message, GameState):
             self._game_state(message, now)
-        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking
-                        | EngineStatus):
+        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
+                        | AIThinking | EngineStatus | Suggestion):
+            if isinstance(message, Suggestion):
+                self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
         elif isinstance(message, Lobby):
             self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
@@ -509,6 +513,11 @@ class QubicApp(App[None]):
             return
         if isinstance(event, GameEnd):
             self.notify(describe_end(model), title="Game over", timeout=6, markup=False)
+        elif isinstance(event, Suggestion):
+            self.notify(f"Hint: {event.notation} (marked ! on the board).", timeout=4)
+        elif isinstance(event, TakenBack):
+            self.notify("Move taken back." if event.by == model.you else
+                        f"{event.by.upper()} took back a move.", timeout=3)
         elif isinstance(event, Offer) and model.you is not None and event.by == other(model.you):
             if event.kind == "draw":
                 self.notify("Your opponent offers a draw: o accepts, n declines.", timeout=6)

@@ -32,11 +32,16 @@ from server.protocol import (
     Presence,
     SeatInfo,
     SeekInfo,
+    Suggestion,
+    TakenBack,
 )
 
 SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
-GameEvent = MovePlayed | GameEnd | Offer | Presence | ChatLine | AIThinking | EngineStatus
+GameEvent = (
+    MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | AIThinking | EngineStatus
+    | Suggestion
+)
 
 
 class Applied(enum.Enum):
@@ -75,6 +80,7 @@ class GameModel:
     engine: EngineStatus | None = None  # the computer's engine, while it is not ready
     claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
     view_ply: int | None = None  # the ply shown while stepping through moves; None: live
+    suggestion: Suggestion | None = None  # the engine's hint for the live position
 
     @classmethod
     def from_state(cls, state: GameState, now: float) -> GameModel:
@@ -110,6 +116,11 @@ class GameModel:
         if isinstance(event, AIThinking):
             self.thinking = event if event.ply == self.board.ply and not self.over else None
             return Applied.CHANGED
+        if isinstance(event, Suggestion):
+            if event.ply != self.board.ply or self.over:
+                return Applied.IGNORED  # asked for a position that is gone
+            self.suggestion = event
+            return Applied.CHANGED
         if isinstance(event, Presence) and event.version <= self.version:
             self._presence(event, now)  # a catch-up's current presence carries no new version
             return Applied.CHANGED
@@ -124,11 +135,22 @@ class GameModel:
             self.draw_offer = None
             self.thinking = None
             self.engine = None
+            self.suggestion = None
+            self._set_clocks(event.clocks, now)
+        elif isinstance(event, TakenBack):
+            while self.board.ply > event.ply:
+                self.board.pop()
+            if self.view_ply is not None and self.view_ply >= self.board.ply:
+                self.view_ply = None
+            self.thinking = None
+            self.engine = None
+            self.suggestion = None
             self._set_clocks(event.clocks, now)
         elif isinstance(event, GameEnd):
             self.end = event
             self.draw_offer = None
             self.thinking = None
+            self.suggestion = None
             self._set_clocks(event.clocks, now)
             if event.rating_change is not None:  # the seats show the ratings after the game
                 changes = (event.rating_change.x, event.rating_change.o)
@@ -200,6 +222,23 @@ class GameModel:
     @property
     def against_computer(self) -> bool:
         return any(seat.ai is not None for seat in self.seats)
+
+    def help_refused(self, what: str) -> str | None:
+        """Why this client may not ask for a ``"hint"`` or a ``"takeback"`` now (as the server
+        would refuse it), or None when it may."""
+        if self.you is None:
+            return "You are watching this game."
+        if self.over:
+            return "The game is over."
+        if not self.against_computer:
+            return f"No {what}s in a game between people: only against the computer."
+        if self.rated:
+            return f"No {what}s in a rated game."
+        if what == "hint" and not self.my_turn:
+            return "The computer is thinking: a hint is for your own turn."
+        if what == "takeback" and self.ply < (1 if self.you == "x" else 2):
+            return "You have no move to take back yet."
+        return None
 
     def time_left(self, side: Colour, now: float) -> int | None:
         """Milliseconds left on ``side``'s clock at ``now`` (counting down locally), or None."""

@@ -29,9 +29,11 @@ from server.protocol import (
     DrawAccept,
     DrawDecline,
     DrawOffer,
+    Hint,
     Move,
     Rematch,
     Resign,
+    TakeBack,
 )
 
 TICK_SECONDS = 0.1
@@ -59,6 +61,12 @@ class GameScreen(Screen[None]):
                 tooltip="Abort the game (before both sides have moved)"),
         Binding("w", "claim", "Claim win", show=False, id="game.claim",
                 tooltip="Claim the win: your opponent has been gone too long"),
+        Binding("h", "hint", "Hint", id="game.hint",
+                tooltip="Ask the engine for a move (casual games against the computer)"),
+        Binding("u", "takeback", "Take back", id="game.takeback",
+                tooltip="Take back your last move and the computer's reply"),
+        Binding("h", "say_refused('hint')", show=False, id="game.no_hint"),
+        Binding("u", "say_refused('takeback')", show=False, id="game.no_takeback"),
         Binding("m", "rematch", "Rematch", id="game.rematch", tooltip="Ask for a rematch"),
         Binding("m", "say('Rematch asked: waiting for your opponent to agree.')", show=False,
                 id="game.rematch_asked"),
@@ -122,6 +130,8 @@ class GameScreen(Screen[None]):
             (frozenset(), frozenset()),
             show_threats=self.show_threats,
             show_guides=self.settings.show_guides,
+            suggested=None if model.suggestion is None or model.reviewing
+            else model.suggestion.cell,
         )
 
     def update(self, model: GameModel | None = None) -> None:
@@ -208,6 +218,10 @@ class GameScreen(Screen[None]):
             return playing and offered_to_me
         if action in ("abort", "claim"):
             return playing  # hidden keys: when they cannot act, they say why
+        if action in ("hint", "takeback"):  # in the footer of a casual game against it
+            return playing and model.against_computer and not model.rated
+        if action == "say_refused":  # elsewhere the key says why it does nothing
+            return not (playing and model.against_computer and not model.rated)
         if action == "rematch":
             return seated and model.over and model.you not in model.rematch
         if action == "say":  # a key that cannot act here says why
@@ -220,6 +234,27 @@ class GameScreen(Screen[None]):
 
     def action_say(self, text: str) -> None:
         self.notify(text, timeout=3)
+
+    def action_say_refused(self, what: str) -> None:
+        self.notify(self.model.help_refused(what) or "", timeout=3)
+
+    def action_hint(self) -> None:
+        model = self.model
+        refused = model.help_refused("hint")
+        if refused is not None:
+            self.notify(refused, timeout=3)
+        elif model.suggestion is not None:
+            self.notify(f"Hint: {model.suggestion.notation} (marked ! on the board).", timeout=3)
+        else:
+            self.post_message(Outgoing(Hint(game=model.id)))
+            self.notify("Asking the engine for a hint…", timeout=2)
+
+    def action_takeback(self) -> None:
+        refused = self.model.help_refused("takeback")
+        if refused is not None:
+            self.notify(refused, timeout=3)
+            return
+        self.post_message(Outgoing(TakeBack(game=self.model.id)))
 
     def action_threats(self) -> None:
         self.settings.show_threats = not self.settings.show_threats

@@ -143,6 +143,7 @@ class BoardView:
     )
     show_threats: bool = False
     show_guides: bool = True  # mark the lines through the cursor cell
+    suggested: Cell | None = None  # the engine's hint, marked "!"
 
 
 class BoardWidget(Widget, can_focus=True):
@@ -170,13 +171,15 @@ class BoardWidget(Widget, can_focus=True):
     BoardWidget:focus > .board--cursor { background: $accent 60%; text-style: bold; }
     BoardWidget > .board--hint { color: $text-muted; }
     BoardWidget > .board--refused { color: $text-warning; text-style: bold; }
+    BoardWidget > .board--suggested { color: $text-success; background: $success 30%;
+                                      text-style: bold; }
     """
 
     COMPONENT_CLASSES = {
         "board--x", "board--o", "board--empty", "board--threat-x", "board--threat-o",
         "board--lines", "board--label", "board--title", "board--title-active",
         "board--last", "board--win", "board--cursor", "board--hint", "board--guide",
-        "board--refused",
+        "board--refused", "board--suggested",
     }  # fmt: skip
 
     BINDINGS = [
@@ -333,6 +336,8 @@ class BoardWidget(Widget, can_focus=True):
             return "X", style("board--x")
         if piece == O:
             return "O", style("board--o")
+        if cell == view.suggested:
+            return "!", style("board--suggested")
         if view.show_threats:
             x_threat, o_threat = cell in view.threats[X], cell in view.threats[O]
             if x_threat and o_threat:
