@@ -2,7 +2,8 @@
 
 The only module that imports aiohttp. Each websocket connection gets a
 :class:`~server.session.Session`, a reader loop (size and rate checks, decoding, dispatch to
-the hub in order) and a writer task that drains the session's outbox. ``start_server`` runs
+the hub in order) and a ``SocketWriter`` that writes each loop turn's frames from the
+session's outbox in one system call (no task per connection). ``start_server`` runs
 everything inside the calling event loop, so the terminal client can embed a server;
 ``run`` is ``qubic serve``: it adds signal handling and a clean shutdown.
 """
@@ -15,6 +16,7 @@ import gc
 import ipaddress
 import logging
 import signal
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +51,9 @@ from server.web import add_web_client
 log = logging.getLogger(__name__)
 
 TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itself (close 1009)
+WRITE_BUFFER_LIMIT = 64 * 1024  # bytes the kernel has not taken yet: past this, frames wait
+DRAIN_POLL = 0.02  # seconds between looks at a slow reader's socket
+CLOSE_WAIT = 2.0  # seconds a closing connection may take to say goodbye
 GC_THRESHOLDS = (700, 50, 10)
 """The collector's thresholds under ``qubic serve``: Python's, but a middle (generation 1)
 collection after 50 young ones, not 10. Under load most new objects are a connection's waits
@@ -218,15 +223,14 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     session = Session(address, config.max_queue, config.rate, config.burst,
                       config.max_queue_bytes)
     transport = request.transport
-    session.on_close = lambda: transport.abort() if transport is not None else None
-    writer = asyncio.get_running_loop().create_task(_write(ws, session))
+    assert transport is not None  # prepared: the handshake is done
+    writer = SocketWriter(ws, transport, session)
     if not hub.limits.connect(address):
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
         session.close(CLOSE_POLICY, "too many connections from your address")
-        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
-            await asyncio.wait_for(writer, 2.0)
+        await writer.closed()
         return ws
     hub.connected(session)
     loop = asyncio.get_running_loop()
@@ -267,9 +271,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         hub.limits.disconnect(address)
         if not session.closed:
             session.close(1000, "")
-        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
-            await asyncio.wait_for(writer, 2.0)
-        writer.cancel()
+        await writer.closed()
     return ws
 
 
@@ -295,18 +297,82 @@ def client_address(peer: str, forwarded_for: list[str], proxies: list[Network]) 
     return address
 
 
-async def _write(ws: web.WebSocketResponse, session: Session) -> None:
-    """Drain the session's outbox into the socket; close when the session says so."""
-    try:
-        while True:
-            frame = await session.next_frame()
-            if frame is None or ws.closed:
-                break
-            await ws.send_frame(frame, WSMsgType.TEXT)
-        if not ws.closed:
-            await ws.close(code=session.close_code or 1000, message=session.close_reason.encode())
-    except (ConnectionError, RuntimeError):
-        pass  # the peer is gone; the reader loop ends on its own
+def frame_header(length: int) -> bytes:
+    """The header of an unmasked, final websocket text frame of ``length`` bytes (RFC 6455
+    5.2), as aiohttp writes it with compression off."""
+    if length < 126:
+        return bytes((0x81, length))
+    if length < 65536:
+        return struct.pack("!BBH", 0x81, 126, length)
+    return struct.pack("!BBQ", 0x81, 127, length)
+
+
+class SocketWriter:
+    """Writes a session's outbox into its socket: the frames one loop turn queued go out in
+    one ``transport.write`` (one ``send()``), each still its own websocket message.
+
+    The first frame into an empty outbox schedules one ``flush`` for the end of the turn; no
+    task waits per connection. A client that reads slowly (more than ``WRITE_BUFFER_LIMIT``
+    bytes the kernel has not taken) gets no more until it catches up, looked at every
+    ``DRAIN_POLL`` seconds, so its frames wait in the session's bounded outbox, where a full
+    one closes it as a slow consumer. When the session closes, what it queued goes out first,
+    then the close frame. aiohttp's own frames (pings, pongs, close) go through the same
+    transport, each whole, so they interleave only between ours.
+    """
+
+    def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
+                 session: Session) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self.ws, self.transport, self.session = ws, transport, session
+        self.loop = asyncio.get_running_loop()
+        self.scheduled = False
+        self.closing: asyncio.Task[Any] | None = None
+        session.on_frames = self.schedule
+        session.on_close = transport.abort  # hang up at once: a slow consumer
+
+    def schedule(self) -> None:
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.scheduled = False
+        session, transport = self.session, self.transport
+        if self.ws.closed or transport.is_closing():
+            session.take_frames()  # the peer is gone: nothing more gets through
+            return
+        if transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
+            self.scheduled = True
+            self.loop.call_later(DRAIN_POLL, self.flush)
+            return
+        frames = session.take_frames()
+        if len(frames) == 1:
+            frame = frames[0]
+            transport.write(frame_header(len(frame)) + frame)
+        elif frames:
+            parts = []
+            for frame in frames:
+                parts.append(frame_header(len(frame)))
+                parts.append(frame)
+            transport.write(b"".join(parts))
+        if session.closed and self.closing is None:
+            code, reason = session.close_code or 1000, session.close_reason.encode()
+            self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
+
+    async def closed(self) -> None:
+        """Once the session is closed: write what it queued and the close frame, waiting at
+        most ``CLOSE_WAIT`` seconds for the peer."""
+        deadline = self.loop.time() + CLOSE_WAIT
+        if self.closing is None and not self.ws.closed:
+            self.flush()  # now, rather than at the end of the turn
+        while self.closing is None and self.scheduled and self.loop.time() < deadline:
+            await asyncio.sleep(DRAIN_POLL)  # a slow reader's last frames
+        if self.closing is None:
+            if not self.ws.closed:
+                self.transport.abort()  # a reader too slow to take its last frames in time
+            return
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionError, RuntimeError):
+            await asyncio.wait_for(self.closing, max(0.0, deadline - self.loop.time()))
 
 
 # -- HTTP ------------------------------------------------------------------------------------

@@ -1,18 +1,20 @@
 """One client connection as the hub sees it: who it is, what it watches, and a bounded outbox.
 
 The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
-the transport (``server.app``) drains the queue into the websocket. A client that stops
-reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the session
-is closed as a slow consumer, so one stuck reader never holds up anyone else's game, nor holds
-more than a bounded amount of the server's memory.
+the first frame queued into an empty outbox calls the transport's ``on_frames`` hook, and the
+transport (``server.app``) then takes every frame queued by then (``take_frames``) and writes
+them with one system call: each stays one websocket message, but a loop turn's frames for one
+client (a move and its ``ack``, a catch-up) cost one ``send()``, not one each. A client that
+stops reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the
+session is closed as a slow consumer, so one stuck reader never holds up anyone else's game,
+nor holds more than a bounded amount of the server's memory.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 
 import msgspec
@@ -120,7 +122,9 @@ class Session:
         self.close_code: int | None = None
         self.close_reason = ""
         self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
-        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue(max_queue)
+        self.on_frames: Callable[[], None] | None = None  # the transport's hook: frames to write
+        self._outbox: deque[bytes] = deque()
+        self._max_queue = max_queue
         self._max_bytes = max_queue_bytes
         self.queued_bytes = 0  # the size of the frames in the outbox
 
@@ -140,15 +144,14 @@ class Session:
         """Queue an encoded frame; a full outbox closes the session as a slow consumer."""
         if self.closed:
             return
-        if self.queued_bytes + len(frame) > self._max_bytes:
+        outbox = self._outbox
+        if self.queued_bytes + len(frame) > self._max_bytes or len(outbox) >= self._max_queue:
             self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
             return
-        try:
-            self._outbox.put_nowait(frame)
-        except asyncio.QueueFull:
-            self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
-            return
+        outbox.append(frame)
         self.queued_bytes += len(frame)
+        if len(outbox) == 1 and self.on_frames is not None:
+            self.on_frames()
 
     def close(self, code: int, reason: str, *, abort: bool = False) -> None:
         """Ask the transport to close the connection after the frames already queued, or at
@@ -156,21 +159,19 @@ class Session:
         if self.closed:
             return
         self.close_code, self.close_reason = code, reason
-        if abort and self.on_close is not None:
-            self.on_close()
-            return
-        try:
-            self._outbox.put_nowait(None)
-        except asyncio.QueueFull:
+        if abort:
             if self.on_close is not None:
                 self.on_close()
+            return
+        if self.on_frames is not None:  # the transport writes what is queued, then closes
+            self.on_frames()
 
-    async def next_frame(self) -> bytes | None:
-        """The next frame to write, or ``None`` when the session should close."""
-        frame = await self._outbox.get()
-        if frame is not None:
-            self.queued_bytes -= len(frame)
-        return frame
+    def take_frames(self) -> list[bytes]:
+        """Every frame queued, oldest first, taken out of the outbox."""
+        frames = list(self._outbox)
+        self._outbox.clear()
+        self.queued_bytes = 0
+        return frames
 
     def __repr__(self) -> str:
         return f"<Session {self.id} {self.name or '-'} {self.peer}>"
