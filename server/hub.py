@@ -37,6 +37,10 @@ from server.protocol import (
     AcceptSeek,
     CancelQuick,
     CancelSeek,
+    Challenge,
+    ChallengeAccept,
+    ChallengeCancel,
+    ChallengeDecline,
     Chat,
     ClientMessage,
     DrawAccept,
@@ -183,7 +187,7 @@ class Hub:
         if session.name is None:
             return
         if last:
-            self.lobby.withdraw(session.name)
+            self.lobby.gone(session.name)
         now = self.games.now()
         for game_id in list(session.rooms):
             self.games.leave(session, game_id, now)
@@ -289,6 +293,9 @@ Hub._handlers = {
     AcceptSeek: _to("lobby", "accept_seek"), Quick: _to("lobby", "quick"),
     CancelQuick: _to("lobby", "cancel_quick"), PrivateCreate: _to("lobby", "private_create"),
     PrivateJoin: _to("lobby", "private_join"), PlayAI: _to("lobby", "play_ai"),
+    Challenge: _to("lobby", "challenge"), ChallengeAccept: _to("lobby", "challenge_accept"),
+    ChallengeDecline: _to("lobby", "challenge_decline"),
+    ChallengeCancel: _to("lobby", "challenge_cancel"),
     Watch: _to("games", "watch"), Unwatch: _to("games", "unwatch"),
     Move: _in_room(lambda room, name, now, m: room.move(name, m.cell, m.ply, now)),
     Chat: _in_room(lambda room, name, now, m: room.chat(name, m.text, now)),

@@ -3,7 +3,8 @@
 ``Lobby`` answers the lobby's requests with the ``Matchmaker`` (seeks, pools with their rating
 windows, private codes), starts each pairing's game through ``Rooms.start_game``, and keeps
 the lobby's subscribers up to date with deltas: seeks added and removed, games listed and
-unlisted (it is the rooms' ``Listing``), and the online count. In a cluster this is the part
+unlisted (it is the rooms' ``Listing``), and who is online. Challenges by name
+(``server.challenges``) are seeks addressed to one player online here. In a cluster this is the part
 whose state must be shared by every node (lila-ws's ``LobbyCrowd``, Colyseus's ``Driver``).
 """
 
@@ -12,22 +13,34 @@ from __future__ import annotations
 import time
 
 from engine import O, X
+from server.challenges import Challenge as OpenChallenge
+from server.challenges import Challenges
 from server.computer import seed
 from server.delivery import Delivery
 from server.errors import ServerError
 from server.matchmaking import Matchmaker, Pairing
 from server.matchmaking import Seek as WaitingSeek
 from server.protocol import (
+    PLAYERS_SHOWN,
     AcceptSeek,
     Ack,
     CancelQuick,
     CancelSeek,
+    Challenge,
+    ChallengeAccept,
+    ChallengeCancel,
+    ChallengeDecline,
+    ChallengeGone,
+    ChallengeInfo,
+    ChallengeReceived,
+    ChallengeSent,
     ErrorCode,
     GameSummary,
     LobbyDelta,
     LobbySub,
     LobbyUnsub,
     PlayAI,
+    PlayerOnline,
     PrivateCreate,
     PrivateCreated,
     PrivateJoin,
@@ -61,6 +74,8 @@ class Lobby:
         self._listed: dict[str, GameRoom] = {}  # the games the lobby shows, oldest first
         self._unlisted: set[str] = set()  # private-room and computer games: never shown
         self._online_shown = -1
+        self._players_shown: list[PlayerOnline] = []
+        self.challenges = Challenges()
         self._seeks_shown: list[str] = []  # seek ids the lobby has been told of
 
     def _now(self) -> float:
@@ -81,7 +96,8 @@ class Lobby:
         self.subscribers.add(session)
         session.lobby = True
         session.send(LobbySnapshot(seeks=self.seeks(), games=self.live_games(),
-                                   online=self.delivery.online, ref=message.id))
+                                   online=self.delivery.online, players=self.players(),
+                                   ref=message.id))
 
     async def unsubscribe(self, session: Session, message: LobbyUnsub) -> None:
         self.unsubscribed(session)
@@ -90,6 +106,15 @@ class Lobby:
     def unsubscribed(self, session: Session) -> None:
         self.subscribers.discard(session)
         session.lobby = False
+
+    def players(self) -> list[PlayerOnline]:
+        """Who is online, the first ``PLAYERS_SHOWN`` by name, with their ratings."""
+        names = sorted(self.delivery.by_player, key=lambda n: (n.lower(), n))[:PLAYERS_SHOWN]
+        return [PlayerOnline(name=n, rating=self._round(self.delivery.rating(n))) for n in names]
+
+    @staticmethod
+    def _round(rating: float | None) -> int | None:
+        return None if rating is None else round(rating)
 
     def seeks(self) -> list[SeekInfo]:
         return [self._seek_info(s) for s in self.matchmaker.seeks()]
@@ -155,12 +180,22 @@ class Lobby:
             self._to_lobby(LobbyDelta(seeks_added=added, seeks_removed=removed))
 
     def _publish_online(self) -> None:
-        online = self.delivery.online
-        if online != self._online_shown and self.subscribers:
-            self._online_shown = online
-            self._to_lobby(LobbyDelta(online=online))
+        if not self.subscribers:
+            return
+        online, players = self.delivery.online, self.players()
+        changed = players != self._players_shown
+        if online != self._online_shown or changed:
+            self._online_shown, self._players_shown = online, players
+            self._to_lobby(LobbyDelta(online=online, players=players if changed else None))
 
     # -- seeks, quick pairing, private rooms, the computer ---------------------------------
+
+    def gone(self, name: str) -> None:
+        """``name``'s last connection here closed: withdraw their seek, lapse challenges."""
+        self.withdraw(name)
+        for challenge in self.challenges.lapse(name):
+            other = challenge.challenged if challenge.challenger == name else challenge.challenger
+            self._tell(other, ChallengeGone(challenge=challenge.id, reason="offline"))
 
     def withdraw(self, name: str) -> None:
         """``name`` no longer waits for a game (gone, or starting one with the computer)."""
@@ -247,3 +282,50 @@ class Lobby:
         await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
                                     rated=pairing.rated, ref=ref, requester=requester,
                                     listed=not pairing.private)
+
+    # -- challenges by name ----------------------------------------------------------------
+
+    def _tell(self, name: str, message: ChallengeReceived | ChallengeGone) -> None:
+        frame = encode(message)
+        for session in self.delivery.of_player(name):
+            session.send_raw(frame)
+
+    def _challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
+        return ChallengeInfo(
+            id=challenge.id, by=challenge.challenger, to=challenge.challenged,
+            variant=challenge.variant,  # type: ignore[arg-type]
+            clock=clock_spec(challenge.clock), rated=challenge.rated, colour=challenge.colour,
+        )
+
+    async def challenge(self, session: Session, message: Challenge) -> None:
+        """Challenge a player online here (all websocket players are registered, so a rated
+        challenge needs nothing more)."""
+        if not self.delivery.of_player(message.name):
+            raise ServerError(f"{message.name} is not online", ErrorCode.NO_SUCH_PLAYER)
+        challenge = self.challenges.create(
+            session.name or "", message.name, message.variant, time_control(message.clock),
+            message.rated, message.colour,
+        )
+        info = self._challenge_info(challenge)
+        session.send(ChallengeSent(challenge=info, ref=message.id))
+        self._tell(challenge.challenged, ChallengeReceived(challenge=info))
+
+    async def challenge_accept(self, session: Session, message: ChallengeAccept) -> None:
+        challenge, pairing = self.challenges.accept(message.challenge, session.name or "")
+        if not self.delivery.of_player(challenge.challenger):  # gone, not yet lapsed
+            raise ServerError(f"{challenge.challenger} is not online",
+                              ErrorCode.NO_SUCH_CHALLENGE)
+        for name in (pairing.x, pairing.o):
+            self.withdraw(name)
+        await self._start_pairing(pairing, ref=message.id, requester=session)
+
+    async def challenge_decline(self, session: Session, message: ChallengeDecline) -> None:
+        challenge = self.challenges.decline(message.challenge, session.name or "")
+        session.send(Ack(ref=message.id))
+        self._tell(challenge.challenger, ChallengeGone(challenge=challenge.id, reason="declined"))
+
+    async def challenge_cancel(self, session: Session, message: ChallengeCancel) -> None:
+        challenge = self.challenges.cancel(message.challenge, session.name or "")
+        session.send(Ack(ref=message.id))
+        self._tell(challenge.challenged,
+                   ChallengeGone(challenge=challenge.id, reason="cancelled"))

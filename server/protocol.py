@@ -28,6 +28,7 @@ PONG_WAIT_SECONDS = HEARTBEAT_SECONDS / 2  # ... then dropped if no pong comes w
 CLOSE_POLICY_VIOLATION = 1008
 PROTOCOL_VERSION = 1
 VARIANTS = ("4x4x4", "3x3x3", "4x4")
+PLAYERS_SHOWN = 200  # the lobby lists at most this many players online, the first by name
 
 
 class ErrorCode(enum.StrEnum):
@@ -64,6 +65,10 @@ class ErrorCode(enum.StrEnum):
     NOT_QUEUED = "not_queued"
     NO_SUCH_CODE = "no_such_code"
     AI_UNAVAILABLE = "ai_unavailable"
+    OWN_CHALLENGE = "own_challenge"
+    ALREADY_CHALLENGED = "already_challenged"
+    TOO_MANY_CHALLENGES = "too_many_challenges"
+    NO_SUCH_CHALLENGE = "no_such_challenge"
     # game rooms
     NO_SUCH_GAME = "no_such_game"
     NOT_SEATED = "not_seated"
@@ -94,6 +99,7 @@ _WORD = r"\A[A-Za-z0-9_-]+\Z"
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=_WORD)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=_WORD)]
 GameId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
+ChallengeId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
 SeekId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
 PrivateCode = Annotated[str, msgspec.Meta(min_length=4, max_length=32, pattern=_WORD)]
 RequestId = (
@@ -116,6 +122,7 @@ EngineState = Literal["preparing", "unavailable", "ready"]
 Reason = Literal[
     "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned"
 ]
+ChallengeGoneReason = Literal["declined", "cancelled", "offline"]
 OfferKind = Literal["draw", "draw_declined", "rematch"]
 COLOURS: tuple[Colour, Colour] = ("x", "o")
 
@@ -209,6 +216,32 @@ class PrivateJoin(_Request, tag="private_join"):
     code: PrivateCode
 
 
+class Challenge(_Request, tag="challenge"):
+    """Ask the online player ``name`` for a game on these terms (``colour`` is yours)."""
+
+    name: Name
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+    rated: bool = False
+    colour: ColourChoice = "random"
+
+
+class ChallengeAccept(_Request, tag="challenge_accept"):
+    """Accept a challenge sent to you: the game starts."""
+
+    challenge: ChallengeId
+
+
+class ChallengeDecline(_Request, tag="challenge_decline"):
+    challenge: ChallengeId
+
+
+class ChallengeCancel(_Request, tag="challenge_cancel"):
+    """Withdraw a challenge you sent."""
+
+    challenge: ChallengeId
+
+
 class PlayAI(_Request, tag="play_ai"):
     """Start a game against the computer at ``level`` 1 (weakest) to 8 (strongest)."""
 
@@ -296,7 +329,8 @@ class Ping(_Request, tag="ping"):
 
 ClientMessage = (
     Hello | LobbySub | LobbyUnsub | Seek | CancelSeek | AcceptSeek | Quick | CancelQuick
-    | PrivateCreate | PrivateJoin | PlayAI | Watch | Unwatch | Move | Resign | DrawOffer
+    | PrivateCreate | PrivateJoin | Challenge | ChallengeAccept | ChallengeDecline
+    | ChallengeCancel | PlayAI | Watch | Unwatch | Move | Resign | DrawOffer
     | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat | Hint | TakeBack | Ping
 )  # fmt: skip
 
@@ -341,6 +375,23 @@ class SeekInfo(_Value):
     colour: ColourChoice
 
 
+class PlayerOnline(_Value):
+    name: str
+    rating: int | None
+
+
+class ChallengeInfo(_Value):
+    """A challenge's terms: ``colour`` is the challenger's (``by``) choice."""
+
+    id: str
+    by: str
+    to: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    colour: ColourChoice
+
+
 class GameSummary(_Value):
     id: str
     variant: Variant
@@ -370,18 +421,45 @@ class Welcome(_Event, tag="welcome"):
 
 
 class Lobby(_Event, tag="lobby"):
+    """``players``: who is online, the first ``PLAYERS_SHOWN`` by name (``online`` counts all)."""
+
     seeks: list[SeekInfo]
     games: list[GameSummary]
     online: int
+    players: list[PlayerOnline] = []
     ref: RequestId | None = None
 
 
 class LobbyDelta(_Event, tag="lobby_delta"):
+    """``players``: the whole new list when it changed, else null."""
+
     seeks_added: list[SeekInfo] = []
     seeks_removed: list[str] = []
     games_added: list[GameSummary] = []
     games_removed: list[str] = []
     online: int | None = None
+    players: list[PlayerOnline] | None = None
+
+
+class ChallengeSent(_Event, tag="challenge_sent"):
+    """Your challenge is open (reply to ``challenge``)."""
+
+    challenge: ChallengeInfo
+    ref: RequestId | None = None
+
+
+class ChallengeReceived(_Event, tag="challenge"):
+    """Someone challenges you: answer ``challenge_accept`` or ``challenge_decline``."""
+
+    challenge: ChallengeInfo
+
+
+class ChallengeGone(_Event, tag="challenge_gone"):
+    """A challenge closed without a game: ``declined`` (to its sender), ``cancelled`` (to the
+    one challenged), or ``offline`` (the other player left; to whoever is still here)."""
+
+    challenge: str
+    reason: ChallengeGoneReason
 
 
 class Seeking(_Event, tag="seeking"):
@@ -538,7 +616,8 @@ class Error(_Event, tag="error"):
 
 
 ServerMessage = (
-    Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | GameState | MovePlayed
+    Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
+    | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | AIThinking | Suggestion
     | EngineStatus | Ack | Error
 )  # fmt: skip

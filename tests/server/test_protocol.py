@@ -32,6 +32,8 @@ END = p.GameEnd(
     clocks=CLOCKS,
     rating_change=p.RatingChange(x=12, o=-12),
 )
+CHALLENGE = p.ChallengeInfo(id="c1", by="ann", to="bob", variant="4x4", clock=None, rated=False,
+                            colour="random")
 CHAT = p.ChatLine(game="g1", name="ann", side="x", text="good luck", version=3)
 
 CLIENT_EXAMPLES: list[p.ClientMessage] = [
@@ -46,6 +48,10 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.CancelQuick(),
     p.PrivateCreate(variant="4x4x4", clock=CLOCK, colour="random"),
     p.PrivateJoin(code="Q7x9kLm2"),
+    p.Challenge(name="bob", variant="4x4", clock=CLOCK, rated=True, colour="o", id=9),
+    p.ChallengeAccept(challenge="c1"),
+    p.ChallengeDecline(challenge="c1", id="d"),
+    p.ChallengeCancel(challenge="c1"),
     p.PlayAI(level=8, variant="3x3x3", colour="x", clock=CLOCK),
     p.Watch(game="g1", since=12),
     p.Unwatch(game="g1"),
@@ -71,6 +77,10 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Seeking(seek=SEEK, ref=2),
     p.Queued(variant="4x4x4", clock=CLOCK),
     p.PrivateCreated(code="Q7x9kLm2", variant="4x4", clock=None),
+    p.LobbyDelta(players=[p.PlayerOnline(name="ann", rating=1500)]),
+    p.ChallengeSent(challenge=CHALLENGE, ref=9),
+    p.ChallengeReceived(challenge=CHALLENGE),
+    p.ChallengeGone(challenge="c1", reason="offline"),
     p.GameState(
         id="g1",
         variant="4x4x4",
