@@ -47,7 +47,7 @@ from client_tui.model import (
     other,
 )
 from client_tui.screens.connect import ConnectScreen
-from client_tui.screens.dialogs import NoticeDialog
+from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
@@ -60,6 +60,13 @@ from server.protocol import (
     AIThinking,
     CancelQuick,
     CancelSeek,
+    ChallengeAccept,
+    ChallengeCancel,
+    ChallengeDecline,
+    ChallengeGone,
+    ChallengeInfo,
+    ChallengeReceived,
+    ChallengeSent,
     ChatLine,
     ClientMessage,
     EngineStatus,
@@ -138,6 +145,7 @@ class QubicApp(App[None]):
         self.clock = clock
         self.session = Session(name=name or self._remembered_name(server_url) or default_name())
         self.lobby = LobbyModel()
+        self._challenge_prompts: dict[str, ConfirmDialog] = {}
         self.games: dict[str, GameModel] = {}
         self.link: ServerLink | None = None
         self.embedded: RunningServer | None = None
@@ -343,6 +351,7 @@ class QubicApp(App[None]):
         self.session.unfinished = list(welcome.games)
         self.session.name = welcome.name
         self.session.rating = welcome.rating
+        self.session.challenges_out.clear()  # a dropped connection lapsed them on the server
         self._set_state(f"online at {self.server_url}" if self.server_url else "offline")
         self.send(LobbySub())
         if event.reconnected:
@@ -427,15 +436,70 @@ class QubicApp(App[None]):
                 f"Your room's code is\n\n    {message.code}\n\nSend it to a friend: they "
                 "press j in the lobby and type it. The game starts when they join.",
             ))
+        elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
+            self._challenge(message)
         elif isinstance(message, Error):
             self._error(message)
         else:  # ack, pong, welcome
             request = self._requests.pop(getattr(message, "ref", None) or 0, None)
-            if isinstance(request, CancelSeek):
+            if isinstance(request, ChallengeCancel):
+                self.session.challenges_out.pop(request.challenge, None)
+            elif isinstance(request, CancelSeek):
                 self.session.my_seek = None
             elif isinstance(request, CancelQuick):
                 self.session.queued = None
             self._refresh_lobby()
+
+    # -- challenges ------------------------------------------------------------------------
+
+    def _challenge(self, message: ChallengeSent | ChallengeReceived | ChallengeGone) -> None:
+        session = self.session
+        if isinstance(message, ChallengeSent):
+            self._requests.pop(message.ref or 0, None)
+            session.challenges_out[message.challenge.id] = message.challenge
+            self.notify(visible(f"Challenge sent to {message.challenge.to}; waiting for an "
+                                "answer (x in the lobby cancels)."), timeout=4, markup=False)
+        elif isinstance(message, ChallengeReceived):
+            self._prompt_challenge(message.challenge)
+        else:
+            sent = session.challenges_out.pop(message.challenge, None)
+            received = session.challenges_in.pop(message.challenge, None)
+            if sent is not None:
+                why = {"declined": "declined your challenge",
+                       "offline": "went offline: your challenge lapsed"}
+                self.notify(visible(f"{sent.to} {why.get(message.reason, message.reason)}."),
+                            title="Challenge", timeout=5, markup=False)
+            elif received is not None:
+                why = {"cancelled": "cancelled the challenge",
+                       "offline": "went offline: the challenge lapsed"}
+                self.notify(visible(f"{received.by} {why.get(message.reason, message.reason)}."),
+                            title="Challenge", timeout=5, markup=False)
+                prompt = self._challenge_prompts.pop(message.challenge, None)
+                if prompt is not None and self.screen is prompt:
+                    prompt.dismiss(False)
+        self._refresh_lobby()
+
+    def _prompt_challenge(self, challenge: ChallengeInfo) -> None:
+        """Ask whether to accept ``challenge``; the focus opens on Decline."""
+        self.session.challenges_in[challenge.id] = challenge
+        colour = {"x": f"{challenge.by} plays X", "o": f"{challenge.by} plays O"}.get(
+            challenge.colour, "colours at random")
+        terms = " · ".join([challenge.variant, format_clock_spec(challenge.clock), colour,
+                            "rated" if challenge.rated else "casual"])
+        prompt = ConfirmDialog(f"{visible(challenge.by)} challenges you:\n{terms}",
+                               yes="Accept", no="Decline")
+        self._challenge_prompts[challenge.id] = prompt
+
+        def answered(accept: bool | None) -> None:
+            self._challenge_prompts.pop(challenge.id, None)
+            if self.session.challenges_in.pop(challenge.id, None) is None:
+                return  # cancelled or lapsed meanwhile: already said
+            if accept:
+                self.send(ChallengeAccept(challenge=challenge.id))
+            else:
+                self.send(ChallengeDecline(challenge=challenge.id))
+
+        self.push_screen(prompt, answered)
 
     def _refresh_lobby(self) -> None:
         if self.lobby_screen is not None:
@@ -453,6 +517,9 @@ class QubicApp(App[None]):
             self.games.pop(request.game, None)
         if error.code == "not_queued":
             self.session.queued = None
+        if error.code == "no_such_challenge" and isinstance(request, ChallengeCancel):
+            self.session.challenges_out.pop(request.challenge, None)
+            self._refresh_lobby()
         self.notify(visible(error.message), title=visible(error.code.replace("_", " ")),
                     severity="error", timeout=5, markup=False)
 
@@ -469,6 +536,10 @@ class QubicApp(App[None]):
                 self.session.private_code = None
             if self.session.my_seek and self.session.my_seek not in self.lobby.seeks:
                 self.session.my_seek = None
+            opponents = {seat.name for seat in state.seats}
+            for challenge_id, challenge in list(self.session.challenges_out.items()):
+                if challenge.to in opponents:  # accepted: this is its game
+                    del self.session.challenges_out[challenge_id]
             self._refresh_lobby()
         screen = self._game_screen(state.id)
         if screen is not None:

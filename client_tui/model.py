@@ -17,6 +17,7 @@ from client_tui.text import visible
 from engine import Board, Cell, format_cell
 from server.protocol import (
     AIThinking,
+    ChallengeInfo,
     ChatLine,
     Clocks,
     ClockSpec,
@@ -29,6 +30,7 @@ from server.protocol import (
     LobbyDelta,
     MovePlayed,
     Offer,
+    PlayerOnline,
     Presence,
     SeatInfo,
     SeekInfo,
@@ -400,17 +402,20 @@ def parse_clock_spec(text: str) -> ClockSpec | None:
 
 @dataclass
 class LobbyModel:
-    """The open seeks, the live games and how many players are online."""
+    """The open seeks, the live games, how many players are online and who (the server
+    lists the first 200 by name)."""
 
     seeks: dict[str, SeekInfo] = field(default_factory=dict)
     games: dict[str, GameSummary] = field(default_factory=dict)
     online: int = 0
+    players: list[PlayerOnline] = field(default_factory=list)
 
     def load(self, lobby: Lobby) -> None:
         """Take a full snapshot."""
         self.seeks = {seek.id: seek for seek in lobby.seeks}
         self.games = {game.id: game for game in lobby.games}
         self.online = lobby.online
+        self.players = list(lobby.players)
 
     def apply(self, delta: LobbyDelta) -> None:
         """Apply an update."""
@@ -424,6 +429,8 @@ class LobbyModel:
             self.games[game.id] = game
         if delta.online is not None:
             self.online = delta.online
+        if delta.players is not None:
+            self.players = list(delta.players)
 
 
 @dataclass
@@ -435,4 +442,6 @@ class Session:
     my_seek: str | None = None  # the id of this player's open seek
     queued: str | None = None  # "4x4x4 5+3" while waiting in a quick-pairing pool
     private_code: str | None = None  # the code of this player's private room
+    challenges_out: dict[str, ChallengeInfo] = field(default_factory=dict)  # sent, by id
+    challenges_in: dict[str, ChallengeInfo] = field(default_factory=dict)  # received, by id
     unfinished: list[str] = field(default_factory=list)  # ids of this player's games on

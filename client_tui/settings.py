@@ -17,7 +17,7 @@ from client_tui.model import format_clock_spec
 from client_tui.tokens import write_atomically
 from server.protocol import ClockSpec, ColourChoice, Variant
 
-DialogKind = Literal["computer", "seek", "quick", "private"]
+DialogKind = Literal["computer", "seek", "quick", "private", "challenge"]
 SERVERS_KEPT = 8
 GAMES_KEPT = 50  # games remembered per server for "My games"
 
@@ -35,11 +35,11 @@ class GameOptions:
     def describe(self, kind: DialogKind = "computer") -> str:
         """A short summary such as ``level 3 · 4x4x4 · random · untimed``."""
         parts = [self.variant, format_clock_spec(self.clock)]
-        if kind in ("computer", "seek", "private"):
+        if kind in ("computer", "seek", "private", "challenge"):
             parts.insert(1, {"x": "you play X", "o": "you play O"}.get(self.colour, "random"))
         if kind == "computer":
             parts.insert(0, f"level {self.level}")
-        if kind in ("seek", "private"):
+        if kind in ("seek", "private", "challenge"):
             parts.append("rated" if self.rated else "casual")
         if kind == "quick":
             parts.append("rated")

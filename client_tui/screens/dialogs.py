@@ -22,6 +22,7 @@ TITLES = {
     "seek": "Post a seek",
     "quick": "Quick pairing",
     "private": "Create a private room",
+    "challenge": "Challenge a player",
 }
 
 
@@ -30,17 +31,18 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, kind: DialogKind, options: GameOptions) -> None:
+    def __init__(self, kind: DialogKind, options: GameOptions, title: str | None = None) -> None:
         super().__init__()
         self.kind = kind
         self.options = options
+        self.title_text = title or TITLES[kind]
 
     def compose(self) -> ComposeResult:
         o = self.options
         clock = format_clock_spec(o.clock)
         clocks = CLOCK_CHOICES if clock in CLOCK_CHOICES else (*CLOCK_CHOICES, clock)
         with Vertical(id="dialog", classes="dialog"):
-            yield Label(TITLES[self.kind], classes="dialog-title")
+            yield Label(self.title_text, classes="dialog-title", markup=False)
             with Grid(classes="dialog-fields"):
                 if self.kind == "computer":
                     yield Label("Level")
@@ -64,7 +66,7 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
                         [("random", "random"), ("X (moves first)", "x"), ("O", "o")],
                         value=o.colour, allow_blank=False, id="colour", compact=True,
                     )
-                if self.kind in ("seek", "private"):
+                if self.kind in ("seek", "private", "challenge"):
                     yield Label("Rated")
                     yield Select(
                         [("casual (no rating change)", False), ("rated", True)],

@@ -1,4 +1,5 @@
-"""The lobby: open seeks, live games, the leaderboard, and ways to start a game."""
+"""The lobby: open seeks, live games, players online, the leaderboard, and ways to start a
+game (a challenge to a player online among them)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from server.protocol import (
     AcceptSeek,
     CancelQuick,
     CancelSeek,
+    Challenge,
+    ChallengeCancel,
     LobbySub,
     PlayAI,
     PrivateCreate,
@@ -50,7 +53,9 @@ class LobbyScreen(Screen[None]):
                 tooltip="Create a private room and get its code"),
         Binding("j", "join", "Join", id="lobby.join", tooltip="Join a private room by its code"),
         Binding("x", "cancel_wait", "Cancel", id="lobby.cancel",
-                tooltip="Cancel your seek or quick pairing"),
+                tooltip="Cancel your seek, quick pairing or challenges"),
+        Binding("v", "challenge", "Challenge", show=False, id="lobby.challenge",
+                tooltip="Challenge the player selected among the players online"),
         Binding("g", "app.my_games", "Games", id="lobby.my_games",
                 tooltip="My games: go back to a game, or replay a finished one"),
         Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
@@ -84,6 +89,8 @@ class LobbyScreen(Screen[None]):
                 yield Label("Live games · ⏎ watches", classes="section-title")
                 yield DataTable(id="games", cursor_type="row", zebra_stripes=True)
             with Vertical(id="lobby-right"):
+                yield Label("Online · ⏎ challenges", classes="section-title")
+                yield DataTable(id="players", cursor_type="row", zebra_stripes=True)
                 yield Label("Leaderboard", classes="section-title")
                 yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
@@ -103,6 +110,7 @@ class LobbyScreen(Screen[None]):
         self.query_one("#seeks", DataTable).add_columns("Name", "Rating", "Board", "Clock",
                                                         "Rated", "Colour")
         self.query_one("#games", DataTable).add_columns("X", "O", "Board", "Clock", "Moves")
+        self.query_one("#players", DataTable).add_columns("Name", "Rating")
         self.query_one("#leaderboard", DataTable).add_columns("#", "Name", "Rating")
         self.refresh_lobby()
         self.action_leaderboard()
@@ -142,6 +150,11 @@ class LobbyScreen(Screen[None]):
                        format_clock_spec(game.clock), game.ply])
             for game in self.lobby.games.values()
         ])
+        self._fill(self.query_one("#players", DataTable), [
+            (player.name, [literal(player.name, "bold" if player.name == self.session.name
+                                   else ""), player.rating or ""])
+            for player in self.lobby.players
+        ])
         self.refresh_bindings()
 
     def _status(self) -> Text:
@@ -161,6 +174,9 @@ class LobbyScreen(Screen[None]):
             waiting.append("Your seek is posted; waiting for someone to accept (x cancels)")
         if session.private_code:
             waiting.append(f"Private room code: {session.private_code} — send it to a friend")
+        if session.challenges_out:
+            names = ", ".join(c.to for c in session.challenges_out.values())
+            waiting.append(f"You challenged {names}; waiting for an answer (x cancels)")
         for line in waiting:
             text.append("\n")
             text.append(line, "bold #d7af5f")
@@ -238,7 +254,35 @@ class LobbyScreen(Screen[None]):
 
         self.app.push_screen(CodeDialog(), chosen)
 
+    def action_challenge(self) -> None:
+        table = self.query_one("#players", DataTable)
+        if not table.row_count:
+            self.notify("Nobody is online to challenge.", timeout=3)
+            return
+        name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if name is not None:
+            self.challenge(name)
+
+    def challenge(self, name: str) -> None:
+        """Ask for the terms, then challenge ``name`` (yourself: say why not)."""
+        if name == self.session.name:
+            self.notify("That is you: challenge another player.", timeout=3)
+            return
+
+        def chosen(options: GameOptions | None) -> None:
+            if options is not None:
+                self.options["challenge"] = options
+                self.post_message(SettingsChanged())
+                self.post_message(Outgoing(Challenge(
+                    name=name, variant=options.variant, clock=options.clock,
+                    rated=options.rated, colour=options.colour)))
+
+        self.app.push_screen(OptionsDialog("challenge", self.settings.options_for("challenge"),
+                                           title=f"Challenge {name}"), chosen)
+
     def action_cancel_wait(self) -> None:
+        for challenge_id in self.session.challenges_out:
+            self.post_message(Outgoing(ChallengeCancel(challenge=challenge_id)))
         if self.session.my_seek:
             self.post_message(Outgoing(CancelSeek(seek=self.session.my_seek)))
         if self.session.queued:
@@ -246,7 +290,8 @@ class LobbyScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_wait":
-            return bool(self.session.my_seek or self.session.queued)
+            return bool(self.session.my_seek or self.session.queued
+                        or self.session.challenges_out)
         return True
 
     @work(thread=True, exclusive=True, group="leaderboard", exit_on_error=False)
@@ -268,6 +313,11 @@ class LobbyScreen(Screen[None]):
             self.notify("That is your own seek: wait for someone to accept it.")
             return
         self.post_message(Outgoing(AcceptSeek(seek=seek_id)))
+
+    @on(DataTable.RowSelected, "#players")
+    def challenge_player(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.challenge(event.row_key.value)
 
     @on(DataTable.RowSelected, "#games")
     def watch_game(self, event: DataTable.RowSelected) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from engine import parse_moves, variant
 from server.protocol import (
+    ChallengeInfo,
+    ChallengeReceived,
     ChatLine,
     Clocks,
     ClockSpec,
@@ -11,6 +13,7 @@ from server.protocol import (
     GameState,
     GameSummary,
     Lobby,
+    PlayerOnline,
     RatingChange,
     SeatInfo,
     SeekInfo,
@@ -35,7 +38,16 @@ def lobby(name: str = "bob") -> Lobby:
                         rated=True, x="fay", o="gus", ply=5),
         ],
         online=7,
+        players=[PlayerOnline(name=n, rating=r) for n, r in
+                 (("ann", 1500), (name, 1612), ("cat", 1480), ("dan", 1733), ("eve", 1390))],
     )
+
+
+def challenge(by: str = "dan") -> ChallengeReceived:
+    """A rated challenge to ann, with a clock, by ``by``."""
+    return ChallengeReceived(challenge=ChallengeInfo(
+        id="c1", by=by, to="ann", variant="4x4x4", clock=ClockSpec(initial=300, increment=5),
+        rated=True, colour="random"))
 
 
 def game(x: str = "ann", o: str = "bob", chat: tuple[str, ...] = ("good luck", "you too")

@@ -1,18 +1,18 @@
 """Screenshots at 80x24 and 120x40 (fixed names, frozen clock): the lobby, a game with its
-threats shown, a game's end, and a dialog."""
+threats shown, a game's end, and dialogs (a game's options, a challenge to answer)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from scenes import ended_game, game, lobby, threats_game
+from scenes import challenge, ended_game, game, lobby, threats_game
 from textual.pilot import Pilot
 from tui_helpers import unconnected
 
 from client_tui.app import LinkMessage
 from client_tui.connection import LeaderboardRow, Received
-from client_tui.screens.dialogs import OptionsDialog
+from client_tui.screens.dialogs import ConfirmDialog, OptionsDialog
 from client_tui.screens.game import GameScreen
 from server.protocol import GameState
 
@@ -79,6 +79,20 @@ def test_options_dialog(snap_compare, tmp_path: Path, size: tuple[int, int]) -> 
         await show_lobby(app, pilot)
         await pilot.press("o")
         while not isinstance(app.screen, OptionsDialog):
+            await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+@sizes
+def test_challenge_prompt(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    app = unconnected(tmp_path)
+
+    async def show(pilot: Pilot) -> None:
+        await show_lobby(app, pilot)
+        app.post_message(LinkMessage(Received(challenge())))
+        while not isinstance(app.screen, ConfirmDialog):
             await pilot.pause()
         await pilot.pause()
 
