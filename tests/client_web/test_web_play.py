@@ -65,6 +65,8 @@ async def test_a_browser_player_meets_a_protocol_client(tmp_path: Path) -> None:
         await tab.enter("ann")
         bob = await web_helpers.client(running, "bob")
         try:
+            await page.wait_for_selector('ul.players li:has-text("bob")')  # players online
+            assert "ann" in (await page.text_content("ul.players") or "")
             seeking = await bob.request(t="seek", colour="o", rated=True)
             seek = seeking["seek"]["id"]
             await page.click(f'tr[data-seek="{seek}"] button.accept')

@@ -50,12 +50,14 @@ export class LobbyView {
     this.mine = h("div", { class: "list" });
     this.leaders = h("ol", { class: "leaders" });
     this.online = h("p", { class: "online" });
+    this.players = h("ul", { class: "players" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
       h("div", { class: "panel" }, h("h2", {}, "Your games"), this.mine),
       h("div", { class: "panel" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
-      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.online, this.leaders));
+      h("div", { class: "panel" }, h("h2", {}, "Players online"), this.online, this.players),
+      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.leaders));
   }
 
   choice() {
@@ -125,6 +127,8 @@ export class LobbyView {
         h("button", { type: "button", onclick: () => act.open(m.id) }, "Resume")))));
 
     this.online.textContent = `${app.lobby.online} player${app.lobby.online === 1 ? "" : "s"} online`;
+    fill(this.players, app.lobby.players.map((p) => h("li", {},
+      h("span", { class: "name" }, p.name), p.rating === null ? "" : ` ${p.rating}`)));
     fill(this.leaders, app.leaderboard.length === 0 ? h("li", { class: "empty" }, "No rated games yet.") :
       app.leaderboard.map((p) => h("li", {}, h("span", { class: "name" }, p.name), ` ${p.rating}`)));
   }

@@ -11,7 +11,7 @@ import { forgetPlayer, Link, savedName, savedToken, serverUrl } from "./socket.j
 
 const app = {
   me: null, // the welcome message
-  lobby: { seeks: new Map(), games: new Map(), online: 0 },
+  lobby: { seeks: new Map(), games: new Map(), online: 0, players: [] },
   leaderboard: [],
   mySeek: null,
   queued: null,
@@ -169,6 +169,7 @@ function received(message) {
       app.lobby.seeks = new Map(message.seeks.map((s) => [s.id, s]));
       app.lobby.games = new Map(message.games.map((g) => [g.id, g]));
       app.lobby.online = message.online;
+      app.lobby.players = message.players;
       break;
     case "lobby_delta":
       for (const id of message.seeks_removed) {
@@ -179,6 +180,7 @@ function received(message) {
       for (const id of message.games_removed) app.lobby.games.delete(id);
       for (const g of message.games_added) app.lobby.games.set(g.id, g);
       if (message.online !== null) app.lobby.online = message.online;
+      if (message.players !== null) app.lobby.players = message.players;
       break;
     case "seeking":
       app.mySeek = message.seek.id;

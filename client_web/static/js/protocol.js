@@ -40,8 +40,9 @@ export const CLIENT_FIELDS = {
 // Server -> client: the fields this client reads; a message lacking one is dropped.
 export const SERVER_FIELDS = {
   welcome: ["name", "token", "rating", "games", "protocol"],
-  lobby: ["seeks", "games", "online"],
-  lobby_delta: ["seeks_added", "seeks_removed", "games_added", "games_removed", "online"],
+  lobby: ["seeks", "games", "online", "players"],
+  lobby_delta: ["seeks_added", "seeks_removed", "games_added", "games_removed", "online",
+    "players"],
   seeking: ["seek"],
   queued: ["variant", "clock"],
   private: ["code", "variant", "clock"],
