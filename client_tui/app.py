@@ -486,7 +486,8 @@ class QubicApp(App[None]):
             challenge.colour, "colours at random")
         terms = " · ".join([challenge.variant, format_clock_spec(challenge.clock), colour,
                             "rated" if challenge.rated else "casual"])
-        prompt = ConfirmDialog(f"{visible(challenge.by)} challenges you:\n{terms}",
+        prompt = ConfirmDialog(f"{visible(challenge.by)} challenges you:\n{terms}\n\n"
+                               "y accepts · n, Enter or Escape declines",
                                yes="Accept", no="Decline")
         self._challenge_prompts[challenge.id] = prompt
 

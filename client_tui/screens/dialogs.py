@@ -79,8 +79,8 @@ class OptionsDialog(ModalScreen[GameOptions | None]):
                 yield Static("Games against the computer are never rated.",
                              classes="dialog-text", id="rated-note")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Play" if self.kind == "computer" else "OK", variant="primary",
-                             id="ok")
+                label = {"computer": "Play", "challenge": "Challenge"}.get(self.kind, "OK")
+                yield Button(label, variant="primary", id="ok")
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
