@@ -103,6 +103,32 @@ async def test_a_browser_player_meets_a_protocol_client(tmp_path: Path) -> None:
         assert tab.dialogs == [] and tab.errors == []
 
 
+async def test_a_challenge_from_a_protocol_client_is_declined_then_accepted(
+    tmp_path: Path,
+) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("ann")
+        bob = await web_helpers.client(running, "bob")
+        try:
+            terms = {"name": "ann", "variant": "4x4x4", "clock": None, "rated": False,
+                     "colour": "o"}
+            first = (await bob.request(t="challenge", **terms))["challenge"]["id"]
+            await page.click(f'li[data-challenge="{first}"] button.decline')
+            gone = await bob.expect("challenge_gone", reason="declined")
+            assert gone["challenge"] == first
+            second = (await bob.request(t="challenge", **terms))["challenge"]["id"]
+            await page.click(f'li[data-challenge="{second}"] button.accept')
+            await tab.in_game()
+            assert (await bob.expect("game"))["you"] == "o"
+            assert await page.text_content(".seat.o .name") == "bob"
+        finally:
+            await bob.ws.close()
+        assert tab.dialogs == [] and tab.errors == []
+
+
 async def test_the_private_room_link_opens_the_room(tmp_path: Path) -> None:
     async with web_helpers.browser() as chromium, \
             web_helpers.running_server(tmp_path / "q.db") as running:

@@ -51,12 +51,14 @@ export class LobbyView {
     this.leaders = h("ol", { class: "leaders" });
     this.online = h("p", { class: "online" });
     this.players = h("ul", { class: "players" });
+    this.challenges = h("ul", { class: "challenges" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
       h("div", { class: "panel" }, h("h2", {}, "Your games"), this.mine),
       h("div", { class: "panel" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
-      h("div", { class: "panel" }, h("h2", {}, "Players online"), this.online, this.players),
+      h("div", { class: "panel" }, h("h2", {}, "Players online"), this.challenges, this.online,
+        this.players),
       h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.leaders));
   }
 
@@ -127,6 +129,13 @@ export class LobbyView {
         h("button", { type: "button", onclick: () => act.open(m.id) }, "Resume")))));
 
     this.online.textContent = `${app.lobby.online} player${app.lobby.online === 1 ? "" : "s"} online`;
+    fill(this.challenges, [...app.challenges.values()].map((c) => h("li", { dataset: { challenge: c.id } },
+      h("span", { class: "name" }, c.by), ` challenges you · ${c.variant} · ${formatClockSpec(c.clock)}`,
+      ` · ${c.rated ? "rated" : "casual"} `,
+      h("button", { type: "button", class: "accept", onclick: () => act.answerChallenge(c.id, true) },
+        "Accept"),
+      h("button", { type: "button", class: "decline",
+        onclick: () => act.answerChallenge(c.id, false) }, "Decline"))));
     fill(this.players, app.lobby.players.map((p) => h("li", {},
       h("span", { class: "name" }, p.name), p.rating === null ? "" : ` ${p.rating}`)));
     fill(this.leaders, app.leaderboard.length === 0 ? h("li", { class: "empty" }, "No rated games yet.") :

@@ -16,6 +16,7 @@ const app = {
   mySeek: null,
   queued: null,
   privateRoom: null,
+  challenges: new Map(), // id -> a challenge to this player, not yet answered
   games: new Map(), // id -> GameModel
   current: null, // the game on screen
   pendingMove: null, // the id of a move request not yet answered
@@ -68,6 +69,11 @@ const act = {
     render();
   },
   acceptSeek: (id) => send("accept_seek", { seek: id }),
+  answerChallenge: (id, accept) => {
+    send(accept ? "challenge_accept" : "challenge_decline", { challenge: id });
+    app.challenges.delete(id);
+    render();
+  },
   privateCreate: (c) => send("private_create", { variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
   privateJoin: (code) => {
     if (!/^[A-Za-z0-9_-]{4,32}$/.test(code)) say("A room code is 4-32 letters, digits, _ or -.");
@@ -190,6 +196,20 @@ function received(message) {
     case "private":
       app.privateRoom = message;
       break;
+    case "challenge": {
+      const c = message.challenge;
+      app.challenges.set(c.id, c);
+      say(`${c.by} challenges you to a ${c.rated ? "rated" : "casual"} game: answer in the lobby`);
+      break;
+    }
+    case "challenge_gone": {
+      const gone = app.challenges.get(message.challenge);
+      if (gone) {
+        app.challenges.delete(message.challenge);
+        say(`${gone.by}'s challenge is gone (${message.reason})`);
+      }
+      break;
+    }
     case "game":
       gameState(message, now);
       return;
