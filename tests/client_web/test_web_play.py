@@ -58,75 +58,59 @@ async def test_a_browser_player_plays_the_computer_to_the_end(tmp_path: Path) ->
 
 
 async def test_a_browser_player_meets_a_protocol_client(tmp_path: Path) -> None:
-    async with web_helpers.browser() as chromium, \
-            web_helpers.running_server(tmp_path / "q.db") as running:
-        tab = await Page.open(chromium, running.http_url + "/")
+    async with web_helpers.ann_in_a_browser_and_bob(tmp_path) as (tab, bob):
         page = tab.page
-        await tab.enter("ann")
-        bob = await web_helpers.client(running, "bob")
-        try:
-            await page.wait_for_selector('ul.players li:has-text("bob")')  # players online
-            assert "ann" in (await page.text_content("ul.players") or "")
-            seeking = await bob.request(t="seek", colour="o", rated=True)
-            seek = seeking["seek"]["id"]
-            await page.click(f'tr[data-seek="{seek}"] button.accept')
-            await tab.in_game()
-            game = (await bob.expect("game"))["id"]
-            assert await page.text_content(".seat.o .name") == "bob"
-            await tab.click_cell("1a1")
-            assert (await bob.expect("move", ply=1))["notation"] == "1a1"
-            await bob.send(t="move", game=game, cell="2b2", ply=1)
-            await tab.wait_ply(2)
-            assert await page.text_content('.cell[data-name="2b2"]') == "O"
-            # Chat both ways, the markup shown as text and never run.
-            await bob.send(t="chat", game=game, text=XSS)
-            await page.wait_for_selector(".chat-log li")
-            assert await page.text_content(".chat-log li .text") == XSS
-            assert await page.text_content(".chat-log li .who") == "bob"
-            await page.fill("#chat-input", XSS + " too")
-            await page.press("#chat-input", "Enter")
-            said = await bob.expect("chat", name="ann")
-            assert said["text"] == XSS + " too"
-            await page.wait_for_function(
-                "() => document.querySelectorAll('.chat-log li').length == 2")
-            assert await page.locator("img").count() == 0
-            # A draw offer declined, then bob resigns.
-            await bob.send(t="draw_offer", game=game)
-            await page.click("#draw-decline")
-            assert (await bob.expect("offer", kind="draw_declined"))["by"] == "x"
-            await bob.send(t="resign", game=game)
-            await page.wait_for_selector("#result-text")
-            result = await page.text_content("#result-text") or ""
-            assert result.startswith("You win 1-0 · resignation · rating +"), result
-        finally:
-            await bob.ws.close()
-        assert tab.dialogs == [] and tab.errors == []
+        await page.wait_for_selector('ul.players li:has-text("bob")')  # players online
+        assert "ann" in (await page.text_content("ul.players") or "")
+        seeking = await bob.request(t="seek", colour="o", rated=True)
+        seek = seeking["seek"]["id"]
+        await page.click(f'tr[data-seek="{seek}"] button.accept')
+        await tab.in_game()
+        game = (await bob.expect("game"))["id"]
+        assert await page.text_content(".seat.o .name") == "bob"
+        await tab.click_cell("1a1")
+        assert (await bob.expect("move", ply=1))["notation"] == "1a1"
+        await bob.send(t="move", game=game, cell="2b2", ply=1)
+        await tab.wait_ply(2)
+        assert await page.text_content('.cell[data-name="2b2"]') == "O"
+        # Chat both ways, the markup shown as text and never run.
+        await bob.send(t="chat", game=game, text=XSS)
+        await page.wait_for_selector(".chat-log li")
+        assert await page.text_content(".chat-log li .text") == XSS
+        assert await page.text_content(".chat-log li .who") == "bob"
+        await page.fill("#chat-input", XSS + " too")
+        await page.press("#chat-input", "Enter")
+        said = await bob.expect("chat", name="ann")
+        assert said["text"] == XSS + " too"
+        await page.wait_for_function(
+            "() => document.querySelectorAll('.chat-log li').length == 2")
+        assert await page.locator("img").count() == 0
+        # A draw offer declined, then bob resigns.
+        await bob.send(t="draw_offer", game=game)
+        await page.click("#draw-decline")
+        assert (await bob.expect("offer", kind="draw_declined"))["by"] == "x"
+        await bob.send(t="resign", game=game)
+        await page.wait_for_selector("#result-text")
+        result = await page.text_content("#result-text") or ""
+        assert result.startswith("You win 1-0 · resignation · rating +"), result
 
 
 async def test_a_challenge_from_a_protocol_client_is_declined_then_accepted(
     tmp_path: Path,
 ) -> None:
-    async with web_helpers.browser() as chromium, \
-            web_helpers.running_server(tmp_path / "q.db") as running:
-        tab = await Page.open(chromium, running.http_url + "/")
+    async with web_helpers.ann_in_a_browser_and_bob(tmp_path) as (tab, bob):
         page = tab.page
-        await tab.enter("ann")
-        bob = await web_helpers.client(running, "bob")
-        try:
-            terms = {"name": "ann", "variant": "4x4x4", "clock": None, "rated": False,
-                     "colour": "o"}
-            first = (await bob.request(t="challenge", **terms))["challenge"]["id"]
-            await page.click(f'li[data-challenge="{first}"] button.decline')
-            gone = await bob.expect("challenge_gone", reason="declined")
-            assert gone["challenge"] == first
-            second = (await bob.request(t="challenge", **terms))["challenge"]["id"]
-            await page.click(f'li[data-challenge="{second}"] button.accept')
-            await tab.in_game()
-            assert (await bob.expect("game"))["you"] == "o"
-            assert await page.text_content(".seat.o .name") == "bob"
-        finally:
-            await bob.ws.close()
-        assert tab.dialogs == [] and tab.errors == []
+        terms = {"name": "ann", "variant": "4x4x4", "clock": None, "rated": False,
+                 "colour": "o"}
+        first = (await bob.request(t="challenge", **terms))["challenge"]["id"]
+        await page.click(f'li[data-challenge="{first}"] button.decline')
+        gone = await bob.expect("challenge_gone", reason="declined")
+        assert gone["challenge"] == first
+        second = (await bob.request(t="challenge", **terms))["challenge"]["id"]
+        await page.click(f'li[data-challenge="{second}"] button.accept')
+        await tab.in_game()
+        assert (await bob.expect("game"))["you"] == "o"
+        assert await page.text_content(".seat.o .name") == "bob"
 
 
 async def test_the_private_room_link_opens_the_room(tmp_path: Path) -> None:

@@ -153,3 +153,18 @@ async def client(running: RunningServer, name: str | None = None) -> Any:
     if name is not None:
         await c.hello(name)
     return c
+
+
+@contextlib.asynccontextmanager
+async def ann_in_a_browser_and_bob(tmp_path: Path) -> AsyncIterator[tuple[Page, Any]]:
+    """A server, ann in the browser's lobby and bob a protocol client on it; at the end bob's
+    socket is closed and the page must have shown no dialog and thrown nothing."""
+    async with browser() as chromium, running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        await tab.enter("ann")
+        bob = await client(running, "bob")
+        try:
+            yield tab, bob
+        finally:
+            await bob.ws.close()
+        assert tab.dialogs == [] and tab.errors == []
