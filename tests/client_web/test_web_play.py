@@ -93,6 +93,8 @@ async def test_a_browser_player_meets_a_protocol_client(tmp_path: Path) -> None:
         await page.wait_for_selector("#result-text")
         result = await page.text_content("#result-text") or ""
         assert result.startswith("You win 1-0 · resignation · rating +"), result
+        gained = int(result.rsplit("+", 1)[1].split()[0])
+        assert await page.text_content("#who") == f"ann · {1500 + gained}"  # the header too
 
 
 async def test_a_challenge_from_a_protocol_client_is_declined_then_accepted(

@@ -135,12 +135,16 @@ function onLinkEvent(event) {
   }
 }
 
+function showWho() {
+  $("#who").replaceChildren(h("span", { class: "name" }, app.me.name), ` · ${app.me.rating}`);
+}
+
 function connected(welcome, reconnected) {
   app.me = welcome;
   const net = $("#net");
   net.textContent = "Online";
   net.className = "up";
-  $("#who").replaceChildren(h("span", { class: "name" }, welcome.name), ` · ${welcome.rating}`);
+  showWho();
   send("lobby_sub");
   fetchLeaderboard();
   // Catch up on the games open here, then open the unfinished ones the server lists.
@@ -252,6 +256,10 @@ function gameEvent(event, now) {
   const result = model.apply(event, now);
   if (result === GAP) send("watch", { game: model.id, since: model.version });
   if (event.t === "end") fetchLeaderboard();
+  if (result === CHANGED && event.t === "end" && event.rating_change && model.you !== null) {
+    app.me.rating += event.rating_change[model.you]; // the header shows the new rating
+    showWho();
+  }
   if (result === CHANGED && model.id === app.current) gameView.render();
   if (result === CHANGED && event.t === "end" && model.you !== null) lobbyView.render();
 }
