@@ -168,7 +168,7 @@ async def _computer_players(config: ServerConfig) -> ComputerMoves:
     """The local AI pool, or with ``redis_url`` the fleet of ``qubic worker``s."""
     if config.redis_url is None:
         return AIPool(config.ai_workers, nice=config.ai_nice)
-    from server.fleet import Fleet, open_redis  # needs redis-py, the cluster extra
+    from server.fleet import Fleet, open_redis
 
     return Fleet(await open_redis(config.redis_url))
 
