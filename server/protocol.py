@@ -5,6 +5,9 @@ Frames are JSON objects keyed by ``"t"``. Client requests form the closed union
 ``ProtocolError`` with a stable ``ErrorCode``. Server frames form ``ServerMessage``;
 ``decode_server_message`` is the client's side of the same contract. Pure: no asyncio, no
 aiohttp, so the terminal client imports this module too. ``docs/protocol.md`` is the prose.
+
+Every message is a ``gc=False`` Struct: it holds plain data only and is never part of a
+reference cycle, so the garbage collector need not track the few a move makes under load.
 """
 
 from __future__ import annotations
@@ -132,7 +135,7 @@ def has_control_characters(text: str) -> bool:
     return any(unicodedata.category(char)[0] == "C" for char in text)
 
 
-class ClockSpec(msgspec.Struct, forbid_unknown_fields=True):
+class ClockSpec(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A time control: ``initial`` seconds each plus ``increment`` seconds per move."""
 
     initial: Annotated[int, msgspec.Meta(ge=0, le=10800)]
@@ -152,6 +155,7 @@ class _Request(
     forbid_unknown_fields=True,
     omit_defaults=True,
     kw_only=True,
+    gc=False,
 ):
     id: RequestId | None = None
 
@@ -337,7 +341,7 @@ ClientMessage = (
 # -- server -> client: values nested in messages ----------------------------------------------
 
 
-class _Value(msgspec.Struct, kw_only=True):
+class _Value(msgspec.Struct, kw_only=True, gc=False):
     pass
 
 
@@ -405,7 +409,7 @@ class GameSummary(_Value):
 # -- server -> client: messages ---------------------------------------------------------------
 
 
-class _Event(msgspec.Struct, tag_field="t", kw_only=True):
+class _Event(msgspec.Struct, tag_field="t", kw_only=True, gc=False):
     pass
 
 
@@ -681,7 +685,7 @@ def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
         raise ProtocolError(f"not JSON: {error}", ErrorCode.BAD_JSON) from None
 
 
-class _OnlyId(msgspec.Struct):
+class _OnlyId(msgspec.Struct, gc=False):
     id: RequestId | None = None
 
 
