@@ -159,6 +159,18 @@ class LocalBus(_Topics):
         self._handlers.clear()
 
 
+async def connect(url: str, timeout: float = 5.0) -> aioredis.Redis:
+    """A client for Redis at ``url`` that has answered a PING; raises ``BusError`` if Redis
+    cannot be reached within ``timeout`` seconds."""
+    client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
+    try:
+        await asyncio.wait_for(client.ping(), timeout)
+    except (RedisError, OSError, TimeoutError) as exc:
+        await client.aclose()
+        raise BusError(f"cannot reach Redis at {url}: {exc}") from None
+    return client
+
+
 class RedisBus(_Topics):
     """The bus between nodes on Redis pub/sub; open one with ``await RedisBus.open(url)``.
 
@@ -202,12 +214,7 @@ class RedisBus(_Topics):
         """Connect to Redis at ``url`` (``redis://host:6379/0``); raises ``BusError`` if it
         cannot be reached within ``timeout`` seconds."""
         options: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_keepalive": True}
-        client = aioredis.Redis.from_url(url, **options)
-        try:
-            await asyncio.wait_for(client.ping(), timeout)
-        except (RedisError, OSError, TimeoutError) as exc:
-            await client.aclose()
-            raise BusError(f"cannot reach Redis at {url}: {exc}") from None
+        client = await connect(url, timeout)
         subscriber = aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **options)
         bus = cls(
             client, subscriber, prefix=prefix, ping_interval=ping_interval, max_backoff=max_backoff

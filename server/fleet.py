@@ -44,6 +44,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from engine.players import Decision
 from server.ai_pool import AIError, AIJob, AIPool
+from server.bus import BusError, connect
 from server.protocol import EngineState
 
 log = logging.getLogger(__name__)
@@ -89,14 +90,11 @@ _answer_decoder = msgspec.json.Decoder(Answer)
 
 
 async def open_redis(url: str, timeout: float = 5.0) -> aioredis.Redis:
-    """A client for ``url``; raises ``AIError`` if Redis does not answer within ``timeout``."""
-    client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
+    """``server.bus.connect``, raising ``AIError`` (the computer players' error) instead."""
     try:
-        await asyncio.wait_for(client.ping(), timeout)
-    except (RedisError, OSError, TimeoutError) as exc:
-        await client.aclose()
-        raise AIError(f"cannot reach Redis at {url}: {exc}") from None
-    return client
+        return await connect(url, timeout)
+    except BusError as error:
+        raise AIError(str(error)) from None
 
 
 class Keys:
