@@ -26,15 +26,22 @@ PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 POLL = 1.0  # seconds between looks at the parent where the kernel cannot watch it
 
 
+def signal_on_parent_death(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to send this process ``sig`` when its parent dies (Linux's
+    ``PR_SET_PDEATHSIG``; also usable as a ``preexec_fn``); False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def die_with_parent() -> None:
     """End this process when its parent process ends (at once on Linux, within a second
     elsewhere)."""
     parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            _watch(parent)
-    else:
+    if not signal_on_parent_death():
         _watch(parent)
     if os.getppid() != parent:  # the parent died before the kernel was asked to watch it
         os._exit(1)

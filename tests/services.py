@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import ctypes
 import itertools
 import os
 import shutil
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from server.lifeline import signal_on_parent_death
 
 SERVICES_START_TIMEOUT = 30.0
 
@@ -55,8 +56,7 @@ def _free_port() -> int:
 
 def _die_with_parent() -> None:
     """In the child before exec: get SIGTERM when the test process dies (Linux only)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    signal_on_parent_death(signal.SIGTERM)
 
 
 class RedisServer:
