@@ -57,6 +57,7 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = 64  # 4x4x4
 MOVE_TIMEOUT = 15.0  # seconds a bot waits for its opponent to see a move before it counts one
+LAG_PROBE = 0.05  # seconds between looks at a generator's own event-loop lag
 SETUP_TIMEOUT = 180.0  # seconds the generator may take to open every connection
 CONNECTS_AT_ONCE = 64  # websocket handshakes in flight per generator process
 MAX_GAMES = 5000
@@ -259,6 +260,7 @@ class Tally:
     ai_waits: list[float] = field(default_factory=list)  # our move's echo -> computer's move
     ai_games: int = 0
     cpu_seconds: float = 0.0  # the generator's own CPU during the window
+    lags: list[float] = field(default_factory=list)  # the generator's own loop lag, in the window
 
 
 class Bot:
@@ -373,6 +375,8 @@ class Slot:
         self.game: str | None = None
         self.changed = asyncio.Event()
         self.sent_at: dict[tuple[str, int], float] = {}
+        self.waiting_since: float | None = None  # loop time the slot began waiting for a move
+        self.stalled = False  # the watchdog gave up on it
 
     async def new_game(self) -> str:
         private = await self.x.request(t="private_create", colour="x")
@@ -416,12 +420,19 @@ class Slot:
                 self.sent_at[(game, ply + 1)] = sent
                 await mover.ws.send(frame.decode())
                 tally.moves_sent += 1
+                # no wait_for here: a timer per move costs the generator more than the server
+                # spends on it; the generator's watchdog cancels a slot that waits too long
+                self.waiting_since = now
                 try:
-                    received = await asyncio.wait_for(seen, MOVE_TIMEOUT)
-                    reply = await asyncio.wait_for(acked, MOVE_TIMEOUT)
-                except (TimeoutError, asyncio.CancelledError):
+                    received = await seen
+                    reply = await acked
+                except asyncio.CancelledError:
+                    if not self.stalled:
+                        raise
                     tally.errors["timeout"] += 1
                     return
+                finally:
+                    self.waiting_since = None
                 if reply["t"] != "ack":
                     return  # the error is counted by the reader
                 ply += 1
@@ -568,9 +579,35 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu_at.append(usage.ru_utime + usage.ru_stime)
 
+    async def sample_lag() -> None:
+        # the instrument's own delay: a move's receipt is stamped when this loop gets to it,
+        # so a late generator loop adds to the latency it reports
+        assert window is not None
+        loop = asyncio.get_running_loop()
+        while time.monotonic() < window.measure_to:
+            asked = loop.time()
+            await asyncio.sleep(LAG_PROBE)
+            if window.inside(time.monotonic()):
+                tally.lags.append(loop.time() - asked - LAG_PROBE)
+
     sampler = asyncio.create_task(sample_cpu())
+    prober = asyncio.create_task(sample_lag())
+    playing = {slot: asyncio.create_task(slot.play(share.rate, window, tally)) for slot in games}
+
+    async def watchdog() -> None:
+        # a move not seen within MOVE_TIMEOUT ends its slot, counted as a timeout
+        loop = asyncio.get_running_loop()
+        while not all(task.done() for task in playing.values()):
+            await asyncio.sleep(1.0)
+            for slot, task in playing.items():
+                since = slot.waiting_since
+                if since is not None and loop.time() - since > MOVE_TIMEOUT:
+                    slot.stalled = True
+                    task.cancel()
+
+    guard = asyncio.create_task(watchdog())
     results = await asyncio.gather(
-        *(s.play(share.rate, window, tally) for s in games),
+        *playing.values(),
         *(spectate(v, games[j % len(games)], window) for j, v in enumerate(viewers)),
         *(c.play(window, tally) for c in computer_games),
         return_exceptions=True,
@@ -579,6 +616,8 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
         if isinstance(result, BaseException):
             tally.errors[f"bot failed: {type(result).__name__}"] += 1
     await sampler
+    await prober
+    await guard
     tally.cpu_seconds = cpu_at[1] - cpu_at[0]
     bots = [*(b for s in games for b in (s.x, s.o)), *viewers, *(c.bot for c in computer_games)]
     await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
@@ -626,6 +665,8 @@ def run(args: argparse.Namespace) -> int:
             extra += ["--ai-nice", str(args.ai_nice)]
         server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level,
                                extra=extra)
+        if args.profile:  # cProfile writes its stats when the server exits
+            server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
         if args.server_nice:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
@@ -744,7 +785,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"max {lag[2] * 1e3:.1f} ms")
     print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
     print(f"  server GC        {gc_summary(metrics_from, metrics)}")
-    print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core")
+    print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core; "
+          f"its own loop lag {ms([x for t in tallies for x in t.lags])} "
+          f"(every {LAG_PROBE * 1e3:g} ms: the instrument's part of the latency)")
     print(f"  load average     {load_from} at window start, {load_to} at its end")
     print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
           f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
@@ -815,6 +858,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
                         help="renice the server's child processes (the AI workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
+    parser.add_argument("--profile", metavar="PATH",
+                        help="run the server under cProfile and write its stats here (slower: "
+                             "for where the time goes, not for figures)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:
