@@ -625,7 +625,9 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
 
 
 def generator_main(url: str, process: int, share: Share, seed: int, ready: Any, go: Any,
-                   out: Any) -> None:
+                   out: Any, pin: bool = False) -> None:
+    if pin:
+        os.sched_setaffinity(0, generator_cpus())
     try:
         tally = asyncio.run(generate(url, process, share, seed, ready, go))
         data = asdict(tally)
@@ -650,6 +652,19 @@ def wait_for_item(q: Any, workers: Sequence[Any], timeout: float, dead_ok: bool 
     raise RuntimeError("the generator processes did not answer in time")
 
 
+def generator_cpus() -> set[int]:
+    """With ``--pin``: the generators' CPU, the last one (the server gets the others)."""
+    return {max(os.sched_getaffinity(0))}
+
+
+def pin_server(pid: int) -> None:
+    """Every thread of the server process (its event loop and the store's threads) on the
+    CPUs the generators do not use; its AI workers stay free to run anywhere."""
+    server_cpus = os.sched_getaffinity(0) - generator_cpus()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), server_cpus)
+
+
 def split(n: int, parts: int) -> list[range]:
     cuts = [n * i // parts for i in range(parts + 1)]
     return [range(cuts[i], cuts[i + 1]) for i in range(parts)]
@@ -668,6 +683,8 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
+        if args.pin:
+            pin_server(server.pid)
         if args.server_nice:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
         if args.workers_nice:
@@ -686,7 +703,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         workers = [
             context.Process(target=generator_main, args=(
-                server.ws_url, p, share, args.seed + p, ready, go, out), daemon=True)
+                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin), daemon=True)
             for p, share in enumerate(shares)
         ]
         setup_started = time.monotonic()
@@ -858,6 +875,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
                         help="renice the server's child processes (the AI workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
+    parser.add_argument("--pin", action="store_true",
+                        help="the generators on the last CPU, the server process on the others "
+                             "(its AI workers anywhere): the generators stand for clients on "
+                             "other machines, so they should not take the server's CPU")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")
@@ -875,6 +896,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (0 < args.rate <= 10):
         parser.error("--rate: more than 0, at most 10 (the rate limit is 10 frames/s per client)")
     args.procs = max(1, min(args.procs, args.games + args.ai_games))
+    if args.pin and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--pin needs at least 2 CPUs")
     return run(args)
 
 
