@@ -52,7 +52,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "ended (default 600)")
     parser.add_argument("--redis", default=None, metavar="URL",
                         help="computer moves go to `qubic worker`s on this Redis "
-                             "(e.g. redis://127.0.0.1:6379/0) instead of local processes")
+                             "(e.g. redis://127.0.0.1:6379/0) instead of local processes; "
+                             "with a PostgreSQL --database the server is one node of a "
+                             "cluster (docs/cluster.md)")
+    parser.add_argument("--node", default=None, metavar="NAME",
+                        help="this node's name in a cluster (default: host-pid-random)")
+    parser.add_argument("--lease-ttl", type=seconds, default=3.0, metavar="S",
+                        help="seconds a cluster node's hold on a game lasts unless renewed: a "
+                             "dead node's games are taken over about this much later "
+                             "(default 3)")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"], help="logging detail")
 
@@ -61,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from server.ai_pool import AIError
     from server.app import ServerConfig
     from server.app import run as run_server
+    from server.bus import BusError
     from server.errors import StoreError
 
     logging.basicConfig(
@@ -70,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(NAME, "--ai-workers must be at least 1")
     if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
         return fail(NAME, "--ai-nice must be 0-19")
+    if args.node is not None and (":" in args.node or not args.node):
+        return fail(NAME, "--node must be a non-empty name without ':'")
     for proxy in args.trusted_proxy:
         try:
             ipaddress.ip_network(proxy, strict=False)
@@ -81,13 +92,13 @@ def run(args: argparse.Namespace) -> int:
         max_connections_per_address=max(0, args.max_connections_per_address),
         new_players_per_address=max(0, args.new_players_per_hour),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
-        redis_url=args.redis,
+        redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
     try:
         run_server(config)
-    except (StoreError, AIError) as error:
+    except (StoreError, AIError, BusError) as error:
         return fail(NAME, str(error))
     except OSError as error:
         return fail(NAME, f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")

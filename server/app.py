@@ -18,7 +18,7 @@ import logging
 import signal
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
@@ -47,6 +47,9 @@ from server.session import (
 from server.store import Store
 from server.stores import open_store
 from server.web import add_web_client
+
+if TYPE_CHECKING:
+    from server.cluster import ClusterLinks
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,10 @@ class ServerConfig:
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
+    # With redis_url and a PostgreSQL database the server is a node of a cluster
+    # (server/cluster.py): its name (default host-pid-random) and its game leases' time.
+    node: str | None = None
+    lease_ttl: float = 3.0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -146,8 +153,14 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                                config.new_players_per_address)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
                                abandon_after=config.abandon_after)
-        hub = Hub(store, pool, hub_config, Metrics(), limits)
-        await hub.start()
+        links = await _cluster_links(config)
+        try:
+            hub = Hub(store, pool, hub_config, Metrics(), limits, cluster=links)
+            await hub.start()
+        except BaseException:
+            if links is not None:
+                await links.close()
+            raise
         runner = web.AppRunner(
             make_app(hub, config), handle_signals=False, access_log=None, shutdown_timeout=2.0
         )
@@ -162,6 +175,22 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     players = "a fleet on Redis" if config.redis_url else f"{pool.workers} AI workers"
     log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
     return RunningServer(config, hub, store, pool, runner, config.host, port)
+
+
+def clustered(config: ServerConfig) -> bool:
+    """Whether the server is a cluster node: Redis, and a database other nodes can share."""
+    return config.redis_url is not None and config.db_path.startswith(
+        ("postgresql://", "postgres://"))
+
+
+async def _cluster_links(config: ServerConfig) -> ClusterLinks | None:
+    if not clustered(config):
+        return None
+    from server.cluster import ClusterLinks, default_node_name
+
+    assert config.redis_url is not None
+    return await ClusterLinks.open(config.redis_url, config.node or default_node_name(),
+                                   ttl=config.lease_ttl)
 
 
 async def _computer_players(config: ServerConfig) -> ComputerMoves:
@@ -386,6 +415,7 @@ async def health(request: web.Request) -> web.Response:
         "games": sum(not room.over for room in hub.rooms.values()),
         "ai_workers": hub.pool.workers,
         "ai_ready": hub.pool.ready,
+        **({} if hub.cluster is None else hub.cluster.health()),
     })
 
 

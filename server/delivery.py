@@ -17,8 +17,15 @@ it exactly so:
   after that batch was published (it already has the state through its ``game`` or
   catch-up) does not get it again;
 - a reply to one connection (the ``ack`` after a move's events, a catch-up) travels in the
-  same batch, addressed to that session, so the order "``move``, ``end``, then ``ack``"
-  holds.
+  same batch, addressed to that session (its node and its id there), so the order
+  "``move``, ``end``, then ``ack``" holds.
+
+A session that asks to watch a game opens it *pending* (``PENDING``): it gets nothing until
+the batch that carries its catch-up, wherever the game's owner is, and everything after.
+A batch's sequence number is ``epoch << 32 | count``, the epoch being the owner's fencing
+token (0 on one node), so a new owner's batches come after the old one's; a batch from a
+newer epoch than this node has seen tells ``on_new_owner`` (the cluster rejoins the game's
+sessions here with the new owner, which starts with nobody present).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import msgspec
 
@@ -39,8 +47,29 @@ from server.store import PlayerRecord
 log = logging.getLogger(__name__)
 
 
+PENDING = -1
+"""The ``seq`` of a session that opened a game and waits for its catch-up batch."""
+EPOCH_BITS = 32
+
+
 def game_topic(game_id: str) -> str:
     return f"game:{game_id}"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A session as a game's owner sees it: its node, its id there, its player, and whether
+    it has the game open (then the game's events, and a reply after them, reach it in the
+    game's batches). On the embedded server every peer's node is ``""``."""
+
+    node: str
+    session: int
+    name: str
+    has_open: bool = False
+
+    @classmethod
+    def of(cls, session: Session, node: str = "", has_open: bool = False) -> Peer:
+        return cls(node, session.id, session.name or "", has_open)
 
 
 class Item(msgspec.Struct, array_like=True):
@@ -49,7 +78,8 @@ class Item(msgspec.Struct, array_like=True):
     frame: bytes
     audience: str  # an Audience's value
     player: str | None = None  # for PLAYER and OTHERS
-    session: int | None = None  # one connection's reply: only that session gets it
+    session: int | None = None  # one connection's reply: only that session gets it ...
+    node: str = ""  # ... on this node
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -64,27 +94,35 @@ _decode_batch = msgspec.msgpack.Decoder(Batch).decode
 
 
 def pack(
-    seq: int, events: Iterable[Outbound], only: Session | None = None,
+    seq: int, events: Iterable[Outbound], only: Peer | None = None,
     reply: ServerMessage | None = None,
 ) -> bytes:
     """A batch of ``events``; with ``only``, the events for one player go to that session
     alone (a catch-up), and ``reply`` goes last to ``only``."""
     items = []
     for event in events:
-        to = only.id if only is not None and event.audience is Audience.PLAYER else None
-        items.append(Item(encode(event.message), event.audience.value, event.player, to))
+        if only is not None and event.audience is Audience.PLAYER:
+            items.append(Item(encode(event.message), event.audience.value, event.player,
+                              only.session, only.node))
+        else:
+            items.append(Item(encode(event.message), event.audience.value, event.player))
     if reply is not None:
         assert only is not None
-        items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.id))
+        items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
+                          only.node))
     return _encode_batch(Batch(seq, items))
 
 
 class Delivery:
     """The sessions connected here, by player and by open game; see the module docstring."""
 
-    def __init__(self, bus: Bus) -> None:
+    def __init__(self, bus: Bus, node: str = "") -> None:
         self.bus = bus
+        self.node = node
+        self.on_new_owner: Callable[[str], None] | None = None
+        self._epochs: dict[str, int] = {}  # game -> the newest owner epoch heard of here
         self.sessions: set[Session] = set()
+        self._by_id: dict[int, Session] = {}
         self.by_player: dict[str, set[Session]] = defaultdict(set)
         # game -> the sessions here that have it open, each with the game's publish sequence
         # number when it opened it (it has everything up to there already)
@@ -96,6 +134,7 @@ class Delivery:
 
     def connected(self, session: Session) -> None:
         self.sessions.add(session)
+        self._by_id[session.id] = session
 
     def identified(self, session: Session, player: PlayerRecord) -> None:
         """``session`` has said hello as ``player``."""
@@ -105,6 +144,7 @@ class Delivery:
     def disconnected(self, session: Session) -> bool:
         """Forget ``session``; whether it was its player's last connection here."""
         self.sessions.discard(session)
+        self._by_id.pop(session.id, None)
         name = session.name
         if name is None:
             return False
@@ -140,9 +180,14 @@ class Delivery:
     def has_open(self, session: Session, game_id: str) -> bool:
         return session in self.audience.get(game_id, ())
 
+    def session(self, session_id: int) -> Session | None:
+        """The session here with this id, if it is still connected."""
+        return self._by_id.get(session_id)
+
     async def open(self, session: Session, game_id: str, seq: int) -> None:
-        """``session`` opens the game, holding its state as of publish number ``seq``;
-        returns once the game's events reach this node."""
+        """``session`` opens the game, holding its state as of publish number ``seq`` (or
+        ``PENDING``: until its catch-up comes); returns once the game's events reach this
+        node. A session that has the game open already keeps what it had."""
         session.rooms.add(game_id)
         self.audience.setdefault(game_id, {}).setdefault(session, seq)
         subscribing = self._subscriptions.get(game_id)
@@ -171,6 +216,7 @@ class Delivery:
 
     def _unsubscribe(self, game_id: str) -> None:
         self.audience.pop(game_id, None)
+        self._epochs.pop(game_id, None)
         subscribing = self._subscriptions.pop(game_id, None)
         if subscribing is not None:
             task = asyncio.ensure_future(self._cancel(subscribing))
@@ -189,14 +235,30 @@ class Delivery:
 
     def _received(self, topic: str, message: bytes) -> None:
         """A batch published for a game: each event to its audience among its sessions here
-        that opened the game before the batch was published."""
+        that opened the game before the batch was published (a pending session from the
+        batch addressed to it on)."""
         batch = _decode_batch(message)
-        audience = self.audience.get(topic.removeprefix("game:"))
+        game_id = topic.removeprefix("game:")
+        audience = self.audience.get(game_id)
         if not audience:
             return
-        present = [s for s, opened in audience.items() if opened < batch.seq]
+        epoch = batch.seq >> EPOCH_BITS
+        known = self._epochs.get(game_id)
+        if known is None or epoch > known:
+            self._epochs[game_id] = epoch
+            if known is not None and self.on_new_owner is not None:
+                self.on_new_owner(game_id)
+        node = self.node
+        for item in batch.items:  # a pending session addressed here has its catch-up now
+            if item.session is not None and item.node == node:
+                for session, opened in audience.items():
+                    if opened == PENDING and session.id == item.session:
+                        audience[session] = batch.seq - 1
+        present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
             if item.session is not None:
+                if item.node != node:
+                    continue
                 targets: Iterable[Session] = [s for s in present if s.id == item.session]
             elif item.audience == Audience.ROOM.value:
                 targets = present

@@ -12,7 +12,10 @@ the part whose job it is (lila-ws and Colyseus split a game server along the sam
 - ``Lobby`` (``server.lobby``): seeks, quick pairing, private codes, the live list and the
   online count, and the lobby's subscribers.
 
-The hub itself keeps saying hello (players and tokens), the periodic work and the metrics.
+Requests about one game go through a router (``server.routing``): on the embedded server
+straight to ``Rooms``; in a cluster (``server.cluster``) to the game's owner node, wherever
+it is. The hub itself keeps saying hello (players and tokens), the periodic work and the
+metrics.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.ai_pool import ComputerMoves
 from server.bus import Bus, LocalBus
@@ -32,7 +35,6 @@ from server.lobby import Lobby
 from server.matchmaking import Matchmaker
 from server.matchmaking import Seek as WaitingSeek
 from server.metrics import Metrics
-from server.protocol import Abort as AbortMessage
 from server.protocol import (
     AcceptSeek,
     CancelQuick,
@@ -41,39 +43,31 @@ from server.protocol import (
     ChallengeAccept,
     ChallengeCancel,
     ChallengeDecline,
-    Chat,
     ClientMessage,
-    DrawAccept,
-    DrawDecline,
-    DrawOffer,
     ErrorCode,
     GameSummary,
     Hello,
-    Hint,
     LobbySub,
     LobbyUnsub,
-    Move,
     Ping,
     PlayAI,
     Pong,
     PrivateCreate,
     PrivateJoin,
     Quick,
-    Rematch,
-    Resign,
     Seek,
     SeekInfo,
-    TakeBack,
-    Unwatch,
-    Watch,
     Welcome,
     error_message,
 )
-from server.protocol import Claim as ClaimMessage
-from server.room import GameRoom, Outbound
+from server.room import GameRoom
 from server.rooms import HubConfig, Rooms
+from server.routing import GAME_REQUESTS, Router
 from server.session import CLOSE_GOING_AWAY, AddressLimits, Session
 from server.store import Store
+
+if TYPE_CHECKING:
+    from server.cluster import Cluster, ClusterLinks
 
 log = logging.getLogger(__name__)
 
@@ -96,18 +90,26 @@ class Hub:
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressLimits | None = None,
-        bus: Bus | None = None,
+        bus: Bus | None = None, cluster: ClusterLinks | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
         self.metrics = metrics or Metrics()
         self.limits = limits or AddressLimits()
-        self._own_bus = bus is None
+        self._own_bus = bus is None and cluster is None
+        if cluster is not None:
+            bus = cluster.bus
         self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
-        self.delivery = Delivery(self.bus)
+        self.delivery = Delivery(self.bus, "" if cluster is None else cluster.node)
         self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
         self.lobby = Lobby(self.games, self.delivery)
         self.games.listing = self.lobby
+        self.cluster: Cluster | None = None
+        self.router = Router(self.games, self.delivery)
+        if cluster is not None:
+            from server.cluster import Cluster
+
+            self.cluster = self.router = Cluster(self.games, self.delivery, cluster, self.metrics)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -146,8 +148,12 @@ class Hub:
     # -- life cycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Resume every unfinished game from the store and start the periodic work."""
-        await self.games.resume()
+        """Resume every unfinished game from the store (in a cluster: join it, and take
+        games over as their owners go) and start the periodic work."""
+        if self.cluster is not None:
+            await self.cluster.start()
+        else:
+            await self.games.resume()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -155,13 +161,18 @@ class Hub:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """Stop taking work, stop the computer's searches and say goodbye to every client."""
+        """Stop taking work, stop the computer's searches and say goodbye to every client
+        (in a cluster, first hand every game over to the other nodes)."""
         self.games.closing = True
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.cluster is not None:
+            await self.cluster.hand_over()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
+        if self.cluster is not None:
+            await self.cluster.close()
         if self._own_bus:
             await self.bus.close()
         self.metrics.lag.stop()
@@ -188,9 +199,8 @@ class Hub:
             return
         if last:
             self.lobby.gone(session.name)
-        now = self.games.now()
         for game_id in list(session.rooms):
-            self.games.leave(session, game_id, now)
+            self.router.leave(session, game_id)
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -230,7 +240,7 @@ class Hub:
         self.delivery.identified(session, player)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
-                    games=self.games.games_of(player.name), ref=message.id)
+                    games=await self.router.games_of(player.name), ref=message.id)
         )
 
     async def _ping(self, session: Session, message: Ping) -> None:
@@ -250,6 +260,8 @@ class Hub:
         gauges["ai_ready"] = lambda: int(self.pool.ready)
         gauges["ai_latency_seconds_last"] = lambda: self.pool.last_latency
         gauges["lobby_subscribers"] = lambda: len(self.lobby.subscribers)
+        if self.cluster is not None:
+            self.cluster.register_gauges(gauges)
         for q in (0.5, 0.99):
             gauges[f'ai_latency_seconds{{quantile="{q}"}}'] = partial(self._latency, q)
         for name in self.pool.figures():
@@ -276,14 +288,8 @@ def _to(part: str, method: str) -> Handler:
     return handle
 
 
-def _in_room(action: Callable[[GameRoom, str, float, Any], list[Outbound]]) -> Handler:
-    """The handler that runs ``action`` on the request's game under the room's lock."""
-
-    async def handle(hub: Hub, session: Session, message: Any) -> None:
-        await hub.games.act(session, message.game, message.id,
-                            lambda room, name, now: action(room, name, now, message))
-
-    return handle
+async def _game_request(hub: Hub, session: Session, message: Any) -> None:
+    await hub.router.request(session, message)
 
 
 Hub._handlers = {
@@ -296,16 +302,5 @@ Hub._handlers = {
     Challenge: _to("lobby", "challenge"), ChallengeAccept: _to("lobby", "challenge_accept"),
     ChallengeDecline: _to("lobby", "challenge_decline"),
     ChallengeCancel: _to("lobby", "challenge_cancel"),
-    Watch: _to("games", "watch"), Unwatch: _to("games", "unwatch"),
-    Move: _in_room(lambda room, name, now, m: room.move(name, m.cell, m.ply, now)),
-    Chat: _in_room(lambda room, name, now, m: room.chat(name, m.text, now)),
-    Resign: _in_room(lambda room, name, now, m: room.resign(name, now)),
-    DrawOffer: _in_room(lambda room, name, now, m: room.offer_draw(name, now)),
-    DrawAccept: _in_room(lambda room, name, now, m: room.accept_draw(name, now)),
-    DrawDecline: _in_room(lambda room, name, now, m: room.decline_draw(name, now)),
-    AbortMessage: _in_room(lambda room, name, now, m: room.abort(name, now)),
-    ClaimMessage: _in_room(lambda room, name, now, m: room.claim(name, now)),
-    Rematch: _in_room(lambda room, name, now, m: room.ask_rematch(name, now)),
-    TakeBack: _in_room(lambda room, name, now, m: room.take_back(name, now)),
-    Hint: _to("games", "hint"),
+    **dict.fromkeys(GAME_REQUESTS, _game_request),
 }

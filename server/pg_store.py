@@ -444,6 +444,17 @@ class PostgresStore:
 
         return await self._run(abort)
 
+    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
+        """Raise the game's fencing token to ``fence`` under its row lock and return the game
+        as it stands (see ``Store.claim``): a write of the old holder waits for the lock and
+        is then refused."""
+
+        async def take(conn: asyncpg.Connection) -> GameRecord:
+            await _lock_game(conn, game_id, fence)
+            return await _game(conn, game_id)
+
+        return await self._run(take)
+
     async def get_game(self, game_id: str) -> GameRecord | None:
         """A game with its moves, or None."""
 

@@ -8,7 +8,11 @@ Timers flag clocks; ``ComputerTurns`` plays the computer's seats; a finished gam
 for ``FINISHED_KEPT`` seconds (rematches, late viewers) and is then forgotten. The lobby
 hears of each game that should be listed or unlisted through the ``Listing`` interface.
 
-In a cluster this is the part that runs on a game's owner node (the holder of its lease).
+In a cluster this is the part that runs on a game's owner node (the holder of its lease):
+``Ownership`` is how it takes a new game's lease, learns the fencing token its writes carry,
+and gives a game up. Requests reach it from ``server.routing`` with the requesting session as
+a ``Peer`` (node, session id, player); who has a game open is counted here by peer, across
+nodes, so a player's presence changes only with their first and last open connection.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from engine import O, X
 from server.ai_pool import ComputerMoves
 from server.bus import Bus
 from server.computer import ComputerTurns
-from server.delivery import Delivery, game_topic, pack
+from server.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.errors import RoomError
 from server.metrics import Metrics
 from server.protocol import (
@@ -33,13 +37,10 @@ from server.protocol import (
     ClockSpec,
     ErrorCode,
     GameEnd,
-    Hint,
     MovePlayed,
     RatingChange,
     ServerMessage,
     TakenBack,
-    Unwatch,
-    Watch,
     with_ref,
 )
 from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
@@ -82,6 +83,39 @@ class Listing(Protocol):
         """The game is gone from this server."""
 
 
+class Ownership(Protocol):
+    """How the rooms hold their games: the embedded server owns every game; a cluster node
+    holds a lease per game (``server.cluster``)."""
+
+    def token(self, game_id: str) -> int | None:
+        """The fencing token the game's writes carry (None: the one embedded server)."""
+
+    async def started(self, room: GameRoom) -> None:
+        """A game was made here: own it before anyone hears of it."""
+
+    def ended(self, room: GameRoom) -> None:
+        """The game is over."""
+
+    def forgotten(self, game_id: str) -> None:
+        """The rooms let the game go (it ended a while ago)."""
+
+
+class _Sole:
+    """The embedded server's ``Ownership``: every game is its own, with no token."""
+
+    def token(self, game_id: str) -> int | None:
+        return None
+
+    async def started(self, room: GameRoom) -> None:
+        pass
+
+    def ended(self, room: GameRoom) -> None:
+        pass
+
+    def forgotten(self, game_id: str) -> None:
+        pass
+
+
 class _NoListing:
     def relist(self, room: GameRoom) -> None:
         pass
@@ -109,6 +143,11 @@ class Rooms:
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         self._publisher: asyncio.Task[None] | None = None
         self.listing: Listing = _NoListing()  # the lobby, once it exists
+        self.ownership: Ownership = _Sole()
+        self.node = delivery.node
+        # game -> player -> the peers with it open (a player is present while one is)
+        self.openers: dict[str, dict[str, set[tuple[str, int]]]] = {}
+        self.send_to: Callable[[Peer, ServerMessage], None] = self._send_here
         self.rooms: dict[str, GameRoom] = {}
         self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.flag_timers: dict[str, asyncio.TimerHandle] = {}
@@ -133,6 +172,11 @@ class Rooms:
                 self.listing.unlist(room.id)
             self.after_change(room)
             log.info("resumed game %s at ply %d", room.id, room.board.ply)
+
+    async def drain(self) -> None:
+        """Wait until every batch made so far is published."""
+        if self._publisher is not None:
+            await self._outbox.join()
 
     async def close(self) -> None:
         """Stop the clocks' timers and the computer's searches; pause every room."""
@@ -221,10 +265,13 @@ class Rooms:
             self.listing.unlist(room.id)
         self.metrics.count("games_started")
         now = self._loop.time()
+        await self.ownership.started(room)
+        self.published[room.id] = (self.ownership.token(room.id) or 0) << EPOCH_BITS
         for seat in seats:
             sessions = self.delivery.of_player(seat.player)
             for session in sessions:
-                await self.delivery.open(session, room.id, 0)
+                self._opened(room.id, Peer.of(session, self.node))
+                await self.delivery.open(session, room.id, self.published[room.id])
             if seat.ai_level is None and sessions:
                 snapshot = room.snapshot(seat.player, now)
                 for session in sessions:
@@ -239,62 +286,86 @@ class Rooms:
 
     # -- watching --------------------------------------------------------------------------
 
-    async def watch(self, session: Session, message: Watch) -> None:
-        room = await self.get(message.game)
-        name = session.name or ""
+    async def watch(
+        self, peer: Peer, game_id: str, since: int | None, ref: str | int | None,
+        ack: bool = True,
+    ) -> None:
+        """``peer`` opens the game (its node has opened it pending in ``Delivery``): its
+        seat is taken again or it watches; it gets a catch-up and then an ``ack``."""
+        room = await self.get(game_id)
         async with self.locks[room.id]:
-            await self.delivery.open(session, room.id, self.published.get(room.id, 0))
-            events = room.join(name, name, self._loop.time(), message.since)
-            replied = False
+            self._opened(room.id, peer)
+            events = room.join(peer.name, peer.name, self._loop.time(), since)
+            replied = not ack
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):
-                    event.message.ref = message.id  # type: ignore[union-attr]
+                    event.message.ref = ref  # type: ignore[union-attr]
                     replied = True
             # a catch-up: its events, then the ack that says it is complete
-            self.deliver(room, events, only=session,
-                         reply=None if replied else Ack(ref=message.id))
+            self.deliver(room, events, only=peer, reply=None if replied else Ack(ref=ref))
         self.listing.relist(room)
         self.after_change(room)
 
-    async def unwatch(self, session: Session, message: Unwatch) -> None:
-        if message.game not in session.rooms:
-            raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
-        self.leave(session, message.game, self._loop.time())
-        session.send(Ack(ref=message.id))
+    def _opened(self, game_id: str, peer: Peer) -> None:
+        self.openers.setdefault(game_id, {}).setdefault(peer.name, set()).add(
+            (peer.node, peer.session))
 
-    def leave(self, session: Session, game_id: str, now: float) -> None:
-        """``session`` closes the game (unwatched, or the connection is gone)."""
-        elsewhere = self.delivery.close(session, game_id)
+    def leave(self, peer: Peer, game_id: str, now: float) -> None:
+        """``peer`` closes the game (unwatched, or the connection is gone); its player is
+        gone from it once no connection of theirs on any node has it open."""
+        by_player = self.openers.get(game_id)
+        opened = None if by_player is None else by_player.get(peer.name)
+        if opened is None:
+            return
+        opened.discard((peer.node, peer.session))
+        if opened:
+            return  # another connection of the same player still has it open
+        del by_player[peer.name]  # type: ignore[union-attr]
         room = self.rooms.get(game_id)
-        name = session.name
-        if room is None or name is None or elsewhere:
-            return  # elsewhere: another connection of the same player still has it open
-        self.deliver(room, room.leave(name, now))
+        if room is None or not peer.name:
+            return
+        self.deliver(room, room.leave(peer.name, now))
         self.listing.relist(room)
+
+    def node_gone(self, node: str) -> None:
+        """Every connection on ``node`` is gone (it died or left): they leave their games."""
+        now = self._loop.time()
+        for game_id, by_player in list(self.openers.items()):
+            for name, opened in list(by_player.items()):
+                for peer in [p for p in opened if p[0] == node]:
+                    self.leave(Peer(peer[0], peer[1], name), game_id, now)
+
+    def reply(self, peer: Peer, message: ServerMessage) -> None:
+        """Send one message to one session, on whichever node it is."""
+        self.send_to(peer, message)
+
+    def _send_here(self, peer: Peer, message: ServerMessage) -> None:
+        session = self.delivery.session(peer.session)
+        if session is not None:
+            session.send(message)
 
     # -- playing ---------------------------------------------------------------------------
 
-    async def act(self, session: Session, game_id: str, ref: object, action: Action) -> None:
+    async def act(self, peer: Peer, game_id: str, ref: object, action: Action) -> None:
         """Run a room action under its lock: decide, persist, deliver, then follow up."""
         room = await self.get(game_id)
-        name = session.name or ""
         async with self.locks[room.id]:
-            events = action(room, name, self._loop.time())
+            events = action(room, peer.name, self._loop.time())
             events = await self._persist(room, events)
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
-            if ack is not None and self.delivery.has_open(session, room.id):
-                self.deliver(room, events, only=session, reply=ack)  # after the events
+            if ack is not None and peer.has_open:
+                self.deliver(room, events, only=peer, reply=ack)  # after the events
             else:  # it hears none of the events: the ack's order does not matter
                 self.deliver(room, events)
                 if ack is not None:
-                    session.send(ack)
+                    self.reply(peer, ack)
         self.after_change(room)
 
-    async def hint(self, session: Session, message: Hint) -> None:
+    async def hint(self, peer: Peer, game_id: str, ref: str | int | None) -> None:
         """Reply with the engine's suggested move (see ``ComputerTurns.hint``)."""
-        room = await self.get(message.game)
-        suggestion = await self.computer.hint(room, session.name or "")
-        session.send(with_ref(suggestion, message.id))
+        room = await self.get(game_id)
+        suggestion = await self.computer.hint(room, peer.name)
+        self.reply(peer, with_ref(suggestion, ref))
 
     async def _computer_played(self, room: GameRoom, ply: int, move: int) -> bool:
         """Play the computer's ``move`` for ``ply``; False if the game has moved on."""
@@ -309,10 +380,11 @@ class Rooms:
     async def _persist(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
         """Commit what ``events`` record before anyone hears of them."""
         if any(isinstance(e.message, MovePlayed) for e in events):
-            await self.store.record_move(room.id, room.last_move_record(time.time()))
+            await self.store.record_move(room.id, room.last_move_record(time.time()),
+                                         fence=self.ownership.token(room.id))
             self.metrics.count("moves")
         for taken in (e.message for e in events if isinstance(e.message, TakenBack)):
-            await self.store.take_back(room.id, taken.ply)
+            await self.store.take_back(room.id, taken.ply, fence=self.ownership.token(room.id))
             self.metrics.count("takebacks")
         end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
         if end is None:
@@ -321,11 +393,12 @@ class Rooms:
         log.info("game %s ended %s (%s) after %d moves", room.id, end.result, end.reason,
                  room.board.ply)
         if end.result == "*":
-            await self.store.abort_game(room.id, reason=end.reason, now=time.time())
+            await self.store.abort_game(room.id, reason=end.reason, now=time.time(),
+                                        fence=self.ownership.token(room.id))
             return events
         record = await self.store.finish_game(
             room.id, result=end.result, reason=end.reason, now=time.time(),
-            winning_line=end.line,
+            winning_line=end.line, fence=self.ownership.token(room.id),
         )
         if record.x_rating_change is None or record.o_rating_change is None:
             return events
@@ -337,12 +410,13 @@ class Rooms:
         return room.set_rating_change(change, events)
 
     def deliver(
-        self, room: GameRoom, events: Iterable[Outbound], only: Session | None = None,
-        reply: ServerMessage | None = None,
+        self, room: GameRoom, events: Iterable[Outbound], only: Peer | None = None,
+        reply: ServerMessage | None = None, force: bool = False,
     ) -> None:
-        """Publish ``events`` (and ``reply`` to ``only``) as the room's next batch."""
+        """Publish ``events`` (and ``reply`` to ``only``) as the room's next batch (with
+        ``force``, an empty one too)."""
         events = list(events)
-        if not events and reply is None:
+        if not events and reply is None and not force:
             return
         seq = self.published[room.id] = self.published.get(room.id, 0) + 1
         self._outbox.put_nowait((game_topic(room.id), pack(seq, events, only, reply)))
@@ -372,6 +446,7 @@ class Rooms:
             self.computer.cancel(room.id)
             if room.id not in self.finished:
                 self.finished.add(room.id)
+                self.ownership.ended(room)
                 self.listing.relist(room)
                 self._forget_later(room)
             if room.rematch_agreed and room.id not in self.rematched:
@@ -410,15 +485,45 @@ class Rooms:
     def _forget_later(self, room: GameRoom) -> None:
         def forget() -> None:
             if self.rooms.get(room.id) is room and room.over:
-                del self.rooms[room.id]
-                self.locks.pop(room.id, None)
-                self.finished.discard(room.id)
-                self.rematched.discard(room.id)
-                self.listing.forget(room.id)
+                self.drop(room.id)
                 self.delivery.forget(room.id)
-                self.published.pop(room.id, None)
+                self.ownership.forgotten(room.id)
 
         self._loop.call_later(FINISHED_KEPT, forget)
+
+    def drop(self, game_id: str) -> None:
+        """Let the game go at once: no timer, no computer search, no room (it ended long
+        ago, or in a cluster this node no longer holds its lease)."""
+        handle = self.flag_timers.pop(game_id, None)
+        if handle is not None:
+            handle.cancel()
+        self.computer.cancel(game_id)
+        self.rooms.pop(game_id, None)
+        lock = self.locks.get(game_id)
+        if lock is not None and not lock.locked():
+            del self.locks[game_id]
+        self.finished.discard(game_id)
+        self.rematched.discard(game_id)
+        self.listing.forget(game_id)
+        self.published.pop(game_id, None)
+        self.openers.pop(game_id, None)
+
+    async def adopt(self, record: GameRecord, token: int) -> GameRoom:
+        """Hold a game another node held (a cluster's takeover, after the claim in the store
+        under ``token``): its room as after a restart, everyone away until they rejoin, and
+        an empty first batch that tells every node's ``Delivery`` of the new owner."""
+        room = await self._restore(record, self._loop.time())
+        self.rooms[room.id] = room
+        self.published[room.id] = token << EPOCH_BITS
+        if not record.listed:
+            self.listing.unlist(room.id)
+        if record.status is not GameStatus.ACTIVE:
+            self.finished.add(room.id)
+            self._forget_later(room)
+        self.deliver(room, [], force=True)
+        self.after_change(room)
+        log.info("took over game %s at ply %d", room.id, room.board.ply)
+        return room
 
     async def _start_rematch(self, room: GameRoom) -> None:
         await self.start_game(room.rematch_seats(), room.board.geometry.name, room.clock_spec,

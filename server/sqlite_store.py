@@ -563,6 +563,16 @@ class SQLiteStore:
 
         return await self._write(abort)
 
+    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
+        """Raise the game's fencing token to ``fence`` and return it (see ``Store.claim``)."""
+
+        def take(conn: sqlite3.Connection) -> GameRecord:
+            game = _game(conn, game_id)
+            _take_fence(conn, game_id, game.fence, fence)
+            return _game(conn, game_id)
+
+        return await self._write(take)
+
     async def get_game(self, game_id: str) -> GameRecord | None:
         """A game with its moves, or None."""
 

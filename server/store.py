@@ -320,6 +320,13 @@ class Store(Protocol):
         """Call a game off with no result and no effect on anyone's record."""
         ...
 
+    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
+        """Take the game over for a cluster node holding its lease under token ``fence``:
+        raise the game's fencing token to ``fence`` (an older holder's writes are refused from
+        now on) and return the game as it stands, in one transaction. Raises ``StoreError``
+        ``"no_such_game"``, or ``"fenced"`` if a newer token has been seen."""
+        ...
+
     async def get_game(self, game_id: str) -> GameRecord | None:
         """A game with its moves, or None."""
         ...

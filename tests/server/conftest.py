@@ -168,3 +168,54 @@ def read_only(path: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+class Nodes:
+    """A cluster of in-process nodes (issue 15): each its own server, RedisBus, leases and
+    PostgreSQL pool, on one Redis and one PostgreSQL database."""
+
+    def __init__(self, redis_url: str, postgres_url: str, names: str = "abc",
+                 **config: Any) -> None:
+        self.config = {"ai_move_time": 0.1, "grace": 60.0, "redis_url": redis_url,
+                       "db_path": postgres_url, "lease_ttl": 1.5, **config}
+        self.names = list(names)
+        self.running: dict[str, RunningServer] = {}
+        self.clients: list[ClientConnection] = []
+
+    async def start(self, *names: str) -> None:
+        for name in names or self.names:
+            self.running[name] = await start_server(
+                ServerConfig(port=0, node=name, **self.config))
+
+    async def stop(self, *names: str) -> None:
+        if not names:
+            for ws in self.clients:
+                await ws.close()
+            self.clients.clear()
+        for name in names or list(self.running):
+            running = self.running.pop(name, None)
+            if running is not None:
+                await running.stop()
+
+    def __getitem__(self, name: str) -> RunningServer:
+        return self.running[name]
+
+    async def client(self, node: str, name: str | None = None,
+                     token: str | None = None) -> Client:
+        ws = await websockets.connect(self.running[node].ws_url, max_size=None)
+        self.clients.append(ws)
+        client = Client(ws)
+        if name is not None or token is not None:
+            await client.hello(name, token)
+        return client
+
+
+@pytest_asyncio.fixture
+async def nodes(redis_url: str, postgres_url: str) -> AsyncIterator[Nodes]:
+    """Three started nodes, a, b and c; stopped after the test."""
+    cluster = Nodes(redis_url, postgres_url)
+    try:
+        await cluster.start()
+        yield cluster
+    finally:
+        await cluster.stop()

@@ -16,7 +16,7 @@ import pytest
 
 import server.hub
 from server.bus import LocalBus, RedisBus
-from server.delivery import Delivery, game_topic, pack
+from server.delivery import Delivery, Peer, game_topic, pack
 from server.protocol import Ack, ChatLine
 from server.room import Audience, Outbound
 from server.session import Session
@@ -45,7 +45,7 @@ async def test_a_batch_reaches_each_event_s_audience_and_a_reply_its_session() -
         Outbound(Ack(ref=1), Audience.PLAYER, "bob"),
         Outbound(Ack(ref=2), Audience.OTHERS, "ann"),
     ]
-    await bus.publish(game_topic("g1"), pack(1, events, only=ann, reply=Ack(ref=3)))
+    await bus.publish(game_topic("g1"), pack(1, events, only=Peer.of(ann), reply=Ack(ref=3)))
     await asyncio.sleep(0)
     assert [m["t"] for m in _heard(eve)] == ["chat", "ack"]  # the room's, and OTHERS than ann
     assert [m.get("ref") for m in _heard(bob)] == [None, 2]  # ann's PLAYER event went to ann
