@@ -5,7 +5,11 @@ without sticky sessions may; a spectator watches from the third."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import urllib.request
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from conftest import Client, Nodes, play
@@ -14,6 +18,17 @@ from server.errors import StoreError
 from server.pg_store import PostgresStore
 from server.routing import Peer
 from server.store import GameStatus, Seat
+
+
+def _get_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return str(reply.read().decode())
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_get_text(url))
+    return data
+
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 
@@ -63,6 +78,13 @@ async def test_players_on_two_nodes_play_to_the_end_with_a_spectator_on_a_third(
     # the mover on node b hears its move, then the end, then its ack: as on one node
     heard = [m["t"] for m in ann.seen if m["t"] in ("move", "end", "ack")]
     assert heard == ["move", "ack", "move"] * 3 + ["move", "end", "ack"], heard
+    health = await asyncio.to_thread(_get_json, f"{nodes['a'].http_url}/health")
+    assert health["node"] == "a" and health["games_owned"] == 1 and health["bus_connected"]
+    assert isinstance(health["bus_lag_ms"], float | int)
+    metrics = await asyncio.to_thread(_get_text, f"{nodes['b'].http_url}/metrics")
+    assert 'qubic_cluster_node{node="b"} 1' in metrics
+    assert "qubic_cluster_games_owned 0" in metrics
+    assert "qubic_cluster_requests_forwarded" in metrics
     record = await nodes["c"].store.get_game(game)
     assert record is not None and record.status is GameStatus.FINISHED
     assert [m.ply for m in record.moves] == list(range(1, 8))
