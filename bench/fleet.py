@@ -37,7 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "server"))
 from services import RedisServer  # noqa: E402  (the tests' real redis-server)
+from test_faults import descendants  # noqa: E402
 
 from engine import Board  # noqa: E402
 from server.ai_pool import AIJob, AIPool, ComputerMoves  # noqa: E402
@@ -151,12 +153,57 @@ async def takeover(fleet: Fleet, workers: Workers, url: str, kills: int) -> list
             if not pending:  # answered within 0.3 s (a forced move): nothing to kill
                 await asking
                 continue
-            workers.kill_holder(pending[0]["consumer"].decode())
+            workers.kill_holder(str(pending[0]["consumer"].decode()))  # type: ignore[union-attr]
             await asking
             took.append(time.perf_counter() - started)
     finally:
         await client.aclose()
     return took
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of one process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def machine_seconds() -> tuple[float, float]:
+    """CPU seconds busy and idle on the whole machine so far (every core)."""
+    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / TICK, idle / TICK
+
+
+class Cpu:
+    """Where the CPU went during a measurement, by part: this process (the node's ``Fleet``
+    and the games asking for moves), Redis, the workers' event loops, their searches, and
+    the rest of the machine (other sessions, the kernel's own threads)."""
+
+    PARTS = ("node and games", "redis", "worker loops", "searches", "other", "idle")
+
+    def __init__(self, redis_pid: int, workers: Workers) -> None:
+        self.redis_pid, self.workers = redis_pid, workers
+
+    def snapshot(self) -> dict[str, float]:
+        loops = [process.pid for process in self.workers.processes]
+        searches = [child for pid in loops for child in descendants(pid)]
+        busy, idle = machine_seconds()
+        taken = {"node and games": cpu_seconds(os.getpid()), "redis": cpu_seconds(self.redis_pid),
+                 "worker loops": sum(map(cpu_seconds, loops)),
+                 "searches": sum(map(cpu_seconds, searches))}
+        return {**taken, "other": busy - sum(taken.values()), "idle": idle}
+
+    @staticmethod
+    def per_move(before: dict[str, float], after: dict[str, float], moves: int) -> str:
+        """Milliseconds of CPU a move, by part."""
+        spent = {part: 1000 * (after[part] - before[part]) / max(1, moves) for part in Cpu.PARTS}
+        return " | ".join(f"{spent[part]:.2f}" for part in Cpu.PARTS)
 
 
 def row(name: str, latencies: list[float], duration: float) -> str:
@@ -178,29 +225,44 @@ async def main(args: argparse.Namespace) -> None:
             await workers.add()
             await fleet.wait_ready()
             rows = ["| path | moves | moves/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
-            local = await drive(pool, "level1", 1, args.duration, 1.0)
-            remote = await drive(fleet, "level1", 1, args.duration, 1.0)
-            rows += [row("level 1, one game, local pool (1 process)", local, args.duration),
-                     row("level 1, one game, fleet (1 worker)", remote, args.duration)]
-            overhead = 1000 * (statistics.median(remote) - statistics.median(local))
+            overhead = None
+            if "overhead" in args.parts:
+                local = await drive(pool, "level1", 1, args.duration, 1.0)
+                remote = await drive(fleet, "level1", 1, args.duration, 1.0)
+                rows += [row("level 1, one game, local pool (1 process)", local, args.duration),
+                         row("level 1, one game, fleet (1 worker)", remote, args.duration)]
+                overhead = 1000 * (statistics.median(remote) - statistics.median(local))
             await pool.close()
             rates: dict[tuple[str, int], float] = {}
-            for count in (1, 2):
+            assert redis.process is not None
+            cpu = Cpu(redis.process.pid, workers)
+            spent = ["| run | " + " | ".join(Cpu.PARTS) + " |",
+                     "|---|" + "---|" * len(Cpu.PARTS)]
+            for count in (1, 2) if "throughput" in args.parts else ():
                 while len(workers.processes) < count:
                     await workers.add()
                 await asyncio.sleep(2 * 1.0)  # the node sees the new worker's heartbeat
                 for spec, budget in (("level8", args.budget), ("level1", 1.0)):
+                    before = cpu.snapshot()
                     latencies = await drive(fleet, spec, args.games, args.duration, budget)
+                    after = cpu.snapshot()
                     rates[spec, count] = len(latencies) / args.duration
                     name = (f"{spec} at {budget:g} s, {args.games} games, "
                             f"{count} worker{'s' if count > 1 else ''}")
                     rows.append(row(name, latencies, args.duration))
+                    spent.append(f"| {name} | {Cpu.per_move(before, after, len(latencies))} |")
                     print(rows[-1], flush=True)
-            takeovers = await takeover(fleet, workers, redis.url, args.kills)
+            takeovers = []
+            if "takeover" in args.parts:
+                takeovers = await takeover(fleet, workers, redis.url, args.kills)
             print()
             print("\n".join(rows))
-            print(f"\nqueue overhead at level 1 (fleet p50 - local p50): {overhead:.2f} ms")
-            for spec in ("level8", "level1"):
+            if rates:
+                print("\nCPU milliseconds a move, by part:\n")
+                print("\n".join(spent))
+            if overhead is not None:
+                print(f"\nqueue overhead at level 1 (fleet p50 - local p50): {overhead:.2f} ms")
+            for spec in ("level8", "level1") if rates else ():
                 print(f"{spec}: 2 workers / 1 worker = "
                       f"{rates[spec, 2] / rates[spec, 1]:.2f}x moves per second")
             if takeovers:
@@ -222,4 +284,6 @@ if __name__ == "__main__":
     parser.add_argument("--kills", type=int, default=5, help="takeovers to time")
     parser.add_argument("--budget", type=float, default=0.1,
                         help="seconds a level-8 move may think (default 0.1)")
+    parser.add_argument("--parts", default="overhead,throughput,takeover",
+                        help="what to measure, of overhead,throughput,takeover (default all)")
     asyncio.run(main(parser.parse_args()))

@@ -202,15 +202,16 @@ class Fleet:
         started = time.perf_counter()
         try:
             try:
-                await self.client.xadd(self.keys.jobs(job.spec), {"job": _encode(wire)},
+                await self.client.xadd(self.keys.jobs(job.spec),
+                                       {"id": wire.id, "job": _encode(wire)},
                                        maxlen=STREAM_MAX, approximate=True)
             except (RedisError, OSError) as exc:
                 raise AIError(f"cannot queue the computer's move: {exc}") from None
             # a worker has the job's time; one that dies is replaced after RECLAIM_GRACE
             # more; past twice that (or with no worker at all) the hub is told and retries
             try:
-                result = await asyncio.wait_for(asyncio.shield(answer),
-                                                2 * (budget + RECLAIM_GRACE) + 5 * HEARTBEAT)
+                async with asyncio.timeout(2 * (budget + RECLAIM_GRACE) + 5 * HEARTBEAT):
+                    result = await answer
             except TimeoutError:
                 self.jobs_failed += 1
                 await self._cancel(wire.id)
@@ -235,9 +236,13 @@ class Fleet:
 
     async def _read_answers(self) -> None:
         last = "0-0"
+        trimmed = time.monotonic()
         backoff = 0.1
         while not self._closed:  # not only cancellation: redis-py may swallow it mid-command
             try:
+                if time.monotonic() - trimmed >= self.poll:  # what was read: not every time
+                    trimmed = time.monotonic()
+                    await self.client.xtrim(self._answers, minid=last)
                 reply = await self.client.xread({self._answers: last}, count=100,
                                                 block=int(self.poll * 1000))
                 backoff = 0.1
@@ -248,11 +253,8 @@ class Fleet:
                 continue
             for _stream, entries in reply or ():
                 for entry_id, fields in entries:
-                    last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+                    last = _text(entry_id)
                     self._take(_answer_decoder.decode(fields[b"answer"]))
-                if entries:
-                    with contextlib.suppress(RedisError, OSError):
-                        await self.client.xtrim(self._answers, minid=last)
 
     def _take(self, answer: Answer) -> None:
         waiting = self._pending.get(answer.job)
@@ -272,16 +274,18 @@ class Fleet:
     async def _look_at_workers(self) -> None:
         now = time.time()
         alive = await self.client.zrangebyscore(self.keys.workers, now - ALIVE, "+inf")
-        processes = 0
-        for worker in alive:
-            name = worker.decode()
-            info = await self.client.hget(self.keys.worker(name), "processes")
-            processes += int(info or 0)
-        self.workers_alive, self.workers = len(alive), processes
-        depth = 0
-        for spec in LEVELS:
-            depth += await _undelivered(self.client, self.keys.jobs(spec))
-        self.queue_depth = depth
+        async with self.client.pipeline(transaction=False) as pipe:
+            for worker in alive:
+                pipe.hget(self.keys.worker(_text(worker)), "processes")
+            for spec in LEVELS:
+                pipe.xlen(self.keys.jobs(spec))
+                pipe.xpending(self.keys.jobs(spec), GROUP)
+            replies = await pipe.execute()
+        processes, streams = replies[:len(alive)], replies[len(alive):]
+        self.workers_alive, self.workers = len(alive), sum(int(n or 0) for n in processes)
+        # what no worker has read yet (workers delete the jobs they are done with)
+        self.queue_depth = sum(max(0, int(length) - int(pending["pending"]))
+                               for length, pending in zip(streams[::2], streams[1::2], strict=True))
         if alive:
             self._has_workers.set()
         else:
@@ -300,13 +304,6 @@ class Fleet:
         await self.client.aclose()
 
 
-async def _undelivered(client: Any, stream: str) -> int:
-    """Entries of ``stream`` no worker has read yet (workers delete what they answered)."""
-    length = await client.xlen(stream)
-    pending = await client.xpending(stream, GROUP)
-    return max(0, int(length) - int(pending["pending"]))
-
-
 # -- the worker's side ---------------------------------------------------------------------
 
 
@@ -322,9 +319,60 @@ def parse_levels(text: str) -> tuple[str, ...]:
     return tuple(f"level{n}" for n in sorted(levels))
 
 
+# One round trip for a worker between two searches, as fishnet answers a job and gets the next
+# in one request: post the answers of the jobs it is done with (acknowledged and deleted), and
+# take up to ARGV[3] new jobs, trying the job streams (KEYS) in order. A job whose cancel key
+# is set is dropped there and then (acknowledged and deleted, not returned). The answer
+# streams and cancel keys are not in KEYS: the fleet runs on one Redis, not a Redis Cluster.
+# ARGV: group, consumer, how many to take, cancel key prefix, answer stream length, then four
+# per job settled: its stream, its entry id, the answer stream, the answer ("" for none).
+# Returns {jobs dropped, {{stream, entry id, job}, ...}}.
+SETTLE_AND_TAKE = """
+local group, consumer, want, prefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+for i = 6, #ARGV, 4 do
+  if ARGV[i + 3] ~= '' then
+    redis.call('XADD', ARGV[i + 2], 'MAXLEN', '~', ARGV[5], '*', 'answer', ARGV[i + 3])
+  end
+  redis.call('XACK', ARGV[i], group, ARGV[i + 1])
+  redis.call('XDEL', ARGV[i], ARGV[i + 1])
+end
+local taken, dropped = {}, 0
+for _, stream in ipairs(KEYS) do
+  while want > 0 do
+    local reply = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', want,
+                             'STREAMS', stream, '>')
+    if not reply then break end
+    for _, entry in ipairs(reply[1][2]) do
+      local fields, job, id = entry[2], nil, nil
+      for f = 1, #fields, 2 do
+        if fields[f] == 'job' then job = fields[f + 1] elseif fields[f] == 'id' then
+          id = fields[f + 1] end
+      end
+      if id and redis.call('EXISTS', prefix .. id) == 1 then
+        redis.call('XACK', stream, group, entry[1])
+        redis.call('XDEL', stream, entry[1])
+        dropped = dropped + 1
+      else
+        taken[#taken + 1] = {stream, entry[1], job}
+        want = want - 1
+      end
+    end
+  end
+end
+return {dropped, taken}
+"""
+
+Held = tuple[str, str, Job]  # a job this worker has read: its stream, entry id and the job
+
+
 class FleetWorker:
-    """``qubic worker``: takes jobs for its levels, as many at once as its pool has
-    processes, and answers them; see the module docstring."""
+    """``qubic worker``: holds at most as many jobs as its pool has processes, and answers
+    them; see the module docstring.
+
+    Between two searches a busy worker makes one round trip (``SETTLE_AND_TAKE``): the answer
+    goes out and the next job comes in. An idle one waits for jobs with a blocking read.
+    Jobs pending past their time on a worker that died are looked for at most every
+    ``block`` seconds, and taken before new ones."""
 
     def __init__(self, client: aioredis.Redis, pool: AIPool, *, levels: Iterable[str] = LEVELS,
                  prefix: str = "qubic:", name: str | None = None, block: float = POLL) -> None:
@@ -335,46 +383,55 @@ class FleetWorker:
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.block = block
         self._streams = [self.keys.jobs(spec) for spec in self.levels]
+        self._turn = 0  # which stream a take tries first, in turn, so no level waits on others
+        self._settle_and_take = client.register_script(SETTLE_AND_TAKE)
         self._stopping = False
         self._reclaimed_at = 0.0  # when stale jobs were last looked for (time.monotonic)
-        self._slots = asyncio.Semaphore(pool.workers)
-        self._jobs: set[asyncio.Task[None]] = set()
+        self._reserved = 0  # slots promised to the takes under way
+        self._held: dict[str, Held] = {}  # read and not settled, by entry id
+        self._backlog: list[Held] = []  # held but not searching yet (a read gave more)
+        self._searches: dict[str, tuple[asyncio.Task[None], float]] = {}  # entry id -> search
+        self._cancelled: set[str] = set()  # entry ids whose node no longer wants them
+        self._room = asyncio.Event()  # a slot went free and no job was there to fill it
         # figures
         self.answered = 0
         self.dropped = 0  # cancelled or expired before they were played
         self.reclaimed = 0  # taken over from a worker that died or hung
+
+    @property
+    def free(self) -> int:
+        """Slots neither searching, nor holding a job, nor promised to a take under way."""
+        return self.pool.workers - len(self._held) - self._reserved
 
     async def run(self, stop: asyncio.Event) -> None:
         """Warm the pool, announce this worker, and take jobs until ``stop`` is set."""
         await self.pool.start(wait=True)  # the kernels are compiled before the first job
         for stream in self._streams:
             await ensure_group(self.client, stream)
-        heartbeat = asyncio.create_task(self._heartbeat(), name="worker-heartbeat")
+        helpers = [asyncio.create_task(self._heartbeat(), name="worker-heartbeat"),
+                   asyncio.create_task(self._watch_cancels(), name="worker-cancels")]
         log.info("worker %s ready: %d processes, %s", self.name, self.pool.workers,
                  ",".join(self.levels))
         try:
             while not stop.is_set():
-                await self._slots.acquire()
+                if self.free <= 0:  # the searches take their next jobs themselves
+                    self._room.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._room.wait(), self.block)
+                    continue
                 try:
-                    entry = await self._next_job()
+                    self._start(await self._take([], self.free, wait=True))
                 except (RedisError, OSError) as exc:
-                    self._slots.release()
                     log.warning("worker: Redis failed (%s); retrying", exc)
                     await asyncio.sleep(1.0)
-                    continue
-                if entry is None:
-                    self._slots.release()
-                    continue
-                task = asyncio.create_task(self._answer(*entry))
-                self._jobs.add(task)
-                task.add_done_callback(self._jobs.discard)
         finally:
             self._stopping = True
-            heartbeat.cancel()
-            for task in list(self._jobs):
+            searches = [task for task, _started in self._searches.values()]
+            for task in [*helpers, *searches]:
                 task.cancel()
-            await asyncio.gather(heartbeat, *self._jobs, return_exceptions=True)
+            await asyncio.gather(*helpers, *searches, return_exceptions=True)
             with contextlib.suppress(RedisError, OSError):
+                await self._give_back()
                 await self.client.zrem(self.keys.workers, self.name)
                 await self.client.delete(self.keys.worker(self.name))
 
@@ -391,30 +448,79 @@ class FleetWorker:
                     await pipe.execute()
             await asyncio.sleep(HEARTBEAT)
 
-    async def _next_job(self) -> tuple[str, str, Job] | None:
-        """A job pending past its time on a dead worker, else a new one (waiting up to
-        ``block`` seconds); None when there is none."""
-        if time.monotonic() - self._reclaimed_at >= self.block:  # a scan costs a round trip
-            self._reclaimed_at = time.monotonic()                # per level: not every job
-            reclaimed = await self._reclaim()
-            if reclaimed is not None:
-                return reclaimed
+    async def _take(self, settled: list[str | bytes], count: int, *,
+                    wait: bool = False) -> list[Held]:
+        """Post ``settled`` (four items a job, as ``SETTLE_AND_TAKE`` wants them) and take up
+        to ``count`` jobs: stale ones first, then new ones; with ``wait``, wait up to
+        ``block`` seconds for one if there is none."""
+        self._reserved += count
+        taken: list[Held] = []
+        try:
+            if count and time.monotonic() - self._reclaimed_at >= self.block:
+                self._reclaimed_at = time.monotonic()  # a scan costs a round trip: not every job
+                taken = await self._reclaim(count)
+            if settled or len(taken) < count:
+                self._turn = (self._turn + 1) % len(self._streams)
+                streams = self._streams[self._turn:] + self._streams[:self._turn]
+                dropped, entries = await self._settle_and_take(
+                    keys=streams,
+                    args=[GROUP, self.name, count - len(taken), self.keys.cancel(""),
+                          STREAM_MAX, *settled],
+                )
+                self.dropped += dropped
+                taken += [(_text(stream), _text(entry_id), _job_decoder.decode(job))
+                          for stream, entry_id, job in entries]
+            if wait and not taken and count:
+                taken = await self._read(count)
+        finally:
+            self._reserved -= count
+        for held in taken:
+            self._held[held[1]] = held
+        return taken
+
+    async def _read(self, count: int) -> list[Held]:
+        """New jobs, waiting up to ``block`` seconds for one; a cancelled one is dropped."""
         reply = await self.client.xreadgroup(
-            GROUP, self.name, {stream: ">" for stream in self._streams}, count=1,
+            GROUP, self.name, {stream: ">" for stream in self._streams}, count=count,
             block=int(self.block * 1000),
         )
-        for stream, entries in reply or ():
-            for entry_id, fields in entries:
-                return _text(stream), _text(entry_id), _job_decoder.decode(fields[b"job"])
-        return None
+        read = [(_text(stream), _text(entry_id), _job_decoder.decode(fields[b"job"]))
+                for stream, entries in reply or () for entry_id, fields in entries]
+        if not read:
+            return []
+        cancelled = await self.client.mget([self.keys.cancel(job.id) for _s, _e, job in read])
+        taken = []
+        for held, gone in zip(read, cancelled, strict=True):  # a job from each stream, maybe
+            if gone is None:
+                taken.append(held)
+            else:
+                await self._drop(held[0], held[1])
+        return taken
 
-    async def _reclaim(self) -> tuple[str, str, Job] | None:
-        for stream in self._streams:
-            stale = await self.client.xpending_range(
-                stream, GROUP, min="-", max="+", count=10, idle=int(RECLAIM_GRACE * 1000)
-            )
+    async def _drop(self, stream: str, entry_id: str) -> None:
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.xack(stream, GROUP, entry_id)
+            pipe.xdel(stream, entry_id)
+            await pipe.execute()
+        self._held.pop(entry_id, None)
+        self.dropped += 1
+
+    async def _reclaim(self, count: int) -> list[Held]:
+        """Up to ``count`` jobs pending past their time plus ``RECLAIM_GRACE`` on another
+        worker (or on this one, hung), claimed for this one."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for stream in self._streams:
+                pipe.xpending_range(stream, GROUP, min="-", max="+", count=10,
+                                    idle=int(RECLAIM_GRACE * 1000))
+            replies = await pipe.execute()
+        taken: list[Held] = []
+        for stream, stale in zip(self._streams, replies, strict=True):
             for entry in stale:
                 entry_id = _text(entry["message_id"])
+                if len(taken) == count:
+                    return taken
+                if entry_id in self._held:  # searching it now, within its time and grace
+                    continue
                 found = await self.client.xrange(stream, entry_id, entry_id)
                 if not found:
                     await self.client.xack(stream, GROUP, entry_id)
@@ -429,56 +535,81 @@ class FleetWorker:
                     self.reclaimed += 1
                     log.warning("worker: took over job %s from %s", job.id,
                                 _text(entry["consumer"]))
-                    return stream, entry_id, job
-        return None
+                    taken.append((stream, entry_id, job))
+        return taken
+
+    def _start(self, jobs: list[Held]) -> None:
+        """Search ``jobs`` as slots allow; the rest wait in the backlog."""
+        self._backlog += jobs
+        while self._backlog and len(self._searches) < self.pool.workers:
+            held = self._backlog.pop(0)
+            task = asyncio.create_task(self._answer(*held))
+            self._searches[held[1]] = (task, time.monotonic())
 
     async def _answer(self, stream: str, entry_id: str, job: Job) -> None:
-        settled = False  # answered, or dropped on purpose: either way done with
+        """Search ``job``, then post its answer and take the next job in one round trip."""
+        answer = b""
         try:
-            if job.expires < time.time() or await self.client.exists(self.keys.cancel(job.id)):
+            if job.expires < time.time():
                 self.dropped += 1
-                settled = True
-                return
-            search = asyncio.create_task(self.pool.decide(job.ai_job()))
-            cancelled = asyncio.Event()  # set when the asking node cancels the job
-            watch = asyncio.create_task(self._watch_cancel(job, search, cancelled))
-            try:
-                decision = await search
-                answer = Answer(job.id, self.name, decision=decision)
-            except asyncio.CancelledError:
-                if not cancelled.is_set():
-                    raise  # this worker is stopping: another one takes the job over
-                self.dropped += 1
-                settled = True
-                return
-            except AIError as error:
-                answer = Answer(job.id, self.name, error=str(error))
-            finally:
-                watch.cancel()
-            await self.client.xadd(self.keys.answers(job.node), {"answer": _encode(answer)},
-                                   maxlen=STREAM_MAX, approximate=True)
-            self.answered += 1
-            settled = True
-        except (RedisError, OSError) as exc:
-            log.warning("worker: could not answer job %s (%s)", job.id, exc)
+            else:
+                try:
+                    decision = await self.pool.decide(job.ai_job())
+                    answer = _encode(Answer(job.id, self.name, decision=decision))
+                    self.answered += 1
+                except asyncio.CancelledError:
+                    if entry_id not in self._cancelled:
+                        raise  # this worker is stopping: the job is given back
+                    asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                    self.dropped += 1
+                except AIError as error:
+                    answer = _encode(Answer(job.id, self.name, error=str(error)))
+                    self.answered += 1
         finally:
-            self._slots.release()
-            if settled:
-                with contextlib.suppress(RedisError, OSError):
-                    async with self.client.pipeline(transaction=False) as pipe:
-                        pipe.xack(stream, GROUP, entry_id)
-                        pipe.xdel(stream, entry_id)
-                        await pipe.execute()
+            del self._searches[entry_id]
+            self._cancelled.discard(entry_id)
+        del self._held[entry_id]
+        self._start([])  # a job in the backlog takes the slot, else the take below fills it
+        settled: list[str | bytes] = [stream, entry_id, self.keys.answers(job.node), answer]
+        try:
+            self._start(await self._take(settled, max(0, self.free)))
+        except (RedisError, OSError) as exc:  # it stays pending: another worker answers it
+            log.warning("worker: could not answer job %s (%s)", job.id, exc)
+        if self.free > 0:
+            self._room.set()
 
-    async def _watch_cancel(self, job: Job, search: asyncio.Task[Decision],
-                            cancelled: asyncio.Event) -> None:
-        while not search.done():
+    async def _watch_cancels(self) -> None:
+        """Stop the searches whose node has cancelled them, looking every 0.1 s at those
+        that have run that long (a short one is done before it would be looked at)."""
+        while not self._stopping:
             await asyncio.sleep(0.1)
+            now = time.monotonic()
+            running = [entry_id for entry_id, (_task, started) in self._searches.items()
+                       if now - started >= 0.1]
+            if not running:
+                continue
             with contextlib.suppress(RedisError, OSError):
-                if await self.client.exists(self.keys.cancel(job.id)):
-                    cancelled.set()
-                    search.cancel()
-                    return
+                found = await self.client.mget(
+                    [self.keys.cancel(self._held[entry_id][2].id) for entry_id in running]
+                )
+                for entry_id, value in zip(running, found, strict=True):
+                    if value is not None and entry_id in self._searches:
+                        self._cancelled.add(entry_id)
+                        self._searches[entry_id][0].cancel()
+
+    async def _give_back(self) -> None:
+        """Put the jobs this stopping worker holds back on their streams as new entries, so
+        another worker takes them at once instead of after their time and grace."""
+        if not self._held:
+            return
+        async with self.client.pipeline(transaction=True) as pipe:
+            for stream, entry_id, job in self._held.values():
+                pipe.xadd(stream, {"id": job.id, "job": _encode(job)})
+                pipe.xack(stream, GROUP, entry_id)
+                pipe.xdel(stream, entry_id)
+            await pipe.execute()
+        log.info("worker: gave back %d jobs", len(self._held))
+        self._held.clear()
 
 
 def _text(value: Any) -> str:
