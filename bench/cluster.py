@@ -1,0 +1,513 @@
+"""Cluster mode under load (issue 15): Redis, PostgreSQL and three ``qubic serve`` nodes.
+
+    flock /tmp/qubic-cpu.lock .venv/bin/python bench/cluster.py --games 1000 --rate 1 \\
+        --duration 30 --after-kill 20 --procs 2
+
+One run, three phases, every game two bots at ``--rate`` moves a second and a spectator:
+
+1. **single**: one node (PostgreSQL, no Redis: the embedded server on the same database
+   server), both players and the spectator on it: the baseline latency.
+2. **cluster**: three nodes on one Redis; game ``i`` is made on node ``i % 3`` (a private
+   code: the lobby is not shared), its O player then reconnects to node ``i + 1`` and the
+   spectator watches from node ``i + 2``: every move crosses nodes one way or the other.
+3. **kill**: node 0 is killed with SIGKILL ``--duration`` seconds into phase 2; its players
+   reconnect to node 1, everyone carries on from the state the new owner pushes (or a fresh
+   watch), for ``--after-kill`` seconds.
+
+Latency is from the mover's send until the opponent receives the ``move``. A game that ends
+is followed by a rematch (both players ask; the owner starts it and tells both nodes).
+Reported: latency p50/p95/p99 per phase and the cluster/single ratio, errors, every acked
+move looked up in PostgreSQL, and for the kill: games of node 0 resumed (an acked move after
+the kill) of those it owned, and the takeover time (kill until a surviving player is pushed
+the new owner's state) p50/max. Loopback only; bounded in games (<= 2000) and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import multiprocessing
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from load import ServerProcess, load_average, ms, percentiles, raise_fd_limit  # noqa: E402
+
+from tests.services import PostgresServer, RedisServer, run_sql  # noqa: E402
+
+CELLS = 64
+MAX_GAMES = 2000
+WAIT = 3.0  # seconds a bot waits for an ack or the opponent's receipt before it resyncs
+RESYNC_TRIES = 30
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass
+class Timeline:
+    """Shared by the generator processes, in ``time.monotonic()`` seconds."""
+
+    measure_from: float
+    measure_to: float
+    kill_at: float | None  # node 0 dies here (phase 3)
+    end_at: float
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)  # in the measuring window
+    spectator: list[float] = field(default_factory=list)
+    after_kill: list[float] = field(default_factory=list)  # latencies of moves after the kill
+    acked: list[tuple[str, int, int]] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)  # before the kill
+    errors_after_kill: Counter[str] = field(default_factory=Counter)
+    moves: int = 0
+    rematches: int = 0
+    resyncs: int = 0
+    killed_games: int = 0  # slots whose game node 0 owned at the kill
+    resumed: int = 0  # of those, with an acked move after the kill
+    takeover: list[float] = field(default_factory=list)  # kill -> new owner's state pushed
+
+
+class Bot:
+    """One websocket, a reader routing replies (by ref), moves and pushed game states."""
+
+    def __init__(self, name: str, tally: Tally) -> None:
+        self.name = name
+        self.tally = tally
+        self.token: str | None = None
+        self.ws: Any = None
+        self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.moves: dict[tuple[str, int], asyncio.Future[float]] = {}
+        self.pushed: dict[str, list[float]] = {}  # game -> when its state was pushed unasked
+        self.kill_at: float | None = None
+        self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.ended: set[str] = set()
+        self.on_move: Any = None
+        self._ids = 0
+        self.reader: asyncio.Task[None] | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.reader is None or self.reader.done()
+
+    async def connect(self, url: str) -> None:
+        self.ws = await websockets.connect(url, ping_interval=None, max_size=None,
+                                           compression=None, open_timeout=60)
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+        hello = {"t": "hello", "token": self.token} if self.token else {"t": "hello",
+                                                                         "name": self.name}
+        welcome = await self.request(60.0, **hello)
+        if welcome["t"] != "welcome":
+            raise RuntimeError(f"hello refused: {welcome}")
+        self.token = welcome["token"]
+
+    async def _read(self) -> None:
+        with contextlib.suppress(ConnectionClosed, OSError):
+            async for raw in self.ws:
+                now = time.monotonic()
+                message = _decode(raw)
+                kind = message["t"]
+                if kind == "move":
+                    waiter = self.moves.pop((message["game"], message["ply"]), None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(now)
+                    if self.on_move is not None:
+                        self.on_move(message, now)
+                    continue
+                if kind == "end":
+                    self.ended.add(message["game"])
+                    continue
+                ref = message.get("ref")
+                future = self.replies.pop(ref, None) if ref is not None else None
+                if kind == "game" and future is None:
+                    self.pushed.setdefault(message["id"], []).append(now)
+                    if self.next_game is not None and not self.next_game.done():
+                        self.next_game.set_result(message)
+                    continue
+                if kind == "error":
+                    after = self.kill_at is not None and now >= self.kill_at
+                    errors = self.tally.errors_after_kill if after else self.tally.errors
+                    errors[message["code"]] += 1
+                if future is not None and not future.done():
+                    future.set_result(message)
+        waiters: list[asyncio.Future[Any]] = [*self.replies.values(), *self.moves.values()]
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.cancel()
+
+    def send(self, **message: Any) -> asyncio.Future[dict[str, Any]]:
+        self._ids += 1
+        message["id"] = ref = f"r{self._ids}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.replies[ref] = future
+        if self.closed:
+            future.cancel()
+            return future
+        task = asyncio.ensure_future(self.ws.send(_encode(message).decode()))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return future
+
+    async def request(self, timeout: float = WAIT, **message: Any) -> dict[str, Any]:
+        return await asyncio.wait_for(self.send(**message), timeout)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self.reader is not None:
+            await self.reader
+
+
+class Slot:
+    """One game at a time (and its rematches) between two bots, with one spectator."""
+
+    def __init__(self, index: int, urls: list[str], cluster: bool, tally: Tally,
+                 rng: random.Random, prefix: str) -> None:
+        self.index, self.urls, self.cluster, self.tally, self.rng = index, urls, cluster, tally, rng
+        n = len(urls)
+        self.home = index % n
+        self.homes = {"x": self.home, "o": (self.home + 1) % n if cluster else self.home,
+                      "s": (self.home + 2) % n if cluster else self.home}
+        self.x, self.o = Bot(f"{prefix}{index}x", tally), Bot(f"{prefix}{index}o", tally)
+        self.spectator = Bot(f"{prefix}{index}s", tally)
+        self.node = {self.x: self.homes["x"], self.o: self.homes["o"],
+                     self.spectator: self.homes["s"]}
+        self.game = ""
+        self.ply = 0
+        self.free: list[int] = []
+        self.sent: dict[tuple[str, int], float] = {}
+        self.dead: set[int] = set()
+
+    async def setup(self) -> None:
+        await self.x.connect(self.urls[self.home])
+        await self.o.connect(self.urls[self.home])
+        created = await self.x.request(30.0, t="private_create", colour="x")
+        self.x.next_game = asyncio.get_running_loop().create_future()
+        joined = await self.o.request(30.0, t="private_join", code=created["code"])
+        await asyncio.wait_for(self.x.next_game, 30.0)
+        self.game = joined["id"]
+        if self.cluster:
+            await self.o.close()
+            await self.o.connect(self.urls[self.homes["o"]])
+            await self.o.request(30.0, t="watch", game=self.game)
+        await self.spectator.connect(self.urls[self.homes["s"]])
+        await self.spectator.request(30.0, t="watch", game=self.game)
+        self.spectator.on_move = self._spectated
+        self.free = list(range(CELLS))
+
+    def _spectated(self, message: dict[str, Any], now: float) -> None:
+        sent = self.sent.pop((message["game"], message["ply"]), None)
+        if sent is not None and self.window is not None and self.window.measure_from <= sent \
+                < self.window.measure_to:
+            self.tally.spectator.append(now - sent)
+
+    window: Timeline | None = None
+
+    async def play(self, rate: float, timeline: Timeline) -> None:
+        self.window = timeline
+        for bot in (self.x, self.o, self.spectator):
+            bot.kill_at = timeline.kill_at
+        loop_time = time.monotonic
+        interval = 1.0 / rate
+        next_at = loop_time() + self.rng.uniform(0, interval)
+        killed_game = None
+        while loop_time() < timeline.end_at:
+            if timeline.kill_at is not None and killed_game is None \
+                    and loop_time() >= timeline.kill_at:
+                self.dead.add(0)
+                killed_game = self.game if self.home == 0 else ""
+                if killed_game:
+                    self.tally.killed_games += 1
+            wait = next_at - loop_time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            next_at = max(next_at + interval, loop_time())
+            mover, other = (self.x, self.o) if self.ply % 2 == 0 else (self.o, self.x)
+            cell = self.free[self.rng.randrange(len(self.free))]
+            game, ply = self.game, self.ply
+            seen = asyncio.get_running_loop().create_future()
+            other.moves[(game, ply + 1)] = seen
+            sent = loop_time()
+            self.sent[(game, ply + 1)] = sent
+            acked = mover.send(t="move", game=game, cell=cell, ply=ply)
+            self.tally.moves += 1
+            try:
+                reply = await asyncio.wait_for(acked, WAIT)
+                received = await asyncio.wait_for(seen, WAIT)
+            except (TimeoutError, asyncio.CancelledError):
+                other.moves.pop((game, ply + 1), None)
+                if self._expected_trouble(timeline):
+                    self.tally.errors_after_kill["timeout"] += 1
+                else:
+                    self.tally.errors["timeout"] += 1
+                await self.resync(timeline)
+                continue
+            if reply["t"] != "ack":
+                await self.resync(timeline)
+                continue
+            self.ply += 1
+            self.free.remove(cell)
+            self.tally.acked.append((game, self.ply, cell))
+            if timeline.measure_from <= sent < timeline.measure_to:
+                self.tally.latencies.append(received - sent)
+            elif timeline.kill_at is not None and sent >= timeline.kill_at:
+                self.tally.after_kill.append(received - sent)
+                if killed_game and game == killed_game:
+                    self.tally.resumed += 1
+                    killed_game = ""  # counted once
+                    pushed = [t for bot in (self.x, self.o, self.spectator)
+                              for t in bot.pushed.get(game, []) if t >= timeline.kill_at]
+                    if pushed:
+                        self.tally.takeover.append(min(pushed) - timeline.kill_at)
+            if game in mover.ended or game in other.ended or not self.free:
+                await self.rematch()
+
+    def _expected_trouble(self, timeline: Timeline) -> bool:
+        return timeline.kill_at is not None and time.monotonic() >= timeline.kill_at - WAIT
+
+    async def _reconnect(self, bot: Bot) -> None:
+        node = self.node[bot]
+        while node in self.dead:
+            node = (node + 1) % len(self.urls)
+        self.node[bot] = node
+        await bot.connect(self.urls[node])
+
+    async def resync(self, timeline: Timeline) -> None:
+        """Back in step after a lost ack: reconnect whoever was cut off, then take the
+        game's state from its (perhaps new) owner."""
+        self.tally.resyncs += 1
+        if timeline.kill_at is not None and time.monotonic() >= timeline.kill_at:
+            self.dead.add(0)
+        for bot in (self.x, self.o, self.spectator):
+            if bot.closed:
+                for _ in range(RESYNC_TRIES):
+                    try:
+                        await self._reconnect(bot)
+                        break
+                    except (OSError, TimeoutError, ConnectionClosed, RuntimeError):
+                        await asyncio.sleep(0.5)
+                if bot is not self.x and not bot.closed:
+                    bot.send(t="watch", game=self.game)
+        for _ in range(RESYNC_TRIES):
+            try:
+                state = await self.x.request(WAIT, t="watch", game=self.game)
+            except (TimeoutError, asyncio.CancelledError):
+                if self.x.closed:
+                    with contextlib.suppress(OSError, TimeoutError, ConnectionClosed):
+                        await self._reconnect(self.x)
+                continue
+            if state["t"] == "game":
+                break
+            await asyncio.sleep(0.2)
+        else:
+            self.tally.errors["resync failed"] += 1
+            return
+        self.ply = len(state["moves"])
+        self.free = [c for c in range(CELLS) if c not in set(state["moves"])]
+        if state["status"] == "over" or not self.free:
+            await self.rematch()
+
+    async def rematch(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.x.next_game, self.o.next_game = loop.create_future(), loop.create_future()
+        self.x.send(t="rematch", game=self.game)
+        self.o.send(t="rematch", game=self.game)
+        try:
+            new_x, new_o = await asyncio.wait_for(
+                asyncio.gather(self.x.next_game, self.o.next_game), 10.0)
+        except (TimeoutError, asyncio.CancelledError):
+            self.tally.errors["rematch timeout"] += 1
+            return
+        self.tally.rematches += 1
+        assert new_x["id"] == new_o["id"] and new_o["you"] == "x"
+        self.x, self.o = self.o, self.x  # colours swap
+        self.game, self.ply, self.free = new_x["id"], 0, list(range(CELLS))
+        self.spectator.send(t="watch", game=self.game)
+
+    async def close(self) -> None:
+        for bot in (self.x, self.o, self.spectator):
+            with contextlib.suppress(Exception):
+                await bot.close()
+
+
+async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, seed: int,
+                   ready: Any, go: Any, prefix: str) -> Tally:
+    tally = Tally()
+    rng = random.Random(seed)
+    slots = [Slot(i, urls, cluster, tally, rng, prefix) for i in indexes]
+    gate = asyncio.Semaphore(32)
+
+    async def set_up(slot: Slot) -> None:
+        async with gate:
+            await slot.setup()
+
+    await asyncio.gather(*(set_up(slot) for slot in slots))
+    ready.put(len(slots))
+    timeline: Timeline = await asyncio.to_thread(go.get)
+    await asyncio.gather(*(slot.play(rate, timeline) for slot in slots))
+    await asyncio.gather(*(slot.close() for slot in slots))
+    return tally
+
+
+def generator_main(urls: list[str], cluster: bool, indexes: range, rate: float, seed: int,
+                   ready: Any, go: Any, out: Any, prefix: str) -> None:
+    raise_fd_limit()
+    tally = asyncio.run(generate(urls, cluster, indexes, rate, seed, ready, go, prefix))
+    out.put(tally)
+
+
+def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: Any | None,
+              prefix: str) -> tuple[Tally, float]:
+    """Set the games up in ``--procs`` generator processes, play them, return the tally."""
+    ctx = multiprocessing.get_context("spawn")
+    ready, out = ctx.Queue(), ctx.Queue()
+    gos = [ctx.Queue() for _ in range(args.procs)]
+    parts = [range(i, args.games, args.procs) for i in range(args.procs)]
+    workers = [ctx.Process(target=generator_main, args=(urls, cluster, part, args.rate,
+                                                        args.seed + i, ready, gos[i], out,
+                                                        prefix))
+               for i, part in enumerate(parts)]
+    for worker in workers:
+        worker.start()
+    began = time.monotonic()
+    for _ in workers:
+        ready.get(timeout=600)
+    setup = time.monotonic() - began
+    now = time.monotonic()
+    start = now + 1.0
+    measure_from = start + args.warmup
+    measure_to = measure_from + args.duration
+    kill_at = measure_to if kill is not None else None
+    end_at = measure_to + (args.after_kill if kill is not None else 0.0)
+    timeline = Timeline(measure_from, measure_to, kill_at, end_at)
+    for go in gos:
+        go.put(timeline)
+    if kill is not None:
+        time.sleep(max(0.0, kill_at - time.monotonic()))  # type: ignore[operator]
+        kill()
+    tallies = [out.get(timeout=end_at - time.monotonic() + 300) for _ in workers]
+    for worker in workers:
+        worker.join(30)
+    total = Tally()
+    for t in tallies:
+        for name in ("latencies", "spectator", "after_kill", "acked", "takeover"):
+            getattr(total, name).extend(getattr(t, name))
+        total.errors.update(t.errors)
+        total.errors_after_kill.update(t.errors_after_kill)
+        for name in ("moves", "rematches", "resyncs", "killed_games", "resumed"):
+            setattr(total, name, getattr(total, name) + getattr(t, name))
+    return total, setup
+
+
+def missing_moves(url: str, acked: Sequence[tuple[str, int, int]]) -> int:
+    async def look() -> int:
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            rows = await conn.fetch("SELECT game_id, ply, cell FROM moves")
+        finally:
+            await conn.close()
+        stored = {(r["game_id"], r["ply"], r["cell"]) for r in rows}
+        return sum(1 for move in acked if tuple(move) not in stored)
+
+    return asyncio.run(look())
+
+
+def node(directory: Path, name: str, database: str, redis: str | None, ttl: float
+         ) -> ServerProcess:
+    extra = ["--database", database, "--lease-ttl", str(ttl)]
+    if redis is not None:
+        extra += ["--redis", redis, "--node", name]
+    server = ServerProcess(directory / f"{name}.db", log_level="warning", extra=extra)
+    server.start()
+    return server
+
+
+def line(label: str, tally: Tally, setup: float, missing: int) -> str:
+    return (f"{label}: moves sent {tally.moves}, acked {len(tally.acked)}, latency "
+            f"{ms(tally.latencies)} (spectators {ms(tally.spectator)}), errors "
+            f"{dict(tally.errors) or 0}, rematches {tally.rematches}, resyncs {tally.resyncs}, "
+            f"acked moves missing in PostgreSQL {missing}, setup {setup:.1f} s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=1.0, help="moves a second per game")
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--duration", type=float, default=30.0)
+    parser.add_argument("--after-kill", type=float, default=20.0)
+    parser.add_argument("--procs", type=int, default=2, help="generator processes")
+    parser.add_argument("--lease-ttl", type=float, default=3.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-single", action="store_true")
+    args = parser.parse_args(argv)
+    if not 1 <= args.games <= MAX_GAMES or args.duration > 300 or args.after_kill > 120:
+        parser.error(f"--games 1-{MAX_GAMES}, --duration <= 300, --after-kill <= 120")
+    raise_fd_limit()
+    with tempfile.TemporaryDirectory(prefix="qubic-cluster-bench-") as tmp:
+        directory = Path(tmp)
+        redis = RedisServer(directory / "redis")
+        redis.start()
+        postgres = PostgresServer(directory)
+        servers: list[ServerProcess] = []
+        try:
+            for database in ("single", "cluster"):
+                run_sql(postgres.url(), f'CREATE DATABASE "{database}"')
+            print(f"{args.games} games at {args.rate} moves/s each, {args.procs} generator "
+                  f"processes, lease ttl {args.lease_ttl} s; load before: {load_average()}",
+                  flush=True)
+            single_latency: list[float] = []
+            if not args.skip_single:
+                single = node(directory, "single", postgres.url("single"), None, args.lease_ttl)
+                servers.append(single)
+                tally, setup = run_phase([single.ws_url], False, args, None, "s")
+                single.stop()
+                single_latency = tally.latencies
+                print(line("single node", tally, setup,
+                           missing_moves(postgres.url("single"), tally.acked)), flush=True)
+            nodes = [node(directory, f"n{i}", postgres.url("cluster"), redis.url, args.lease_ttl)
+                     for i in range(3)]
+            servers += nodes
+            tally, setup = run_phase([n.ws_url for n in nodes], True, args,
+                                     lambda: nodes[0].stop(kill=True), "c")
+            missing = missing_moves(postgres.url("cluster"), tally.acked)
+            print(line("three nodes", tally, setup, missing), flush=True)
+            print(f"after node n0 was killed: latency {ms(tally.after_kill)}, errors "
+                  f"{dict(tally.errors_after_kill) or 0}; games of n0 "
+                  f"resumed {tally.resumed} of {tally.killed_games}; takeover p50/max "
+                  + (f"{percentiles(tally.takeover, (0.5,))[0]:.2f}/{max(tally.takeover):.2f} s"
+                     if tally.takeover else "n/a")
+                  + f" ({len(tally.takeover)} timed)", flush=True)
+            if single_latency and tally.latencies:
+                ratios = [c / s for c, s in zip(percentiles(tally.latencies),
+                                                percentiles(single_latency), strict=True)]
+                print("cluster / single latency p50/p95/p99: "
+                      + "/".join(f"{r:.2f}x" for r in ratios), flush=True)
+            print(f"load after: {load_average()}", flush=True)
+        finally:
+            for server in servers:
+                server.stop()
+            postgres.stop()
+            redis.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
