@@ -21,9 +21,9 @@ import websockets
 from conftest import Client
 from test_faults import descendants
 
-from server.ai_pool import AIPool
+from server.ai_pool import AIJob, AIPool
 from server.app import RunningServer, ServerConfig, start_server
-from server.fleet import GROUP, NO_WORKER, FleetWorker, Keys, open_redis, parse_levels
+from server.fleet import GROUP, NO_WORKER, Fleet, FleetWorker, Keys, open_redis, parse_levels
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 class WorkerProcess:
     """``python -m qubic_cli worker`` as a host runs it, with its log in a file."""
 
-    def __init__(self, redis_url: str, log: Path) -> None:
+    def __init__(self, redis_url: str, log: Path, processes: int = 1) -> None:
         self.log = log
         self.process = subprocess.Popen(
             [sys.executable, "-m", "qubic_cli", "worker", "--redis", redis_url,
-             "--processes", "1", "--log-level", "info"],
+             "--processes", str(processes), "--log-level", "info"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
         )
         self.name = ""
@@ -97,18 +97,33 @@ async def _computer_game(client: Client, level: int, colour: str) -> str:
     return str((await client.expect("game"))["id"])
 
 
-async def _holder(redis_url: str, spec: str) -> str:
-    """The worker that holds the (one) pending job for ``spec``."""
+async def _holder(redis_url: str, spec: str, jobs: int = 1) -> str:
+    """The worker that holds the ``jobs`` pending jobs for ``spec``."""
     client = await open_redis(redis_url)
     try:
-        for _ in range(100):
-            pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 1)
-            if pending:
-                return str(pending[0]["consumer"].decode())
+        for _ in range(200):
+            pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 10)
+            holders = {entry["consumer"].decode() for entry in pending}
+            if len(pending) == jobs and len(holders) == 1:
+                return str(holders.pop())
             await asyncio.sleep(0.05)
     finally:
         await client.aclose()
-    raise AssertionError("no worker took the job")
+    raise AssertionError(f"no worker took the {jobs} jobs")
+
+
+@pytest.fixture
+async def fleet(redis_url: str) -> AsyncIterator[Fleet]:
+    """The node's side on its own, asking for moves (no server around it)."""
+    fleet = Fleet(await open_redis(redis_url), poll=0.2)
+    await fleet.start(wait=False)
+    yield fleet
+    await fleet.close()
+
+
+def _level8(n: int) -> AIJob:
+    """A level-8 move of 1 s in an opening of its own."""
+    return AIJob("4x4x4", (n, 63 - n), "level8", seed=n, time=1.0)
 
 
 def test_levels_parse() -> None:
@@ -253,4 +268,60 @@ async def test_a_job_for_a_game_resigned_while_it_waited_is_dropped_unplayed(
         stop.set()
         await running
         await pool.close()
+        await client.aclose()
+
+
+async def test_a_worker_killed_holding_several_jobs_has_them_all_taken_over(
+    fleet: Fleet, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w1.log", processes=2).ready())
+    await asyncio.wait_for(fleet.wait_ready(), 10)
+    asking = [asyncio.create_task(fleet.decide(_level8(n))) for n in (1, 2)]
+    assert await _holder(redis_url, "level8", jobs=2) == workers[0].name
+    workers[0].signal(signal.SIGKILL)  # both searches die with it
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w2.log").ready())
+    decisions = await asyncio.gather(*asking)
+    assert [d.move in (n, 63 - n) for n, d in zip((1, 2), decisions, strict=True)] == [False] * 2
+    assert workers[1].log.read_text().count("took over job") == 2
+
+
+async def test_a_worker_stopped_mid_search_gives_its_job_back_at_once(
+    fleet: Fleet, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
+) -> None:
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w1.log").ready())
+    await asyncio.wait_for(fleet.wait_ready(), 10)
+    asking = asyncio.create_task(fleet.decide(_level8(3)))
+    await _holder(redis_url, "level8")
+    workers[0].stop()  # SIGTERM, as Ctrl-C or a host's shutdown
+    assert "gave back 1 jobs" in workers[0].log.read_text()
+    client = await open_redis(redis_url)
+    try:  # a new entry nobody has read, not one pending on the stopped worker
+        stream = Keys("qubic:").jobs("level8")
+        assert await client.xlen(stream) == 1
+        assert (await client.xpending(stream, GROUP))["pending"] == 0
+    finally:
+        await client.aclose()
+    workers.append(await WorkerProcess(redis_url, tmp_path / "w2.log").ready())
+    assert (await asking).move not in (3, 60)
+    assert "took over" not in workers[1].log.read_text()  # it was new, not reclaimed
+
+
+async def test_one_worker_answers_jobs_queued_on_every_level(
+    fleet: Fleet, redis_url: str
+) -> None:
+    specs = ["level1", "level2", "level5"]
+    asking = [asyncio.create_task(fleet.decide(AIJob("4x4x4", (0,), spec, time=0.2)))
+              for spec in specs]
+    client = await open_redis(redis_url)
+    worker = FleetWorker(client, AIPool(1), levels=specs)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        decisions = await asyncio.wait_for(asyncio.gather(*asking), 120)
+        assert all(d.move != 0 for d in decisions)
+        assert (worker.answered, worker.dropped, worker.reclaimed) == (3, 0, 0)
+    finally:
+        stop.set()
+        await running
+        await worker.pool.close()
         await client.aclose()
