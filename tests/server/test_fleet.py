@@ -103,7 +103,7 @@ async def _holder(redis_url: str, spec: str, jobs: int = 1) -> str:
     try:
         for _ in range(200):
             pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 10)
-            holders = {entry["consumer"].decode() for entry in pending}
+            holders = {entry["consumer"].decode() for entry in pending}  # type: ignore[union-attr]
             if len(pending) == jobs and len(holders) == 1:
                 return str(holders.pop())
             await asyncio.sleep(0.05)
