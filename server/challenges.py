@@ -13,10 +13,10 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from server.errors import MatchmakingError
-from server.matchmaking import ColourChoice, Pairing
+from server.matchmaking import ColourChoice, Pairing, clock_list, clock_of
 from server.store import TimeControl
 
 MAX_SENT = 3
@@ -59,6 +59,7 @@ class Challenges:
         self._rng = rng or random.Random()
         self._open: dict[str, Challenge] = {}
         self._ids = itertools.count(1)
+        self._last = 0
 
     def __len__(self) -> int:
         return len(self._open)
@@ -87,7 +88,8 @@ class Challenges:
         if len(self.sent_to(challenged)) >= MAX_RECEIVED:
             raise MatchmakingError(f"{challenged} has too many challenges open",
                                    "too_many_challenges")
-        challenge = Challenge(f"c{next(self._ids)}", challenger, challenged, variant, clock,
+        self._last = next(self._ids)
+        challenge = Challenge(f"c{self._last}", challenger, challenged, variant, clock,
                               rated, colour)
         self._open[challenge.id] = challenge
         return challenge
@@ -133,3 +135,17 @@ class Challenges:
         for challenge in gone:
             del self._open[challenge.id]
         return gone
+
+    def dump(self) -> dict[str, Any]:
+        """The open challenges as plain data (a cluster's next lobby holder restores them)."""
+        return {"last": self._last,
+                "open": [[c.id, c.challenger, c.challenged, c.variant, clock_list(c.clock), c.rated,
+                          c.colour] for c in self._open.values()]}
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Take ``dump``'s data back into an empty book."""
+        self._last = state["last"]
+        self._ids = itertools.count(self._last + 1)
+        for id_, challenger, challenged, variant, clock, rated, colour in state["open"]:
+            self._open[id_] = Challenge(id_, challenger, challenged, variant,
+                                        clock_of(clock), rated, colour)

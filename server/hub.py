@@ -110,6 +110,9 @@ class Hub:
             from server.cluster import Cluster
 
             self.cluster = self.router = Cluster(self.games, self.delivery, cluster, self.metrics)
+            from server.lobby_cluster import ClusterLobby
+
+            self.lobby = self.games.listing = ClusterLobby(self.games, self.delivery, self.cluster)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -154,6 +157,7 @@ class Hub:
             await self.cluster.start()
         else:
             await self.games.resume()
+        await self.lobby.start()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -171,6 +175,7 @@ class Hub:
             await self.cluster.hand_over()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
+        await self.lobby.close()
         if self.cluster is not None:
             await self.cluster.close()
         if self._own_bus:

@@ -4,13 +4,19 @@
 windows, private codes), starts each pairing's game through ``Rooms.start_game``, and keeps
 the lobby's subscribers up to date with deltas: seeks added and removed, games listed and
 unlisted (it is the rooms' ``Listing``), and who is online. Challenges by name
-(``server.challenges``) are seeks addressed to one player online here. In a cluster this is the part
-whose state must be shared by every node (lila-ws's ``LobbyCrowd``, Colyseus's ``Driver``).
+(``server.challenges``) are seeks addressed to one player online.
+
+Who is online comes from a ``Presence`` (on one server: ``Delivery``'s sessions), and the
+requests come from a ``Caller`` (on one server: the ``Session``). In a cluster one node at a
+time runs this object (``server.lobby_cluster``, lila's single lobby actor): its callers are
+sessions on any node, its presence is every node's, and its deltas go out on the bus.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol
 
 from engine import O, X
 from server.challenges import Challenge as OpenChallenge
@@ -49,6 +55,7 @@ from server.protocol import (
     Seek,
     SeekInfo,
     Seeking,
+    ServerMessage,
     encode,
 )
 from server.protocol import Lobby as LobbySnapshot
@@ -63,23 +70,94 @@ turns for the same search processes, so one player's many games must not queue a
 everyone else's (docs/security.md)."""
 
 
+class Rated(Protocol):
+    @property
+    def rating(self) -> float: ...
+
+
+class Caller(Protocol):
+    """Who made a lobby request: a ``Session`` here, or one on another node."""
+
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def player(self) -> Rated | None: ...
+
+    def send(self, message: ServerMessage) -> None: ...
+
+
+class Presence(Protocol):
+    """Who is online, for the lobby's count, its players list and challenges by name."""
+
+    @property
+    def online(self) -> int: ...
+
+    def names(self) -> Iterable[str]: ...
+
+    def rating(self, name: str) -> float | None: ...
+
+    def is_online(self, name: str) -> bool: ...
+
+    def tell(self, name: str, frame: bytes) -> None:
+        """Send ``frame`` to every connection of ``name``."""
+
+
+class LocalPresence:
+    """The players connected to this server (``Delivery``'s sessions)."""
+
+    def __init__(self, delivery: Delivery) -> None:
+        self.delivery = delivery
+
+    @property
+    def online(self) -> int:
+        return self.delivery.online
+
+    def names(self) -> Iterable[str]:
+        return self.delivery.by_player
+
+    def rating(self, name: str) -> float | None:
+        return self.delivery.rating(name)
+
+    def is_online(self, name: str) -> bool:
+        return bool(self.delivery.by_player.get(name))
+
+    def tell(self, name: str, frame: bytes) -> None:
+        for session in self.delivery.of_player(name):
+            session.send_raw(frame)
+
+
 class Lobby:
     """Matchmaking and the lobby's subscribers; see the module docstring."""
 
-    def __init__(self, rooms: Rooms, delivery: Delivery) -> None:
+    def __init__(
+        self, rooms: Rooms, delivery: Delivery, presence: Presence | None = None,
+        matchmaker: Matchmaker | None = None, challenges: Challenges | None = None,
+    ) -> None:
         self.rooms = rooms
         self.delivery = delivery
-        self.matchmaker = Matchmaker()
+        self.presence: Presence = presence or LocalPresence(delivery)
+        self.matchmaker = matchmaker or Matchmaker()
         self.subscribers: set[Session] = set()
-        self._listed: dict[str, GameRoom] = {}  # the games the lobby shows, oldest first
+        # where the deltas go: this server's subscribers, or (a cluster) the bus
+        self.fan_out: Callable[[bytes], None] | None = None
+        self.checkpoint: Callable[[], Awaitable[None]] | None = None  # before a game starts
+        # the games the lobby shows, oldest first: rooms held here, or (a cluster) summaries
+        self._listed: dict[str, GameRoom | GameSummary] = {}
         self._unlisted: set[str] = set()  # private-room and computer games: never shown
         self._online_shown = -1
         self._players_shown: list[PlayerOnline] = []
-        self.challenges = Challenges()
-        self._seeks_shown: list[str] = []  # seek ids the lobby has been told of
+        self.challenges = challenges or Challenges()
+        self._seeks_shown: list[str] = [s.id for s in self.matchmaker.seeks()]
 
     def _now(self) -> float:
         return self.rooms.now()
+
+    async def start(self) -> None:
+        """Nothing to start on one server (a cluster's lobby joins the others here)."""
+
+    async def close(self) -> None:
+        """Nothing to stop on one server."""
 
     # -- every second ----------------------------------------------------------------------
 
@@ -95,9 +173,12 @@ class Lobby:
     async def subscribe(self, session: Session, message: LobbySub) -> None:
         self.subscribers.add(session)
         session.lobby = True
-        session.send(LobbySnapshot(seeks=self.seeks(), games=self.live_games(),
-                                   online=self.delivery.online, players=self.players(),
-                                   ref=message.id))
+        session.send(self.snapshot(message.id))
+
+    def snapshot(self, ref: str | int | None = None) -> LobbySnapshot:
+        """The lobby as a new subscriber first sees it."""
+        return LobbySnapshot(seeks=self.seeks(), games=self.live_games(),
+                             online=self.presence.online, players=self.players(), ref=ref)
 
     async def unsubscribe(self, session: Session, message: LobbyUnsub) -> None:
         self.unsubscribed(session)
@@ -109,8 +190,8 @@ class Lobby:
 
     def players(self) -> list[PlayerOnline]:
         """Who is online, the first ``PLAYERS_SHOWN`` by name, with their ratings."""
-        names = sorted(self.delivery.by_player, key=lambda n: (n.lower(), n))[:PLAYERS_SHOWN]
-        return [PlayerOnline(name=n, rating=self._round(self.delivery.rating(n))) for n in names]
+        names = sorted(self.presence.names(), key=lambda n: (n.lower(), n))[:PLAYERS_SHOWN]
+        return [PlayerOnline(name=n, rating=self._round(self.presence.rating(n))) for n in names]
 
     @staticmethod
     def _round(rating: float | None) -> int | None:
@@ -127,7 +208,9 @@ class Lobby:
             rated=seek.rated, colour=seek.colour,
         )
 
-    def _summary(self, room: GameRoom) -> GameSummary:
+    @staticmethod
+    def summary(room: GameRoom) -> GameSummary:
+        """The room as the live list shows it."""
         return GameSummary(
             id=room.id, variant=room.board.geometry.name,  # type: ignore[arg-type]
             clock=room.clock_spec, rated=room.rated, x=room.seats[X].name,
@@ -136,8 +219,8 @@ class Lobby:
 
     def live_games(self) -> list[GameSummary]:
         """The games the lobby lists: public, going on, with a human player in them."""
-        listed = list(self._listed.values())
-        return [self._summary(room) for room in listed[-LOBBY_GAMES_SHOWN:]]
+        listed = list(self._listed.values())[-LOBBY_GAMES_SHOWN:]
+        return [g if isinstance(g, GameSummary) else self.summary(g) for g in listed]
 
     # -- the rooms' Listing ----------------------------------------------------------------
 
@@ -148,10 +231,21 @@ class Lobby:
             return
         if show:
             self._listed[room.id] = room
-            self._to_lobby(LobbyDelta(games_added=[self._summary(room)]))
+            self._to_lobby(LobbyDelta(games_added=[self.summary(room)]))
         else:
             del self._listed[room.id]
             self._to_lobby(LobbyDelta(games_removed=[room.id]))
+
+    def show(self, game: GameSummary) -> None:
+        """List a game held elsewhere (a cluster's), or bring its entry up to date."""
+        if game.id not in self._listed:
+            self._to_lobby(LobbyDelta(games_added=[game]))
+        self._listed[game.id] = game
+
+    def hide(self, game_id: str) -> None:
+        """Take a game off the list, if it is on it."""
+        if self._listed.pop(game_id, None) is not None:
+            self._to_lobby(LobbyDelta(games_removed=[game_id]))
 
     def unlist(self, game_id: str) -> None:
         self._unlisted.add(game_id)
@@ -161,14 +255,21 @@ class Lobby:
 
     # -- deltas ----------------------------------------------------------------------------
 
+    @property
+    def _watched(self) -> bool:
+        return self.fan_out is not None or bool(self.subscribers)
+
     def _to_lobby(self, delta: LobbyDelta) -> None:
         frame = encode(delta)
+        if self.fan_out is not None:
+            self.fan_out(frame)
+            return
         for session in self.subscribers:
             session.send_raw(frame)
 
     def _publish_seeks(self) -> None:
         """Send the lobby the full list of seeks as removed-and-added (seeks are few)."""
-        if not self.subscribers:
+        if not self._watched:
             return
         seeks = self.seeks()
         shown = set(self._seeks_shown)
@@ -180,9 +281,9 @@ class Lobby:
             self._to_lobby(LobbyDelta(seeks_added=added, seeks_removed=removed))
 
     def _publish_online(self) -> None:
-        if not self.subscribers:
+        if not self._watched:
             return
-        online, players = self.delivery.online, self.players()
+        online, players = self.presence.online, self.players()
         changed = players != self._players_shown
         if online != self._online_shown or changed:
             self._online_shown, self._players_shown = online, players
@@ -203,11 +304,11 @@ class Lobby:
             self._publish_seeks()
 
     @staticmethod
-    def _rating(session: Session) -> float:
+    def _rating(session: Caller) -> float:
         assert session.player is not None
         return session.player.rating
 
-    async def seek(self, session: Session, message: Seek) -> None:
+    async def seek(self, session: Caller, message: Seek) -> None:
         seek = self.matchmaker.create_seek(
             session.name or "", message.variant, time_control(message.clock), message.rated,
             message.colour, self._now(), self._rating(session),
@@ -215,17 +316,17 @@ class Lobby:
         session.send(Seeking(seek=self._seek_info(seek), ref=message.id))
         self._publish_seeks()
 
-    async def cancel_seek(self, session: Session, message: CancelSeek) -> None:
+    async def cancel_seek(self, session: Caller, message: CancelSeek) -> None:
         self.matchmaker.cancel_seek(message.seek, session.name or "")
         session.send(Ack(ref=message.id))
         self._publish_seeks()
 
-    async def accept_seek(self, session: Session, message: AcceptSeek) -> None:
+    async def accept_seek(self, session: Caller, message: AcceptSeek) -> None:
         pairing = self.matchmaker.accept_seek(message.seek, session.name or "")
         self._publish_seeks()
         await self._start_pairing(pairing, ref=message.id, requester=session)
 
-    async def quick(self, session: Session, message: Quick) -> None:
+    async def quick(self, session: Caller, message: Quick) -> None:
         self.matchmaker.join_pool(
             session.name or "", message.variant, time_control(message.clock),
             self._rating(session), self._now(),
@@ -234,11 +335,11 @@ class Lobby:
         for pairing in self.matchmaker.pair_waiting_players(self._now()):
             await self._start_pairing(pairing)
 
-    async def cancel_quick(self, session: Session, message: CancelQuick) -> None:
+    async def cancel_quick(self, session: Caller, message: CancelQuick) -> None:
         self.matchmaker.leave_pool(session.name or "")
         session.send(Ack(ref=message.id))
 
-    async def private_create(self, session: Session, message: PrivateCreate) -> None:
+    async def private_create(self, session: Caller, message: PrivateCreate) -> None:
         room = self.matchmaker.create_private_room(
             session.name or "", message.variant, time_control(message.clock), message.rated,
             message.colour, self._now(),
@@ -246,20 +347,17 @@ class Lobby:
         session.send(PrivateCreated(code=room.code, variant=message.variant,
                                     clock=message.clock, ref=message.id))
 
-    async def private_join(self, session: Session, message: PrivateJoin) -> None:
+    async def private_join(self, session: Caller, message: PrivateJoin) -> None:
         pairing = self.matchmaker.join_private_room(message.code, session.name or "",
                                                     self._now())
         await self._start_pairing(pairing, ref=message.id, requester=session)
 
-    async def play_ai(self, session: Session, message: PlayAI) -> None:
+    async def play_ai(self, session: Caller, message: PlayAI) -> None:
         name = session.name or ""
-        going = [
-            room for room in self.rooms.rooms.values()
-            if not room.over and room.computer_side is not None and room.side_of(name) is not None
-        ]
-        if len(going) >= COMPUTER_GAMES_PER_PLAYER:
+        going = await self.computer_games(name)
+        if going >= COMPUTER_GAMES_PER_PLAYER:
             raise ServerError(
-                f"you have {len(going)} games against the computer going; finish, resign or "
+                f"you have {going} games against the computer going; finish, resign or "
                 "abort one first", ErrorCode.TOO_MANY_COMPUTER_GAMES,
             )
         if self.matchmaker.waiting_in(name) is not None:
@@ -270,25 +368,34 @@ class Lobby:
         if colour == "random":
             colour = "x" if seed(f"{name}{time.time()}") % 2 else "o"
         seats = (human, computer) if colour == "x" else (computer, human)
+        if self.checkpoint is not None:
+            await self.checkpoint()
         await self.rooms.start_game(seats, message.variant, message.clock, rated=False,
-                                    ref=message.id, requester=session, listed=False)
+                                    ref=message.id, requester=_here(session), listed=False)
+
+    async def computer_games(self, name: str) -> int:
+        """How many games against the computer ``name`` has going."""
+        return sum(
+            1 for room in self.rooms.rooms.values()
+            if not room.over and room.computer_side is not None and room.side_of(name) is not None
+        )
 
     async def _start_pairing(
-        self, pairing: Pairing, ref: object = None, requester: Session | None = None
+        self, pairing: Pairing, ref: object = None, requester: Caller | None = None
     ) -> None:
+        if self.checkpoint is not None:  # the pairing is kept before its game exists
+            await self.checkpoint()
         rating = self.rooms.player_rating
         x = RoomSeat(pairing.x, pairing.x, round(await rating(pairing.x)))
         o = RoomSeat(pairing.o, pairing.o, round(await rating(pairing.o)))
         await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
-                                    rated=pairing.rated, ref=ref, requester=requester,
+                                    rated=pairing.rated, ref=ref, requester=_here(requester),
                                     listed=not pairing.private)
 
     # -- challenges by name ----------------------------------------------------------------
 
     def _tell(self, name: str, message: ChallengeReceived | ChallengeGone) -> None:
-        frame = encode(message)
-        for session in self.delivery.of_player(name):
-            session.send_raw(frame)
+        self.presence.tell(name, encode(message))
 
     def _challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
         return ChallengeInfo(
@@ -297,10 +404,10 @@ class Lobby:
             clock=clock_spec(challenge.clock), rated=challenge.rated, colour=challenge.colour,
         )
 
-    async def challenge(self, session: Session, message: Challenge) -> None:
-        """Challenge a player online here (all websocket players are registered, so a rated
+    async def challenge(self, session: Caller, message: Challenge) -> None:
+        """Challenge a player online (all websocket players are registered, so a rated
         challenge needs nothing more)."""
-        if not self.delivery.of_player(message.name):
+        if not self.presence.is_online(message.name):
             raise ServerError(f"{message.name} is not online", ErrorCode.NO_SUCH_PLAYER)
         challenge = self.challenges.create(
             session.name or "", message.name, message.variant, time_control(message.clock),
@@ -310,22 +417,27 @@ class Lobby:
         session.send(ChallengeSent(challenge=info, ref=message.id))
         self._tell(challenge.challenged, ChallengeReceived(challenge=info))
 
-    async def challenge_accept(self, session: Session, message: ChallengeAccept) -> None:
+    async def challenge_accept(self, session: Caller, message: ChallengeAccept) -> None:
         challenge, pairing = self.challenges.accept(message.challenge, session.name or "")
-        if not self.delivery.of_player(challenge.challenger):  # gone, not yet lapsed
+        if not self.presence.is_online(challenge.challenger):  # gone, not yet lapsed
             raise ServerError(f"{challenge.challenger} is not online",
                               ErrorCode.NO_SUCH_CHALLENGE)
         for name in (pairing.x, pairing.o):
             self.withdraw(name)
         await self._start_pairing(pairing, ref=message.id, requester=session)
 
-    async def challenge_decline(self, session: Session, message: ChallengeDecline) -> None:
+    async def challenge_decline(self, session: Caller, message: ChallengeDecline) -> None:
         challenge = self.challenges.decline(message.challenge, session.name or "")
         session.send(Ack(ref=message.id))
         self._tell(challenge.challenger, ChallengeGone(challenge=challenge.id, reason="declined"))
 
-    async def challenge_cancel(self, session: Session, message: ChallengeCancel) -> None:
+    async def challenge_cancel(self, session: Caller, message: ChallengeCancel) -> None:
         challenge = self.challenges.cancel(message.challenge, session.name or "")
         session.send(Ack(ref=message.id))
         self._tell(challenge.challenged,
                    ChallengeGone(challenge=challenge.id, reason="cancelled"))
+
+
+def _here(caller: Caller | None) -> Session | None:
+    """The caller if it is a connection here (its ``game`` then carries the request's id)."""
+    return caller if isinstance(caller, Session) else None

@@ -19,7 +19,7 @@ import itertools
 import random
 import secrets
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from server.errors import MatchmakingError
 from server.store import TimeControl
@@ -203,6 +203,7 @@ class Matchmaker:
         self._private_ttl = private_ttl
         self._seeks: dict[str, Seek] = {}
         self._seek_ids = itertools.count(1)
+        self._last_seek = 0
         self._pools: dict[PoolKey, PairingPool] = {}
         self._rooms: dict[str, PrivateRoom] = {}  # by normalised code
         self._waiting: dict[str, Seek | PoolKey | PrivateRoom] = {}
@@ -246,7 +247,8 @@ class Matchmaker:
     ) -> Seek:
         """Post an open challenge; ``rating`` is shown to others if given."""
         self._check_free(seeker)
-        seek_id = f"s{next(self._seek_ids)}"
+        self._last_seek = next(self._seek_ids)
+        seek_id = f"s{self._last_seek}"
         seek = Seek(seek_id, seeker, rating, variant, clock, rated, colour, now)
         self._seeks[seek_id] = seek
         self._waiting[seeker] = seek
@@ -353,3 +355,52 @@ class Matchmaker:
         for room in expired:
             self.withdraw(room.host)
         return expired
+
+    # Keeping it elsewhere (a cluster's next lobby holder restores it).
+
+    def dump(self, now: float) -> dict[str, Any]:
+        """Everything that waits, as plain data (times as offsets from ``now``)."""
+        return {
+            "seek": self._last_seek,
+            "seeks": [[s.id, s.seeker, s.rating, s.variant, clock_list(s.clock), s.rated, s.colour,
+                       s.created - now] for s in self._seeks.values()],
+            "pools": [[key[0], clock_list(key[1]),
+                       [[w.player, w.rating, w.since - now, w.order]
+                        for w in pool._waiters.values()]]
+                      for key, pool in self._pools.items()],
+            "rooms": [[r.code, r.host, r.variant, clock_list(r.clock), r.rated, r.colour,
+                       r.expires - now] for r in self._rooms.values()],
+        }
+
+    def load(self, state: dict[str, Any], now: float) -> None:
+        """Take ``dump``'s data back (into an empty matchmaker), times counted from ``now``."""
+        self._last_seek = state["seek"]
+        self._seek_ids = itertools.count(self._last_seek + 1)
+        for id_, seeker, rating, variant, clock, rated, colour, created in state["seeks"]:
+            seek = Seek(id_, seeker, rating, variant, clock_of(clock), rated, colour,
+                        now + created)
+            self._seeks[seek.id] = seek
+            self._waiting[seeker] = seek
+        for variant, clock, waiters in state["pools"]:
+            key: PoolKey = (variant, clock_of(clock))
+            pool = self._pools[key] = PairingPool(variant, key[1], self._window, self._rng)
+            for player, rating, since, order in waiters:
+                pool._waiters[player] = _Waiter(player, rating, now + since, order)
+                self._waiting[player] = key
+            pool._order = itertools.count(max((w[3] for w in waiters), default=-1) + 1)
+        for code, host, variant, clock, rated, colour, expires in state["rooms"]:
+            room = PrivateRoom(code, host, variant, clock_of(clock), rated, colour,
+                               now + expires)
+            self._rooms[_normalise_code(code)] = room
+            self._waiting[host] = room
+
+
+def clock_list(clock: TimeControl | None) -> list[float] | None:
+    """A clock as plain data."""
+    return None if clock is None else [clock.initial, clock.increment]
+
+
+def clock_of(clock: list[float] | None) -> TimeControl | None:
+    """``clock_list``'s data back as a clock."""
+    return None if clock is None else TimeControl(*clock)
+
