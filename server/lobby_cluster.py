@@ -43,7 +43,7 @@ from redis.exceptions import RedisError
 from server.bus import BusError, Subscription
 from server.challenges import Challenges
 from server.cluster import Cluster
-from server.delivery import Delivery
+from server.delivery import PENDING, Delivery, Peer
 from server.errors import ServerError
 from server.lease import Lease, LeaseError
 from server.lobby import Lobby
@@ -68,13 +68,15 @@ from server.protocol import (
     Quick,
     Seek,
     ServerMessage,
+    Watch,
     decode_client_message,
     encode,
     error_message,
 )
-from server.room import COMPUTER, GameRoom
+from server.room import GameRoom
 from server.rooms import Rooms
 from server.session import Session
+from server.store import GameStatus
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,9 @@ class Vacant(LobbyEnvelope, tag="V"):
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(Ask | Report | Answer | Tell | Delta | Holder | Vacant).decode
 _summary_decoder = msgspec.json.Decoder(GameSummary)
+
+STARTING = (AcceptSeek, PrivateJoin, PlayAI, ChallengeAccept)
+"""The requests whose reply is the new game's ``game`` message."""
 
 REQUESTS: dict[type, str] = {
     LobbySub: "subscribe", Seek: "seek", CancelSeek: "cancel_seek",
@@ -254,7 +259,8 @@ class SharedLobby(Lobby):
         for game_id in playing:
             game_id = game_id.decode() if isinstance(game_id, bytes) else game_id
             record = await self.rooms.store.get_game(game_id)
-            if record is not None and COMPUTER in (record.x.player, record.o.player):
+            if (record is not None and record.status is GameStatus.ACTIVE
+                    and (record.x.is_computer or record.o.is_computer)):
                 going += 1
         return going
 
@@ -410,7 +416,8 @@ class ClusterLobby(Lobby):
         self._state_key = f"{cluster.links.prefix}lobby:state"
         self._write = cluster.redis.register_script(STATE_WRITE)
         self._seq = 0
-        self._pending: dict[int, tuple[int, str | int | None, float]] = {}
+        # requests sent to the holder: seq -> session id, request, when
+        self._pending: dict[int, tuple[int, ClientMessage, float]] = {}
         self._reported: dict[str, float] = {}  # the players here as last reported
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
@@ -420,6 +427,8 @@ class ClusterLobby(Lobby):
         self._wake = asyncio.Event()
         self._report_all = True
         self._closing = False
+        self._join = cluster._join
+        cluster._join = self._join_started  # type: ignore[method-assign]
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -578,9 +587,35 @@ class ClusterLobby(Lobby):
 
     # -- requests --------------------------------------------------------------------------
 
+    async def _join_started(self, session: Session, game_id: str, pending: bool = True) -> None:
+        """``Cluster._join`` for a game started elsewhere (``Started``): the session whose
+        request started it gets its ``game`` with the request's id, as on one server (the
+        holder started the game, so only this node knows the session asked for it).
+
+        Wired by replacing ``Cluster._join`` on the instance until cluster.py calls
+        ``started_ref`` itself (its JOIN becomes this watch when there is a ref)."""
+        ref = self.started_ref(session) if pending else None
+        if ref is None:
+            await self._join(session, game_id, pending)
+            return
+        await self.delivery.open(session, game_id, PENDING)
+        if self.cluster.handing_over or session.closed:
+            return
+        await self.cluster.dispatch(Peer.of(session, self.node, True), "watch", game_id,
+                                    Watch(game=game_id, id=ref))
+
+    def started_ref(self, session: Session) -> str | int | None:
+        """The id of ``session``'s request that starts a game (accept, join, play the
+        computer), if one is waiting for the holder: its ``game`` will carry it."""
+        for seq, (session_id, message, _sent) in self._pending.items():
+            if session_id == session.id and isinstance(message, STARTING) and message.id:
+                del self._pending[seq]
+                return message.id
+        return None
+
     async def _ask(self, session: Session, message: ClientMessage) -> None:
         self._seq += 1
-        self._pending[self._seq] = (session.id, message.id, self.rooms.now())
+        self._pending[self._seq] = (session.id, message, self.rooms.now())
         rating = 0.0 if session.player is None else session.player.rating
         self.publish(Ask(self.node, session.id, self._seq, session.name or "", rating,
                          encode(message)))
@@ -595,7 +630,7 @@ class ClusterLobby(Lobby):
     async def tick(self, now: float) -> None:
         """Say so to requests the holder has not answered in time; the holder's round."""
         timeout = 2 * self.ttl
-        for seq, (session_id, ref, sent) in list(self._pending.items()):
+        for seq, (session_id, message, sent) in list(self._pending.items()):
             if now - sent < timeout:
                 continue
             del self._pending[seq]
@@ -604,7 +639,7 @@ class ClusterLobby(Lobby):
                 error = ServerError("the lobby did not answer (it may be changing hands); "
                                     "try again", ErrorCode.INTERNAL)
                 self.cluster.metrics.error(error.code)
-                session.send(error_message(error, ref))  # type: ignore[arg-type]
+                session.send(error_message(error, message.id))  # type: ignore[arg-type]
         if self.holding is not None:
             self.holding.queue.put_nowait(now)
 
