@@ -6,11 +6,15 @@ hold across nodes, and the lobby outlives its holder."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
+import redis.asyncio
 from conftest import Client, Nodes, play
+from test_cluster_failover import Cluster as ProcessCluster
+from test_faults import connect
 
 from server.errors import ServerError
 from server.lobby_cluster import ClusterLobby
@@ -295,3 +299,47 @@ async def test_a_frozen_lobby_holder_is_replaced_and_fenced_off(nodes: Nodes) ->
 async def until_held(nodes: Nodes) -> str:
     await until(lambda: holder(nodes), "a node holds the lobby")
     return holder(nodes)
+
+
+async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_seek(
+    tmp_path: Path, redis_url: str, postgres_url: str,
+) -> None:
+    cluster = ProcessCluster(tmp_path, redis_url, postgres_url)
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        cluster.start()
+
+        async def lobby_holder() -> str:
+            value = await client.get("qubic:lease:lobby")
+            return "" if value is None else value.decode().split(":", 1)[1]
+
+        for _ in range(400):
+            first = await lobby_holder()
+            if first:
+                break
+            await asyncio.sleep(0.05)
+        others = [n for n in "abc" if n != first]
+        ann = await connect(cluster.nodes[others[0]], "ann")
+        seek = (await ann.request(t="seek", colour="x"))["seek"]
+        cluster.nodes[first].kill()  # no handover: the lease runs out (ttl 1.5 s)
+        # meanwhile a request is answered by the next holder, or refused after 2 x ttl
+        bob = await connect(cluster.nodes[others[1]], "bob")
+        meanwhile = await bob.request(t="quick")
+        assert meanwhile["t"] == "queued" or meanwhile.get("code") == "internal", meanwhile
+        for _ in range(400):
+            second = await lobby_holder()
+            if second and second != first:
+                break
+            await asyncio.sleep(0.05)
+        assert second in others
+        bob.inbox.clear()
+        if meanwhile["t"] == "queued":
+            assert (await bob.request(t="cancel_quick"))["t"] == "ack"
+        snapshot = await lobby_of(bob)
+        assert snapshot["seeks"] == [seek]
+        await bob.send(t="accept_seek", seek=seek["id"])
+        game_a, game_b = await ann.expect("game"), await bob.expect("game")
+        assert game_a["id"] == game_b["id"] and game_a["you"] == "x" and game_b["you"] == "o"
+    finally:
+        cluster.kill()
+        await client.aclose()
