@@ -311,7 +311,8 @@ async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_
 
         async def lobby_holder() -> str:
             value = await client.get("qubic:lease:lobby")
-            return "" if value is None else value.decode().split(":", 1)[1]
+            text = value.decode() if isinstance(value, bytes) else value
+            return "" if text is None else text.split(":", 1)[1]
 
         for _ in range(400):
             first = await lobby_holder()
