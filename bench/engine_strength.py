@@ -55,6 +55,7 @@ GEOMETRY = Board("4x4x4").geometry
 RECORD: Path | None = None  # --record: every game appended here as a JSON line
 X_OPENINGS = 0  # --x-openings: X's first moves drawn from the symmetry classes
 SIDE = "both"  # --side: the games where A is X, O or both (A is X in the even-numbered ones)
+START = ""  # --start: the moves every game starts from
 SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
@@ -84,14 +85,16 @@ def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
                  x_openings: int) -> GameRecord:
     """:func:`engine.arena.match_game`, with X's first ``x_openings`` moves from
     :class:`OpeningPlayer`."""
-    if not x_openings:
+    if not x_openings and not START:
         return match_game(spec_a, spec_b, index, "4x4x4", seed, limit)
     seed_a, seed_b = game_seeds(seed, index)
     player_a, player_b = make_player(spec_a, seed_a), make_player(spec_b, seed_b)
     a_is_x = index % 2 == 0
     x, o = (player_a, player_b) if a_is_x else (player_b, player_a)
-    board, moves = play_game(OpeningPlayer(x, x_openings, seed_a ^ seed_b), o, "4x4x4", limit,
-                             (A, B) if a_is_x else (B, A))
+    if x_openings:
+        x = OpeningPlayer(x, x_openings, seed_a ^ seed_b)
+    board, moves = play_game(x, o, "4x4x4", limit, (A, B) if a_is_x else (B, A),
+                             start=Board.from_notation("4x4x4", START) if START else None)
     outcome = board.outcome()
     assert outcome is not None
     return GameRecord(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
@@ -116,7 +119,8 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
                         "a": spec_a, "b": spec_b, "seconds": seconds, "seed": seed,
                         "index": record.index, "a_is_x": record.a_is_x,
                         "winner": record.winner, "moves": " ".join(
-                            format_cell(m.cell, GEOMETRY) for m in record.moves),
+                            START.split() + [format_cell(m.cell, GEOMETRY)
+                                             for m in record.moves]),
                     }) + "\n")
             print(f"  game {record.index}: {record.winner or 'draw'} in {len(record.moves)} "
                   f"plies ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
@@ -354,6 +358,9 @@ def main() -> None:
     parser.add_argument("--x-openings", type=int, default=0, metavar="K",
                         help="X's first K moves drawn uniformly from the symmetry classes of "
                              "the position (seeded by the game): varied openings")
+    parser.add_argument("--start", default="", metavar="MOVES",
+                        help='every game starts after these moves, e.g. "1a1" (the '
+                             "player to move then is the one whose turn it is)")
     parser.add_argument("--side", choices=["both", "x", "o"], default="both",
                         help="play only the games where A is X (or O)")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -386,8 +393,8 @@ def main() -> None:
     so.add_argument("--seconds", type=float, default=60.0)
     so.add_argument("--tt-bits", type=int, default=22)
     args = parser.parse_args()
-    global RECORD, SIDE, X_OPENINGS
-    RECORD, SIDE, X_OPENINGS = args.record, args.side, args.x_openings
+    global RECORD, SIDE, START, X_OPENINGS
+    RECORD, SIDE, START, X_OPENINGS = args.record, args.side, args.start, args.x_openings
     seconds = warm_up() + sparring_warm_up()  # before the worker processes fork
     print(f"compile/load: {seconds:.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")

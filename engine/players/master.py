@@ -15,7 +15,7 @@ from collections.abc import Callable
 from engine.board import Board
 from engine.book import book_for
 from engine.geometry import Cell, Geometry
-from engine.master import Master, SearchParams, Thought, mate_plies
+from engine.master import Master, SearchParams, Thought, mate_plies, weights_fearing
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
 from engine.solver import Solver
 
@@ -59,25 +59,29 @@ class MasterPlayer(Player):
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
         "prove": Option(parse_bool, True,
                         "spend the time the search leaves on a df-pn proof (no depth cap only)"),
+        "defend": Option(parse_int(0, 1000), 100,
+                         "as the second player, percent on the first player's evaluation terms"),
     }
 
     def __init__(self, seed: int = 0, **settings: object) -> None:
         super().__init__(seed, **settings)
-        self._masters: dict[str, Master] = {}
+        self._masters: dict[tuple[str, int], Master] = {}
         self._solvers: dict[str, Solver] = {}
 
-    def master(self, geometry: Geometry) -> Master:
-        """The search (and its tables, kept between moves) for one board."""
-        found = self._masters.get(geometry.name)
+    def master(self, geometry: Geometry, side: int = 0) -> Master:
+        """The search (and its tables, kept between moves) for one board and side: the second
+        player's evaluation fears the first player's lines, threats and forks by ``defend``."""
+        found = self._masters.get((geometry.name, side))
         if found is None:
             params = SearchParams(
                 noise=int(self.settings["noise"]), salt=self.seed,
                 tss_leaf=int(self.settings["leaf"]), tss_interior=int(self.settings["inner"]),
+                weights=weights_fearing(0, int(self.settings["defend"]) if side else 100),
             )
             if not self.settings["tss"]:
                 params.tss_interior = params.tss_leaf = params.tss_root = 0
             found = Master(geometry, params=params)
-            self._masters[geometry.name] = found
+            self._masters[geometry.name, side] = found
         return found
 
     def solver(self, geometry: Geometry) -> Solver:
@@ -108,7 +112,7 @@ class MasterPlayer(Player):
         depth = min(limit.depth or 64, int(self.settings["depth"]))
         if forced_moves is None:
             moves = root_moves(board, rng.random())
-        master = self.master(board.geometry)
+        master = self.master(board.geometry, board.turn)
         proving = (bool(deadline) and self.settings["prove"] and depth == 64
                    and board.ply >= PROOF_PLY)
         thought = master.think(

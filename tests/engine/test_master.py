@@ -214,3 +214,29 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
         decision = make_player("master").decide(board, Limit(time=0.5))
         assert decision.move in safe, board.notation()
         checked += 1
+
+
+def test_weights_fearing_scales_one_colours_terms_whoever_is_to_move() -> None:
+    from engine.master import DEFAULT_EVAL, MINE_TERMS, THEIR_TERMS, weights_fearing
+
+    plain = weights_fearing(0, 100)
+    assert (plain == DEFAULT_EVAL).all()
+    feared = weights_fearing(0, 200)
+    for term in MINE_TERMS:  # X to move: X's own terms; O to move: unchanged
+        assert feared[0, term] == 2 * DEFAULT_EVAL[term]
+        assert feared[1, term] == DEFAULT_EVAL[term]
+    for term in THEIR_TERMS:  # O to move: X's terms; X to move: O's, unchanged
+        assert feared[1, term] == 2 * DEFAULT_EVAL[term]
+        assert feared[0, term] == DEFAULT_EVAL[term]
+
+
+def test_the_second_players_search_fears_the_first_players_terms_by_defend() -> None:
+    from engine.master import weights_fearing
+
+    player = make_player("master:defend=250,book=off")
+    for moves in ("1a1", "1a1 2b2"):
+        board = Board.from_notation("4x4x4", moves)
+        player.decide(board, Limit(depth=2))
+    x_search, o_search = player._masters["4x4x4", 0], player._masters["4x4x4", 1]
+    assert (x_search.params.weights == weights_fearing(0, 100)).all()
+    assert (o_search.params.weights == weights_fearing(0, 250)).all()
