@@ -346,7 +346,12 @@ class Cluster(Router):
         for _ in range(3):
             if self.owns(game_id):
                 peer = Peer(forward.node, forward.session, forward.name, forward.has_open)
-                await self.execute(peer, forward.kind, game_id, message)
+                try:
+                    await self.execute(peer, forward.kind, game_id, message)
+                except StoreError as error:
+                    if error.code == "fenced" and game_id in self.held:
+                        self._lose(game_id)  # another node has claimed it: stop at once
+                    raise
                 return
             holder = self.owners.get(game_id) if forward.hops == 0 else None
             if holder is None:

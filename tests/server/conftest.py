@@ -134,15 +134,23 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
 
 
 async def start_private_game(
-    server: Server, a: Client, b: Client, colour: str = "x", **options: Any
+    server: Server | ClusterServer, a: Client, b: Client, colour: str = "x", **options: Any
 ) -> str:
-    """``a`` hosts a private room (as ``colour``) and ``b`` joins; returns the game id."""
+    """``a`` hosts a private room (as ``colour``) and ``b`` joins; returns the game id. On a
+    cluster (the lobby is each node's own) ``b`` joins on ``a``'s node and then goes back to
+    its own node and reopens the game there."""
+    home = server.home(b) if isinstance(server, ClusterServer) else None
+    if isinstance(server, ClusterServer) and home != server.home(a):
+        await server.move(b, server.home(a))
     created = await a.request(t="private_create", colour=colour, **options)
     assert created["t"] == "private", created
     await b.send(t="private_join", code=created["code"])
     game_a = await a.expect("game")
     game_b = await b.expect("game")
     assert game_a["id"] == game_b["id"]
+    if isinstance(server, ClusterServer) and home is not None and home != server.home(a):
+        await server.move(b, home)
+        assert (await b.request(t="watch", game=game_a["id"]))["t"] == "game"
     return game_a["id"]
 
 
@@ -219,3 +227,35 @@ async def nodes(redis_url: str, postgres_url: str) -> AsyncIterator[Nodes]:
         yield cluster
     finally:
         await cluster.stop()
+
+
+class ClusterServer:
+    """What the end-to-end tests use of ``Server``, on three nodes: each new client lands on
+    the next node in turn, as behind a load balancer without sticky sessions."""
+
+    def __init__(self, nodes: Nodes) -> None:
+        self.nodes = nodes
+        self._homes: dict[int, str] = {}
+        self._next = 0
+
+    @property
+    def running(self) -> RunningServer:
+        return self.nodes[self.nodes.names[0]]
+
+    def home(self, client: Client) -> str:
+        return self._homes[id(client)]
+
+    async def client(self, name: str | None = None) -> Client:
+        node = self.nodes.names[self._next % len(self.nodes.names)]
+        self._next += 1
+        client = await self.nodes.client(node, name)
+        self._homes[id(client)] = node
+        return client
+
+    async def move(self, client: Client, node: str) -> None:
+        """``client`` reconnects to ``node`` (the same object, a new socket) as its player."""
+        await client.ws.close()
+        client.ws = await websockets.connect(self.nodes[node].ws_url, max_size=None)
+        self.nodes.clients.append(client.ws)
+        self._homes[id(client)] = node
+        await client.hello(token=client.token)

@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import Client, Nodes, play
+import test_e2e as e2e
+from conftest import Client, ClusterServer, Nodes, play
 
 from server.errors import StoreError
 from server.pg_store import PostgresStore
@@ -205,3 +206,15 @@ async def test_the_store_claim_raises_the_fence_and_refuses_an_older_one(
 async def test_a_peer_is_addressed_by_node_and_session() -> None:
     peer = Peer("b", 7, "bob", True)
     assert (peer.node, peer.session, peer.name, peer.has_open) == ("b", 7, "bob", True)
+
+
+E2E = [e2e.test_two_people_play_to_a_win, e2e.test_a_draw_by_agreement,
+       e2e.test_a_declined_draw_and_then_resignation, e2e.test_a_loss_on_time,
+       e2e.test_a_spectator_sees_every_move_and_the_end, e2e.test_a_rematch_swaps_colours,
+       e2e.test_chat_reaches_the_room_literally]
+
+
+@pytest.mark.parametrize("scenario", E2E, ids=[t.__name__.removeprefix("test_") for t in E2E])
+async def test_end_to_end_scenarios_on_three_nodes(nodes: Nodes, scenario: Any) -> None:
+    """The one-node end-to-end tests, with each client on the next node in turn."""
+    await scenario(ClusterServer(nodes))
