@@ -12,8 +12,13 @@ computer game is a loop asking for the next move of a position from a fixed set 
 - overhead: one game at a time at level 1 (a move in well under a millisecond of search), local
   pool (1 process) against the fleet (1 worker of 1 process): latency p50 and the difference;
 - throughput: level 8 at ``--budget`` seconds a move and level 1, with 1 and with 2 worker
-  processes (``qubic worker --processes 1`` each): moves per second, latency p50/p99, and the
-  ratio 2 workers / 1 worker;
+  processes (``qubic worker --processes 1`` each, or with ``--one-worker`` one ``qubic worker
+  --processes 2``): moves per second, latency p50/p99, and the
+  ratio 2 workers / 1 worker; and the CPU each part took a move (this process, which is the
+  node and the games; Redis; the workers' event loops; their searches; the rest of the machine);
+- drain: the workers alone, the node out of the way: ``--drain`` level-1 jobs put on the stream
+  at once, and the time until 1 (then 2) workers have answered them all: jobs per second and
+  the ratio. On this machine the node shares the workers' two cores; in a fleet it does not;
 - takeover: ``--kills`` times, a level-8 move at 1 s with 2 workers, the worker searching it
   killed with SIGKILL 0.3 s in (a new one started after): seconds from the request to the
   move, against the target of the move's budget plus 2 s.
@@ -38,12 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "server"))
+import msgspec  # noqa: E402
 from services import RedisServer  # noqa: E402  (the tests' real redis-server)
 from test_faults import descendants  # noqa: E402
 
 from engine import Board  # noqa: E402
 from server.ai_pool import AIJob, AIPool, ComputerMoves  # noqa: E402
-from server.fleet import GROUP, Fleet, Keys, open_redis  # noqa: E402
+from server.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis  # noqa: E402
 
 
 def openings(count: int, seed: int = 7) -> list[tuple[int, ...]]:
@@ -88,17 +94,20 @@ def quantile(values: list[float], q: float) -> float:
 
 
 class Workers:
-    """``qubic worker --processes 1`` processes on the bench's Redis."""
+    """``qubic worker`` processes on the bench's Redis."""
 
     def __init__(self, url: str, directory: Path) -> None:
         self.url, self.directory = url, directory
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.started = 0
 
-    async def add(self) -> None:
-        log = self.directory / f"worker{len(self.processes)}.log"
+    async def add(self, processes: int = 1) -> None:
+        """Start ``qubic worker --processes N`` and wait until it is ready."""
+        self.started += 1
+        log = self.directory / f"worker{self.started}.log"
         process = subprocess.Popen(
             [sys.executable, "-m", "qubic_cli", "worker", "--redis", self.url,
-             "--processes", "1", "--log-level", "info"],
+             "--processes", str(processes), "--log-level", "info"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
         )
         self.processes.append(process)
@@ -130,6 +139,30 @@ class Workers:
                 process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
+        self.processes.clear()
+
+
+async def drain(url: str, jobs: int) -> float:
+    """Seconds the workers take to answer ``jobs`` level-1 jobs put on the stream at once (in
+    one pipeline), with no node reading the answers: only Redis and the workers run."""
+    client = await open_redis(url)
+    keys, node = Keys("qubic:"), "drain"
+    positions = openings(64)
+    try:
+        started = time.perf_counter()
+        async with client.pipeline(transaction=False) as pipe:
+            for n in range(jobs):
+                job = Job(f"drain-{n}", node, "4x4x4", positions[n % len(positions)], "level1",
+                          n, 1.0, None, time.time() + EXPIRES)
+                pipe.xadd(keys.jobs("level1"), {"id": job.id, "job": msgspec.json.encode(job)})
+            await pipe.execute()
+        while await client.xlen(keys.answers(node)) < jobs:
+            await asyncio.sleep(0.02)
+        took = time.perf_counter() - started
+        await client.delete(keys.answers(node))
+    finally:
+        await client.aclose()
+    return took
 
 
 async def takeover(fleet: Fleet, workers: Workers, url: str, kills: int) -> list[float]:
@@ -234,30 +267,47 @@ async def main(args: argparse.Namespace) -> None:
                 overhead = 1000 * (statistics.median(remote) - statistics.median(local))
             await pool.close()
             rates: dict[tuple[str, int], float] = {}
+            drains: dict[int, float] = {}
             assert redis.process is not None
             cpu = Cpu(redis.process.pid, workers)
             spent = ["| run | " + " | ".join(Cpu.PARTS) + " |",
                      "|---|" + "---|" * len(Cpu.PARTS)]
-            for count in (1, 2) if "throughput" in args.parts else ():
-                while len(workers.processes) < count:
-                    await workers.add()
+            for count in (1, 2) if {"throughput", "drain"} & args.parts else ():
+                if count == 2 and args.one_worker:
+                    workers.stop()
+                    await workers.add(processes=2)
+                    searchers = "1 worker of 2 processes"
+                else:
+                    while len(workers.processes) < count:
+                        await workers.add()
+                    searchers = f"{count} worker{'s' if count > 1 else ''}"
                 await asyncio.sleep(2 * 1.0)  # the node sees the new worker's heartbeat
                 for spec, budget in (("level8", args.budget), ("level1", 1.0)):
+                    if "throughput" not in args.parts:
+                        break
                     before = cpu.snapshot()
                     latencies = await drive(fleet, spec, args.games, args.duration, budget)
                     after = cpu.snapshot()
                     rates[spec, count] = len(latencies) / args.duration
-                    name = (f"{spec} at {budget:g} s, {args.games} games, "
-                            f"{count} worker{'s' if count > 1 else ''}")
+                    name = f"{spec} at {budget:g} s, {args.games} games, {searchers}"
                     rows.append(row(name, latencies, args.duration))
                     spent.append(f"| {name} | {Cpu.per_move(before, after, len(latencies))} |")
+                    print(rows[-1], flush=True)
+                if "drain" in args.parts:
+                    before = cpu.snapshot()
+                    took = await drain(redis.url, args.drain)
+                    after = cpu.snapshot()
+                    drains[count] = args.drain / took
+                    name = f"level1, {args.drain} jobs queued (drain), {searchers}"
+                    rows.append(f"| {name} | {args.drain} | {drains[count]:.1f} | | |")
+                    spent.append(f"| {name} | {Cpu.per_move(before, after, args.drain)} |")
                     print(rows[-1], flush=True)
             takeovers = []
             if "takeover" in args.parts:
                 takeovers = await takeover(fleet, workers, redis.url, args.kills)
             print()
             print("\n".join(rows))
-            if rates:
+            if rates or drains:
                 print("\nCPU milliseconds a move, by part:\n")
                 print("\n".join(spent))
             if overhead is not None:
@@ -265,6 +315,8 @@ async def main(args: argparse.Namespace) -> None:
             for spec in ("level8", "level1") if rates else ():
                 print(f"{spec}: 2 workers / 1 worker = "
                       f"{rates[spec, 2] / rates[spec, 1]:.2f}x moves per second")
+            if drains:
+                print(f"drain of level-1 jobs: 2 workers / 1 worker = {drains[2] / drains[1]:.2f}x")
             if takeovers:
                 print(f"takeover after a worker killed mid-search (budget 1 s, {len(takeovers)} "
                       f"kills): request to move p50 {statistics.median(takeovers):.2f} s, "
@@ -284,6 +336,11 @@ if __name__ == "__main__":
     parser.add_argument("--kills", type=int, default=5, help="takeovers to time")
     parser.add_argument("--budget", type=float, default=0.1,
                         help="seconds a level-8 move may think (default 0.1)")
-    parser.add_argument("--parts", default="overhead,throughput,takeover",
-                        help="what to measure, of overhead,throughput,takeover (default all)")
+    parser.add_argument("--one-worker", action="store_true",
+                        help="2 processes as one 'qubic worker --processes 2', not two workers")
+    parser.add_argument("--drain", type=int, default=6000,
+                        help="level-1 jobs to drain (at most 10,000: the answer stream's length)")
+    parser.add_argument("--parts", default="overhead,throughput,drain,takeover",
+                        type=lambda text: set(text.split(",")),
+                        help="what to measure: overhead,throughput,drain,takeover (default all)")
     asyncio.run(main(parser.parse_args()))
