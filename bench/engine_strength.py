@@ -128,9 +128,22 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
     return result
 
 
+def by_opening(result: MatchResult, plies: int = 2) -> str:
+    """A's won-drawn-lost by the game's first ``plies`` moves (--start's included)."""
+    tally: dict[str, list[int]] = {}
+    for record in result.records:
+        key = " ".join((START.split() + [format_cell(m.cell, GEOMETRY)
+                                         for m in record.moves])[:plies])
+        row = tally.setdefault(key, [0, 0, 0])
+        row[0 if record.winner == A else 2 if record.winner == B else 1] += 1
+    return "; ".join(f"{key}: {w}-{d}-{lost}" for key, (w, d, lost) in sorted(tally.items()))
+
+
 def match_row(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
               jobs: int = 1) -> str:
     result = play_match(spec_a, spec_b, games, seconds, seed, jobs)
+    print(f"  by opening (A's won-drawn-lost): {by_opening(result)}", file=sys.stderr,
+          flush=True)
     a = result.a
     return (f"| {spec_a} | {spec_b} | {result.games} | {a.wins} | {result.draws} | {a.losses} "
             f"| {a.wins_as_x}/{sum(r.a_is_x for r in result.records)} | {a.average_seconds:.2f} "
