@@ -529,6 +529,9 @@ class FleetWorker:
                 min_idle = int(((job.time or 30.0) + RECLAIM_GRACE) * 1000)
                 if entry["time_since_delivered"] < min_idle:
                     continue
+                if await self.client.exists(self.keys.cancel(job.id)):  # its game has ended
+                    await self._drop(stream, entry_id)
+                    continue
                 claimed = await self.client.xclaim(stream, GROUP, self.name, min_idle,
                                                    [entry_id])
                 if claimed:  # no other worker got there first

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import websockets
 from conftest import Client
@@ -23,7 +24,16 @@ from test_faults import descendants
 
 from server.ai_pool import AIJob, AIPool
 from server.app import RunningServer, ServerConfig, start_server
-from server.fleet import GROUP, NO_WORKER, Fleet, FleetWorker, Keys, open_redis, parse_levels
+from server.fleet import (
+    GROUP,
+    NO_WORKER,
+    Fleet,
+    FleetWorker,
+    Job,
+    Keys,
+    open_redis,
+    parse_levels,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -324,4 +334,34 @@ async def test_one_worker_answers_jobs_queued_on_every_level(
         stop.set()
         await running
         await worker.pool.close()
+        await client.aclose()
+
+
+async def test_a_job_pending_on_a_dead_worker_whose_game_ended_is_dropped_not_taken_over(
+    redis_url: str,
+) -> None:
+    client = await open_redis(redis_url)
+    keys = Keys("qubic:")
+    stream = keys.jobs("level4")
+    job = Job("ended", "some-node", "4x4x4", (0,), "level4", 0, 0.1, None, time.time() + 60)
+    await client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+    await client.xadd(stream, {"id": job.id, "job": msgspec.json.encode(job)})
+    await client.xreadgroup(GROUP, "dead", {stream: ">"}, count=1)  # then it died
+    await client.set(keys.cancel(job.id), b"1")  # and the game ended
+    pool = AIPool(1)
+    worker = FleetWorker(client, pool, levels=["level4"])
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        for _ in range(600):
+            if worker.dropped or worker.answered:
+                break
+            await asyncio.sleep(0.1)
+        assert (worker.dropped, worker.answered, worker.reclaimed) == (1, 0, 0)
+        assert await client.xlen(stream) == 0
+        assert (await client.xpending(stream, GROUP))["pending"] == 0
+    finally:
+        stop.set()
+        await running
+        await pool.close()
         await client.aclose()
