@@ -21,7 +21,10 @@ What holds:
   and drops any other (a presumed-dead worker's late answer). The hub drops an answer for a
   position that has moved on, as it does for the local pool.
 - A job whose game ended or was resigned is cancelled: its worker stops searching, and a
-  worker that reads it later drops it unplayed.
+  worker that reads it later (or would take it over) drops it unplayed.
+- A busy worker makes one round trip between two searches: a Lua script posts the answer,
+  acknowledges and deletes the job, and reads the next one (``SETTLE_AND_TAKE``). A worker
+  that stops gives the jobs it holds back to their streams, for another to take at once.
 - With no live worker, ``ready`` is false and the hub tells a computer game's players so;
   jobs wait in the stream and go on when a worker joins.
 """
