@@ -171,11 +171,11 @@ class Hub:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
-        await self.lobby.close()
         if self.cluster is not None:
             await self.cluster.close()
         if self._own_bus:

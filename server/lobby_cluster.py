@@ -438,6 +438,9 @@ class ClusterLobby(Lobby):
             await self.bus.subscribe(REQUESTS_TOPIC, self._on_request),
         ]
         self.bus.on_resume(self._resumed)
+        gauges = self.cluster.metrics.gauges
+        gauges["lobby_holder"] = lambda: int(self.holding is not None)
+        gauges["lobby_requests_waiting"] = lambda: len(self._pending)
         loop = asyncio.get_running_loop()
         self._loops = [loop.create_task(self._upkeep(), name="lobby-upkeep"),
                        loop.create_task(self._send(), name="lobby-publisher")]
@@ -518,11 +521,15 @@ class ClusterLobby(Lobby):
         if lease is None:
             return
         raw = await self.cluster.redis.hget(self._state_key, "state")
-        state = None if raw is None else msgspec.msgpack.decode(
-            raw if isinstance(raw, bytes) else raw.encode())
         if self.holding is not None or self._closing:
             return
-        self.holding = Holding(self, lease, state)
+        try:
+            state = None if raw is None else msgspec.msgpack.decode(
+                raw if isinstance(raw, bytes) else raw.encode())
+            self.holding = Holding(self, lease, state)
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError):
+            log.exception("the lobby's state in Redis cannot be read: starting it empty")
+            self.holding = Holding(self, lease, None)
         self.matchmaker = self.holding.lobby.matchmaker
         log.info("node %s holds the lobby (token %d)", self.node, lease.token)
         self.publish(Holder(self.node))
