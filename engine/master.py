@@ -64,8 +64,7 @@ PARAMS_SIZE = 8
 # evaluation weights, from the side to move's point of view: open lines holding n-2, n-3,
 # n-4, n-5 stones (mine, then theirs); then per side fork cells (an empty cell on two or more
 # lines of n-2: a double threat in one move), threat cells (on one such line) and a bonus
-# when a side has two or more fork cells; then the tempo of having the move. The search takes
-# a row of them per side to move (see :func:`weights_fearing`).
+# when a side has two or more fork cells; then the tempo of having the move.
 E_LINES, E_LINES_O = 0, 4
 E_FORK, E_THREAT, E_FORKS2, E_FORK_O, E_THREAT_O, E_FORKS2_O, E_TEMPO = 8, 9, 10, 11, 12, 13, 14
 EVAL_SIZE = 15
@@ -73,30 +72,26 @@ DEFAULT_EVAL = np.array(
     [12, 3, 1, 0,  14, 3, 1, 0,  60, 6, 0,  100, 10, 300,  20], dtype=np.int64
 )
 
-MINE_TERMS = (E_LINES, E_LINES + 1, E_LINES + 2, E_LINES + 3, E_FORK, E_THREAT, E_FORKS2)
 THEIR_TERMS = (E_LINES_O, E_LINES_O + 1, E_LINES_O + 2, E_LINES_O + 3, E_FORK_O, E_THREAT_O,
                E_FORKS2_O)
 
 _ENTER, _NEXT, _UP = 0, 1, 2
 
 
-def weights_fearing(feared: int, percent: int) -> np.ndarray:
-    """The evaluation weights, a row per side to move, with every term of side ``feared``
-    (its lines, threats and forks) scaled by ``percent``, whichever side is to move."""
-    weights = np.stack([DEFAULT_EVAL, DEFAULT_EVAL])
-    for term in MINE_TERMS:
-        weights[feared, term] = DEFAULT_EVAL[term] * percent // 100
+def wary_weights(percent: int) -> np.ndarray:
+    """The evaluation weights with the terms of the side not to move (its lines, threats and
+    forks: what its last move made) at ``percent``: above 100, every leaf rates the side that
+    has just moved higher than the default does, whichever side that is."""
+    weights = DEFAULT_EVAL.copy()
     for term in THEIR_TERMS:
-        weights[1 - feared, term] = DEFAULT_EVAL[term] * percent // 100
+        weights[term] = DEFAULT_EVAL[term] * percent // 100
     return weights
 
 
 @njit(cache=True, inline="always")
 def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignore[no-untyped-def]
-    """The static value for ``side`` (to move) of a position with no win cell on the board,
-    by ``ew[side]``."""
+    """The static value for ``side`` (to move) of a position with no win cell on the board."""
     other = 1 - side
-    ew = ew[side]
     forks_me = 0
     forks_them = 0
     threats_me = 0
@@ -460,7 +455,7 @@ class SearchParams:
     salt: int = 0
     tt: bool = True
     extensions: int = 2  # threat extensions on one path (see pvs)
-    weights: np.ndarray = field(default_factory=lambda: weights_fearing(0, 100))
+    weights: np.ndarray = field(default_factory=lambda: DEFAULT_EVAL.copy())
 
     def array(self) -> np.ndarray:
         out = np.zeros(PARAMS_SIZE, dtype=np.int64)
@@ -690,5 +685,5 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
-__all__ = ["Master", "SearchParams", "Thought", "mate_plies", "warm_up", "weights_fearing",
+__all__ = ["Master", "SearchParams", "Thought", "mate_plies", "warm_up", "wary_weights",
            "completion", "pop"]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from engine.board import Board
 from engine.book import book_for
 from engine.geometry import Cell, Geometry
-from engine.master import Master, SearchParams, Thought, mate_plies, weights_fearing
+from engine.master import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
 from engine.solver import Solver
 
@@ -27,6 +27,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
+WARY = 200  # the second player's search: percent on the side not to move's evaluation terms
 
 
 def parse_seconds(low: float, high: float) -> Callable[[str], float]:
@@ -59,8 +60,9 @@ class MasterPlayer(Player):
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
         "prove": Option(parse_bool, True,
                         "spend the time the search leaves on a df-pn proof (no depth cap only)"),
-        "defend": Option(parse_int(0, 1000), 100,
-                         "as the second player, percent on the first player's evaluation terms"),
+        "wary": Option(parse_int(0, 1000), WARY,
+                       "as the second player, percent on the evaluation terms of the side "
+                       "not to move"),
     }
 
     def __init__(self, seed: int = 0, **settings: object) -> None:
@@ -70,13 +72,14 @@ class MasterPlayer(Player):
 
     def master(self, geometry: Geometry, side: int = 0) -> Master:
         """The search (and its tables, kept between moves) for one board and side: the second
-        player's evaluation fears the first player's lines, threats and forks by ``defend``."""
+        player's evaluation weighs the lines, threats and forks of the side not to move at
+        ``wary`` percent (issue 17, "The master as O, continued" in docs/benchmarks.md)."""
         found = self._masters.get((geometry.name, side))
         if found is None:
             params = SearchParams(
                 noise=int(self.settings["noise"]), salt=self.seed,
                 tss_leaf=int(self.settings["leaf"]), tss_interior=int(self.settings["inner"]),
-                weights=weights_fearing(0, int(self.settings["defend"]) if side else 100),
+                weights=wary_weights(int(self.settings["wary"]) if side else 100),
             )
             if not self.settings["tss"]:
                 params.tss_interior = params.tss_leaf = params.tss_root = 0

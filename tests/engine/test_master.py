@@ -216,27 +216,23 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
         checked += 1
 
 
-def test_weights_fearing_scales_one_colours_terms_whoever_is_to_move() -> None:
-    from engine.master import DEFAULT_EVAL, MINE_TERMS, THEIR_TERMS, weights_fearing
 
-    plain = weights_fearing(0, 100)
-    assert (plain == DEFAULT_EVAL).all()
-    feared = weights_fearing(0, 200)
-    for term in MINE_TERMS:  # X to move: X's own terms; O to move: unchanged
-        assert feared[0, term] == 2 * DEFAULT_EVAL[term]
-        assert feared[1, term] == DEFAULT_EVAL[term]
-    for term in THEIR_TERMS:  # O to move: X's terms; X to move: O's, unchanged
-        assert feared[1, term] == 2 * DEFAULT_EVAL[term]
-        assert feared[0, term] == DEFAULT_EVAL[term]
+def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
+    from engine.master import DEFAULT_EVAL, THEIR_TERMS, wary_weights
+
+    assert (wary_weights(100) == DEFAULT_EVAL).all()
+    wary = wary_weights(200)
+    for term in range(len(DEFAULT_EVAL)):
+        assert wary[term] == DEFAULT_EVAL[term] * (2 if term in THEIR_TERMS else 1)
 
 
-def test_the_second_players_search_fears_the_first_players_terms_by_defend() -> None:
-    from engine.master import weights_fearing
+def test_only_the_second_players_search_is_wary() -> None:
+    from engine.master import wary_weights
 
-    player = make_player("master:defend=250,book=off")
+    player = make_player("master:wary=250,book=off")
     for moves in ("1a1", "1a1 2b2"):
         board = Board.from_notation("4x4x4", moves)
         player.decide(board, Limit(depth=2))
     x_search, o_search = player._masters["4x4x4", 0], player._masters["4x4x4", 1]
-    assert (x_search.params.weights == weights_fearing(0, 100)).all()
-    assert (o_search.params.weights == weights_fearing(0, 250)).all()
+    assert (x_search.params.weights == wary_weights(100)).all()
+    assert (o_search.params.weights == wary_weights(250)).all()
