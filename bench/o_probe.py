@@ -61,8 +61,8 @@ def main() -> None:
     warm_up()
     print(f"`.venv/bin/python bench/o_probe.py {' '.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f})\n")
-    print("| threat search | positions | median depth | depths | main nodes/s "
-          "| threat nodes / main node | s used |\n|---|---|---|---|---|---|---|")
+    print("| threat search | positions | median depth | depths | nodes/s (main + threat) "
+          "| threat-search share of the nodes | s used |\n|---|---|---|---|---|---|---|")
     for name, (inner, leaf) in CONFIGS.items():
         depths, nodes, tss, seconds = [], 0, 0, 0.0
         for moves in positions:
@@ -76,8 +76,8 @@ def main() -> None:
             tss += thought.tss_nodes
             seconds += thought.elapsed
         print(f"| {name} | {len(positions)} | {statistics.median(depths):g} "
-              f"| {' '.join(map(str, depths))} | {nodes / seconds:,.0f} "
-              f"| {tss / max(nodes, 1):.1f} | {seconds / len(positions):.2f} |", flush=True)
+              f"| {' '.join(map(str, depths))} | {(nodes + tss) / seconds:,.0f} "
+              f"| {tss / max(nodes + tss, 1):.0%} | {seconds / len(positions):.2f} |", flush=True)
 
 
 if __name__ == "__main__":
