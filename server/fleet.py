@@ -427,6 +427,10 @@ class FleetWorker:
                 except (RedisError, OSError) as exc:
                     log.warning("worker: Redis failed (%s); retrying", exc)
                     await asyncio.sleep(1.0)
+                    if "NOGROUP" in str(exc):  # a Redis that restarted empty
+                        with contextlib.suppress(RedisError, OSError):
+                            for stream in self._streams:
+                                await ensure_group(self.client, stream)
         finally:
             self._stopping = True
             searches = [task for task, _started in self._searches.values()]

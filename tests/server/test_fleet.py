@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,11 @@ import msgspec
 import pytest
 import websockets
 from conftest import Client
+from services import RedisServer
 from test_faults import descendants
 
-from server.ai_pool import AIJob, AIPool
+from engine.players import Decision
+from server.ai_pool import AIError, AIJob, AIPool
 from server.app import RunningServer, ServerConfig, start_server
 from server.fleet import (
     GROUP,
@@ -365,3 +367,34 @@ async def test_a_job_pending_on_a_dead_worker_whose_game_ended_is_dropped_not_ta
         await running
         await pool.close()
         await client.aclose()
+
+
+async def test_a_worker_and_a_node_go_on_after_redis_restarts_empty(
+    redis_factory: Callable[[], RedisServer],
+) -> None:
+    server = redis_factory()
+    fleet = Fleet(await open_redis(server.url), poll=0.2)
+    client = await open_redis(server.url)
+    worker = FleetWorker(client, AIPool(1), levels=["level2"])
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await fleet.start(wait=True)
+        job = AIJob("4x4x4", (0,), "level2", time=0.2)
+        assert (await fleet.decide(job)).move != 0
+        server.restart()  # no persistence: the streams, the group and the heartbeats are gone
+
+        async def asking() -> Decision:  # as the hub does: again while Redis is away
+            while True:
+                with contextlib.suppress(AIError):
+                    return await fleet.decide(job)
+                await asyncio.sleep(0.1)
+
+        assert (await asyncio.wait_for(asking(), 60)).move != 0
+        assert worker.answered == 2
+    finally:
+        stop.set()
+        await running
+        await worker.pool.close()
+        await client.aclose()
+        await fleet.close()
