@@ -24,16 +24,15 @@ for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, Rubino
 # levels below 8 are kept weak as X: level 7 searches 3 plies. The steps that tell levels
 # apart most are random moves (careless), then the threat search (tss), then depth. Levels 7
 # and 8 play the opening book: it is most of what level 7 has over level 6 as O, and level 6
-# with it would hold against level 7's lines as O, which the book was mended against. Levels
-# 1-7 keep the plain evaluation as O (wary=100): the wary one was measured for level 8 only.
+# with it would hold against level 7's lines as O, which the book was mended against.
 LEVELS = {
-    1: "master:depth=1,tss=off,noise=300,careless=80,book=off,wary=100",
-    2: "master:depth=1,tss=off,noise=150,careless=40,book=off,wary=100",
-    3: "master:depth=1,tss=off,noise=150,book=off,wary=100",
-    4: "master:depth=2,tss=off,noise=100,book=off,wary=100",
-    5: "master:depth=2,noise=120,book=off,wary=100",
-    6: "master:depth=3,noise=120,book=off,wary=100",
-    7: "master:depth=3,wary=100",
+    1: "master:depth=1,tss=off,noise=300,careless=80,book=off",
+    2: "master:depth=1,tss=off,noise=150,careless=40,book=off",
+    3: "master:depth=1,tss=off,noise=150,book=off",
+    4: "master:depth=2,tss=off,noise=100,book=off",
+    5: "master:depth=2,noise=120,book=off",
+    6: "master:depth=3,noise=120,book=off",
+    7: "master:depth=3",
     8: "master",
 }
 for _level, _spec in LEVELS.items():

@@ -27,7 +27,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
-WARY = 200  # the second player's search: percent on the side not to move's evaluation terms
+WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
 
 def parse_seconds(low: float, high: float) -> Callable[[str], float]:
@@ -73,7 +73,8 @@ class MasterPlayer(Player):
     def master(self, geometry: Geometry, side: int = 0) -> Master:
         """The search (and its tables, kept between moves) for one board and side: the second
         player's evaluation weighs the lines, threats and forks of the side not to move at
-        ``wary`` percent (issue 17, "The master as O, continued" in docs/benchmarks.md)."""
+        ``wary`` percent (a knob for experiments: 200 did not make a better second player,
+        issue 17, "The master as O, continued" in docs/benchmarks.md)."""
         found = self._masters.get((geometry.name, side))
         if found is None:
             params = SearchParams(
