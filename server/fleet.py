@@ -395,6 +395,7 @@ class FleetWorker:
         self._backlog: list[Held] = []  # held but not searching yet (a read gave more)
         self._searches: dict[str, tuple[asyncio.Task[None], float]] = {}  # entry id -> search
         self._cancelled: set[str] = set()  # entry ids whose node no longer wants them
+        self._checks: dict[str, tuple[asyncio.Future[Any], int]] = {}  # see _read
         self._room = asyncio.Event()  # a slot went free and no job was there to fill it
         # figures
         self.answered = 0
@@ -486,23 +487,36 @@ class FleetWorker:
         return taken
 
     async def _read(self, count: int) -> list[Held]:
-        """New jobs, waiting up to ``block`` seconds for one; a cancelled one is dropped."""
+        """New jobs, waiting up to ``block`` seconds for one (one reply may bring a job from
+        each stream). Such a job was queued a moment ago: its search starts at once, and
+        whether its game has ended meanwhile is looked up alongside (``_cancelled_meanwhile``)."""
         reply = await self.client.xreadgroup(
             GROUP, self.name, {stream: ">" for stream in self._streams}, count=count,
             block=int(self.block * 1000),
         )
         read = [(_text(stream), _text(entry_id), _job_decoder.decode(fields[b"job"]))
                 for stream, entries in reply or () for entry_id, fields in entries]
-        if not read:
-            return []
-        cancelled = await self.client.mget([self.keys.cancel(job.id) for _s, _e, job in read])
-        taken = []
-        for held, gone in zip(read, cancelled, strict=True):  # a job from each stream, maybe
-            if gone is None:
-                taken.append(held)
-            else:
-                await self._drop(held[0], held[1])
-        return taken
+        if read:
+            check = asyncio.ensure_future(
+                self.client.mget([self.keys.cancel(job.id) for _s, _e, job in read])
+            )
+            # a stopping worker may never look: its failure is no news
+            check.add_done_callback(lambda done: done.cancelled() or done.exception())
+            for n, (_stream, entry_id, _job) in enumerate(read):
+                self._checks[entry_id] = (check, n)
+        return read
+
+    async def _cancelled_meanwhile(self, entry_id: str) -> bool:
+        """Whether the lookup started by ``_read`` found the job cancelled (False for a job
+        taken otherwise: the take looked already)."""
+        checked = self._checks.pop(entry_id, None)
+        if checked is None:
+            return False
+        check, n = checked
+        try:
+            return (await asyncio.shield(check))[n] is not None
+        except (RedisError, OSError):
+            return False
 
     async def _drop(self, stream: str, entry_id: str) -> None:
         async with self.client.pipeline(transaction=False) as pipe:
@@ -560,31 +574,36 @@ class FleetWorker:
         """Search ``job``, then post its answer and take the next job in one round trip."""
         answer = b""
         try:
-            if job.expires < time.time():
-                self.dropped += 1
-            else:
+            result: Answer | None = None
+            if job.expires >= time.time():
                 try:
                     decision = await self.pool.decide(job.ai_job())
-                    answer = _encode(Answer(job.id, self.name, decision=decision))
-                    self.answered += 1
+                    result = Answer(job.id, self.name, decision=decision)
                 except asyncio.CancelledError:
                     if entry_id not in self._cancelled:
                         raise  # this worker is stopping: the job is given back
                     asyncio.current_task().uncancel()  # type: ignore[union-attr]
-                    self.dropped += 1
                 except AIError as error:
-                    answer = _encode(Answer(job.id, self.name, error=str(error)))
-                    self.answered += 1
+                    result = Answer(job.id, self.name, error=str(error))
+            if result is not None and not await self._cancelled_meanwhile(entry_id):
+                answer = _encode(result)
         finally:
             del self._searches[entry_id]
             self._cancelled.discard(entry_id)
+            self._checks.pop(entry_id, None)
         del self._held[entry_id]
         self._start([])  # a job in the backlog takes the slot, else the take below fills it
         settled: list[str | bytes] = [stream, entry_id, self.keys.answers(job.node), answer]
         try:
-            self._start(await self._take(settled, max(0, self.free)))
+            taken = await self._take(settled, max(0, self.free))
         except (RedisError, OSError) as exc:  # it stays pending: another worker answers it
             log.warning("worker: could not answer job %s (%s)", job.id, exc)
+        else:
+            if answer:
+                self.answered += 1
+            else:  # cancelled, or expired before it was searched
+                self.dropped += 1
+            self._start(taken)
         if self.free > 0:
             self._room.set()
 

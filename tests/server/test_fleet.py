@@ -398,3 +398,35 @@ async def test_a_worker_and_a_node_go_on_after_redis_restarts_empty(
         await worker.pool.close()
         await client.aclose()
         await fleet.close()
+
+
+async def test_a_job_cancelled_as_an_idle_worker_reads_it_is_dropped_unanswered(
+    redis_url: str,
+) -> None:
+    client = await open_redis(redis_url)
+    keys = Keys("qubic:")
+    pool = AIPool(1)
+    worker = FleetWorker(client, pool, levels=["level2"])
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        for _ in range(600):  # ready, and waiting for jobs
+            if await client.zscore(keys.workers, worker.name):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.3)
+        job = Job("gone", "some-node", "4x4x4", (0,), "level2", 0, 0.2, None, time.time() + 60)
+        await client.set(keys.cancel(job.id), b"1")  # the game ended as the job was queued
+        await client.xadd(keys.jobs("level2"), {"id": job.id, "job": msgspec.json.encode(job)})
+        for _ in range(600):
+            if worker.dropped or worker.answered:
+                break
+            await asyncio.sleep(0.05)
+        assert (worker.dropped, worker.answered) == (1, 0)
+        assert await client.xlen(keys.answers("some-node")) == 0
+        assert await client.xlen(keys.jobs("level2")) == 0
+    finally:
+        stop.set()
+        await running
+        await pool.close()
+        await client.aclose()
