@@ -138,6 +138,32 @@ def _level8(n: int) -> AIJob:
     return AIJob("4x4x4", (n, 63 - n), "level8", seed=n, time=1.0)
 
 
+@contextlib.asynccontextmanager
+async def _worker_here(redis_url: str, levels: list[str]) -> AsyncIterator[FleetWorker]:
+    """A ``FleetWorker`` running in this process (its figures at hand), searching in a real
+    pool of 1 process; stopped, with its pool, at the end."""
+    client = await open_redis(redis_url)
+    worker = FleetWorker(client, AIPool(1), levels=levels)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        yield worker
+    finally:
+        stop.set()
+        await running
+        await worker.pool.close()
+        await client.aclose()
+
+
+async def _settled(worker: FleetWorker) -> None:
+    """Wait until ``worker`` has answered or dropped a job (its pool warms up first)."""
+    for _ in range(600):
+        if worker.dropped or worker.answered:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the worker neither answered nor dropped the job")
+
+
 def test_levels_parse() -> None:
     assert parse_levels("1-3,8") == ("level1", "level2", "level3", "level8")
     assert parse_levels("5") == ("level5",)
@@ -265,21 +291,12 @@ async def test_a_job_for_a_game_resigned_while_it_waited_is_dropped_unplayed(
     await ann.request(t="resign", game=game)
     await ann.expect("end", game=game)
 
-    pool = AIPool(1)
-    worker = FleetWorker(client, pool, levels=["level3"])
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
     try:
-        for _ in range(600):
-            if worker.dropped or worker.answered:
-                break
-            await asyncio.sleep(0.1)
-        assert (worker.dropped, worker.answered) == (1, 0)
-        assert await client.xlen(stream) == 0  # taken off the stream, not left to others
+        async with _worker_here(redis_url, ["level3"]) as worker:
+            await _settled(worker)
+            assert (worker.dropped, worker.answered) == (1, 0)
+            assert await client.xlen(stream) == 0  # taken off the stream, not left to others
     finally:
-        stop.set()
-        await running
-        await pool.close()
         await client.aclose()
 
 
@@ -324,19 +341,10 @@ async def test_one_worker_answers_jobs_queued_on_every_level(
     specs = ["level1", "level2", "level5"]
     asking = [asyncio.create_task(fleet.decide(AIJob("4x4x4", (0,), spec, time=0.2)))
               for spec in specs]
-    client = await open_redis(redis_url)
-    worker = FleetWorker(client, AIPool(1), levels=specs)
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
-    try:
+    async with _worker_here(redis_url, specs) as worker:
         decisions = await asyncio.wait_for(asyncio.gather(*asking), 120)
         assert all(d.move != 0 for d in decisions)
         assert (worker.answered, worker.dropped, worker.reclaimed) == (3, 0, 0)
-    finally:
-        stop.set()
-        await running
-        await worker.pool.close()
-        await client.aclose()
 
 
 async def test_a_job_pending_on_a_dead_worker_whose_game_ended_is_dropped_not_taken_over(
@@ -350,22 +358,13 @@ async def test_a_job_pending_on_a_dead_worker_whose_game_ended_is_dropped_not_ta
     await client.xadd(stream, {"id": job.id, "job": msgspec.json.encode(job)})
     await client.xreadgroup(GROUP, "dead", {stream: ">"}, count=1)  # then it died
     await client.set(keys.cancel(job.id), b"1")  # and the game ended
-    pool = AIPool(1)
-    worker = FleetWorker(client, pool, levels=["level4"])
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
     try:
-        for _ in range(600):
-            if worker.dropped or worker.answered:
-                break
-            await asyncio.sleep(0.1)
-        assert (worker.dropped, worker.answered, worker.reclaimed) == (1, 0, 0)
-        assert await client.xlen(stream) == 0
-        assert (await client.xpending(stream, GROUP))["pending"] == 0
+        async with _worker_here(redis_url, ["level4"]) as worker:
+            await _settled(worker)
+            assert (worker.dropped, worker.answered, worker.reclaimed) == (1, 0, 0)
+            assert await client.xlen(stream) == 0
+            assert (await client.xpending(stream, GROUP))["pending"] == 0
     finally:
-        stop.set()
-        await running
-        await pool.close()
         await client.aclose()
 
 
@@ -374,29 +373,22 @@ async def test_a_worker_and_a_node_go_on_after_redis_restarts_empty(
 ) -> None:
     server = redis_factory()
     fleet = Fleet(await open_redis(server.url), poll=0.2)
-    client = await open_redis(server.url)
-    worker = FleetWorker(client, AIPool(1), levels=["level2"])
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
+    job = AIJob("4x4x4", (0,), "level2", time=0.2)
+
+    async def asking() -> Decision:  # as the hub does: again while Redis is away
+        while True:
+            with contextlib.suppress(AIError):
+                return await fleet.decide(job)
+            await asyncio.sleep(0.1)
+
     try:
-        await fleet.start(wait=True)
-        job = AIJob("4x4x4", (0,), "level2", time=0.2)
-        assert (await fleet.decide(job)).move != 0
-        server.restart()  # no persistence: the streams, the group and the heartbeats are gone
-
-        async def asking() -> Decision:  # as the hub does: again while Redis is away
-            while True:
-                with contextlib.suppress(AIError):
-                    return await fleet.decide(job)
-                await asyncio.sleep(0.1)
-
-        assert (await asyncio.wait_for(asking(), 60)).move != 0
-        assert worker.answered == 2
+        async with _worker_here(server.url, ["level2"]) as worker:
+            await fleet.start(wait=True)
+            assert (await fleet.decide(job)).move != 0
+            server.restart()  # no persistence: the streams, the group, the heartbeats are gone
+            assert (await asyncio.wait_for(asking(), 60)).move != 0
+            assert worker.answered == 2
     finally:
-        stop.set()
-        await running
-        await worker.pool.close()
-        await client.aclose()
         await fleet.close()
 
 
@@ -405,28 +397,21 @@ async def test_a_job_cancelled_as_an_idle_worker_reads_it_is_dropped_unanswered(
 ) -> None:
     client = await open_redis(redis_url)
     keys = Keys("qubic:")
-    pool = AIPool(1)
-    worker = FleetWorker(client, pool, levels=["level2"])
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
     try:
-        for _ in range(600):  # ready, and waiting for jobs
-            if await client.zscore(keys.workers, worker.name):
-                break
-            await asyncio.sleep(0.1)
-        await asyncio.sleep(0.3)
-        job = Job("gone", "some-node", "4x4x4", (0,), "level2", 0, 0.2, None, time.time() + 60)
-        await client.set(keys.cancel(job.id), b"1")  # the game ended as the job was queued
-        await client.xadd(keys.jobs("level2"), {"id": job.id, "job": msgspec.json.encode(job)})
-        for _ in range(600):
-            if worker.dropped or worker.answered:
-                break
-            await asyncio.sleep(0.05)
-        assert (worker.dropped, worker.answered) == (1, 0)
-        assert await client.xlen(keys.answers("some-node")) == 0
-        assert await client.xlen(keys.jobs("level2")) == 0
+        async with _worker_here(redis_url, ["level2"]) as worker:
+            for _ in range(600):  # ready, and waiting for jobs
+                if await client.zscore(keys.workers, worker.name):
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.3)
+            job = Job("gone", "some-node", "4x4x4", (0,), "level2", 0, 0.2, None,
+                      time.time() + 60)
+            await client.set(keys.cancel(job.id), b"1")  # the game ended as it was queued
+            await client.xadd(keys.jobs("level2"),
+                              {"id": job.id, "job": msgspec.json.encode(job)})
+            await _settled(worker)
+            assert (worker.dropped, worker.answered) == (1, 0)
+            assert await client.xlen(keys.answers("some-node")) == 0
+            assert await client.xlen(keys.jobs("level2")) == 0
     finally:
-        stop.set()
-        await running
-        await pool.close()
         await client.aclose()
