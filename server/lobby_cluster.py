@@ -77,6 +77,7 @@ from server.room import GameRoom
 from server.rooms import Rooms
 from server.session import Session
 from server.store import GameStatus
+from server.waiting import stop_tasks, wait_event
 
 log = logging.getLogger(__name__)
 
@@ -455,9 +456,7 @@ class ClusterLobby(Lobby):
             with contextlib.suppress(LeaseError, RedisError, OSError, BusError):
                 await self.cluster.leases.release(holding.lease)
                 await self.bus.publish(LOBBY_TOPIC, _encode(Vacant(self.node)))
-        for task in self._loops:
-            task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        await stop_tasks(self._loops)  # a cancel can be lost in the bus's publish
         for subscription in self._subscriptions:
             with contextlib.suppress(BusError, RedisError, OSError):
                 await subscription.cancel()
@@ -499,8 +498,7 @@ class ClusterLobby(Lobby):
                     self.step_down("its lease ran out")
             except Exception:
                 log.exception("lobby upkeep failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), PRESENCE_EVERY)
+            await wait_event(self._wake, PRESENCE_EVERY)
             self._wake.clear()
 
     async def _hold(self) -> None:
