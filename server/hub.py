@@ -243,6 +243,7 @@ class Hub:
             player, token = await self.store.create_player(message.name, time.time())
             log.info("new player %s", player.name)
         self.delivery.identified(session, player)
+        self.lobby.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
                     games=await self.router.games_of(player.name), ref=message.id)

@@ -159,6 +159,9 @@ class Lobby:
     async def close(self) -> None:
         """Nothing to stop on one server."""
 
+    def identified(self, session: Session) -> None:
+        """``session`` has said hello (one server: ``Delivery`` already counts it)."""
+
     # -- every second ----------------------------------------------------------------------
 
     async def tick(self, now: float) -> None:

@@ -291,8 +291,7 @@ class Holding:
         self.worker = loop.create_task(self._work(), name="lobby-holder")
 
     async def stop(self, persist: bool) -> None:
-        self.worker.cancel()
-        await asyncio.gather(self.worker, return_exceptions=True)
+        await stop_tasks([self.worker])
         if persist:
             with contextlib.suppress(ServerError, RedisError, OSError):
                 await self.persist()
@@ -647,6 +646,14 @@ class ClusterLobby(Lobby):
                 session.send(error_message(error, message.id))  # type: ignore[arg-type]
         if self.holding is not None:
             self.holding.queue.put_nowait(now)
+
+    def identified(self, session: Session) -> None:
+        """A player said hello here: the holder hears of it now (challenges by name)."""
+        name, player = session.name, session.player
+        if name is None or player is None or self._reported.get(name) == player.rating:
+            return
+        self._reported[name] = player.rating
+        self.publish(Report(self.node, [(name, player.rating)], [], [], []))
 
     def gone(self, name: str) -> None:
         """``name``'s last connection here closed: tell the holder now."""

@@ -11,7 +11,10 @@ from typing import Any
 
 import asyncpg
 import pytest
+import pytest_asyncio
 import redis.asyncio
+import test_challenges as challenges
+import test_e2e as e2e
 from conftest import Client, Nodes, play
 from test_cluster_failover import Cluster as ProcessCluster
 from test_faults import connect
@@ -344,3 +347,45 @@ async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_
     finally:
         cluster.kill()
         await client.aclose()
+
+
+# -- the one-node lobby tests, on three nodes ---------------------------------------------
+
+
+class Spread:
+    """Stands for conftest's ``Server`` in the one-node tests: each new client connects to
+    the next node (a, b, c, a, ...); the HTTP API is the lobby holder's."""
+
+    def __init__(self, nodes: Nodes) -> None:
+        self.nodes = nodes
+        self.clients = nodes.clients
+        self._next = 0
+
+    @property
+    def running(self) -> Any:
+        return self.nodes[holder(self.nodes)]
+
+    async def client(self, name: str | None = None) -> Client:
+        node = "abc"[self._next % 3]
+        self._next += 1
+        return await self.nodes.client(node, name)
+
+
+@pytest_asyncio.fixture
+async def spread(nodes: Nodes) -> Spread:
+    await until_held(nodes)
+    return Spread(nodes)
+
+
+@pytest.mark.parametrize("test", [
+    e2e.test_quick_pairing_pairs_two_players,
+    e2e.test_seeks_are_listed_live_and_accepted,
+    e2e.test_a_private_room_by_code,
+    e2e.test_one_player_has_at_most_three_computer_games_going,
+    e2e.test_a_spectator_sees_every_move_and_the_end,
+    e2e.test_a_rematch_swaps_colours,
+    challenges.test_a_challenge_accepted_starts_the_game_for_both,
+    challenges.test_declined_cancelled_refused_and_lapsed,
+], ids=lambda test: test.__name__.removeprefix("test_"))
+async def test_the_one_node_lobby_tests_pass_on_three_nodes(spread: Spread, test: Any) -> None:
+    await test(spread)
