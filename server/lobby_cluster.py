@@ -127,6 +127,7 @@ class Answer(LobbyEnvelope, tag="A"):
     seq: int
     frames: list[bytes]
     subscribe: bool = False
+    started: bool = False  # a game-starting request of a session on another node succeeded
 
 
 class Tell(LobbyEnvelope, tag="T"):
@@ -351,9 +352,11 @@ class Holding:
             except ServerError as error:
                 node.cluster.metrics.error(error.code)
                 caller.send(error_message(error, message.id))  # type: ignore[arg-type]
+        started = False
         if isinstance(caller, RemoteCaller):
             frames.extend(caller.frames)
-        node.publish(Answer(ask.node, ask.session, ask.seq, frames, subscribe))
+            started = isinstance(message, STARTING) and not frames
+        node.publish(Answer(ask.node, ask.session, ask.seq, frames, subscribe, started))
 
     def _report(self, report: Report) -> None:
         presence, lobby = self.presence, self.lobby
@@ -418,6 +421,8 @@ class ClusterLobby(Lobby):
         self._seq = 0
         # requests sent to the holder: seq -> session id, request, when
         self._pending: dict[int, tuple[int, ClientMessage, float]] = {}
+        # sessions whose game-starting request succeeded, until their game's join: its id
+        self._starting: dict[int, tuple[str | int, float]] = {}
         self._reported: dict[str, float] = {}  # the players here as last reported
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
@@ -579,7 +584,9 @@ class ClusterLobby(Lobby):
             self._wake.set()  # try the lease now
 
     def _answered(self, answer: Answer) -> None:
-        self._pending.pop(answer.seq, None)
+        asked = self._pending.pop(answer.seq, None)
+        if asked is not None and answer.started and asked[1].id is not None:
+            self._starting[asked[0]] = (asked[1].id, asked[2])  # its Started may be on its way
         session = self.delivery.session(answer.session)
         if session is None:
             return
@@ -615,7 +622,8 @@ class ClusterLobby(Lobby):
             if session_id == session.id and isinstance(message, STARTING) and message.id:
                 del self._pending[seq]
                 return message.id
-        return None
+        started = self._starting.pop(session.id, None)
+        return None if started is None else started[0]
 
     async def _ask(self, session: Session, message: ClientMessage) -> None:
         self._seq += 1
@@ -634,6 +642,9 @@ class ClusterLobby(Lobby):
     async def tick(self, now: float) -> None:
         """Say so to requests the holder has not answered in time; the holder's round."""
         timeout = 2 * self.ttl
+        for session_id, (_ref, sent) in list(self._starting.items()):
+            if now - sent >= timeout:
+                del self._starting[session_id]
         for seq, (session_id, message, sent) in list(self._pending.items()):
             if now - sent < timeout:
                 continue
