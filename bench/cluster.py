@@ -28,7 +28,10 @@ import argparse
 import asyncio
 import contextlib
 import multiprocessing
+import queue
 import random
+import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -97,6 +100,7 @@ class Bot:
         self.pushed: dict[str, list[float]] = {}  # game -> when its state was pushed unasked
         self.kill_at: float | None = None
         self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.leaving = ""  # the game whose rematch next_game waits for
         self.ended: set[str] = set()
         self.on_move: Any = None
         self._ids = 0
@@ -137,7 +141,8 @@ class Bot:
                 future = self.replies.pop(ref, None) if ref is not None else None
                 if kind == "game" and future is None:
                     self.pushed.setdefault(message["id"], []).append(now)
-                    if self.next_game is not None and not self.next_game.done():
+                    if self.next_game is not None and not self.next_game.done() \
+                            and message["id"] != self.leaving:
                         self.next_game.set_result(message)
                     continue
                 if kind == "error":
@@ -197,10 +202,16 @@ class Slot:
         await self.x.connect(self.urls[self.home])
         await self.o.connect(self.urls[self.home])
         created = await self.x.request(30.0, t="private_create", colour="x")
-        self.x.next_game = asyncio.get_running_loop().create_future()
-        joined = await self.o.request(30.0, t="private_join", code=created["code"])
-        await asyncio.wait_for(self.x.next_game, 30.0)
-        self.game = joined["id"]
+        loop = asyncio.get_running_loop()
+        self.x.next_game, self.o.next_game = loop.create_future(), loop.create_future()
+        joining = self.o.send(t="private_join", code=created["code"])
+        # the joiner's game comes as the join's reply, or (a lobby on another node) pushed
+        joined = await asyncio.wait_for(
+            asyncio.wait([joining, self.o.next_game], return_when=asyncio.FIRST_COMPLETED), 30.0)
+        done = next(iter(joined[0])).result()
+        hosted = await asyncio.wait_for(self.x.next_game, 30.0)
+        assert done["t"] == "game" and done["id"] == hosted["id"], (done, hosted)
+        self.game = hosted["id"]
         if self.cluster:
             await self.o.close()
             await self.o.connect(self.urls[self.homes["o"]])
@@ -325,16 +336,20 @@ class Slot:
     async def rematch(self) -> None:
         loop = asyncio.get_running_loop()
         self.x.next_game, self.o.next_game = loop.create_future(), loop.create_future()
+        self.x.leaving = self.o.leaving = self.game
         self.x.send(t="rematch", game=self.game)
         self.o.send(t="rematch", game=self.game)
+        both = asyncio.gather(self.x.next_game, self.o.next_game, return_exceptions=True)
         try:
-            new_x, new_o = await asyncio.wait_for(
-                asyncio.gather(self.x.next_game, self.o.next_game), 10.0)
-        except (TimeoutError, asyncio.CancelledError):
+            new_x, new_o = await asyncio.wait_for(both, 10.0)
+        except TimeoutError:
             self.tally.errors["rematch timeout"] += 1
             return
+        if not isinstance(new_x, dict) or not isinstance(new_o, dict) \
+                or new_x["id"] != new_o["id"] or new_o.get("you") != "x":
+            self.tally.errors["rematch mismatch"] += 1
+            return
         self.tally.rematches += 1
-        assert new_x["id"] == new_o["id"] and new_o["you"] == "x"
         self.x, self.o = self.o, self.x  # colours swap
         self.game, self.ply, self.free = new_x["id"], 0, list(range(CELLS))
         self.spectator.send(t="watch", game=self.game)
@@ -359,7 +374,13 @@ async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, 
     await asyncio.gather(*(set_up(slot) for slot in slots))
     ready.put(len(slots))
     timeline: Timeline = await asyncio.to_thread(go.get)
-    await asyncio.gather(*(slot.play(rate, timeline) for slot in slots))
+    async def play(slot: Slot) -> None:
+        try:
+            await slot.play(rate, timeline)
+        except Exception as error:  # a bench bug: counted, the other games go on
+            tally.errors[f"bench {type(error).__name__}: {error}"[:80]] += 1
+
+    await asyncio.gather(*(play(slot) for slot in slots))
     await asyncio.gather(*(slot.close() for slot in slots))
     return tally
 
@@ -380,13 +401,18 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     parts = [range(i, args.games, args.procs) for i in range(args.procs)]
     workers = [ctx.Process(target=generator_main, args=(urls, cluster, part, args.rate,
                                                         args.seed + i, ready, gos[i], out,
-                                                        prefix))
+                                                        prefix), daemon=True)
                for i, part in enumerate(parts)]
     for worker in workers:
         worker.start()
     began = time.monotonic()
     for _ in workers:
-        ready.get(timeout=600)
+        while True:
+            with contextlib.suppress(queue.Empty):
+                ready.get(timeout=5)
+                break
+            if not all(worker.is_alive() for worker in workers):
+                raise RuntimeError("a generator process died while setting up")
     setup = time.monotonic() - began
     now = time.monotonic()
     start = now + 1.0
@@ -400,7 +426,14 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     if kill is not None:
         time.sleep(max(0.0, kill_at - time.monotonic()))  # type: ignore[operator]
         kill()
-    tallies = [out.get(timeout=end_at - time.monotonic() + 300) for _ in workers]
+    tallies: list[Tally] = []
+    deadline = end_at + 300
+    while len(tallies) < len(workers) and time.monotonic() < deadline:
+        with contextlib.suppress(queue.Empty):
+            tallies.append(out.get(timeout=5))
+            continue
+        if not any(worker.is_alive() for worker in workers):
+            raise RuntimeError("a generator process died without its tally")
     for worker in workers:
         worker.join(30)
     total = Tally()
@@ -434,7 +467,7 @@ def node(directory: Path, name: str, database: str, redis: str | None, ttl: floa
     extra = ["--database", database, "--lease-ttl", str(ttl)]
     if redis is not None:
         extra += ["--redis", redis, "--node", name]
-    server = ServerProcess(directory / f"{name}.db", log_level="warning", extra=extra)
+    server = ServerProcess(directory / f"{name}.db", log_level="info", extra=extra)
     server.start()
     return server
 
@@ -457,10 +490,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lease-ttl", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-single", action="store_true")
+    parser.add_argument("--logs", type=Path, default=None,
+                        help="copy the nodes' logs into this directory at the end")
     args = parser.parse_args(argv)
     if not 1 <= args.games <= MAX_GAMES or args.duration > 300 or args.after_kill > 120:
         parser.error(f"--games 1-{MAX_GAMES}, --duration <= 300, --after-kill <= 120")
     raise_fd_limit()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the servers on the way out
     with tempfile.TemporaryDirectory(prefix="qubic-cluster-bench-") as tmp:
         directory = Path(tmp)
         redis = RedisServer(directory / "redis")
@@ -504,6 +540,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             for server in servers:
                 server.stop()
+                if args.logs is not None:
+                    args.logs.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(server.log_path, args.logs / server.log_path.name)
             postgres.stop()
             redis.stop()
     return 0

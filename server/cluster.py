@@ -49,7 +49,7 @@ from server.lease import Lease, LeaseError, Leases
 from server.metrics import Metrics
 from server.protocol import ClientMessage, ErrorCode, ServerMessage, encode, error_message
 from server.room import COMPUTER, GameRoom
-from server.rooms import Rooms
+from server.rooms import RoomMoved, Rooms
 from server.routing import JOIN, Router
 from server.session import Session
 from server.store import GameStatus
@@ -110,6 +110,12 @@ class Leaving(Envelope, tag="l"):
     games: list[str]
 
 
+class HandOff(Envelope, tag="h"):
+    """The receiving node now holds this game's lease (``Leases.transfer``): load it."""
+
+    game: str
+
+
 class Echo(Envelope, tag="e"):
     """A node's message to itself, to measure the bus's lag."""
 
@@ -117,7 +123,7 @@ class Echo(Envelope, tag="e"):
 
 
 _encode = msgspec.msgpack.Encoder().encode
-_decode = msgspec.msgpack.Decoder(Forward | Reply | Started | Leaving | Echo).decode
+_decode = msgspec.msgpack.Decoder(Forward | Reply | Started | Leaving | HandOff | Echo).decode
 
 
 def rendezvous(game_id: str, nodes: Iterable[str]) -> str:
@@ -167,6 +173,8 @@ class ClusterLinks:
 class Cluster(Router):
     """A node of the cluster: routing, ownership and takeover; see the module docstring."""
 
+    spread = True  # hand each new game to the node rendezvous hashing picks
+
     def __init__(
         self, rooms: Rooms, delivery: Delivery, links: ClusterLinks, metrics: Metrics
     ) -> None:
@@ -182,6 +190,8 @@ class Cluster(Router):
         self.owners: dict[str, str] = {}  # where other nodes' games were last found
         self.dead: set[str] = set()  # nodes found dead, whose games are being taken over
         self._known: set[str] = set()  # the nodes in the cluster's set at the last sweep
+        self.alive: set[str] = {self.node}  # the live nodes at the last sweep
+        self.handed_off = 0
         self.handing_over = False
         self.lag = 0.0  # seconds the last echo took through Redis
         self.forwarded = 0
@@ -221,6 +231,7 @@ class Cluster(Router):
             await self.bus.subscribe(CLUSTER_TOPIC, self._on_cluster_message),
         ]
         await self._beat()
+        await self._alive()
         loop = asyncio.get_running_loop()
         self._loops = [
             loop.create_task(self._upkeep(), name="cluster-upkeep"),
@@ -288,7 +299,33 @@ class Cluster(Router):
             for name in players:
                 pipe.sadd(self._playing_key(name), room.id)
             await pipe.execute()
-        self._publish(CLUSTER_TOPIC, Started(self.node, room.id, players))
+        # at once, not through the outbox: it reaches other nodes before anything this
+        # node says after the game has started (the lobby's answer to the request)
+        await self.bus.publish(CLUSTER_TOPIC, _encode(Started(self.node, room.id, players)))
+        target = rendezvous(room.id, self.alive)
+        if self.spread and target != self.node:  # spread: the lobby starts every game
+            self._spawn(self._hand_off(room.id, target), f"hand-off-{room.id}")
+
+    async def _hand_off(self, game_id: str, node: str) -> None:
+        """Give a game this node holds to ``node``: under the room's lock (no change in
+        flight), the lease passes to ``node`` in one step and the room is dropped here; then
+        ``node`` is told, loads the game and announces itself as the new owner."""
+        async with self.rooms.locks[game_id]:
+            lease = self.held.get(game_id)
+            if lease is None or not self.owns(game_id):
+                return
+            await self.rooms.drain()  # what this node decided is published before the new owner
+            if await self.leases.transfer(lease, node) is None:
+                return
+            del self.held[game_id]
+            self.rooms.drop(game_id)
+            self.owners[game_id] = node
+        self.handed_off += 1
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(self._owned_key(node), game_id)  # swept from there should node be dead
+            pipe.srem(self._owned_key(self.node), game_id)
+            await pipe.execute()
+        self._publish(f"node:{node}", HandOff(game_id))
 
     def ended(self, room: GameRoom) -> None:
         players = [seat.player for seat in room.seats if seat.player != COMPUTER]
@@ -348,6 +385,8 @@ class Cluster(Router):
                 peer = Peer(forward.node, forward.session, forward.name, forward.has_open)
                 try:
                     await self.execute(peer, forward.kind, game_id, message)
+                except RoomMoved:
+                    continue  # handed off or lost while it waited for the room's lock
                 except StoreError as error:
                     if error.code == "fenced" and game_id in self.held:
                         self._lose(game_id)  # another node has claimed it: stop at once
@@ -466,6 +505,8 @@ class Cluster(Router):
             if game_id is not None and self.delivery.audience.get(game_id, {}).get(
                     session) == PENDING:
                 self.delivery.close(session, game_id)
+        elif isinstance(envelope, HandOff):
+            self._spawn(self.claim(envelope.game), f"handed-{envelope.game}")
         elif isinstance(envelope, Echo):
             self.lag = asyncio.get_running_loop().time() - envelope.sent
 
@@ -566,6 +607,7 @@ class Cluster(Router):
         alive = {node for node, beat in zip(nodes, beats, strict=True) if beat is not None}
         alive.add(self.node)
         self._known = set(nodes)
+        self.alive = alive
         return alive
 
     async def _sweep(self) -> None:
@@ -624,6 +666,7 @@ class Cluster(Router):
         gauges["cluster_bus_lag_seconds"] = lambda: self.lag
         gauges["cluster_requests_forwarded"] = lambda: self.forwarded
         gauges["cluster_claims"] = lambda: self.claims
+        gauges["cluster_games_handed_off"] = lambda: self.handed_off
         gauges["cluster_leases_lost"] = lambda: self.lost
         gauges["cluster_nodes_dead"] = lambda: len(self.dead)
 

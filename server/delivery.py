@@ -256,10 +256,10 @@ class Delivery:
                         audience[session] = batch.seq - 1
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
-            if item.session is not None:
-                if item.node != node:
+            if item.session is not None:  # a reply: always its session's, even from an
+                if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue
-                targets: Iterable[Session] = [s for s in present if s.id == item.session]
+                targets: Iterable[Session] = [s for s in audience if s.id == item.session]
             elif item.audience == Audience.ROOM.value:
                 targets = present
             elif item.audience == Audience.PLAYER.value:

@@ -63,6 +63,17 @@ end
 return 0
 """
 
+TRANSFER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local token = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], token .. ':' .. ARGV[2], 'PX', ARGV[3])
+  return token
+end
+return 0
+"""
+"""KEYS: the lease, the fence counter. ARGV: the held value, the new holder, ttl in ms.
+Returns the new holder's token, or 0 if the lease was no longer the caller's."""
+
 RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -114,6 +125,7 @@ class Leases:
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
+        self._transfer = client.register_script(TRANSFER)
 
     @classmethod
     async def open(
@@ -182,6 +194,16 @@ class Leases:
         """Give the lease up (at shutdown, or to hand the game over); False if it was no
         longer ours."""
         return bool(await self._call(self._release, [self.key(lease.game_id)], [lease.value]))
+
+    async def transfer(self, lease: Lease, node: str) -> int | None:
+        """Hand the lease to ``node`` at once, under a new fencing token (returned), so no
+        other node can take the game in between; None if the lease was no longer ours. The
+        new holder takes it up with ``acquire``, which renews a lease it already holds."""
+        token = await self._call(
+            self._transfer, [self.key(lease.game_id), self._fence_key],
+            [lease.value, node, self._ms()],
+        )  # fmt: skip
+        return int(token) or None
 
     async def holder(self, game_id: str) -> tuple[str, int] | None:
         """The node holding the game's lease and its token, or None."""

@@ -49,6 +49,13 @@ from server.store import GameRecord, GameStatus, Seat, Store, TimeControl
 
 log = logging.getLogger(__name__)
 
+class RoomMoved(RoomError):
+    """The room was let go (a cluster's hand-off or lost lease) while the request waited
+    for its lock: the request goes to wherever the game is now."""
+
+    code = "internal"
+
+
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
 
 
@@ -265,20 +272,21 @@ class Rooms:
             self.listing.unlist(room.id)
         self.metrics.count("games_started")
         now = self._loop.time()
-        await self.ownership.started(room)
-        self.published[room.id] = (self.ownership.token(room.id) or 0) << EPOCH_BITS
-        for seat in seats:
-            sessions = self.delivery.of_player(seat.player)
-            for session in sessions:
-                self._opened(room.id, Peer.of(session, self.node))
-                await self.delivery.open(session, room.id, self.published[room.id])
-            if seat.ai_level is None and sessions:
-                snapshot = room.snapshot(seat.player, now)
+        async with self.locks[room.id]:  # a cluster's hand-off of the game waits for this
+            await self.ownership.started(room)
+            seq = self.published[room.id] = (self.ownership.token(room.id) or 0) << EPOCH_BITS
+            for seat in seats:
+                sessions = self.delivery.of_player(seat.player)
                 for session in sessions:
-                    if session is requester:
-                        snapshot.ref = ref  # type: ignore[assignment]
-                    session.send(snapshot)
-                    snapshot.ref = None
+                    self._opened(room.id, Peer.of(session, self.node))
+                    await self.delivery.open(session, room.id, seq)
+                if seat.ai_level is None and sessions:
+                    snapshot = room.snapshot(seat.player, now)
+                    for session in sessions:
+                        if session is requester:
+                            snapshot.ref = ref  # type: ignore[assignment]
+                        session.send(snapshot)
+                        snapshot.ref = None
         self.listing.relist(room)
         log.info("game %s: %s vs %s (%s)", room.id, seats[X].name, seats[O].name, variant)
         self.after_change(room)
@@ -294,6 +302,7 @@ class Rooms:
         seat is taken again or it watches; it gets a catch-up and then an ``ack``."""
         room = await self.get(game_id)
         async with self.locks[room.id]:
+            self._still_here(room)
             self._opened(room.id, peer)
             events = room.join(peer.name, peer.name, self._loop.time(), since)
             replied = not ack
@@ -305,6 +314,10 @@ class Rooms:
             self.deliver(room, events, only=peer, reply=None if replied else Ack(ref=ref))
         self.listing.relist(room)
         self.after_change(room)
+
+    def _still_here(self, room: GameRoom) -> None:
+        if self.rooms.get(room.id) is not room:
+            raise RoomMoved(f"game {room.id} has moved; try again")
 
     def _opened(self, game_id: str, peer: Peer) -> None:
         self.openers.setdefault(game_id, {}).setdefault(peer.name, set()).add(
@@ -350,6 +363,7 @@ class Rooms:
         """Run a room action under its lock: decide, persist, deliver, then follow up."""
         room = await self.get(game_id)
         async with self.locks[room.id]:
+            self._still_here(room)
             events = action(room, peer.name, self._loop.time())
             events = await self._persist(room, events)
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
@@ -370,7 +384,7 @@ class Rooms:
     async def _computer_played(self, room: GameRoom, ply: int, move: int) -> bool:
         """Play the computer's ``move`` for ``ply``; False if the game has moved on."""
         async with self.locks[room.id]:
-            if room.over or room.board.ply != ply:
+            if room.over or room.board.ply != ply or self.rooms.get(room.id) is not room:
                 return False
             events = room.move(COMPUTER, move, ply, self._loop.time())
             events = await self._persist(room, events)
@@ -463,6 +477,8 @@ class Rooms:
 
     async def _flag(self, room: GameRoom) -> None:
         async with self.locks[room.id]:
+            if self.rooms.get(room.id) is not room:
+                return
             events = await self._persist(room, room.check_flag(self._loop.time()))
             self.deliver(room, events)
         self.after_change(room)
@@ -486,6 +502,7 @@ class Rooms:
         def forget() -> None:
             if self.rooms.get(room.id) is room and room.over:
                 self.drop(room.id)
+                self.listing.forget(room.id)
                 self.delivery.forget(room.id)
                 self.ownership.forgotten(room.id)
 
@@ -493,7 +510,8 @@ class Rooms:
 
     def drop(self, game_id: str) -> None:
         """Let the game go at once: no timer, no computer search, no room (it ended long
-        ago, or in a cluster this node no longer holds its lease)."""
+        ago, or in a cluster this node no longer holds its lease: the game itself goes on,
+        so the lobby is not told to forget it)."""
         handle = self.flag_timers.pop(game_id, None)
         if handle is not None:
             handle.cancel()
@@ -504,7 +522,6 @@ class Rooms:
             del self.locks[game_id]
         self.finished.discard(game_id)
         self.rematched.discard(game_id)
-        self.listing.forget(game_id)
         self.published.pop(game_id, None)
         self.openers.pop(game_id, None)
 

@@ -194,6 +194,11 @@ class Nodes:
         for name in names or self.names:
             self.running[name] = await start_server(
                 ServerConfig(port=0, node=name, **self.config))
+        for _ in range(200):  # until every node has seen every other (its first sweep)
+            seen = [r.hub.cluster.alive for r in self.running.values() if r.hub.cluster]
+            if all(alive >= set(self.running) for alive in seen):
+                return
+            await asyncio.sleep(0.05)
 
     async def stop(self, *names: str) -> None:
         if not names:

@@ -4,6 +4,7 @@ PostgreSQL; one stopped with SIGTERM hands its games over at once. Nothing is le
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from collections.abc import AsyncIterator
@@ -67,7 +68,9 @@ async def cluster(tmp_path: Path, redis_url: str, postgres_url: str) -> AsyncIte
         made.kill()
 
 
-async def _game_on_a_with_bob_on_b(cluster: Cluster) -> tuple[Client, Client, Client, str]:
+async def _game_across_nodes(cluster: Cluster) -> tuple[dict[str, Client], str, str]:
+    """ann (x) on a, bob (o) on b, eve watching on c, three moves played; returns the
+    clients by name, the game and the node that owns it."""
     nodes = cluster.nodes
     ann, bob = await connect(nodes["a"], "ann"), await connect(nodes["a"], "bob")
     created = await ann.request(t="private_create", colour="x")
@@ -84,26 +87,33 @@ async def _game_on_a_with_bob_on_b(cluster: Cluster) -> tuple[Client, Client, Cl
     await play(ann, game, ROW[2], 2)
     await bob.expect("move", ply=3)
     await eve.expect("move", ply=3)
-    return ann, bob, eve, game
+    for _ in range(100):  # a new game may be handed to another node once, just after it starts
+        owners = [n for n, node in nodes.items() if node.health()["games_owned"] == 1]
+        if len(owners) == 1 and nodes[owners[0]].health()["games_owned"] == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert len(owners) == 1, owners
+    return {"a": ann, "b": bob, "c": eve}, game, owners[0]
 
 
 async def test_a_killed_node_s_game_resumes_on_another_at_the_same_ply(
     cluster: Cluster,
 ) -> None:
-    ann, bob, eve, game = await _game_on_a_with_bob_on_b(cluster)
-    assert cluster.nodes["a"].health()["games_owned"] == 1
-    cluster.nodes["a"].kill()  # SIGKILL: no handover, its lease runs out
-    for client in (bob, eve):  # the new owner's state, pushed to everyone still connected
-        state = await client.expect("game", id=game)
+    clients, game, dead = await _game_across_nodes(cluster)
+    cluster.nodes[dead].kill()  # SIGKILL: no handover, its lease runs out
+    survivors = [n for n in "abc" if n != dead]
+    for node in survivors:  # the new owner's state, pushed to everyone still connected
+        state = await clients[node].expect("game", id=game)
         assert state["moves"] == [0, 16, 1] and state["status"] == "playing"
-    owners = {n: cluster.nodes[n].health()["games_owned"] for n in "bc"}
+    owners = {n: cluster.nodes[n].health()["games_owned"] for n in survivors}
     assert sorted(owners.values()) == [0, 1], owners
-    ann = await connect(cluster.nodes["c"], token=ann.token)  # ann's node is gone
-    assert (await ann.request(t="watch", game=game))["moves"] == [0, 16, 1]
-    await play(bob, game, ROW[3], 3)
-    for ply, cell in enumerate(ROW[4:], start=4):
+    gone = clients[dead]  # its player reconnects to another node
+    clients[dead] = await connect(cluster.nodes[survivors[0]], token=gone.token)
+    assert (await clients[dead].request(t="watch", game=game))["moves"] == [0, 16, 1]
+    ann, bob = clients["a"], clients["b"]
+    for ply, cell in enumerate(ROW[3:], start=3):
         await play(ann if ply % 2 == 0 else bob, game, cell, ply)
-    for client in (ann, bob, eve):
+    for client in clients.values():
         assert (await client.expect("end", game=game))["reason"] == "line"
     assert await cluster.moves(game) == [0, 16, 1, 17, 2, 18, 3]  # every acked move
 
@@ -111,20 +121,22 @@ async def test_a_killed_node_s_game_resumes_on_another_at_the_same_ply(
 async def test_a_node_stopped_with_sigterm_hands_its_games_over_at_once(
     cluster: Cluster,
 ) -> None:
-    ann, bob, eve, game = await _game_on_a_with_bob_on_b(cluster)
-    cluster.nodes["a"].stop()  # SIGTERM: hand over, then close the sockets with 1001
-    assert cluster.nodes["a"].process is not None
-    assert cluster.nodes["a"].process.returncode == 0
-    await ann.ws.wait_closed()
-    assert ann.ws.close_code == 1001
-    for client in (bob, eve):
-        state = await client.expect("game", id=game)
+    clients, game, leaving = await _game_across_nodes(cluster)
+    cluster.nodes[leaving].stop()  # SIGTERM: hand over, then close the sockets with 1001
+    process = cluster.nodes[leaving].process
+    assert process is not None and process.returncode == 0
+    gone = clients[leaving]
+    await gone.ws.wait_closed()
+    assert gone.ws.close_code == 1001
+    survivors = [n for n in "abc" if n != leaving]
+    for node in survivors:
+        state = await clients[node].expect("game", id=game)
         assert state["moves"] == [0, 16, 1]
-    log = cluster.nodes["a"].log.read_text()
+    log = cluster.nodes[leaving].log.read_text()
     assert "handed 1 games over" in log, log
-    ann = await connect(cluster.nodes["b"], token=ann.token)
-    assert (await ann.request(t="watch", game=game))["moves"] == [0, 16, 1]
-    await play(bob, game, ROW[3], 3)
-    await play(ann, game, ROW[4], 4)
-    await eve.expect("move", ply=5)
+    clients[leaving] = await connect(cluster.nodes[survivors[0]], token=gone.token)
+    assert (await clients[leaving].request(t="watch", game=game))["moves"] == [0, 16, 1]
+    await play(clients["b"], game, ROW[3], 3)
+    await play(clients["a"], game, ROW[4], 4)
+    await clients["c"].expect("move", ply=5)
     assert await cluster.moves(game) == [0, 16, 1, 17, 2]
