@@ -197,6 +197,7 @@ class Slot:
         self.free: list[int] = []
         self.sent: dict[tuple[str, int], float] = {}
         self.dead: set[int] = set()
+        self.doomed: set[str] = set()  # the games node 0 owns just before it is killed
 
     async def setup(self) -> None:
         await self.x.connect(self.urls[self.home])
@@ -241,7 +242,7 @@ class Slot:
             if timeline.kill_at is not None and killed_game is None \
                     and loop_time() >= timeline.kill_at:
                 self.dead.add(0)
-                killed_game = self.game if self.home == 0 else ""
+                killed_game = self.game if self.game in self.doomed else ""
                 if killed_game:
                     self.tally.killed_games += 1
             wait = next_at - loop_time()
@@ -360,8 +361,21 @@ class Slot:
                 await bot.close()
 
 
+async def doomed_games(redis_url: str, at: float, into: set[str]) -> None:
+    """Just before the kill, read which games node 0 owns (its set in Redis)."""
+    import redis.asyncio as aioredis
+
+    await asyncio.sleep(max(0.0, at - time.monotonic()))
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        into.update(g.decode() if isinstance(g, bytes) else g
+                    for g in await client.smembers("qubic:owned:n0"))
+    finally:
+        await client.aclose()
+
+
 async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, seed: int,
-                   ready: Any, go: Any, prefix: str) -> Tally:
+                   ready: Any, go: Any, prefix: str, redis_url: str | None = None) -> Tally:
     tally = Tally()
     rng = random.Random(seed)
     slots = [Slot(i, urls, cluster, tally, rng, prefix) for i in indexes]
@@ -374,6 +388,12 @@ async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, 
     await asyncio.gather(*(set_up(slot) for slot in slots))
     ready.put(len(slots))
     timeline: Timeline = await asyncio.to_thread(go.get)
+    doomed: set[str] = set()
+    for slot in slots:
+        slot.doomed = doomed
+    if redis_url is not None and timeline.kill_at is not None:
+        asyncio.get_running_loop().create_task(
+            doomed_games(redis_url, timeline.kill_at - 0.3, doomed))
     async def play(slot: Slot) -> None:
         try:
             await slot.play(rate, timeline)
@@ -386,14 +406,15 @@ async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, 
 
 
 def generator_main(urls: list[str], cluster: bool, indexes: range, rate: float, seed: int,
-                   ready: Any, go: Any, out: Any, prefix: str) -> None:
+                   ready: Any, go: Any, out: Any, prefix: str, redis_url: str | None) -> None:
     raise_fd_limit()
-    tally = asyncio.run(generate(urls, cluster, indexes, rate, seed, ready, go, prefix))
+    tally = asyncio.run(generate(urls, cluster, indexes, rate, seed, ready, go, prefix,
+                                 redis_url))
     out.put(tally)
 
 
 def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: Any | None,
-              prefix: str) -> tuple[Tally, float]:
+              prefix: str, redis_url: str | None = None) -> tuple[Tally, float]:
     """Set the games up in ``--procs`` generator processes, play them, return the tally."""
     ctx = multiprocessing.get_context("spawn")
     ready, out = ctx.Queue(), ctx.Queue()
@@ -401,7 +422,7 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     parts = [range(i, args.games, args.procs) for i in range(args.procs)]
     workers = [ctx.Process(target=generator_main, args=(urls, cluster, part, args.rate,
                                                         args.seed + i, ready, gos[i], out,
-                                                        prefix), daemon=True)
+                                                        prefix, redis_url), daemon=True)
                for i, part in enumerate(parts)]
     for worker in workers:
         worker.start()
@@ -522,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      for i in range(3)]
             servers += nodes
             tally, setup = run_phase([n.ws_url for n in nodes], True, args,
-                                     lambda: nodes[0].stop(kill=True), "c")
+                                     lambda: nodes[0].stop(kill=True), "c", redis.url)
             missing = missing_moves(postgres.url("cluster"), tally.acked)
             print(line("three nodes", tally, setup, missing), flush=True)
             print(f"after node n0 was killed: latency {ms(tally.after_kill)}, errors "
