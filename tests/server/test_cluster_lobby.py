@@ -6,6 +6,8 @@ hold across nodes, and the lobby outlives its holder."""
 from __future__ import annotations
 
 import asyncio
+import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,11 @@ from conftest import Client, Nodes, play
 from test_cluster_failover import Cluster as ProcessCluster
 from test_faults import connect
 
+from server.challenges import Challenges
 from server.errors import ServerError
 from server.lobby_cluster import ClusterLobby
+from server.matchmaking import Matchmaker
+from server.store import TimeControl
 
 
 def holder(nodes: Nodes) -> str:
@@ -389,3 +394,24 @@ async def spread(nodes: Nodes) -> Spread:
 ], ids=lambda test: test.__name__.removeprefix("test_"))
 async def test_the_one_node_lobby_tests_pass_on_three_nodes(spread: Spread, test: Any) -> None:
     await test(spread)
+
+
+def test_the_lobby_state_round_trips_with_its_times_and_ids() -> None:
+    """What the holder writes to Redis, as the next holder reads it (pure: no services)."""
+    made = Matchmaker(rng=random.Random(1))
+    seek = made.create_seek("ann", "4x4x4", TimeControl(300, 5), True, "x", 100.0, 1612.0)
+    made.join_pool("bob", "3x3x3", None, 1500.0, 101.0)
+    room = made.create_private_room("cat", "4x4", None, False, "o", 102.0)
+    book = Challenges()
+    challenge = book.create("dan", "eve", "4x4x4", TimeControl(60, 1), True, "random")
+    # the next holder's clock is 1000 s ahead of this one's: every time moves with it
+    restored, again = Matchmaker(rng=random.Random(1)), Challenges()
+    restored.load(made.dump(0.0), 1000.0)
+    again.load(book.dump())
+    assert restored.seeks() == [replace(seek, created=1100.0)]
+    assert restored.waiting_in("bob") == ("3x3x3", None)
+    assert restored.pool_sizes() == {("3x3x3", None): 1}
+    assert restored.join_private_room(room.code.lower(), "fay", 1103.0).o == "cat"
+    assert restored.create_seek("gil", "4x4x4", None, False, "x", 1104.0).id != seek.id
+    assert again.accept(challenge.id, "eve")[0] == challenge
+    assert again.create("dan", "eve", "4x4x4", None, False, "x").id != challenge.id
