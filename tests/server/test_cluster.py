@@ -39,6 +39,7 @@ async def private_game(nodes: Nodes, node: str, a: Client, b: Client) -> str:
     await b.send(t="private_join", code=created["code"])
     game: str = (await a.expect("game"))["id"]
     await b.expect("game", id=game)
+    await owner(nodes, game)  # handed to its node, where both have joined it again
     return game
 
 
@@ -151,8 +152,8 @@ async def test_a_reconnect_to_another_node_mid_game_resumes_at_the_same_ply(
     for ply, cell in enumerate(ROW[:4]):
         await play(ann if ply % 2 == 0 else bob, game, cell, ply)
     ann = await move_to(nodes, "c", ann, game)
-    await bob.expect("presence", side="x", online=False)
-    await bob.expect("presence", side="x", online=True)
+    # (bob may or may not see ann go: her watch on c can reach the owner before the leave
+    # from a, and a player is away only when their last connection on any node is gone)
     snapshot = [m for m in ann.seen if m["t"] == "game"][-1]
     assert len(snapshot["moves"]) == 4 and snapshot["you"] == "x"
     bob = await move_to(nodes, "b", bob, game)
@@ -182,6 +183,7 @@ async def test_a_node_with_no_owner_claims_the_game_and_a_stale_owner_is_fenced(
     a.cluster._loops[0].cancel()
     await a.cluster.redis.delete(a.cluster.leases.key(game))
     a.cluster.held[game] = replace(stale, expires=0.0)  # it no longer acts as the owner
+    b.cluster.owners.pop(game, None)  # `other` asks Redis, not the old owner, who holds it
     bob = await move_to(nodes, other, bob, game)  # nobody holds the game: `other` claims it
     assert b.cluster.held[game].token > stale.token
     record = await b.store.get_game(game)
