@@ -151,6 +151,8 @@ async def start_private_game(
     if isinstance(server, ClusterServer) and home is not None and home != server.home(a):
         await server.move(b, home)
         assert (await b.request(t="watch", game=game_a["id"]))["t"] == "game"
+    if isinstance(server, ClusterServer):
+        await server.settled(game_a["id"], a, b)
     return game_a["id"]
 
 
@@ -256,6 +258,26 @@ class ClusterServer:
         client = await self.nodes.client(node, name)
         self._homes[id(client)] = node
         return client
+
+    async def settled(self, game: str, *clients: Client) -> None:
+        """Wait until the new game has been handed to its node and the players have been
+        sent its state again; that repeated state is taken out of their inboxes."""
+        seen = 0
+        for _ in range(200):
+            held = [r for r in self.nodes.running.values()
+                    if r.hub.cluster is not None and game in r.hub.cluster.held
+                    and game in r.hub.rooms]
+            seen = seen + 1 if len(held) == 1 else 0
+            if seen >= 4:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        for client in clients:
+            with contextlib.suppress(TimeoutError):
+                while True:
+                    client.inbox.append(await client.recv(0.05))
+            client.inbox = [m for m in client.inbox if not (m["t"] == "game" and
+                                                            m.get("id") == game)]
 
     async def move(self, client: Client, node: str) -> None:
         """``client`` reconnects to ``node`` (the same object, a new socket) as its player."""
