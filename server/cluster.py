@@ -47,7 +47,14 @@ from server.delivery import PENDING, Delivery, Peer
 from server.errors import RoomError, ServerError, StoreError
 from server.lease import Lease, LeaseError, Leases
 from server.metrics import Metrics
-from server.protocol import ClientMessage, ErrorCode, ServerMessage, encode, error_message
+from server.protocol import (
+    ClientMessage,
+    ErrorCode,
+    ServerMessage,
+    Watch,
+    encode,
+    error_message,
+)
 from server.room import COMPUTER, GameRoom
 from server.rooms import RoomMoved, Rooms
 from server.routing import JOIN, Router
@@ -193,6 +200,8 @@ class Cluster(Router):
         self.alive: set[str] = {self.node}  # the live nodes at the last sweep
         self.handed_off = 0
         self.handing_over = False
+        # the id of the request of a session here that started a game (the lobby knows it)
+        self.started_ref: Callable[[Session], str | int | None] = lambda session: None
         self.lag = 0.0  # seconds the last echo took through Redis
         self.forwarded = 0
         self.claims = 0
@@ -525,7 +534,12 @@ class Cluster(Router):
             await self.delivery.open(session, game_id, PENDING)
         if self.handing_over or session.closed:
             return
-        await self.dispatch(Peer.of(session, self.node, True), JOIN, game_id, None)
+        peer = Peer.of(session, self.node, True)
+        ref = self.started_ref(session) if pending else None
+        if ref is None:
+            await self.dispatch(peer, JOIN, game_id, None)
+        else:  # its game as the reply to the request that started it, as on one node
+            await self.dispatch(peer, "watch", game_id, Watch(game=game_id, id=ref))
 
     def _new_owner(self, game_id: str) -> None:
         """A game's batches come from a new owner: it has nobody present, so every session

@@ -43,7 +43,7 @@ from redis.exceptions import RedisError
 from server.bus import BusError, Subscription
 from server.challenges import Challenges
 from server.cluster import Cluster
-from server.delivery import PENDING, Delivery, Peer
+from server.delivery import Delivery
 from server.errors import ServerError
 from server.lease import Lease, LeaseError
 from server.lobby import Lobby
@@ -68,7 +68,6 @@ from server.protocol import (
     Quick,
     Seek,
     ServerMessage,
-    Watch,
     decode_client_message,
     encode,
     error_message,
@@ -432,8 +431,7 @@ class ClusterLobby(Lobby):
         self._wake = asyncio.Event()
         self._report_all = True
         self._closing = False
-        self._join = cluster._join
-        cluster._join = self._join_started  # type: ignore[method-assign]
+        cluster.started_ref = self.started_ref
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -597,23 +595,6 @@ class ClusterLobby(Lobby):
             session.lobby = True
 
     # -- requests --------------------------------------------------------------------------
-
-    async def _join_started(self, session: Session, game_id: str, pending: bool = True) -> None:
-        """``Cluster._join`` for a game started elsewhere (``Started``): the session whose
-        request started it gets its ``game`` with the request's id, as on one server (the
-        holder started the game, so only this node knows the session asked for it).
-
-        Wired by replacing ``Cluster._join`` on the instance until cluster.py calls
-        ``started_ref`` itself (its JOIN becomes this watch when there is a ref)."""
-        ref = self.started_ref(session) if pending else None
-        if ref is None:
-            await self._join(session, game_id, pending)
-            return
-        await self.delivery.open(session, game_id, PENDING)
-        if self.cluster.handing_over or session.closed:
-            return
-        await self.cluster.dispatch(Peer.of(session, self.node, True), "watch", game_id,
-                                    Watch(game=game_id, id=ref))
 
     def started_ref(self, session: Session) -> str | int | None:
         """The id of ``session``'s request that starts a game (accept, join, play the
