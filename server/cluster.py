@@ -60,6 +60,7 @@ from server.rooms import RoomMoved, Rooms
 from server.routing import JOIN, Router
 from server.session import Session
 from server.store import GameStatus
+from server.waiting import stop_tasks
 
 log = logging.getLogger(__name__)
 
@@ -277,9 +278,7 @@ class Cluster(Router):
         log.info("node %s handed %d games over", self.node, len(games))
 
     async def close(self) -> None:
-        for task in self._loops:
-            task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        await stop_tasks(self._loops)  # the replies' loop publishes: a cancel can be lost there
         for subscription in self._subscriptions:
             with contextlib.suppress(BusError, RedisError, OSError):
                 await subscription.cancel()

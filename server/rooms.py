@@ -46,6 +46,7 @@ from server.protocol import (
 from server.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
 from server.session import Session
 from server.store import GameRecord, GameStatus, Seat, Store, TimeControl
+from server.waiting import stop_tasks
 
 log = logging.getLogger(__name__)
 
@@ -198,8 +199,7 @@ class Rooms:
             room.pause(now)
         if self._publisher is not None:
             await self._outbox.join()  # what was decided is said before the sessions close
-            self._publisher.cancel()
-            await asyncio.gather(self._publisher, return_exceptions=True)
+            await stop_tasks([self._publisher])  # it publishes: a cancel can be lost there
             await asyncio.sleep(0)  # the bus's own delivery turn
 
     def now(self) -> float:
