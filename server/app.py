@@ -11,7 +11,6 @@ everything inside the calling event loop, so the terminal client can embed a ser
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import ipaddress
 import logging
@@ -85,6 +84,7 @@ class ServerConfig:
     burst: int = RATE_LIMIT_BURST
     max_queue: int = DEFAULT_MAX_QUEUE
     max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
+    close_wait: float = CLOSE_WAIT  # seconds a closing connection may take to say goodbye
     synchronous: str = "FULL"
     max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
@@ -253,7 +253,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                       config.max_queue_bytes)
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
-    writer = SocketWriter(ws, transport, session)
+    writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
     if not hub.limits.connect(address):
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
@@ -350,9 +350,11 @@ class SocketWriter:
     """
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
-                 session: Session) -> None:
+                 session: Session, close_wait: float = CLOSE_WAIT,
+                 metrics: Metrics | None = None) -> None:
         assert isinstance(transport, asyncio.WriteTransport)
         self.ws, self.transport, self.session = ws, transport, session
+        self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
@@ -391,7 +393,7 @@ class SocketWriter:
     async def closed(self) -> None:
         """Once the session is closed: write what it queued and the close frame, waiting at
         most ``CLOSE_WAIT`` seconds for the peer."""
-        deadline = self.loop.time() + CLOSE_WAIT
+        deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
             self.flush()  # now, rather than at the end of the turn
         while self.closing is None and self.scheduled and self.loop.time() < deadline:
@@ -399,9 +401,19 @@ class SocketWriter:
         if self.closing is None:
             if not self.ws.closed:
                 self.transport.abort()  # a reader too slow to take its last frames in time
+                self._cut()
             return
-        with contextlib.suppress(asyncio.TimeoutError, ConnectionError, RuntimeError):
+        try:
             await asyncio.wait_for(self.closing, max(0.0, deadline - self.loop.time()))
+        except TimeoutError:
+            self._cut()  # the close frame went out; the peer's answer did not come in time
+        except (ConnectionError, RuntimeError):
+            pass
+
+    def _cut(self) -> None:
+        """Count a goodbye that did not finish: the peer sees the connection drop (1006)."""
+        if self.metrics is not None:
+            self.metrics.count("closes_cut_short")
 
 
 # -- HTTP ------------------------------------------------------------------------------------

@@ -37,7 +37,12 @@ FAST = {"rate": 1e6, "burst": 1_000_000}  # no rate limit to speak of
 # examples, each a batch of 34-40 frames: more than 10,000 frames in CI; more with
 # QUBIC_FUZZ_BATCHES=3000 (about 110,000 frames)
 FUZZ_BATCHES = int(os.environ.get("QUBIC_FUZZ_BATCHES", "300"))
-CLOSE_TIMEOUT = 10.0  # seconds a fuzz connection waits for the server's close frame
+# Seconds a fuzz connection waits for the server's close frame, and the fuzzed server for the
+# client's answer to its own. Client and server share this test's event loop: a loaded CI
+# machine that stalls it longer than the server's default goodbye (2 s) makes the server hang
+# up with the client's frames unread, and the client, writing into the reset connection, never
+# reads the close frame waiting for it (1006), though the server chose its code rightly.
+CLOSE_TIMEOUT = 10.0
 GAME, OTHER = "<game>", "<other>"  # replaced by the real game ids when a frame is sent
 
 
@@ -199,7 +204,7 @@ async def make_arena(server: Server) -> Arena:
 
 @pytest_asyncio.fixture
 async def fast(tmp_path: Path) -> AsyncIterator[Server]:
-    server = Server(tmp_path / "q.db", **FAST)
+    server = Server(tmp_path / "q.db", **FAST, close_wait=CLOSE_TIMEOUT)
     await server.start()
     yield server
     await server.stop()
@@ -287,7 +292,8 @@ async def test_random_and_mutated_messages_leave_the_server_and_its_games_intact
     assert fast.running is not None
     print(f"fuzz: {arena.sent} frames, connections closed by code: {dict(arena.closes)}; "
           f"errors by code: {dict(fast.running.hub.metrics.errors)}")
-    assert set(arena.closes) <= {1000, 1007, 1009}, arena.abnormal  # only the frames that must
+    cut_short = fast.running.hub.metrics.counters["closes_cut_short"]
+    assert set(arena.closes) <= {1000, 1007, 1009}, (arena.abnormal, cut_short)  # as they must
     await arena.intact()
     # the game goes on, and the players see exactly what they saw before, plus the new move
     state = await arena.ann.request(t="watch", game=arena.game)

@@ -16,6 +16,7 @@ from aiohttp import WSMsgType
 from aiohttp._websocket.writer import WebSocketWriter
 
 from server.app import WRITE_BUFFER_LIMIT, SocketWriter, frame_header
+from server.metrics import Metrics
 from server.protocol import Ack
 from server.session import CLOSE_TRY_AGAIN_LATER, Session
 
@@ -45,12 +46,16 @@ class Recording(asyncio.WriteTransport):
 class Socket:
     """What the writer asks of aiohttp's websocket: whether it is closed, and to close it."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: bool = True) -> None:
         self.closed = False
         self.close_code: int | None = None
+        self.answers = answers  # whether the peer answers the close frame
 
     async def close(self, *, code: int = 1000, message: bytes = b"") -> bool:
-        self.closed, self.close_code = True, code
+        self.close_code = code
+        if not self.answers:
+            await asyncio.Event().wait()
+        self.closed = True
         return True
 
 
@@ -127,3 +132,16 @@ async def test_a_closing_session_s_frames_go_out_before_the_close() -> None:
     await writer.closed()
     assert [frames_in(w) for w in transport.writes] == [[{"t": "ack", "ref": "last"}]]
     assert socket.closed and socket.close_code == 1001 and not transport.aborted
+
+
+@pytest.mark.parametrize("answers", [True, False])
+async def test_a_goodbye_the_peer_does_not_answer_in_time_is_cut_short_and_counted(
+    answers: bool,
+) -> None:
+    session, metrics = Session(), Metrics()
+    transport, socket = Recording(), Socket(answers)
+    writer = SocketWriter(socket, transport, session, 0.05, metrics)  # type: ignore[arg-type]
+    session.close(1009, "frames are limited")
+    await writer.closed()
+    assert socket.close_code == 1009  # the close frame was asked for either way
+    assert metrics.counters["closes_cut_short"] == (0 if answers else 1)
