@@ -164,7 +164,10 @@ class Arena:
     def record(self, ws: ClientConnection, where: str) -> None:
         self.closes[ws.close_code] += 1
         if ws.close_code not in {1000, 1007, 1009}:
-            self.abnormal.append(f"{ws.close_code} {ws.close_reason!r} when {where}")
+            protocol, lost = ws.protocol, getattr(ws, "connection_exc", None)
+            self.abnormal.append(
+                f"{ws.close_code} {ws.close_reason!r} when {where}: sent {protocol.close_sent}, "
+                f"received {protocol.close_rcvd}, lost with {lost!r}")
 
     @property
     def room(self) -> GameRoom:
