@@ -25,29 +25,60 @@ LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """Upper bounds (seconds) of the lag histogram's buckets."""
 
 
+SCHEDSTAT = "/proc/thread-self/schedstat"
+"""Linux: the calling thread's time on a CPU, time runnable but waiting for one (run-queue
+wait), both in nanoseconds, and its number of time slices."""
+
+
+def runqueue_wait() -> float | None:
+    """Seconds this thread has spent runnable but not running since it started: the time the
+    machine, not the program, kept it waiting. None where the kernel does not say."""
+    try:
+        with open(SCHEDSTAT, "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class LoopLagProbe:
     """Sleeps ``interval`` seconds over and over and keeps how late each wake-up was: the
     last ``keep`` samples for quantiles, and a histogram of them all since the start, whose
-    difference between two scrapes gives the lag over just that time."""
+    difference between two scrapes gives the lag over just that time.
 
-    def __init__(self, interval: float = 0.05, keep: int = 4000) -> None:
+    On Linux each sample is also split: the part of the lag in which the loop's thread was
+    runnable but waiting for a CPU (other processes had them) and the rest, the loop's own
+    (code that ran too long, a collection). The second histogram counts the own part, so a
+    busy machine is told apart from a blocked loop."""
+
+    def __init__(self, interval: float = 0.05, keep: int = 4000,
+                 waited: Callable[[], float | None] = runqueue_wait) -> None:
         self.interval = interval
+        self.read_waited = waited
         self.samples: deque[float] = deque(maxlen=keep)
         self.buckets = [0] * (len(LAG_BUCKETS) + 1)  # the last one: over the largest bound
+        self.own_buckets = [0] * (len(LAG_BUCKETS) + 1)
         self.total = 0.0
+        self.waited = 0.0  # run-queue wait within the samples' intervals, seconds
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="loop-lag-probe")
 
     async def _run(self) -> None:
+        waited_before = self.read_waited()
         while True:
             before = time.perf_counter()
             await asyncio.sleep(self.interval)
             lag = max(0.0, time.perf_counter() - before - self.interval)
+            waited_after = self.read_waited()
+            waited = (0.0 if waited_before is None or waited_after is None
+                      else min(lag, waited_after - waited_before))
+            waited_before = waited_after
             self.samples.append(lag)
             self.buckets[bisect.bisect_left(LAG_BUCKETS, lag)] += 1
+            self.own_buckets[bisect.bisect_left(LAG_BUCKETS, lag - waited)] += 1
             self.total += lag
+            self.waited += waited
 
     def stop(self) -> None:
         if self._task is not None:
@@ -131,6 +162,15 @@ class Metrics:
                          f"{cumulative}")
         lines.append(f"qubic_event_loop_lag_histogram_seconds_sum {self.lag.total:.6f}")
         lines.append(f"qubic_event_loop_lag_histogram_seconds_count {cumulative}")
+        lines.append("# TYPE qubic_event_loop_own_lag_histogram_seconds histogram")
+        cumulative = 0
+        for bound, count in zip([*LAG_BUCKETS, "+Inf"], self.lag.own_buckets, strict=True):
+            cumulative += count
+            lines.append(f'qubic_event_loop_own_lag_histogram_seconds_bucket{{le="{bound}"}} '
+                         f"{cumulative}")
+        lines.append(f"qubic_event_loop_own_lag_histogram_seconds_sum "
+                     f"{self.lag.total - self.lag.waited:.6f}")
+        lines.append(f"qubic_event_loop_own_lag_histogram_seconds_count {cumulative}")
         lines.append("# TYPE qubic_gc_pause_seconds summary")
         for generation in range(3):
             label = f'generation="{generation}"'

@@ -1,0 +1,70 @@
+"""The event-loop lag probe: how late each wake-up is, and how much of that lateness was the
+loop's own (code that held it) rather than the machine's (the thread runnable, waiting for a
+CPU that other processes had). The run-queue reading is injected here, so the split is tested
+without a busy machine; on Linux the real reading comes from /proc."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+import pytest
+
+from server.metrics import LAG_BUCKETS, LoopLagProbe, Metrics, runqueue_wait
+
+
+def bucket_of(seconds: float) -> int:
+    return next((i for i, bound in enumerate(LAG_BUCKETS) if seconds <= bound), len(LAG_BUCKETS))
+
+
+async def one_sample(probe: LoopLagProbe, block: float) -> None:
+    """Start the probe, hold the loop for ``block`` seconds in its first interval, and stop it
+    after that sample is taken."""
+    probe.start()
+    await asyncio.sleep(0)  # the probe reads its start and goes to sleep
+    deadline = time.perf_counter() + block
+    while time.perf_counter() < deadline:
+        pass  # the loop is held: the probe wakes up late
+    while not probe.samples:
+        await asyncio.sleep(0.001)
+    probe.stop()
+
+
+async def test_lag_of_a_held_loop_is_its_own() -> None:
+    probe = LoopLagProbe(interval=0.001, waited=lambda: 0.0)  # no run-queue wait at all
+    await one_sample(probe, 0.03)
+    lag = probe.samples[0]
+    assert lag >= 0.025
+    assert probe.own_buckets == probe.buckets and probe.waited == 0.0
+    assert probe.own_buckets[bucket_of(lag)] == 1
+
+
+async def test_lag_spent_waiting_for_a_cpu_is_not_the_loop_s_own() -> None:
+    readings = iter([0.0, 100.0])  # the thread waited for a CPU longer than the whole lag
+    probe = LoopLagProbe(interval=0.001, waited=lambda: next(readings, 100.0))
+    await one_sample(probe, 0.03)
+    lag = probe.samples[0]
+    assert probe.buckets[bucket_of(lag)] == 1 and bucket_of(lag) > 0
+    assert probe.own_buckets[0] == 1  # nothing of it was the loop's own
+    assert probe.waited == pytest.approx(lag)
+
+
+async def test_without_the_kernel_s_figure_all_lag_counts_as_own() -> None:
+    probe = LoopLagProbe(interval=0.001, waited=lambda: None)
+    await one_sample(probe, 0.03)
+    assert probe.own_buckets == probe.buckets
+
+
+def test_metrics_render_both_histograms() -> None:
+    text = Metrics().render()
+    assert 'qubic_event_loop_lag_histogram_seconds_bucket{le="0.005"} 0' in text
+    assert 'qubic_event_loop_own_lag_histogram_seconds_bucket{le="+Inf"} 0' in text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="run-queue wait is read from Linux's /proc")
+def test_the_run_queue_wait_is_read_and_never_goes_back() -> None:
+    first = runqueue_wait()
+    assert first is not None and first >= 0
+    second = runqueue_wait()
+    assert second is not None and second >= first
