@@ -25,12 +25,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import websockets
-from conftest import Client, Server, play, start_private_game
+from conftest import Client, ClusterServer, Server, play, start_private_game
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.app import RunningServer
 from server.room import GameRoom
 
 FAST = {"rate": 1e6, "burst": 1_000_000}  # no rate limit to speak of
@@ -147,10 +148,35 @@ frames = text_frames(st.integers(0, 3))
 
 # -- the arena: a game in progress, and the connections that throw things at it --------------
 
+AnyServer = Server | ClusterServer  # one node, or a cluster (tests/server/test_cluster_fuzz.py)
+
+
+def running(server: AnyServer) -> list[RunningServer]:
+    """The server's running nodes: one, or each node of a cluster."""
+    if isinstance(server, ClusterServer):
+        return list(server.nodes.running.values())
+    assert server.running is not None
+    return [server.running]
+
+
+def ws_url(server: AnyServer, i: int) -> str:
+    """Where connection ``i`` goes: on a cluster, each to the next node in turn."""
+    nodes = running(server)
+    return nodes[i % len(nodes)].ws_url
+
+
+def errors(server: AnyServer) -> Counter[str]:
+    """The error replies sent, by code, on every node."""
+    counted: Counter[str] = Counter()
+    for node in running(server):
+        for code, count in node.hub.metrics.errors.items():
+            counted[getattr(code, "value", code)] += count
+    return counted
+
 
 @dataclass
 class Arena:
-    server: Server
+    server: AnyServer
     ann: Client
     bob: Client
     cat: Client  # a spectator of the game
@@ -171,8 +197,12 @@ class Arena:
 
     @property
     def room(self) -> GameRoom:
-        assert self.server.running is not None
-        return self.server.running.hub.rooms[self.game]
+        """The game's room on its node (on a cluster, the owner's)."""
+        rooms = [r.hub.rooms[self.game] for r in running(self.server)
+                 if self.game in r.hub.rooms
+                 and (r.hub.cluster is None or self.game in r.hub.cluster.held)]
+        assert len(rooms) == 1, f"{len(rooms)} nodes hold {self.game}"
+        return rooms[0]
 
     def state(self) -> tuple[Any, ...]:
         """What no outsider may change: the moves, seats, result, offers and version of
@@ -182,8 +212,7 @@ class Arena:
                 frozenset(room.rematch), tuple(p.online for p in room._presence))
 
     def internal_errors(self) -> int:
-        assert self.server.running is not None
-        return self.server.running.hub.metrics.errors.get("internal", 0)
+        return errors(self.server)["internal"]
 
     async def intact(self) -> None:
         """The server answers, raised no internal error, and the game is as it was."""
@@ -192,7 +221,7 @@ class Arena:
         assert self.state() == self.before
 
 
-async def make_arena(server: Server) -> Arena:
+async def make_arena(server: AnyServer) -> Arena:
     ann, bob, cat = [await server.client(n) for n in ("ann", "bob", "cat")]
     other = await start_private_game(server, ann, bob)
     await ann.request(t="resign", game=other)
@@ -217,8 +246,8 @@ class Thrower:
     """A connection that sends whatever it is given and reads (and drops) everything that
     comes back, so it is never a slow consumer; reconnects when the server hangs up."""
 
-    def __init__(self, server: Server, name: str | None, arena: Arena) -> None:
-        self.server = server
+    def __init__(self, url: str, name: str | None, arena: Arena) -> None:
+        self.url = url
         self.name = name
         self.arena = arena
         self.ws: ClientConnection | None = None
@@ -229,10 +258,9 @@ class Thrower:
             return self.ws
         if self.ws is not None:
             self.arena.record(self.ws, "reconnecting")
-        assert self.server.running is not None
         # a generous close_timeout: on a loaded CI machine the server's answer to a close can
         # take more than a second, and a client that gives up first records 1006 (abnormal)
-        self.ws = await websockets.connect(self.server.running.ws_url, max_size=None,
+        self.ws = await websockets.connect(self.url, max_size=None,
                                            close_timeout=CLOSE_TIMEOUT)
         self.reader = asyncio.create_task(self._drain(self.ws))
         if self.name is not None:
@@ -273,8 +301,15 @@ class Thrower:
 async def test_random_and_mutated_messages_leave_the_server_and_its_games_intact(
     fast: Server,
 ) -> None:
-    arena = await make_arena(fast)
-    throwers = [Thrower(fast, name, arena) for name in ("fz0", "fz1", None, None)]
+    await fuzz_the_arena(fast, FUZZ_BATCHES)
+
+
+async def fuzz_the_arena(server: AnyServer, batches: int) -> None:
+    """``batches`` batches of random and mutated frames from four connections (on a cluster,
+    spread over its nodes), the arena checked intact after each."""
+    arena = await make_arena(server)
+    throwers = [Thrower(ws_url(server, i), name, arena)
+                for i, name in enumerate(("fz0", "fz1", None, None))]
     loop = asyncio.get_running_loop()
 
     async def batch(frames_: list[Frame]) -> None:
@@ -282,7 +317,7 @@ async def test_random_and_mutated_messages_leave_the_server_and_its_games_intact
             await throwers[frame.conn].send(frame)
         await arena.intact()
 
-    @settings(max_examples=FUZZ_BATCHES, deadline=None, database=None,
+    @settings(max_examples=batches, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(st.lists(frames, min_size=34, max_size=40))
     def fuzz(frames_: list[Frame]) -> None:
@@ -291,11 +326,10 @@ async def test_random_and_mutated_messages_leave_the_server_and_its_games_intact
     await asyncio.to_thread(fuzz)  # hypothesis in a thread; the frames go out on this loop
     for thrower in throwers:
         await thrower.close()
-    assert arena.sent >= 34 * FUZZ_BATCHES, arena.sent
-    assert fast.running is not None
+    assert arena.sent >= 34 * batches, arena.sent
     print(f"fuzz: {arena.sent} frames, connections closed by code: {dict(arena.closes)}; "
-          f"errors by code: {dict(fast.running.hub.metrics.errors)}")
-    cut_short = fast.running.hub.metrics.counters["closes_cut_short"]
+          f"errors by code: {dict(errors(server))}")
+    cut_short = sum(r.hub.metrics.counters["closes_cut_short"] for r in running(server))
     assert set(arena.closes) <= {1000, 1007, 1009}, (arena.abnormal, cut_short)  # as they must
     await arena.intact()
     # the game goes on, and the players see exactly what they saw before, plus the new move
@@ -309,13 +343,13 @@ async def test_random_and_mutated_messages_leave_the_server_and_its_games_intact
 # -- garbage frames, illegal moves, floods, tokens, codes: in volume -------------------------
 
 
-async def test_garbage_frames_from_many_connections_at_once(fast: Server) -> None:
+async def test_garbage_frames_from_many_connections_at_once(fast: AnyServer) -> None:
     arena = await make_arena(fast)
-    assert fast.running is not None
-    url = fast.running.ws_url
 
     async def one(i: int) -> int | None:
-        async with websockets.connect(url, max_size=None, close_timeout=1) as ws:
+        # i // 4: on a cluster, every kind of garbage reaches every node
+        async with websockets.connect(ws_url(fast, i // 4), max_size=None,
+                                      close_timeout=1) as ws:
             kind = i % 4
             if kind == 0:  # over 8 KiB: error frame_too_large, close 1009
                 await ws.send(json.dumps({"t": "ping", "id": "x" * (8193 + i)}))
@@ -341,7 +375,7 @@ async def test_garbage_frames_from_many_connections_at_once(fast: Server) -> Non
     await arena.intact()
 
 
-async def test_illegal_moves_in_volume_change_nothing(fast: Server) -> None:
+async def test_illegal_moves_in_volume_change_nothing(fast: AnyServer) -> None:
     arena = await make_arena(fast)
     ann, bob, cat = arena.ann, arena.bob, arena.cat
     dan = await fast.client("dan")
@@ -370,7 +404,9 @@ async def test_illegal_moves_in_volume_change_nothing(fast: Server) -> None:
     await bob.expect("move", game=arena.game, ply=5)
 
 
-async def test_floods_past_the_rate_limit_close_only_the_flooders(server: Server) -> None:
+async def test_floods_past_the_rate_limit_close_only_the_flooders(
+    server: AnyServer,
+) -> None:
     arena = await make_arena(server)  # the real limits: a burst of 30, then 10 frames/s
     flooders = [await server.client(f"flood{i}") for i in range(10)]
 
@@ -392,7 +428,7 @@ async def test_floods_past_the_rate_limit_close_only_the_flooders(server: Server
     assert (await arena.cat.expect("move", game=arena.game, ply=7))["notation"] == "2c2"
 
 
-async def test_wrong_tokens_in_volume_open_nothing(fast: Server) -> None:
+async def test_wrong_tokens_in_volume_open_nothing(fast: AnyServer) -> None:
     arena = await make_arena(fast)
     guesser = await fast.client()
     alphabet = string.ascii_letters + string.digits + "_-"
@@ -412,7 +448,7 @@ async def test_wrong_tokens_in_volume_open_nothing(fast: Server) -> None:
     await arena.intact()
 
 
-async def test_guessing_private_codes_finds_nothing(fast: Server) -> None:
+async def test_guessing_private_codes_finds_nothing(fast: AnyServer) -> None:
     arena = await make_arena(fast)
     host, friend, guesser = [await fast.client(n) for n in ("host", "friend", "guesser")]
     refused = 0
