@@ -17,7 +17,9 @@ network) it reconnects by itself with backoff, subscribes again to every topic, 
 the ``on_resume`` callbacks: messages published during the gap are lost, so a listener that
 mirrors state (a room's spectators, the lobby) resynchronises from the record. While Redis is
 unreachable ``publish`` raises ``BusError``; a silent connection (no FIN, a cut network) is
-found by a PING after ``ping_interval`` seconds of quiet.
+found by a PING after ``ping_interval`` seconds of quiet. When the bus loses Redis it drops
+the idle connections of its publishing client (and of the clients given to ``watch_over``):
+after a restart each of them would fail its next command once.
 """
 
 from __future__ import annotations
@@ -198,6 +200,7 @@ class RedisBus(_Topics):
         self._confirmed: set[str] = set()  # channels Redis has confirmed on this connection
         self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
         self._connected = asyncio.Event()
+        self._companions: list[aioredis.Redis] = [client]
         self.reconnects = 0  # times the connection was lost and made again, for metrics
         self._reader = asyncio.create_task(self._read_forever(), name="qubic-bus-reader")
 
@@ -229,6 +232,16 @@ class RedisBus(_Topics):
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
+
+    def watch_over(self, client: aioredis.Redis) -> None:
+        """Drop ``client``'s idle connections whenever the bus loses Redis, as the bus's own
+        publishing client's are: after a restart each would fail its next command once."""
+        self._companions.append(client)
+
+    async def _drop_idle_connections(self) -> None:
+        for client in self._companions:
+            with contextlib.suppress(RedisError, OSError):
+                await client.connection_pool.disconnect(inuse_connections=False)
 
     async def publish(self, topic: str, message: bytes) -> None:
         self._check_open()
@@ -310,6 +323,7 @@ class RedisBus(_Topics):
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 if self._connected.is_set():
                     log.warning("lost the connection to Redis: %s", exc)
+                    await self._drop_idle_connections()
             finally:
                 self._connected.clear()
                 self._pubsub = None

@@ -170,6 +170,8 @@ class ClusterLinks:
         except BaseException:
             await bus.close()
             raise
+        bus.watch_over(client)
+        bus.watch_over(leases.client)
         return cls(node, bus, leases, client, prefix)
 
     async def close(self) -> None:
@@ -209,6 +211,7 @@ class Cluster(Router):
         self.lost = 0
         self._claiming: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._taking: set[str] = set()
+        self._orphans: set[str] = set()  # games lost here while Redis was away: claim again
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[Any]] = []
@@ -242,6 +245,7 @@ class Cluster(Router):
         ]
         await self._beat()
         await self._alive()
+        self.bus.on_resume(self._resumed)
         loop = asyncio.get_running_loop()
         self._loops = [
             loop.create_task(self._upkeep(), name="cluster-upkeep"),
@@ -549,6 +553,18 @@ class Cluster(Router):
         for session in list(self.delivery.audience.get(game_id, {})):
             self._spawn(self._join(session, game_id, pending=False), f"rejoin-{game_id}")
 
+    def _resumed(self) -> None:
+        """The bus was cut off and is back: what was published meanwhile is lost, so every
+        session here that has a game open gets its state afresh from the owner, and the games
+        lost here meanwhile are claimed again."""
+        for game_id in list(self.delivery.audience):
+            self._new_owner(game_id)
+        self._reclaim()
+
+    def _reclaim(self) -> None:
+        for game_id in list(self._orphans):
+            self._spawn(self._take_over(game_id, self.node), f"reclaim-{game_id}")
+
     async def _after_leaving(self, leaving: Leaving) -> None:
         self._forget_node(leaving.node)
         alive = await self._alive()
@@ -573,6 +589,7 @@ class Cluster(Router):
                 await self._beat()
                 await self._renew()
                 await self._sweep()
+                self._reclaim()
                 self._publish(f"node:{self.node}", Echo(loop.time()))
             except (RedisError, OSError, BusError) as exc:
                 log.warning("cluster upkeep failed: %s", exc)
@@ -611,6 +628,7 @@ class Cluster(Router):
         self.lost += 1
         del self.held[game_id]
         self.rooms.drop(game_id)
+        self._orphans.add(game_id)  # until someone holds it (the upkeep tries again)
         self._spawn(self._take_over(game_id, self.node), f"reclaim-{game_id}")
 
     async def _alive(self) -> set[str]:
@@ -656,9 +674,11 @@ class Cluster(Router):
                 return  # its lease has not run out yet: the next sweep tries again
             if holder is None:
                 await self.claim(game_id, only_active=True)
+            self._orphans.discard(game_id)
             if node != self.node:
                 await self.redis.srem(self._owned_key(node), game_id)
         except RoomError:  # no such game
+            self._orphans.discard(game_id)
             await self.redis.srem(self._owned_key(node), game_id)
         finally:
             self._taking.discard(game_id)

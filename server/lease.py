@@ -117,7 +117,7 @@ class Leases:
     ) -> None:
         if ":" in node:
             raise ValueError("a node's name cannot contain ':'")
-        self._client = client
+        self.client = client
         self.node = node
         self.ttl = ttl
         self.prefix = prefix
@@ -140,7 +140,7 @@ class Leases:
         return cls(client, node, ttl=ttl, prefix=prefix)
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self.client.aclose()
 
     def key(self, game_id: str) -> str:
         return f"{self.prefix}lease:{game_id}"
@@ -177,7 +177,7 @@ class Leases:
             return []
         sent = asyncio.get_running_loop().time()
         try:
-            async with self._client.pipeline(transaction=False) as pipe:
+            async with self.client.pipeline(transaction=False) as pipe:
                 for lease in leases:
                     await self._renew(
                         keys=[self.key(lease.game_id)], args=[lease.value, self._ms()], client=pipe
@@ -208,7 +208,7 @@ class Leases:
     async def holder(self, game_id: str) -> tuple[str, int] | None:
         """The node holding the game's lease and its token, or None."""
         try:
-            value = await self._client.get(self.key(game_id))
+            value = await self.client.get(self.key(game_id))
         except (RedisError, OSError) as exc:
             raise LeaseError(f"cannot read a lease on Redis: {exc}") from exc
         if value is None:

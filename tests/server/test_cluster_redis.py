@@ -1,0 +1,167 @@
+"""Cluster mode through a Redis restart or outage (issue 15): three in-process nodes on a Redis
+of the test's own, with players on two nodes mid-game and a spectator on the third. Redis
+restarted empty (leases, lobby, heartbeats gone), or stopped for longer than the lease's time
+and started again: the nodes reconnect by themselves, the game goes on across nodes from the
+same ply, every acknowledged move is in PostgreSQL once, the lobby works again and no game has
+two owners. Nothing waits a fixed time: each step waits for a condition, with a generous
+deadline."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import asyncpg
+import pytest_asyncio
+from conftest import Client, Nodes, play
+from services import RedisServer
+from test_cluster import holders, move_to, owner, private_game
+
+ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
+DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
+
+
+class Outage:
+    """Three nodes on a Redis the test may stop and start."""
+
+    def __init__(self, redis: RedisServer, nodes: Nodes) -> None:
+        self.redis = redis
+        self.nodes = nodes
+
+    async def stop_redis(self) -> None:
+        await asyncio.to_thread(self.redis.stop)
+
+    async def start_redis(self) -> None:
+        await asyncio.to_thread(self.redis.start)
+
+
+@pytest_asyncio.fixture
+async def outage(redis_factory: Callable[[], RedisServer],
+                 postgres_url: str) -> AsyncIterator[Outage]:
+    redis = redis_factory()
+    nodes = Nodes(redis.url, postgres_url)
+    try:
+        await nodes.start()
+        yield Outage(redis, nodes)
+    finally:
+        if redis.process is None:  # a test that failed mid-outage: the nodes close faster
+            await asyncio.to_thread(redis.start)
+        await nodes.stop()
+
+
+async def until(check: Callable[[], Awaitable[Any] | Any], what: str) -> Any:
+    """Wait until ``check()`` is truthy; fail after DEADLINE seconds saying ``what``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE
+    while True:
+        result = check()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return result
+        assert loop.time() < deadline, f"not within {DEADLINE} s: {what}"
+        await asyncio.sleep(0.05)
+
+
+def lobby_holders(nodes: Nodes) -> list[str]:
+    return [name for name, running in nodes.running.items()
+            if getattr(running.hub.lobby, "holding", None) is not None]
+
+
+async def recovered(nodes: Nodes, game: str) -> str:
+    """Every node's bus is connected again, one node holds the lobby and one the game (the
+    same one three looks in a row); returns the game's owner."""
+    await until(lambda: all(r.hub.cluster is not None and r.hub.cluster.bus.connected
+                            for r in nodes.running.values()), "every bus reconnected")
+    await until(lambda: len(lobby_holders(nodes)) == 1, "one node holds the lobby")
+    return await owner(nodes, game)
+
+
+async def recorded(postgres_url: str, game: str) -> list[tuple[int, int]]:
+    conn = await asyncpg.connect(postgres_url)
+    try:
+        rows = await conn.fetch("SELECT ply, cell FROM moves WHERE game_id = $1 ORDER BY ply",
+                                game)
+    finally:
+        await conn.close()
+    return [(row["ply"], row["cell"]) for row in rows]
+
+
+async def game_across_nodes(nodes: Nodes) -> tuple[Client, Client, Client, str]:
+    """ann (x) on a, bob (o) on b, eve watching on c; two moves played."""
+    ann, bob = await nodes.client("a", "ann"), await nodes.client("a", "bob")
+    game = await private_game(nodes, "a", ann, bob)
+    bob = await move_to(nodes, "b", bob, game)
+    eve = await nodes.client("c", "eve")
+    assert (await eve.request(t="watch", game=game))["t"] == "game"
+    await play(ann, game, ROW[0], 0)
+    await play(bob, game, ROW[1], 1)
+    await eve.expect("move", notation=ROW[1])
+    return ann, bob, eve, game
+
+
+async def the_rest_of_the_game(outage: Outage, postgres_url: str, ann: Client, bob: Client,
+                               eve: Client, game: str) -> None:
+    """After the outage: the game goes on from ply 2 across nodes and ends; PostgreSQL has
+    every acknowledged move once; a seek made on a is seen and accepted on b."""
+    nodes = outage.nodes
+    await recovered(nodes, game)
+    for ply in range(2, len(ROW)):
+        await play(ann if ply % 2 == 0 else bob, game, ROW[ply], ply)
+    for client in (ann, bob, eve):
+        end = await client.expect("end", game=game)
+        assert end["result"] == "1-0" and end["reason"] == "line"
+    record = await nodes["c"].store.get_game(game)
+    assert record is not None
+    assert [m.ply for m in record.moves] == list(range(1, len(ROW) + 1))
+    rows = await recorded(postgres_url, game)
+    assert [ply for ply, _cell in rows] == list(range(1, len(ROW) + 1))  # each once, in order
+    assert len(holders(nodes, game)) <= 1  # never two owners
+    # the lobby is one lobby again
+    cat, dan = await nodes.client("a", "cat"), await nodes.client("b", "dan")
+    seeking = await cat.request(t="seek", colour="x")
+    assert seeking["t"] == "seeking", seeking
+    seek = seeking["seek"]["id"]
+    await until(lambda: _sees_seek(dan, seek), "the seek made on a is listed on b")
+    await dan.send(t="accept_seek", seek=seek)
+    started_a, started_b = await cat.expect("game"), await dan.expect("game")
+    assert started_a["id"] == started_b["id"] and started_b["you"] == "o"
+    new_game = started_a["id"]
+    await owner(nodes, new_game)
+    await play(cat, new_game, ROW[0], 0)
+    await play(dan, new_game, ROW[1], 1)
+
+
+async def _sees_seek(client: Client, seek: str) -> bool:
+    snapshot = await client.request(t="lobby_sub")
+    assert snapshot["t"] == "lobby", snapshot
+    await client.request(t="lobby_unsub")
+    return seek in [s["id"] for s in snapshot["seeks"]]
+
+
+async def test_redis_restarted_empty_mid_game(outage: Outage, postgres_url: str) -> None:
+    nodes = outage.nodes
+    ann, bob, eve, game = await game_across_nodes(nodes)
+    before = await owner(nodes, game)
+    await outage.stop_redis()
+    await outage.start_redis()  # empty: leases, heartbeats, the lobby's state are gone
+    held = await recovered(nodes, game)
+    assert held in nodes.running and before in nodes.running
+    await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
+
+
+async def test_redis_away_longer_than_the_lease_mid_game(
+    outage: Outage, postgres_url: str
+) -> None:
+    nodes = outage.nodes
+    ann, bob, eve, game = await game_across_nodes(nodes)
+    held = await owner(nodes, game)
+    await outage.stop_redis()
+    # every node gives its games up once their leases run out by its own clock
+    await until(lambda: not holders(nodes, game), "the owner dropped the game")
+    await until(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
+                                for r in nodes.running.values()), "every bus saw Redis go")
+    await outage.start_redis()
+    assert held in nodes.running
+    await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
