@@ -18,6 +18,7 @@ import msgspec
 from aiohttp import web
 
 from engine import format_moves, variant
+from server.errors import ServerError
 from server.hub import Hub
 from server.protocol import (
     PROTOCOL_VERSION,
@@ -117,7 +118,8 @@ def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
 
 def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
     text = msgspec.json.encode(ApiError(code=code.value, message=message)).decode()
-    error = {400: web.HTTPBadRequest, 404: web.HTTPNotFound}[status]
+    error = {400: web.HTTPBadRequest, 404: web.HTTPNotFound,
+             503: web.HTTPServiceUnavailable}[status]
     return error(text=text, content_type="application/json")
 
 
@@ -161,9 +163,20 @@ def player_of(record: PlayerRecord) -> ApiPlayer:
 
 
 async def api_lobby(request: web.Request) -> web.Response:
+    """The lobby; on a cluster node, the one lobby of every node, as its holder shows it."""
     hub = _hub(request)
-    return _json(ApiLobby(seeks=[hub._seek_info(s) for s in hub.matchmaker.seeks()],
-                          games=hub._live_games(), online=len(hub._by_player)))
+    if hub.cluster is None:
+        snapshot = hub.lobby.snapshot()
+    else:
+        from server.lobby_cluster import ClusterLobby  # as the hub: only a cluster needs it
+
+        assert isinstance(hub.lobby, ClusterLobby)
+        try:
+            snapshot = await hub.lobby.shared_snapshot()
+        except ServerError as error:
+            hub.metrics.error(error.code)
+            raise _refuse(503, ErrorCode(error.code), error.message) from None
+    return _json(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
 
 
 async def _record(request: web.Request) -> GameRecord:
@@ -236,7 +249,9 @@ def openapi() -> dict[str, Any]:
         "paths": {
             "/api/lobby": {"get": {
                 "summary": "Open seeks, the listed live games and players online",
-                "responses": {"200": answer(lobby, "the lobby")}}},
+                "responses": {"200": answer(lobby, "the lobby"),
+                              "503": answer(error, "a cluster's lobby did not answer: "
+                                                   "`internal`, try again")}}},
             "/api/games/{id}": {"get": {
                 "summary": "A game, live or over", "parameters": [game_id],
                 "responses": {"200": answer(game, "the game"), "404": refused}}},

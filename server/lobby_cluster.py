@@ -72,6 +72,7 @@ from server.protocol import (
     encode,
     error_message,
 )
+from server.protocol import Lobby as LobbySnapshot
 from server.room import GameRoom
 from server.rooms import Rooms
 from server.session import Session
@@ -423,6 +424,7 @@ class ClusterLobby(Lobby):
         # sessions whose game-starting request succeeded, until their game's join: its id
         self._starting: dict[int, tuple[str | int, float]] = {}
         self._reported: dict[str, float] = {}  # the players here as last reported
+        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # shared_snapshot's asks
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
@@ -582,6 +584,9 @@ class ClusterLobby(Lobby):
             self._wake.set()  # try the lease now
 
     def _answered(self, answer: Answer) -> None:
+        waiting = self._api.pop(answer.seq, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(answer.frames)
         asked = self._pending.pop(answer.seq, None)
         if asked is not None and answer.started and asked[1].id is not None:
             self._starting[asked[0]] = (asked[1].id, asked[2])  # its Started may be on its way
@@ -612,6 +617,23 @@ class ClusterLobby(Lobby):
         rating = 0.0 if session.player is None else session.player.rating
         self.publish(Ask(self.node, session.id, self._seq, session.name or "", rating,
                          encode(message)))
+
+    async def shared_snapshot(self) -> LobbySnapshot:
+        """The lobby as its holder shows it (for the HTTP API on any node): asked as a
+        ``lobby_sub`` of no session; ``internal`` if the holder does not answer in 2 x ttl."""
+        if self.holding is not None:
+            return self.holding.lobby.snapshot()
+        self._seq += 1
+        seq, answer = self._seq, asyncio.get_running_loop().create_future()
+        self._api[seq] = answer
+        self.publish(Ask(self.node, 0, seq, "", 0.0, encode(LobbySub())))  # no session is 0
+        try:
+            frames = await asyncio.wait_for(answer, 2 * self.ttl)
+        except TimeoutError:
+            raise ServerError("the lobby did not answer; try again", ErrorCode.INTERNAL) from None
+        finally:
+            self._api.pop(seq, None)
+        return msgspec.json.decode(frames[0], type=LobbySnapshot)
 
     async def subscribe(self, session: Session, message: LobbySub) -> None:
         await self._ask(session, message)

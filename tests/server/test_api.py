@@ -6,12 +6,16 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
-from conftest import Server, play, start_private_game
+import pytest_asyncio
+from conftest import Nodes, Server, play, start_private_game
 
 from server.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, ApiPlayer, openapi
+from server.app import RunningServer
+from server.lobby_cluster import ClusterLobby
 
 
 def http_get(url: str) -> tuple[int, str, str]:
@@ -22,9 +26,11 @@ def http_get(url: str) -> tuple[int, str, str]:
         return error.code, error.headers["Content-Type"], error.read().decode()
 
 
-async def get(server: Server, path: str) -> tuple[int, Any]:
-    assert server.running is not None
-    status, kind, body = await asyncio.to_thread(http_get, server.running.http_url + path)
+async def get(server: Server | RunningServer, path: str) -> tuple[int, Any]:
+    """``path``'s status and answer (JSON decoded) from a server or one node of a cluster."""
+    running = server.running if isinstance(server, Server) else server
+    assert running is not None
+    status, kind, body = await asyncio.to_thread(http_get, running.http_url + path)
     return status, json.loads(body) if kind.startswith("application/json") else body
 
 
@@ -83,3 +89,60 @@ async def test_refusals_are_json_with_a_protocol_code(server: Server) -> None:
         assert (got, strict(ApiError, data).code) == (status, code), path
     got, _ = await get(server, "/api/games/g%0A")
     assert got == 404  # no route: an id is matched whole
+
+
+# -- on a cluster: the same answers on every node ----------------------------------------------
+
+
+@pytest_asyncio.fixture
+async def two_nodes(redis_url: str, postgres_url: str) -> AsyncIterator[Nodes]:
+    nodes = Nodes(redis_url, postgres_url, names="ab")
+    try:
+        await nodes.start()
+        yield nodes
+    finally:
+        await nodes.stop()
+
+
+async def on_every_node(nodes: Nodes, path: str) -> list[tuple[int, Any]]:
+    return [await get(running, path) for running in nodes.running.values()]
+
+
+async def test_every_node_of_a_cluster_answers_alike(two_nodes: Nodes) -> None:
+    """The lobby is the one lobby wherever it is asked (not only on the node holding it),
+    and games, players and the leaderboard are the same on every node."""
+    nodes = two_nodes
+    for _ in range(400):
+        holders = [r for r in nodes.running.values()
+                   if isinstance(r.hub.lobby, ClusterLobby) and r.hub.lobby.holding]
+        if holders:
+            break
+        await asyncio.sleep(0.05)
+    assert len(holders) == 1
+    ann, bob, cat = (await nodes.client("a", "ann"), await nodes.client("b", "bob"),
+                     await nodes.client("b", "cat"))
+    seek = (await ann.request(t="seek", colour="x"))["seek"]["id"]
+    await bob.send(t="accept_seek", seek=seek)
+    game = (await ann.expect("game"))["id"]
+    await bob.expect("game", id=game)
+    await play(ann, game, "1a1", 0)
+    await bob.expect("move", game=game, ply=1)
+    open_seek = (await cat.request(t="seek", colour="o"))["seek"]["id"]
+    for _ in range(400):  # the holder hears of each change from the nodes within moments
+        answers = await on_every_node(nodes, "/api/lobby")
+        lobbies = [strict(ApiLobby, data) for status, data in answers if status == 200]
+        if len(lobbies) == 2 and all(
+                ([s.id for s in lobby.seeks], [(g.id, g.ply) for g in lobby.games],
+                 lobby.online) == ([open_seek], [(game, 1)], 3) for lobby in lobbies):
+            break
+        await asyncio.sleep(0.05)
+    assert lobbies[0] == lobbies[1] and len(lobbies) == 2, answers
+    assert lobbies[0].seeks[0].name == "cat" and lobbies[0].games[0].x == "ann"
+    for path in (f"/api/games/{game}", f"/api/games/{game}.txt", "/api/players/BOB",
+                 "/api/leaderboard", "/api/games/nothing", "/api/openapi.json"):
+        first, second = await on_every_node(nodes, path)
+        assert first == second, path
+    playing = strict(ApiGame, (await get(nodes["b"], f"/api/games/{game}"))[1])
+    assert (playing.status, playing.moves, playing.x, playing.o) == ("playing", [0], "ann",
+                                                                      "bob")
+    assert (await get(nodes["a"], "/api/openapi.json"))[1] == json.loads(json.dumps(openapi()))
