@@ -49,7 +49,7 @@ Handler = Callable[[str, bytes], None]
 class BusError(ServerError, ConnectionError):
     """The bus cannot carry a message now (Redis unreachable) or has been closed."""
 
-    code = "bus_unavailable"
+    code = "unavailable"  # ErrorCode.UNAVAILABLE, should a client be told
 
 
 class Subscription:

@@ -57,7 +57,7 @@ from server.protocol import (
 )
 from server.room import COMPUTER, GameRoom
 from server.rooms import RoomMoved, Rooms
-from server.routing import JOIN, Router
+from server.routing import JOIN, Asked, Awaiting, Router, Unavailable
 from server.session import Session
 from server.store import GameStatus
 from server.waiting import stop_tasks
@@ -212,7 +212,8 @@ class Cluster(Router):
         self._claiming: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._taking: set[str] = set()
         self._orphans: set[str] = set()  # games lost here while Redis was away: claim again
-        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+        self._outbox: asyncio.Queue[tuple[str, Envelope]] = asyncio.Queue()
+        self.awaiting = Awaiting()  # this node's requests sent to another node
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[Any]] = []
         self._subscriptions: list[Subscription] = []
@@ -222,6 +223,7 @@ class Cluster(Router):
         rooms.ownership = self
         rooms.send_to = self.send_to
         delivery.on_new_owner = self._new_owner
+        delivery.on_reply = self.awaiting.answered
 
     def _owned_key(self, node: str) -> str:
         return f"{self.links.prefix}owned:{node}"
@@ -306,11 +308,8 @@ class Cluster(Router):
         if lease is None:  # a fresh game id: nobody else can hold it
             raise ServerError("the new game's lease is taken", ErrorCode.INTERNAL)
         self._hold(lease)
-        players = [seat.player for seat in room.seats if seat.player != COMPUTER]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for name in players:
-                pipe.sadd(self._playing_key(name), room.id)
-            await pipe.execute()
+        players = _players(room)
+        await self._playing(room.id, players, True)
         # at once, not through the outbox: it reaches other nodes before anything this
         # node says after the game has started (the lobby's answer to the request)
         await self.bus.publish(CLUSTER_TOPIC, _encode(Started(self.node, room.id, players)))
@@ -340,13 +339,14 @@ class Cluster(Router):
         self._publish(f"node:{node}", HandOff(game_id))
 
     def ended(self, room: GameRoom) -> None:
-        players = [seat.player for seat in room.seats if seat.player != COMPUTER]
-        self._spawn(self._not_playing(room.id, players), f"ended-{room.id}")
+        self._spawn(self._playing(room.id, _players(room), False), f"ended-{room.id}")
 
-    async def _not_playing(self, game_id: str, players: list[str]) -> None:
+    async def _playing(self, game_id: str, players: list[str], playing: bool) -> None:
+        """Add the game to (or take it from) its players' ``playing`` sets."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for name in players:
-                pipe.srem(self._playing_key(name), game_id)
+                key = self._playing_key(name)
+                (pipe.sadd if playing else pipe.srem)(key, game_id)
             await pipe.execute()
 
     def forgotten(self, game_id: str) -> None:
@@ -409,11 +409,15 @@ class Cluster(Router):
                 holder = await self._holder(game_id)
             if holder is not None and holder != self.node:
                 if forward.hops >= MAX_HOPS:
-                    raise ServerError("the game is changing hands; try again",
-                                      ErrorCode.INTERNAL)
+                    raise Unavailable("the game is changing hands; try again", self.ttl)
                 self.owners[game_id] = holder
                 self.forwarded += 1
                 hop = msgspec.structs.replace(forward, hops=forward.hops + 1)
+                if forward.node == self.node and message is not None and message.id is not None \
+                        and forward.kind != "leave":
+                    now = asyncio.get_running_loop().time()
+                    self.awaiting.sent(forward.session,
+                                       Asked(message.id, forward.kind, game_id, holder, now))
                 self._publish(f"node:{holder}", hop)
                 return
             if forward.kind == "leave":
@@ -421,14 +425,13 @@ class Cluster(Router):
             if self.handing_over:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
             await self.claim(game_id)
-        raise ServerError("the game's owner cannot be reached; try again", ErrorCode.INTERNAL)
+        raise Unavailable("the game's owner cannot be reached; try again", self.ttl)
 
     async def _holder(self, game_id: str) -> str | None:
         try:
             held = await self.leases.holder(game_id)
         except LeaseError as exc:
-            raise ServerError(f"the cluster cannot be reached: {exc}",
-                              ErrorCode.INTERNAL) from None
+            raise Unavailable(f"the cluster cannot be reached: {exc}", self.ttl) from None
         return None if held is None else held[0]
 
     async def claim(self, game_id: str, *, only_active: bool = False) -> bool:
@@ -445,8 +448,7 @@ class Cluster(Router):
             try:
                 lease = await self.leases.acquire(game_id, floor=record.fence)
             except LeaseError as exc:
-                raise ServerError(f"the cluster cannot be reached: {exc}",
-                                  ErrorCode.INTERNAL) from None
+                raise Unavailable(f"the cluster cannot be reached: {exc}", self.ttl) from None
             if lease is None:
                 return False
             try:
@@ -460,7 +462,9 @@ class Cluster(Router):
             self.rooms.drop(game_id)  # whatever was left of an earlier hold
             self._hold(lease)
             self.claims += 1
-            await self.rooms.adopt(record, lease.token)
+            room = await self.rooms.adopt(record, lease.token)
+            if not room.over:  # the sets are lost with a Redis restart: made again here
+                self._spawn(self._playing(game_id, _players(room), True), f"playing-{game_id}")
             return True
 
     def send_to(self, peer: Peer, message: ServerMessage, failed_watch: str | None = None
@@ -474,16 +478,44 @@ class Cluster(Router):
         self._publish(f"node:{peer.node}", Reply(peer.session, encode(message), failed_watch))
 
     def _publish(self, topic: str, envelope: Envelope) -> None:
-        self._outbox.put_nowait((topic, _encode(envelope)))
+        self._outbox.put_nowait((topic, envelope))
 
     async def _send_replies(self) -> None:
-        """Publish forwards and replies in the order they were made (one task)."""
+        """Publish forwards and replies in the order they were made (one task); a request of
+        a session here that cannot be sent is answered ``unavailable`` at once."""
         while True:
-            topic, message = await self._outbox.get()
+            topic, envelope = await self._outbox.get()
             try:
-                await self.bus.publish(topic, message)
+                await self.bus.publish(topic, _encode(envelope))
             except BusError as exc:
                 log.warning("a message for %s was lost: %s", topic, exc)
+                if isinstance(envelope, Forward) and envelope.node == self.node:
+                    asked = self.awaiting.take(envelope.session, envelope.frame)
+                    if asked is not None:
+                        self._unavailable(envelope.session, asked, "the cluster cannot be "
+                                          f"reached: {exc}")
+
+    def _check_deadlines(self) -> None:
+        """Answer ``unavailable`` to requests sent to another node that had no answer in
+        time (``Awaiting.expired``)."""
+        def gone(node: str) -> bool:
+            return not self.bus.connected or node not in self.alive or node in self.dead
+
+        for session, asked in self.awaiting.expired(asyncio.get_running_loop().time(),
+                                                    2 * self.ttl, gone):
+            self._unavailable(session, asked, "the game's owner did not answer (it may have "
+                              "stopped; another node takes the game over)")
+
+    def _unavailable(self, session_id: int, asked: Asked, why: str) -> None:
+        session = self.delivery.session(session_id)
+        if session is None:
+            return
+        error = Unavailable(why, self.ttl)
+        self.metrics.error(error.code)
+        session.send(error_message(error, asked.ref))
+        if asked.kind == "watch" and self.delivery.audience.get(asked.game, {}).get(
+                session) == PENDING:
+            self.delivery.close(session, asked.game)
 
     async def _remote(self, forward: Forward) -> None:
         """A request forwarded from another node (or bounced back to this one)."""
@@ -509,6 +541,7 @@ class Cluster(Router):
         if isinstance(envelope, Forward):
             self._spawn(self._remote(envelope), f"forwarded-{envelope.game}")
         elif isinstance(envelope, Reply):
+            self.awaiting.answered(envelope.session, envelope.frame)
             session = self.delivery.session(envelope.session)
             if session is None:
                 return
@@ -585,6 +618,7 @@ class Cluster(Router):
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.ttl / 3)
+            self._check_deadlines()
             try:
                 await self._beat()
                 await self._renew()
@@ -706,6 +740,10 @@ class Cluster(Router):
     def health(self) -> dict[str, object]:
         return {"node": self.node, "games_owned": len(self.held),
                 "bus_lag_ms": round(self.lag * 1000, 2), "bus_connected": self.bus.connected}
+
+
+def _players(room: GameRoom) -> list[str]:
+    return [seat.player for seat in room.seats if seat.player != COMPUTER]
 
 
 def _text(value: bytes | str) -> str:

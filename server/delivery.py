@@ -120,6 +120,7 @@ class Delivery:
         self.bus = bus
         self.node = node
         self.on_new_owner: Callable[[str], None] | None = None
+        self.on_reply: Callable[[int, bytes], None] | None = None  # a reply reached a session
         self._epochs: dict[str, int] = {}  # game -> the newest owner epoch heard of here
         self.sessions: set[Session] = set()
         self._by_id: dict[int, Session] = {}
@@ -260,6 +261,8 @@ class Delivery:
                 if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue
                 targets: Iterable[Session] = [s for s in audience if s.id == item.session]
+                if self.on_reply is not None:
+                    self.on_reply(item.session, item.frame)
             elif item.audience == Audience.ROOM.value:
                 targets = present
             elif item.audience == Audience.PLAYER.value:

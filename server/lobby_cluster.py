@@ -24,7 +24,8 @@ the holder writes the lobby's state (seeks, pools, private codes, challenges) to
 hash ``lobby:state``, fenced by its token (a Lua compare: an older holder's write is refused
 and it steps down). The next holder restores it; presence and listings come back with the
 nodes' reports. A request whose answer has not come after ``2 x ttl`` (the holder died, or
-the lobby changed hands) gets the error ``internal``, "the lobby did not answer; try again".
+the lobby changed hands) gets the error ``unavailable`` (with ``retry_in``), "the lobby did not
+answer; try again".
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from server.protocol import (
 from server.protocol import Lobby as LobbySnapshot
 from server.room import GameRoom
 from server.rooms import Rooms
+from server.routing import Unavailable
 from server.session import Session
 from server.store import GameStatus
 from server.waiting import stop_tasks, wait_event
@@ -310,7 +312,7 @@ class Holding:
         written = await self.node.write_state(self.lease.token, state)
         if not written:
             self.node.step_down("a newer holder wrote the lobby's state")
-            raise ServerError("the lobby is changing hands; try again", ErrorCode.INTERNAL)
+            raise Unavailable("the lobby is changing hands; try again", self.node.ttl)
         self.written = state
 
     async def _work(self) -> None:
@@ -654,8 +656,8 @@ class ClusterLobby(Lobby):
             del self._pending[seq]
             session = self.delivery.session(session_id)
             if session is not None:
-                error = ServerError("the lobby did not answer (it may be changing hands); "
-                                    "try again", ErrorCode.INTERNAL)
+                error = Unavailable("the lobby did not answer (it may be changing hands); "
+                                    "try again", self.ttl)
                 self.cluster.metrics.error(error.code)
                 session.send(error_message(error, message.id))  # type: ignore[arg-type]
         if self.holding is not None:

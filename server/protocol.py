@@ -91,6 +91,7 @@ class ErrorCode(enum.StrEnum):
     NOT_ALLOWED = "not_allowed"
     STORE_UNAVAILABLE = "store_unavailable"
     SHUTTING_DOWN = "shutting_down"
+    UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
 
@@ -694,7 +695,7 @@ def readable_id(raw: bytes | str) -> RequestId | None:
     a refusal of an otherwise bad message still says which request it answers."""
     try:
         return msgspec.json.decode(raw, type=_OnlyId).id
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
         return None
 
 

@@ -16,10 +16,13 @@ is for an open game, and its ``ack``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from server.delivery import PENDING, Delivery, Peer
-from server.errors import RoomError
+from server.errors import RoomError, ServerError
 from server.protocol import (
     Abort,
     Ack,
@@ -33,6 +36,7 @@ from server.protocol import (
     Hint,
     Move,
     Rematch,
+    RequestId,
     Resign,
     TakeBack,
     Unwatch,
@@ -42,7 +46,8 @@ from server.room import GameRoom, Outbound
 from server.rooms import Rooms
 from server.session import Session
 
-__all__ = ["GAME_REQUESTS", "JOIN", "ROOM_ACTIONS", "Peer", "Router"]
+__all__ = ["GAME_REQUESTS", "JOIN", "ROOM_ACTIONS", "Asked", "Awaiting", "Peer", "Router",
+           "Unavailable"]
 
 RoomAction = Callable[[GameRoom, str, float, Any], list[Outbound]]
 
@@ -134,3 +139,100 @@ class Router:
     async def games_of(self, name: str) -> list[str]:
         """The games going on with ``name`` in a seat (for the welcome)."""
         return self.rooms.games_of(name)
+
+
+class Unavailable(ServerError):
+    """A request that needs another node cannot be carried out now (Redis unreachable, or
+    the game's owner did not answer in time); ``retry_in`` seconds is when trying again is
+    likely to work (another node has taken the game over by then)."""
+
+    code = ErrorCode.UNAVAILABLE
+
+    def __init__(self, message: str, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A session's request sent to another node, not answered yet."""
+
+    ref: RequestId
+    kind: str
+    game: str
+    node: str  # where it was sent
+    sent: float  # on the event loop's clock
+
+
+class _Ref(msgspec.Struct):
+    ref: RequestId | None = None  # in a reply
+
+
+class _Id(msgspec.Struct):
+    id: RequestId | None = None  # in a request
+
+
+_ref_of = msgspec.json.Decoder(_Ref).decode
+_id_of = msgspec.json.Decoder(_Id).decode
+
+
+class Awaiting:
+    """The origin's side of forwarded requests (Colyseus's ``remoteRoomCall`` rejects after
+    a deadline the same way): each request of a session here that went to another node is
+    kept until a reply to it (a frame with its ``ref``) reaches its session, so that one
+    whose answer never comes (its owner died, or the bus lost it) can be answered with
+    ``unavailable``. Requests without an ``id`` are not kept: nothing could match them."""
+
+    def __init__(self) -> None:
+        self._asked: dict[int, dict[RequestId, Asked]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(asked) for asked in self._asked.values())
+
+    def sent(self, session: int, asked: Asked) -> None:
+        self._asked.setdefault(session, {})[asked.ref] = asked
+
+    def answered(self, session: int, frame: bytes) -> None:
+        """``frame`` goes to ``session``: if it replies to a request of it, that one is done."""
+        asked = self._asked.get(session)
+        if not asked:
+            return
+        try:
+            ref = _ref_of(frame).ref
+        except msgspec.DecodeError:
+            return
+        if ref is not None and asked.pop(ref, None) is not None and not asked:
+            del self._asked[session]
+
+    def take(self, session: int, request: bytes) -> Asked | None:
+        """The request whose frame is ``request``, no longer waited for (its sending failed)."""
+        if session not in self._asked:
+            return None
+        try:
+            ref = _id_of(request).id
+        except msgspec.DecodeError:
+            return None
+        return None if ref is None else self._pop(session, ref)
+
+    def expired(self, now: float, deadline: float, gone: Callable[[str], bool]
+                ) -> list[tuple[int, Asked]]:
+        """The requests given up now, oldest first: those without an answer ``deadline``
+        seconds after they were sent whose node is ``gone`` (or the bus is), and any after
+        three times ``deadline`` (their node lives, yet the request or its answer was lost)."""
+        late = sorted(((session, asked) for session, by_ref in self._asked.items()
+                       for asked in by_ref.values() if now - asked.sent >= deadline),
+                      key=lambda item: item[1].sent)
+        expired = [(session, asked) for session, asked in late
+                   if gone(asked.node) or now - asked.sent >= 3 * deadline]
+        for session, asked in expired:
+            self._pop(session, asked.ref)
+        return expired
+
+    def _pop(self, session: int, ref: RequestId) -> Asked | None:
+        by_ref = self._asked.get(session)
+        if by_ref is None:
+            return None
+        asked = by_ref.pop(ref, None)
+        if not by_ref:
+            del self._asked[session]
+        return asked

@@ -18,6 +18,8 @@ from conftest import Client, Nodes, play
 from services import RedisServer
 from test_cluster import holders, move_to, owner, private_game
 
+from server.routing import Asked, Awaiting
+
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
 
@@ -133,6 +135,14 @@ async def the_rest_of_the_game(outage: Outage, postgres_url: str, ann: Client, b
     await play(dan, new_game, ROW[1], 1)
 
 
+async def _welcome_lists(nodes: Nodes, client: Client, game: str) -> bool:
+    other = await nodes.client("c")
+    try:
+        return (await other.hello(token=client.token))["games"] == [game]
+    finally:
+        await other.ws.close()
+
+
 async def _sees_seek(client: Client, seek: str) -> bool:
     snapshot = await client.request(t="lobby_sub")
     assert snapshot["t"] == "lobby", snapshot
@@ -148,6 +158,8 @@ async def test_redis_restarted_empty_mid_game(outage: Outage, postgres_url: str)
     await outage.start_redis()  # empty: leases, heartbeats, the lobby's state are gone
     held = await recovered(nodes, game)
     assert held in nodes.running and before in nodes.running
+    # the players' games are known on every node again (made again by the claim)
+    await until(lambda: _welcome_lists(nodes, bob, game), "bob's welcome on c lists the game")
     await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
 
 
@@ -162,6 +174,59 @@ async def test_redis_away_longer_than_the_lease_mid_game(
     await until(lambda: not holders(nodes, game), "the owner dropped the game")
     await until(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
                                 for r in nodes.running.values()), "every bus saw Redis go")
+    # a request meanwhile is answered at once, wherever its player is: `unavailable`
+    for client in (ann, bob):
+        ref = await client.send(t="chat", game=game, text="still there?")
+        refused = await client.error("unavailable", ref=ref)
+        assert refused["retry_in"] > 0
     await outage.start_redis()
     assert held in nodes.running
     await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
+
+
+async def test_a_request_forwarded_to_an_owner_that_dies_gets_unavailable(
+    nodes: Nodes, postgres_url: str
+) -> None:
+    ann, bob, eve, game = await game_across_nodes(nodes)
+    first = await owner(nodes, game)
+    asker = bob if first != "b" else ann  # a player on another node than the owner
+    frozen = nodes[first].hub.cluster
+    assert frozen is not None
+    # the owner stops (as if killed): it hears no forwarded request, its heartbeat and
+    # leases run out, and another node takes the game over
+    frozen._loops[0].cancel()
+    await frozen._subscriptions[0].cancel()
+    ref = await asker.send(t="chat", game=game, text="hello?")
+    refused = await asker.error("unavailable", ref=ref)
+    assert refused["retry_in"] > 0
+    assert not any(m.get("ref") == ref and m["t"] == "ack" for m in asker.seen)
+    second = await until(lambda: [n for n in holders(nodes, game) if n != first],
+                         "another node took the game over")
+    assert len(second) == 1
+    again = await asker.send(t="chat", game=game, text="hello?")  # sent again: it reaches
+    await asker.expect("ack", ref=again)  # the new owner
+    for ply in range(2, len(ROW)):
+        await play(ann if ply % 2 == 0 else bob, game, ROW[ply], ply)
+    assert [ply for ply, _ in await recorded(postgres_url, game)] == list(range(1, 8))
+
+
+def test_awaiting_keeps_a_forwarded_request_until_its_reply_or_its_deadline() -> None:
+    awaiting = Awaiting()
+    awaiting.sent(1, Asked("r1", "act", "g", "b", sent=0.0))
+    awaiting.sent(1, Asked(7, "watch", "g", "b", sent=1.0))
+    awaiting.sent(2, Asked("r1", "act", "g", "c", sent=0.0))
+    awaiting.answered(1, b'{"t": "move", "game": "g"}')  # an event, not a reply
+    awaiting.answered(1, b'{"t": "ack", "ref": "r1"}')
+    assert len(awaiting) == 2
+    alive = {"b", "c"}
+    assert awaiting.expired(5.0, 3.0, lambda node: node not in alive) == []
+    alive.discard("c")  # c is found gone: its request is given up after the deadline
+    assert [(s, a.ref) for s, a in awaiting.expired(5.0, 3.0,
+                                                    lambda node: node not in alive)] == [(2, "r1")]
+    assert awaiting.expired(9.5, 3.0, lambda node: False) == []  # b lives: wait longer
+    assert [a.ref for _s, a in awaiting.expired(10.0, 3.0, lambda node: False)] == [7]
+    assert len(awaiting) == 0
+    awaiting.sent(3, Asked("x", "hint", "g", "b", sent=0.0))
+    assert awaiting.take(3, b'{"t": "hint", "game": "g", "id": "y"}') is None
+    taken = awaiting.take(3, b'{"t": "hint", "game": "g", "id": "x"}')  # its sending failed
+    assert taken is not None and taken.kind == "hint" and len(awaiting) == 0
