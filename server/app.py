@@ -36,6 +36,7 @@ from server.protocol import (
     readable_id,
 )
 from server.session import (
+    CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
     DEFAULT_MAX_QUEUE,
@@ -243,8 +244,13 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
 async def websocket(request: web.Request) -> web.StreamResponse:
     hub = request.app[HUB_KEY]
     config: ServerConfig = request.app[CONFIG_KEY]  # type: ignore[assignment]
+    # Text frames come as bytes, checked for UTF-8 by our decoder: aiohttp's own check fails
+    # the connection from its reader, which then drops it without reading the client's answer,
+    # so frames the client sent meanwhile reset the connection and can cost the client our
+    # close frame (it sees 1006). Failed here, the close handshake is a whole one.
     ws = web.WebSocketResponse(
-        heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False
+        heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False,
+        decode_text=False,
     )
     await ws.prepare(request)
     address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
@@ -283,6 +289,10 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             try:
                 message = decode_client_message(frame.data)
             except ProtocolError as error:
+                if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
+                    hub.metrics.error(error.code)
+                    session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
+                    break
                 hub.refuse(session, error, error.ref)
                 if error.code == ErrorCode.FRAME_TOO_LARGE:
                     session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")

@@ -23,6 +23,7 @@ from server.protocol import RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, encode
 from server.store import PlayerRecord
 
 CLOSE_GOING_AWAY = 1001
+CLOSE_BAD_DATA = 1007  # RFC 6455: a text frame that is not UTF-8
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_TRY_AGAIN_LATER = 1013

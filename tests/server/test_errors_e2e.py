@@ -68,6 +68,29 @@ async def test_a_text_frame_that_is_not_utf8_fails_the_connection_with_1007(
     assert (await other.request(t="ping"))["t"] == "pong"
 
 
+@pytest.mark.parametrize("bad", [
+    b'{"t": "ping", "id": "\xff"}',  # not UTF-8 (1007)
+    json.dumps({"t": "ping", "id": "x" * 9000}).encode(),  # over the protocol's limit (1009)
+])
+async def test_a_client_still_sending_when_failed_gets_the_close_frame(
+    server: Server, bad: bytes,
+) -> None:
+    """A client that keeps sending after the frame that fails its connection (it has not read
+    the close frame yet) still gets a whole close handshake, never a reset connection, which
+    can cost it the close frame and its code (1006). 20 times, 20 frames after the bad one."""
+    for _ in range(20):
+        c = await raw(server)
+        await c.ws.send(bad, text=True)
+        with pytest.raises(ConnectionClosed):
+            for _ in range(20):
+                await c.ws.send('{"t": "ping"}')
+            while True:
+                await c.ws.recv()
+        await c.ws.wait_closed()
+        assert c.ws.close_code in (1007, 1009)
+        assert c.ws.connection_exc is None  # no ConnectionResetError: the server read to the end
+
+
 async def test_session_errors(server: Server) -> None:
     c = await raw(server)
     await c.send(t="seek")
