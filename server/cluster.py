@@ -390,8 +390,11 @@ class Cluster(Router):
 
     async def route(self, forward: Forward, message: ClientMessage | None) -> None:
         """Carry the request out here if this node owns the game, else send it to the
-        owner; with no owner, claim the game first. Refusals raise ``ServerError``."""
+        owner; with no owner, claim the game first. Refusals raise ``ServerError``; with
+        the bus cut off, ``Unavailable`` (even here: nobody would hear what changed)."""
         game_id = forward.game
+        if not self.bus.connected and forward.kind != "leave":
+            raise Unavailable("the cluster cannot be reached (Redis); try again", self.ttl)
         for _ in range(3):
             if self.owns(game_id):
                 peer = Peer(forward.node, forward.session, forward.name, forward.has_open)

@@ -9,6 +9,7 @@ deadline."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -38,11 +39,10 @@ class Outage:
         await asyncio.to_thread(self.redis.start)
 
 
-@pytest_asyncio.fixture
-async def outage(redis_factory: Callable[[], RedisServer],
-                 postgres_url: str) -> AsyncIterator[Outage]:
-    redis = redis_factory()
-    nodes = Nodes(redis.url, postgres_url)
+@contextlib.asynccontextmanager
+async def three_nodes(redis: RedisServer, postgres_url: str,
+                      **config: Any) -> AsyncIterator[Outage]:
+    nodes = Nodes(redis.url, postgres_url, **config)
     try:
         await nodes.start()
         yield Outage(redis, nodes)
@@ -50,6 +50,13 @@ async def outage(redis_factory: Callable[[], RedisServer],
         if redis.process is None:  # a test that failed mid-outage: the nodes close faster
             await asyncio.to_thread(redis.start)
         await nodes.stop()
+
+
+@pytest_asyncio.fixture
+async def outage(redis_factory: Callable[[], RedisServer],
+                 postgres_url: str) -> AsyncIterator[Outage]:
+    async with three_nodes(redis_factory(), postgres_url) as started:
+        yield started
 
 
 async def until(check: Callable[[], Awaitable[Any] | Any], what: str) -> Any:
@@ -182,6 +189,30 @@ async def test_redis_away_longer_than_the_lease_mid_game(
     await outage.start_redis()
     assert held in nodes.running
     await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
+
+
+async def test_while_the_bus_is_cut_off_every_game_request_gets_unavailable(
+    redis_factory: Callable[[], RedisServer], postgres_url: str
+) -> None:
+    # the leases outlast the outage: the owner still holds the game while Redis is away
+    async with three_nodes(redis_factory(), postgres_url, lease_ttl=15.0) as outage:
+        nodes = outage.nodes
+        ann, bob, eve, game = await game_across_nodes(nodes)
+        await outage.stop_redis()
+        await until(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
+                                    for r in nodes.running.values()), "every bus saw Redis go")
+        # on the owner's node too: a move there would be recorded and heard by nobody
+        for client in (ann, bob):
+            ref = await client.send(t="move", game=game, cell=ROW[2], ply=2)
+            refused = await client.error("unavailable", ref=ref)
+            assert refused["retry_in"] == 15.0
+        await outage.start_redis()
+        assert [ply for ply, _ in await recorded(postgres_url, game)] == [1, 2]
+        await recovered(nodes, game)
+        for ply in range(2, len(ROW)):
+            await play(ann if ply % 2 == 0 else bob, game, ROW[ply], ply)
+        assert [ply for ply, _ in await recorded(postgres_url, game)] == list(range(1, 8))
+        await eve.expect("end", game=game)
 
 
 async def test_a_request_forwarded_to_an_owner_that_dies_gets_unavailable(
