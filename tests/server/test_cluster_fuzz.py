@@ -110,54 +110,112 @@ async def answer(client: Client, frame: str) -> tuple[str, str | None]:
             return message["t"], message["code"] if message["t"] == "error" else None
 
 
+def away_from_the_game(cluster: ClusterServer, game: str) -> list[str]:
+    """The nodes that do not own ``game``, the lobby's holder last."""
+    nodes = cluster.nodes
+    owner = next(n for n, r in nodes.running.items()
+                 if r.hub.cluster is not None and game in r.hub.cluster.held)
+    holder = [n for n, r in nodes.running.items()
+              if isinstance(r.hub.lobby, ClusterLobby) and r.hub.lobby.holding]
+    return sorted(set(nodes.names) - {owner}, key=lambda n: n in holder)
+
+
+async def side_by_side(arenas: list[fuzz.Arena], senders: list[tuple[Client, Client]],
+                       batches: st.SearchStrategy[list[tuple[int, dict[str, Any]]]]
+                       ) -> Counter[tuple[str, str | None]]:
+    """Each batch's requests (sender, message), each with a new id, sent by the sender's
+    client on one node (``arenas[0]``) and on the cluster (``arenas[1]``); each reply's
+    type and error code must be the same. The answers, counted."""
+    loop = asyncio.get_running_loop()
+    sent, answers = 0, Counter[tuple[str, str | None]]()
+
+    async def both(batch: list[tuple[int, dict[str, Any]]]) -> None:
+        nonlocal sent
+        for who, message in batch:
+            sent += 1
+            text = json.dumps({**message, "id": f"q{sent}"})
+            got = []
+            for arena, client, where in zip(arenas, senders[who], ("one node", "the cluster"),
+                                            strict=True):
+                frame = text.replace(fuzz.GAME, arena.game).replace(fuzz.OTHER, arena.other)
+                await client.ws.send(frame)
+                try:
+                    got.append(await answer(client, frame))
+                except TimeoutError:
+                    raise AssertionError(f"no reply to {frame} on {where}") from None
+            assert got[0] == got[1], (who, text, got)
+            answers[got[0]] += 1
+
+    # no shrinking: the servers' state goes on from example to example, so a smaller
+    # example would not replay the failure, and each try could wait out a timeout
+    @settings(max_examples=SIDE_BY_SIDE, deadline=None, database=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(batches)
+    def run(batch: list[tuple[int, dict[str, Any]]]) -> None:
+        asyncio.run_coroutine_threadsafe(both(batch), loop).result(60)
+
+    await asyncio.to_thread(run)
+    print(f"side by side: {sent} requests, answered alike: {dict(answers)}")
+    return answers
+
+
 async def test_a_cluster_answers_every_request_as_one_node_does(
     fast: ClusterServer, tmp_path: Path,
 ) -> None:
-    """One player sends the same requests (random and mutated, each with an id) to one node
-    and to a cluster node that neither owns the game nor holds the lobby, so they are
-    forwarded; every reply has the same type and error code."""
+    """One player sends the same requests (random and mutated) to one node and to a cluster
+    node that neither owns the game nor holds the lobby, so they are forwarded; every reply
+    has the same type and error code, and the game is intact."""
     one = Server(tmp_path / "q.db", **fuzz.FAST)
     await one.start()
     try:
         arenas = [await fuzz.make_arena(one), await fuzz.make_arena(fast)]
-        nodes = fast.nodes
-        owner = next(n for n, r in nodes.running.items()
-                     if r.hub.cluster is not None and arenas[1].game in r.hub.cluster.held)
-        holder = [n for n, r in nodes.running.items()
-                  if isinstance(r.hub.lobby, ClusterLobby) and r.hub.lobby.holding]
-        away = sorted(set(nodes.names) - {owner}, key=lambda n: n in holder)[0]
-        players = [await one.client("dz"), await nodes.client(away, "dz")]
-        loop = asyncio.get_running_loop()
-        sent, answers = 0, Counter[tuple[str, str | None]]()
-
-        async def both(batch: list[dict[str, Any]]) -> None:
-            nonlocal sent
-            for message in batch:
-                sent += 1
-                text = json.dumps({**message, "id": f"q{sent}"})
-                got = []
-                for arena, player, where in zip(arenas, players, ("one node", away),
-                                                strict=True):
-                    frame = text.replace(fuzz.GAME, arena.game).replace(fuzz.OTHER, arena.other)
-                    await player.ws.send(frame)
-                    try:
-                        got.append(await answer(player, frame))
-                    except TimeoutError:
-                        raise AssertionError(f"no reply to {frame} on {where}") from None
-                assert got[0] == got[1], (text, got)
-                answers[got[0]] += 1
-
-        # no shrinking: the servers' state goes on from example to example, so a smaller
-        # example would not replay the failure, and each try could wait out a timeout
-        @settings(max_examples=SIDE_BY_SIDE, deadline=None, database=None,
-                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-        @given(st.lists(requests, min_size=1, max_size=12))
-        def side_by_side(batch: list[dict[str, Any]]) -> None:
-            asyncio.run_coroutine_threadsafe(both(batch), loop).result(60)
-
-        await asyncio.to_thread(side_by_side)
-        print(f"side by side: {sent} requests, answered alike: {dict(answers)}")
+        away = away_from_the_game(fast, arenas[1].game)[0]
+        player = (await one.client("dz"), await fast.nodes.client(away, "dz"))
+        await side_by_side(arenas, [player],
+                           st.lists(st.tuples(st.just(0), requests), min_size=1, max_size=12))
         for arena in arenas:
             await arena.intact()
+    finally:
+        await one.stop()
+
+
+# what the game's own players may ask about it: moves (now and then legal), draws, chat,
+# watching, and seldom the ends (resign, abort) and what comes after (rematch, claim)
+in_the_game = st.one_of(
+    *[st.fixed_dictionaries({"t": st.just("move"), "game": st.just(fuzz.GAME),
+                             "cell": st.integers(0, 63), "ply": st.integers(4, 8)})] * 6,
+    *(st.fixed_dictionaries({"t": st.just(t), "game": st.just(fuzz.GAME)}, optional={
+        k: v for k, v in fuzz.TEMPLATES[t].items() if k != "game"})
+      for t in ["draw_offer", "draw_accept", "draw_decline", "chat", "watch", "unwatch",
+                "move", "claim"] * 2 + ["resign", "abort", "rematch"]),
+)
+
+
+async def test_the_players_own_requests_are_answered_as_on_one_node(
+    fast: ClusterServer, tmp_path: Path,
+) -> None:
+    """The game's two players, each on a node that does not own it, and an outsider send the
+    same requests about it to one node and to the cluster: the same replies, and the game
+    ends up the same in both stores."""
+    one = Server(tmp_path / "q.db", **fuzz.FAST)
+    await one.start()
+    try:
+        arenas = [await fuzz.make_arena(one), await fuzz.make_arena(fast)]
+        game = arenas[1].game
+        for client, node in zip((arenas[1].ann, arenas[1].bob),
+                                away_from_the_game(fast, game), strict=True):
+            if fast.home(client) != node:
+                await fast.move(client, node)
+                assert (await client.request(t="watch", game=game))["t"] == "game"
+        senders = [(arenas[0].ann, arenas[1].ann), (arenas[0].bob, arenas[1].bob),
+                   (arenas[0].cat, arenas[1].cat)]
+        answers = await side_by_side(arenas, senders, st.lists(
+            st.tuples(st.integers(0, 2), in_the_game | requests), min_size=1, max_size=12))
+        assert answers[("ack", None)] > 0
+        records = [await one.running.store.get_game(arenas[0].game) if one.running else None,
+                   await fast.running.store.get_game(game)]
+        assert records[0] is not None and records[1] is not None
+        assert ((records[0].cells, records[0].status, records[0].result)
+                == (records[1].cells, records[1].status, records[1].result))
     finally:
         await one.stop()
