@@ -9,6 +9,7 @@ import json
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest_asyncio
@@ -29,10 +30,10 @@ class Node(ServerProcess):
                      "--redis", redis_url, "--node", name, "--lease-ttl", TTL,
                      "--log-level", "info", "--ai-time", "0.1"]
 
-    def health(self) -> dict[str, object]:
+    def health(self) -> dict[str, Any]:
         url = self.ws_url.replace("ws://", "http://").removesuffix("/ws") + "/health"
         with urllib.request.urlopen(url, timeout=10) as reply:
-            health: dict[str, object] = json.load(reply)
+            health: dict[str, Any] = json.load(reply)
             return health
 
 

@@ -35,6 +35,12 @@ def http_get(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
+def http(server: Server) -> str:
+    """The running server's HTTP address."""
+    assert server.running is not None
+    return server.running.http_url
+
+
 async def get(url: str) -> tuple[int, str]:
     return await asyncio.to_thread(http_get, url)
 
@@ -50,10 +56,10 @@ async def test_two_people_play_to_a_win(server: Server) -> None:
     moves = [m for m in bob.seen if m["t"] == "move"]
     assert [m["notation"] for m in moves] == ROW and [m["ply"] for m in moves] == list(range(1, 8))
     assert [m["version"] for m in moves] == sorted(m["version"] for m in moves)
-    status, text = await get(f"{server.running.http_url}/api/games/{game}.txt")
+    status, text = await get(f"{http(server)}/api/games/{game}.txt")
     assert status == 200
     assert '[X "ann"]' in text and '[Result "1-0"]' in text and " ".join(ROW) in text
-    status, body = await get(f"{server.running.http_url}/api/games/{game}")
+    status, body = await get(f"{http(server)}/api/games/{game}")
     data = json.loads(body)
     assert data["status"] == "over" and data["result"] == "1-0"
     assert data["notation"] == " ".join(ROW)
@@ -170,7 +176,7 @@ async def test_a_full_game_against_the_computer(server: Server) -> None:
             break
     end = await ann.expect("end")
     outcome = board.outcome()
-    assert end["result"] == outcome.result
+    assert outcome is not None and end["result"] == outcome.result
 
 
 async def test_the_computer_moves_first_when_it_has_x(server: Server) -> None:
@@ -215,7 +221,7 @@ async def test_seeks_are_listed_live_and_accepted(server: Server) -> None:
     assert removed["seeks_added"] == []
     games = await cat.expect("lobby_delta")
     assert games["games_added"][0]["id"] == game["id"]
-    status, body = await get(f"{server.running.http_url}/api/lobby")
+    status, body = await get(f"{http(server)}/api/lobby")
     assert status == 200 and json.loads(body)["games"][0]["id"] == game["id"]
 
 
@@ -288,7 +294,7 @@ async def test_health_metrics_players_and_leaderboard(server: Server) -> None:
     await play_out(ann, bob, game, ROW)
     end = await ann.expect("end")
     assert end["rating_change"]["x"] > 0 > end["rating_change"]["o"]
-    base = server.running.http_url
+    base = http(server)
     status, body = await get(f"{base}/health")
     assert status == 200 and json.loads(body)["status"] == "ok"
     status, text = await get(f"{base}/metrics")
@@ -333,6 +339,7 @@ async def test_the_token_goes_only_to_its_owner(server: Server) -> None:
     game = await start_private_game(server, ann, bob)
     await play_out(ann, bob, game, ROW)
     await bob.expect("end")
+    assert ann.token and bob.token
     assert ann.token not in json.dumps(bob.seen)
     assert bob.token not in json.dumps(ann.seen)
     db = sqlite3.connect(server.path)
@@ -346,6 +353,7 @@ async def test_shutdown_says_goodbye(tmp_path: Path, seconds: float) -> None:
     server = Server(tmp_path / "q.db")
     await server.start()
     ann = await server.client("ann")
+    assert server.running is not None
     await server.running.stop()
     server.running = None
     with pytest.raises(Exception):  # noqa: B017 - the socket is closed with a reason
