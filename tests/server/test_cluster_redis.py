@@ -115,7 +115,11 @@ async def the_rest_of_the_game(outage: Outage, postgres_url: str, ann: Client, b
     """After the outage: the game goes on from ply 2 across nodes and ends; PostgreSQL has
     every acknowledged move once; a seek made on a is seen and accepted on b."""
     nodes = outage.nodes
-    await recovered(nodes, game)
+    held = await recovered(nodes, game)
+    cluster = nodes[held].hub.cluster
+    stored = await nodes[held].store.get_game(game)
+    assert cluster is not None and stored is not None
+    assert stored.fence == cluster.held[game].token  # the owner's token is the newest written
     for ply in range(2, len(ROW)):
         await play(ann if ply % 2 == 0 else bob, game, ROW[ply], ply)
     for client in (ann, bob, eve):
