@@ -92,6 +92,21 @@ async def test_floods_past_the_rate_limit_close_only_the_flooders_on_three_nodes
     await fuzz.test_floods_past_the_rate_limit_close_only_the_flooders(limited)
 
 
+# requests a node forwards: to the game's owner (watch, chat, move) or the lobby's holder
+FORWARDED = (
+    '{"t": "watch", "game": "<game>"}', '{"t": "chat", "game": "<game>", "text": "hi"}',
+    '{"t": "move", "game": "<game>", "cell": 5, "ply": 4}',
+    '{"t": "private_join", "code": "AAAA-BBBB-CCCC-DDDD"}', '{"t": "seek"}',
+    '{"t": "accept_seek", "seek": "s99"}', '{"t": "lobby_sub"}',
+)
+
+
+async def test_floods_of_forwarded_requests_close_only_the_flooders(
+    limited: ClusterServer,
+) -> None:
+    await fuzz.test_floods_past_the_rate_limit_close_only_the_flooders(limited, FORWARDED)
+
+
 # -- side by side: the same requests, the same answers ---------------------------------------
 
 # The computer's moves go to `qubic worker`s on a cluster (none run here), so a game against

@@ -405,15 +405,17 @@ async def test_illegal_moves_in_volume_change_nothing(fast: AnyServer) -> None:
 
 
 async def test_floods_past_the_rate_limit_close_only_the_flooders(
-    server: AnyServer,
+    server: AnyServer, floods: tuple[str, ...] = ('{"t": "ping"}',),
 ) -> None:
+    """Ten connections flood (flooder i sends ``floods[i % len(floods)]``, ``<game>`` its
+    game's id) while the game's players go on."""
     arena = await make_arena(server)  # the real limits: a burst of 30, then 10 frames/s
     flooders = [await server.client(f"flood{i}") for i in range(10)]
 
-    async def flood(client: Client) -> int | None:
+    async def flood(client: Client, frame: str) -> int | None:
         with pytest.raises(ConnectionClosed):
             for _ in range(200):
-                await client.ws.send('{"t": "ping"}')
+                await client.ws.send(frame.replace(GAME, arena.game))
             while True:
                 await client.recv(10)
         assert any(m.get("code") == "rate_limited" for m in client.seen)
@@ -423,7 +425,8 @@ async def test_floods_past_the_rate_limit_close_only_the_flooders(
         for ply, cell in enumerate(["1b1", "4c4", "2c2"], start=4):
             await play(arena.ann if ply % 2 == 0 else arena.bob, arena.game, cell, ply)
 
-    *codes, _ = await asyncio.gather(*(flood(f) for f in flooders), keep_playing())
+    *codes, _ = await asyncio.gather(
+        *(flood(f, floods[i % len(floods)]) for i, f in enumerate(flooders)), keep_playing())
     assert codes == [1008] * 10
     assert (await arena.cat.expect("move", game=arena.game, ply=7))["notation"] == "2c2"
 
