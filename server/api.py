@@ -10,6 +10,7 @@ prose.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from typing import Any
@@ -18,7 +19,6 @@ import msgspec
 from aiohttp import web
 
 from engine import format_moves, variant
-from server.errors import ServerError
 from server.hub import Hub
 from server.protocol import (
     PROTOCOL_VERSION,
@@ -32,6 +32,7 @@ from server.protocol import (
     Variant,
 )
 from server.room import computer_seat
+from server.routing import Unavailable
 from server.store import GameRecord, GameStatus, PlayerRecord, Seat
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
@@ -173,9 +174,11 @@ async def api_lobby(request: web.Request) -> web.Response:
         assert isinstance(hub.lobby, ClusterLobby)
         try:
             snapshot = await hub.lobby.shared_snapshot()
-        except ServerError as error:
+        except Unavailable as error:
             hub.metrics.error(error.code)
-            raise _refuse(503, ErrorCode(error.code), error.message) from None
+            refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
+            refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
+            raise refusal from None
     return _json(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
 
 
@@ -251,7 +254,8 @@ def openapi() -> dict[str, Any]:
                 "summary": "Open seeks, the listed live games and players online",
                 "responses": {"200": answer(lobby, "the lobby"),
                               "503": answer(error, "a cluster's lobby did not answer: "
-                                                   "`internal`, try again")}}},
+                                                   "`unavailable`; try again after "
+                                                   "Retry-After seconds")}}},
             "/api/games/{id}": {"get": {
                 "summary": "A game, live or over", "parameters": [game_id],
                 "responses": {"200": answer(game, "the game"), "404": refused}}},

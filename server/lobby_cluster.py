@@ -59,7 +59,6 @@ from server.protocol import (
     ChallengeCancel,
     ChallengeDecline,
     ClientMessage,
-    ErrorCode,
     GameSummary,
     LobbySub,
     LobbyUnsub,
@@ -622,7 +621,7 @@ class ClusterLobby(Lobby):
 
     async def shared_snapshot(self) -> LobbySnapshot:
         """The lobby as its holder shows it (for the HTTP API on any node): asked as a
-        ``lobby_sub`` of no session; ``internal`` if the holder does not answer in 2 x ttl."""
+        ``lobby_sub`` of no session; ``Unavailable`` if the holder does not answer in 2 x ttl."""
         if self.holding is not None:
             return self.holding.lobby.snapshot()
         self._seq += 1
@@ -632,7 +631,7 @@ class ClusterLobby(Lobby):
         try:
             frames = await asyncio.wait_for(answer, 2 * self.ttl)
         except TimeoutError:
-            raise ServerError("the lobby did not answer; try again", ErrorCode.INTERNAL) from None
+            raise Unavailable("the lobby did not answer; try again", self.ttl) from None
         finally:
             self._api.pop(seq, None)
         return msgspec.json.decode(frames[0], type=LobbySnapshot)

@@ -146,3 +146,16 @@ async def test_every_node_of_a_cluster_answers_alike(two_nodes: Nodes) -> None:
     assert (playing.status, playing.moves, playing.x, playing.o) == ("playing", [0], "ann",
                                                                       "bob")
     assert (await get(nodes["a"], "/api/openapi.json"))[1] == json.loads(json.dumps(openapi()))
+    # a lobby holder that stops answering: the other node says so after 2 x ttl
+    lobby = holders[0].hub.lobby
+    assert isinstance(lobby, ClusterLobby) and lobby.holding is not None
+    holding = lobby.holding
+    holding.worker.cancel()
+    other = next(r for r in nodes.running.values() if r is not holders[0])
+    try:
+        await asyncio.to_thread(urllib.request.urlopen, other.http_url + "/api/lobby", timeout=30)
+    except urllib.error.HTTPError as refused:
+        assert refused.code == 503 and refused.headers["Retry-After"] == "2"
+        assert strict(ApiError, json.loads(refused.read())).code == "unavailable"
+    else:
+        raise AssertionError("the lobby answered")
