@@ -212,12 +212,15 @@ class Arena:
                 frozenset(room.rematch), tuple(p.online for p in room._presence))
 
     def internal_errors(self) -> int:
-        return errors(self.server)["internal"]
+        """Requests that failed for the server's sake: ``internal``, and on a cluster
+        ``unavailable`` (a node that could not reach another: none is down here)."""
+        counted = errors(self.server)
+        return counted["internal"] + counted["unavailable"]
 
     async def intact(self) -> None:
         """The server answers, raised no internal error, and the game is as it was."""
         assert (await self.cat.request(t="ping"))["t"] == "pong"
-        assert self.internal_errors() == 0
+        assert self.internal_errors() == 0, dict(errors(self.server))
         assert self.state() == self.before
 
 
