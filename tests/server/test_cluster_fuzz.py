@@ -251,3 +251,35 @@ async def test_the_players_own_requests_are_answered_as_on_one_node(
                 == (records[1].cells, records[1].status, records[1].result))
     finally:
         await one.stop()
+
+
+# -- per-address limits: counted per node, so a cluster multiplies them ---------------------
+
+PER_NODE = pytest.mark.xfail(strict=True, reason=(
+    "per-address limits (server.session.AddressLimits) are each node's own: behind a "
+    "balancer that spreads an address over n nodes it gets n times the limit"))
+
+
+@PER_NODE
+async def test_one_address_makes_only_so_many_players_on_a_cluster(
+    redis_url: str, postgres_url: str,
+) -> None:
+    async for cluster in cluster_of(redis_url, postgres_url, new_players_per_address=2):
+        await cluster.client("ann")  # on a
+        await cluster.client("bob")  # on b
+        eve = await cluster.client()  # on c: the same address's third new player
+        refused = await eve.request(t="hello", name="eve")
+        assert refused["t"] == "error" and refused["code"] == "too_many_players", refused
+
+
+@PER_NODE
+async def test_one_address_opens_only_so_many_connections_on_a_cluster(
+    redis_url: str, postgres_url: str,
+) -> None:
+    async for cluster in cluster_of(redis_url, postgres_url, max_connections_per_address=2):
+        await cluster.client()
+        await cluster.client()
+        third = await cluster.client()  # on c: the same address's third connection
+        await third.ws.send('{"t": "ping", "id": 1}')
+        reply = await third.recv()  # a pong if it was let in
+        assert reply["t"] == "error" and reply["code"] == "too_many_connections", reply
