@@ -665,6 +665,16 @@ def pin_server(pid: int) -> None:
         os.sched_setaffinity(int(tid), server_cpus)
 
 
+def pin_ai(pid: int) -> None:
+    """With ``--pin-ai``: the server's child processes (its AI workers, their forkserver) on
+    the generators' CPU too, so the server's event loop has its CPUs to itself, as when the
+    computer's searches run on an engine fleet elsewhere (``qubic worker``)."""
+    for child in proc_descendants(pid):
+        with contextlib.suppress(OSError):  # a worker may be replaced meanwhile
+            for tid in os.listdir(f"/proc/{child}/task"):
+                os.sched_setaffinity(int(tid), generator_cpus())
+
+
 def split(n: int, parts: int) -> list[range]:
     cuts = [n * i // parts for i in range(parts + 1)]
     return [range(cuts[i], cuts[i + 1]) for i in range(parts)]
@@ -722,7 +732,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
                   f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
                   flush=True)
+            if args.pin_ai:
+                pin_ai(server.pid)
             time.sleep(max(0.0, start + args.warmup - time.monotonic()))
+            if args.pin_ai:
+                pin_ai(server.pid)  # and any worker started since
             cpu_from = server.cpu_seconds()
             metrics_from = server.metrics_or_nothing(failures)
             load_from = load_average()
@@ -883,6 +897,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the generators on the last CPU, the server process on the others "
                              "(its AI workers anywhere): the generators stand for clients on "
                              "other machines, so they should not take the server's CPU")
+    parser.add_argument("--pin-ai", action="store_true",
+                        help="with --pin, the server's AI workers on the generators' CPU too: "
+                             "the server's loop has a CPU to itself, as with an engine fleet")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")
@@ -900,6 +917,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (0 < args.rate <= 10):
         parser.error("--rate: more than 0, at most 10 (the rate limit is 10 frames/s per client)")
     args.procs = max(1, min(args.procs, args.games + args.ai_games))
+    args.pin = args.pin or args.pin_ai
     if args.pin and len(os.sched_getaffinity(0)) < 2:
         parser.error("--pin needs at least 2 CPUs")
     return run(args)
