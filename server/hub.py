@@ -33,7 +33,6 @@ from server.delivery import Delivery
 from server.errors import LimitReached, ServerError
 from server.lobby import Lobby
 from server.matchmaking import Matchmaker
-from server.matchmaking import Seek as WaitingSeek
 from server.metrics import Metrics
 from server.protocol import (
     AcceptSeek,
@@ -45,7 +44,6 @@ from server.protocol import (
     ChallengeDecline,
     ClientMessage,
     ErrorCode,
-    GameSummary,
     Hello,
     LobbySub,
     LobbyUnsub,
@@ -56,7 +54,6 @@ from server.protocol import (
     PrivateJoin,
     Quick,
     Seek,
-    SeekInfo,
     Welcome,
     error_message,
 )
@@ -141,12 +138,6 @@ class Hub:
     @property
     def _by_player(self) -> dict[str, set[Session]]:
         return self.delivery.by_player
-
-    def _seek_info(self, seek: WaitingSeek) -> SeekInfo:
-        return self.lobby._seek_info(seek)
-
-    def _live_games(self) -> list[GameSummary]:
-        return self.lobby.live_games()
 
     # -- life cycle ------------------------------------------------------------------------
 

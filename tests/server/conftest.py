@@ -137,7 +137,7 @@ async def start_private_game(
     server: Server | ClusterServer, a: Client, b: Client, colour: str = "x", **options: Any
 ) -> str:
     """``a`` hosts a private room (as ``colour``) and ``b`` joins; returns the game id. On a
-    cluster (the lobby is each node's own) ``b`` joins on ``a``'s node and then goes back to
+    cluster ``b`` joins on ``a``'s node and then goes back to
     its own node and reopens the game there."""
     home = server.home(b) if isinstance(server, ClusterServer) else None
     if isinstance(server, ClusterServer) and home != server.home(a):
