@@ -817,6 +817,8 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
     print(f"    its own part   {window_lag(metrics_from, metrics, own=True)} (less the time "
           "the server's thread waited for a CPU)")
+    commits = window_lag(metrics_from, metrics, name="qubic_store_commit_seconds_bucket")
+    print(f"  store commits    {commits} (a group's transaction, BEGIN to COMMIT)")
     print(f"  server GC        {gc_summary(metrics_from, metrics)}")
     print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core; "
           f"its own loop lag {ms([x for t in tallies for x in t.lags])} "
@@ -843,12 +845,14 @@ def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
     return ", ".join(parts)
 
 
-def window_lag(before: dict[str, float], after: dict[str, float], *, own: bool = False) -> str:
+def window_lag(before: dict[str, float], after: dict[str, float], *, own: bool = False,
+               name: str = "") -> str:
     """The server's event-loop lag during the window, from the difference of its lag
     histogram between two scrapes: p99 as a bucket bound, and the share of samples <= 5 ms.
-    With ``own``, the lag less the time its thread waited for a CPU (server/metrics.py)."""
-    name = ("qubic_event_loop_own_lag_histogram_seconds_bucket" if own
-            else "qubic_event_loop_lag_histogram_seconds_bucket")
+    With ``own``, the lag less the time its thread waited for a CPU (server/metrics.py); with
+    ``name``, that histogram's (its ``_bucket`` series) instead."""
+    name = name or ("qubic_event_loop_own_lag_histogram_seconds_bucket" if own
+                    else "qubic_event_loop_lag_histogram_seconds_bucket")
     bounds = sorted(
         (float(key.split('"')[1]), after[key] - before.get(key, 0.0))
         for key in after if key.startswith(name) and "+Inf" not in key

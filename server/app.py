@@ -44,6 +44,7 @@ from server.session import (
     AddressLimits,
     Session,
 )
+from server.sqlite_store import SQLiteStore
 from server.store import Store
 from server.stores import open_store
 from server.web import add_web_client
@@ -156,7 +157,11 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                                abandon_after=config.abandon_after)
         links = await _cluster_links(config)
         try:
-            hub = Hub(store, pool, hub_config, Metrics(), limits, cluster=links)
+            metrics = Metrics()
+            if isinstance(store, SQLiteStore):
+                metrics.histograms["store_commit_seconds"] = (
+                    lambda: (store.commit_buckets, store.commit_seconds))
+            hub = Hub(store, pool, hub_config, metrics, limits, cluster=links)
             await hub.start()
         except BaseException:
             if links is not None:

@@ -129,6 +129,8 @@ class Metrics:
         self.lag = LoopLagProbe()
         self.gc = GCPauses()
         self.gauges: dict[str, Callable[[], float]] = {}
+        # histograms kept elsewhere (bucket counts over LAG_BUCKETS and +Inf, and their sum)
+        self.histograms: dict[str, Callable[[], tuple[list[int], float]]] = {}
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] += amount
@@ -162,6 +164,15 @@ class Metrics:
                          f"{cumulative}")
         lines.append(f"qubic_event_loop_lag_histogram_seconds_sum {self.lag.total:.6f}")
         lines.append(f"qubic_event_loop_lag_histogram_seconds_count {cumulative}")
+        for name, read_histogram in sorted(self.histograms.items()):
+            counts, total = read_histogram()
+            lines.append(f"# TYPE qubic_{name} histogram")
+            cumulative = 0
+            for bound, count in zip([*LAG_BUCKETS, "+Inf"], counts, strict=True):
+                cumulative += count
+                lines.append(f'qubic_{name}_bucket{{le="{bound}"}} {cumulative}')
+            lines.append(f"qubic_{name}_sum {total:.6f}")
+            lines.append(f"qubic_{name}_count {cumulative}")
         lines.append("# TYPE qubic_event_loop_own_lag_histogram_seconds histogram")
         cumulative = 0
         for bound, count in zip([*LAG_BUCKETS, "+Inf"], self.lag.own_buckets, strict=True):

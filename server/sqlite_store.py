@@ -19,17 +19,20 @@ panic can lose the last commits. Hosts on slow storage (an SD card) may prefer i
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import os
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
+from server.metrics import LAG_BUCKETS
 from server.ratings import rate_game
 from server.store import (
     RESULT_SCORES,
@@ -211,6 +214,10 @@ class SQLiteStore:
         self._reader_thread = reader_thread
         self._closed = False
         self.commits = 0  # transactions committed by the writer, for metrics
+        # how long each group's transaction took (BEGIN to COMMIT, the fsync included), as
+        # counts over metrics.LAG_BUCKETS and +Inf, and their sum: /metrics' store_commit_seconds
+        self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
+        self.commit_seconds = 0.0
         self._writer = threading.Thread(target=self._write_loop, name="qubic-store-writer")
         self._writer.daemon = True
         self._writer.start()
@@ -290,6 +297,7 @@ class SQLiteStore:
         """Run every write of the group in one transaction; (ok, result or error) for each."""
         conn = self._writer_conn
         outcomes: list[tuple[bool, Any]] = []
+        began = time.perf_counter()
         try:
             conn.execute("BEGIN IMMEDIATE")
             for write in group:
@@ -303,7 +311,10 @@ class SQLiteStore:
                     outcomes.append((True, result))
                 conn.execute("RELEASE write")
             conn.execute("COMMIT")
+            took = time.perf_counter() - began
             self.commits += 1
+            self.commit_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
+            self.commit_seconds += took
             return outcomes
         except Exception as exc:  # the transaction itself failed: nothing of it was written
             with contextlib.suppress(sqlite3.Error):

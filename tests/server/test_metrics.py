@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from server.metrics import LAG_BUCKETS, LoopLagProbe, Metrics, runqueue_wait
+from server.sqlite_store import SQLiteStore
 
 
 def bucket_of(seconds: float) -> int:
@@ -68,3 +70,16 @@ def test_the_run_queue_wait_is_read_and_never_goes_back() -> None:
     assert first is not None and first >= 0
     second = runqueue_wait()
     assert second is not None and second >= first
+
+
+async def test_the_store_s_commits_are_timed_into_metrics(tmp_path: Path) -> None:
+    async with await SQLiteStore.open(tmp_path / "q.db") as store:
+        for name in ("ann", "bob", "cat"):
+            await store.create_player(name, 0.0)
+        assert sum(store.commit_buckets) == store.commits >= 1 and store.commit_seconds > 0
+        metrics = Metrics()
+        metrics.histograms["store_commit_seconds"] = lambda: (store.commit_buckets,
+                                                              store.commit_seconds)
+        text = metrics.render()
+    assert f'qubic_store_commit_seconds_bucket{{le="+Inf"}} {store.commits}' in text
+    assert f"qubic_store_commit_seconds_count {store.commits}" in text
