@@ -156,16 +156,14 @@ class Metrics:
         for q in (0.5, 0.99, 1.0):
             lag = self.lag.quantile(q)
             lines.append(f'qubic_event_loop_lag_seconds{{quantile="{q}"}} {lag:.6f}')
-        lines.append("# TYPE qubic_event_loop_lag_histogram_seconds histogram")
-        cumulative = 0
-        for bound, count in zip([*LAG_BUCKETS, "+Inf"], self.lag.buckets, strict=True):
-            cumulative += count
-            lines.append(f'qubic_event_loop_lag_histogram_seconds_bucket{{le="{bound}"}} '
-                         f"{cumulative}")
-        lines.append(f"qubic_event_loop_lag_histogram_seconds_sum {self.lag.total:.6f}")
-        lines.append(f"qubic_event_loop_lag_histogram_seconds_count {cumulative}")
-        for name, read_histogram in sorted(self.histograms.items()):
-            counts, total = read_histogram()
+        probe = self.lag
+        histograms = {
+            "event_loop_lag_histogram_seconds": (probe.buckets, probe.total),
+            "event_loop_own_lag_histogram_seconds": (probe.own_buckets,
+                                                     probe.total - probe.waited),
+            **{name: read() for name, read in self.histograms.items()},
+        }
+        for name, (counts, total) in histograms.items():
             lines.append(f"# TYPE qubic_{name} histogram")
             cumulative = 0
             for bound, count in zip([*LAG_BUCKETS, "+Inf"], counts, strict=True):
@@ -173,15 +171,6 @@ class Metrics:
                 lines.append(f'qubic_{name}_bucket{{le="{bound}"}} {cumulative}')
             lines.append(f"qubic_{name}_sum {total:.6f}")
             lines.append(f"qubic_{name}_count {cumulative}")
-        lines.append("# TYPE qubic_event_loop_own_lag_histogram_seconds histogram")
-        cumulative = 0
-        for bound, count in zip([*LAG_BUCKETS, "+Inf"], self.lag.own_buckets, strict=True):
-            cumulative += count
-            lines.append(f'qubic_event_loop_own_lag_histogram_seconds_bucket{{le="{bound}"}} '
-                         f"{cumulative}")
-        lines.append(f"qubic_event_loop_own_lag_histogram_seconds_sum "
-                     f"{self.lag.total - self.lag.waited:.6f}")
-        lines.append(f"qubic_event_loop_own_lag_histogram_seconds_count {cumulative}")
         lines.append("# TYPE qubic_gc_pause_seconds summary")
         for generation in range(3):
             label = f'generation="{generation}"'
