@@ -407,7 +407,7 @@ class SocketWriter:
 
     async def closed(self) -> None:
         """Once the session is closed: write what it queued and the close frame, waiting at
-        most ``CLOSE_WAIT`` seconds for the peer."""
+        most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
         deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
             self.flush()  # now, rather than at the end of the turn

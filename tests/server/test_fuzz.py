@@ -39,10 +39,10 @@ FAST = {"rate": 1e6, "burst": 1_000_000}  # no rate limit to speak of
 # QUBIC_FUZZ_BATCHES=3000 (about 110,000 frames)
 FUZZ_BATCHES = int(os.environ.get("QUBIC_FUZZ_BATCHES", "300"))
 # Seconds a fuzz connection waits for the server's close frame, and the fuzzed server for the
-# client's answer to its own. Client and server share this test's event loop: a loaded CI
-# machine that stalls it longer than the server's default goodbye (2 s) makes the server hang
-# up with the client's frames unread, and the client, writing into the reset connection, never
-# reads the close frame waiting for it (1006), though the server chose its code rightly.
+# client's answer to its own (ServerConfig.close_wait). Client and server share this test's
+# event loop, which a loaded CI machine can stall: neither side should give up on a goodbye
+# first and turn a close the server chose rightly into 1006. (CI's 1006 itself was the reset
+# after bad UTF-8: tests/server/test_errors_e2e.py, a client still sending when failed.)
 CLOSE_TIMEOUT = 10.0
 GAME, OTHER = "<game>", "<other>"  # replaced by the real game ids when a frame is sent
 
