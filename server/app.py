@@ -127,6 +127,7 @@ class RunningServer:
         await self.hub.close()
         await self.runner.shutdown()  # websockets get a close frame; handlers finish
         await self.runner.cleanup()
+        await self.hub.limits.close()  # a cluster's count no longer holds this node's sockets
         await self.pool.close()
         await self.store.close()
         log.info("stopped")
@@ -151,19 +152,21 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
         raise
     try:
         await pool.start(wait=False)
-        limits = AddressLimits(config.max_connections_per_address,
-                               config.new_players_per_address)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
                                abandon_after=config.abandon_after)
         links = await _cluster_links(config)
+        limits: AddressLimits | None = None
         try:
             metrics = Metrics()
             if isinstance(store, SQLiteStore):
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
+            limits = await _address_limits(config, links, metrics)
             hub = Hub(store, pool, hub_config, metrics, limits, cluster=links)
             await hub.start()
         except BaseException:
+            if limits is not None:
+                await limits.close()
             if links is not None:
                 await links.close()
             raise
@@ -197,6 +200,24 @@ async def _cluster_links(config: ServerConfig) -> ClusterLinks | None:
     assert config.redis_url is not None
     return await ClusterLinks.open(config.redis_url, config.node or default_node_name(),
                                    ttl=config.lease_ttl)
+
+
+async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
+                          metrics: Metrics) -> AddressLimits:
+    """The per-address limits: this process's own count, or a cluster node's share of one
+    count in Redis (server/address_limits.py)."""
+    if links is None:
+        return AddressLimits(config.max_connections_per_address,
+                             config.new_players_per_address)
+    from server.address_limits import RedisAddressLimits
+
+    assert config.redis_url is not None
+    limits = await RedisAddressLimits.open(
+        config.redis_url, links.node, max_connections=config.max_connections_per_address,
+        new_players=config.new_players_per_address, ttl=config.lease_ttl, prefix=links.prefix,
+        metrics=metrics)
+    links.bus.watch_over(limits.redis)  # its idle connections dropped when Redis goes
+    return limits
 
 
 async def _computer_players(config: ServerConfig) -> ComputerMoves:
@@ -257,15 +278,22 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False,
         decode_text=False,
     )
-    await ws.prepare(request)
     address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
                              request.app[PROXIES_KEY])
+    # counted before the handshake ends: once a client has its socket, every node counts it
+    admitted = await hub.limits.add_connection(address)
+    try:
+        await ws.prepare(request)
+    except BaseException:
+        if admitted:
+            await hub.limits.remove_connection(address)
+        raise
     session = Session(address, config.max_queue, config.rate, config.burst,
                       config.max_queue_bytes)
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
     writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
-    if not hub.limits.connect(address):
+    if not admitted:
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
@@ -312,7 +340,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                            message.id)
     finally:
         hub.disconnected(session)
-        hub.limits.disconnect(address)
+        await hub.limits.remove_connection(address)
         if not session.closed:
             session.close(1000, "")
         await writer.closed()

@@ -106,7 +106,8 @@ class Hub:
         if cluster is not None:
             from server.cluster import Cluster
 
-            self.cluster = self.router = Cluster(self.games, self.delivery, cluster, self.metrics)
+            self.cluster = Cluster(self.games, self.delivery, cluster, self.metrics)
+            self.router = self.cluster.router
             from server.lobby_cluster import ClusterLobby
 
             self.lobby = self.games.listing = ClusterLobby(self.games, self.delivery, self.cluster)
@@ -227,7 +228,7 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
-            wait = self.limits.new_player(session.peer, self.games.now())
+            wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",
                                    ErrorCode.TOO_MANY_PLAYERS, wait)

@@ -69,7 +69,11 @@ class TokenBucket:
 
 class AddressLimits:
     """Limits per client address: open connections, and new players as a token bucket of
-    ``new_players`` that refills at that many an hour. 0 turns a limit off."""
+    ``new_players`` that refills at that many an hour. 0 turns a limit off.
+
+    This one counts in the process (one server). The transport and the hub call the async
+    methods, which ``server.address_limits.RedisAddressLimits`` overrides to count for a
+    whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
 
     def __init__(self, max_connections: int = 0, new_players: int = 0) -> None:
         self.max_connections = max_connections
@@ -101,6 +105,22 @@ class AddressLimits:
         if bucket.take(now):
             return None
         return bucket.wait(now)
+
+    async def add_connection(self, address: str) -> bool:
+        """Let a new connection from ``address`` in and count it, unless it has its most open."""
+        return self.connect(address)
+
+    async def remove_connection(self, address: str) -> None:
+        """A connection counted by ``add_connection`` has closed."""
+        self.disconnect(address)
+
+    async def add_player(self, address: str, now: float) -> float | None:
+        """Count a new player made from ``address``: None if allowed, else the seconds to wait
+        (``now``: the hub's clock; the cluster's count uses Redis's)."""
+        return self.new_player(address, now)
+
+    async def close(self) -> None:
+        """Nothing to give back here; the cluster's count takes this node's out."""
 
 
 class Session:
