@@ -18,7 +18,7 @@ online) in a ``Holding``. Every node, the holder too, talks to it over the bus:
 
 The holder processes everything in one queue, so per-player limits (one seek or pool place,
 three games against the computer, three challenges) hold across nodes. A pairing's game is
-started by the holder, which owns it; ``Started`` (``server.cluster``) opens it for the
+started by the holder, which owns it; ``Started`` (``server.forwarding``) opens it for the
 players' sessions on their nodes. After each change, and before a pairing's game starts,
 the holder writes the lobby's state (seeks, pools, private codes, challenges) to the Redis
 hash ``lobby:state``, fenced by its token (a Lua compare: an older holder's write is refused
@@ -257,7 +257,7 @@ class SharedLobby(Lobby):
         self.cluster = cluster
 
     async def computer_games(self, name: str) -> int:
-        playing = await self.cluster.redis.smembers(self.cluster._playing_key(name))
+        playing = await self.cluster.redis.smembers(self.cluster.ownership.playing_key(name))
         going = 0
         for game_id in playing:
             game_id = game_id.decode() if isinstance(game_id, bytes) else game_id
@@ -434,7 +434,7 @@ class ClusterLobby(Lobby):
         self._wake = asyncio.Event()
         self._report_all = True
         self._closing = False
-        cluster.started_ref = self.started_ref
+        cluster.router.started_ref = self.started_ref
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -517,7 +517,7 @@ class ClusterLobby(Lobby):
             else:
                 holding.lease = renewed
             return
-        if self._closing or self.cluster.handing_over:
+        if self._closing or self.cluster.ownership.handing_over:
             return
         token = await self.cluster.redis.hget(self._state_key, "token")
         lease = await leases.acquire(LOBBY_LEASE, floor=int(token or 0))

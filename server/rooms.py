@@ -93,7 +93,7 @@ class Listing(Protocol):
 
 class Ownership(Protocol):
     """How the rooms hold their games: the embedded server owns every game; a cluster node
-    holds a lease per game (``server.cluster``)."""
+    holds a lease per game (``server.ownership``)."""
 
     def token(self, game_id: str) -> int | None:
         """The fencing token the game's writes carry (None: the one embedded server)."""

@@ -3,7 +3,7 @@
 A request about one game (a move, chat, resign, the draw and rematch answers, abort, claim,
 takeback, hint, watch, unwatch, and a session leaving the game) is carried out by the room's
 owner. ``Router`` is the embedded server's: every room is here, so it calls ``Rooms`` at once.
-``server.cluster.ClusterRouter`` sends the same requests to the owner node over the bus
+``server.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
 (Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
 sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
 it needs to address the reply (``server.delivery`` sends it only on that node).

@@ -197,7 +197,7 @@ class Nodes:
             self.running[name] = await start_server(
                 ServerConfig(port=0, node=name, **self.config))
         for _ in range(200):  # until every node has seen every other (its first sweep)
-            seen = [r.hub.cluster.alive for r in self.running.values() if r.hub.cluster]
+            seen = [r.hub.cluster.ownership.alive for r in self.running.values() if r.hub.cluster]
             if all(alive >= set(self.running) for alive in seen):
                 return
             await asyncio.sleep(0.05)
@@ -265,7 +265,7 @@ class ClusterServer:
         seen = 0
         for _ in range(200):
             held = [r for r in self.nodes.running.values()
-                    if r.hub.cluster is not None and game in r.hub.cluster.held
+                    if r.hub.cluster is not None and game in r.hub.cluster.ownership.held
                     and game in r.hub.rooms]
             seen = seen + 1 if len(held) == 1 else 0
             if seen >= 4:

@@ -54,7 +54,7 @@ async def move_to(nodes: Nodes, node: str, client: Client, game: str) -> Client:
 
 def holders(nodes: Nodes, game: str) -> list[str]:
     return [name for name, running in nodes.running.items()
-            if running.hub.cluster is not None and game in running.hub.cluster.held
+            if running.hub.cluster is not None and game in running.hub.cluster.ownership.held
             and game in running.hub.rooms]
 
 
@@ -178,16 +178,16 @@ async def test_a_node_with_no_owner_claims_the_game_and_a_stale_owner_is_fenced(
     other = next(n for n in "abc" if n != first)
     a, b = nodes[first].hub, nodes[other].hub
     assert a.cluster is not None and b.cluster is not None
-    stale = a.cluster.held[game]
+    stale = a.cluster.ownership.held[game]
     # the owner pauses past its lease (its upkeep stops; its lease is gone from Redis)
     a.cluster._loops[0].cancel()
     await a.cluster.redis.delete(a.cluster.leases.key(game))
-    a.cluster.held[game] = replace(stale, expires=0.0)  # it no longer acts as the owner
-    b.cluster.owners.pop(game, None)  # `other` asks Redis, not the old owner, who holds it
+    a.cluster.ownership.held[game] = replace(stale, expires=0.0)  # it no longer acts as the owner
+    b.cluster.ownership.owners.pop(game, None)  # `other` asks Redis who holds it
     bob = await move_to(nodes, other, bob, game)  # nobody holds the game: `other` claims it
-    assert b.cluster.held[game].token > stale.token
+    assert b.cluster.ownership.held[game].token > stale.token
     record = await b.store.get_game(game)
-    assert record is not None and record.fence == b.cluster.held[game].token
+    assert record is not None and record.fence == b.cluster.ownership.held[game].token
     await play(bob, game, "2a1", 1)
     # the old owner wakes up still holding its room (at ply 1) and plays a move there
     assert game in a.rooms

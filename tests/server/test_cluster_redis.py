@@ -119,7 +119,8 @@ async def the_rest_of_the_game(outage: Outage, postgres_url: str, ann: Client, b
     cluster = nodes[held].hub.cluster
     stored = await nodes[held].store.get_game(game)
     assert cluster is not None and stored is not None
-    assert stored.fence == cluster.held[game].token  # the owner's token is the newest written
+    # the owner's token is the newest written
+    assert stored.fence == cluster.ownership.held[game].token
     for ply in range(2, len(ROW)):
         await play(ann if ply % 2 == 0 else bob, game, ROW[ply], ply)
     for client in (ann, bob, eve):

@@ -200,7 +200,7 @@ class Arena:
         """The game's room on its node (on a cluster, the owner's)."""
         rooms = [r.hub.rooms[self.game] for r in running(self.server)
                  if self.game in r.hub.rooms
-                 and (r.hub.cluster is None or self.game in r.hub.cluster.held)]
+                 and (r.hub.cluster is None or self.game in r.hub.cluster.ownership.held)]
         assert len(rooms) == 1, f"{len(rooms)} nodes hold {self.game}"
         return rooms[0]
 
