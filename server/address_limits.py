@@ -188,6 +188,10 @@ class RedisAddressLimits(AddressLimits):
         except (RedisError, OSError) as exc:
             self._fail_open(exc)
             return True
+        except asyncio.CancelledError:  # never let in: maybe counted in Redis all the same
+            self.disconnect(address)
+            self._stale = True
+            raise
         self._back()
         if not admitted:
             self.disconnect(address)

@@ -4,7 +4,7 @@ On a real Redis: the nodes' ``RedisAddressLimits`` share one bucket of new playe
 count of connections per address; a connection closed on one node frees its place on
 another; a node killed with SIGKILL stops counting once its entry expires; a node stopping
 cleanly leaves nothing behind; with Redis stopped each node falls back to its own count
-(counted in /metrics) and counts the cluster again once Redis is back, even emptied; and
+(counted in /metrics) and counts the cluster again once Redis is back, emptied; and
 behind a trusted proxy the forwarded address is the one counted on every node. Nothing
 waits a fixed time: each step waits for a condition, with a generous deadline.
 """
@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import aiohttp
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
@@ -23,6 +24,7 @@ import websockets
 from conftest import Client, Nodes
 from services import RedisServer
 from test_cluster_failover import Node
+from test_cluster_redis import three_nodes
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -146,9 +148,9 @@ async def test_with_redis_stopped_each_node_keeps_its_own_limit_then_counts_agai
             assert await c.add_connection(ADDRESS)
 
 
-async def _counted(url: str, expected: dict[str, int]) -> bool:
+async def _counted(url: str, expected: dict[str, int], address: str = ADDRESS) -> bool:
     found = await keys(url)
-    return all(found.get(f"qubic:limits:conn:{node}") == {ADDRESS: str(n)}
+    return all(found.get(f"qubic:limits:conn:{node}") == {address: str(n)}
                for node, n in expected.items())
 
 
@@ -261,3 +263,25 @@ async def test_a_killed_node_s_connections_stop_counting(
 
 async def _gone(url: str, key: str) -> bool:
     return key not in await keys(url)
+
+
+async def test_with_redis_stopped_each_node_lets_an_address_in_up_to_its_own_limit(
+    redis_factory: Callable[[], RedisServer], postgres_url: str, opener: Opener,
+) -> None:
+    async with three_nodes(redis_factory(), postgres_url,
+                           max_connections_per_address=1) as outage:
+        nodes = outage.nodes
+        assert await opener.admitted(nodes["a"].ws_url) is not None
+        assert await opener.admitted(nodes["b"].ws_url) is None  # one for the cluster
+        await outage.stop_redis()
+        assert await opener.admitted(nodes["b"].ws_url) is not None  # b's own count: 0
+        assert await opener.admitted(nodes["b"].ws_url) is None  # b's own count: 1
+        assert await opener.admitted(nodes["a"].ws_url) is None  # a's own count: 1
+        async with aiohttp.ClientSession() as http, \
+                http.get(nodes["b"].http_url + "/metrics") as reply:
+            assert f"qubic_{FAILED_OPEN}_total 1" in await reply.text()
+        await outage.start_redis()  # empty: each node writes its count afresh
+        await until(lambda: _counted(outage.redis.url, {"a": 1, "b": 1}, "127.0.0.1"),
+                    "both counts again")
+        assert await opener.admitted(nodes["c"].ws_url) is None
+        await opener.close()
