@@ -23,11 +23,14 @@ Keys, under the cluster's prefix (``qubic:``):
     has passed (killed, or cut off from Redis longer than ``ttl``) is not counted by the check,
     and the next node to renew deletes its hash. A node stopping cleanly deletes its own.
 
-Redis unreachable (or slower than ``TIMEOUT``): the limits fail open to the node's own
-count, which ``AddressLimits`` keeps all along: each node still allows an address its limit,
-so a cluster of n nodes allows it at most n times the limit while Redis is away. Each such
-check counts ``address_limit_checks_failed_open`` in ``/metrics``, and the first of an outage
-logs a warning. A node whose hash may be wrong (a count lost in the outage, Redis restarted
+Redis unreachable, or silent for ``TIMEOUT`` (a call is tried twice, so a check waits about
+2 s at most): the limits fail open to the node's own count, which ``AddressLimits`` keeps all
+along: each node still allows an address its limit, so a cluster of n nodes allows it at most
+n times the limit while Redis is away. After a failure the checks answer from the node's own
+count at once for ttl/3 (then Redis is tried again, by them or by the renewal), so a Redis
+that hangs delays one check in each ttl/3, not every one. Each check answered that way
+counts ``address_limit_checks_failed_open`` in ``/metrics``, and the first failure of an
+outage logs a warning. A node whose hash may be wrong (a count lost in the outage, Redis restarted
 empty, its entry expired) writes it afresh from its own count at its next renewal.
 
 The scripts read other nodes' hashes by name, so they need one Redis (not Redis Cluster), as
@@ -52,7 +55,7 @@ from server.session import AddressLimits
 
 log = logging.getLogger(__name__)
 
-TIMEOUT = 1.0  # seconds a limit check waits for Redis before it fails open
+TIMEOUT = 1.0  # seconds each try of a call waits for Redis (two tries, then it fails open)
 FAILED_OPEN = "address_limit_checks_failed_open"  # the /metrics counter
 
 # Redis's clock in milliseconds, so every node's script agrees whatever the nodes' clocks say.
@@ -147,6 +150,7 @@ class RedisAddressLimits(AddressLimits):
         self._new_player = client.register_script(_NEW_PLAYER)
         self._stale = True  # this node's hash may differ from its own count: write it afresh
         self._away = False  # Redis failed the last call (a warning logged)
+        self._retry_at = 0.0  # while away, checks call Redis again from this time (loop's)
         self._closed = False
         self._renewing: asyncio.Task[None] | None = None
 
@@ -181,6 +185,9 @@ class RedisAddressLimits(AddressLimits):
             return False
         if self._closed:
             return True
+        if self._skipping():
+            self._fail_open()
+            return True
         try:
             admitted = await self._connect(
                 keys=[self._nodes_key, self._conn_key],
@@ -201,11 +208,14 @@ class RedisAddressLimits(AddressLimits):
         self.disconnect(address)
         if not self.max_connections or self._closed:
             return
+        if self._skipping():
+            self._stale = True
+            return
         try:
             await self._disconnect(keys=[self._conn_key], args=[address])
         except (RedisError, OSError) as exc:
             self._stale = True
-            self._warn(exc)
+            self._failed(exc)
         except asyncio.CancelledError:  # the handler cancelled at shutdown: maybe not counted
             self._stale = True
             raise
@@ -216,6 +226,9 @@ class RedisAddressLimits(AddressLimits):
         wait = self.new_player(address, now)  # this node's own bucket: the floor
         if wait is not None or self._closed:
             return wait
+        if self._skipping():
+            self._fail_open()
+            return None
         try:
             answer = await self._new_player(
                 keys=[self._new_prefix + address], args=[self.new_players, self.new_players / 3600])
@@ -255,7 +268,7 @@ class RedisAddressLimits(AddressLimits):
                 await self._renew()
             except (RedisError, OSError) as exc:
                 self._stale = True
-                self._warn(exc)
+                self._failed(exc)
 
     async def _renew(self) -> None:
         """Renew this node's entry (dropping the dead nodes' hashes); write its hash afresh
@@ -275,13 +288,21 @@ class RedisAddressLimits(AddressLimits):
 
     # -- Redis away ------------------------------------------------------------------------
 
-    def _fail_open(self, exc: BaseException) -> None:
+    def _fail_open(self, exc: BaseException | None = None) -> None:
         self.failed_open += 1
         self.metrics.count(FAILED_OPEN)
         self._stale = True
-        self._warn(exc)
+        if exc is not None:
+            self._failed(exc)
 
-    def _warn(self, exc: BaseException) -> None:
+    def _skipping(self) -> bool:
+        """Whether Redis failed less than ttl/3 ago: a check then answers from the node's own
+        count at once rather than wait for Redis again (a circuit breaker); the renewal, or
+        the first check after that time, tries Redis again."""
+        return self._away and asyncio.get_running_loop().time() < self._retry_at
+
+    def _failed(self, exc: BaseException) -> None:
+        self._retry_at = asyncio.get_running_loop().time() + self.ttl / 3
         if not self._away:
             self._away = True
             log.warning("address limits: Redis failed (%s); each node counts only its own "

@@ -148,6 +148,20 @@ async def test_with_redis_stopped_each_node_keeps_its_own_limit_then_counts_agai
             assert await c.add_connection(ADDRESS)
 
 
+async def test_after_a_failure_the_checks_do_not_wait_for_redis_until_a_third_of_the_ttl(
+    redis_factory: Callable[[], RedisServer],
+) -> None:
+    redis = redis_factory()
+    async with limits_on(redis.url, "a", max_connections=3, new_players=3, ttl=600.0) as (a,):
+        await asyncio.to_thread(redis.stop)
+        assert await a.add_connection(ADDRESS)  # Redis fails: from here on, 200 s without it
+        await asyncio.to_thread(redis.start)
+        assert await a.add_connection(ADDRESS) and await a.add_player(ADDRESS, 0.0) is None
+        await a.remove_connection(ADDRESS)
+        assert a.failed_open == 3
+        assert await keys(redis.url) == {}  # none of it reached Redis (nor a node's entry)
+
+
 async def _counted(url: str, expected: dict[str, int], address: str = ADDRESS) -> bool:
     found = await keys(url)
     return all(found.get(f"qubic:limits:conn:{node}") == {address: str(n)}
