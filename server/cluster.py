@@ -1,10 +1,10 @@
 """Cluster mode: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
 
-A node is three parts over one set of Redis connections (``ClusterLinks``):
+A node's cluster side is two parts over one set of Redis connections (``ClusterLinks``):
 ``server.ownership`` (which node owns each game: leases, fencing, claims, the sweep of dead
-nodes, the hand-over at SIGTERM), ``server.forwarding`` (a session's game request sent to
-the game's owner, and the sessions here following their games) and the messages between
-nodes (``server.envelopes``). ``Cluster`` wires them to the bus: it listens on the node's
+nodes, the hand-over at SIGTERM) and ``server.forwarding`` (a session's game request sent to
+the game's owner, and the sessions here following their games); they speak to other nodes
+in ``server.envelopes``. ``Cluster`` wires them to the bus: it listens on the node's
 topic ``node:{id}`` and the ``cluster`` topic and passes each message to its part, sends
 the parts' messages in order (one publisher task), and every ttl/3 runs the upkeep: answer
 requests whose owner did not, beat, renew the leases, sweep, and measure the bus's lag.
