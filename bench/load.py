@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 import os
 import random
@@ -261,6 +262,8 @@ class Tally:
     ai_games: int = 0
     cpu_seconds: float = 0.0  # the generator's own CPU during the window
     lags: list[float] = field(default_factory=list)  # the generator's own loop lag, in the window
+    gc_counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # collections in the window
+    gc_longest: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # by generation
 
 
 class Bot:
@@ -532,11 +535,32 @@ class Share:
     ai_patience: float
 
 
+class CollectionsTimed:
+    """The generator's own garbage collections, timed by generation while ``on``: a
+    collection stops its loop, and a move arriving meanwhile is stamped late."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+        self.on = False
+        self._started_at = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started_at = time.perf_counter()
+        elif self.on:
+            generation = info["generation"]
+            pause = time.perf_counter() - self._started_at
+            self.tally.gc_counts[generation] += 1
+            self.tally.gc_longest[generation] = max(self.tally.gc_longest[generation], pause)
+
+
 async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
-                   go: Any) -> Tally:
+                   go: Any, freeze: bool = True) -> Tally:
     """One generator process: connect everyone, wait for the go, play, and report."""
     raise_fd_limit()
     tally = Tally()
+    collections = CollectionsTimed(tally)
     gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
     rng = random.Random(seed)
     watched: dict[str, Slot] = {}  # game id -> its slot, for the spectators' latency
@@ -565,6 +589,9 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
             connect(url, f"p{process}c{k}", tally, gate) for k in share.computer_games)),
             SETUP_TIMEOUT)
     ]
+    if freeze:  # the instrument's own hygiene, as the server's (server/app.py): what the
+        gc.collect()  # connections made stays out of every later collection
+        gc.freeze()
     ready.put(process)
     start, warmup, duration = await asyncio.to_thread(go.get)
     window = Window(start + warmup, start + warmup + duration)
@@ -578,6 +605,7 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
             await asyncio.sleep(max(0.0, at - time.monotonic()))
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu_at.append(usage.ru_utime + usage.ru_stime)
+            collections.on = not collections.on
 
     async def sample_lag() -> None:
         # the instrument's own delay: a move's receipt is stamped when this loop gets to it,
@@ -625,11 +653,11 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
 
 
 def generator_main(url: str, process: int, share: Share, seed: int, ready: Any, go: Any,
-                   out: Any, pin: bool = False) -> None:
+                   out: Any, pin: bool = False, freeze: bool = True) -> None:
     if pin:
         os.sched_setaffinity(0, generator_cpus())
     try:
-        tally = asyncio.run(generate(url, process, share, seed, ready, go))
+        tally = asyncio.run(generate(url, process, share, seed, ready, go, freeze))
         data = asdict(tally)
         data["errors"] = dict(tally.errors)  # asdict would make a Counter of its items
         out.put(data)
@@ -713,7 +741,8 @@ def run(args: argparse.Namespace) -> int:
         ]
         workers = [
             context.Process(target=generator_main, args=(
-                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin), daemon=True)
+                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
+                not args.generator_gc), daemon=True)
             for p, share in enumerate(shares)
         ]
         setup_started = time.monotonic()
@@ -823,6 +852,10 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core; "
           f"its own loop lag {ms([x for t in tallies for x in t.lags])} "
           f"(every {LAG_PROBE * 1e3:g} ms: the instrument's part of the latency)")
+    print("    its GC         " + "; ".join(
+        f"gen{g} {sum(t.gc_counts[g] for t in tallies)}x (max "
+        f"{max((t.gc_longest[g] for t in tallies), default=0.0) * 1e3:.0f} ms)" for g in range(3))
+        + (" (Python's defaults)" if args.generator_gc else " (the connections frozen)"))
     print(f"  load average     {load_from} at window start, {load_to} at its end")
     print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
           f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
@@ -907,6 +940,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")
+    parser.add_argument("--generator-gc", action="store_true",
+                        help="leave the generators' collector as Python sets it, instead of "
+                             "freezing their connections' objects after setup")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:
