@@ -194,17 +194,22 @@ class PostgresStore:
         self,
         work: Callable[[asyncpg.Connection], Awaitable[T]],
         *,
-        isolation: Literal["read_committed", "repeatable_read"] = "read_committed",
+        isolation: Literal["read_committed", "repeatable_read"] | None = "read_committed",
     ) -> T:
         """Run ``work`` in one transaction on a pooled connection; database errors become
-        ``StoreError`` (``StoreError`` raised by ``work`` itself passes as it is)."""
+        ``StoreError`` (``StoreError`` raised by ``work`` itself passes as it is). Without
+        ``isolation`` the work runs outside a transaction block: for one statement, which is
+        a transaction of its own (no ``BEGIN`` and ``COMMIT`` round trips)."""
         if self._closed:
             raise StoreError("the store is closed")
         self._in_flight += 1
         self._idle.clear()
         try:
-            async with self._pool.acquire() as conn, conn.transaction(isolation=isolation):
-                return await work(conn)
+            async with self._pool.acquire() as conn:
+                if isolation is None:
+                    return await work(conn)
+                async with conn.transaction(isolation=isolation):
+                    return await work(conn)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise StoreError(
                 f"the write conflicts with the database: {exc}", code="internal"
@@ -332,26 +337,36 @@ class PostgresStore:
     async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
     ) -> None:
-        """Append a move to an active game; returns once the move is committed."""
+        """Append a move to an active game; returns once the move is committed.
+
+        One statement, one round trip (a move is the commonest write by far): it locks the
+        game's row, checks it is active, the fencing token and the ply, inserts the move and
+        takes a newer token, all or nothing; what it read says why when nothing was written.
+        """
 
         async def insert(conn: asyncpg.Connection) -> None:
-            row = await _lock_game(conn, game_id, fence)
+            try:
+                row = await conn.fetchrow(
+                    _RECORD_MOVE, game_id, move.ply, move.cell, move.clock_x, move.clock_o,
+                    move.at, fence,
+                )  # fmt: skip
+            except asyncpg.UniqueViolationError:  # another writer's move at this ply came first
+                raise StoreError(
+                    f"game {game_id} already has a move at ply {move.ply}", code="stale_move"
+                ) from None
+            if row is None:
+                raise StoreError(f"no game {game_id}", code="no_such_game")
+            if row["written"]:
+                return
+            check_fence(game_id, row["fence"], fence)
             if row["status"] != GameStatus.ACTIVE:
                 raise StoreError(f"game {game_id} is over", code="game_over")
-            last_ply = await conn.fetchval(
-                "SELECT MAX(ply) FROM moves WHERE game_id = $1", game_id
+            raise StoreError(
+                f"game {game_id} expects ply {row['last_ply'] + 1}, not {move.ply}",
+                code="stale_move",
             )
-            if move.ply != (last_ply or 0) + 1:
-                raise StoreError(
-                    f"game {game_id} expects ply {(last_ply or 0) + 1}, not {move.ply}",
-                    code="stale_move",
-                )
-            await conn.execute(
-                "INSERT INTO moves VALUES ($1, $2, $3, $4, $5, $6)",
-                game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at,
-            )  # fmt: skip
 
-        await self._run(insert)
+        await self._run(insert, isolation=None)
 
     async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
         """Remove the moves after ``ply`` from an active game; returns once committed."""
@@ -484,6 +499,30 @@ class PostgresStore:
         # One snapshot for both queries, so a move committed in between cannot show up in
         # the moves without its game or the other way round.
         return await self._run(find, isolation="repeatable_read")
+
+
+_RECORD_MOVE = """
+WITH game AS (
+    SELECT status, fence FROM games WHERE id = $1 FOR UPDATE
+), last AS (
+    SELECT COALESCE(MAX(ply), 0) AS ply FROM moves WHERE game_id = $1
+), allowed AS (
+    SELECT 1 FROM game, last
+    WHERE game.status = 'active' AND ($7::BIGINT IS NULL OR $7 >= game.fence)
+      AND last.ply + 1 = $2
+), fenced AS (
+    UPDATE games SET fence = $7 WHERE id = $1 AND $7 > (SELECT fence FROM game)
+      AND EXISTS (SELECT 1 FROM allowed)
+), written AS (
+    INSERT INTO moves SELECT $1, $2, $3, $4, $5, $6 FROM allowed RETURNING 1
+)
+SELECT game.status, game.fence, last.ply AS last_ply, EXISTS (SELECT 1 FROM written) AS written
+FROM game, last
+"""
+"""``record_move`` in one statement: $1 game, $2 ply, $3 cell, $4-$5 clocks, $6 time, $7 the
+writer's fencing token (NULL from the one embedded server). A second move at the same ply
+(two writers racing; the statement's snapshot predates the other's commit) fails on the
+primary key."""
 
 
 async def _player_row(conn: asyncpg.Connection, name: str) -> Any:
