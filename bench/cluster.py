@@ -48,7 +48,14 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from load import ServerProcess, load_average, ms, percentiles, raise_fd_limit  # noqa: E402
+from load import (  # noqa: E402
+    ServerProcess,
+    load_average,
+    ms,
+    percentiles,
+    quiet_collector,
+    raise_fd_limit,
+)
 
 from tests.services import PostgresServer, RedisServer, run_sql  # noqa: E402
 
@@ -386,6 +393,7 @@ async def generate(urls: list[str], cluster: bool, indexes: range, rate: float, 
             await slot.setup()
 
     await asyncio.gather(*(set_up(slot) for slot in slots))
+    quiet_collector()
     ready.put(len(slots))
     timeline: Timeline = await asyncio.to_thread(go.get)
     doomed: set[str] = set()

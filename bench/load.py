@@ -535,6 +535,16 @@ class Share:
     ai_patience: float
 
 
+def quiet_collector() -> None:
+    """A generator's own hygiene, once its connections are made, as the server's (server/app.py):
+    what they made stays out of every later collection, and what the window keeps (its
+    tallies) brings on no full one. A generator's collection stops its loop and stamps the
+    moves arriving meanwhile late."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(700, 10, 1000)
+
+
 class CollectionsTimed:
     """The generator's own garbage collections, timed by generation while ``on``: a
     collection stops its loop, and a move arriving meanwhile is stamped late."""
@@ -589,9 +599,8 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
             connect(url, f"p{process}c{k}", tally, gate) for k in share.computer_games)),
             SETUP_TIMEOUT)
     ]
-    if freeze:  # the instrument's own hygiene, as the server's (server/app.py): what the
-        gc.collect()  # connections made stays out of every later collection
-        gc.freeze()
+    if freeze:
+        quiet_collector()
     ready.put(process)
     start, warmup, duration = await asyncio.to_thread(go.get)
     window = Window(start + warmup, start + warmup + duration)
