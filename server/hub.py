@@ -13,7 +13,7 @@ the part whose job it is (lila-ws and Colyseus split a game server along the sam
   online count, and the lobby's subscribers.
 
 Requests about one game go through a router (``server.routing``): on the embedded server
-straight to ``Rooms``; in a cluster (``server.cluster``) to the game's owner node, wherever
+straight to ``Rooms``; in a cluster (``server.forwarding``) to the game's owner node, wherever
 it is. The hub itself keeps saying hello (players and tokens), the periodic work and the
 metrics.
 """
