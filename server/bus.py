@@ -161,10 +161,25 @@ class LocalBus(_Topics):
         self._handlers.clear()
 
 
+POOL_SIZE = 64  # connections a node's client opens to Redis at most; more callers wait
+POOL_WAIT = 10.0  # seconds a caller waits for one of them before it fails
+
+
+def client_for(url: str, timeout: float = 5.0) -> aioredis.Redis:
+    """A client for Redis at ``url`` whose callers wait for a free connection (up to
+    ``POOL_WAIT``) when ``POOL_SIZE`` are busy: a burst of calls (a dead node's games taken
+    over at once) queues instead of failing on redis-py's plain pool (``Too many
+    connections`` past 100)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=POOL_SIZE, timeout=POOL_WAIT, socket_connect_timeout=timeout,
+        socket_keepalive=True)
+    return aioredis.Redis.from_pool(pool)
+
+
 async def connect(url: str, timeout: float = 5.0) -> aioredis.Redis:
-    """A client for Redis at ``url`` that has answered a PING; raises ``BusError`` if Redis
-    cannot be reached within ``timeout`` seconds."""
-    client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
+    """A client for Redis at ``url`` (``client_for``) that has answered a PING; raises
+    ``BusError`` if Redis cannot be reached within ``timeout`` seconds."""
+    client = client_for(url, timeout)
     try:
         await asyncio.wait_for(client.ping(), timeout)
     except (RedisError, OSError, TimeoutError) as exc:

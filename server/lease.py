@@ -29,7 +29,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from server.bus import BusError
+from server.bus import BusError, client_for
 
 DEFAULT_TTL = 5.0
 DRIFT = 0.01  # the share of a lease's time the holder gives up for clock-rate differences
@@ -131,7 +131,7 @@ class Leases:
     async def open(
         cls, url: str, node: str, *, ttl: float = DEFAULT_TTL, prefix: str = "qubic:"
     ) -> Leases:
-        client = aioredis.Redis.from_url(url, socket_connect_timeout=5, socket_keepalive=True)
+        client = client_for(url)
         try:
             await client.ping()
         except (RedisError, OSError) as exc:

@@ -52,6 +52,19 @@ async def test_one_node_holds_a_game_and_the_other_is_refused(
     assert other is not None and other.token > lease.token  # one counter: tokens only grow
 
 
+async def test_a_burst_of_claims_waits_for_connections_rather_than_failing(
+    node_a: Leases, node_b: Leases
+) -> None:
+    # A dead node's games are claimed at once, each claim a Redis call of its own: more at a
+    # time than a node's client keeps connections (redis-py's plain pool failed the 101st
+    # with "Too many connections", and those takeovers waited for the next sweep).
+    games = [f"g{i}" for i in range(300)]
+    leases = await asyncio.gather(*(node_a.acquire(game) for game in games))
+    assert all(lease is not None and lease.node == "node-a" for lease in leases)
+    holders = await asyncio.gather(*(node_b.holder(game) for game in games))
+    assert holders == [("node-a", lease.token) for lease in leases if lease is not None]
+
+
 async def test_renewing_keeps_the_lease_past_its_first_expiry(
     node_a: Leases, node_b: Leases
 ) -> None:
