@@ -90,7 +90,8 @@ class Tally:
     rematches: int = 0
     resyncs: int = 0
     killed_games: int = 0  # slots whose game node 0 owned at the kill
-    resumed: int = 0  # of those, with an acked move after the kill
+    resumed: int = 0  # of those, carried on by a new owner at their acked ply (a move or state)
+    not_resumed: list[str] = field(default_factory=list)  # the others, and how they stood
     takeover: list[float] = field(default_factory=list)  # kill -> new owner's state pushed
 
 
@@ -146,11 +147,12 @@ class Bot:
                     continue
                 ref = message.get("ref")
                 future = self.replies.pop(ref, None) if ref is not None else None
+                if kind == "game" and self.next_game is not None \
+                        and not self.next_game.done() and message["id"] != self.leaving:
+                    # the rematch: pushed, or the reply to the rematch that started it
+                    self.next_game.set_result(message)
                 if kind == "game" and future is None:
                     self.pushed.setdefault(message["id"], []).append(now)
-                    if self.next_game is not None and not self.next_game.done() \
-                            and message["id"] != self.leaving:
-                        self.next_game.set_result(message)
                     continue
                 if kind == "error":
                     after = self.kill_at is not None and now >= self.kill_at
@@ -205,6 +207,8 @@ class Slot:
         self.sent: dict[tuple[str, int], float] = {}
         self.dead: set[int] = set()
         self.doomed: set[str] = set()  # the games node 0 owns just before it is killed
+        self.killed_game: str | None = None  # this slot's game n0 owned, till it resumes
+        self.last_state = ""  # how the last resync found the game, for a game not resumed
 
     async def setup(self) -> None:
         await self.x.connect(self.urls[self.home])
@@ -244,13 +248,12 @@ class Slot:
         loop_time = time.monotonic
         interval = 1.0 / rate
         next_at = loop_time() + self.rng.uniform(0, interval)
-        killed_game = None
         while loop_time() < timeline.end_at:
-            if timeline.kill_at is not None and killed_game is None \
+            if timeline.kill_at is not None and self.killed_game is None \
                     and loop_time() >= timeline.kill_at:
                 self.dead.add(0)
-                killed_game = self.game if self.game in self.doomed else ""
-                if killed_game:
+                self.killed_game = self.game if self.game in self.doomed else ""
+                if self.killed_game:
                     self.tally.killed_games += 1
             wait = next_at - loop_time()
             if wait > 0:
@@ -286,15 +289,24 @@ class Slot:
                 self.tally.latencies.append(received - sent)
             elif timeline.kill_at is not None and sent >= timeline.kill_at:
                 self.tally.after_kill.append(received - sent)
-                if killed_game and game == killed_game:
-                    self.tally.resumed += 1
-                    killed_game = ""  # counted once
-                    pushed = [t for bot in (self.x, self.o, self.spectator)
-                              for t in bot.pushed.get(game, []) if t >= timeline.kill_at]
-                    if pushed:
-                        self.tally.takeover.append(min(pushed) - timeline.kill_at)
+                self._resumed(game, timeline)
             if game in mover.ended or game in other.ended or not self.free:
                 await self.rematch()
+        if self.killed_game:
+            self.tally.not_resumed.append(
+                f"{self.killed_game}: acked ply {self.ply}, last resync {self.last_state or '-'}")
+
+    def _resumed(self, game: str, timeline: Timeline) -> None:
+        """Count the killed game carried on by its new owner (an acked move, or its state
+        with every acked move), once, with the takeover time: kill until its state pushed."""
+        if not self.killed_game or game != self.killed_game or timeline.kill_at is None:
+            return
+        self.tally.resumed += 1
+        self.killed_game = ""
+        pushed = [t for bot in (self.x, self.o, self.spectator)
+                  for t in bot.pushed.get(game, []) if t >= timeline.kill_at]
+        if pushed:
+            self.tally.takeover.append(min(pushed) - timeline.kill_at)
 
     def _expected_trouble(self, timeline: Timeline) -> bool:
         return timeline.kill_at is not None and time.monotonic() >= timeline.kill_at - WAIT
@@ -336,6 +348,10 @@ class Slot:
         else:
             self.tally.errors["resync failed"] += 1
             return
+        self.last_state = f"{state['status']} at ply {len(state['moves'])}"
+        if timeline.kill_at is not None and time.monotonic() >= timeline.kill_at \
+                and len(state["moves"]) >= self.ply:
+            self._resumed(self.game, timeline)  # a game that ended at the kill resumes so
         self.ply = len(state["moves"])
         self.free = [c for c in range(CELLS) if c not in set(state["moves"])]
         if state["status"] == "over" or not self.free:
@@ -467,7 +483,7 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
         worker.join(30)
     total = Tally()
     for t in tallies:
-        for name in ("latencies", "spectator", "after_kill", "acked", "takeover"):
+        for name in ("latencies", "spectator", "after_kill", "acked", "takeover", "not_resumed"):
             getattr(total, name).extend(getattr(t, name))
         total.errors.update(t.errors)
         total.errors_after_kill.update(t.errors_after_kill)
@@ -559,7 +575,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"resumed {tally.resumed} of {tally.killed_games}; takeover p50/max "
                   + (f"{percentiles(tally.takeover, (0.5,))[0]:.2f}/{max(tally.takeover):.2f} s"
                      if tally.takeover else "n/a")
-                  + f" ({len(tally.takeover)} timed)", flush=True)
+                  + f" ({len(tally.takeover)} timed)"
+                  + "".join(f"\n  not resumed: {g}" for g in tally.not_resumed), flush=True)
             if single_latency and tally.latencies:
                 ratios = [c / s for c, s in zip(percentiles(tally.latencies),
                                                 percentiles(single_latency), strict=True)]
