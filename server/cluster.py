@@ -206,7 +206,11 @@ class Cluster:
         ownership = self.ownership
         while True:
             await asyncio.sleep(self.ttl / 3)
-            self.router.check_deadlines()
+            try:  # on its own: the leases are renewed whatever becomes of it
+                self.router.check_deadlines()
+            except Exception:
+                log.exception("cluster upkeep: the forwarded requests' deadlines failed")
+                self.metrics.count("cluster_upkeep_failures")
             try:
                 await ownership.beat()
                 await ownership.renew()
@@ -215,9 +219,11 @@ class Cluster:
                 self._publish(f"node:{self.node}", Echo(loop.time()))
             except (RedisError, OSError, BusError) as exc:
                 log.warning("cluster upkeep failed: %s", exc)
+                self.metrics.count("cluster_upkeep_failures")
                 ownership.expire()
             except Exception:
                 log.exception("cluster upkeep failed")
+                self.metrics.count("cluster_upkeep_failures")
 
     # -- what the node tells -----------------------------------------------------------------
 
