@@ -106,12 +106,12 @@ class ClusterRouter(Router):
                     raise
                 return
             holder = ownership.owners.get(game_id) if forward.hops == 0 else None
-            if holder is None:
+            if holder is None or holder not in ownership.alive:  # not known, or gone since
                 holder = await ownership.holder(game_id)
             if holder is not None and holder != self.node:
                 if forward.hops >= MAX_HOPS:
                     raise Unavailable("the game is changing hands; try again", self.ttl)
-                ownership.owners[game_id] = holder
+                ownership.found(game_id, holder)  # (a leave, once closed here: forgotten)
                 self.forwarded += 1
                 hop = msgspec.structs.replace(forward, hops=forward.hops + 1)
                 if forward.node == self.node and message is not None and message.id is not None \
@@ -153,7 +153,7 @@ class ClusterRouter(Router):
         game_id = reply.failed_watch
         if game_id is not None and self.delivery.audience.get(game_id, {}).get(
                 session) == PENDING:
-            self.delivery.close(session, game_id)
+            self._close(session, game_id)
 
     def not_sent(self, forward: Forward, exc: BaseException) -> None:
         """A forward could not be published: a request of a session here is answered
@@ -186,7 +186,14 @@ class ClusterRouter(Router):
         session.send(error_message(error, asked.ref))
         if asked.kind == "watch" and self.delivery.audience.get(asked.game, {}).get(
                 session) == PENDING:
-            self.delivery.close(session, asked.game)
+            self._close(session, asked.game)
+
+    def _close(self, session: Session, game_id: str) -> None:
+        """A watch failed: the game is closed for the session, and where its owner is is
+        forgotten if no session here has it open now."""
+        self.delivery.close(session, game_id)
+        if game_id not in self.delivery.audience:
+            self.ownership.owners.pop(game_id, None)
 
     # -- the owner's side --------------------------------------------------------------------
 

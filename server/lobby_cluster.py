@@ -683,6 +683,7 @@ class ClusterLobby(Lobby):
         if self._report_all:
             self._report_all = False
             self._reported = here
+            self._forget_moved()
             games = [encode(self.summary(room)) for room in self._shown.values()]
             self.publish(Report(self.node, list(here.items()), [], games, [], full=True))
             return
@@ -692,10 +693,26 @@ class ClusterLobby(Lobby):
             self._reported = here
             self.publish(Report(self.node, joined, left, [], []))
 
+    def _forget_moved(self) -> None:
+        """Games whose room is no longer here (handed off, lost) are no longer this node's to
+        list: their new owner lists them, and the holder takes off what this full report
+        leaves out. A game taken back here since is listed by its room now."""
+        rooms = self.rooms.rooms
+        for game_id, room in list(self._shown.items()):
+            here = rooms.get(game_id)
+            if here is None or not self._listed_here(here):
+                del self._shown[game_id]
+            elif here is not room:
+                self._shown[game_id] = here
+        self._unlisted &= rooms.keys()
+
     # -- the rooms' Listing here -----------------------------------------------------------
 
+    def _listed_here(self, room: GameRoom) -> bool:
+        return room.id not in self._unlisted and not room.over and room.anyone_in
+
     def relist(self, room: GameRoom) -> None:
-        show = room.id not in self._unlisted and not room.over and room.anyone_in
+        show = self._listed_here(room)
         if show == (room.id in self._shown):
             return
         if show:

@@ -19,15 +19,20 @@ timers, its computer search) and sweeps: a node whose heartbeat is gone is dead,
 its games is claimed by the live node that rendezvous hashing picks, once its lease has
 expired. On SIGTERM (``hand_over``) a node finishes the changes in flight, releases its
 leases and says ``Leaving`` on the ``cluster`` topic, so the others claim at once.
+
+Nothing here is kept per game beyond the game's stay: a game handed off, lost or forgotten
+leaves no token, claim lock or room lock behind, and where another node's game is (``owners``,
+a cache) is kept only while a session here has the game open (``found``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
-from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -58,6 +63,30 @@ def rendezvous(game_id: str, nodes: Iterable[str]) -> str:
     return max(nodes, key=weight)
 
 
+class KeyedLocks:
+    """One lock per key, kept only while a task holds it or waits for it: its users are
+    counted, since a lock just released may have a waiter about to take it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: Counter[str] = Counter()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._locks)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        lock = self._locks.get(key) or self._locks.setdefault(key, asyncio.Lock())
+        self._users[key] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._users[key] -= 1
+            if not self._users[key]:
+                del self._users[key], self._locks[key]
+
+
 class ClusterOwnership:
     """The games this node owns, the leases it renews, the nodes it finds dead and the games
     it takes over; see the module docstring. ``publish`` sends an envelope in order with the
@@ -79,8 +108,8 @@ class ClusterOwnership:
         self._publish = publish
         self._spawn = spawn
         self.held: dict[str, Lease] = {}  # the games this node owns, by their leases
-        self.fences: dict[str, int] = {}  # the last token of each game held here
-        self.owners: dict[str, str] = {}  # where other nodes' games were last found
+        self.fences: dict[str, int] = {}  # each held game's token (a lost one's until it settles)
+        self.owners: dict[str, str] = {}  # where other nodes' games open here were last found
         self.dead: set[str] = set()  # nodes found dead, whose games are being taken over
         self._known: set[str] = set()  # the nodes in the cluster's set at the last sweep
         self.alive: set[str] = {self.node}  # the live nodes at the last sweep
@@ -88,7 +117,7 @@ class ClusterOwnership:
         self.handing_over = False
         self.claims = 0
         self.lost = 0
-        self._claiming: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._claiming = KeyedLocks()
         self._taking: set[str] = set()
         self._orphans: set[str] = set()  # games lost here while Redis was away: claim again
         self._nodes_key = f"{self.prefix}nodes"
@@ -112,13 +141,22 @@ class ClusterOwnership:
             return lease.token
         return self.fences.get(game_id, -1)
 
+    def found(self, game_id: str, node: str) -> None:
+        """``node`` holds the game: remembered while a session here has the game open (its
+        requests then go straight there), forgotten once none has (a cache, and it stays as
+        small as the games open here)."""
+        if game_id in self.rooms.delivery.audience:
+            self.owners[game_id] = node
+        else:
+            self.owners.pop(game_id, None)
+
     async def started(self, room: GameRoom) -> None:
         lease = await self.leases.acquire(room.id)
         if lease is None:  # a fresh game id: nobody else can hold it
             raise ServerError("the new game's lease is taken", ErrorCode.INTERNAL)
         self._hold(lease)
         players = _players(room)
-        await self._playing(room.id, players, True)
+        await self._playing(room.id, players, True, owned=True)
         # at once, not through the outbox: it reaches other nodes before anything this
         # node says after the game has started (the lobby's answer to the request)
         await self.bus.publish(CLUSTER_TOPIC,
@@ -131,16 +169,21 @@ class ClusterOwnership:
         """Give a game this node holds to ``node``: under the room's lock (no change in
         flight), the lease passes to ``node`` in one step and the room is dropped here; then
         ``node`` is told, loads the game and announces itself as the new owner."""
-        async with self.rooms.locks[game_id]:
-            lease = self.held.get(game_id)
-            if lease is None or not self.owns(game_id):
-                return
-            await self.rooms.drain()  # what this node decided is published before the new owner
-            if await self.leases.transfer(lease, node) is None:
-                return
-            del self.held[game_id]
-            self.rooms.drop(game_id)
-            self.owners[game_id] = node
+        try:
+            async with self.rooms.locks[game_id]:
+                lease = self.held.get(game_id)
+                if lease is None or not self.owns(game_id):
+                    return
+                await self.rooms.drain()  # what this node decided is published first
+                if await self.leases.transfer(lease, node) is None:
+                    return
+                del self.held[game_id]
+                self.fences.pop(game_id, None)  # nothing in flight: a later write is stale (-1)
+                self.rooms.drop(game_id)
+                self.found(game_id, node)
+        finally:
+            if game_id not in self.rooms.rooms:  # handed off, or lost meanwhile
+                self.rooms.drop(game_id)  # its lock too, free now (drop keeps a held one)
         self.handed_off += 1
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.sadd(self._owned_key(node), game_id)  # swept from there should node be dead
@@ -151,9 +194,14 @@ class ClusterOwnership:
     def ended(self, room: GameRoom) -> None:
         self._spawn(self._playing(room.id, _players(room), False), f"ended-{room.id}")
 
-    async def _playing(self, game_id: str, players: list[str], playing: bool) -> None:
-        """Add the game to (or take it from) its players' ``playing`` sets."""
+    async def _playing(self, game_id: str, players: list[str], playing: bool,
+                       owned: bool = False) -> None:
+        """Add the game to (or take it from) its players' ``playing`` sets; with ``owned``,
+        to this node's ``owned`` set too (a new game's: written before a hand-off takes it
+        out, which a write of its own, spawned, might follow)."""
         async with self.redis.pipeline(transaction=False) as pipe:
+            if owned:
+                pipe.sadd(self._owned_key(self.node), game_id)
             for name in players:
                 key = self.playing_key(name)
                 (pipe.sadd if playing else pipe.srem)(key, game_id)
@@ -173,7 +221,6 @@ class ClusterOwnership:
         self.held[lease.game_id] = lease
         self.fences[lease.game_id] = lease.token
         self.owners.pop(lease.game_id, None)
-        self._spawn(self.redis.sadd(self._owned_key(self.node), lease.game_id), "owned")
 
     def owns(self, game_id: str) -> bool:
         lease = self.held.get(game_id)
@@ -194,7 +241,7 @@ class ClusterOwnership:
     async def claim(self, game_id: str, *, only_active: bool = False) -> bool:
         """Take the game over if nobody holds it: lease (above the store's fence), claim in
         the store, load. Whether this node holds it now."""
-        async with self._claiming[game_id]:
+        async with self._claiming.hold(game_id):
             if self.owns(game_id):
                 return True
             record = await self.rooms.store.get_game(game_id)
@@ -218,6 +265,7 @@ class ClusterOwnership:
                 return False
             self.rooms.drop(game_id)  # whatever was left of an earlier hold
             self._hold(lease)
+            self._spawn(self.redis.sadd(self._owned_key(self.node), game_id), "owned")
             self.claims += 1
             room = await self.rooms.adopt(record, lease.token)
             if not room.over:  # the sets are lost with a Redis restart: made again here
@@ -230,9 +278,24 @@ class ClusterOwnership:
         log.warning("node %s lost the lease of game %s", self.node, game_id)
         self.lost += 1
         del self.held[game_id]
+        lock = self.rooms.locks.get(game_id)
         self.rooms.drop(game_id)
+        if lock is None or not lock.locked():
+            self.fences.pop(game_id, None)
+        else:  # a write in flight keeps its token (the store takes it unless someone claimed)
+            self._spawn(self._settle(game_id, lock), f"settle-{game_id}")
         self._orphans.add(game_id)  # until someone holds it (the upkeep tries again)
         self._spawn(self._take_over(game_id, self.node), f"reclaim-{game_id}")
+
+    async def _settle(self, game_id: str, lock: asyncio.Lock) -> None:
+        """The write in flight when the game's lease was lost has ended: its token and the
+        room's lock go, unless the game is held here again meanwhile."""
+        async with lock:
+            pass
+        if game_id not in self.held:
+            self.fences.pop(game_id, None)
+            if game_id not in self.rooms.rooms:
+                self.rooms.drop(game_id)
 
     def reclaim(self) -> None:
         """Claim again the games lost here while Redis was away."""
