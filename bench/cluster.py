@@ -63,6 +63,7 @@ CELLS = 64
 MAX_GAMES = 2000
 WAIT = 3.0  # seconds a bot waits for an ack or the opponent's receipt before it resyncs
 RESYNC_TRIES = 30
+REMATCH_WAIT = 10.0  # seconds both players wait for the rematch's game
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
@@ -92,6 +93,7 @@ class Tally:
     killed_games: int = 0  # slots whose game node 0 owned at the kill
     resumed: int = 0  # of those, carried on by a new owner at their acked ply (a move or state)
     not_resumed: list[str] = field(default_factory=list)  # the others, and how they stood
+    rematch_timeouts: list[str] = field(default_factory=list)  # the games, with what came
     takeover: list[float] = field(default_factory=list)  # kill -> new owner's state pushed
 
 
@@ -364,10 +366,20 @@ class Slot:
         self.x.send(t="rematch", game=self.game)
         self.o.send(t="rematch", game=self.game)
         both = asyncio.gather(self.x.next_game, self.o.next_game, return_exceptions=True)
+        asked = time.monotonic()
         try:
-            new_x, new_o = await asyncio.wait_for(both, 10.0)
+            new_x, new_o = await asyncio.wait_for(both, REMATCH_WAIT)
         except TimeoutError:
-            self.tally.errors["rematch timeout"] += 1
+            # node n0 killed while it waited: a rematch the dead node was starting is lost
+            kill_at = None if self.window is None else self.window.kill_at
+            after = kill_at is not None and asked + REMATCH_WAIT >= kill_at
+            (self.tally.errors_after_kill if after else self.tally.errors)["rematch timeout"] += 1
+            got = {bot: bot.next_game is not None and bot.next_game.done()
+                   and not bot.next_game.cancelled() for bot in (self.x, self.o)}
+            self.tally.rematch_timeouts.append(
+                f"{self.game}{' (around the kill)' if after else ''}: x on n{self.node[self.x]} "
+                f"{'got it' if got[self.x] else 'got nothing'}, o on n{self.node[self.o]} "
+                f"{'got it' if got[self.o] else 'got nothing'}")
             return
         if not isinstance(new_x, dict) or not isinstance(new_o, dict) \
                 or new_x["id"] != new_o["id"] or new_o.get("you") != "x":
@@ -483,7 +495,8 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
         worker.join(30)
     total = Tally()
     for t in tallies:
-        for name in ("latencies", "spectator", "after_kill", "acked", "takeover", "not_resumed"):
+        for name in ("latencies", "spectator", "after_kill", "acked", "takeover", "not_resumed",
+                     "rematch_timeouts"):
             getattr(total, name).extend(getattr(t, name))
         total.errors.update(t.errors)
         total.errors_after_kill.update(t.errors_after_kill)
@@ -570,6 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      lambda: nodes[0].stop(kill=True), "c", redis.url)
             missing = missing_moves(postgres.url("cluster"), tally.acked)
             print(line("three nodes", tally, setup, missing), flush=True)
+            for timeout in [t for t in tally.rematch_timeouts if "around" not in t][:5]:
+                print(f"  rematch timed out: {timeout}", flush=True)
             print(f"after node n0 was killed: latency {ms(tally.after_kill)}, errors "
                   f"{dict(tally.errors_after_kill) or 0}; games of n0 "
                   f"resumed {tally.resumed} of {tally.killed_games}; takeover p50/max "
