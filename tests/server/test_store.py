@@ -460,6 +460,40 @@ async def test_one_move_per_ply_when_two_nodes_write_it(store: Store, other_node
     assert [move.ply for move in moves] == list(range(1, 9))
 
 
+async def test_moves_of_many_games_at_once_each_get_their_own_answer(
+    store: Store, other_node: Store
+) -> None:
+    # Written together (PostgreSQL: one statement for the group; SQLite: one transaction),
+    # yet each move is refused or kept on its own account.
+    games = [
+        await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0)
+        for _ in range(24)
+    ]
+    await asyncio.gather(*(
+        store.record_move(g.id, MoveRecord(1, 0, None, None, 1.0), fence=5) for g in games
+    ))
+    over, stale, fenced = games[0], games[1], games[2]
+    await store.finish_game(over.id, result="1-0", reason="resign", now=2.0, fence=5)
+    await other_node.record_move(fenced.id, MoveRecord(2, 1, None, None, 2.0), fence=9)
+    outcomes = await asyncio.gather(
+        store.record_move(over.id, MoveRecord(2, 1, None, None, 3.0), fence=5),
+        store.record_move(stale.id, MoveRecord(3, 1, None, None, 3.0), fence=5),
+        store.record_move(fenced.id, MoveRecord(3, 2, None, None, 3.0), fence=5),
+        store.record_move("nope", MoveRecord(1, 0, None, None, 3.0), fence=5),
+        *(store.record_move(g.id, MoveRecord(2, 7, 1.5, 2.5, 3.0), fence=6) for g in games[3:]),
+        return_exceptions=True,
+    )
+    codes = [o.code if isinstance(o, StoreError) else o for o in outcomes]
+    assert codes == ["game_over", "stale_move", "fenced", "no_such_game"] + [None] * 21
+    for game in games[3:]:
+        loaded = await store.get_game(game.id)
+        assert loaded is not None and loaded.cells == [0, 7] and loaded.fence == 6
+        assert (loaded.moves[1].clock_x, loaded.moves[1].clock_o) == (1.5, 2.5)
+    for game, cells in ((over, [0]), (stale, [0]), (fenced, [0, 1])):
+        loaded = await store.get_game(game.id)
+        assert loaded is not None and loaded.cells == cells
+
+
 async def test_a_write_with_a_stale_fencing_token_is_refused(
     store: Store, other_node: Store
 ) -> None:
