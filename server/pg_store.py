@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
 from typing import Any, Literal, TypeVar
 
 import asyncpg
@@ -167,8 +165,6 @@ class PostgresStore:
         self._in_flight = 0  # calls started and not yet returned; close() waits for them
         self._idle = asyncio.Event()
         self._idle.set()
-        self._moves: list[_Move] = []  # moves waiting for the next group's statement
-        self._writing_moves: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -244,8 +240,6 @@ class PostgresStore:
         connection; later calls raise ``StoreError``. Idempotent."""
         if self._closed:
             return
-        while self._writing_moves is not None:  # the moves already asked for commit first
-            await asyncio.shield(self._writing_moves)
         self._closed = True
         await self._idle.wait()
         await self._pool.close()
@@ -354,77 +348,34 @@ class PostgresStore:
     ) -> None:
         """Append a move to an active game; returns once the move is committed.
 
-        Group commit, as the SQLite store's: the moves asked for while a group is being
-        written go in the next group, one statement for all of them (one for a single move):
-        each game's row is locked, checked active, against the fencing token and the ply,
-        the move inserted and a newer token taken, all or nothing per statement; what it
-        read says why a move was not written. A move is the commonest write by far.
+        One statement, one round trip (a move is the commonest write by far): it locks the
+        game's row, checks it is active, the fencing token and the ply, inserts the move and
+        takes a newer token, all or nothing; what it read says why when nothing was written.
         """
-        if self._closed:
-            raise StoreError("the store is closed")
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._moves.append(_Move(game_id, move, fence, done))
-        if self._writing_moves is None:
-            self._writing_moves = asyncio.get_running_loop().create_task(self._write_moves())
-        await asyncio.shield(done)  # a caller cancelled: its move is written all the same
 
-    async def _write_moves(self) -> None:
-        try:
-            while self._moves:
-                group: list[_Move] = []
-                later: list[_Move] = []
-                games: set[str] = set()
-                for pending in self._moves:  # one move a game in a group (never two today)
-                    if pending.game_id in games or len(group) >= MAX_MOVES_AT_ONCE:
-                        later.append(pending)
-                    else:
-                        games.add(pending.game_id)
-                        group.append(pending)
-                self._moves = later
-                outcomes = await self._record_moves(group)
-                for pending, outcome in zip(group, outcomes, strict=True):
-                    if pending.done.done():
-                        continue
-                    if outcome is None:
-                        pending.done.set_result(None)
-                    else:
-                        pending.done.set_exception(outcome)
-        finally:
-            self._writing_moves = None
-
-    async def _record_moves(self, group: list[_Move]) -> list[BaseException | None]:
-        """Write ``group`` in one statement; for each move None, or why it was not written."""
-        if len(group) > 1:
+        async def insert(conn: asyncpg.Connection) -> None:
             try:
-                rows = await self._run(
-                    lambda conn: conn.fetch(
-                        _RECORD_MOVES,
-                        [m.game_id for m in group], [m.move.ply for m in group],
-                        [m.move.cell for m in group], [m.move.clock_x for m in group],
-                        [m.move.clock_o for m in group], [m.move.at for m in group],
-                        [m.fence for m in group],
-                    ),
-                    isolation=None,
+                row = await conn.fetchrow(
+                    _RECORD_MOVE, game_id, move.ply, move.cell, move.clock_x, move.clock_o,
+                    move.at, fence,
                 )  # fmt: skip
-            except StoreError:  # a racing writer (a unique violation) or a deadlock: one by one
-                pass
-            else:
-                found = {row["game_id"]: row for row in rows}
-                return [_refusal(m, found.get(m.game_id)) for m in group]
-        outcomes: list[BaseException | None] = []
-        for pending in group:
-            try:
-                row = await self._run(partial(_write_one, pending), isolation=None)
-            except StoreError as exc:
-                if isinstance(exc.__cause__, asyncpg.UniqueViolationError):
-                    exc = StoreError(  # another writer's move at this ply came first
-                        f"game {pending.game_id} already has a move at ply {pending.move.ply}",
-                        code="stale_move",
-                    )
-                outcomes.append(exc)
-                continue
-            outcomes.append(_refusal(pending, row))
-        return outcomes
+            except asyncpg.UniqueViolationError:  # another writer's move at this ply came first
+                raise StoreError(
+                    f"game {game_id} already has a move at ply {move.ply}", code="stale_move"
+                ) from None
+            if row is None:
+                raise StoreError(f"no game {game_id}", code="no_such_game")
+            if row["written"]:
+                return
+            check_fence(game_id, row["fence"], fence)
+            if row["status"] != GameStatus.ACTIVE:
+                raise StoreError(f"game {game_id} is over", code="game_over")
+            raise StoreError(
+                f"game {game_id} expects ply {row['last_ply'] + 1}, not {move.ply}",
+                code="stale_move",
+            )
+
+        await self._run(insert, isolation=None)
 
     async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
         """Remove the moves after ``ply`` from an active game; returns once committed."""
@@ -581,73 +532,6 @@ FROM game, last
 writer's fencing token (NULL from the one embedded server). A second move at the same ply
 (two writers racing; the statement's snapshot predates the other's commit) fails on the
 primary key."""
-
-
-_RECORD_MOVES = """
-WITH input AS (
-    SELECT * FROM unnest($1::TEXT[], $2::INTEGER[], $3::INTEGER[], $4::DOUBLE PRECISION[],
-                         $5::DOUBLE PRECISION[], $6::DOUBLE PRECISION[], $7::BIGINT[])
-        AS t (game_id, ply, cell, clock_x, clock_o, at, fence)
-), game AS (
-    SELECT id, status, fence FROM games WHERE id = ANY ($1::TEXT[]) ORDER BY id FOR UPDATE
-), last AS (
-    SELECT input.game_id, COALESCE(MAX(moves.ply), 0) AS ply
-    FROM input LEFT JOIN moves ON moves.game_id = input.game_id GROUP BY input.game_id
-), allowed AS (
-    SELECT input.* FROM input
-    JOIN game ON game.id = input.game_id JOIN last ON last.game_id = input.game_id
-    WHERE game.status = 'active' AND (input.fence IS NULL OR input.fence >= game.fence)
-      AND last.ply + 1 = input.ply
-), fenced AS (
-    UPDATE games SET fence = allowed.fence FROM allowed
-    WHERE games.id = allowed.game_id AND allowed.fence > games.fence
-), written AS (
-    INSERT INTO moves SELECT game_id, ply, cell, clock_x, clock_o, at FROM allowed
-    RETURNING game_id
-)
-SELECT input.game_id, game.status, game.fence, last.ply AS last_ply,
-       input.game_id IN (SELECT game_id FROM written) AS written
-FROM input LEFT JOIN game ON game.id = input.game_id
-           LEFT JOIN last ON last.game_id = input.game_id
-"""
-"""``_RECORD_MOVE`` for a group of moves of different games: the arrays $1-$7 hold each
-move's game, ply, cell, clocks, time and fencing token. The games' rows are locked in the
-order of their ids, so two groups never wait for each other in a cycle."""
-
-MAX_MOVES_AT_ONCE = 256  # moves in one group's statement; the rest wait for the next
-
-
-@dataclass(frozen=True)
-class _Move:
-    game_id: str
-    move: MoveRecord
-    fence: int | None
-    done: asyncio.Future[None]
-
-
-async def _write_one(pending: _Move, conn: asyncpg.Connection) -> Any:
-    return await conn.fetchrow(
-        _RECORD_MOVE, pending.game_id, pending.move.ply, pending.move.cell,
-        pending.move.clock_x, pending.move.clock_o, pending.move.at, pending.fence,
-    )  # fmt: skip
-
-
-def _refusal(pending: _Move, row: Any) -> StoreError | None:
-    """None if the move was written, else why not, from what its statement read."""
-    if row is None or row["status"] is None:
-        return StoreError(f"no game {pending.game_id}", code="no_such_game")
-    if row["written"]:
-        return None
-    try:
-        check_fence(pending.game_id, row["fence"], pending.fence)
-    except StoreError as exc:
-        return exc
-    if row["status"] != GameStatus.ACTIVE:
-        return StoreError(f"game {pending.game_id} is over", code="game_over")
-    return StoreError(
-        f"game {pending.game_id} expects ply {row['last_ply'] + 1}, not {pending.move.ply}",
-        code="stale_move",
-    )
 
 
 async def _player_row(conn: asyncpg.Connection, name: str) -> Any:
