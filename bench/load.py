@@ -55,6 +55,8 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.metrics import GCPauses
+
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = 64  # 4x4x4
 MOVE_TIMEOUT = 15.0  # seconds a bot waits for its opponent to see a move before it counts one
@@ -545,32 +547,12 @@ def quiet_collector() -> None:
     gc.set_threshold(700, 10, 1000)
 
 
-class CollectionsTimed:
-    """The generator's own garbage collections, timed by generation while ``on``: a
-    collection stops its loop, and a move arriving meanwhile is stamped late."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-        self.on = False
-        self._started_at = 0.0
-        gc.callbacks.append(self._callback)
-
-    def _callback(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._started_at = time.perf_counter()
-        elif self.on:
-            generation = info["generation"]
-            pause = time.perf_counter() - self._started_at
-            self.tally.gc_counts[generation] += 1
-            self.tally.gc_longest[generation] = max(self.tally.gc_longest[generation], pause)
-
-
 async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
                    go: Any, freeze: bool = True) -> Tally:
     """One generator process: connect everyone, wait for the go, play, and report."""
     raise_fd_limit()
     tally = Tally()
-    collections = CollectionsTimed(tally)
+    collections = GCPauses()  # the server's own timer of collections (server/metrics.py)
     gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
     rng = random.Random(seed)
     watched: dict[str, Slot] = {}  # game id -> its slot, for the spectators' latency
@@ -614,7 +596,10 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
             await asyncio.sleep(max(0.0, at - time.monotonic()))
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu_at.append(usage.ru_utime + usage.ru_stime)
-            collections.on = not collections.on
+            if at == window.measure_from:
+                collections.start()  # timed in the window only
+        collections.stop()
+        tally.gc_counts, tally.gc_longest = collections.count, collections.longest
 
     async def sample_lag() -> None:
         # the instrument's own delay: a move's receipt is stamped when this loop gets to it,
