@@ -77,6 +77,11 @@ class Bus(Protocol):
         """
         ...
 
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        """``publish`` each ``(topic, message)`` in order, in one round trip where the bus
+        has them; raises ``BusError`` if it cannot (then any of them may be lost)."""
+        ...
+
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
         """Call ``handler`` for every message published on ``topic`` from the moment this
         returns."""
@@ -153,12 +158,28 @@ class LocalBus(_Topics):
         if topic in self._handlers:
             asyncio.get_running_loop().call_soon(self._deliver, topic, message)
 
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        for topic, message in messages:
+            await self.publish(topic, message)
+
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
         return self._add(topic, handler)[0]
 
     async def close(self) -> None:
         self.closed = True
         self._handlers.clear()
+
+
+MAX_AT_ONCE = 256  # messages a publisher sends in one round trip (publish_many)
+
+
+async def drain(outbox: asyncio.Queue[Any]) -> list[Any]:
+    """The next item of ``outbox`` (waiting for one), and every item queued behind it up to
+    ``MAX_AT_ONCE``: what one ordered publisher sends with one ``publish_many``."""
+    items = [await outbox.get()]
+    while len(items) < MAX_AT_ONCE and not outbox.empty():
+        items.append(outbox.get_nowait())
+    return items
 
 
 POOL_SIZE = 64  # connections a node's client opens to Redis at most; more callers wait
@@ -262,6 +283,18 @@ class RedisBus(_Topics):
         self._check_open()
         try:
             await self._client.publish(self.prefix + topic, message)
+        except (RedisError, OSError) as exc:
+            raise BusError(f"cannot publish on Redis: {exc}") from exc
+
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        """One pipeline (no transaction): the messages go in one write, in order, and their
+        answers come back in one read, where one ``publish`` each waited a round trip."""
+        self._check_open()
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for topic, message in messages:
+                    pipe.publish(self.prefix + topic, message)
+                await pipe.execute()
         except (RedisError, OSError) as exc:
             raise BusError(f"cannot publish on Redis: {exc}") from exc
 

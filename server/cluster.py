@@ -25,7 +25,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from server.bus import BusError, RedisBus, Subscription, connect
+from server.bus import BusError, RedisBus, Subscription, connect, drain
 from server.delivery import Delivery
 from server.envelopes import (
     CLUSTER_TOPIC,
@@ -166,13 +166,16 @@ class Cluster:
         """Publish forwards and replies in the order they were made (one task); a request of
         a session here that cannot be sent is answered ``unavailable`` at once."""
         while True:
-            topic, envelope = await self._outbox.get()
+            queued = await drain(self._outbox)  # what queued meanwhile: one round trip
             try:
-                await self.bus.publish(topic, encode_envelope(envelope))
+                await self.bus.publish_many(
+                    [(topic, encode_envelope(envelope)) for topic, envelope in queued])
             except BusError as exc:
-                log.warning("a message for %s was lost: %s", topic, exc)
-                if isinstance(envelope, Forward):
-                    self.router.not_sent(envelope, exc)
+                log.warning("%d messages (for %s) were lost: %s", len(queued),
+                            ", ".join(topic for topic, _ in queued), exc)
+                for _, envelope in queued:
+                    if isinstance(envelope, Forward):
+                        self.router.not_sent(envelope, exc)
 
     def _on_node_message(self, topic: str, data: bytes) -> None:
         envelope = decode_envelope(data)

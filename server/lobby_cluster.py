@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
-from server.bus import BusError, Subscription
+from server.bus import BusError, Subscription, drain
 from server.challenges import Challenges
 from server.cluster import Cluster
 from server.delivery import Delivery
@@ -476,11 +476,11 @@ class ClusterLobby(Lobby):
 
     async def _send(self) -> None:
         while True:
-            topic, message = await self._outbox.get()
+            queued = await drain(self._outbox)  # what queued meanwhile: one round trip
             try:
-                await self.bus.publish(topic, message)
+                await self.bus.publish_many(queued)
             except BusError as exc:
-                log.warning("a lobby message for %s was lost: %s", topic, exc)
+                log.warning("%d lobby messages were lost: %s", len(queued), exc)
 
     # -- the lease -------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from engine import O, X
 from server.ai_pool import ComputerMoves
-from server.bus import Bus
+from server.bus import Bus, drain
 from server.computer import ComputerTurns
 from server.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.errors import RoomError
@@ -440,13 +440,15 @@ class Rooms:
     async def _publish(self) -> None:
         """Publish the batches in the order they were made (one task: the bus keeps it)."""
         while True:
-            topic, batch = await self._outbox.get()
+            batches = await drain(self._outbox)  # what queued meanwhile: one round trip
             try:
-                await self.bus.publish(topic, batch)
+                await self.bus.publish_many(batches)
             except Exception:
-                log.exception("events for %s were not published", topic)
+                log.exception("events for %s were not published",
+                              ", ".join(topic for topic, _ in batches))
             finally:
-                self._outbox.task_done()
+                for _ in batches:
+                    self._outbox.task_done()
 
     # -- after every change: clocks, the computer, the end ----------------------------------
 
