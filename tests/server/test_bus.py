@@ -73,6 +73,25 @@ async def test_a_subscriber_gets_each_message_of_its_topic_in_order(
     assert games.queue.empty() and lobby.queue.empty()
 
 
+async def test_messages_published_together_arrive_in_their_order(
+    nodes: tuple[Bus, Bus],
+) -> None:
+    a, b = nodes
+    games, lobby = Inbox(), Inbox()
+    await b.subscribe("game:1", games)
+    await b.subscribe("lobby", lobby)
+    together = [("game:1" if i % 3 else "lobby", f"m{i}".encode()) for i in range(300)]
+    await a.publish_many([("nobody-listens", b"lost"), *together[:150]])
+    await a.publish("game:1", b"between")
+    await a.publish_many(together[150:])
+    expected = [m for t, m in together[:150] if t == "game:1"] + [b"between"] + [
+        m for t, m in together[150:] if t == "game:1"]
+    assert await games.messages(len(expected)) == expected
+    assert await lobby.messages(100) == [m for t, m in together if t == "lobby"]
+    await barrier(a, b)
+    assert games.queue.empty() and lobby.queue.empty()
+
+
 async def test_every_subscriber_of_a_topic_gets_it_until_it_cancels(
     nodes: tuple[Bus, Bus],
 ) -> None:
