@@ -463,8 +463,8 @@ async def test_one_move_per_ply_when_two_nodes_write_it(store: Store, other_node
 async def test_moves_of_many_games_at_once_each_get_their_own_answer(
     store: Store, other_node: Store
 ) -> None:
-    # Written together (PostgreSQL: one statement for the group; SQLite: one transaction),
-    # yet each move is refused or kept on its own account.
+    # Asked for at once (PostgreSQL: concurrent statements on pooled connections; SQLite:
+    # one group's transaction), yet each move is refused or kept on its own account.
     games = [
         await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0)
         for _ in range(24)
