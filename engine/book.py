@@ -144,3 +144,10 @@ def book_for(name: str) -> Book:
     if not path.exists():
         return Book(geometry)
     return Book.loads(geometry, path.read_text())
+
+
+@cache
+def book_at(path: str, name: str) -> Book:
+    """A book file for variant ``name`` other than the shipped one (a candidate being
+    measured)."""
+    return Book.loads(variant(name), Path(path).read_text())

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from engine.board import Board
-from engine.book import book_for
+from engine.book import book_at, book_for
 from engine.geometry import Cell, Geometry
 from engine.master import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
@@ -56,6 +56,8 @@ class MasterPlayer(Player):
         "noise": Option(parse_int(0, 1_000_000), 0, "noise amplitude on the evaluation"),
         "careless": Option(parse_int(0, 100), 0, "percent of moves played at random"),
         "book": Option(parse_bool, True, "play the opening book's proved moves"),
+        "bookfile": Option(str, "", "another book file (a path) instead of the shipped one: "
+                           "for measuring a candidate book (bench/learn_o_book.py)"),
         "leaf": Option(parse_int(0, 1_000_000), 300, "threat-search nodes at a leaf"),
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
         "prove": Option(parse_bool, True,
@@ -106,7 +108,9 @@ class MasterPlayer(Player):
         elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
             return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
         if self.settings["book"] and forced_moves is None:
-            cell = book_for(board.geometry.name).move(board)
+            path = str(self.settings["bookfile"])
+            book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
+            cell = book.move(board)
             if cell is not None:
                 return Decision(move=cell, elapsed=time.perf_counter() - started)
         seconds = limit.time

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from engine_helpers import ShortWins, random_position
@@ -93,6 +94,17 @@ def test_the_master_plays_the_book_move(monkeypatch: pytest.MonkeyPatch) -> None
     assert make_player("master").decide(board, Limit(time=0.2)).move == 15  # 1d4
     off = make_player("master:book=off").decide(board, Limit(depth=1))
     assert off.depth == 1
+
+
+def test_the_master_plays_a_book_file_given_by_its_spec(tmp_path: Path) -> None:
+    from engine.players import Limit, make_player
+
+    board = Board.from_notation("4x4x4", "1a1")
+    book = Book(board.geometry)
+    book.add(board, board.geometry.cell_at([1, 1, 1]))  # 2b2, not the shipped book's 1d4
+    path = book.save(tmp_path / "candidate.txt")
+    assert make_player(f"master:bookfile={path}").decide(board, Limit(time=0.2)).move == 21
+    assert make_player("master").decide(board, Limit(time=0.2)).move == 15  # shipped: 1d4
 
 
 def test_book_entries_keep_their_kind_through_a_save() -> None:
