@@ -224,10 +224,14 @@ def cmd_report(args: argparse.Namespace, learner: Learner) -> None:
         if not played:
             continue
         best = node.best()
+        first = len(node.moves.split()) == 1  # a node made later: its arms' games only
         for cell, (games, score, plies) in sorted(played, key=lambda e: -e[1][0]):
-            won, lost = _won_lost(learner, node, cell)
+            tally = "- | - | -"
+            if first:
+                won, lost = _won_lost(learner, node, cell)
+                tally = f"{won} | {games - won - lost:.0f} | {lost}"
             print(f"| {node.moves} | {node.cell_text(cell)}{' (best)' if cell == best else ''} "
-                  f"| {games:.0f} | {won} | {games - won - lost:.0f} | {lost} "
+                  f"| {games:.0f} | {tally} "
                   f"| {score / games:.2f} | {plies / games:.1f} |")
     if args.by_player:
         print("\nBy X player, the best arm of each first-move node (O won-drawn-lost):")
@@ -238,8 +242,8 @@ def cmd_report(args: argparse.Namespace, learner: Learner) -> None:
                     continue
                 row: dict[str, list[int]] = {}
                 for game in _games_with(learner, node, cell):
-                    tally = row.setdefault(game["x"], [0, 0, 0])
-                    tally[{1: 0, None: 1, 0: 2}[game["winner"]]] += 1
+                    counts = row.setdefault(game["x"], [0, 0, 0])
+                    counts[{1: 0, None: 1, 0: 2}[game["winner"]]] += 1
                 print(f"  {node.moves} {node.cell_text(cell)}: "
                       + "; ".join(f"{x} {w}-{d}-{lost}" for x, (w, d, lost) in sorted(row.items())))
 

@@ -26,7 +26,7 @@ import argparse
 import os
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,14 +94,18 @@ def main() -> None:
         starts.append(f"{args.first} {format_cell(cell, board.geometry)}")
     print(f"`.venv/bin/python bench/o_survival.py {' '.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f} before)\n")
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        games = list(pool.map(survive, starts, [args] * len(starts),
-                              range(args.seed, args.seed + 2 * len(starts), 2)))
     print("| O's reply | winner | plies | X's win first proved at ply | X moves after it "
-          "not proved again | game |\n|---|---|---|---|---|---|")
-    for game in games:
-        print(f"| {game['start'].split()[-1]} | {game['winner']} | {game['plies']} "
-              f"| {game['proved_at'] or '-'} | {game['lost_proof']} | {game['moves']} |")
+          "not proved again | game |\n|---|---|---|---|---|---|", flush=True)
+    games = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(survive, start, args, args.seed + 2 * i)
+                   for i, start in enumerate(starts)]
+        for future in as_completed(futures):  # each row as its game ends
+            game = future.result()
+            games.append(game)
+            print(f"| {game['start'].split()[-1]} | {game['winner']} | {game['plies']} "
+                  f"| {game['proved_at'] or '-'} | {game['lost_proof']} | {game['moves']} |",
+                  flush=True)
     won = [g["plies"] for g in games if g["winner"] == "X"]
     proved = [g["proved_at"] for g in games if g["proved_at"]]
     print(f"\nX won {len(won)} of {len(games)}; median plies over those "
