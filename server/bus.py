@@ -12,13 +12,14 @@ Handlers are plain functions called on the event loop, one message at a time, ne
 inside ``publish``; one that raises is logged and the others still run. A handler that must
 await starts a task.
 
-``RedisBus`` keeps one pub/sub connection, read by one task. If Redis goes away (restart,
-network) it reconnects by itself with backoff, subscribes again to every topic, and then calls
-the ``on_resume`` callbacks: messages published during the gap are lost, so a listener that
+``RedisBus`` keeps two connections of its own (``server.resp``): one publishes, one is
+subscribed and is read as its bytes arrive. If Redis goes away (restart, network) it
+reconnects by itself with backoff, subscribes again to every topic, and then calls the
+``on_resume`` callbacks: messages published during the gap are lost, so a listener that
 mirrors state (a room's spectators, the lobby) resynchronises from the record. While Redis is
 unreachable ``publish`` raises ``BusError``; a silent connection (no FIN, a cut network) is
 found by a PING after ``ping_interval`` seconds of quiet. When the bus loses Redis it drops
-the idle connections of its publishing client (and of the clients given to ``watch_over``):
+its publishing connection and the idle connections of the clients given to ``watch_over``:
 after a restart each of them would fail its next command once.
 """
 
@@ -31,14 +32,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import hiredis
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.errors import ServerError
+from server.resp import RespConnection, RespReplyError, open_connection
 
 log = logging.getLogger(__name__)
 
@@ -213,30 +212,33 @@ class RedisBus(_Topics):
     """The bus between nodes on Redis pub/sub; open one with ``await RedisBus.open(url)``.
 
     Topics are Redis channels named ``prefix + topic``, so several Qubic installations (or
-    tests) can share one Redis.
+    tests) can share one Redis. Two connections of its own (``server.resp``, not redis-py:
+    they are the hot path): one publishes, one is subscribed.
     """
 
     def __init__(
         self,
-        client: aioredis.Redis,
-        subscriber: aioredis.Redis,
+        url: str,
+        publisher: RespConnection,
         *,
         prefix: str,
         ping_interval: float,
         max_backoff: float,
+        timeout: float,
     ) -> None:
         super().__init__()
-        self._client = client  # publishes, retrying on its own through a short outage
-        self._subscriber = subscriber  # never retries: the reader task reconnects, and knows
+        self.url = url
+        self._publisher = publisher  # made again on the next publish once lost
+        self._connecting: asyncio.Lock = asyncio.Lock()
+        self._subscriber: RespConnection | None = None  # the reader task's, when connected
         self.prefix = prefix
         self.ping_interval = ping_interval
         self.max_backoff = max_backoff
-        self._pubsub: Any = None  # the current redis.asyncio.client.PubSub, when connected
-        self._send_lock = asyncio.Lock()  # one command at a time on the pub/sub connection
+        self.timeout = timeout
         self._confirmed: set[str] = set()  # channels Redis has confirmed on this connection
         self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
         self._connected = asyncio.Event()
-        self._companions: list[aioredis.Redis] = [client]
+        self._companions: list[aioredis.Redis] = []
         self.reconnects = 0  # times the connection was lost and made again, for metrics
         self._reader = asyncio.create_task(self._read_forever(), name="qubic-bus-reader")
 
@@ -252,12 +254,12 @@ class RedisBus(_Topics):
     ) -> RedisBus:
         """Connect to Redis at ``url`` (``redis://host:6379/0``); raises ``BusError`` if it
         cannot be reached within ``timeout`` seconds."""
-        options: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_keepalive": True}
-        client = await connect(url, timeout)
-        subscriber = aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **options)
-        bus = cls(
-            client, subscriber, prefix=prefix, ping_interval=ping_interval, max_backoff=max_backoff
-        )
+        try:
+            publisher = await open_connection(url, timeout)
+        except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:
+            raise BusError(f"cannot reach Redis at {url}: {exc}") from None
+        bus = cls(url, publisher, prefix=prefix, ping_interval=ping_interval,
+                  max_backoff=max_backoff, timeout=timeout)
         try:
             await asyncio.wait_for(bus._connected.wait(), timeout)
         except TimeoutError:
@@ -270,32 +272,31 @@ class RedisBus(_Topics):
         return self._connected.is_set()
 
     def watch_over(self, client: aioredis.Redis) -> None:
-        """Drop ``client``'s idle connections whenever the bus loses Redis, as the bus's own
-        publishing client's are: after a restart each would fail its next command once."""
+        """Drop ``client``'s idle connections whenever the bus loses Redis: after a restart
+        each would fail its next command once."""
         self._companions.append(client)
 
     async def _drop_idle_connections(self) -> None:
+        self._publisher.close()  # (made again on the next publish)
         for client in self._companions:
             with contextlib.suppress(RedisError, OSError):
                 await client.connection_pool.disconnect(inuse_connections=False)
 
     async def publish(self, topic: str, message: bytes) -> None:
-        self._check_open()
-        try:
-            await self._client.publish(self.prefix + topic, message)
-        except (RedisError, OSError) as exc:
-            raise BusError(f"cannot publish on Redis: {exc}") from exc
+        await self.publish_many([(topic, message)])
 
     async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
-        """One pipeline (no transaction): the messages go in one write, in order, and their
-        answers come back in one read, where one ``publish`` each waited a round trip."""
+        """The messages go in one write, in order, and their answers come back in one read
+        (a pipeline), where one ``publish`` each waited a round trip."""
         self._check_open()
+        commands = [(b"PUBLISH", self.prefix + topic, message) for topic, message in messages]
         try:
-            async with self._client.pipeline(transaction=False) as pipe:
-                for topic, message in messages:
-                    pipe.publish(self.prefix + topic, message)
-                await pipe.execute()
-        except (RedisError, OSError) as exc:
+            if not self._publisher.is_open:
+                async with self._connecting:
+                    if not self._publisher.is_open:
+                        self._publisher = await open_connection(self.url, self.timeout)
+            await self._publisher.send(commands)
+        except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:
             raise BusError(f"cannot publish on Redis: {exc}") from exc
 
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
@@ -307,7 +308,7 @@ class RedisBus(_Topics):
         confirmed = asyncio.get_running_loop().create_future()
         self._waiting[channel].append(confirmed)
         if first:
-            await self._send("subscribe", channel)
+            self._send("SUBSCRIBE", channel)
         try:
             await confirmed
         except BaseException:
@@ -319,16 +320,13 @@ class RedisBus(_Topics):
         channel = self.prefix + topic
         self._confirmed.discard(channel)
         if not self.closed:
-            await self._send("unsubscribe", channel)
+            self._send("UNSUBSCRIBE", channel)
 
-    async def _send(self, command: str, *channels: str) -> None:
-        """Send (un)subscribe on the pub/sub connection; if it is down, the reader will
+    def _send(self, command: str, *channels: str) -> None:
+        """Send (UN)SUBSCRIBE on the subscribed connection; if it is down, the reader will
         subscribe again to whatever has handlers when it reconnects."""
-        async with self._send_lock:
-            if self._pubsub is None:
-                return
-            with contextlib.suppress(RedisError, OSError):
-                await getattr(self._pubsub, command)(*channels)
+        if self._subscriber is not None and self._subscriber.is_open:
+            self._subscriber.write(command, *channels)
 
     async def close(self) -> None:
         if self.closed:
@@ -343,8 +341,7 @@ class RedisBus(_Topics):
                     future.set_exception(BusError("the bus is closed"))
         self._waiting.clear()
         self._handlers.clear()
-        await self._client.aclose()
-        await self._subscriber.aclose()
+        self._publisher.close()
 
     # The reader task.
 
@@ -352,14 +349,14 @@ class RedisBus(_Topics):
         backoff = 0.05
         ever_connected = False
         while True:
-            pubsub = self._subscriber.pubsub()
+            subscriber = None
             try:
-                async with self._send_lock:
-                    await pubsub.connect()
-                    self._pubsub = pubsub
-                    channels = [self.prefix + topic for topic in self._handlers]
-                    if channels:
-                        await pubsub.subscribe(*channels)
+                subscriber = await open_connection(self.url, self.timeout)
+                subscriber.subscribe_mode(self._pushed)
+                self._subscriber = subscriber
+                channels = [self.prefix + topic for topic in self._handlers]
+                if channels:
+                    subscriber.write("SUBSCRIBE", *channels)
                 self._connected.set()
                 if ever_connected:
                     self.reconnects += 1
@@ -367,19 +364,50 @@ class RedisBus(_Topics):
                     self._resume_when_confirmed(channels)
                 ever_connected = True
                 backoff = 0.05
-                await self._read(pubsub)
-            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                await self._watch(subscriber)
+            except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:
                 if self._connected.is_set():
                     log.warning("lost the connection to Redis: %s", exc)
                     await self._drop_idle_connections()
             finally:
                 self._connected.clear()
-                self._pubsub = None
+                self._subscriber = None
                 self._confirmed.clear()
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()
+                if subscriber is not None:
+                    subscriber.close()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self.max_backoff)
+
+    async def _watch(self, subscriber: RespConnection) -> None:
+        """Return when the connection is lost; after ``ping_interval`` of quiet send a PING,
+        and give the connection up if two go unanswered (a silent network)."""
+        unanswered = 0
+        while True:
+            checked = asyncio.get_running_loop().time()
+            await asyncio.wait([subscriber.lost], timeout=self.ping_interval)
+            if subscriber.lost.done():
+                raise subscriber.lost.result()
+            if subscriber.last_heard >= checked:
+                unanswered = 0
+                continue
+            if unanswered >= 2:
+                raise ConnectionError("Redis did not answer two PINGs")
+            unanswered += 1
+            subscriber.write("PING")
+
+    def _pushed(self, reply: Any) -> None:
+        """What Redis sent on the subscribed connection."""
+        kind = reply[0]
+        if kind == b"message":
+            self._deliver(reply[1].decode()[len(self.prefix) :], reply[2])
+        elif kind == b"subscribe":
+            name = reply[1].decode()
+            self._confirmed.add(name)
+            for future in self._waiting.pop(name, []):
+                if not future.done():
+                    future.set_result(None)
+        elif isinstance(reply, hiredis.ReplyError):
+            log.warning("Redis refused a command on the bus's subscribed connection: %s", reply)
 
     def _resume_when_confirmed(self, channels: list[str]) -> None:
         """Tell listeners that the bus is back once Redis confirms every subscription."""
@@ -399,26 +427,3 @@ class RedisBus(_Topics):
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[channel].append(future)
         return future
-
-    async def _read(self, pubsub: Any) -> None:
-        unanswered = 0
-        while True:
-            response = await pubsub.get_message(timeout=self.ping_interval)
-            if response is None:  # quiet: is the connection still there?
-                if unanswered >= 2:
-                    raise RedisConnectionError("Redis did not answer two PINGs")
-                unanswered += 1
-                async with self._send_lock:
-                    await pubsub.ping()
-                continue
-            unanswered = 0
-            kind = response["type"]
-            channel = response["channel"]
-            if kind == "message":
-                self._deliver(channel.decode()[len(self.prefix) :], response["data"])
-            elif kind == "subscribe":
-                name = channel.decode()
-                self._confirmed.add(name)
-                for future in self._waiting.pop(name, []):
-                    if not future.done():
-                        future.set_result(None)

@@ -4,6 +4,7 @@ and on Redis a restart of the real server in the middle."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -217,3 +218,39 @@ async def test_a_subscription_made_while_redis_is_down_waits_for_it(
 async def test_redis_that_cannot_be_reached_is_refused_with_a_reason() -> None:
     with pytest.raises(BusError, match="cannot reach Redis"):
         await RedisBus.open("redis://127.0.0.1:1/0", timeout=2)
+
+
+async def test_a_silent_redis_is_given_up_and_found_again(
+    redis_factory: Callable[[], RedisServer],
+) -> None:
+    """No FIN, no answer (the process stopped, as a cut network looks): two unanswered PINGs
+    and the bus counts itself cut off; once Redis answers again it comes back by itself."""
+    server = redis_factory()
+    bus = await RedisBus.open(server.url, ping_interval=0.2, timeout=1)
+    resumed = asyncio.Event()
+    bus.on_resume(resumed.set)
+    inbox = Inbox()
+    await bus.subscribe("t", inbox)
+    assert server.process is not None
+    try:
+        server.process.send_signal(signal.SIGSTOP)
+        async with asyncio.timeout(TIMEOUT):
+            while bus.connected:
+                await asyncio.sleep(0.05)
+    finally:
+        server.process.send_signal(signal.SIGCONT)
+    try:
+        await asyncio.wait_for(resumed.wait(), TIMEOUT)
+        assert bus.reconnects >= 1
+        await bus.publish("t", b"after")
+        assert await inbox.next() == ("t", b"after")
+    finally:
+        await bus.close()
+
+
+async def test_redis_that_refuses_the_password_is_refused_with_its_reason(
+    redis_url: str,
+) -> None:
+    wrong = redis_url.replace("redis://", "redis://someone:wrong@")
+    with pytest.raises(BusError, match="cannot reach Redis.*(WRONGPASS|AUTH)"):
+        await RedisBus.open(wrong, timeout=2)
