@@ -61,6 +61,7 @@ from tests.services import PostgresServer, RedisServer, run_sql  # noqa: E402
 
 CELLS = 64
 MAX_GAMES = 2000
+SLOW = 0.05  # a move slower than this (the issue's p99 target) is listed by its second
 WAIT = 3.0  # seconds a bot waits for an ack or the opponent's receipt before it resyncs
 RESYNC_TRIES = 30
 REMATCH_WAIT = 10.0  # seconds both players wait for the rematch's game
@@ -95,6 +96,7 @@ class Tally:
     not_resumed: list[str] = field(default_factory=list)  # the others, and how they stood
     rematch_timeouts: list[str] = field(default_factory=list)  # the games, with what came
     takeover: list[float] = field(default_factory=list)  # kill -> new owner's state pushed
+    slow: list[tuple[float, float]] = field(default_factory=list)  # (sent, latency) > SLOW
 
 
 class Bot:
@@ -289,6 +291,8 @@ class Slot:
             self.tally.acked.append((game, self.ply, cell))
             if timeline.measure_from <= sent < timeline.measure_to:
                 self.tally.latencies.append(received - sent)
+                if received - sent > SLOW:
+                    self.tally.slow.append((sent - timeline.measure_from, received - sent))
             elif timeline.kill_at is not None and sent >= timeline.kill_at:
                 self.tally.after_kill.append(received - sent)
                 self._resumed(game, timeline)
@@ -496,13 +500,26 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     total = Tally()
     for t in tallies:
         for name in ("latencies", "spectator", "after_kill", "acked", "takeover", "not_resumed",
-                     "rematch_timeouts"):
+                     "rematch_timeouts", "slow"):
             getattr(total, name).extend(getattr(t, name))
         total.errors.update(t.errors)
         total.errors_after_kill.update(t.errors_after_kill)
         for name in ("moves", "rematches", "resyncs", "killed_games", "resumed"):
             setattr(total, name, getattr(total, name) + getattr(t, name))
     return total, setup
+
+
+def slow_seconds(tally: Tally) -> str:
+    """Where in the window the moves slower than ``SLOW`` were sent: the five worst
+    seconds, so a burst shows apart from a spread."""
+    by_second = Counter(int(sent) for sent, _ in tally.slow)
+    longest: dict[int, float] = {}
+    for sent, latency in tally.slow:
+        longest[int(sent)] = max(latency, longest.get(int(sent), 0.0))
+    worst = ", ".join(f"s{second} {count} (max {longest[second] * 1000:.0f} ms)"
+                      for second, count in by_second.most_common(5))
+    return (f"  moves over {SLOW * 1000:.0f} ms: {len(tally.slow)} of {len(tally.latencies)}, "
+            f"in {len(by_second)} seconds of the window" + (f"; worst: {worst}" if worst else ""))
 
 
 def missing_moves(url: str, acked: Sequence[tuple[str, int, int]]) -> int:
@@ -583,6 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      lambda: nodes[0].stop(kill=True), "c", redis.url)
             missing = missing_moves(postgres.url("cluster"), tally.acked)
             print(line("three nodes", tally, setup, missing), flush=True)
+            print(slow_seconds(tally), flush=True)
             for timeout in [t for t in tally.rematch_timeouts if "around" not in t][:5]:
                 print(f"  rematch timed out: {timeout}", flush=True)
             print(f"after node n0 was killed: latency {ms(tally.after_kill)}, errors "
