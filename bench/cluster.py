@@ -509,6 +509,29 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     return total, setup
 
 
+def nodes_health(nodes: Sequence[ServerProcess]) -> str:
+    """Each node's loop lag (its recent samples) and garbage collections since its start,
+    from its ``/metrics``."""
+    lines = []
+    for i, server in enumerate(nodes):
+        try:
+            m = server.metrics()
+        except OSError as error:
+            lines.append(f"  n{i}: no /metrics ({error})")
+            continue
+        lag = [m.get(f'qubic_event_loop_lag_seconds{{quantile="{q}"}}', float("nan")) * 1000
+               for q in ("0.5", "0.99", "1.0")]
+        gcs = []
+        for g in range(3):
+            label = f'generation="{g}"'
+            count = m.get(f"qubic_gc_pause_seconds_count{{{label}}}", 0)
+            longest = m.get(f'qubic_gc_pause_seconds{{{label},quantile="1.0"}}', 0) * 1000
+            gcs.append(f"gen{g} {count:.0f}x max {longest:.0f} ms")
+        lines.append(f"  n{i}: loop lag p50/p99/max {lag[0]:.1f}/{lag[1]:.1f}/{lag[2]:.1f} ms; "
+                     f"GC {', '.join(gcs)}")
+    return "\n".join(lines)
+
+
 def slow_seconds(tally: Tally) -> str:
     """Where in the window the moves slower than ``SLOW`` were sent: the five worst
     seconds, so a burst shows apart from a spread."""
@@ -596,11 +619,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             nodes = [node(directory, f"n{i}", postgres.url("cluster"), redis.url, args.lease_ttl)
                      for i in range(3)]
             servers += nodes
-            tally, setup = run_phase([n.ws_url for n in nodes], True, args,
-                                     lambda: nodes[0].stop(kill=True), "c", redis.url)
+            health: list[str] = []
+
+            def kill() -> None:
+                health.append(nodes_health(nodes))  # at the end of the measuring window
+                nodes[0].stop(kill=True)
+
+            tally, setup = run_phase([n.ws_url for n in nodes], True, args, kill, "c",
+                                     redis.url)
             missing = missing_moves(postgres.url("cluster"), tally.acked)
             print(line("three nodes", tally, setup, missing), flush=True)
             print(slow_seconds(tally), flush=True)
+            print(*health, sep="\n", flush=True)
             for timeout in [t for t in tally.rematch_timeouts if "around" not in t][:5]:
                 print(f"  rematch timed out: {timeout}", flush=True)
             print(f"after node n0 was killed: latency {ms(tally.after_kill)}, errors "
