@@ -493,8 +493,9 @@ class Rooms:
             if since is None or now - since < limit:
                 continue
             async with self.locks[room.id]:
-                if room.over or room.abandoned_since() != since:
-                    continue
+                if self.rooms.get(room.id) is not room or room.over \
+                        or room.abandoned_since() != since:
+                    continue  # dropped (handed off, lease lost), ended or rejoined meanwhile
                 log.info("game %s: abandoned at ply %d", room.id, room.board.ply)
                 events = await self._persist(room, room.abandon(now))
                 self.deliver(room, events)

@@ -1,0 +1,34 @@
+"""The abandoned-games sweep acts only on the rooms this server still holds."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import Server, play, start_private_game
+
+
+async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
+    server: Server,
+) -> None:
+    """A room handed off (or whose lease was lost) while the sweep waited for its lock is
+    not this server's any more: ending it would write to a game someone else now holds."""
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game_id = await start_private_game(server, ann, bob)
+    await play(ann, game_id, "1a1", 0)
+    rooms = server.running.hub.games
+    room = rooms.rooms[game_id]
+    await ann.ws.close()
+    await bob.ws.close()
+    async with asyncio.timeout(10):
+        while room.abandoned_since() is None:
+            await asyncio.sleep(0.02)
+
+    async with rooms.locks[game_id]:  # a change in flight
+        sweep = asyncio.create_task(rooms.end_abandoned(rooms.now() + 10**6))
+        await asyncio.sleep(0.05)  # the sweep now waits for the lock
+        rooms.drop(game_id)  # meanwhile the game went to another holder
+    await sweep
+
+    assert not room.over
+    record = await server.running.store.get_game(game_id)
+    assert record is not None and record.result is None
