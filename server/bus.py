@@ -32,12 +32,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import hiredis
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from server.errors import ServerError
-from server.resp import RespConnection, RespReplyError, open_connection
+from server.resp import RespConnection, RespReplyError, is_error, open_connection
 
 log = logging.getLogger(__name__)
 
@@ -406,7 +405,7 @@ class RedisBus(_Topics):
             for future in self._waiting.pop(name, []):
                 if not future.done():
                     future.set_result(None)
-        elif isinstance(reply, hiredis.ReplyError):
+        elif is_error(reply):
             log.warning("Redis refused a command on the bus's subscribed connection: %s", reply)
 
     def _resume_when_confirmed(self, channels: list[str]) -> None:

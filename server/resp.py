@@ -24,8 +24,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import hiredis
 from redis.asyncio.connection import SSLConnection, parse_url
+
+try:
+    import hiredis
+except ImportError:  # the cluster extra brings it; the embedded server never talks to Redis
+    hiredis = None  # type: ignore[assignment]
 
 Push = Callable[[Any], None]
 """Called with each reply on a subscribed connection (a list such as
@@ -43,6 +47,11 @@ def pack(*args: bytes | str) -> bytes:
         data = arg.encode() if isinstance(arg, str) else arg
         parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
     return b"".join(parts)
+
+
+def is_error(reply: Any) -> bool:
+    """Whether a reply is Redis's error (``-ERR ...``)."""
+    return isinstance(reply, hiredis.ReplyError)
 
 
 class _Pending:
@@ -102,7 +111,7 @@ class RespConnection(asyncio.Protocol):
         self._pending.popleft()
         if pending.future.done():  # its caller was cancelled
             return
-        error = next((r for r in pending.replies if isinstance(r, hiredis.ReplyError)), None)
+        error = next((r for r in pending.replies if is_error(r)), None)
         if error is not None:
             pending.future.set_exception(RespReplyError(str(error)))
         else:
@@ -156,6 +165,8 @@ async def open_connection(url: str, timeout: float) -> RespConnection:
     """Connect to Redis at ``url`` (``redis://[user:password@]host[:port][/db]``,
     ``rediss://`` for TLS, ``unix:///path``), authenticated, within ``timeout`` seconds;
     raises ``ConnectionError``, ``OSError``, ``TimeoutError`` or ``RespReplyError``."""
+    if hiredis is None:
+        raise ConnectionError("talking to Redis needs hiredis: pip install 'qubic[cluster]'")
     options = parse_url(url)
     loop = asyncio.get_running_loop()
 
