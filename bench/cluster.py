@@ -545,6 +545,34 @@ def slow_seconds(tally: Tally) -> str:
             f"in {len(by_second)} seconds of the window" + (f"; worst: {worst}" if worst else ""))
 
 
+def maintenance(url: str, window: float) -> str:
+    """PostgreSQL's automatic vacuums and analyses of the window (called at its end), by
+    second of the window: one can stall the commits it runs beside."""
+    async def look() -> list[tuple[str, str, float]]:
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            rows = await conn.fetch(
+                "SELECT relname, last_autovacuum, last_autoanalyze, now() AS now "
+                "FROM pg_stat_user_tables")
+        finally:
+            await conn.close()
+        found = []
+        for row in rows:
+            for what in ("autovacuum", "autoanalyze"):
+                at = row[f"last_{what}"]
+                if at is not None:
+                    second = window - (row["now"] - at).total_seconds()
+                    if second >= 0:
+                        found.append((row["relname"], what, second))
+        return sorted(found, key=lambda f: f[2])
+
+    found = asyncio.run(look())
+    return "  PostgreSQL in the window: " + (", ".join(
+        f"{what} of {table} at s{second:.0f}" for table, what, second in found) or "no autovacuum")
+
+
 def missing_moves(url: str, acked: Sequence[tuple[str, int, int]]) -> int:
     async def look() -> int:
         import asyncpg
@@ -623,6 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             def kill() -> None:
                 health.append(nodes_health(nodes))  # at the end of the measuring window
+                health.append(maintenance(postgres.url("cluster"), args.duration))
                 nodes[0].stop(kill=True)
 
             tally, setup = run_phase([n.ws_url for n in nodes], True, args, kill, "c",
