@@ -455,6 +455,7 @@ class SearchParams:
     salt: int = 0
     tt: bool = True
     extensions: int = 2  # threat extensions on one path (see pvs)
+    iterate: int = 50  # percent of the time after which no new iteration starts
     weights: np.ndarray = field(default_factory=lambda: DEFAULT_EVAL.copy())
 
     def array(self) -> np.ndarray:
@@ -660,7 +661,8 @@ class Master:
                 thought.proved = True
                 if WIN - abs(value) <= depth + 1:
                     break  # a full-width search this deep sees every faster end
-            if deadline and time.perf_counter() > started + (deadline - started) * 0.5:
+            if deadline and time.perf_counter() > (
+                    started + (deadline - started) * self.params.iterate / 100):
                 break  # the next iteration would not finish in time
         if win is not None and thought.score < WIN - len(win):
             thought.move, thought.pv = win[0], win

@@ -62,6 +62,9 @@ class MasterPlayer(Player):
         "inner": Option(parse_int(0, 1_000_000), 4000, "threat-search nodes at an inner node"),
         "prove": Option(parse_bool, True,
                         "spend the time the search leaves on a df-pn proof (no depth cap only)"),
+        "iterate": Option(parse_int(1, 100), 50,
+                          "percent of the time after which the search starts no new "
+                          "iteration"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -83,6 +86,7 @@ class MasterPlayer(Player):
                 noise=int(self.settings["noise"]), salt=self.seed,
                 tss_leaf=int(self.settings["leaf"]), tss_interior=int(self.settings["inner"]),
                 weights=wary_weights(int(self.settings["wary"]) if side else 100),
+                iterate=int(self.settings["iterate"]),
             )
             if not self.settings["tss"]:
                 params.tss_interior = params.tss_leaf = params.tss_root = 0

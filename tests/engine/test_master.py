@@ -236,3 +236,11 @@ def test_only_the_second_players_search_is_wary() -> None:
     x_search, o_search = player._masters["4x4x4", 0], player._masters["4x4x4", 1]
     assert (x_search.params.weights == wary_weights(100)).all()
     assert (o_search.params.weights == wary_weights(250)).all()
+
+
+def test_the_iterate_option_sets_when_the_search_starts_no_new_iteration() -> None:
+    board = Board.from_notation("4x4x4", "1a1")
+    player = make_player("master:iterate=90,book=off")
+    player.decide(board, Limit(depth=1))
+    assert player._masters["4x4x4", 1].params.iterate == 90
+    assert make_player("master").settings["iterate"] == 50
