@@ -396,6 +396,9 @@ class RedisBus(_Topics):
 
     def _pushed(self, reply: Any) -> None:
         """What Redis sent on the subscribed connection."""
+        if is_error(reply):  # an error object, not a list
+            log.warning("Redis refused a command on the bus's subscribed connection: %s", reply)
+            return
         kind = reply[0]
         if kind == b"message":
             self._deliver(reply[1].decode()[len(self.prefix) :], reply[2])
@@ -405,8 +408,6 @@ class RedisBus(_Topics):
             for future in self._waiting.pop(name, []):
                 if not future.done():
                     future.set_result(None)
-        elif is_error(reply):
-            log.warning("Redis refused a command on the bus's subscribed connection: %s", reply)
 
     def _resume_when_confirmed(self, channels: list[str]) -> None:
         """Tell listeners that the bus is back once Redis confirms every subscription."""

@@ -92,7 +92,7 @@ class RespConnection(asyncio.Protocol):
         self.last_heard = self._loop.time()
         self._parser.feed(data)
         try:
-            while (reply := self._parser.gets()) is not False:
+            while (reply := self._parser.gets()) is not False and not self.lost.done():
                 if self._push is not None:
                     self._push(reply)
                 else:

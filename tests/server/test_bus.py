@@ -57,13 +57,19 @@ async def barrier(publisher: Bus, subscriber: Bus, topic: str = "barrier") -> No
     await subscription.cancel()
 
 
+async def games_and_lobby(bus: Bus) -> tuple[Inbox, Inbox]:
+    """Two inboxes on ``bus``, subscribed to ``game:1`` and ``lobby``."""
+    games, lobby = Inbox(), Inbox()
+    await bus.subscribe("game:1", games)
+    await bus.subscribe("lobby", lobby)
+    return games, lobby
+
+
 async def test_a_subscriber_gets_each_message_of_its_topic_in_order(
     nodes: tuple[Bus, Bus],
 ) -> None:
     a, b = nodes
-    games, lobby = Inbox(), Inbox()
-    await b.subscribe("game:1", games)
-    await b.subscribe("lobby", lobby)
+    games, lobby = await games_and_lobby(b)
     await a.publish("nobody-listens", b"lost")
     for i in range(100):
         await a.publish("game:1", f"move {i}".encode())
@@ -78,9 +84,7 @@ async def test_messages_published_together_arrive_in_their_order(
     nodes: tuple[Bus, Bus],
 ) -> None:
     a, b = nodes
-    games, lobby = Inbox(), Inbox()
-    await b.subscribe("game:1", games)
-    await b.subscribe("lobby", lobby)
+    games, lobby = await games_and_lobby(b)
     together = [("game:1" if i % 3 else "lobby", f"m{i}".encode()) for i in range(300)]
     await a.publish_many([("nobody-listens", b"lost"), *together[:150]])
     await a.publish("game:1", b"between")
@@ -254,3 +258,16 @@ async def test_redis_that_refuses_the_password_is_refused_with_its_reason(
     wrong = redis_url.replace("redis://", "redis://someone:wrong@")
     with pytest.raises(BusError, match="cannot reach Redis.*(WRONGPASS|AUTH)"):
         await RedisBus.open(wrong, timeout=2)
+
+
+async def test_an_error_on_the_subscribed_connection_is_logged_not_fatal(redis_url: str) -> None:
+    bus = await RedisBus.open(redis_url)
+    try:
+        inbox = Inbox()
+        await bus.subscribe("t", inbox)
+        bus._send("GET", "k")  # refused in subscribed mode: Redis answers with an error
+        await bus.publish("t", b"still here")
+        assert await inbox.next() == ("t", b"still here")
+        assert bus.reconnects == 0 and bus.connected
+    finally:
+        await bus.close()
