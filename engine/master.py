@@ -497,6 +497,7 @@ class Thought:
     elapsed: float = 0.0
     iterations: list[Iteration] = field(default_factory=list)
     ranking: list[Cell] = field(default_factory=list)  # root moves, best first (last iteration)
+    scores: dict[Cell, int] = field(default_factory=dict)  # their values or bounds (the same)
 
 
 class Master:
@@ -652,6 +653,8 @@ class Master:
             thought.move, thought.score, thought.pv, thought.depth = best_move, value, line, depth
             ranked = sorted(range(len(moves)), key=lambda i: -scores[i])
             thought.ranking = [best_move] + [moves[i] for i in ranked if moves[i] != best_move]
+            thought.scores = {moves[i]: int(scores[i]) for i in range(len(moves))}
+            thought.scores[best_move] = value
             thought.iterations.append(Iteration(depth, best_move, value, line, True))
             previous = value
             if best_move in moves:

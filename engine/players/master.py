@@ -1,6 +1,7 @@
 """The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`), the
 opening book (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins
-the search does not see.
+the search does not see. When the search proves the game lost, the time it leaves goes to
+setting a trap (:mod:`engine.traps`): the losing move whose win is hardest to find.
 
 With its default options it plays as strongly as we can make it within the time it is given.
 Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
@@ -18,6 +19,7 @@ from engine.geometry import Cell, Geometry
 from engine.master import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
 from engine.solver import Solver
+from engine.traps import TrapFinder
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
 SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetry
@@ -65,6 +67,9 @@ class MasterPlayer(Player):
         "iterate": Option(parse_int(1, 100), 50,
                           "percent of the time after which the search starts no new "
                           "iteration"),
+        "traps": Option(parse_bool, True,
+                        "when the search proves the game lost, play the losing move whose win "
+                        "is hardest to find (no depth cap only)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -74,6 +79,7 @@ class MasterPlayer(Player):
         super().__init__(seed, **settings)
         self._masters: dict[tuple[str, int], Master] = {}
         self._solvers: dict[str, Solver] = {}
+        self._traps: dict[str, TrapFinder] = {}
 
     def master(self, geometry: Geometry, side: int = 0) -> Master:
         """The search (and its tables, kept between moves) for one board and side: the second
@@ -135,7 +141,22 @@ class MasterPlayer(Player):
             proved = self._prove(board, deadline, limit, thought)
             if proved is not None:
                 thought.move, thought.pv = proved, (proved,)
+        elif (thought.proved and thought.score < 0 and self.settings["traps"] and deadline
+              and depth == 64 and len(moves) > 1):
+            self._set_trap(board, deadline, thought)
         return _decision(thought, time.perf_counter() - started)
+
+    def _set_trap(self, board: Board, deadline: float, thought: Thought) -> None:
+        """Lost: the time the search left goes to choosing the losing move whose win is
+        hardest for the opponent to find (:mod:`engine.traps`)."""
+        finder = self._traps.get(board.geometry.name)
+        if finder is None:
+            finder = self._traps[board.geometry.name] = TrapFinder(board.geometry)
+        ranking = thought.ranking or [thought.move]
+        move, _ = finder.choose(board, ranking, thought.scores, deadline - PROOF_LOOKUP)
+        if move != thought.move:
+            thought.move, thought.pv = move, (move,)
+            thought.score = thought.scores.get(move, thought.score)
 
     def _prove(self, board: Board, deadline: float, limit: Limit,
                thought: Thought) -> Cell | None:
