@@ -31,7 +31,7 @@ from engine.board import Board  # noqa: E402
 from engine.master import mate_plies  # noqa: E402
 from engine.notation import format_cell  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
-from engine.traps import TrapFinder  # noqa: E402
+from engine.traps import TrapFinder, best  # noqa: E402
 
 FAR = 1e18
 
@@ -60,10 +60,11 @@ def probe(moves: str, opponent: str, seconds: float, candidates: int) -> dict | 
         return None
     finder = TrapFinder(board.geometry)
     ranking = (thought.ranking or [thought.move])[:candidates]
-    rows = []
+    rows, traps = [], []
     for move in ranking:
         trap = finder.examine(board, move, mate_plies(thought.scores.get(move, 0)) or 0, FAR)
         assert trap is not None
+        traps.append(trap)
         board.push(move)
         answer = make_player(opponent, 3).decide(board, Limit(time=seconds))
         board.push(answer.move)
@@ -75,11 +76,11 @@ def probe(moves: str, opponent: str, seconds: float, candidates: int) -> dict | 
         board.pop()
         board.pop()
         rows.append({
-            "move": format_cell(move, board.geometry), "key": trap.key(),
+            "move": format_cell(move, board.geometry),
             "found": answer.forced is not None and answer.forced.result == "win",
             "kept": kept,
         })
-    chosen = max(range(len(rows)), key=lambda i: rows[i]["key"])
+    chosen = traps.index(best(traps))
     return {"position": board.notation(), "ply": board.ply, "loss_in": mate_plies(thought.score),
             "rows": rows, "trap": chosen}
 

@@ -497,7 +497,7 @@ class Thought:
     elapsed: float = 0.0
     iterations: list[Iteration] = field(default_factory=list)
     ranking: list[Cell] = field(default_factory=list)  # root moves, best first (last iteration)
-    scores: dict[Cell, int] = field(default_factory=dict)  # their values or bounds (the same)
+    scores: dict[Cell, int] = field(default_factory=dict)  # the best's value, others' bounds
 
 
 class Master:

@@ -114,10 +114,12 @@ class TrapFinder:
             if trap is None:
                 break
             traps.append(trap)
-        if not traps:
-            return ranking[0], traps
-        best = max(traps, key=Trap.key)  # max keeps the first of equals: the search's order
-        return best.move, traps
+        return (best(traps).move if traps else ranking[0]), traps
 
 
-__all__ = ["Trap", "TrapFinder"]
+def best(traps: list[Trap]) -> Trap:
+    """The best of ``traps``; of equals the first (they come in the search's order)."""
+    return max(traps, key=Trap.key)
+
+
+__all__ = ["Trap", "TrapFinder", "best"]
