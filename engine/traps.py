@@ -46,8 +46,7 @@ class Trap:
     move: int
     easy: bool  # the opponent has a continuous-threat win at once
     natural_wins: bool  # the opponent's most natural move wins
-    winners: int  # how many of its natural moves win (of those examined)
-    examined: int
+    winners: int  # how many of its NATURAL most natural moves win
     delay: int  # plies to our loss, by the main search (0: unknown)
 
     def key(self) -> tuple[int, int, int, int]:
@@ -66,10 +65,9 @@ class TrapFinder:
         (a ``time.perf_counter`` value) came first."""
         board.push(move)
         try:
-            if board.is_game_over():
-                return Trap(move, True, True, 1, 1, delay)
-            if self.model.root_threat_win(board, MODEL_TSS_ROOT, deadline) is not None:
-                return Trap(move, True, True, 1, 1, delay)  # the easiest kind of win
+            if (board.is_game_over()
+                    or self.model.root_threat_win(board, MODEL_TSS_ROOT, deadline) is not None):
+                return Trap(move, True, True, 1, delay)  # the easiest kind of win
             view = self.model.think(board, max_depth=RANK_DEPTH, deadline=deadline)
             if time.perf_counter() > deadline:
                 return None
@@ -83,7 +81,7 @@ class TrapFinder:
                     board.pop()
                 if wins[-1] is None:
                     return None
-            return Trap(move, False, bool(wins[0]), sum(map(bool, wins)), len(wins), delay)
+            return Trap(move, False, bool(wins[0]), sum(map(bool, wins)), delay)
         finally:
             board.pop()
 

@@ -84,11 +84,11 @@ def test_with_no_time_left_choose_falls_back_on_the_search(lost) -> None:  # typ
 
 
 def test_trap_keys_order_easy_natural_winners_delay() -> None:
-    easy = Trap(1, True, True, 1, 1, 30)
-    natural = Trap(2, False, True, 1, 4, 30)
-    two = Trap(3, False, False, 2, 4, 10)
-    one = Trap(4, False, False, 1, 4, 10)
-    one_longer = Trap(5, False, False, 1, 4, 12)
+    easy = Trap(1, True, True, 1, 30)
+    natural = Trap(2, False, True, 1, 30)
+    two = Trap(3, False, False, 2, 10)
+    one = Trap(4, False, False, 1, 10)
+    one_longer = Trap(5, False, False, 1, 12)
     order = sorted([easy, natural, two, one, one_longer], key=Trap.key)
     assert [t.move for t in order] == [1, 2, 3, 4, 5]
 
