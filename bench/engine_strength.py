@@ -45,10 +45,9 @@ from engine.arena import (  # noqa: E402
     match_game,
     play_game,
 )
-from engine.master import warm_up  # noqa: E402
 from engine.players import LEVELS, Decision, Limit, Player, make_player  # noqa: E402
-from engine.players.alphabeta import warm_up as sparring_warm_up  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
+from engine.warm import warm_up  # noqa: E402
 
 OPPONENTS = ["bogenschutz", "rubinoff:eval=eval2,depth=4", "wood", "freeness", "random"]
 GEOMETRY = Board("4x4x4").geometry
@@ -408,7 +407,7 @@ def main() -> None:
     args = parser.parse_args()
     global RECORD, SIDE, START, X_OPENINGS
     RECORD, SIDE, START, X_OPENINGS = args.record, args.side, args.start, args.x_openings
-    seconds = warm_up() + sparring_warm_up()  # before the worker processes fork
+    seconds = warm_up(sparring=True)  # every kernel, before the worker processes fork
     print(f"compile/load: {seconds:.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,

@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.book import HOLD, Key, board_of, book_for, canonical_frame  # noqa: E402
-from engine.master import Master, warm_up  # noqa: E402
+from engine.master import Master  # noqa: E402
 from engine.players import Decision, Limit, Player, make_player  # noqa: E402
-from engine.players.alphabeta import warm_up as sparring_warm_up  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
+from engine.warm import warm_up  # noqa: E402
 
 VARIANT = "4x4x4"
 FIRST_MOVES = ("1a1", "1b1")  # one of each class of X's first move
@@ -306,8 +306,7 @@ def main() -> None:
     write.add_argument("path", type=Path)
     write.add_argument("--min-games", type=int, default=20)
     args = parser.parse_args()
-    warm_up()
-    sparring_warm_up()
+    warm_up(sparring=True)
     learner = Learner(args.state)
     {"learn": cmd_learn, "report": cmd_report, "write": cmd_write}[args.what](args, learner)
 

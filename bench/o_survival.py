@@ -33,11 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell  # noqa: E402
-from engine.master import warm_up  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 from engine.solver import Solver  # noqa: E402
-from engine.solver import warm_up as solver_warm_up  # noqa: E402
+from engine.warm import warm_up  # noqa: E402
 
 
 def survive(start: str, args: argparse.Namespace, seed: int) -> dict:
@@ -87,7 +86,6 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     warm_up()
-    solver_warm_up()
     board = Board.from_notation("4x4x4", args.first)
     starts = []
     for cell in root_moves(board, 0.0):
