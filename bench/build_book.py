@@ -66,6 +66,7 @@ from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 from engine.solver import Solver  # noqa: E402
 from engine.threats import threat_win  # noqa: E402
+from engine.warm import warm_up  # noqa: E402
 
 
 def prove_into(book: Book, solver: Solver, board: Board, seconds: float) -> bool | None:
@@ -599,6 +600,7 @@ def main() -> None:
     tree.add_argument("--root", default="")
     tree.add_argument("--total", type=float, default=3600.0, help="seconds in all")
     args = parser.parse_args()
+    warm_up(sparring=True)  # every kernel, before the pools fork and any move is timed
     book = book_for(args.variant)
     solver = Solver(book.geometry, tt_bits=args.tt_bits, tss_budget=500)
     {"games": cmd_games, "tree": cmd_tree, "defence": cmd_defence,
