@@ -70,8 +70,7 @@ finder.choose(lost, lost.legal_moves[:3], {}, 1e18)
 
 after = signatures()
 print(json.dumps({"played": played, "kernels": len(before),
-                  "compiled": {k: [before[k], after[k]] for k in after if after[k] != before[k]},
-                  "unwarmed": sorted(k for k in after if after[k] == 0)}))
+                  "compiled": {k: [before[k], after[k]] for k in after if after[k] != before[k]}}))
 """
 
 
