@@ -1,4 +1,4 @@
-"""CPU a message costs on the Redis bus: ``RedisBus`` (server.resp) against redis-py.
+"""CPU a message costs on the Redis bus: ``RedisBus`` (server.redis_io.resp) against redis-py.
 
     .venv/bin/python bench/bus_costs.py [--messages 20000] [--size 300]
 
@@ -27,7 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from services import RedisServer  # noqa: E402
 
-from server.bus import RedisBus  # noqa: E402
+from server.cluster.bus import RedisBus  # noqa: E402
 
 
 def cpu() -> float:

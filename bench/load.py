@@ -538,7 +538,7 @@ class Share:
 
 
 def quiet_collector() -> None:
-    """A generator's own hygiene, once its connections are made, as the server's (server/app.py):
+    """A generator's own hygiene, once its connections are made, as the server's (server/http/app.py):
     what they made stays out of every later collection, and what the window keeps (its
     tallies) brings on no full one. A generator's collection stops its loop and stamps the
     moves arriving meanwhile late."""

@@ -39,7 +39,7 @@ def server_key(db_path: Path) -> str:
 
 async def start_embedded(db_path: Path, **options: Any) -> RunningServer:
     """Start the server on 127.0.0.1 (a free port) with its database at ``db_path``."""
-    from server.app import ServerConfig, start_server  # the server's code loads only offline
+    from server.http.app import ServerConfig, start_server  # the server's code loads only offline
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
     settings: dict[str, Any] = {"ai_workers": 1, "grace": 60.0} | options

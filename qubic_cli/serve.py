@@ -66,11 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.ai_pool import AIError
-    from server.app import ServerConfig
-    from server.app import run as run_server
-    from server.bus import BusError
-    from server.errors import StoreError
+    from server.engine_pool.local import AIError
+    from server.errors import BusError, StoreError
+    from server.http.app import ServerConfig
+    from server.http.app import run as run_server
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -34,8 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.ai_pool import DEFAULT_NICE, AIError, AIPool
-    from server.fleet import FleetWorker, open_redis, parse_levels
+    from server.engine_pool.fleet import FleetWorker, open_redis, parse_levels
+    from server.engine_pool.local import DEFAULT_NICE, AIError, AIPool
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -76,3 +76,9 @@ class LimitReached(ServerError):
                  retry_in: float | None = None) -> None:
         super().__init__(message, code)
         self.retry_in = retry_in
+
+
+class BusError(ServerError, ConnectionError):
+    """The bus cannot carry a message now (Redis unreachable) or has been closed."""
+
+    code = "unavailable"  # ErrorCode.UNAVAILABLE, should a client be told

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from server.lifeline import signal_on_parent_death
+from server.engine_pool.lifeline import signal_on_parent_death
 
 SERVICES_START_TIMEOUT = 30.0
 

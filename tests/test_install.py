@@ -18,8 +18,8 @@ class Extras:
         if name.split(".")[0] in BLOCKED:
             raise ImportError(f"{name} comes only with an extra")
 sys.meta_path.insert(0, Extras())
-import client_tui.app, client_tui.embedded, qubic_cli.main, server.app, server.fleet
-from server.stores import open_store
+import client_tui.app, client_tui.embedded, qubic_cli.main, server.http.app, server.engine_pool.fleet
+from server.store.factory import open_store
 async def main():
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(tmp + "/q.db")

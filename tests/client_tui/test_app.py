@@ -21,7 +21,7 @@ from client_tui.screens.lobby import LobbyScreen
 from client_tui.widgets.board import BoardWidget
 from client_tui.widgets.game_info import GameInfo
 from engine import O, X, format_cell, parse_cell
-from server.app import RunningServer
+from server.http.app import RunningServer
 
 SIZE = (100, 30)
 

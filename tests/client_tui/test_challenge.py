@@ -15,7 +15,7 @@ from tui_helpers import client, in_lobby, running_server, until
 from client_tui.app import QubicApp
 from client_tui.screens.dialogs import ConfirmDialog, GameOptions, OptionsDialog
 from client_tui.screens.game import GameScreen
-from server.app import RunningServer
+from server.http.app import RunningServer
 from server.protocol import ClockSpec
 
 SIZE = (100, 30)

@@ -13,7 +13,7 @@ from tui_helpers import client, unconnected, until
 from client_tui.model import Applied, GameModel
 from client_tui.widgets.board import BoardWidget
 from engine import format_cell
-from server.app import RunningServer
+from server.http.app import RunningServer
 from server.protocol import SeatInfo, Suggestion, TakenBack
 
 

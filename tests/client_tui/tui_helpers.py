@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 
 from client_tui.app import QubicApp
 from client_tui.tokens import TokenStore
-from server.app import RunningServer, ServerConfig, start_server
+from server.http.app import RunningServer, ServerConfig, start_server
 
 TIMEOUT = 20.0
 

@@ -1,6 +1,6 @@
 """The web client's protocol and board code checked against the server's: the message
 examples of docs/protocol.md (the ones tests/server/test_protocol.py decodes), the message
-types and fields of server/protocol.py, and the engine's winning lines and notation."""
+types and fields of server/protocol/messages.py, and the engine's winning lines and notation."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ async def test_the_client_speaks_the_documented_protocol(tmp_path: Path) -> None
     for text, parsed in zip(server, js["parsed"], strict=True):
         assert parsed == json.loads(text), text
     assert js["refused"] == [None, None, None]
-    # The same message types and fields as server/protocol.py.
+    # The same message types and fields as server/protocol/messages.py.
     python_client = fields(p.ClientMessage)
     assert {t: [*f, "id"] for t, f in js["client"].items()} == {
         t: sorted(f, key=[*js["client"].get(t, []), "id"].index) for t, f in python_client.items()

@@ -9,7 +9,7 @@ import aiohttp
 import web_helpers
 
 from client_web import STATIC_DIR
-from server.web import CSP, IMMUTABLE, static_digest
+from server.http.web import CSP, IMMUTABLE, static_digest
 
 
 async def test_the_page_is_served_with_a_strict_policy_and_revalidated(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ async def test_static_files_are_immutable_under_their_digest(tmp_path: Path) -> 
             assert css.content_type == "text/css"
         async with http.get(f"{running.http_url}/static/000000000000/js/main.js") as stale:
             assert stale.status == 404
-        async with http.get(base + "/../../server/web.py") as escape:
+        async with http.get(base + "/../../server/http/web.py") as escape:
             assert escape.status in (403, 404)
         # The other routes are untouched.
         async with http.get(running.http_url + "/health") as health:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import websockets
 
-from server.app import RunningServer, ServerConfig, start_server
+from server.http.app import RunningServer, ServerConfig, start_server
 
 ROOT = Path(__file__).parents[2]
 CHROMIUM_ARGS = [

@@ -16,7 +16,7 @@ import pytest_asyncio
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from server.app import RunningServer, ServerConfig, start_server
+from server.http.app import RunningServer, ServerConfig, start_server
 
 TIMEOUT = 20.0
 

@@ -1,4 +1,4 @@
-"""Per-address limits counted once for a cluster, in Redis (server/address_limits.py).
+"""Per-address limits counted once for a cluster, in Redis (server/cluster/address_limits.py).
 
 On a real Redis: the nodes' ``RedisAddressLimits`` share one bucket of new players and one
 count of connections per address; a connection closed on one node frees its place on
@@ -28,7 +28,7 @@ from test_cluster_redis import three_nodes
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.address_limits import FAILED_OPEN, RedisAddressLimits
+from server.cluster.address_limits import FAILED_OPEN, RedisAddressLimits
 from server.metrics import Metrics
 
 DEADLINE = 60.0  # seconds any one condition may take on a loaded machine

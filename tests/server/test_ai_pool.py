@@ -10,7 +10,7 @@ import pytest
 from conftest import Server
 
 from engine import Board
-from server.ai_pool import DEFAULT_NICE, AIJob, AIPool
+from server.engine_pool.local import DEFAULT_NICE, AIJob, AIPool
 
 
 @pytest.fixture

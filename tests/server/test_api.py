@@ -13,9 +13,9 @@ import msgspec
 import pytest_asyncio
 from conftest import Nodes, Server, play, start_private_game
 
-from server.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, ApiPlayer, openapi
-from server.app import RunningServer
-from server.lobby_cluster import ClusterLobby
+from server.cluster.lobby import ClusterLobby
+from server.http.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, ApiPlayer, openapi
+from server.http.app import RunningServer
 
 
 def http_get(url: str) -> tuple[int, str, str]:

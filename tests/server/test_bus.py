@@ -10,7 +10,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from services import RedisServer
 
-from server.bus import Bus, BusError, LocalBus, RedisBus
+from server.cluster.bus import RedisBus
+from server.errors import BusError
+from server.node.bus import Bus, LocalBus
 
 TIMEOUT = 10.0
 

@@ -6,9 +6,9 @@ import random
 
 from conftest import Client, Server
 
-from server.challenges import MAX_RECEIVED, MAX_SENT, Challenges
 from server.errors import MatchmakingError
-from server.store import TimeControl
+from server.game.challenges import MAX_RECEIVED, MAX_SENT, Challenges
+from server.game.records import TimeControl
 
 # -- the book ---------------------------------------------------------------------------------
 

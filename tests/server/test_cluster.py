@@ -16,9 +16,9 @@ import test_e2e as e2e
 from conftest import Client, ClusterServer, Nodes, play
 
 from server.errors import StoreError
-from server.pg_store import PostgresStore
-from server.routing import Peer
-from server.store import GameStatus, Seat
+from server.game.records import GameStatus, Seat
+from server.node.routing import Peer
+from server.store.postgres import PostgresStore
 
 
 def _get_text(url: str) -> str:

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 
-from server.lobby_cluster import ClusterLobby
+from server.cluster.lobby import ClusterLobby
 from server.protocol import readable_id
 
 # half the one-node fuzz by default (about 5,500 frames, most of them crossing Redis; some
@@ -255,7 +255,7 @@ async def test_the_players_own_requests_are_answered_as_on_one_node(
         await one.stop()
 
 
-# -- per-address limits: one count for the cluster (server/address_limits.py) -------------
+# -- per-address limits: one count for the cluster (server/cluster/address_limits.py) -------------
 
 
 async def test_one_address_makes_only_so_many_players_on_a_cluster(

@@ -21,11 +21,11 @@ from conftest import Client, Nodes, play
 from test_cluster_failover import Cluster as ProcessCluster
 from test_faults import connect
 
-from server.challenges import Challenges
+from server.cluster.lobby import ClusterLobby
 from server.errors import ServerError
-from server.lobby_cluster import ClusterLobby
-from server.matchmaking import Matchmaker
-from server.store import TimeControl
+from server.game.challenges import Challenges
+from server.game.matchmaking import Matchmaker
+from server.game.records import TimeControl
 
 
 def holder(nodes: Nodes) -> str:

@@ -2,7 +2,7 @@
 played to their end across three in-process nodes: started by the lobby's holder and handed
 to the node rendezvous hashing picks, rematches started by their owner and handed on,
 players' requests forwarded to the owner, spectators on a third node. Once the games are
-forgotten (``server.rooms.FINISHED_KEPT`` after their end) and the clients have gone, every
+forgotten (``server.node.rooms.FINISHED_KEPT`` after their end) and the clients have gone, every
 node's per-game structures and Redis hold nothing of them: each is as it was before the
 first game, not merely small."""
 
@@ -17,10 +17,10 @@ from conftest import Client, Nodes, play
 from test_cluster import ROW, owner
 from test_cluster_lobby import holder, until
 
-import server.rooms
-from server.app import RunningServer
-from server.lobby_cluster import ClusterLobby
-from server.ownership import KeyedLocks
+import server.node.rooms
+from server.cluster.lobby import ClusterLobby
+from server.cluster.ownership import KeyedLocks
+from server.http.app import RunningServer
 
 ROUNDS = 12  # three games a round (one per pair of nodes), plus the rematches
 
@@ -140,7 +140,7 @@ async def play_one(nodes: Nodes, n: int, homes: tuple[str, str, str]) -> list[st
 async def test_finished_games_leave_nothing_behind_on_any_node(
     nodes: Nodes, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(server.rooms, "FINISHED_KEPT", 0.2)  # forgotten soon after the end
+    monkeypatch.setattr(server.node.rooms, "FINISHED_KEPT", 0.2)  # forgotten soon after the end
     await until(lambda: holder(nodes), "a node holds the lobby")
     baseline = tracked(nodes)
     assert baseline == {name: {k: set() for k in found} for name, found in baseline.items()}

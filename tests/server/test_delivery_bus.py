@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-import server.hub
-from server.bus import LocalBus, RedisBus
-from server.delivery import Delivery, Peer, game_topic, pack
+import server.node.hub
+from server.cluster.bus import RedisBus
+from server.game.records import PlayerRecord
+from server.game.room import Audience, Outbound
+from server.node.bus import LocalBus
+from server.node.delivery import Delivery, Peer, game_topic, pack
+from server.node.session import Session
 from server.protocol import Ack, ChatLine
-from server.room import Audience, Outbound
-from server.session import Session
-from server.store import PlayerRecord
 from tests.server.conftest import Server, play, start_private_game
 
 
@@ -92,7 +93,7 @@ async def test_a_game_end_to_end_with_the_rooms_and_delivery_on_redis(
     tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bus = await RedisBus.open(redis_url, prefix="qubic-test:")
-    monkeypatch.setattr(server.hub, "LocalBus", lambda: bus)  # the hub owns and closes it
+    monkeypatch.setattr(server.node.hub, "LocalBus", lambda: bus)  # the hub owns and closes it
     running = Server(tmp_path / "q.db")
     await running.start()
     try:

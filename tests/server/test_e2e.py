@@ -12,8 +12,8 @@ import pytest
 from conftest import Client, Server, play, start_private_game
 
 from engine import Board
-from server.sqlite_store import SQLiteStore
-from server.store import Seat
+from server.game.records import Seat
+from server.store.sqlite import SQLiteStore
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 

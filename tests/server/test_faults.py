@@ -341,9 +341,9 @@ async def stops_reading(server: Server) -> None:
 async def test_finished_games_leave_nothing_behind_in_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import server.rooms
+    import server.node.rooms
 
-    monkeypatch.setattr(server.rooms, "FINISHED_KEPT", 0.1)
+    monkeypatch.setattr(server.node.rooms, "FINISHED_KEPT", 0.1)
     running = Server(tmp_path / "q.db", rate=1e6, burst=1_000_000)
     await running.start()
     try:

@@ -24,9 +24,7 @@ from services import RedisServer
 from test_faults import descendants
 
 from engine.players import Decision
-from server.ai_pool import AIError, AIJob, AIPool
-from server.app import RunningServer, ServerConfig, start_server
-from server.fleet import (
+from server.engine_pool.fleet import (
     GROUP,
     NO_WORKER,
     Fleet,
@@ -36,6 +34,8 @@ from server.fleet import (
     open_redis,
     parse_levels,
 )
+from server.engine_pool.local import AIError, AIJob, AIPool
+from server.http.app import RunningServer, ServerConfig, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.app import RunningServer
-from server.room import GameRoom
+from server.game.room import GameRoom
+from server.http.app import RunningServer
 
 FAST = {"rate": 1e6, "burst": 1_000_000}  # no rate limit to speak of
 # examples, each a batch of 34-40 frames: more than 10,000 frames in CI; more with

@@ -17,8 +17,8 @@ from conftest import Client
 from engine_gate import gated_warm_up
 from test_faults import ServerProcess, descendants, processes  # noqa: F401
 
-from server.ai_pool import AIPool
-from server.app import ServerConfig, start_server
+from server.engine_pool.local import AIPool
+from server.http.app import ServerConfig, start_server
 
 
 async def test_the_server_works_while_the_engine_warms_and_tells_the_computers_opponent(

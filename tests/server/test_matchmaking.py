@@ -9,14 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.errors import MatchmakingError
-from server.matchmaking import (
+from server.game.matchmaking import (
     Matchmaker,
     PairingPool,
     RatingWindow,
     Seek,
     new_private_code,
 )
-from server.store import TimeControl
+from server.game.records import TimeControl
 
 BLITZ = TimeControl(180, 2)
 

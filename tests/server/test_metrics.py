@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.metrics import LAG_BUCKETS, LoopLagProbe, Metrics, runqueue_wait
-from server.sqlite_store import SQLiteStore
+from server.store.sqlite import SQLiteStore
 
 
 def bucket_of(seconds: float) -> int:

@@ -14,8 +14,8 @@ from conftest import Client, Server, play, start_private_game
 from services import PostgresServer
 
 from server.errors import StoreError
-from server.pg_store import MIGRATIONS, SCHEMA_VERSION, PostgresStore, redact
-from server.stores import open_store
+from server.store.factory import open_store
+from server.store.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresStore, redact
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 

@@ -371,8 +371,14 @@ SECURITY = DOC.parent / "security.md"
 
 def test_the_documents_state_what_the_code_does() -> None:
     """Issue 13, items 5, 7 and 9: one truth in protocol.md, security.md and the code."""
-    from server.matchmaking import new_private_code
-    from server.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating, rate_game
+    from server.game.matchmaking import new_private_code
+    from server.game.ratings import (
+        DEFAULT_RATING,
+        DEFAULT_RD,
+        DEFAULT_VOLATILITY,
+        Rating,
+        rate_game,
+    )
 
     doc, security = DOC.read_text(encoding="utf-8"), SECURITY.read_text(encoding="utf-8")
     heartbeat, pong = f"**{p.HEARTBEAT_SECONDS} s**", f"**{p.PONG_WAIT_SECONDS:g} s**"

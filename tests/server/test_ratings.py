@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.ratings import (
+from server.game.ratings import (
     MAX_RD,
     Rating,
     expected_score,

@@ -10,6 +10,17 @@ from contextlib import contextmanager
 import pytest
 
 from server.errors import ClaimTooEarly, RoomError
+from server.game.records import GameRecord, GameStatus, MoveRecord, Seat, TimeControl
+from server.game.room import (
+    COMPUTER,
+    DEFAULT_GRACE,
+    HISTORY_SIZE,
+    Audience,
+    GameRoom,
+    Outbound,
+    RoomSeat,
+    computer_seat,
+)
 from server.protocol import (
     ChatLine,
     ClockSpec,
@@ -23,17 +34,6 @@ from server.protocol import (
     decode_server_message,
     encode,
 )
-from server.room import (
-    COMPUTER,
-    DEFAULT_GRACE,
-    HISTORY_SIZE,
-    Audience,
-    GameRoom,
-    Outbound,
-    RoomSeat,
-    computer_seat,
-)
-from server.store import GameRecord, GameStatus, MoveRecord, Seat, TimeControl
 
 ANN, BOB, EVE = "ann", "bob", "eve"
 # X takes 1a1 2b1 3c1 4d1 (a line through the cube); O answers on row 2.
@@ -547,7 +547,7 @@ def test_a_rebuilt_opponent_who_never_returns_can_be_claimed_against() -> None:
 
 
 def test_the_room_imports_no_asyncio_or_aiohttp() -> None:
-    code = "import sys, server.room; print(sorted({'asyncio', 'aiohttp'} & set(sys.modules)))"
+    code = "import sys, server.game.room; print(sorted({'asyncio', 'aiohttp'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

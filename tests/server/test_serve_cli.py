@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import read_only
 
-from server.sqlite_store import SQLiteStore
+from server.store.sqlite import SQLiteStore
 
 
 def serve(db: Path | str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -58,8 +58,8 @@ async def test_a_read_only_database(tmp_path: Path) -> None:
 
 def test_ai_nice_defaults_to_the_pools_and_is_parsed() -> None:
     from qubic_cli.main import build_parser
-    from server.ai_pool import DEFAULT_NICE
-    from server.app import ServerConfig
+    from server.engine_pool.local import DEFAULT_NICE
+    from server.http.app import ServerConfig
 
     assert ServerConfig().ai_nice == DEFAULT_NICE
     assert build_parser().parse_args(["serve"]).ai_nice is None  # ServerConfig's default

@@ -15,10 +15,10 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp._websocket.writer import WebSocketWriter
 
-from server.app import WRITE_BUFFER_LIMIT, SocketWriter, frame_header
+from server.http.app import WRITE_BUFFER_LIMIT, SocketWriter, frame_header
 from server.metrics import Metrics
+from server.node.session import CLOSE_TRY_AGAIN_LATER, Session
 from server.protocol import Ack
-from server.session import CLOSE_TRY_AGAIN_LATER, Session
 
 
 class Recording(asyncio.WriteTransport):

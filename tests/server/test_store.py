@@ -16,9 +16,10 @@ from conftest import read_only
 
 from engine import Board, X
 from server.errors import StoreError
-from server.sqlite_store import SCHEMA_VERSION, SQLiteStore
-from server.store import GameStatus, MoveRecord, Seat, Store, TimeControl
-from server.stores import is_postgres_url, open_store
+from server.game.records import GameStatus, MoveRecord, Seat, TimeControl
+from server.store.base import Store
+from server.store.factory import is_postgres_url, open_store
+from server.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 ALICE, BOB = Seat.human("Alice"), Seat.human("Bob")
 
@@ -568,8 +569,8 @@ async def test_a_newer_schema_or_a_foreign_database_is_refused(db: Path, tmp_pat
 
 KILLED_WRITER = """
 import asyncio, sys
-from server.stores import open_store
-from server.store import MoveRecord, Seat
+from server.store.factory import open_store
+from server.game.records import MoveRecord, Seat
 
 async def main() -> None:
     store = await open_store(sys.argv[1], synchronous="NORMAL")

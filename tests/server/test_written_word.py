@@ -10,7 +10,7 @@ from typing import Any
 import websockets
 from conftest import Client, Server, play, start_private_game
 
-from server.store import MoveRecord
+from server.game.records import MoveRecord
 
 
 async def started(tmp_path: Path, **config: Any) -> Server:

@@ -1,0 +1,315 @@
+"""Per-address limits counted once for a whole cluster, in Redis.
+
+``server.node.session.AddressLimits`` counts one server's connections and new players per client
+address. Behind a load balancer that spreads one address over n nodes, each node's own count
+would give the address n times the limit; ``RedisAddressLimits`` keeps one count for the
+cluster. Each check is one Lua script, so checking and counting are one atomic step on Redis
+(the usual shape of a distributed limiter: a token bucket or a counter updated by a script, as
+in the redis-py ``register_script`` documentation and the GCRA-style limiters built on it).
+
+Keys, under the cluster's prefix (``qubic:``):
+
+``limits:new:{address}``
+    The address's bucket of new players, a hash ``tokens``/``at`` (Redis's clock): the same
+    token bucket as one node's (``new_players`` at once, that many back an hour). It expires
+    when it would be full again, so an address that stops making players leaves nothing.
+``limits:conn:{node}``
+    A hash ``address -> open connections`` on that node. A connection is let in when the sum
+    over the live nodes' hashes is below the limit, and counted in its node's hash, in one
+    script.
+``limits:nodes``
+    A sorted set ``node -> until when (ms, Redis's clock)`` it is alive: every node renews its
+    entry every ``ttl``/3 (the cluster's lease time, as for its heartbeat). A node whose time
+    has passed (killed, or cut off from Redis longer than ``ttl``) is not counted by the check,
+    and the next node to renew deletes its hash. A node stopping cleanly deletes its own.
+
+Redis unreachable, or silent for ``TIMEOUT`` (a call is tried twice, so a check waits about
+2 s at most): the limits fail open to the node's own count, which ``AddressLimits`` keeps all
+along: each node still allows an address its limit, so a cluster of n nodes allows it at most
+n times the limit while Redis is away. After a failure the checks answer from the node's own
+count at once for ttl/3 (then Redis is tried again, by them or by the renewal), so a Redis
+that hangs delays one check in each ttl/3, not every one. Each check answered that way
+counts ``address_limit_checks_failed_open`` in ``/metrics``, and the first failure of an
+outage logs a warning. A node whose hash may be wrong (a count lost in the outage, Redis restarted
+empty, its entry expired) writes it afresh from its own count at its next renewal.
+
+The scripts read other nodes' hashes by name, so they need one Redis (not Redis Cluster), as
+the rest of the cluster's state does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from server.errors import BusError
+from server.metrics import Metrics
+from server.node.session import AddressLimits
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 1.0  # seconds each try of a call waits for Redis (two tries, then it fails open)
+FAILED_OPEN = "address_limit_checks_failed_open"  # the /metrics counter
+
+# Redis's clock in milliseconds, so every node's script agrees whatever the nodes' clocks say.
+_NOW_MS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# KEYS: the nodes' set, this node's hash. ARGV: address, limit, this node, the hashes' prefix.
+# 1 if the connection is let in (and counted), 0 if the address has its most open already.
+_CONNECT = _NOW_MS + """
+local total = tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0
+for _, node in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')) do
+  if node ~= ARGV[3] then
+    total = total + (tonumber(redis.call('HGET', ARGV[4] .. node, ARGV[1])) or 0)
+  end
+end
+if total >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+return 1
+"""
+
+# KEYS: this node's hash. ARGV: address.
+_DISCONNECT = """
+if redis.call('HINCRBY', KEYS[1], ARGV[1], -1) <= 0 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+"""
+
+# KEYS: the nodes' set, this node's hash. ARGV: this node, ttl (ms), the hashes' prefix.
+# Deletes the hashes of nodes whose time has passed, renews this node's; 1 if this node was
+# not listed (new, expired, or Redis emptied): its caller writes its hash afresh.
+_RENEW = _NOW_MS + """
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+for _, node in ipairs(dead) do
+  redis.call('DEL', ARGV[3] .. node)
+end
+if #dead > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+end
+return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+"""
+
+# KEYS: the address's bucket. ARGV: burst, refill per second. nil if a new player may be made
+# (and a token is taken), else the seconds until one may, rounded up to 0.1 s (a string: Redis
+# would cut a Lua number to an integer). TokenBucket's arithmetic, on Redis's clock.
+_NEW_PLAYER = _NOW_MS + """
+local burst = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
+if tokens < 1 then
+  return tostring(math.ceil((1 - tokens) / rate * 10) / 10)
+end
+tokens = tokens - 1
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000))
+return nil
+"""
+
+
+class RedisAddressLimits(AddressLimits):
+    """``AddressLimits`` counted for the whole cluster in Redis; see the module docstring.
+
+    The node's own counts (the parent's) are kept too: they are the floor while Redis is away
+    and what the node's hash is written afresh from.
+    """
+
+    def __init__(
+        self, client: aioredis.Redis, node: str, *, max_connections: int = 0,
+        new_players: int = 0, ttl: float = 3.0, prefix: str = "qubic:",
+        metrics: Metrics | None = None,
+    ) -> None:
+        super().__init__(max_connections, new_players)
+        self.redis = client
+        self.node = node
+        self.ttl = ttl
+        self.metrics = metrics or Metrics()
+        self.failed_open = 0  # checks answered by this node's own count alone
+        self.metrics.counters.setdefault(FAILED_OPEN, 0)  # in /metrics from the start
+        self._nodes_key = f"{prefix}limits:nodes"
+        self._conn_prefix = f"{prefix}limits:conn:"
+        self._conn_key = self._conn_prefix + node
+        self._new_prefix = f"{prefix}limits:new:"
+        self._connect = client.register_script(_CONNECT)
+        self._disconnect = client.register_script(_DISCONNECT)
+        self._renew_script = client.register_script(_RENEW)
+        self._new_player = client.register_script(_NEW_PLAYER)
+        self._stale = True  # this node's hash may differ from its own count: write it afresh
+        self._away = False  # Redis failed the last call (a warning logged)
+        self._retry_at = 0.0  # while away, checks call Redis again from this time (loop's)
+        self._closed = False
+        self._renewing: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, url: str, node: str, **options: Any) -> RedisAddressLimits:
+        """Limits on the Redis at ``url`` with a client of their own (each call waits at most
+        ``TIMEOUT``; one retry at once, for a connection a Redis restart has cut), started.
+        Raises ``BusError`` if Redis cannot be reached."""
+        client = aioredis.Redis.from_url(
+            url, socket_connect_timeout=TIMEOUT, socket_timeout=TIMEOUT,
+            retry=Retry(NoBackoff(), 1))
+        limits = cls(client, node, **options)
+        try:
+            await limits.start()
+        except (RedisError, OSError) as exc:
+            await client.aclose()
+            raise BusError(f"cannot reach Redis at {url}: {exc}") from None
+        return limits
+
+    async def start(self) -> None:
+        """List this node and renew it every ttl/3 (only with a limit on connections: the
+        new players' buckets need no node)."""
+        if self.max_connections:
+            await self._renew()
+            self._renewing = asyncio.get_running_loop().create_task(
+                self._renew_forever(), name="address-limits-renew")
+
+    async def add_connection(self, address: str) -> bool:
+        if not self.max_connections:
+            return True
+        if not self.connect(address):  # this node's own count: the floor
+            return False
+        if self._closed:
+            return True
+        if self._skipping():
+            self._fail_open()
+            return True
+        try:
+            admitted = await self._connect(
+                keys=[self._nodes_key, self._conn_key],
+                args=[address, self.max_connections, self.node, self._conn_prefix])
+        except (RedisError, OSError) as exc:
+            self._fail_open(exc)
+            return True
+        except asyncio.CancelledError:  # never let in: maybe counted in Redis all the same
+            self.disconnect(address)
+            self._stale = True
+            raise
+        self._back()
+        if not admitted:
+            self.disconnect(address)
+        return bool(admitted)
+
+    async def remove_connection(self, address: str) -> None:
+        self.disconnect(address)
+        if not self.max_connections or self._closed:
+            return
+        if self._skipping():
+            self._stale = True
+            return
+        try:
+            await self._disconnect(keys=[self._conn_key], args=[address])
+        except (RedisError, OSError) as exc:
+            self._stale = True
+            self._failed(exc)
+        except asyncio.CancelledError:  # the handler cancelled at shutdown: maybe not counted
+            self._stale = True
+            raise
+
+    async def add_player(self, address: str, now: float) -> float | None:
+        if not self.new_players:
+            return None
+        wait = self.new_player(address, now)  # this node's own bucket: the floor
+        if wait is not None or self._closed:
+            return wait
+        if self._skipping():
+            self._fail_open()
+            return None
+        try:
+            answer = await self._new_player(
+                keys=[self._new_prefix + address], args=[self.new_players, self.new_players / 3600])
+        except (RedisError, OSError) as exc:
+            self._fail_open(exc)
+            return None
+        self._back()
+        if answer is None:
+            return None
+        self._buckets[address].tokens += 1.0  # not made: this node's own bucket has it back
+        return float(answer)
+
+    async def close(self) -> None:
+        """Stop renewing and take this node's connections out of the count."""
+        self._closed = True
+        if self._renewing is not None:
+            self._renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewing
+        if self.max_connections:
+            try:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.delete(self._conn_key)
+                    pipe.zrem(self._nodes_key, self.node)
+                    await pipe.execute()
+            except (RedisError, OSError) as exc:
+                log.warning("address limits: this node's connections stay counted in Redis "
+                            "until its entry expires (%.1f s): %s", self.ttl, exc)
+        await self.redis.aclose()
+
+    # -- the node's entry and hash ------------------------------------------------------------
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            try:
+                await self._renew()
+            except (RedisError, OSError) as exc:
+                self._stale = True
+                self._failed(exc)
+
+    async def _renew(self) -> None:
+        """Renew this node's entry (dropping the dead nodes' hashes); write its hash afresh
+        from its own count when it may be wrong."""
+        listed_anew = await self._renew_script(
+            keys=[self._nodes_key, self._conn_key],
+            args=[self.node, int(self.ttl * 1000), self._conn_prefix])
+        if listed_anew or self._stale:
+            counts = {address: n for address, n in self.connections.items() if n > 0}
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.delete(self._conn_key)
+                if counts:
+                    pipe.hset(self._conn_key, mapping=counts)  # type: ignore[arg-type]
+                await pipe.execute()
+            self._stale = False
+        self._back()
+
+    # -- Redis away ------------------------------------------------------------------------
+
+    def _fail_open(self, exc: BaseException | None = None) -> None:
+        self.failed_open += 1
+        self.metrics.count(FAILED_OPEN)
+        self._stale = True
+        if exc is not None:
+            self._failed(exc)
+
+    def _skipping(self) -> bool:
+        """Whether Redis failed less than ttl/3 ago: a check then answers from the node's own
+        count at once rather than wait for Redis again (a circuit breaker); the renewal, or
+        the first check after that time, tries Redis again."""
+        return self._away and asyncio.get_running_loop().time() < self._retry_at
+
+    def _failed(self, exc: BaseException) -> None:
+        self._retry_at = asyncio.get_running_loop().time() + self.ttl / 3
+        if not self._away:
+            self._away = True
+            log.warning("address limits: Redis failed (%s); each node counts only its own "
+                        "connections and new players until it answers again",
+                        str(exc) or type(exc).__name__)
+
+    def _back(self) -> None:
+        if self._away:
+            self._away = False
+            log.info("address limits: Redis answers again; limits count the whole cluster")

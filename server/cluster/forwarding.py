@@ -1,0 +1,249 @@
+"""Cluster mode's routing: a session's game request goes to the game's owner node.
+
+A node that gets a request for a game it does not own sends it over the bus to the owner's
+topic ``node:{id}`` (``Forward``: the request's frame, the player, the origin node and
+session); the owner carries it out and its batch reaches every node's ``Delivery`` on
+``game:{id}``, a reply for one session only on that session's node (a ``Reply`` on the
+origin's topic when it is not in a batch). lila-ws keeps sockets and games apart the same
+way; Colyseus's ``remoteRoomCall`` forwards ``{id, sessionId}`` like ``Forward``. With no
+owner, the node claims the game (``server.cluster.ownership``) and acts; a lost race forwards to
+the winner.
+
+The origin keeps each forwarded request until its answer comes (``routing.Awaiting``), and
+its sessions follow the games they have open: a game started elsewhere for a player here, a
+new owner's first batch, or the bus back after a gap opens the game afresh for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from server.cluster.messages import Envelope, Forward, Reply, Started
+from server.cluster.ownership import ClusterOwnership
+from server.errors import ServerError, StoreError
+from server.metrics import Metrics
+from server.node.delivery import PENDING, Delivery, Peer
+from server.node.rooms import RoomMoved, Rooms
+from server.node.routing import JOIN, Asked, Awaiting, Router, Unavailable
+from server.node.session import Session
+from server.protocol import (
+    ClientMessage,
+    ErrorCode,
+    ServerMessage,
+    Watch,
+    decode_client_message,
+    encode,
+    error_message,
+)
+
+MAX_HOPS = 4  # a request forwarded more often than this (ownership moving) is refused
+
+
+class ClusterRouter(Router):
+    """Game requests on a cluster node: carried out here if this node owns the game, else
+    sent to its owner; see the module docstring. ``publish`` and ``spawn`` as for
+    ``ClusterOwnership``."""
+
+    def __init__(
+        self, rooms: Rooms, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
+        publish: Callable[[str, Envelope], None], spawn: Callable[[Any, str], None],
+    ) -> None:
+        super().__init__(rooms, delivery, ownership.node)
+        self.ownership = ownership
+        self.bus = ownership.bus
+        self.metrics = metrics
+        self.ttl = ownership.ttl
+        self._publish = publish
+        self._spawn = spawn
+        # the id of the request of a session here that started a game (the lobby knows it)
+        self.started_ref: Callable[[Session], str | int | None] = lambda session: None
+        self.forwarded = 0
+        self.awaiting = Awaiting()  # this node's requests sent to another node
+        rooms.send_to = self.send_to
+        delivery.on_new_owner = self.new_owner
+        delivery.on_reply = self.awaiting.answered
+
+    # -- the sessions' side ------------------------------------------------------------------
+
+    async def dispatch(
+        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
+    ) -> None:
+        frame = b"" if message is None else encode(message)
+        forward = Forward(kind, game_id, frame, peer.node, peer.session, peer.name,
+                          peer.has_open)
+        await self.route(forward, message)
+
+    def leave(self, session: Session, game_id: str) -> None:
+        self.delivery.close(session, game_id)
+        peer = Peer.of(session, self.node)
+        if self.ownership.owns(game_id):
+            self.rooms.leave(peer, game_id, self.rooms.now())
+        else:
+            self._spawn(self.dispatch(peer, "leave", game_id, None), f"leave-{game_id}")
+
+    async def route(self, forward: Forward, message: ClientMessage | None) -> None:
+        """Carry the request out here if this node owns the game, else send it to the
+        owner; with no owner, claim the game first. Refusals raise ``ServerError``; with
+        the bus cut off, ``Unavailable`` (even here: nobody would hear what changed)."""
+        game_id = forward.game
+        ownership = self.ownership
+        if not self.bus.connected and forward.kind != "leave":
+            raise Unavailable("the cluster cannot be reached (Redis); try again", self.ttl)
+        for _ in range(3):
+            if ownership.owns(game_id):
+                peer = Peer(forward.node, forward.session, forward.name, forward.has_open)
+                try:
+                    await self.execute(peer, forward.kind, game_id, message)
+                except RoomMoved:
+                    continue  # handed off or lost while it waited for the room's lock
+                except StoreError as error:
+                    if error.code == "fenced" and game_id in ownership.held:
+                        ownership.lose(game_id)  # another node has claimed it: stop at once
+                    raise
+                return
+            holder = ownership.owners.get(game_id) if forward.hops == 0 else None
+            if holder is None or holder not in ownership.alive:  # not known, or gone since
+                holder = await ownership.holder(game_id)
+            if holder is not None and holder != self.node:
+                if forward.hops >= MAX_HOPS:
+                    raise Unavailable("the game is changing hands; try again", self.ttl)
+                ownership.found(game_id, holder)  # (a leave, once closed here: forgotten)
+                self.forwarded += 1
+                hop = msgspec.structs.replace(forward, hops=forward.hops + 1)
+                if forward.node == self.node and message is not None and message.id is not None \
+                        and forward.kind != "leave":
+                    now = asyncio.get_running_loop().time()
+                    self.awaiting.sent(forward.session,
+                                       Asked(message.id, forward.kind, game_id, holder, now))
+                self._publish(f"node:{holder}", hop)
+                return
+            if forward.kind == "leave":
+                return  # nobody holds it: there is nobody to tell
+            if ownership.handing_over:
+                raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
+            await ownership.claim(game_id)
+        raise Unavailable("the game's owner cannot be reached; try again", self.ttl)
+
+    async def games_of(self, name: str) -> list[str]:
+        return await self.ownership.games_of(name)
+
+    # -- replies -----------------------------------------------------------------------------
+
+    def send_to(self, peer: Peer, message: ServerMessage, failed_watch: str | None = None
+                ) -> None:
+        """Send one message to one session, here or on its node."""
+        if peer.node == self.node:
+            session = self.delivery.session(peer.session)
+            if session is not None:
+                session.send(message)
+            return
+        self._publish(f"node:{peer.node}", Reply(peer.session, encode(message), failed_watch))
+
+    def replied(self, reply: Reply) -> None:
+        """A reply from another node for a session here."""
+        self.awaiting.answered(reply.session, reply.frame)
+        session = self.delivery.session(reply.session)
+        if session is None:
+            return
+        session.send_raw(reply.frame)
+        game_id = reply.failed_watch
+        if game_id is not None and self.delivery.audience.get(game_id, {}).get(
+                session) == PENDING:
+            self._close(session, game_id)
+
+    def not_sent(self, forward: Forward, exc: BaseException) -> None:
+        """A forward could not be published: a request of a session here is answered
+        ``unavailable`` at once."""
+        if forward.node == self.node:
+            asked = self.awaiting.take(forward.session, forward.frame)
+            if asked is not None:
+                self._unavailable(forward.session, asked, "the cluster cannot be "
+                                  f"reached: {exc}")
+
+    def check_deadlines(self) -> None:
+        """Answer ``unavailable`` to requests sent to another node that had no answer in
+        time (``Awaiting.expired``)."""
+        ownership = self.ownership
+
+        def gone(node: str) -> bool:
+            return not self.bus.connected or node not in ownership.alive or node in ownership.dead
+
+        for session, asked in self.awaiting.expired(asyncio.get_running_loop().time(),
+                                                    2 * self.ttl, gone):
+            self._unavailable(session, asked, "the game's owner did not answer (it may have "
+                              "stopped; another node takes the game over)")
+
+    def _unavailable(self, session_id: int, asked: Asked, why: str) -> None:
+        session = self.delivery.session(session_id)
+        if session is None:
+            return
+        error = Unavailable(why, self.ttl)
+        self.metrics.error(error.code)
+        session.send(error_message(error, asked.ref))
+        if asked.kind == "watch" and self.delivery.audience.get(asked.game, {}).get(
+                session) == PENDING:
+            self._close(session, asked.game)
+
+    def _close(self, session: Session, game_id: str) -> None:
+        """A watch failed: the game is closed for the session, and where its owner is is
+        forgotten if no session here has it open now."""
+        self.delivery.close(session, game_id)
+        if game_id not in self.delivery.audience:
+            self.ownership.owners.pop(game_id, None)
+
+    # -- the owner's side --------------------------------------------------------------------
+
+    async def remote(self, forward: Forward) -> None:
+        """A request forwarded from another node (or bounced back to this one)."""
+        message = None
+        try:
+            if forward.frame:
+                message = decode_client_message(forward.frame)
+            await self.route(forward, message)
+        except ServerError as error:
+            self.metrics.error(error.code)
+            peer = Peer(forward.node, forward.session, forward.name)
+            ref = None if message is None else message.id
+            failed = forward.game if forward.kind == "watch" else None
+            if forward.kind not in ("leave", JOIN):
+                self.send_to(peer, error_message(error, ref), failed)  # type: ignore[arg-type]
+
+    # -- sessions following their games ------------------------------------------------------
+
+    def started_elsewhere(self, started: Started) -> None:
+        """A game started on another node: open it for its players' sessions here."""
+        for name in started.players:
+            for session in self.delivery.of_player(name):
+                self._spawn(self._join(session, started.game), f"join-{started.game}")
+
+    async def _join(self, session: Session, game_id: str, pending: bool = True) -> None:
+        """Open the game for a session here with its owner (a catch-up comes, no ack)."""
+        if pending:
+            await self.delivery.open(session, game_id, PENDING)
+        if self.ownership.handing_over or session.closed:
+            return
+        peer = Peer.of(session, self.node, True)
+        ref = self.started_ref(session) if pending else None
+        if ref is None:
+            await self.dispatch(peer, JOIN, game_id, None)
+        else:  # its game as the reply to the request that started it, as on one node
+            await self.dispatch(peer, "watch", game_id, Watch(game=game_id, id=ref))
+
+    def new_owner(self, game_id: str) -> None:
+        """A game's batches come from a new owner: it has nobody present, so every session
+        here that has the game open joins it again (and gets its state afresh)."""
+        self.ownership.owners.pop(game_id, None)
+        if self.ownership.handing_over:
+            return
+        for session in list(self.delivery.audience.get(game_id, {})):
+            self._spawn(self._join(session, game_id, pending=False), f"rejoin-{game_id}")
+
+    def resync(self) -> None:
+        """The bus was cut off and is back: what was published meanwhile is lost, so every
+        session here that has a game open gets its state afresh from the owner."""
+        for game_id in list(self.delivery.audience):
+            self.new_owner(game_id)

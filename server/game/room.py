@@ -1,0 +1,662 @@
+"""One game as a pure state machine: requests in, addressed protocol messages out.
+
+A ``GameRoom`` is a reducer in the style of lila-ws's ``RoomActor``: every method takes the
+acting player's id and the time ``now`` (monotonic seconds, passed in) and returns a list of
+``Outbound`` messages for the app to deliver, or raises ``RoomError`` with a stable code. It
+never awaits, sleeps or reads a clock. Each event that changes the game carries the room's
+``version`` and is kept in a short history, so a client that reconnects at version ``v``
+replays ``since(v)`` or, when that is too old, takes a fresh ``snapshot``.
+
+The app's duties: deliver the messages (after persisting moves and the end), call
+``check_flag`` when ``flag_at()`` comes, tell the room about presence (``join``/``leave``), fill
+``rating_change`` with ``set_rating_change`` once the store has rated a finished game, and
+start a new room when ``rematch_agreed``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from engine import Board, IllegalMove, NotationError, O, X, format_cell, parse_cell
+from server.errors import ClaimTooEarly, RoomError
+from server.game.clock import GameClock
+from server.game.records import GameRecord, GameStatus, MoveRecord, TimeControl
+from server.game.records import Seat as StoredSeat
+from server.protocol import (
+    COLOURS,
+    ChatLine,
+    Clocks,
+    ClockSpec,
+    ErrorCode,
+    GameEnd,
+    GameState,
+    MovePlayed,
+    Offer,
+    OfferKind,
+    Presence,
+    RatingChange,
+    Reason,
+    SeatInfo,
+    ServerMessage,
+    TakenBack,
+)
+
+PlayerId = str
+COMPUTER: PlayerId = "@computer"
+DEFAULT_GRACE = 60.0
+HISTORY_SIZE = 64
+CHAT_KEPT = 50
+RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
+Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
+
+
+class Audience(enum.Enum):
+    """Who an outbound message is for."""
+
+    ROOM = "room"  # the seated players and every spectator
+    PLAYER = "player"  # only ``Outbound.player``
+    OTHERS = "others"  # everyone in the room but ``Outbound.player``
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """A message and who should receive it."""
+
+    message: ServerMessage
+    audience: Audience = Audience.ROOM
+    player: PlayerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSeat:
+    """Who sits on one side; ``ai_level`` marks the computer's seat."""
+
+    player: PlayerId
+    name: str
+    rating: int | None = None
+    ai_level: int | None = None
+
+
+def computer_seat(level: int) -> RoomSeat:
+    """The computer's seat at ``level`` (1-8), named as players see it."""
+    return RoomSeat(COMPUTER, f"Computer (level {level})", ai_level=level)
+
+
+@dataclass
+class _Presence:
+    online: bool = True
+    gone_since: float | None = None
+
+
+class GameRoom:
+    """One game: seats, board, clock, offers, presence and the versioned event history."""
+
+    def __init__(
+        self,
+        game_id: str,
+        seats: tuple[RoomSeat, RoomSeat],
+        variant: str = "4x4x4",
+        clock: ClockSpec | None = None,
+        rated: bool = False,
+        grace: float = DEFAULT_GRACE,
+    ) -> None:
+        if seats[X].player == seats[O].player:
+            raise ValueError("a player cannot sit on both sides")
+        self.id = game_id
+        self.seats = seats
+        self.board = Board(variant)
+        self.clock_spec = clock
+        self.clock = None if clock is None else GameClock.fresh(clock.initial, clock.increment)
+        self.rated = rated
+        self.grace = grace
+        self.version = 0
+        self.end: GameEnd | None = None
+        self.draw_offer: int | None = None  # the side whose draw offer stands
+        self.rematch: set[int] = set()  # the sides that asked for a rematch
+        self.spectators: dict[PlayerId, str] = {}  # id -> name
+        self._presence = [_Presence(), _Presence()]
+        self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
+        self._known_from = 0  # the oldest version ``since`` can answer
+        self._chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.end is not None
+
+    def side_of(self, player: PlayerId) -> int | None:
+        """``X``, ``O``, or ``None`` when ``player`` is not seated here."""
+        for side in (X, O):
+            if self.seats[side].player == player:
+                return side
+        return None
+
+    @property
+    def computer_side(self) -> int | None:
+        """The side the computer plays, if any."""
+        for side in (X, O):
+            if self.seats[side].ai_level is not None:
+                return side
+        return None
+
+    @property
+    def computer_to_move(self) -> bool:
+        """Whether the app should ask the AI pool for a move now (with ``board.ply``)."""
+        return not self.over and self.computer_side == self.board.turn
+
+    @property
+    def rematch_agreed(self) -> bool:
+        return self.rematch == {X, O}
+
+    def rematch_seats(self) -> tuple[RoomSeat, RoomSeat]:
+        """The seats of the rematch: colours swapped."""
+        return self.seats[O], self.seats[X]
+
+    def abandoned_since(self) -> float | None:
+        """Since when no human player has had the game open, or None if one has it open (or
+        the game is over)."""
+        if self.over:
+            return None
+        humans = [self._presence[side] for side in (X, O) if self._human(side)]
+        if any(seat.online or seat.gone_since is None for seat in humans):
+            return None
+        return max(seat.gone_since for seat in humans if seat.gone_since is not None)
+
+    @property
+    def anyone_in(self) -> bool:
+        """Whether a human seated in the game has it open."""
+        return any(self._presence[side].online for side in (X, O) if self._human(side))
+
+    def flag_at(self) -> float | None:
+        """The ``now`` at which the side to move runs out of time, if its clock is running."""
+        clock = self.clock
+        if self.over or clock is None or clock.running is None or clock.started_at is None:
+            return None
+        return clock.started_at + clock.remaining[clock.running]
+
+    def clocks(self, now: float) -> Clocks | None:
+        """The clocks at ``now`` in milliseconds, as the protocol shows them."""
+        clock = self.clock
+        if clock is None:
+            return None
+        ticking = clock.running if clock.started_at is not None and not self.over else None
+        return Clocks(
+            x=round(clock.time_left(X, now) * 1000),
+            o=round(clock.time_left(O, now) * 1000),
+            running=None if ticking is None else COLOURS[ticking],
+        )
+
+    def snapshot(self, player: PlayerId | None, now: float) -> GameState:
+        """The full state as ``player`` should see it (``you`` is its colour if seated)."""
+        side = None if player is None else self.side_of(player)
+        return GameState(
+            id=self.id,
+            variant=self.board.geometry.name,  # type: ignore[arg-type]
+            clock=self.clock_spec,
+            rated=self.rated,
+            seats=[self._seat_info(s) for s in (X, O)],
+            moves=list(self.board.moves),
+            clocks=self.clocks(now),
+            status="over" if self.over else "playing",
+            version=self.version,
+            you=None if side is None else COLOURS[side],
+            draw_offer=None if self.draw_offer is None else COLOURS[self.draw_offer],
+            rematch=[COLOURS[s] for s in sorted(self.rematch)],
+            end=self.end,
+            spectators=len(self.spectators),
+            chat=list(self._chat),
+        )
+
+    def since(self, version: int) -> list[Versioned] | None:
+        """The events after ``version``, or ``None`` if they are no longer all kept."""
+        if not self._known_from <= version <= self.version:
+            return None
+        return [event for event in self._history if event.version > version]
+
+    def catch_up(self, player: PlayerId, version: int | None, now: float) -> list[Outbound]:
+        """What ``player`` needs to be current: the missed events, else a full snapshot.
+
+        A replayed ``presence`` that is still the side's latest, with that side still away,
+        says how long it is *now* until a claim (its ``claim_in`` is of the replay's time)."""
+        missed = None if version is None else self.since(version)
+        if missed is None:
+            return [Outbound(self.snapshot(player, now), Audience.PLAYER, player)]
+        latest = {event.side: event for event in missed if isinstance(event, Presence)}
+        replayed = [
+            self._presence_event(COLOURS.index(e.side), now, e.version)
+            if isinstance(e, Presence) and latest[e.side] is e and not e.online else e
+            for e in missed
+        ]
+        return [Outbound(m, Audience.PLAYER, player) for m in replayed]
+
+    # -- presence --------------------------------------------------------------------------
+
+    def join(
+        self, player: PlayerId, name: str, now: float, since: int | None = None
+    ) -> list[Outbound]:
+        """``player`` opens the game: retakes its seat or watches; it gets state or catch-up."""
+        events = self.connected(player, now) if self.side_of(player) is not None else []
+        if self.side_of(player) is None:
+            self.spectators[player] = name
+        return events + self.catch_up(player, since, now)
+
+    def leave(self, player: PlayerId, now: float) -> list[Outbound]:
+        """``player`` closed the game (its last connection to it)."""
+        self.spectators.pop(player, None)
+        return self.disconnected(player, now) if self.side_of(player) is not None else []
+
+    def connected(self, player: PlayerId, now: float) -> list[Outbound]:
+        """A seated player is back; a clock paused for its turn runs again."""
+        side = self._seat(player)
+        if side == self.board.turn and self.clock is not None and not self.over:
+            self.clock.resume(now)
+        if self._presence[side].online:
+            return []
+        self._presence[side] = _Presence(online=True)
+        event = self._presence_event(side, now, self._next_version())
+        return [self._keep(event, Audience.OTHERS, player)]
+
+    def disconnected(self, player: PlayerId, now: float) -> list[Outbound]:
+        """A seated player has gone; after ``grace`` seconds its opponent may claim."""
+        side = self._seat(player)
+        if not self._presence[side].online or not self._human(side):
+            return []
+        self._presence[side] = _Presence(online=False, gone_since=now)
+        event = self._presence_event(side, now, self._next_version())
+        return [self._keep(event, Audience.OTHERS, player)]
+
+    # -- moves and clocks ------------------------------------------------------------------
+
+    def move(self, player: PlayerId, cell: str | int, ply: int, now: float) -> list[Outbound]:
+        """Play ``cell`` for ``player`` answering the position after ``ply`` moves.
+
+        Checked in order: seat, game over, ply (stale or duplicate), turn, cell, legality,
+        clock. A move whose mover's time has already run out ends the game on time instead.
+        """
+        side = self._seat(player)
+        self._require_playing()
+        if ply != self.board.ply:
+            raise RoomError(
+                f"stale move: it answers ply {ply} but the game is at ply {self.board.ply}",
+                ErrorCode.STALE_MOVE,
+            )
+        if side != self.board.turn:
+            raise RoomError("it is not your turn", ErrorCode.NOT_YOUR_TURN)
+        index = self._cell_index(cell)
+        if not self.board.is_legal(index):
+            raise RoomError(f"{self._notation(index)} is already taken", ErrorCode.OCCUPIED)
+        if self.clock is not None and self.clock.flagged(now) is not None:
+            return self.check_flag(now)
+        try:
+            self.board.push(index)
+        except IllegalMove as error:  # is_legal said yes; kept so a rule change cannot crash us
+            raise RoomError(str(error), ErrorCode.ILLEGAL_MOVE) from None
+        if self.clock is not None:
+            self.clock.press(side, self.board.ply - 1, now)
+        self.draw_offer = None
+        played = MovePlayed(
+            game=self.id,
+            ply=self.board.ply,
+            cell=index,
+            notation=self._notation(index),
+            side=COLOURS[side],
+            clocks=self.clocks(now),
+            version=self._next_version(),
+        )
+        events = [self._keep(played)]
+        outcome = self.board.outcome()
+        if outcome is not None:
+            reason: Reason = outcome.termination.value  # type: ignore[assignment]
+            events += self._finish(outcome.winner, reason, now, line=outcome.line)
+        return events
+
+    def check_flag(self, now: float) -> list[Outbound]:
+        """End the game on time if the side to move has none left (the app's timer calls it).
+
+        The flagged side loses unless its opponent can no longer complete any line: a draw.
+        """
+        if self.over or self.clock is None:
+            return []
+        flagged = self.clock.flagged(now)
+        if flagged is None:
+            return []
+        winner = flagged ^ 1 if self.board.can_still_win(flagged ^ 1) else None
+        return self._finish(winner, "time", now)
+
+    def pause(self, now: float) -> None:
+        """Hold the running clock (before a shutdown); the next move or ``resume`` restarts it."""
+        if self.clock is not None and not self.over:
+            self.clock.pause(now)
+
+    def resume(self, now: float) -> None:
+        """Let a paused clock run again from ``now``."""
+        if self.clock is not None and not self.over:
+            self.clock.resume(now)
+
+    def grant(self, player: PlayerId, seconds: float) -> None:
+        """Give ``player`` extra seconds on its clock."""
+        side = self._seat(player)
+        if self.clock is not None:
+            self.clock.grant(side, seconds)
+
+    # -- resign, draws, abort, claim, rematch, chat ----------------------------------------
+
+    def resign(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Give the game up; before both sides have moved that only calls it off (abort)."""
+        side = self._seat(player)
+        self._require_playing()
+        if self.board.ply < 2:
+            return self._finish(None, "abort", now, result="*")
+        return self._finish(side ^ 1, "resign", now)
+
+    def offer_draw(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Offer a draw; it stands until answered or the next move. Crossed offers agree."""
+        side = self._seat(player)
+        self._require_playing()
+        if self.draw_offer == side ^ 1:
+            return self.accept_draw(player, now)
+        if self.draw_offer == side:
+            raise RoomError("you have already offered a draw", ErrorCode.ALREADY_OFFERED)
+        if self.computer_side is not None:
+            raise RoomError("the computer plays on", ErrorCode.NOT_ALLOWED)
+        self.draw_offer = side
+        return [self._offer("draw", side)]
+
+    def accept_draw(self, player: PlayerId, now: float) -> list[Outbound]:
+        side = self._seat(player)
+        self._require_playing()
+        self._require_offer_to(side)
+        return self._finish(None, "agreement", now)
+
+    def decline_draw(self, player: PlayerId, now: float) -> list[Outbound]:
+        side = self._seat(player)
+        self._require_playing()
+        self._require_offer_to(side)
+        self.draw_offer = None
+        return [self._offer("draw_declined", side)]
+
+    def abort(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Call the game off with no result; only before both sides have moved."""
+        self._seat(player)
+        self._require_playing()
+        if self.board.ply >= 2:
+            raise RoomError("both sides have moved: resign instead", ErrorCode.TOO_LATE_TO_ABORT)
+        return self._finish(None, "abort", now, result="*")
+
+    def claim(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Win because the opponent has been gone past the grace period (abort if none moved)."""
+        side = self._seat(player)
+        self._require_playing()
+        gone = self._presence[side ^ 1]
+        if gone.online or gone.gone_since is None:
+            raise RoomError("your opponent is here", ErrorCode.OPPONENT_PRESENT)
+        wait = gone.gone_since + self.grace - now
+        if wait > 0:
+            raise ClaimTooEarly(f"you may claim in {wait:.0f} s", retry_in=round(wait, 1))
+        if self.board.ply < 2:
+            return self._finish(None, "abort", now, result="*")
+        return self._finish(side, "claim", now)
+
+    def abandon(self, now: float) -> list[Outbound]:
+        """End a game no human has had open for the app's stated time: called off (abort)
+        before both sides have moved, else lost by the side to move, as on a correspondence
+        clock (a draw if its opponent can no longer complete any line)."""
+        self._require_playing()
+        if self.abandoned_since() is None:
+            raise RoomError("a player is in the game", ErrorCode.NOT_ALLOWED)
+        if self.board.ply < 2:
+            return self._finish(None, "abort", now, result="*")
+        winner = self.board.turn ^ 1
+        return self._finish(
+            winner if self.board.can_still_win(winner) else None, "abandoned", now
+        )
+
+    def ask_rematch(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Ask for a rematch; once both have (the computer always agrees), ``rematch_agreed``."""
+        side = self._seat(player)
+        if not self.over:
+            raise RoomError("the game is still on", ErrorCode.GAME_NOT_OVER)
+        if side in self.rematch:
+            raise RoomError("you have already asked for a rematch", ErrorCode.ALREADY_OFFERED)
+        self.rematch.add(side)
+        if self.computer_side is not None:
+            self.rematch.add(self.computer_side)
+        return [self._offer("rematch", side)]
+
+    def chat(self, player: PlayerId, text: str, now: float) -> list[Outbound]:
+        """Say ``text`` (already checked by the protocol) in the game's chat."""
+        side = self.side_of(player)
+        if side is None and player not in self.spectators:
+            raise RoomError("open the game before you chat in it", ErrorCode.NOT_SEATED)
+        name = self.seats[side].name if side is not None else self.spectators[player]
+        line = ChatLine(
+            game=self.id,
+            name=name,
+            side=None if side is None else COLOURS[side],
+            text=text,
+            version=self._next_version(),
+        )
+        self._chat.append(line)
+        return [self._keep(line)]
+
+    # -- help against the computer: hints and takebacks -----------------------------------
+
+    def check_hint(self, player: PlayerId) -> None:
+        """Refuse a hint unless ``player`` is to move in a casual game against the computer
+        (so never while the computer thinks)."""
+        side = self._require_casual_computer_game(player, "hints")
+        if side != self.board.turn:
+            raise RoomError("a hint is for your own turn", ErrorCode.NOT_YOUR_TURN)
+
+    def take_back(self, player: PlayerId, now: float) -> list[Outbound]:
+        """Take back ``player``'s last move and the computer's reply to it, if it has come (a
+        casual game against the computer only: it agrees at once). The clocks are not wound
+        back: the side to move again runs from ``now``. A computer move still being searched
+        for the old position is stale by ply or position (the app drops it)."""
+        side = self._require_casual_computer_game(player, "takebacks")
+        if self.clock is not None and self.clock.flagged(now) is not None:
+            return self.check_flag(now)
+        ply = self.board.ply - 1 if (self.board.ply - 1) % 2 == side else self.board.ply - 2
+        if ply < 0:
+            raise RoomError("you have no move to take back", ErrorCode.NOT_ALLOWED)
+        while self.board.ply > ply:
+            self.board.pop()
+        if self.clock is not None:
+            self.clock.pause(now)
+            self.clock.running = self.board.turn if self.board.ply >= 2 else None
+            self.clock.resume(now)
+        event = TakenBack(game=self.id, ply=ply, by=COLOURS[side], clocks=self.clocks(now),
+                          version=self._next_version())
+        return [self._keep(event)]
+
+    def _require_casual_computer_game(self, player: PlayerId, what: str) -> int:
+        side = self._seat(player)
+        self._require_playing()
+        if self.computer_side is None:
+            raise RoomError(f"{what} are only for games against the computer",
+                            ErrorCode.NOT_ALLOWED)
+        if self.rated:
+            raise RoomError(f"no {what} in a rated game", ErrorCode.NOT_ALLOWED)
+        return side
+
+    # -- ratings and storage ---------------------------------------------------------------
+
+    def set_rating_change(
+        self, change: RatingChange, events: Iterable[Outbound] = ()
+    ) -> list[Outbound]:
+        """Fill the end's ``rating_change`` (once the store rated it) and return ``events`` with
+        their ``end`` message replaced by the rated one."""
+        if self.end is None:
+            raise RoomError("the game is still on", ErrorCode.GAME_NOT_OVER)
+        old, self.end = self.end, msgspec.structs.replace(self.end, rating_change=change)
+        self._history = deque(
+            (self.end if event is old else event for event in self._history), HISTORY_SIZE
+        )
+        return [Outbound(self.end, e.audience, e.player) if e.message is old else e for e in events]
+
+    def last_move_record(self, at: float) -> MoveRecord:
+        """The store's record of the latest move, with the clocks left after it."""
+        clock = self.clock
+        return MoveRecord(
+            ply=self.board.ply,
+            cell=self.board.moves[-1],
+            clock_x=None if clock is None else clock.remaining[X],
+            clock_o=None if clock is None else clock.remaining[O],
+            at=at,
+        )
+
+    @classmethod
+    def restore(
+        cls, record: GameRecord, now: float, grace: float = DEFAULT_GRACE,
+        ratings: Mapping[str, float] | None = None,
+    ) -> GameRoom:
+        """The room of a stored game at its last ply, both players away, clocks paused.
+
+        A paused clock runs again when the side to move comes back or plays, so a server's
+        downtime never costs anyone time; the grace period before a claim starts at ``now``.
+        """
+        spec = _clock_spec(record.clock)
+        known = ratings or {}
+        seats = (
+            _room_seat(record.x, record.x_rating or known.get(record.x.player or "")),
+            _room_seat(record.o, record.o_rating or known.get(record.o.player or "")),
+        )
+        room = cls(record.id, seats, record.variant, spec, record.rated, grace)
+        for move in sorted(record.moves, key=lambda m: m.ply):
+            room.board.push(move.cell)
+        last = record.moves[-1] if record.moves else None
+        if room.clock is not None and last is not None and last.clock_x is not None:
+            room.clock.remaining = [last.clock_x, last.clock_o or 0.0]
+        if room.clock is not None and room.board.ply >= 2:
+            room.clock.running = room.board.turn
+        for side in (X, O):
+            if room._human(side):
+                room._presence[side] = _Presence(online=False, gone_since=now)
+        # Versions before the restart are unknown: only a post-restart event is a base for since()
+        room.version = room.board.ply + 1
+        room._known_from = room.version + 1
+        if record.status is not GameStatus.ACTIVE:
+            if room.clock is not None:
+                room.clock.stop(now)
+            room.end = GameEnd(
+                game=record.id,
+                version=room.version,
+                result=record.result or "*",  # type: ignore[arg-type]
+                reason=record.reason or "abort",  # type: ignore[arg-type]
+                winner={"1-0": "x", "0-1": "o"}.get(record.result or ""),  # type: ignore[arg-type]
+                line=None if record.winning_line is None else list(record.winning_line),
+            )
+        return room
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _seat(self, player: PlayerId) -> int:
+        side = self.side_of(player)
+        if side is not None:
+            return side
+        if player in self.spectators:
+            raise RoomError("spectators cannot play", ErrorCode.SPECTATOR)
+        raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
+
+    def _human(self, side: int) -> bool:
+        return self.seats[side].ai_level is None
+
+    def _require_playing(self) -> None:
+        if self.over:
+            raise RoomError("the game is over", ErrorCode.GAME_OVER)
+
+    def _require_offer_to(self, side: int) -> None:
+        if self.draw_offer != side ^ 1:
+            raise RoomError("there is no draw offer to answer", ErrorCode.NO_DRAW_OFFER)
+
+    def _cell_index(self, cell: str | int) -> int:
+        geometry = self.board.geometry
+        if isinstance(cell, int):
+            if 0 <= cell < geometry.size:
+                return cell
+            raise RoomError(f"{cell} is not a cell of {geometry.name}", ErrorCode.BAD_CELL)
+        try:
+            return parse_cell(cell, geometry)
+        except NotationError as error:
+            raise RoomError(str(error), ErrorCode.BAD_CELL) from None
+
+    def _notation(self, cell: int) -> str:
+        return format_cell(cell, self.board.geometry)
+
+    def _seat_info(self, side: int) -> SeatInfo:
+        seat = self.seats[side]
+        return SeatInfo(
+            name=seat.name,
+            rating=seat.rating,
+            online=self._presence[side].online,
+            ai=seat.ai_level,
+        )
+
+    def _presence_event(self, side: int, now: float, version: int) -> Presence:
+        gone = self._presence[side]
+        claim_in = None
+        if not self.over and gone.gone_since is not None:
+            claim_in = round(max(0.0, gone.gone_since + self.grace - now), 1)
+        return Presence(
+            game=self.id,
+            version=version,
+            side=COLOURS[side],
+            online=gone.online,
+            claim_in=claim_in,
+        )
+
+    def _offer(self, kind: OfferKind, side: int) -> Outbound:
+        version = self._next_version()
+        return self._keep(Offer(game=self.id, kind=kind, by=COLOURS[side], version=version))
+
+    def _finish(
+        self,
+        winner: int | None,
+        reason: Reason,
+        now: float,
+        line: Sequence[int] | None = None,
+        result: str | None = None,
+    ) -> list[Outbound]:
+        if self.clock is not None:
+            self.clock.stop(now)
+        self.draw_offer = None
+        self.end = GameEnd(
+            game=self.id,
+            version=self._next_version(),
+            result=result or RESULTS[winner],  # type: ignore[arg-type]
+            reason=reason,
+            winner=None if winner is None else COLOURS[winner],
+            line=None if line is None else list(line),
+            clocks=self.clocks(now),
+        )
+        return [self._keep(self.end)]
+
+    def _next_version(self) -> int:
+        self.version += 1
+        return self.version
+
+    def _keep(
+        self, event: Versioned, audience: Audience = Audience.ROOM, player: PlayerId | None = None
+    ) -> Outbound:
+        """Keep a versioned event in the history and address it."""
+        if len(self._history) == HISTORY_SIZE:
+            self._known_from = self._history[0].version
+        self._history.append(event)
+        return Outbound(event, audience, player)
+
+
+def _clock_spec(clock: TimeControl | None) -> ClockSpec | None:
+    return None if clock is None else ClockSpec(round(clock.initial), round(clock.increment))
+
+
+def _room_seat(seat: StoredSeat, rating: float | None) -> RoomSeat:
+    if seat.computer_level is not None:
+        return computer_seat(seat.computer_level)
+    assert seat.player is not None
+    return RoomSeat(seat.player, seat.player, None if rating is None else round(rating))

@@ -1,0 +1,288 @@
+"""The HTTP JSON API: the lobby, games, players and the leaderboard, read-only.
+
+Each answer is a msgspec struct, so ``openapi()`` (served at ``GET /api/openapi.json``) is
+made from the very types the handlers encode. The API speaks the websocket protocol's words:
+a game's ``status`` is ``playing`` or ``over``, an aborted game's ``result`` is ``"*"``, the
+computer is named as in a game's seats (``Computer (level 8)``), clocks are clock specs.
+Refusals are JSON ``{"code", "message"}`` with a protocol error code. ``docs/api.md`` is the
+prose.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from engine import format_moves, variant
+from server.game.records import GameRecord, GameStatus, PlayerRecord, Seat
+from server.game.room import computer_seat
+from server.node.hub import Hub
+from server.node.routing import Unavailable
+from server.protocol import (
+    PROTOCOL_VERSION,
+    ClockSpec,
+    ErrorCode,
+    GameSummary,
+    RatingChange,
+    Reason,
+    Result,
+    SeekInfo,
+    Variant,
+)
+
+NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
+GAME_ID = r"[A-Za-z0-9_-]{1,32}"  # the protocol's GameId (aiohttp matches routes whole)
+LEADERBOARD_MAX = 200
+HUB_KEY = web.AppKey("hub", Hub)
+
+
+class ApiLobby(msgspec.Struct, kw_only=True):
+    """The lobby as ``lobby_sub`` shows it: open seeks, the listed live games, players online."""
+
+    seeks: list[SeekInfo]
+    games: list[GameSummary]
+    online: int
+
+
+class ApiGame(msgspec.Struct, kw_only=True):
+    """A game, live or over. ``result`` is null while it is ``playing``; ``"*"`` if aborted."""
+
+    id: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    x: str
+    o: str
+    x_ai: int | None  # the computer's level, or null for a player
+    o_ai: int | None
+    status: str  # "playing" or "over"
+    result: Result | None
+    reason: Reason | None
+    winner: str | None  # "x", "o", or null
+    line: list[int] | None
+    moves: list[int]
+    notation: str
+    created: float  # Unix seconds
+    ended: float | None
+    ratings: RatingChange | None  # the players' ratings before a rated game
+    rating_change: RatingChange | None
+
+
+class ApiPlayer(msgspec.Struct, kw_only=True):
+    """A player's record; ``rating`` and ``rd`` (Glicko-2) are rounded."""
+
+    name: str
+    created: float
+    rating: int
+    rd: int
+    games: int
+    rated_games: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class ApiLeaderboard(msgspec.Struct, kw_only=True):
+    players: list[ApiPlayer]
+
+
+class ApiError(msgspec.Struct, kw_only=True):
+    """A refusal: a stable ``code`` from the protocol's list and a message for people."""
+
+    code: str
+    message: str
+
+
+def add_api(app: web.Application) -> None:
+    """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub."""
+    app.router.add_get("/api/openapi.json", api_openapi)
+    app.router.add_get("/api/lobby", api_lobby)
+    app.router.add_get(f"/api/games/{{id:{GAME_ID}}}.txt", api_game_text)
+    app.router.add_get(f"/api/games/{{id:{GAME_ID}}}", api_game)
+    app.router.add_get("/api/players/{name}", api_player)
+    app.router.add_get("/api/leaderboard", api_leaderboard)
+
+
+def _hub(request: web.Request) -> Hub:
+    return request.app[HUB_KEY]
+
+
+def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
+    return web.Response(body=msgspec.json.encode(value), status=status,
+                        content_type="application/json")
+
+
+def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
+    text = msgspec.json.encode(ApiError(code=code.value, message=message)).decode()
+    error = {400: web.HTTPBadRequest, 404: web.HTTPNotFound,
+             503: web.HTTPServiceUnavailable}[status]
+    return error(text=text, content_type="application/json")
+
+
+def seat_name(seat: Seat) -> str:
+    """A seat's name as the protocol shows it: the player's, or ``Computer (level n)``."""
+    if seat.computer_level is not None:
+        return computer_seat(seat.computer_level).name
+    return seat.player or ""
+
+
+def game_of(record: GameRecord) -> ApiGame:
+    """The API's view of a stored game."""
+    over = record.status is not GameStatus.ACTIVE
+    result = (record.result or "*") if over else None
+    ratings = changes = None
+    if record.x_rating is not None and record.o_rating is not None:
+        ratings = RatingChange(x=round(record.x_rating), o=round(record.o_rating))
+    if record.x_rating_change is not None and record.o_rating_change is not None:
+        changes = RatingChange(x=round(record.x_rating_change), o=round(record.o_rating_change))
+    clock = record.clock
+    return ApiGame(
+        id=record.id, variant=record.variant,  # type: ignore[arg-type]
+        clock=None if clock is None else ClockSpec(round(clock.initial), round(clock.increment)),
+        rated=record.rated, x=seat_name(record.x), o=seat_name(record.o),
+        x_ai=record.x.computer_level, o_ai=record.o.computer_level,
+        status="over" if over else "playing", result=result,  # type: ignore[arg-type]
+        reason=record.reason if over else None,  # type: ignore[arg-type]
+        winner={"1-0": "x", "0-1": "o"}.get(result or ""),
+        line=None if record.winning_line is None else list(record.winning_line),
+        moves=record.cells, notation=format_moves(record.cells, variant(record.variant)),
+        created=record.created, ended=record.ended, ratings=ratings, rating_change=changes,
+    )
+
+
+def player_of(record: PlayerRecord) -> ApiPlayer:
+    return ApiPlayer(
+        name=record.name, created=record.created, rating=round(record.rating),
+        rd=round(record.rd), games=record.games, rated_games=record.rated_games,
+        wins=record.wins, losses=record.losses, draws=record.draws,
+    )
+
+
+async def api_lobby(request: web.Request) -> web.Response:
+    """The lobby; on a cluster node, the one lobby of every node, as its holder shows it."""
+    hub = _hub(request)
+    if hub.cluster is None:
+        snapshot = hub.lobby.snapshot()
+    else:
+        from server.cluster.lobby import ClusterLobby  # as the hub: only a cluster needs it
+
+        assert isinstance(hub.lobby, ClusterLobby)
+        try:
+            snapshot = await hub.lobby.shared_snapshot()
+        except Unavailable as error:
+            hub.metrics.error(error.code)
+            refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
+            refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
+            raise refusal from None
+    return _json(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
+
+
+async def _record(request: web.Request) -> GameRecord:
+    game_id = request.match_info["id"]
+    record: GameRecord | None = await _hub(request).store.get_game(game_id)
+    if record is None:
+        raise _refuse(404, ErrorCode.NO_SUCH_GAME, f"no game {game_id}")
+    return record
+
+
+async def api_game(request: web.Request) -> web.Response:
+    return _json(game_of(await _record(request)))
+
+
+async def api_game_text(request: web.Request) -> web.Response:
+    """The game as text: tag lines like PGN's, then the moves in notation."""
+    game = game_of(await _record(request))
+    clock = "-" if game.clock is None else f"{game.clock.initial}+{game.clock.increment}"
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(game.created))
+    header = {
+        "Game": game.id, "Variant": game.variant, "X": game.x, "O": game.o, "Clock": clock,
+        "Rated": "yes" if game.rated else "no", "Started": started + " UTC",
+        "Result": game.result or "*", "Reason": game.reason or "-",
+    }
+    lines = [f"[{key} \"{value}\"]" for key, value in header.items()]
+    text = "\n".join([*lines, "", game.notation, ""])
+    return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+
+async def api_player(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if NAME.fullmatch(name) is None:
+        raise _refuse(400, ErrorCode.BAD_NAME, "a name is 1-24 ASCII letters, digits, _ and -")
+    record = await _hub(request).store.get_player(name)
+    if record is None:
+        raise _refuse(404, ErrorCode.NO_SUCH_PLAYER, f"no player {name}")
+    return _json(player_of(record))
+
+
+async def api_leaderboard(request: web.Request) -> web.Response:
+    text = request.query.get("limit", "50")
+    if re.fullmatch(r"[0-9]{1,4}", text) is None:
+        raise _refuse(400, ErrorCode.BAD_MESSAGE, "limit is a whole number")
+    limit = max(1, min(LEADERBOARD_MAX, int(text)))
+    players = await _hub(request).store.leaderboard(limit)
+    return _json(ApiLeaderboard(players=[player_of(p) for p in players]))
+
+
+async def api_openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi())
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of this API, its schemas made from the answer types."""
+    (lobby, game, player, board, error), components = msgspec.json.schema_components(
+        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError],
+        ref_template="#/components/schemas/{name}",
+    )
+
+    def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
+        return {"description": what, "content": {"application/json": {"schema": schema}}}
+
+    refused = answer(error, "refused: `code` says why")
+    game_id = {"name": "id", "in": "path", "required": True,
+               "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Qubic HTTP API", "version": str(PROTOCOL_VERSION),
+                 "description": "Read-only JSON next to the websocket protocol (docs/api.md)."},
+        "paths": {
+            "/api/lobby": {"get": {
+                "summary": "Open seeks, the listed live games and players online",
+                "responses": {"200": answer(lobby, "the lobby"),
+                              "503": answer(error, "a cluster's lobby did not answer: "
+                                                   "`unavailable`; try again after "
+                                                   "Retry-After seconds")}}},
+            "/api/games/{id}": {"get": {
+                "summary": "A game, live or over", "parameters": [game_id],
+                "responses": {"200": answer(game, "the game"), "404": refused}}},
+            "/api/games/{id}.txt": {"get": {
+                "summary": "A game as text: tag lines, then its moves", "parameters": [game_id],
+                "responses": {
+                    "200": {"description": "the game",
+                            "content": {"text/plain": {"schema": {"type": "string"}}}},
+                    "404": refused}}},
+            "/api/players/{name}": {"get": {
+                "summary": "A player's record (the name in any case)",
+                "parameters": [{"name": "name", "in": "path", "required": True,
+                                "schema": {"type": "string",
+                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}}],
+                "responses": {"200": answer(player, "the player"), "400": refused,
+                              "404": refused}}},
+            "/api/leaderboard": {"get": {
+                "summary": "The best players by rating",
+                "parameters": [{"name": "limit", "in": "query", "required": False,
+                                "schema": {"type": "integer", "minimum": 1,
+                                           "maximum": LEADERBOARD_MAX, "default": 50}}],
+                "responses": {"200": answer(board, "the players, best first"),
+                              "400": refused}}},
+            "/api/openapi.json": {"get": {
+                "summary": "This description",
+                "responses": {"200": {"description": "OpenAPI 3.1",
+                                      "content": {"application/json": {}}}}}},
+        },
+        "components": {"schemas": components},
+    }

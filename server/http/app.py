@@ -1,0 +1,487 @@
+"""The transport: aiohttp on one port for the websocket protocol, health, metrics and the API.
+
+The only module that imports aiohttp. Each websocket connection gets a
+:class:`~server.node.session.Session`, a reader loop (size and rate checks, decoding, dispatch to
+the hub in order) and a ``SocketWriter`` that writes each loop turn's frames from the
+session's outbox in one system call (no task per connection). ``start_server`` runs
+everything inside the calling event loop, so the terminal client can embed a server;
+``run`` is ``qubic serve``: it adds signal handling and a clean shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import ipaddress
+import logging
+import signal
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import WSMsgType, web
+
+from server.engine_pool.local import DEFAULT_NICE, AIPool, ComputerMoves
+from server.errors import LimitReached, ProtocolError, ServerError
+from server.http.api import HUB_KEY, add_api
+from server.http.web import add_web_client
+from server.metrics import Metrics
+from server.node.hub import Hub, HubConfig
+from server.node.session import (
+    CLOSE_BAD_DATA,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_MAX_QUEUE_BYTES,
+    AddressLimits,
+    Session,
+)
+from server.protocol import (
+    HEARTBEAT_SECONDS,
+    MAX_FRAME_BYTES,
+    RATE_LIMIT_BURST,
+    RATE_LIMIT_PER_SECOND,
+    ErrorCode,
+    decode_client_message,
+    readable_id,
+)
+from server.store.base import Store
+from server.store.factory import open_store
+from server.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from server.cluster.links import ClusterLinks
+
+log = logging.getLogger(__name__)
+
+TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itself (close 1009)
+WRITE_BUFFER_LIMIT = 64 * 1024  # bytes the kernel has not taken yet: past this, frames wait
+DRAIN_POLL = 0.02  # seconds between looks at a slow reader's socket
+CLOSE_WAIT = 2.0  # seconds a closing connection may take to say goodbye
+GC_THRESHOLDS = (700, 50, 100)
+"""The collector's thresholds under ``qubic serve``: Python's, but a middle (generation 1)
+collection after 50 young ones, not 10, and a full one after 100 middle ones, not 10.
+
+Under load most new objects are a connection's waits (a future and its coroutines) that live
+until its next message, about a second: they outlive young collections and then die by
+reference counting, never in a cycle. Each middle collection walks all of them (10-30 ms at
+2,200 connections, a stall of the event loop). Measured with bench/load.py at 1,000 games + 2
+computer games: 2 of them in 30 s instead of 8, and 99.8% of loop-lag samples within 5 ms
+instead of 99.0%.
+
+A full collection walks every connection's objects (about 370,000 at 4,400 connections) and
+found nothing to free in them (0 objects, 234 ms): at 2,000 games it came every minute or so
+and held every move for its length, the whole tail of the move latency (p99 621 ms over a
+120 s window with 10, 43 ms with 100: a full collection every 10 minutes or so at that load).
+See docs/benchmarks.md."""
+CONFIG_KEY = web.AppKey("config", object)
+PROXIES_KEY = web.AppKey("proxies", list)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to run a server: where it listens, its database, workers and limits."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
+    ai_workers: int | None = None  # default: cores - 1, at least 1
+    ai_nice: int = DEFAULT_NICE  # the AI workers run this many steps below the server (0-19)
+    grace: float = 60.0
+    ai_move_time: float = 1.0
+    heartbeat: float = HEARTBEAT_SECONDS
+    rate: float = RATE_LIMIT_PER_SECOND
+    burst: int = RATE_LIMIT_BURST
+    max_queue: int = DEFAULT_MAX_QUEUE
+    max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
+    close_wait: float = CLOSE_WAIT  # seconds a closing connection may take to say goodbye
+    synchronous: str = "FULL"
+    max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
+    new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
+    abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
+    redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
+    # With redis_url and a PostgreSQL database the server is a node of a cluster
+    # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
+    node: str | None = None
+    lease_ttl: float = 3.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunningServer:
+    """A server started by :func:`start_server`; ``stop()`` shuts it down cleanly."""
+
+    config: ServerConfig
+    hub: Hub
+    store: Store
+    pool: ComputerMoves
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    async def stop(self) -> None:
+        """Stop taking connections and games, close every socket with a reason, flush the
+        store and stop the computer players."""
+        log.info("shutting down")
+        await self.hub.close()
+        await self.runner.shutdown()  # websockets get a close frame; handlers finish
+        await self.runner.cleanup()
+        await self.hub.limits.close()  # a cluster's count no longer holds this node's sockets
+        await self.pool.close()
+        await self.store.close()
+        log.info("stopped")
+
+
+async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
+                       ) -> RunningServer:
+    """Open the store, start the computer players (the AI pool warming in the background, or
+    the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
+    for its players, nothing else does).
+
+    Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
+    ``AIError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
+    with a warm-up of their own).
+    """
+    store = await open_store(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
+    try:
+        if pool is None:
+            pool = await _computer_players(config)
+    except BaseException:
+        await store.close()
+        raise
+    try:
+        await pool.start(wait=False)
+        hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
+                               abandon_after=config.abandon_after)
+        links = await _cluster_links(config)
+        limits: AddressLimits | None = None
+        try:
+            metrics = Metrics()
+            if isinstance(store, SQLiteStore):
+                metrics.histograms["store_commit_seconds"] = (
+                    lambda: (store.commit_buckets, store.commit_seconds))
+            limits = await _address_limits(config, links, metrics)
+            hub = Hub(store, pool, hub_config, metrics, limits, cluster=links)
+            await hub.start()
+        except BaseException:
+            if limits is not None:
+                await limits.close()
+            if links is not None:
+                await links.close()
+            raise
+        runner = web.AppRunner(
+            make_app(hub, config), handle_signals=False, access_log=None, shutdown_timeout=2.0
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, config.host, config.port)
+        await site.start()
+    except BaseException:
+        await pool.close()
+        await store.close()
+        raise
+    host, port = runner.addresses[0][:2]
+    players = "a fleet on Redis" if config.redis_url else f"{pool.workers} AI workers"
+    log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
+    return RunningServer(config, hub, store, pool, runner, config.host, port)
+
+
+def clustered(config: ServerConfig) -> bool:
+    """Whether the server is a cluster node: Redis, and a database other nodes can share."""
+    return config.redis_url is not None and config.db_path.startswith(
+        ("postgresql://", "postgres://"))
+
+
+async def _cluster_links(config: ServerConfig) -> ClusterLinks | None:
+    if not clustered(config):
+        return None
+    from server.cluster.links import ClusterLinks, default_node_name
+
+    assert config.redis_url is not None
+    return await ClusterLinks.open(config.redis_url, config.node or default_node_name(),
+                                   ttl=config.lease_ttl)
+
+
+async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
+                          metrics: Metrics) -> AddressLimits:
+    """The per-address limits: this process's own count, or a cluster node's share of one
+    count in Redis (server/cluster/address_limits.py)."""
+    if links is None:
+        return AddressLimits(config.max_connections_per_address,
+                             config.new_players_per_address)
+    from server.cluster.address_limits import RedisAddressLimits
+
+    assert config.redis_url is not None
+    limits = await RedisAddressLimits.open(
+        config.redis_url, links.node, max_connections=config.max_connections_per_address,
+        new_players=config.new_players_per_address, ttl=config.lease_ttl, prefix=links.prefix,
+        metrics=metrics)
+    links.bus.watch_over(limits.redis)  # its idle connections dropped when Redis goes
+    return limits
+
+
+async def _computer_players(config: ServerConfig) -> ComputerMoves:
+    """The local AI pool, or with ``redis_url`` the fleet of ``qubic worker``s."""
+    if config.redis_url is None:
+        return AIPool(config.ai_workers, nice=config.ai_nice)
+    from server.engine_pool.fleet import Fleet, open_redis
+
+    return Fleet(await open_redis(config.redis_url))
+
+
+def run(config: ServerConfig) -> None:
+    """``qubic serve``: run until SIGINT or SIGTERM, then shut down cleanly."""
+
+    async def main() -> None:
+        server = await start_server(config)
+        # What exists now (imports, the compiled kernel, resumed games) lives as long as the
+        # process: move it out of the collector's reach, so full collections walk only what
+        # games and connections allocate. Measured with bench/load.py, 1,000 games.
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(*GC_THRESHOLDS)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(f"Qubic server on {server.http_url} — websocket {server.ws_url}", flush=True)
+        await stop.wait()
+        await server.stop()
+
+    asyncio.run(main())
+
+
+def make_app(hub: Hub, config: ServerConfig) -> web.Application:
+    app = web.Application()
+    app[HUB_KEY] = hub
+    app[CONFIG_KEY] = config
+    app[PROXIES_KEY] = [ipaddress.ip_network(p, strict=False) for p in config.trusted_proxies]
+    app.router.add_get("/ws", websocket)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    add_api(app)  # /api/* (server/http/api.py)
+    add_web_client(app)  # the browser client at / (server/http/web.py)
+    return app
+
+
+# -- the websocket ---------------------------------------------------------------------------
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB_KEY]
+    config: ServerConfig = request.app[CONFIG_KEY]  # type: ignore[assignment]
+    # Text frames come as bytes, checked for UTF-8 by our decoder: aiohttp's own check fails
+    # the connection from its reader, which then drops it without reading the client's answer,
+    # so frames the client sent meanwhile reset the connection and can cost the client our
+    # close frame (it sees 1006). Failed here, the close handshake is a whole one.
+    ws = web.WebSocketResponse(
+        heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False,
+        decode_text=False,
+    )
+    address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
+                             request.app[PROXIES_KEY])
+    # counted before the handshake ends: once a client has its socket, every node counts it
+    admitted = await hub.limits.add_connection(address)
+    try:
+        await ws.prepare(request)
+    except BaseException:
+        if admitted:
+            await hub.limits.remove_connection(address)
+        raise
+    session = Session(address, config.max_queue, config.rate, config.burst,
+                      config.max_queue_bytes)
+    transport = request.transport
+    assert transport is not None  # prepared: the handshake is done
+    writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
+    if not admitted:
+        hub.refuse(session, LimitReached(
+            f"at most {hub.limits.max_connections} connections from one address",
+            ErrorCode.TOO_MANY_CONNECTIONS))
+        session.close(CLOSE_POLICY, "too many connections from your address")
+        await writer.closed()
+        return ws
+    hub.connected(session)
+    loop = asyncio.get_running_loop()
+    try:
+        async for frame in ws:
+            if session.closed:
+                break
+            if not session.bucket.take(loop.time()):
+                ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
+                hub.refuse(session, LimitReached("too many messages: slow down",
+                                                 ErrorCode.RATE_LIMITED,
+                                                 session.bucket.wait(loop.time())), ref)
+                session.close(CLOSE_POLICY, "rate limit exceeded")
+                break
+            if frame.type is WSMsgType.BINARY:
+                hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
+                                                  ErrorCode.BINARY_FRAME))
+                continue
+            if frame.type is not WSMsgType.TEXT:
+                break
+            try:
+                message = decode_client_message(frame.data)
+            except ProtocolError as error:
+                if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
+                    hub.metrics.error(error.code)
+                    session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
+                    break
+                hub.refuse(session, error, error.ref)
+                if error.code == ErrorCode.FRAME_TOO_LARGE:
+                    session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
+                    break
+                continue
+            try:
+                await hub.handle(session, message)
+            except Exception:  # a bug costs this one request, never the connection or server
+                log.exception("internal error handling %s on %s", type(message).__name__,
+                              session)
+                hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
+                           message.id)
+    finally:
+        hub.disconnected(session)
+        await hub.limits.remove_connection(address)
+        if not session.closed:
+            session.close(1000, "")
+        await writer.closed()
+    return ws
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def client_address(peer: str, forwarded_for: list[str], proxies: list[Network]) -> str:
+    """The client's address: the peer's, unless the peer is a trusted proxy; then the rightmost
+    ``X-Forwarded-For`` hop that is not a trusted proxy (hops left of it could be written by
+    anyone). A malformed hop stops the walk at the last trusted address."""
+    address = peer
+    if not proxies:
+        return address
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
+    for hop in [peer, *reversed(hops)]:
+        try:
+            ip = ipaddress.ip_address(hop)
+        except ValueError:
+            return address
+        address = str(ip)
+        if not any(ip in network for network in proxies):
+            return address
+    return address
+
+
+def frame_header(length: int) -> bytes:
+    """The header of an unmasked, final websocket text frame of ``length`` bytes (RFC 6455
+    5.2), as aiohttp writes it with compression off."""
+    if length < 126:
+        return bytes((0x81, length))
+    if length < 65536:
+        return struct.pack("!BBH", 0x81, 126, length)
+    return struct.pack("!BBQ", 0x81, 127, length)
+
+
+class SocketWriter:
+    """Writes a session's outbox into its socket: the frames one loop turn queued go out in
+    one ``transport.write`` (one ``send()``), each still its own websocket message.
+
+    The first frame into an empty outbox schedules one ``flush`` for the end of the turn; no
+    task waits per connection. A client that reads slowly (more than ``WRITE_BUFFER_LIMIT``
+    bytes the kernel has not taken) gets no more until it catches up, looked at every
+    ``DRAIN_POLL`` seconds, so its frames wait in the session's bounded outbox, where a full
+    one closes it as a slow consumer. When the session closes, what it queued goes out first,
+    then the close frame. aiohttp's own frames (pings, pongs, close) go through the same
+    transport, each whole, so they interleave only between ours.
+    """
+
+    def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
+                 session: Session, close_wait: float = CLOSE_WAIT,
+                 metrics: Metrics | None = None) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self.ws, self.transport, self.session = ws, transport, session
+        self.close_wait, self.metrics = close_wait, metrics
+        self.loop = asyncio.get_running_loop()
+        self.scheduled = False
+        self.closing: asyncio.Task[Any] | None = None
+        session.on_frames = self.schedule
+        session.on_close = transport.abort  # hang up at once: a slow consumer
+
+    def schedule(self) -> None:
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.scheduled = False
+        session, transport = self.session, self.transport
+        if self.ws.closed or transport.is_closing():
+            session.take_frames()  # the peer is gone: nothing more gets through
+            return
+        if transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
+            self.scheduled = True
+            self.loop.call_later(DRAIN_POLL, self.flush)
+            return
+        frames = session.take_frames()
+        if len(frames) == 1:
+            frame = frames[0]
+            transport.write(frame_header(len(frame)) + frame)
+        elif frames:
+            parts = []
+            for frame in frames:
+                parts.append(frame_header(len(frame)))
+                parts.append(frame)
+            transport.write(b"".join(parts))
+        if session.closed and self.closing is None:
+            code, reason = session.close_code or 1000, session.close_reason.encode()
+            self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
+
+    async def closed(self) -> None:
+        """Once the session is closed: write what it queued and the close frame, waiting at
+        most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
+        deadline = self.loop.time() + self.close_wait
+        if self.closing is None and not self.ws.closed:
+            self.flush()  # now, rather than at the end of the turn
+        while self.closing is None and self.scheduled and self.loop.time() < deadline:
+            await asyncio.sleep(DRAIN_POLL)  # a slow reader's last frames
+        if self.closing is None:
+            if not self.ws.closed:
+                self.transport.abort()  # a reader too slow to take its last frames in time
+                self._cut()
+            return
+        try:
+            await asyncio.wait_for(self.closing, max(0.0, deadline - self.loop.time()))
+        except TimeoutError:
+            self._cut()  # the close frame went out; the peer's answer did not come in time
+        except (ConnectionError, RuntimeError):
+            pass
+
+    def _cut(self) -> None:
+        """Count a goodbye that did not finish: the peer sees the connection drop (1006)."""
+        if self.metrics is not None:
+            self.metrics.count("closes_cut_short")
+
+
+# -- HTTP ------------------------------------------------------------------------------------
+
+
+async def health(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    return web.json_response({
+        "status": "ok",
+        "connections": len(hub.sessions),
+        "games": sum(not room.over for room in hub.rooms.values()),
+        "ai_workers": hub.pool.workers,
+        "ai_ready": hub.pool.ready,
+        **({} if hub.cluster is None else hub.cluster.health()),
+    })
+
+
+async def metrics(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    return web.Response(text=hub.metrics.render(), content_type="text/plain", charset="utf-8")

@@ -1,0 +1,170 @@
+"""The message bus between the parts of a server, and between the nodes of a cluster.
+
+A ``Bus`` carries opaque byte messages on named topics: ``publish`` to a topic, ``subscribe`` a
+handler to it, ``close`` at shutdown. Delivery is at most once and in publish order per
+publisher and topic; a message published while nobody listens is gone. That is what Redis
+pub/sub gives, so the in-process bus promises no more: code written against ``LocalBus`` (the
+embedded server) behaves the same on ``RedisBus`` (a cluster), as Colyseus's ``LocalPresence``
+and ``RedisPresence`` do. Anything that must not be lost goes to the store first; the bus only
+says that something happened.
+
+Handlers are plain functions called on the event loop, one message at a time, never from
+inside ``publish``; one that raises is logged and the others still run. A handler that must
+await starts a task.
+
+``RedisBus`` keeps two connections of its own (``server.redis_io.resp``): one publishes, one is
+subscribed and is read as its bytes arrive. If Redis goes away (restart, network) it
+reconnects by itself with backoff, subscribes again to every topic, and then calls the
+``on_resume`` callbacks: messages published during the gap are lost, so a listener that
+mirrors state (a room's spectators, the lobby) resynchronises from the record. While Redis is
+unreachable ``publish`` raises ``BusError``; a silent connection (no FIN, a cut network) is
+found by a PING after ``ping_interval`` seconds of quiet. When the bus loses Redis it drops
+its publishing connection and the idle connections of the clients given to ``watch_over``:
+after a restart each of them would fail its next command once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from server.errors import BusError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, bytes], None]
+"""Called with the topic and the message."""
+
+
+class Subscription:
+    """One handler on one topic; ``cancel()`` stops its deliveries (idempotent)."""
+
+    def __init__(self, bus: TopicTable, topic: str, handler: Handler) -> None:
+        self.topic = topic
+        self.handler = handler
+        self._bus = bus
+        self.active = True
+
+    async def cancel(self) -> None:
+        if self.active:
+            self.active = False
+            await self._bus._remove(self)
+
+
+class Bus(Protocol):
+    """Topics of byte messages between the parts of a server or the nodes of a cluster."""
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        """Send ``message`` to every handler subscribed to ``topic`` now, on any node.
+
+        Returns once the bus has taken it; raises ``BusError`` if it cannot.
+        """
+        ...
+
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        """``publish`` each ``(topic, message)`` in order, in one round trip where the bus
+        has them; raises ``BusError`` if it cannot (then any of them may be lost)."""
+        ...
+
+    async def subscribe(self, topic: str, handler: Handler) -> Subscription:
+        """Call ``handler`` for every message published on ``topic`` from the moment this
+        returns."""
+        ...
+
+    def on_resume(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after the bus was cut off and is back: messages may have been
+        lost meanwhile. (The in-process bus is never cut off.)"""
+        ...
+
+    async def close(self) -> None:
+        """Stop every delivery; later calls raise ``BusError``. Idempotent."""
+        ...
+
+
+class TopicTable:
+    """Handlers by topic, and their calling: what both buses share."""
+
+    def __init__(self) -> None:
+        self._handlers: defaultdict[str, list[Subscription]] = defaultdict(list)
+        self._resume_callbacks: list[Callable[[], None]] = []
+        self.closed = False
+        self.delivered = 0  # handler calls made, for metrics
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BusError("the bus is closed")
+
+    def _add(self, topic: str, handler: Handler) -> tuple[Subscription, bool]:
+        """A new subscription, and whether it is the topic's first."""
+        self._check_open()
+        subscription = Subscription(self, topic, handler)
+        first = not self._handlers[topic]
+        self._handlers[topic].append(subscription)
+        return subscription, first
+
+    async def _remove(self, subscription: Subscription) -> None:
+        handlers = self._handlers.get(subscription.topic, [])
+        with contextlib.suppress(ValueError):
+            handlers.remove(subscription)
+        if not handlers:
+            self._handlers.pop(subscription.topic, None)
+            await self._last_handler_gone(subscription.topic)
+
+    async def _last_handler_gone(self, topic: str) -> None:
+        pass
+
+    def _deliver(self, topic: str, message: bytes) -> None:
+        for subscription in list(self._handlers.get(topic, ())):
+            if not subscription.active:
+                continue
+            self.delivered += 1
+            try:
+                subscription.handler(topic, message)
+            except Exception:
+                log.exception("a handler of bus topic %s failed", topic)
+
+    def on_resume(self, callback: Callable[[], None]) -> None:
+        self._resume_callbacks.append(callback)
+
+    def _resumed(self) -> None:
+        for callback in list(self._resume_callbacks):
+            try:
+                callback()
+            except Exception:
+                log.exception("a bus resume callback failed")
+
+
+class LocalBus(TopicTable):
+    """The bus inside one process: a publish schedules each delivery on the event loop."""
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        self._check_open()
+        if topic in self._handlers:
+            asyncio.get_running_loop().call_soon(self._deliver, topic, message)
+
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        for topic, message in messages:
+            await self.publish(topic, message)
+
+    async def subscribe(self, topic: str, handler: Handler) -> Subscription:
+        return self._add(topic, handler)[0]
+
+    async def close(self) -> None:
+        self.closed = True
+        self._handlers.clear()
+
+
+MAX_AT_ONCE = 256  # messages a publisher sends in one round trip (publish_many)
+
+
+async def drain(outbox: asyncio.Queue[Any]) -> list[Any]:
+    """The next item of ``outbox`` (waiting for one), and every item queued behind it up to
+    ``MAX_AT_ONCE``: what one ordered publisher sends with one ``publish_many``."""
+    items = [await outbox.get()]
+    while len(items) < MAX_AT_ONCE and not outbox.empty():
+        items.append(outbox.get_nowait())
+    return items

@@ -1,0 +1,281 @@
+"""Local sessions and delivery: who is connected to this server, and sending them events.
+
+``Delivery`` knows the sessions on this node, which player each is, and which games each has
+open (a game's *audience* here). It decides nothing about games or the lobby and never
+touches the store: the rooms (``server.node.rooms``) and the lobby (``server.node.lobby``) call it. In
+a cluster this is the part every node has for its own sockets (lila-ws's per-client actors
+and ``RoomCrowd``).
+
+A room's events reach it over the ``Bus``: the rooms publish each change as one ``Batch`` on
+the game's topic (``game_topic``), and ``Delivery`` subscribes to that topic while at least
+one session here has the game open, then sends each event to its audience among them. So
+the room's side never needs to know where its audience's sockets are. On one node the bus
+is a ``LocalBus`` and this is today's behaviour, one event-loop turn later. Two details keep
+it exactly so:
+
+- a batch carries the game's publish sequence number, and a session that opened the game
+  after that batch was published (it already has the state through its ``game`` or
+  catch-up) does not get it again;
+- a reply to one connection (the ``ack`` after a move's events, a catch-up) travels in the
+  same batch, addressed to that session (its node and its id there), so the order
+  "``move``, ``end``, then ``ack``" holds.
+
+A session that asks to watch a game opens it *pending* (``PENDING``): it gets nothing until
+the batch that carries its catch-up, wherever the game's owner is, and everything after.
+A batch's sequence number is ``epoch << 32 | count``, the epoch being the owner's fencing
+token (0 on one node), so a new owner's batches come after the old one's; a batch from a
+newer epoch than this node has seen tells ``on_new_owner`` (the cluster rejoins the game's
+sessions here with the new owner, which starts with nobody present).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from server.game.records import PlayerRecord
+from server.game.room import Audience, Outbound
+from server.node.bus import Bus, Subscription
+from server.node.session import Session
+from server.protocol import ServerMessage, encode
+
+log = logging.getLogger(__name__)
+
+
+PENDING = -1
+"""The ``seq`` of a session that opened a game and waits for its catch-up batch."""
+EPOCH_BITS = 32
+
+
+def game_topic(game_id: str) -> str:
+    return f"game:{game_id}"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A session as a game's owner sees it: its node, its id there, its player, and whether
+    it has the game open (then the game's events, and a reply after them, reach it in the
+    game's batches). On the embedded server every peer's node is ``""``."""
+
+    node: str
+    session: int
+    name: str
+    has_open: bool = False
+
+    @classmethod
+    def of(cls, session: Session, node: str = "", has_open: bool = False) -> Peer:
+        return cls(node, session.id, session.name or "", has_open)
+
+
+class Item(msgspec.Struct, array_like=True):
+    """One event of a batch: its encoded frame and who it is for."""
+
+    frame: bytes
+    audience: str  # an Audience's value
+    player: str | None = None  # for PLAYER and OTHERS
+    session: int | None = None  # one connection's reply: only that session gets it ...
+    node: str = ""  # ... on this node
+
+
+class Batch(msgspec.Struct, array_like=True):
+    """What one change of a room published on its topic."""
+
+    seq: int
+    items: list[Item]
+
+
+_encode_batch = msgspec.msgpack.Encoder().encode
+_decode_batch = msgspec.msgpack.Decoder(Batch).decode
+
+
+def pack(
+    seq: int, events: Iterable[Outbound], only: Peer | None = None,
+    reply: ServerMessage | None = None,
+) -> bytes:
+    """A batch of ``events``; with ``only``, the events for one player go to that session
+    alone (a catch-up), and ``reply`` goes last to ``only``."""
+    items = []
+    for event in events:
+        if only is not None and event.audience is Audience.PLAYER:
+            items.append(Item(encode(event.message), event.audience.value, event.player,
+                              only.session, only.node))
+        else:
+            items.append(Item(encode(event.message), event.audience.value, event.player))
+    if reply is not None:
+        assert only is not None
+        items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
+                          only.node))
+    return _encode_batch(Batch(seq, items))
+
+
+class Delivery:
+    """The sessions connected here, by player and by open game; see the module docstring."""
+
+    def __init__(self, bus: Bus, node: str = "") -> None:
+        self.bus = bus
+        self.node = node
+        self.on_new_owner: Callable[[str], None] | None = None
+        self.on_reply: Callable[[int, bytes], None] | None = None  # a reply reached a session
+        self._epochs: dict[str, int] = {}  # game -> the newest owner epoch heard of here
+        self.sessions: set[Session] = set()
+        self._by_id: dict[int, Session] = {}
+        self.by_player: dict[str, set[Session]] = defaultdict(set)
+        # game -> the sessions here that have it open, each with the game's publish sequence
+        # number when it opened it (it has everything up to there already)
+        self.audience: dict[str, dict[Session, int]] = {}
+        self._subscriptions: dict[str, asyncio.Task[Subscription]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- who is here -----------------------------------------------------------------------
+
+    def connected(self, session: Session) -> None:
+        self.sessions.add(session)
+        self._by_id[session.id] = session
+
+    def identified(self, session: Session, player: PlayerRecord) -> None:
+        """``session`` has said hello as ``player``."""
+        session.player = player
+        self.by_player[player.name].add(session)
+
+    def disconnected(self, session: Session) -> bool:
+        """Forget ``session``; whether it was its player's last connection here."""
+        self.sessions.discard(session)
+        self._by_id.pop(session.id, None)
+        name = session.name
+        if name is None:
+            return False
+        self.by_player[name].discard(session)
+        if self.by_player[name]:
+            return False
+        del self.by_player[name]
+        return True
+
+    @property
+    def online(self) -> int:
+        """Players with at least one connection here."""
+        return len(self.by_player)
+
+    def of_player(self, name: str) -> list[Session]:
+        """``name``'s connections here (a copy: callers may open rooms while iterating)."""
+        return list(self.by_player.get(name, ()))
+
+    def rating(self, name: str) -> float | None:
+        """``name``'s rating as a connection of theirs knows it, if one is here."""
+        for session in self.by_player.get(name, ()):
+            if session.player is not None:
+                return session.player.rating
+        return None
+
+    def refresh(self, name: str, record: PlayerRecord) -> None:
+        """Give every connection of ``name`` its fresh ``record`` (a new rating)."""
+        for session in self.by_player.get(name, ()):
+            session.player = record
+
+    # -- open games ------------------------------------------------------------------------
+
+    def has_open(self, session: Session, game_id: str) -> bool:
+        return session in self.audience.get(game_id, ())
+
+    def session(self, session_id: int) -> Session | None:
+        """The session here with this id, if it is still connected."""
+        return self._by_id.get(session_id)
+
+    async def open(self, session: Session, game_id: str, seq: int) -> None:
+        """``session`` opens the game, holding its state as of publish number ``seq`` (or
+        ``PENDING``: until its catch-up comes); returns once the game's events reach this
+        node. A session that has the game open already keeps what it had."""
+        session.rooms.add(game_id)
+        self.audience.setdefault(game_id, {}).setdefault(session, seq)
+        subscribing = self._subscriptions.get(game_id)
+        if subscribing is None:
+            subscribing = asyncio.ensure_future(
+                self.bus.subscribe(game_topic(game_id), self._received)
+            )
+            self._subscriptions[game_id] = subscribing
+        await asyncio.shield(subscribing)
+
+    def close(self, session: Session, game_id: str) -> bool:
+        """``session`` closes the game; whether its player still has it open elsewhere."""
+        session.rooms.discard(game_id)
+        audience = self.audience.get(game_id, {})
+        audience.pop(session, None)
+        if not audience:
+            self._unsubscribe(game_id)
+        name = session.name
+        return name is not None and any(s.name == name for s in audience)
+
+    def forget(self, game_id: str) -> None:
+        """The game is gone from this server: no session has it open any more."""
+        for session in self.audience.get(game_id, {}):
+            session.rooms.discard(game_id)
+        self._unsubscribe(game_id)
+
+    def _unsubscribe(self, game_id: str) -> None:
+        self.audience.pop(game_id, None)
+        self._epochs.pop(game_id, None)
+        subscribing = self._subscriptions.pop(game_id, None)
+        if subscribing is not None:
+            task = asyncio.ensure_future(self._cancel(subscribing))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _cancel(subscribing: asyncio.Task[Subscription]) -> None:
+        try:
+            subscription = await subscribing
+        except Exception:  # the subscription never came about: nothing to cancel
+            return
+        await subscription.cancel()
+
+    # -- delivering ------------------------------------------------------------------------
+
+    def _received(self, topic: str, message: bytes) -> None:
+        """A batch published for a game: each event to its audience among its sessions here
+        that opened the game before the batch was published (a pending session from the
+        batch addressed to it on)."""
+        batch = _decode_batch(message)
+        game_id = topic.removeprefix("game:")
+        audience = self.audience.get(game_id)
+        if not audience:
+            return
+        epoch = batch.seq >> EPOCH_BITS
+        known = self._epochs.get(game_id)
+        if known is None or epoch > known:
+            self._epochs[game_id] = epoch
+            if known is not None and self.on_new_owner is not None:
+                self.on_new_owner(game_id)
+        node = self.node
+        for item in batch.items:  # a pending session addressed here has its catch-up now
+            if item.session is not None and item.node == node:
+                for session, opened in audience.items():
+                    if opened == PENDING and session.id == item.session:
+                        audience[session] = batch.seq - 1
+        present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
+        for item in batch.items:
+            if item.session is not None:  # a reply: always its session's, even from an
+                if item.node != node:  # older owner's batch that arrives after a newer one's
+                    continue
+                targets: Iterable[Session] = [s for s in audience if s.id == item.session]
+                if self.on_reply is not None:
+                    self.on_reply(item.session, item.frame)
+            elif item.audience == Audience.ROOM.value:
+                targets = present
+            elif item.audience == Audience.PLAYER.value:
+                targets = [s for s in present if s.name == item.player]
+            else:
+                targets = [s for s in present if s.name != item.player]
+            for session in targets:
+                session.send_raw(item.frame)
+
+    async def close_all(self, code: int, reason: str) -> None:
+        for session in list(self.sessions):
+            session.close(code, reason)
+        for subscribing in self._subscriptions.values():
+            subscribing.cancel()
+        await asyncio.gather(*self._subscriptions.values(), *self._tasks,
+                             return_exceptions=True)

@@ -1,0 +1,305 @@
+"""The hub: one server's parts wired together, and each client request sent to its part.
+
+Transport-agnostic: a connection is a :class:`~server.node.session.Session` whose ``send`` queues
+frames; ``server.http.app`` feeds decoded client messages to :meth:`Hub.handle`, which checks that
+the server is open and the client has said hello, then passes the request by its type to
+the part whose job it is (lila-ws and Colyseus split a game server along the same seams):
+
+- ``Delivery`` (``server.node.delivery``): the sessions connected here, by player and by open
+  game, and sending a room's events to their sockets;
+- ``Rooms`` (``server.node.rooms``): the games held here, each changed under its lock (decide,
+  persist, deliver), with clocks, the computer's turns (``server.node.computer_turns``) and catch-up;
+- ``Lobby`` (``server.node.lobby``): seeks, quick pairing, private codes, the live list and the
+  online count, and the lobby's subscribers.
+
+Requests about one game go through a router (``server.node.routing``): on the embedded server
+straight to ``Rooms``; in a cluster (``server.cluster.forwarding``) to the game's owner node, wherever
+it is. The hub itself keeps saying hello (players and tokens), the periodic work and the
+metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from server.engine_pool.local import ComputerMoves
+from server.errors import LimitReached, ServerError
+from server.game.matchmaking import Matchmaker
+from server.game.room import GameRoom
+from server.metrics import Metrics
+from server.node.bus import Bus, LocalBus
+from server.node.delivery import Delivery
+from server.node.lobby import Lobby
+from server.node.rooms import HubConfig, Rooms
+from server.node.routing import GAME_REQUESTS, Router
+from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
+from server.protocol import (
+    AcceptSeek,
+    CancelQuick,
+    CancelSeek,
+    Challenge,
+    ChallengeAccept,
+    ChallengeCancel,
+    ChallengeDecline,
+    ClientMessage,
+    ErrorCode,
+    Hello,
+    LobbySub,
+    LobbyUnsub,
+    Ping,
+    PlayAI,
+    Pong,
+    PrivateCreate,
+    PrivateJoin,
+    Quick,
+    Seek,
+    Welcome,
+    error_message,
+)
+from server.store.base import Store
+
+if TYPE_CHECKING:
+    from server.cluster.links import ClusterLinks
+    from server.cluster.topology import Cluster
+
+log = logging.getLogger(__name__)
+
+PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
+
+__all__ = ["Hub", "HubConfig"]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank), 0 when there are none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Hub:
+    """One server's parts and the dispatch of requests to them; see the module docstring."""
+
+    def __init__(
+        self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
+        metrics: Metrics | None = None, limits: AddressLimits | None = None,
+        bus: Bus | None = None, cluster: ClusterLinks | None = None,
+    ) -> None:
+        self.pool = pool
+        self.config = config or HubConfig()
+        self.metrics = metrics or Metrics()
+        self.limits = limits or AddressLimits()
+        self._own_bus = bus is None and cluster is None
+        if cluster is not None:
+            bus = cluster.bus
+        self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
+        self.delivery = Delivery(self.bus, "" if cluster is None else cluster.node)
+        self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
+        self.lobby = Lobby(self.games, self.delivery)
+        self.games.listing = self.lobby
+        self.cluster: Cluster | None = None
+        self.router = Router(self.games, self.delivery)
+        if cluster is not None:
+            from server.cluster.topology import Cluster
+
+            self.cluster = Cluster(self.games, self.delivery, cluster, self.metrics)
+            self.router = self.cluster.router
+            from server.cluster.lobby import ClusterLobby
+
+            self.lobby = self.games.listing = ClusterLobby(self.games, self.delivery, self.cluster)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._register_gauges()
+
+    # -- the parts' state, as server.http.app, server.http.api and the tests read it ------------------
+
+    @property
+    def store(self) -> Store:
+        return self.games.store
+
+    @store.setter
+    def store(self, store: Store) -> None:
+        self.games.store = store
+
+    @property
+    def sessions(self) -> set[Session]:
+        return self.delivery.sessions
+
+    @property
+    def rooms(self) -> dict[str, GameRoom]:
+        return self.games.rooms
+
+    @property
+    def matchmaker(self) -> Matchmaker:
+        return self.lobby.matchmaker
+
+    @property
+    def _by_player(self) -> dict[str, set[Session]]:
+        return self.delivery.by_player
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Resume every unfinished game from the store (in a cluster: join it, and take
+        games over as their owners go) and start the periodic work."""
+        if self.cluster is not None:
+            await self.cluster.start()
+        else:
+            await self.games.resume()
+        await self.lobby.start()
+        self.metrics.lag.start()
+        self.metrics.gc.start()
+        task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Stop taking work, stop the computer's searches and say goodbye to every client
+        (in a cluster, first hand every game over to the other nodes)."""
+        self.games.closing = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
+        if self.cluster is not None:
+            await self.cluster.hand_over()
+        await self.games.close()
+        await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
+        if self.cluster is not None:
+            await self.cluster.close()
+        if self._own_bus:
+            await self.bus.close()
+        self.metrics.lag.stop()
+        self.metrics.gc.stop()
+
+    async def _periodic(self) -> None:
+        while True:
+            await asyncio.sleep(PAIRING_INTERVAL)
+            now = self.games.now()
+            await self.lobby.tick(now)
+            await self.games.end_abandoned(now)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def connected(self, session: Session) -> None:
+        self.delivery.connected(session)
+        self.metrics.count("connections")
+
+    def disconnected(self, session: Session) -> None:
+        """The connection is gone: leave its games (seats stay theirs for the grace period)."""
+        last = self.delivery.disconnected(session)
+        self.lobby.unsubscribed(session)
+        if session.name is None:
+            return
+        if last:
+            self.lobby.gone(session.name)
+        for game_id in list(session.rooms):
+            self.router.leave(session, game_id)
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    async def handle(self, session: Session, message: ClientMessage) -> None:
+        """Carry out one client request; a refusal becomes an ``error`` message to it."""
+        handler = self._handlers.get(type(message))
+        try:
+            if self.games.closing:
+                raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
+            if not isinstance(message, Hello | Ping) and session.player is None:
+                raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
+            assert handler is not None, type(message)
+            await handler(self, session, message)
+        except ServerError as error:
+            self.refuse(session, error, message.id)
+
+    def refuse(self, session: Session, error: ServerError, ref: object = None) -> None:
+        self.metrics.error(error.code)
+        session.send(error_message(error, ref))  # type: ignore[arg-type]
+
+    async def _hello(self, session: Session, message: Hello) -> None:
+        if session.player is not None:
+            raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
+        if message.token is not None:
+            player = await self.store.authenticate(message.token, message.name)
+            if player is None:
+                raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
+            token = message.token
+        else:
+            assert message.name is not None
+            wait = await self.limits.add_player(session.peer, self.games.now())
+            if wait is not None:
+                raise LimitReached("too many new players from your address",
+                                   ErrorCode.TOO_MANY_PLAYERS, wait)
+            player, token = await self.store.create_player(message.name, time.time())
+            log.info("new player %s", player.name)
+        self.delivery.identified(session, player)
+        self.lobby.identified(session)
+        session.send(
+            Welcome(name=player.name, token=token, rating=round(player.rating),
+                    games=await self.router.games_of(player.name), ref=message.id)
+        )
+
+    async def _ping(self, session: Session, message: Ping) -> None:
+        session.send(Pong(ref=message.id))
+
+    # -- metrics ---------------------------------------------------------------------------
+
+    def _register_gauges(self) -> None:
+        gauges = self.metrics.gauges
+        gauges["connections"] = lambda: len(self.delivery.sessions)
+        gauges["players_online"] = lambda: self.delivery.online
+        gauges['games{state="playing"}'] = lambda: sum(not r.over for r in self.rooms.values())
+        gauges['games{state="over"}'] = lambda: sum(r.over for r in self.rooms.values())
+        gauges["ai_queue"] = lambda: self.pool.queued
+        gauges["ai_busy"] = lambda: self.pool.busy
+        gauges["ai_workers"] = lambda: self.pool.workers
+        gauges["ai_ready"] = lambda: int(self.pool.ready)
+        gauges["ai_latency_seconds_last"] = lambda: self.pool.last_latency
+        gauges["lobby_subscribers"] = lambda: len(self.lobby.subscribers)
+        if self.cluster is not None:
+            self.cluster.register_gauges(gauges)
+        for q in (0.5, 0.99):
+            gauges[f'ai_latency_seconds{{quantile="{q}"}}'] = partial(self._latency, q)
+        for name in self.pool.figures():
+            gauges[name] = partial(self._figure, name)
+
+    def _latency(self, q: float) -> float:
+        return _quantile(self.pool.latencies, q)
+
+    def _figure(self, name: str) -> float:
+        return self.pool.figures()[name]
+
+    _handlers: dict[type, Callable[..., Awaitable[None]]] = {}
+
+
+Handler = Callable[[Hub, Session, Any], Awaitable[None]]
+
+
+def _to(part: str, method: str) -> Handler:
+    """The handler that passes a request to ``hub.<part>.<method>(session, message)``."""
+
+    async def handle(hub: Hub, session: Session, message: Any) -> None:
+        await getattr(getattr(hub, part), method)(session, message)
+
+    return handle
+
+
+async def _game_request(hub: Hub, session: Session, message: Any) -> None:
+    await hub.router.request(session, message)
+
+
+Hub._handlers = {
+    Hello: Hub._hello, Ping: Hub._ping,
+    LobbySub: _to("lobby", "subscribe"), LobbyUnsub: _to("lobby", "unsubscribe"),
+    Seek: _to("lobby", "seek"), CancelSeek: _to("lobby", "cancel_seek"),
+    AcceptSeek: _to("lobby", "accept_seek"), Quick: _to("lobby", "quick"),
+    CancelQuick: _to("lobby", "cancel_quick"), PrivateCreate: _to("lobby", "private_create"),
+    PrivateJoin: _to("lobby", "private_join"), PlayAI: _to("lobby", "play_ai"),
+    Challenge: _to("lobby", "challenge"), ChallengeAccept: _to("lobby", "challenge_accept"),
+    ChallengeDecline: _to("lobby", "challenge_decline"),
+    ChallengeCancel: _to("lobby", "challenge_cancel"),
+    **dict.fromkeys(GAME_REQUESTS, _game_request),
+}

@@ -1,0 +1,238 @@
+"""Game requests from a session to the game's room, wherever the room is held.
+
+A request about one game (a move, chat, resign, the draw and rematch answers, abort, claim,
+takeback, hint, watch, unwatch, and a session leaving the game) is carried out by the room's
+owner. ``Router`` is the embedded server's: every room is here, so it calls ``Rooms`` at once.
+``server.cluster.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
+(Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
+sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
+it needs to address the reply (``server.node.delivery`` sends it only on that node).
+
+The session's side of a request stays on the session's node: opening the game in
+``Delivery`` before a watch (pending until its catch-up arrives), the check that an unwatch
+is for an open game, and its ``ack``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from server.errors import RoomError, ServerError
+from server.game.room import GameRoom, Outbound
+from server.node.delivery import PENDING, Delivery, Peer
+from server.node.rooms import Rooms
+from server.node.session import Session
+from server.protocol import (
+    Abort,
+    Ack,
+    Chat,
+    Claim,
+    ClientMessage,
+    DrawAccept,
+    DrawDecline,
+    DrawOffer,
+    ErrorCode,
+    Hint,
+    Move,
+    Rematch,
+    RequestId,
+    Resign,
+    TakeBack,
+    Unwatch,
+    Watch,
+)
+
+__all__ = ["GAME_REQUESTS", "JOIN", "ROOM_ACTIONS", "Asked", "Awaiting", "Peer", "Router",
+           "Unavailable"]
+
+RoomAction = Callable[[GameRoom, str, float, Any], list[Outbound]]
+
+ROOM_ACTIONS: dict[type, RoomAction] = {
+    Move: lambda room, name, now, m: room.move(name, m.cell, m.ply, now),
+    Chat: lambda room, name, now, m: room.chat(name, m.text, now),
+    Resign: lambda room, name, now, m: room.resign(name, now),
+    DrawOffer: lambda room, name, now, m: room.offer_draw(name, now),
+    DrawAccept: lambda room, name, now, m: room.accept_draw(name, now),
+    DrawDecline: lambda room, name, now, m: room.decline_draw(name, now),
+    Abort: lambda room, name, now, m: room.abort(name, now),
+    Claim: lambda room, name, now, m: room.claim(name, now),
+    Rematch: lambda room, name, now, m: room.ask_rematch(name, now),
+    TakeBack: lambda room, name, now, m: room.take_back(name, now),
+}
+"""The requests that change one room, each as the room's method it calls."""
+
+GAME_REQUESTS: tuple[type, ...] = (*ROOM_ACTIONS, Hint, Watch, Unwatch)
+"""Every client request that goes to a game's owner."""
+
+
+JOIN = "join"
+"""The request kind that opens a game for a session without an ``ack``: a rejoin with a new
+owner, or a game started elsewhere for a player here."""
+
+
+class Router:
+    """Game requests on the embedded server: every room is held here."""
+
+    def __init__(self, rooms: Rooms, delivery: Delivery, node: str = "") -> None:
+        self.rooms = rooms
+        self.delivery = delivery
+        self.node = node
+
+    async def request(self, session: Session, message: ClientMessage) -> None:
+        """Carry out a game request of ``session`` (one of ``GAME_REQUESTS``)."""
+        game_id: str = message.game  # type: ignore[union-attr]
+        if isinstance(message, Watch):
+            already = self.delivery.has_open(session, game_id)
+            await self.delivery.open(session, game_id, PENDING)
+            try:
+                await self.dispatch(Peer.of(session, self.node, True), "watch", game_id, message)
+            except BaseException:
+                if not already:
+                    self.delivery.close(session, game_id)
+                raise
+        elif isinstance(message, Unwatch):
+            if game_id not in session.rooms:
+                raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
+            self.leave(session, game_id)
+            session.send(Ack(ref=message.id))
+        else:
+            has_open = self.delivery.has_open(session, game_id)
+            kind = "hint" if isinstance(message, Hint) else "act"
+            await self.dispatch(Peer.of(session, self.node, has_open), kind, game_id, message)
+
+    def leave(self, session: Session, game_id: str) -> None:
+        """``session`` closes the game (unwatched, or the connection is gone)."""
+        self.delivery.close(session, game_id)
+        self.rooms.leave(Peer.of(session, self.node), game_id, self.rooms.now())
+
+    async def dispatch(
+        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
+    ) -> None:
+        """Carry the request out here (the embedded server holds every room)."""
+        await self.execute(peer, kind, game_id, message)
+
+    async def execute(
+        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
+    ) -> None:
+        """Carry the request out on the room held here."""
+        rooms = self.rooms
+        if kind == "watch":
+            assert isinstance(message, Watch)
+            await rooms.watch(peer, game_id, message.since, message.id)
+        elif kind == JOIN:
+            await rooms.watch(peer, game_id, None, None, ack=False)
+        elif kind == "leave":
+            rooms.leave(peer, game_id, rooms.now())
+        elif kind == "hint":
+            assert message is not None
+            await rooms.hint(peer, game_id, message.id)
+        else:
+            assert message is not None
+            action = ROOM_ACTIONS[type(message)]
+            await rooms.act(peer, game_id, message.id,
+                            lambda room, name, now: action(room, name, now, message))
+
+    async def games_of(self, name: str) -> list[str]:
+        """The games going on with ``name`` in a seat (for the welcome)."""
+        return self.rooms.games_of(name)
+
+
+class Unavailable(ServerError):
+    """A request that needs another node cannot be carried out now (Redis unreachable, or
+    the game's owner did not answer in time); ``retry_in`` seconds is when trying again is
+    likely to work (another node has taken the game over by then)."""
+
+    code = ErrorCode.UNAVAILABLE
+
+    def __init__(self, message: str, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A session's request sent to another node, not answered yet."""
+
+    ref: RequestId
+    kind: str
+    game: str
+    node: str  # where it was sent
+    sent: float  # on the event loop's clock
+
+
+class _Ref(msgspec.Struct):
+    ref: RequestId | None = None  # in a reply
+
+
+class _Id(msgspec.Struct):
+    id: RequestId | None = None  # in a request
+
+
+_ref_of = msgspec.json.Decoder(_Ref).decode
+_id_of = msgspec.json.Decoder(_Id).decode
+
+
+class Awaiting:
+    """The origin's side of forwarded requests (Colyseus's ``remoteRoomCall`` rejects after
+    a deadline the same way): each request of a session here that went to another node is
+    kept until a reply to it (a frame with its ``ref``) reaches its session, so that one
+    whose answer never comes (its owner died, or the bus lost it) can be answered with
+    ``unavailable``. Requests without an ``id`` are not kept: nothing could match them."""
+
+    def __init__(self) -> None:
+        self._asked: dict[int, dict[RequestId, Asked]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(asked) for asked in self._asked.values())
+
+    def sent(self, session: int, asked: Asked) -> None:
+        self._asked.setdefault(session, {})[asked.ref] = asked
+
+    def answered(self, session: int, frame: bytes) -> None:
+        """``frame`` goes to ``session``: if it replies to a request of it, that one is done."""
+        asked = self._asked.get(session)
+        if not asked:
+            return
+        try:
+            ref = _ref_of(frame).ref
+        except msgspec.DecodeError:
+            return
+        if ref is not None and asked.pop(ref, None) is not None and not asked:
+            del self._asked[session]
+
+    def take(self, session: int, request: bytes) -> Asked | None:
+        """The request whose frame is ``request``, no longer waited for (its sending failed)."""
+        if session not in self._asked:
+            return None
+        try:
+            ref = _id_of(request).id
+        except msgspec.DecodeError:
+            return None
+        return None if ref is None else self._pop(session, ref)
+
+    def expired(self, now: float, deadline: float, gone: Callable[[str], bool]
+                ) -> list[tuple[int, Asked]]:
+        """The requests given up now, oldest first: those without an answer ``deadline``
+        seconds after they were sent whose node is ``gone`` (or the bus is), and any after
+        three times ``deadline`` (their node lives, yet the request or its answer was lost)."""
+        late = sorted(((session, asked) for session, by_ref in self._asked.items()
+                       for asked in by_ref.values() if now - asked.sent >= deadline),
+                      key=lambda item: item[1].sent)
+        expired = [(session, asked) for session, asked in late
+                   if gone(asked.node) or now - asked.sent >= 3 * deadline]
+        for session, asked in expired:
+            self._pop(session, asked.ref)
+        return expired
+
+    def _pop(self, session: int, ref: RequestId) -> Asked | None:
+        by_ref = self._asked.get(session)
+        if by_ref is None:
+            return None
+        asked = by_ref.pop(ref, None)
+        if not by_ref:
+            del self._asked[session]
+        return asked

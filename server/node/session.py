@@ -1,0 +1,198 @@
+"""One client connection as the hub sees it: who it is, what it watches, and a bounded outbox.
+
+The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
+the first frame queued into an empty outbox calls the transport's ``on_frames`` hook, and the
+transport (``server.http.app``) then takes every frame queued by then (``take_frames``) and writes
+them with one system call: each stays one websocket message, but a loop turn's frames for one
+client (a move and its ``ack``, a catch-up) cost one ``send()``, not one each. A client that
+stops reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the
+session is closed as a slow consumer, so one stuck reader never holds up anyone else's game,
+nor holds more than a bounded amount of the server's memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter, deque
+from collections.abc import Callable
+
+import msgspec
+
+from server.game.records import PlayerRecord
+from server.protocol import RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, encode
+
+CLOSE_GOING_AWAY = 1001
+CLOSE_BAD_DATA = 1007  # RFC 6455: a text frame that is not UTF-8
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_TRY_AGAIN_LATER = 1013
+DEFAULT_MAX_QUEUE = 512
+DEFAULT_MAX_QUEUE_BYTES = 1 << 20
+
+_ids = itertools.count(1)
+
+
+class TokenBucket:
+    """``rate`` tokens a second up to ``burst``; each client frame takes one."""
+
+    def __init__(self, rate: float = RATE_LIMIT_PER_SECOND, burst: int = RATE_LIMIT_BURST) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.updated: float | None = None
+
+    def take(self, now: float) -> bool:
+        """Spend a token if one is left at ``now``."""
+        self._refill(now)
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+    def wait(self, now: float) -> float:
+        """Seconds from ``now`` until a token is there, rounded up to 0.1 s (0: one is now)."""
+        self._refill(now)
+        missing = max(0.0, 1.0 - self.tokens)
+        return math.ceil(missing / self.rate * 10) / 10
+
+    def full(self, now: float) -> bool:
+        """Whether the bucket holds its whole burst at ``now``."""
+        self._refill(now)
+        return self.tokens >= self.burst
+
+    def _refill(self, now: float) -> None:
+        if self.updated is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+
+
+class AddressLimits:
+    """Limits per client address: open connections, and new players as a token bucket of
+    ``new_players`` that refills at that many an hour. 0 turns a limit off.
+
+    This one counts in the process (one server). The transport and the hub call the async
+    methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
+    whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
+
+    def __init__(self, max_connections: int = 0, new_players: int = 0) -> None:
+        self.max_connections = max_connections
+        self.new_players = new_players
+        self.connections: Counter[str] = Counter()
+        self._buckets: dict[str, TokenBucket] = {}
+
+    def connect(self, address: str) -> bool:
+        """Count a new connection from ``address``, unless it has its most open already."""
+        if self.max_connections and self.connections[address] >= self.max_connections:
+            return False
+        self.connections[address] += 1
+        return True
+
+    def disconnect(self, address: str) -> None:
+        self.connections[address] -= 1
+        if self.connections[address] <= 0:
+            del self.connections[address]
+
+    def new_player(self, address: str, now: float) -> float | None:
+        """Count a new player made from ``address``: None if allowed, else the seconds to wait."""
+        if not self.new_players:
+            return None
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            if len(self._buckets) > 100_000:  # forget full buckets: they hold no information
+                self._buckets = {a: b for a, b in self._buckets.items() if not b.full(now)}
+            bucket = self._buckets[address] = TokenBucket(self.new_players / 3600, self.new_players)
+        if bucket.take(now):
+            return None
+        return bucket.wait(now)
+
+    async def add_connection(self, address: str) -> bool:
+        """Let a new connection from ``address`` in and count it, unless it has its most open."""
+        return self.connect(address)
+
+    async def remove_connection(self, address: str) -> None:
+        """A connection counted by ``add_connection`` has closed."""
+        self.disconnect(address)
+
+    async def add_player(self, address: str, now: float) -> float | None:
+        """Count a new player made from ``address``: None if allowed, else the seconds to wait
+        (``now``: the hub's clock; the cluster's count uses Redis's)."""
+        return self.new_player(address, now)
+
+    async def close(self) -> None:
+        """Nothing to give back here; the cluster's count takes this node's out."""
+
+
+class Session:
+    """A connection: its player once authenticated, the games it has open, its outbox."""
+
+    def __init__(
+        self,
+        peer: str = "",
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        rate: float = RATE_LIMIT_PER_SECOND,
+        burst: int = RATE_LIMIT_BURST,
+        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
+    ) -> None:
+        self.id = next(_ids)
+        self.peer = peer
+        self.player: PlayerRecord | None = None
+        self.rooms: set[str] = set()
+        self.lobby = False
+        self.bucket = TokenBucket(rate, burst)
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
+        self.on_frames: Callable[[], None] | None = None  # the transport's hook: frames to write
+        self._outbox: deque[bytes] = deque()
+        self._max_queue = max_queue
+        self._max_bytes = max_queue_bytes
+        self.queued_bytes = 0  # the size of the frames in the outbox
+
+    @property
+    def name(self) -> str | None:
+        return None if self.player is None else self.player.name
+
+    @property
+    def closed(self) -> bool:
+        return self.close_code is not None
+
+    def send(self, message: msgspec.Struct) -> None:
+        """Queue one message for this client (dropped if the session is closing)."""
+        self.send_raw(encode(message))
+
+    def send_raw(self, frame: bytes) -> None:
+        """Queue an encoded frame; a full outbox closes the session as a slow consumer."""
+        if self.closed:
+            return
+        outbox = self._outbox
+        if self.queued_bytes + len(frame) > self._max_bytes or len(outbox) >= self._max_queue:
+            self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
+            return
+        outbox.append(frame)
+        self.queued_bytes += len(frame)
+        if len(outbox) == 1 and self.on_frames is not None:
+            self.on_frames()
+
+    def close(self, code: int, reason: str, *, abort: bool = False) -> None:
+        """Ask the transport to close the connection after the frames already queued, or at
+        once with ``abort`` (the client is not reading, so nothing queued would get through)."""
+        if self.closed:
+            return
+        self.close_code, self.close_reason = code, reason
+        if abort:
+            if self.on_close is not None:
+                self.on_close()
+            return
+        if self.on_frames is not None:  # the transport writes what is queued, then closes
+            self.on_frames()
+
+    def take_frames(self) -> list[bytes]:
+        """Every frame queued, oldest first, taken out of the outbox."""
+        frames = list(self._outbox)
+        self._outbox.clear()
+        self.queued_bytes = 0
+        return frames
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} {self.name or '-'} {self.peer}>"

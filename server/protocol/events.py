@@ -1,0 +1,313 @@
+"""Server -> client: the values nested in messages, and the closed union of events."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from server.protocol.codes import PROTOCOL_VERSION
+from server.protocol.requests import (
+    ChallengeGoneReason,
+    ClientMessage,
+    ClockSpec,
+    Colour,
+    ColourChoice,
+    EngineState,
+    OfferKind,
+    Reason,
+    RequestId,
+    Result,
+    Variant,
+)
+
+# -- server -> client: values nested in messages ----------------------------------------------
+
+
+class _Value(msgspec.Struct, kw_only=True, gc=False):
+    pass
+
+
+class Clocks(_Value):
+    """Milliseconds left for each side; ``running`` is whose clock is ticking, if any."""
+
+    x: int
+    o: int
+    running: Colour | None = None
+
+
+class SeatInfo(_Value):
+    """Who sits on one side: ``ai`` is the computer's level, ``online`` its presence."""
+
+    name: str
+    rating: int | None = None
+    online: bool = True
+    ai: int | None = None
+
+
+class RatingChange(_Value):
+    """Rating points won (positive) or lost by each side."""
+
+    x: int
+    o: int
+
+
+class SeekInfo(_Value):
+    id: str
+    name: str
+    rating: int | None
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    colour: ColourChoice
+
+
+class PlayerOnline(_Value):
+    name: str
+    rating: int | None
+
+
+class ChallengeInfo(_Value):
+    """A challenge's terms: ``colour`` is the challenger's (``by``) choice."""
+
+    id: str
+    by: str
+    to: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    colour: ColourChoice
+
+
+class GameSummary(_Value):
+    id: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    x: str
+    o: str
+    ply: int
+
+
+# -- server -> client: messages ---------------------------------------------------------------
+
+
+class _Event(msgspec.Struct, tag_field="t", kw_only=True, gc=False):
+    pass
+
+
+class Welcome(_Event, tag="welcome"):
+    """The session is open; ``token`` goes only to its owner. ``games`` are yours to resume."""
+
+    name: str
+    token: str
+    rating: int
+    games: list[str] = []
+    protocol: int = PROTOCOL_VERSION
+    ref: RequestId | None = None
+
+
+class Lobby(_Event, tag="lobby"):
+    """``players``: who is online, the first ``PLAYERS_SHOWN`` by name (``online`` counts all)."""
+
+    seeks: list[SeekInfo]
+    games: list[GameSummary]
+    online: int
+    players: list[PlayerOnline] = []
+    ref: RequestId | None = None
+
+
+class LobbyDelta(_Event, tag="lobby_delta"):
+    """``players``: the whole new list when it changed, else null."""
+
+    seeks_added: list[SeekInfo] = []
+    seeks_removed: list[str] = []
+    games_added: list[GameSummary] = []
+    games_removed: list[str] = []
+    online: int | None = None
+    players: list[PlayerOnline] | None = None
+
+
+class ChallengeSent(_Event, tag="challenge_sent"):
+    """Your challenge is open (reply to ``challenge``)."""
+
+    challenge: ChallengeInfo
+    ref: RequestId | None = None
+
+
+class ChallengeReceived(_Event, tag="challenge"):
+    """Someone challenges you: answer ``challenge_accept`` or ``challenge_decline``."""
+
+    challenge: ChallengeInfo
+
+
+class ChallengeGone(_Event, tag="challenge_gone"):
+    """A challenge closed without a game: ``declined`` (to its sender), ``cancelled`` (to the
+    one challenged), or ``offline`` (the other player left; to whoever is still here)."""
+
+    challenge: str
+    reason: ChallengeGoneReason
+
+
+class Seeking(_Event, tag="seeking"):
+    """Your seek is posted (reply to ``seek``)."""
+
+    seek: SeekInfo
+    ref: RequestId | None = None
+
+
+class Queued(_Event, tag="queued"):
+    """You wait in the quick-pairing pool (reply to ``quick``)."""
+
+    variant: Variant
+    clock: ClockSpec | None
+    ref: RequestId | None = None
+
+
+class PrivateCreated(_Event, tag="private"):
+    """Your private room waits for a friend who joins with ``code``."""
+
+    code: str
+    variant: Variant
+    clock: ClockSpec | None
+    ref: RequestId | None = None
+
+
+class MovePlayed(_Event, tag="move"):
+    """A move was played; ``ply`` counts the moves so far (X's first move is ply 1)."""
+
+    game: str
+    ply: int
+    cell: int
+    notation: str
+    side: Colour
+    clocks: Clocks | None
+    version: int
+
+
+class GameEnd(_Event, tag="end"):
+    """The game is over; ``rating_change`` is null for unrated and aborted games."""
+
+    game: str
+    version: int
+    result: Result
+    reason: Reason
+    winner: Colour | None = None
+    line: list[int] | None = None
+    clocks: Clocks | None = None
+    rating_change: RatingChange | None = None
+
+
+class Offer(_Event, tag="offer"):
+    """A draw offered or declined, or a rematch asked for, by side ``by``."""
+
+    game: str
+    kind: OfferKind
+    by: Colour
+    version: int
+
+
+class Presence(_Event, tag="presence"):
+    """A seated player left or came back; ``claim_in`` is seconds until the other may claim."""
+
+    game: str
+    version: int
+    side: Colour
+    online: bool
+    claim_in: float | None = None
+
+
+class ChatLine(_Event, tag="chat"):
+    game: str
+    name: str
+    side: Colour | None  # None: a spectator
+    text: str
+    version: int
+
+
+class TakenBack(_Event, tag="takeback"):
+    """Moves were taken back by side ``by``: the game is at ``ply`` again."""
+
+    game: str
+    ply: int
+    by: Colour
+    clocks: Clocks | None
+    version: int
+
+
+class GameState(_Event, tag="game"):
+    """The whole state of a game for one receiver (``you`` is its colour if seated)."""
+
+    id: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    seats: list[SeatInfo]  # [x, o]
+    moves: list[int]
+    clocks: Clocks | None
+    status: Literal["playing", "over"]
+    version: int
+    you: Colour | None = None
+    draw_offer: Colour | None = None
+    rematch: list[Colour] = []
+    end: GameEnd | None = None
+    spectators: int = 0
+    chat: list[ChatLine] = []
+    ref: RequestId | None = None
+
+
+class Pong(_Event, tag="pong"):
+    ref: RequestId | None = None
+
+
+class AIThinking(_Event, tag="ai_thinking"):
+    game: str
+    ply: int
+    depth: int | None = None
+
+
+class Suggestion(_Event, tag="hint"):
+    """The engine's suggested move for the position after ``ply`` moves (reply to ``hint``)."""
+
+    game: str
+    ply: int
+    cell: int
+    notation: str
+    ref: RequestId | None = None
+
+
+class EngineStatus(_Event, tag="engine"):
+    """Why the computer has not started thinking: its engine is being prepared (its first
+    start compiles it; ``progress`` 0-1) or no worker of the fleet is connected
+    (``unavailable``); then ``ready``."""
+
+    game: str
+    state: EngineState
+    progress: float
+    message: str
+
+
+class Ack(_Event, tag="ack"):
+    """The request ``ref`` was done and has no other reply."""
+
+    ref: RequestId | None = None
+
+
+class Error(_Event, tag="error"):
+    """A refused request or bad frame; ``retry_in`` seconds when waiting would help."""
+
+    code: str
+    message: str
+    ref: RequestId | None = None
+    retry_in: float | None = None
+
+
+ServerMessage = (
+    Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
+    | ChallengeReceived | ChallengeGone | GameState | MovePlayed
+    | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | AIThinking | Suggestion
+    | EngineStatus | Ack | Error
+)  # fmt: skip
+
+CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]
+SERVER_MESSAGES: tuple[type[msgspec.Struct], ...] = ServerMessage.__args__  # type: ignore[attr-defined]

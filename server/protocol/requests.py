@@ -1,0 +1,254 @@
+"""Client -> server: the field types every message checks, and the closed union of requests."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Annotated, Literal
+
+import msgspec
+
+from server.errors import ProtocolError
+
+# -- field types ------------------------------------------------------------------------------
+
+# Patterns are searched, so each is anchored with \A and \Z: "$" would also match before a
+# trailing newline and let "ann\n" through as a second "ann".
+_WORD = r"\A[A-Za-z0-9_-]+\Z"
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=_WORD)]
+Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=_WORD)]
+GameId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
+ChallengeId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
+SeekId = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=_WORD)]
+PrivateCode = Annotated[str, msgspec.Meta(min_length=4, max_length=32, pattern=_WORD)]
+RequestId = (
+    Annotated[str, msgspec.Meta(max_length=64)]
+    | Annotated[int, msgspec.Meta(ge=-(2**53 - 1), le=2**53 - 1)]
+)
+Variant = Literal["4x4x4", "3x3x3", "4x4"]
+Colour = Literal["x", "o"]
+ColourChoice = Literal["x", "o", "random"]
+Level = Annotated[int, msgspec.Meta(ge=1, le=8)]
+Ply = Annotated[int, msgspec.Meta(ge=0, le=729)]
+Version = Annotated[int, msgspec.Meta(ge=0)]
+CellText = Annotated[
+    str, msgspec.Meta(min_length=2, max_length=3, pattern=r"\A[1-9]?[a-iA-I][1-9]\Z")
+]
+CellIndex = Annotated[int, msgspec.Meta(ge=0, le=728)]
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
+EngineState = Literal["preparing", "unavailable", "ready"]
+Reason = Literal[
+    "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned"
+]
+ChallengeGoneReason = Literal["declined", "cancelled", "offline"]
+OfferKind = Literal["draw", "draw_declined", "rematch"]
+COLOURS: tuple[Colour, Colour] = ("x", "o")
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether ``text`` holds any character of Unicode category C (control, format, ...)."""
+    return any(unicodedata.category(char)[0] == "C" for char in text)
+
+
+class ClockSpec(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A time control: ``initial`` seconds each plus ``increment`` seconds per move."""
+
+    initial: Annotated[int, msgspec.Meta(ge=0, le=10800)]
+    increment: Annotated[int, msgspec.Meta(ge=0, le=180)]
+
+    def __post_init__(self) -> None:
+        if self.initial == 0 and self.increment == 0:
+            raise ProtocolError("clock: initial and increment cannot both be 0", "bad_clock")
+
+
+# -- client -> server -------------------------------------------------------------------------
+
+
+class _Request(
+    msgspec.Struct,
+    tag_field="t",
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    kw_only=True,
+    gc=False,
+):
+    id: RequestId | None = None
+
+
+class Hello(_Request, tag="hello"):
+    """Start a session: a new player by ``name``, or the same player again by ``token``."""
+
+    name: Name | None = None
+    token: Token | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is None and self.token is None:
+            raise ProtocolError("hello needs a `name` or a `token`", "bad_message")
+
+
+class LobbySub(_Request, tag="lobby_sub"):
+    """Receive the lobby snapshot now and its updates from now on."""
+
+
+class LobbyUnsub(_Request, tag="lobby_unsub"):
+    """Stop receiving lobby updates."""
+
+
+class Seek(_Request, tag="seek"):
+    """Post an open seek in the lobby."""
+
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+    rated: bool = False
+    colour: ColourChoice = "random"
+
+
+class CancelSeek(_Request, tag="cancel_seek"):
+    seek: SeekId
+
+
+class AcceptSeek(_Request, tag="accept_seek"):
+    seek: SeekId
+
+
+class Quick(_Request, tag="quick"):
+    """Join the quick-pairing pool of a variant and clock (quick games are rated)."""
+
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+
+
+class CancelQuick(_Request, tag="cancel_quick"):
+    """Leave the quick-pairing pool."""
+
+
+class PrivateCreate(_Request, tag="private_create"):
+    """Open a private room; the reply gives the code to pass to a friend."""
+
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+    rated: bool = False
+    colour: ColourChoice = "random"
+
+
+class PrivateJoin(_Request, tag="private_join"):
+    code: PrivateCode
+
+
+class Challenge(_Request, tag="challenge"):
+    """Ask the online player ``name`` for a game on these terms (``colour`` is yours)."""
+
+    name: Name
+    variant: Variant = "4x4x4"
+    clock: ClockSpec | None = None
+    rated: bool = False
+    colour: ColourChoice = "random"
+
+
+class ChallengeAccept(_Request, tag="challenge_accept"):
+    """Accept a challenge sent to you: the game starts."""
+
+    challenge: ChallengeId
+
+
+class ChallengeDecline(_Request, tag="challenge_decline"):
+    challenge: ChallengeId
+
+
+class ChallengeCancel(_Request, tag="challenge_cancel"):
+    """Withdraw a challenge you sent."""
+
+    challenge: ChallengeId
+
+
+class PlayAI(_Request, tag="play_ai"):
+    """Start a game against the computer at ``level`` 1 (weakest) to 8 (strongest)."""
+
+    level: Level
+    variant: Variant = "4x4x4"
+    colour: ColourChoice = "random"
+    clock: ClockSpec | None = None
+
+
+class Watch(_Request, tag="watch"):
+    """Open a game: as a spectator, or to retake your seat; ``since`` asks for catch-up."""
+
+    game: GameId
+    since: Version | None = None
+
+
+class Unwatch(_Request, tag="unwatch"):
+    game: GameId
+
+
+class Move(_Request, tag="move"):
+    """Play ``cell`` (``"2b3"`` or an index) in the position after ``ply`` moves (0 at first)."""
+
+    game: GameId
+    cell: CellText | CellIndex
+    ply: Ply
+
+
+class Resign(_Request, tag="resign"):
+    game: GameId
+
+
+class DrawOffer(_Request, tag="draw_offer"):
+    game: GameId
+
+
+class DrawAccept(_Request, tag="draw_accept"):
+    game: GameId
+
+
+class DrawDecline(_Request, tag="draw_decline"):
+    game: GameId
+
+
+class Abort(_Request, tag="abort"):
+    game: GameId
+
+
+class Rematch(_Request, tag="rematch"):
+    game: GameId
+
+
+class Claim(_Request, tag="claim"):
+    """Claim the win once the opponent has been gone longer than the grace period."""
+
+    game: GameId
+
+
+class Chat(_Request, tag="chat"):
+    game: GameId
+    text: ChatText
+
+    def __post_init__(self) -> None:
+        if has_control_characters(self.text):
+            raise ProtocolError("chat `text` may not hold control characters", "bad_chat")
+        if not self.text.strip():
+            raise ProtocolError("chat `text` is blank", "bad_chat")
+
+
+class Hint(_Request, tag="hint"):
+    """Ask the engine for a move for you (a casual game against the computer, your turn)."""
+
+    game: GameId
+
+
+class TakeBack(_Request, tag="takeback"):
+    """Take back your last move and the computer's reply (a casual game against it)."""
+
+    game: GameId
+
+
+class Ping(_Request, tag="ping"):
+    """Application-level ping; the server answers ``pong``."""
+
+
+ClientMessage = (
+    Hello | LobbySub | LobbyUnsub | Seek | CancelSeek | AcceptSeek | Quick | CancelQuick
+    | PrivateCreate | PrivateJoin | Challenge | ChallengeAccept | ChallengeDecline
+    | ChallengeCancel | PlayAI | Watch | Unwatch | Move | Resign | DrawOffer
+    | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat | Hint | TakeBack | Ping
+)  # fmt: skip

@@ -1,0 +1,105 @@
+"""Encoding and decoding frames: one decoder per direction, validation errors mapped to codes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import msgspec
+
+from server.errors import ProtocolError, ServerError
+from server.protocol.codes import MAX_FRAME_BYTES, ErrorCode
+from server.protocol.events import Error, ServerMessage
+from server.protocol.requests import ClientMessage, RequestId
+
+# -- encoding and decoding --------------------------------------------------------------------
+
+_encoder = msgspec.json.Encoder()
+_client_decoder = msgspec.json.Decoder(ClientMessage)
+_server_decoder = msgspec.json.Decoder(ServerMessage)
+_AT_PATH = re.compile(r" - at `\$((?:\.\w+|\[\d+\])*)`$")
+_CODE_BY_FIELD = {
+    "t": ErrorCode.UNKNOWN_TYPE,
+    "name": ErrorCode.BAD_NAME,
+    "token": ErrorCode.BAD_TOKEN,
+    "text": ErrorCode.BAD_CHAT,
+    "cell": ErrorCode.BAD_CELL,
+    "level": ErrorCode.BAD_LEVEL,
+    "variant": ErrorCode.BAD_VARIANT,
+    "clock": ErrorCode.BAD_CLOCK,
+}
+M = TypeVar("M")
+
+
+def encode(message: msgspec.Struct) -> bytes:
+    """The JSON frame of a message."""
+    return _encoder.encode(message)
+
+
+def decode_client_message(data: bytes | str) -> ClientMessage:
+    """The client request in one text frame; raises ``ProtocolError`` with a stable code."""
+    return _decode(_client_decoder, data)
+
+
+def decode_server_message(data: bytes | str) -> ServerMessage:
+    """The server message in one frame (for clients and tests); raises ``ProtocolError``."""
+    return _decode(_server_decoder, data)
+
+
+def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
+    try:
+        raw = data.encode() if isinstance(data, str) else bytes(data)
+        raw.decode()  # msgspec would raise UnicodeDecodeError itself, inside strings only
+    except UnicodeError:
+        raise ProtocolError("the frame is not valid UTF-8", ErrorCode.BAD_UTF8) from None
+    if len(raw) > MAX_FRAME_BYTES:
+        raise ProtocolError(
+            f"the frame has {len(raw)} bytes; at most {MAX_FRAME_BYTES}",
+            ErrorCode.FRAME_TOO_LARGE,
+        )
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError as error:
+        refused = error.__cause__ if isinstance(error.__cause__, ProtocolError) else None
+        refused = refused or _validation_error(str(error))
+        refused.ref = readable_id(raw)
+        raise refused from None
+    except msgspec.DecodeError as error:
+        raise ProtocolError(f"not JSON: {error}", ErrorCode.BAD_JSON) from None
+
+
+class _OnlyId(msgspec.Struct, gc=False):
+    id: RequestId | None = None
+
+
+def readable_id(raw: bytes | str) -> RequestId | None:
+    """The request's ``id`` when the frame is an object whose ``id`` is valid, else None, so
+    a refusal of an otherwise bad message still says which request it answers."""
+    try:
+        return msgspec.json.decode(raw, type=_OnlyId).id
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+def _validation_error(text: str) -> ProtocolError:
+    """A ProtocolError whose code names the offending field when it has its own code."""
+    if text.startswith("Expected `object`"):
+        return ProtocolError(f"a message is a JSON object: {text}", ErrorCode.BAD_MESSAGE)
+    if text == "Object missing required field `t`" or text.endswith("- at `$.t`"):
+        return ProtocolError(f"no such message type: {text}", ErrorCode.UNKNOWN_TYPE)
+    match = _AT_PATH.search(text)
+    for field in re.findall(r"\.(\w+)", match[1]) if match else []:
+        if field in _CODE_BY_FIELD:
+            return ProtocolError(f"bad `{field}`: {text}", _CODE_BY_FIELD[field])
+    return ProtocolError(text, ErrorCode.BAD_MESSAGE)
+
+
+def error_message(error: ServerError, ref: RequestId | None = None) -> Error:
+    """The ``error`` message reporting ``error`` (``retry_in`` is copied when it has one)."""
+    retry_in: Any = getattr(error, "retry_in", None)
+    return Error(code=str(error.code), message=error.message, ref=ref, retry_in=retry_in)
+
+
+def with_ref(message: M, ref: RequestId | None) -> M:
+    """A copy of a reply message echoing the request's ``id`` as its ``ref``."""
+    return msgspec.structs.replace(message, ref=ref)  # type: ignore[type-var]

@@ -1,0 +1,228 @@
+"""The durable store's interface and its records: players, games and their moves.
+
+``Store`` is what the app layer talks to; ``server.store.sqlite.SQLiteStore`` implements it on
+one SQLite file and ``server.store.postgres.PostgresStore`` on PostgreSQL (``server.store.factory.open_store``
+picks one). Every method is async and never
+blocks the event loop. A write returns only once it is committed, so the server acknowledges a
+move after it is durable. Records are frozen dataclasses of plain values; times are Unix
+seconds (``time.time()``), cells are engine cell indices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any, Protocol
+
+from server.errors import StoreError
+from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
+
+
+class Row(Protocol):
+    """A database row read by column name: ``sqlite3.Row`` and ``asyncpg.Record`` both are."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def player_from_row(row: Row) -> PlayerRecord:
+    return PlayerRecord(**{field.name: row[field.name] for field in fields(PlayerRecord)})
+
+
+def move_from_row(row: Row) -> MoveRecord:
+    return MoveRecord(row["ply"], row["cell"], row["clock_x"], row["clock_o"], row["at"])
+
+
+_GAME_COLUMNS = (
+    "id", "variant", "created", "result", "reason", "ended",
+    "x_rating", "o_rating", "x_rating_change", "o_rating_change", "fence",
+)  # fmt: skip
+"""The games columns that are GameRecord fields as they are."""
+
+
+def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
+    """A game from its row in the ``games`` table (the same columns in every store)."""
+    clock = None
+    if row["clock_initial"] is not None:
+        clock = TimeControl(row["clock_initial"], row["clock_increment"])
+    line = row["winning_line"]
+    return GameRecord(
+        **{column: row[column] for column in _GAME_COLUMNS},
+        clock=clock,
+        rated=bool(row["rated"]),
+        x=Seat(row["x_player"], row["x_computer"]),
+        o=Seat(row["o_player"], row["o_computer"]),
+        status=GameStatus(row["status"]),
+        winning_line=None if line is None else tuple(map(int, line.split())),
+        moves=tuple(moves),
+        listed=bool(row["listed"]),
+    )
+
+
+def check_fence(game_id: str, stored: int, fence: int | None) -> None:
+    """Refuse a write whose fencing token is older than one the game has already seen.
+
+    ``fence`` None is a write from the one embedded server, which owns every game.
+    """
+    if fence is not None and fence < stored:
+        raise StoreError(
+            f"game {game_id} is owned under fencing token {stored}; {fence} is stale",
+            code="fenced",
+        )
+
+
+def check_take_back(game_id: str, stored: int, ply: int) -> None:
+    """Refuse a takeback to ``ply`` in a game with ``stored`` moves unless it is among them."""
+    if not 0 <= ply <= stored:
+        raise StoreError(f"game {game_id} has {stored} moves, not {ply}", code="stale_move")
+
+
+def new_game_id() -> str:
+    """An unguessable game id: 72 random bits in 12 URL-safe characters."""
+    return secrets.token_urlsafe(9)
+
+
+def new_game(
+    *,
+    variant: str,
+    x: Seat,
+    o: Seat,
+    clock: TimeControl | None,
+    rated: bool,
+    now: float,
+    game_id: str | None = None,
+    listed: bool = False,
+) -> GameRecord:
+    """A new active game's record, as every store's ``create_game`` starts it; a rated game
+    against the computer is refused."""
+    if rated and (x.is_computer or o.is_computer):
+        raise StoreError("a game against the computer cannot be rated", code="not_allowed")
+    return GameRecord(
+        game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now,
+        listed=listed,
+    )
+
+
+def new_token() -> str:
+    """A player's secret token: 256 random bits in 43 URL-safe characters."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> bytes:
+    """The form a token is stored in: its SHA-256 digest.
+
+    A slow password hash (bcrypt, scrypt, argon2) protects low-entropy secrets that people
+    choose. Our tokens are 256 random bits made by ``secrets``, so a stolen table cannot be
+    brute-forced through any hash, and one fast SHA-256 keeps every login cheap.
+    """
+    return hashlib.sha256(token.encode()).digest()
+
+
+def name_key(name: str) -> str:
+    """The form in which names are unique: NFKC-normalised and case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+class Store(Protocol):
+    """The server's durable state. Open it once at start; ``close()`` it at shutdown."""
+
+    async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
+        """Register ``name``; returns the player and the plain token, which is never stored.
+
+        Raises ``StoreError`` with code ``"name_taken"`` if the name differs from an existing
+        one only in case.
+        """
+        ...
+
+    async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
+        """The player holding ``token`` (and called ``name``, if given), or None."""
+        ...
+
+    async def get_player(self, name: str) -> PlayerRecord | None:
+        """The player called ``name`` in any case, or None."""
+        ...
+
+    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+        ...
+
+    async def create_game(
+        self,
+        *,
+        variant: str,
+        x: Seat,
+        o: Seat,
+        clock: TimeControl | None,
+        rated: bool,
+        now: float,
+        game_id: str | None = None,
+        listed: bool = False,
+    ) -> GameRecord:
+        """Start a game (with a fresh id unless one is given). A rated game needs two players.
+        ``listed``: the lobby may show it (a public game, not a private room's)."""
+        ...
+
+    async def record_move(
+        self, game_id: str, move: MoveRecord, *, fence: int | None = None
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed.
+
+        The ply must follow the last one recorded (else ``StoreError`` code ``"stale_move"``)
+        and the game be active (else ``"game_over"``). A cluster node passes its lease's
+        fencing token as ``fence``: a token older than the game has seen is refused (code
+        ``"fenced"``), a newer one becomes the game's. Finishing and aborting take it too.
+        """
+        ...
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """Remove the moves after ``ply`` from an active game (a takeback); returns once that
+        is committed. Errors as for ``record_move``: ``"no_such_game"``, ``"game_over"``,
+        ``"fenced"``, and ``"stale_move"`` when the game has fewer than ``ply`` moves."""
+        ...
+
+    async def finish_game(
+        self,
+        game_id: str,
+        *,
+        result: str,
+        reason: str,
+        now: float,
+        winning_line: Sequence[int] | None = None,
+        fence: int | None = None,
+    ) -> GameRecord:
+        """End a game with a result, updating both players' records and, if rated, ratings.
+
+        All in one transaction; returns the finished game with its rating changes.
+        """
+        ...
+
+    async def abort_game(
+        self, game_id: str, *, reason: str, now: float, fence: int | None = None
+    ) -> GameRecord:
+        """Call a game off with no result and no effect on anyone's record."""
+        ...
+
+    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
+        """Take the game over for a cluster node holding its lease under token ``fence``:
+        raise the game's fencing token to ``fence`` (an older holder's writes are refused from
+        now on) and return the game as it stands, in one transaction. Raises ``StoreError``
+        ``"no_such_game"``, or ``"fenced"`` if a newer token has been seen."""
+        ...
+
+    async def get_game(self, game_id: str) -> GameRecord | None:
+        """A game with its moves, or None."""
+        ...
+
+    async def unfinished_games(self) -> list[GameRecord]:
+        """Every active game with its moves, to resume them after a restart."""
+        ...
+
+    async def flush(self) -> None:
+        """Wait until every write queued so far is committed."""
+        ...
+
+    async def close(self) -> None:
+        """Commit pending writes and release the database; later calls raise ``StoreError``."""
+        ...

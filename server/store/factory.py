@@ -1,0 +1,36 @@
+"""Open the store a ``--database`` names: a PostgreSQL URL, or else the path of a SQLite file."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from server.errors import StoreError
+from server.store.base import Store
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(database: str | os.PathLike[str]) -> bool:
+    return isinstance(database, str) and database.startswith(POSTGRES_SCHEMES)
+
+
+async def open_store(
+    database: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "FULL"
+) -> Store:
+    """The PostgreSQL store for a ``postgresql://`` URL, else the SQLite store on that file.
+
+    ``synchronous`` applies to SQLite only (PostgreSQL's durability is its own setting).
+    Raises ``StoreError`` saying why if the database cannot be used.
+    """
+    if is_postgres_url(database):
+        try:  # asyncpg comes with the cluster extra, and is imported only when used
+            from server.store.postgres import PostgresStore
+        except ModuleNotFoundError as missing:
+            raise StoreError(
+                f"a PostgreSQL database needs {missing.name}: pip install 'qubic[cluster]'"
+            ) from None
+        return await PostgresStore.open(str(database))
+    from server.store.sqlite import SQLiteStore
+
+    return await SQLiteStore.open(database, synchronous=synchronous)
