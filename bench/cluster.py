@@ -57,6 +57,7 @@ from load import (  # noqa: E402
     raise_fd_limit,
 )
 
+from server.defaults import LEASE_TTL  # noqa: E402
 from tests.services import PostgresServer, RedisServer, run_sql  # noqa: E402
 
 CELLS = 64
@@ -613,7 +614,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--after-kill", type=float, default=20.0)
     parser.add_argument("--procs", type=int, default=2, help="generator processes")
-    parser.add_argument("--lease-ttl", type=float, default=3.0)
+    parser.add_argument("--lease-ttl", type=float, default=LEASE_TTL)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-single", action="store_true")
     parser.add_argument("--logs", type=Path, default=None,

@@ -34,7 +34,7 @@ from client_tui.connection import (
     Unreachable,
     http_base,
 )
-from client_tui.embedded import RunningServer, default_db_path, server_key, start_embedded
+from client_tui.embedded import RunningServer, StartLocal, default_db_path, server_key
 from client_tui.messages import ConnectRequested, LeaveGame, Outgoing, SettingsChanged
 from client_tui.model import (
     Applied,
@@ -132,6 +132,7 @@ class QubicApp(App[None]):
         tokens: TokenStore | None = None,
         settings: SettingsStore | None = None,
         db_path: Path | None = None,
+        start_local: StartLocal | None = None,
         autoconnect: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -141,6 +142,7 @@ class QubicApp(App[None]):
         self.settings_store = settings or SettingsStore(self.tokens.path.parent / "settings.json")
         self.settings = self.settings_store.load()
         self.db_path = db_path or default_db_path()
+        self.start_local = start_local  # starts the offline server (given by qubic play)
         self.autoconnect = autoconnect
         self.clock = clock
         self.session = Session(name=name or self._remembered_name(server_url) or default_name())
@@ -205,7 +207,9 @@ class QubicApp(App[None]):
         if url is None:
             if self.embedded is None:
                 try:
-                    self.embedded = await start_embedded(self.db_path)
+                    if self.start_local is None:
+                        raise RuntimeError("this client was given no server to start")
+                    self.embedded = await self.start_local(self.db_path)
                 except Exception as error:  # noqa: BLE001 - shown on the connect screen
                     self.post_message(LinkMessage(Unreachable(
                         f"cannot start the local server: {error}")))

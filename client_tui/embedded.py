@@ -1,14 +1,15 @@
-"""The offline mode's server: the same code as ``qubic serve``, started inside the client.
+"""The offline mode's server, as the client sees it: what it needs of a started server, where its
+database lives, and the key its tokens are kept under.
 
-It runs in the client's own asyncio loop (the computer players search in a process pool, so
-the loop stays free), listens on 127.0.0.1 on a free port, and keeps its SQLite database in
-the user's data directory, so ratings and unfinished games survive between sessions.
+The server itself is the same code as ``qubic serve``; the command line (``qubic_cli.embedded``)
+hands the client a function that starts it, so the client never imports the server's app.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import platformdirs
 
@@ -37,12 +38,5 @@ def server_key(db_path: Path) -> str:
     return f"embedded:{db_path.resolve()}"
 
 
-async def start_embedded(db_path: Path, **options: Any) -> RunningServer:
-    """Start the server on 127.0.0.1 (a free port) with its database at ``db_path``."""
-    from server.http.app import ServerConfig, start_server  # the server's code loads only offline
-
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    settings: dict[str, Any] = {"ai_workers": 1, "grace": 60.0} | options
-    config = ServerConfig(host="127.0.0.1", port=0, db_path=str(db_path), **settings)
-    server: RunningServer = await start_server(config)
-    return server
+StartLocal = Callable[[Path], Awaitable[RunningServer]]
+"""Starts the offline server with its database at the path given (``qubic_cli.embedded``)."""

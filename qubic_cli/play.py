@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from client_tui.app import QubicApp
     from client_tui.connection import server_url
     from client_tui.embedded import default_db_path
+    from qubic_cli.embedded import start_embedded
 
     url = None
     if args.server:
@@ -54,5 +55,5 @@ def run(args: argparse.Namespace) -> int:
     # The terminal belongs to the client: the embedded server logs to a file instead.
     logging.basicConfig(filename=db_path.with_suffix(".log"), level=logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    QubicApp(url, args.name, db_path=db_path).run()
+    QubicApp(url, args.name, db_path=db_path, start_local=start_embedded).run()
     return 0

@@ -8,6 +8,7 @@ import ipaddress
 import logging
 
 from qubic_cli.common import fail, seconds
+from server.defaults import GRACE, LEASE_TTL
 
 NAME = "serve"
 HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
@@ -30,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "pip install 'qubic[cluster]'; see docs/cluster.md)")
     parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
                         help="processes for computer players (default: cores - 1, at least 1)")
-    parser.add_argument("--grace", type=seconds, default=60.0, metavar="S",
+    parser.add_argument("--grace", type=seconds, default=GRACE, metavar="S",
                         help="seconds a dropped player keeps the seat before a claim (default 60)")
     parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
                         help="run the AI workers N steps below the server's CPU priority, so "
@@ -57,7 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "cluster (docs/cluster.md)")
     parser.add_argument("--node", default=None, metavar="NAME",
                         help="this node's name in a cluster (default: host-pid-random)")
-    parser.add_argument("--lease-ttl", type=seconds, default=3.0, metavar="S",
+    parser.add_argument("--lease-ttl", type=seconds, default=LEASE_TTL, metavar="S",
                         help="seconds a cluster node's hold on a game lasts unless renewed: a "
                              "dead node's games are taken over about this much later "
                              "(default 3)")

@@ -49,6 +49,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
+from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.metrics import Metrics
 from server.node.session import AddressLimits
@@ -130,7 +131,7 @@ class RedisAddressLimits(AddressLimits):
 
     def __init__(
         self, client: aioredis.Redis, node: str, *, max_connections: int = 0,
-        new_players: int = 0, ttl: float = 3.0, prefix: str = "qubic:",
+        new_players: int = 0, ttl: float = LEASE_TTL, prefix: str = "qubic:",
         metrics: Metrics | None = None,
     ) -> None:
         super().__init__(max_connections, new_players)

@@ -11,9 +11,10 @@ import redis.asyncio as aioredis
 
 from server.cluster.bus import RedisBus
 from server.cluster.lease import Leases
+from server.defaults import LEASE_TTL
 from server.redis_io.clients import connect
 
-DEFAULT_LEASE_TTL = 3.0  # seconds: a dead node's games are taken over about this much later
+DEFAULT_LEASE_TTL = LEASE_TTL  # seconds: a dead node's games are taken over about this late
 
 
 def default_node_name() -> str:

@@ -425,7 +425,7 @@ class ClusterLobby(Lobby):
         # sessions whose game-starting request succeeded, until their game's join: its id
         self._starting: dict[int, tuple[str | int, float]] = {}
         self._reported: dict[str, float] = {}  # the players here as last reported
-        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # shared_snapshot's asks
+        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # view's asks
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
@@ -619,7 +619,7 @@ class ClusterLobby(Lobby):
         self.publish(Ask(self.node, session.id, self._seq, session.name or "", rating,
                          encode(message)))
 
-    async def shared_snapshot(self) -> LobbySnapshot:
+    async def view(self) -> LobbySnapshot:
         """The lobby as its holder shows it (for the HTTP API on any node): asked as a
         ``lobby_sub`` of no session; ``Unavailable`` if the holder does not answer in 2 x ttl."""
         if self.holding is not None:

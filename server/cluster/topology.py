@@ -39,14 +39,19 @@ from server.errors import BusError, ServerError
 from server.metrics import Metrics
 from server.node.bus import Subscription, drain
 from server.node.delivery import Delivery
+from server.node.lobby import Lobby
 from server.node.rooms import Rooms
 from server.tasks import stop_tasks
 
 log = logging.getLogger(__name__)
 
+
 class Cluster:
     """A node of the cluster: its ownership and its router wired to the bus; see the module
-    docstring. ``router`` is the hub's router; ``ownership`` the rooms' ownership."""
+    docstring. ``router`` is the hub's router; ``ownership`` the rooms' ownership; ``lobby``
+    the one lobby of the cluster (set by ``server.cluster.membership``, which builds both)."""
+
+    lobby: Lobby
 
     def __init__(
         self, rooms: Rooms, delivery: Delivery, links: ClusterLinks, metrics: Metrics

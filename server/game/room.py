@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import msgspec
 
 from engine import Board, IllegalMove, NotationError, O, X, format_cell, parse_cell
+from server.defaults import GRACE
 from server.errors import ClaimTooEarly, RoomError
 from server.game.clock import GameClock
 from server.game.records import GameRecord, GameStatus, MoveRecord, TimeControl
@@ -48,7 +49,7 @@ from server.protocol import (
 
 PlayerId = str
 COMPUTER: PlayerId = "@computer"
-DEFAULT_GRACE = 60.0
+DEFAULT_GRACE = GRACE
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}

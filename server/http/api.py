@@ -166,19 +166,13 @@ def player_of(record: PlayerRecord) -> ApiPlayer:
 async def api_lobby(request: web.Request) -> web.Response:
     """The lobby; on a cluster node, the one lobby of every node, as its holder shows it."""
     hub = _hub(request)
-    if hub.cluster is None:
-        snapshot = hub.lobby.snapshot()
-    else:
-        from server.cluster.lobby import ClusterLobby  # as the hub: only a cluster needs it
-
-        assert isinstance(hub.lobby, ClusterLobby)
-        try:
-            snapshot = await hub.lobby.shared_snapshot()
-        except Unavailable as error:
-            hub.metrics.error(error.code)
-            refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
-            refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
-            raise refusal from None
+    try:
+        snapshot = await hub.lobby.view()
+    except Unavailable as error:
+        hub.metrics.error(error.code)
+        refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
+        refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
+        raise refusal from None
     return _json(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
 
 

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
+from server.defaults import GRACE, LEASE_TTL
 from server.engine_pool.local import DEFAULT_NICE, AIPool, ComputerMoves
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
+from server.node.membership import Membership
 from server.node.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
@@ -87,7 +89,7 @@ class ServerConfig:
     db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
     ai_workers: int | None = None  # default: cores - 1, at least 1
     ai_nice: int = DEFAULT_NICE  # the AI workers run this many steps below the server (0-19)
-    grace: float = 60.0
+    grace: float = GRACE
     ai_move_time: float = 1.0
     heartbeat: float = HEARTBEAT_SECONDS
     rate: float = RATE_LIMIT_PER_SECOND
@@ -104,7 +106,7 @@ class ServerConfig:
     # With redis_url and a PostgreSQL database the server is a node of a cluster
     # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
     node: str | None = None
-    lease_ttl: float = 3.0
+    lease_ttl: float = LEASE_TTL
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -170,7 +172,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
             limits = await _address_limits(config, links, metrics)
-            hub = Hub(store, pool, hub_config, metrics, limits, cluster=links)
+            hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links))
             await hub.start()
         except BaseException:
             if limits is not None:
@@ -208,6 +210,15 @@ async def _cluster_links(config: ServerConfig) -> ClusterLinks | None:
     assert config.redis_url is not None
     return await ClusterLinks.open(config.redis_url, config.node or default_node_name(),
                                    ttl=config.lease_ttl)
+
+
+def _membership(links: ClusterLinks | None) -> Membership | None:
+    """The node's part in the cluster that ``links`` reach, or None alone."""
+    if links is None:
+        return None
+    from server.cluster.membership import ClusterMembership
+
+    return ClusterMembership(links)
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,

@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
@@ -35,6 +35,7 @@ from server.metrics import Metrics
 from server.node.bus import Bus, LocalBus
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
+from server.node.membership import Joined, Membership
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import GAME_REQUESTS, Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -63,10 +64,6 @@ from server.protocol import (
 )
 from server.store.base import Store
 
-if TYPE_CHECKING:
-    from server.cluster.links import ClusterLinks
-    from server.cluster.topology import Cluster
-
 log = logging.getLogger(__name__)
 
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
@@ -88,7 +85,7 @@ class Hub:
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressLimits | None = None,
-        bus: Bus | None = None, cluster: ClusterLinks | None = None,
+        bus: Bus | None = None, cluster: Membership | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
@@ -102,16 +99,12 @@ class Hub:
         self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
         self.lobby = Lobby(self.games, self.delivery)
         self.games.listing = self.lobby
-        self.cluster: Cluster | None = None
         self.router = Router(self.games, self.delivery)
+        self.cluster: Joined | None = None  # this node's cluster side (server.http wires it)
         if cluster is not None:
-            from server.cluster.topology import Cluster
-
-            self.cluster = Cluster(self.games, self.delivery, cluster, self.metrics)
+            self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router = self.cluster.router
-            from server.cluster.lobby import ClusterLobby
-
-            self.lobby = self.games.listing = ClusterLobby(self.games, self.delivery, self.cluster)
+            self.lobby = self.games.listing = self.cluster.lobby
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 

@@ -183,6 +183,11 @@ class Lobby:
         return LobbySnapshot(seeks=self.seeks(), games=self.live_games(),
                              online=self.presence.online, players=self.players(), ref=ref)
 
+    async def view(self) -> LobbySnapshot:
+        """The lobby as the HTTP API shows it: here, this node's (a cluster's lobby asks its
+        holder, and may raise ``Unavailable``)."""
+        return self.snapshot()
+
     async def unsubscribe(self, session: Session, message: LobbyUnsub) -> None:
         self.unsubscribed(session)
         session.send(Ack(ref=message.id))

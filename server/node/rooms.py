@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine import O, X
+from server.defaults import GRACE
 from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
@@ -63,7 +64,7 @@ FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and la
 
 @dataclass(frozen=True)
 class HubConfig:
-    grace: float = 60.0  # seconds a dropped player keeps the seat before a claim is allowed
+    grace: float = GRACE  # seconds a dropped player keeps the seat before a claim is allowed
     ai_move_time: float = 1.0  # seconds the computer thinks per move (less on a short clock)
     abandon_after: float = 600.0  # seconds with no human in a game before it is ended
 

@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 
 from client_tui.app import QubicApp
 from client_tui.tokens import TokenStore
+from qubic_cli.embedded import start_embedded
 from server.http.app import RunningServer, ServerConfig, start_server
 
 TIMEOUT = 20.0
@@ -38,6 +39,7 @@ def client(server: RunningServer | None, name: str, tmp_path: Path, **options: A
     """A client app for ``name`` with its own token file."""
     tokens = TokenStore(tmp_path / f"tokens-{name}.json")
     url = None if server is None else server.ws_url
+    options.setdefault("start_local", start_embedded)  # offline: as `qubic play` starts it
     return QubicApp(url, name, tokens=tokens, **options)
 
 
