@@ -16,6 +16,18 @@ def fail(command: str, message: str) -> int:
     return USAGE_ERROR
 
 
+def missing_extra(module: str, extra: str = "cluster") -> str | None:
+    """Why ``module`` cannot be used (it comes with an extra that is not installed), or None."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(module) is not None:
+            return None
+    except ImportError:  # a finder that refuses it
+        pass
+    return f"{module} is not installed: pip install 'qubic[{extra}]'"
+
+
 def variant_name(text: str) -> str:
     """An argparse type: a variant such as ``4x4x4`` or ``3x3``, normalised."""
     try:

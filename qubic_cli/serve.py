@@ -7,7 +7,7 @@ import dataclasses
 import ipaddress
 import logging
 
-from qubic_cli.common import fail, seconds
+from qubic_cli.common import fail, missing_extra, seconds
 from server.defaults import GRACE, LEASE_TTL
 
 NAME = "serve"
@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(NAME, "--ai-workers must be at least 1")
     if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
         return fail(NAME, "--ai-nice must be 0-19")
+    if args.redis is not None and (why := missing_extra("redis")):
+        return fail(NAME, f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
         return fail(NAME, "--node must be a non-empty name without ':'")
     for proxy in args.trusted_proxy:
