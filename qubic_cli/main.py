@@ -33,12 +33,19 @@ players with their options.
 """
 
 
+def _version() -> str:
+    from server.version import VERSION
+
+    return VERSION
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered subcommand."""
     parser = argparse.ArgumentParser(
         prog="qubic", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"qubic {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="command", required=True)
     for module_name in SUBCOMMANDS:
         module = importlib.import_module(module_name)

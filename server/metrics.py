@@ -9,7 +9,16 @@ import bisect
 import gc
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+
+from server.exposition import (
+    header,
+    render_counters,
+    render_errors,
+    render_gauges,
+    render_histogram,
+    render_process,
+)
 
 
 def percentile(values: Iterable[float], q: float) -> float:
@@ -123,7 +132,9 @@ class GCPauses:
 class Metrics:
     """What the server counts; rendered by :meth:`render` with gauges read at that moment."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, version: str = "unknown", error_codes: Sequence[str] = ()) -> None:
+        self.version = version  # qubic_build_info's label
+        self.error_codes = tuple(error_codes)  # exported at 0 before the first refusal
         self.counters: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.lag = LoopLagProbe()
@@ -139,20 +150,12 @@ class Metrics:
         self.errors[code] += 1
 
     def render(self) -> str:
+        """The Prometheus text exposition of every figure (``server.exposition``)."""
         lines: list[str] = []
-        for name, value in sorted(self.counters.items()):
-            lines += [f"# TYPE qubic_{name}_total counter", f"qubic_{name}_total {value}"]
-        lines.append("# TYPE qubic_errors_total counter")
-        for code, value in sorted(self.errors.items()):
-            lines.append(f'qubic_errors_total{{code="{code}"}} {value}')
-        declared: set[str] = set()
-        for name, read in sorted(self.gauges.items()):
-            family = name.partition("{")[0]
-            if family not in declared:
-                declared.add(family)
-                lines.append(f"# TYPE qubic_{family} gauge")
-            lines.append(f"qubic_{name} {read():g}")
-        lines.append("# TYPE qubic_event_loop_lag_seconds summary")
+        render_counters(lines, self.counters.items())
+        render_errors(lines, self.errors.items(), self.error_codes)
+        render_gauges(lines, self.gauges)
+        header(lines, "event_loop_lag_seconds", "summary")
         for q in (0.5, 0.99, 1.0):
             lag = self.lag.quantile(q)
             lines.append(f'qubic_event_loop_lag_seconds{{quantile="{q}"}} {lag:.6f}')
@@ -164,14 +167,8 @@ class Metrics:
             **{name: read() for name, read in self.histograms.items()},
         }
         for name, (counts, total) in histograms.items():
-            lines.append(f"# TYPE qubic_{name} histogram")
-            cumulative = 0
-            for bound, count in zip([*LAG_BUCKETS, "+Inf"], counts, strict=True):
-                cumulative += count
-                lines.append(f'qubic_{name}_bucket{{le="{bound}"}} {cumulative}')
-            lines.append(f"qubic_{name}_sum {total:.6f}")
-            lines.append(f"qubic_{name}_count {cumulative}")
-        lines.append("# TYPE qubic_gc_pause_seconds summary")
+            render_histogram(lines, name, LAG_BUCKETS, counts, total)
+        header(lines, "gc_pause_seconds", "summary")
         for generation in range(3):
             label = f'generation="{generation}"'
             lines += [
@@ -180,4 +177,5 @@ class Metrics:
                 f'qubic_gc_pause_seconds{{{label},quantile="1.0"}} '
                 f"{self.gc.longest[generation]:.6f}",
             ]
+        render_process(lines, self.version)
         return "\n".join(lines) + "\n"

@@ -15,7 +15,8 @@ PACKAGES = ("engine", "server", "client_tui", "client_web", "qubic_cli")
 
 # server's parts, lowest first: a part may import its own modules and those of lower ranks.
 LAYERS: dict[str, int] = {
-    "server.errors": 0, "server.metrics": 0, "server.tasks": 0, "server.defaults": 0,
+    "server.errors": 0, "server.metrics": 0, "server.exposition": 0, "server.tasks": 0,
+    "server.defaults": 0, "server.version": 0,
     "server.protocol": 1,
     "server.game": 2,
     "server.store": 3, "server.engine_pool": 3, "server.redis_io": 3,
@@ -23,8 +24,9 @@ LAYERS: dict[str, int] = {
     "server.cluster": 5,
     "server.http": 6,
 }
-# parts of one rank that may build on each other: the engine fleet talks to Redis.
-SIDEWAYS = {("server.engine_pool", "server.redis_io")}
+# parts of one rank that may build on each other: the engine fleet talks to Redis; the
+# metrics are written out by the exposition.
+SIDEWAYS = {("server.engine_pool", "server.redis_io"), ("server.metrics", "server.exposition")}
 # what the embedded server (SQLite, the in-process bus, the local pool) must never load.
 CLUSTER_ONLY = ("server.cluster", "server.redis_io", "server.engine_pool.fleet",
                 "server.store.postgres")

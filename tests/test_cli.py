@@ -170,3 +170,12 @@ def test_analyse_master_reports_a_proved_win_and_a_winning_move(
         assert data["forced"]["result"] == "win", entry["moves"]
         assert data["forced"]["plies"] >= entry["plies"]  # never a faster win than exists
         assert data["move"] in entry["winning"], entry["moves"]
+
+
+def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"qubic {version('qubic')}"

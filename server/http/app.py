@@ -50,6 +50,7 @@ from server.protocol import (
 from server.store.base import Store
 from server.store.factory import open_store
 from server.store.sqlite import SQLiteStore
+from server.version import VERSION
 
 if TYPE_CHECKING:
     from server.cluster.links import ClusterLinks
@@ -167,7 +168,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
         links = await _cluster_links(config)
         limits: AddressLimits | None = None
         try:
-            metrics = Metrics()
+            metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
             if isinstance(store, SQLiteStore):
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
@@ -485,6 +486,7 @@ async def health(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     return web.json_response({
         "status": "ok",
+        "version": VERSION,
         "connections": len(hub.sessions),
         "games": sum(not room.over for room in hub.rooms.values()),
         "ai_workers": hub.pool.workers,

@@ -20,6 +20,7 @@ from server.protocol.requests import (
     Result,
     Variant,
 )
+from server.version import VERSION
 
 # -- server -> client: values nested in messages ----------------------------------------------
 
@@ -104,6 +105,7 @@ class Welcome(_Event, tag="welcome"):
     rating: int
     games: list[str] = []
     protocol: int = PROTOCOL_VERSION
+    server: str = f"qubic/{VERSION}"  # the server's name and version
     ref: RequestId | None = None
 
 

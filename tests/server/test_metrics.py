@@ -10,10 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import aiohttp
 import pytest
+from conftest import Server, play, start_private_game
+from prometheus_client.parser import text_string_to_metric_families
 
+from server import exposition
 from server.metrics import LAG_BUCKETS, LoopLagProbe, Metrics, runqueue_wait
 from server.store.sqlite import SQLiteStore
+from server.version import VERSION
 
 
 def bucket_of(seconds: float) -> int:
@@ -83,3 +88,59 @@ async def test_the_store_s_commits_are_timed_into_metrics(tmp_path: Path) -> Non
         text = metrics.render()
     assert f'qubic_store_commit_seconds_bucket{{le="+Inf"}} {store.commits}' in text
     assert f"qubic_store_commit_seconds_count {store.commits}" in text
+
+
+async def test_the_whole_exposition_parses_and_says_what_each_family_is(server: Server) -> None:
+    """Read by prometheus-client's own parser after a game: every family has its help text and
+    the right type, counters end in ``_total``, quantile series are summaries, and the build
+    and the process are there."""
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await start_private_game(server, ann, bob)
+    await play(ann, game, "1a1", 0)
+    await ann.send(t="move", game=game, cell="1a2", ply=1)
+    await ann.error("not_your_turn")
+    assert server.running is not None
+    async with aiohttp.ClientSession() as session, session.get(
+            server.running.http_url + "/metrics") as response:
+        text = await response.text()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    for name, family in families.items():
+        assert family.documentation and family.documentation != exposition.help_of("zz"), name
+        bare = name.removeprefix("qubic_")
+        assert family.documentation in (exposition.HELP.get(bare),
+                                        exposition.HELP.get(bare + "_total"))
+        if family.type == "counter":
+            assert all(s.name.endswith("_total") for s in family.samples), name
+        if any("quantile" in s.labels for s in family.samples):
+            assert family.type == "summary", name
+    assert families["qubic_moves"].type == "counter"
+    assert families["qubic_connections"].type == "gauge"
+    assert families["qubic_event_loop_lag_seconds"].type == "summary"
+    assert families["qubic_store_commit_seconds"].type == "histogram"
+    errors = {s.labels["code"]: s.value for s in families["qubic_errors"].samples}
+    assert errors["not_your_turn"] == 1 and errors["bad_cell"] == 0
+    build = families["qubic_build_info"].samples[0]
+    assert build.labels["version"] == VERSION and build.value == 1
+    assert families["process_cpu_seconds"].samples[0].value > 0
+    assert families["process_resident_memory_bytes"].samples[0].value > 1 << 20
+
+
+def test_counters_read_from_their_owners_are_counters() -> None:
+    metrics = Metrics()
+    metrics.gauges["cluster_claims"] = lambda: 3
+    metrics.gauges["ai_queue"] = lambda: 1
+    families = {f.name: f for f in text_string_to_metric_families(metrics.render())}
+    assert families["qubic_cluster_claims"].type == "counter"
+    assert families["qubic_cluster_claims"].samples[0].name == "qubic_cluster_claims_total"
+    assert families["qubic_ai_queue"].type == "gauge"
+    assert "qubic_errors" not in families  # no codes known and none refused: no empty family
+
+
+async def test_the_version_is_in_the_welcome_and_the_health(server: Server) -> None:
+    ann = await server.client()
+    welcome = await ann.hello("ann")
+    assert welcome["server"] == f"qubic/{VERSION}" and VERSION != "0+unknown"
+    assert server.running is not None
+    async with aiohttp.ClientSession() as session, session.get(
+            server.running.http_url + "/health") as response:
+        assert (await response.json())["version"] == VERSION
