@@ -36,6 +36,17 @@ def variant_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0-65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
+    return value
+
+
 def seconds(text: str) -> float:
     """An argparse type: a positive number of seconds."""
     try:

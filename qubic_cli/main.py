@@ -16,6 +16,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = (
     "qubic_cli.arena",
     "qubic_cli.analyse",
+    "qubic_cli.config",
     "qubic_cli.play",
     "qubic_cli.serve",
     "qubic_cli.worker",
@@ -54,13 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.configure(sub)
-        sub.set_defaults(run=module.run)
+        sub.set_defaults(run=module.run, parser=sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run the chosen subcommand."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv  # where a command layers its flags over the environment and a file
     try:
         return int(args.run(args))
     except KeyboardInterrupt:

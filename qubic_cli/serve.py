@@ -6,8 +6,10 @@ import argparse
 import dataclasses
 import ipaddress
 import logging
+from typing import Any
 
-from qubic_cli.common import fail, missing_extra, seconds
+from qubic_cli.common import fail, missing_extra, port_number, seconds
+from qubic_cli.settings import Setting, SettingsError, apply
 from server.defaults import GRACE, LEASE_TTL
 
 NAME = "serve"
@@ -21,10 +23,35 @@ again. SIGINT or SIGTERM shuts it down cleanly.
 """
 
 
+SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
+    Setting("host", "host", "QUBIC_HOST"),
+    Setting("port", "port", "QUBIC_PORT"),
+    Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
+    Setting("ai_workers", "ai_workers", "QUBIC_AI_WORKERS"),
+    Setting("grace", "grace", "QUBIC_GRACE"),
+    Setting("ai_nice", "ai_nice", "QUBIC_AI_NICE"),
+    Setting("ai_time", "ai_time", "QUBIC_AI_TIME"),
+    Setting("max_connections_per_address", "max_connections_per_address",
+            "QUBIC_MAX_CONNECTIONS_PER_ADDRESS"),
+    Setting("new_players_per_hour", "new_players_per_hour", "QUBIC_NEW_PLAYERS_PER_HOUR"),
+    Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
+    Setting("abandon_after", "abandon_after", "QUBIC_ABANDON_AFTER"),
+    Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
+    Setting("node", "node", "QUBIC_NODE"),
+    Setting("lease_ttl", "lease_ttl", "QUBIC_LEASE_TTL"),
+    Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="a TOML file of options (default: $QUBIC_CONFIG); flags win over "
+                             "QUBIC_* environment variables, which win over the file "
+                             "(docs/operations.md)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
+    parser.add_argument("--port", type=port_number, default=8765,
+                        help="port (default 8765; 0: any)")
     parser.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
                         help="a SQLite file (default ./qubic.db), or a PostgreSQL URL such as "
                              "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra: "
@@ -66,28 +93,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         choices=["debug", "info", "warning", "error"], help="logging detail")
 
 
-def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.local import AIError
-    from server.errors import BusError, StoreError
+def server_config(args: argparse.Namespace) -> Any:
+    """The ``ServerConfig`` that ``args`` (already layered) describe; ``SettingsError`` says
+    what is wrong with them."""
     from server.http.app import ServerConfig
-    from server.http.app import run as run_server
 
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     if args.ai_workers is not None and args.ai_workers < 1:
-        return fail(NAME, "--ai-workers must be at least 1")
+        raise SettingsError("--ai-workers must be at least 1")
     if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
-        return fail(NAME, "--ai-nice must be 0-19")
+        raise SettingsError("--ai-nice must be 0-19")
     if args.redis is not None and (why := missing_extra("redis")):
-        return fail(NAME, f"--redis needs the cluster extra: {why}")
+        raise SettingsError(f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
-        return fail(NAME, "--node must be a non-empty name without ':'")
+        raise SettingsError("--node must be a non-empty name without ':'")
     for proxy in args.trusted_proxy:
         try:
             ipaddress.ip_network(proxy, strict=False)
         except ValueError:
-            return fail(NAME, f"--trusted-proxy {proxy!r} is not an address or network")
+            raise SettingsError(
+                f"--trusted-proxy {proxy!r} is not an address or network") from None
     config = ServerConfig(
         host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
         grace=args.grace, ai_move_time=args.ai_time,
@@ -98,6 +122,22 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from server.engine_pool.local import AIError
+    from server.errors import BusError, StoreError
+    from server.http.app import run as run_server
+
+    try:
+        apply(args.parser, SETTINGS, NAME, args, args.argv)
+        config = server_config(args)
+    except SettingsError as error:
+        return fail(NAME, str(error))
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         run_server(config)
     except (StoreError, AIError, BusError) as error:

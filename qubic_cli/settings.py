@@ -1,0 +1,189 @@
+"""Where a long-running command's options come from: flags, the environment, a TOML file.
+
+``qubic serve`` and ``qubic worker`` take every option from, in this order of precedence:
+
+1. a flag on the command line (``--redis URL``);
+2. an environment variable (``QUBIC_REDIS_URL``); a secret may instead be read from the file
+   named by the same variable with ``_FILE`` (``QUBIC_REDIS_URL_FILE=/run/secrets/redis``);
+3. the configuration file (``--config qubic.toml``, or ``QUBIC_CONFIG``): a key at the top level
+   applies to every command that has the option, a key in the command's table (``[serve]``,
+   ``[worker]``) to that command only, and overrides the top level; a secret may be given as
+   ``<key>_file``;
+4. the option's default.
+
+So no secret ever needs to be on the command line, where ``ps`` shows it to every local user.
+docs/operations.md has the table of every option; ``qubic config check`` prints the effective
+configuration with each value's source and the secrets masked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONFIG_ENV = "QUBIC_CONFIG"
+
+
+class SettingsError(ValueError):
+    """A configuration that cannot be used: a bad value, an unknown key, an unreadable file."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option: its argparse ``dest``, its key in the file and its environment variable."""
+
+    dest: str
+    key: str
+    env: str
+    secret: bool = False  # masked when shown; may come from a file (``_FILE``, ``<key>_file``)
+    many: bool = False  # a list: a TOML array, or comma-separated in the environment
+
+
+@dataclass(frozen=True)
+class Value:
+    """An option's effective value and where it came from: flag, env, file or default."""
+
+    value: Any
+    source: str
+
+
+def load_file(path: str | os.PathLike[str], command: str) -> dict[str, Any]:
+    """The file's keys for ``command``: its top level, overridden by its ``[command]`` table."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise SettingsError(f"cannot read the configuration {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"the configuration {path} is not valid TOML: {error}") from None
+    tables = {key: value for key, value in data.items() if isinstance(value, dict)}
+    unknown_tables = sorted(set(tables) - {"serve", "worker"})
+    if unknown_tables:
+        raise SettingsError(f"the configuration {path} has unknown tables: "
+                            + ", ".join(f"[{t}]" for t in unknown_tables))
+    top = {key: value for key, value in data.items() if key not in tables}
+    return top | tables.get(command, {})
+
+
+def _secret_from(path: str, where: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError as error:
+        raise SettingsError(f"{where}: cannot read {path}: {error.strerror}") from None
+
+
+def _convert(action: argparse.Action, raw: Any, where: str) -> Any:
+    """``raw`` (a string from the environment, or a TOML value) as the flag would give it."""
+    if isinstance(raw, bool | dict | list):
+        raise SettingsError(f"{where}: {raw!r} is not a single value")
+    text = str(raw)
+    convert = action.type if callable(action.type) else str
+    try:
+        value = convert(text)
+    except argparse.ArgumentTypeError as error:
+        raise SettingsError(f"{where}: {error}") from None
+    except (TypeError, ValueError):
+        kind = getattr(convert, "__name__", "value")
+        raise SettingsError(f"{where}: {text!r} is not a valid {kind}") from None
+    if action.choices is not None and value not in action.choices:
+        choices = ", ".join(map(str, action.choices))
+        raise SettingsError(f"{where}: {value!r} is not one of {choices}")
+    return value
+
+
+def resolve(
+    parser: argparse.ArgumentParser, settings: Sequence[Setting], args: argparse.Namespace,
+    explicit: set[str], environ: Mapping[str, str], file: Mapping[str, Any],
+    file_name: str = "the configuration",
+) -> dict[str, Value]:
+    """Every setting's effective value: the flag if ``explicit`` holds its dest, else the
+    environment, else the file, else the parser's default (already in ``args``)."""
+    actions = {action.dest: action for action in parser._actions}
+    known = {s.key for s in settings} | {f"{s.key}_file" for s in settings if s.secret}
+    unknown = sorted(set(file) - known - {"config"})
+    if unknown:
+        raise SettingsError(f"{file_name} has unknown keys: {', '.join(unknown)}")
+    values: dict[str, Value] = {}
+    for setting in settings:
+        action = actions[setting.dest]
+        if setting.dest in explicit:
+            values[setting.dest] = Value(getattr(args, setting.dest), "flag")
+        elif setting.env in environ or (setting.secret and f"{setting.env}_FILE" in environ):
+            raw: Any
+            if setting.env in environ:
+                raw, where = environ[setting.env], setting.env
+            else:
+                where = f"{setting.env}_FILE"
+                raw = _secret_from(environ[where], where)
+            if setting.many:
+                value = [_convert(action, part.strip(), where)
+                         for part in raw.split(",") if part.strip()]
+            else:
+                value = _convert(action, raw, where)
+            values[setting.dest] = Value(value, "env")
+        elif setting.key in file or (setting.secret and f"{setting.key}_file" in file):
+            where = f"{file_name}: {setting.key}"
+            raw = file.get(setting.key)
+            if raw is None:
+                raw = _secret_from(str(file[f"{setting.key}_file"]), f"{where}_file")
+            if setting.many:
+                if not isinstance(raw, list):
+                    raise SettingsError(f"{where}: expected a list")
+                value = [_convert(action, item, where) for item in raw]
+            else:
+                value = _convert(action, raw, where)
+            values[setting.dest] = Value(value, "file")
+        else:
+            values[setting.dest] = Value(getattr(args, setting.dest), "default")
+    return values
+
+
+_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@]*:)(?P<secret>[^@]*)(?=@)",
+                           re.IGNORECASE)
+
+
+def mask(value: Any, secret: bool) -> Any:
+    """A value fit to show: a URL's password replaced by ``***``, and a secret that is no URL
+    shown as ``***`` whole."""
+    if not secret or value is None:
+        return value
+    text = str(value)
+    masked = _URL_PASSWORD.sub(r"\g<head>***", text)
+    return masked if "://" in text else "***"
+
+
+def explicit_dests(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
+    """The dests that ``argv`` sets with a flag (parsed again with every default suppressed)."""
+    quiet = argparse.ArgumentParser(add_help=False)
+    for action in parser._actions:
+        if action.option_strings and action.dest != "help":
+            kwargs: dict[str, Any] = {"dest": action.dest, "default": argparse.SUPPRESS}
+            if isinstance(action, argparse._AppendAction):
+                kwargs["action"] = "append"
+            elif action.nargs == 0:
+                kwargs["action"] = "store_const"
+                kwargs["const"] = action.const
+            quiet.add_argument(*action.option_strings, **kwargs)
+    found, _ = quiet.parse_known_args(list(argv))
+    return set(vars(found))
+
+
+def apply(parser: argparse.ArgumentParser, settings: Sequence[Setting], command: str,
+          args: argparse.Namespace, argv: Sequence[str],
+          environ: Mapping[str, str] | None = None) -> dict[str, Value]:
+    """Layer flags, environment, file and defaults into ``args`` (in place); returns each
+    setting's value with its source. The file is ``args.config`` or ``$QUBIC_CONFIG``."""
+    environ = os.environ if environ is None else environ
+    path = getattr(args, "config", None) or environ.get(CONFIG_ENV)
+    file = load_file(path, command) if path else {}
+    values = resolve(parser, settings, args, explicit_dests(parser, argv), environ, file,
+                     f"the configuration {path}" if path else "the configuration")
+    for dest, value in values.items():
+        setattr(args, dest, value.value)
+    return values

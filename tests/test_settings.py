@@ -1,0 +1,122 @@
+"""Options from flags, QUBIC_* environment variables and a TOML file: precedence, secrets from
+files, masking, and clear refusals (qubic_cli/settings.py, ``qubic config check``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qubic_cli import serve
+from qubic_cli.main import build_parser
+from qubic_cli.settings import SettingsError, apply, mask
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def layered(argv: list[str], environ: dict[str, str]) -> tuple[object, dict[str, str]]:
+    args = build_parser().parse_args(argv)
+    values = apply(args.parser, serve.SETTINGS, "serve", args, argv, environ)
+    return args, {dest: value.source for dest, value in values.items()}
+
+
+def test_flags_win_over_the_environment_which_wins_over_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text('port = 9000\ngrace = 10\nnode = "top"\n'
+                      '[serve]\nnode = "mine"\nabandon_after = 30\n[worker]\nnode = "theirs"\n')
+    args, sources = layered(["serve", "--config", str(config), "--port", "7000"],
+                            {"QUBIC_PORT": "8000", "QUBIC_GRACE": "20"})
+    assert (args.port, sources["port"]) == (7000, "flag")  # type: ignore[attr-defined]
+    assert (args.grace, sources["grace"]) == (20.0, "env")  # type: ignore[attr-defined]
+    assert (args.node, sources["node"]) == ("mine", "file")  # type: ignore[attr-defined]
+    assert args.abandon_after == 30.0  # type: ignore[attr-defined]
+    assert (args.lease_ttl, sources["lease_ttl"]) == (3.0, "default")  # type: ignore[attr-defined]
+
+
+def test_the_file_can_come_from_the_environment_and_lists_from_either(tmp_path: Path) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text('trusted_proxies = ["10.0.0.0/8", "::1"]\n')
+    args, _ = layered(["serve"], {"QUBIC_CONFIG": str(config)})
+    assert args.trusted_proxy == ["10.0.0.0/8", "::1"]  # type: ignore[attr-defined]
+    args, _ = layered(["serve"], {"QUBIC_CONFIG": str(config),
+                                  "QUBIC_TRUSTED_PROXIES": "192.168.0.0/16, 127.0.0.1"})
+    assert args.trusted_proxy == ["192.168.0.0/16", "127.0.0.1"]  # type: ignore[attr-defined]
+
+
+def test_secrets_come_from_files(tmp_path: Path) -> None:
+    secret = tmp_path / "db-url"
+    secret.write_text("postgresql://qubic:hunter2@db/qubic\n")
+    args, sources = layered(["serve"], {"QUBIC_DATABASE_URL_FILE": str(secret)})
+    assert args.db == "postgresql://qubic:hunter2@db/qubic"  # type: ignore[attr-defined]
+    assert sources["db"] == "env"
+    config = tmp_path / "q.toml"
+    config.write_text(f'redis_file = "{secret}"\n')
+    args, sources = layered(["serve", "--config", str(config)], {})
+    assert args.redis == "postgresql://qubic:hunter2@db/qubic"  # type: ignore[attr-defined]
+    with pytest.raises(SettingsError, match="QUBIC_DATABASE_URL_FILE: cannot read"):
+        layered(["serve"], {"QUBIC_DATABASE_URL_FILE": str(tmp_path / "missing")})
+
+
+@pytest.mark.parametrize(("environ", "file", "message"), [
+    ({"QUBIC_PORT": "http"}, "", "QUBIC_PORT: 'http' is not a port number"),
+    ({"QUBIC_PORT": "70000"}, "", "QUBIC_PORT: 70000 is not a port"),
+    ({"QUBIC_LOG_LEVEL": "loud"}, "", "QUBIC_LOG_LEVEL: 'loud' is not one of"),
+    ({}, "prot = 1\n", "unknown keys: prot"),
+    ({}, "[sever]\nport = 1\n", "unknown tables: [sever]"),
+    ({}, "port = [1]\n", "port: [1] is not a single value"),
+    ({}, "trusted_proxies = '10.0.0.0/8'\n", "trusted_proxies: expected a list"),
+    ({}, "port = \n", "is not valid TOML"),
+])
+def test_a_bad_configuration_is_refused_with_its_place(
+        tmp_path: Path, environ: dict[str, str], file: str, message: str) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text(file)
+    with pytest.raises(SettingsError, match=message.replace("[", r"\[")):
+        layered(["serve", "--config", str(config)], environ)
+
+
+def test_masking_hides_passwords_and_keeps_the_rest() -> None:
+    assert mask("postgresql://qubic:hunter2@db:5432/qubic", True) == \
+        "postgresql://qubic:***@db:5432/qubic"
+    assert mask("redis://:hunter2@cache:6379/0", True) == "redis://:***@cache:6379/0"
+    assert mask("redis://cache:6379/0", True) == "redis://cache:6379/0"
+    assert mask("hunter2", True) == "***"
+    assert mask("qubic.db", False) == "qubic.db"
+
+
+def qubic(*argv: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUBIC_")} | (environ or {})
+    return subprocess.run([sys.executable, "-m", "qubic_cli", *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_config_check_prints_the_effective_configuration_masked(tmp_path: Path) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text('database = "postgresql://qubic:hunter2@db/qubic"\n[serve]\nport = 9000\n')
+    done = qubic("config", "check", "serve", "--config", str(config), "--grace", "30", "--json",
+                 environ={"QUBIC_REDIS_URL": "redis://:sesame@cache:6379/0"})
+    assert done.returncode == 0, done.stderr
+    assert "hunter2" not in done.stdout + done.stderr and "sesame" not in done.stdout
+    shown = json.loads(done.stdout)
+    assert shown["database"] == {"value": "postgresql://qubic:***@db/qubic", "source": "file"}
+    assert shown["redis"] == {"value": "redis://:***@cache:6379/0", "source": "env"}
+    assert shown["port"]["source"] == "file" and shown["grace"] == {"value": 30.0,
+                                                                    "source": "flag"}
+    refused = qubic("config", "check", "serve", environ={"QUBIC_AI_NICE": "40"})
+    assert refused.returncode == 2 and "--ai-nice must be 0-19" in refused.stderr
+
+
+def test_serve_takes_its_database_from_the_environment(tmp_path: Path) -> None:
+    """The URL reaches the server from QUBIC_DATABASE_URL_FILE, never from argv: a corrupt
+    file named there is refused by name as if given with --db."""
+    db = tmp_path / "q.db"
+    db.write_bytes(b"not a database at all" * 100)
+    secret = tmp_path / "db"
+    secret.write_text(str(db))
+    done = qubic("serve", "--port", "0", environ={"QUBIC_DATABASE_URL_FILE": str(secret)})
+    assert done.returncode == 2
+    assert "not a SQLite database, or it is corrupt" in done.stderr
