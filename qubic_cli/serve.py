@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
-import logging
 from typing import Any
 
 from qubic_cli.common import fail, missing_extra, port_number, seconds
@@ -40,6 +39,8 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("node", "node", "QUBIC_NODE"),
     Setting("lease_ttl", "lease_ttl", "QUBIC_LEASE_TTL"),
     Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
+    Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
+    Setting("access_log", "access_log", "QUBIC_ACCESS_LOG"),
 )
 
 
@@ -91,6 +92,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "(default 3)")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"], help="logging detail")
+    parser.add_argument("--log-format", default="text", choices=["text", "json"],
+                        help="text lines, or one JSON object a line (time, level, logger, "
+                             "message and fields such as the client's address)")
+    parser.add_argument("--access-log", action="store_true",
+                        help="log every HTTP request (the qubic.access logger)")
 
 
 def server_config(args: argparse.Namespace) -> Any:
@@ -119,6 +125,7 @@ def server_config(args: argparse.Namespace) -> Any:
         new_players_per_address=max(0, args.new_players_per_hour),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
+        access_log=args.access_log,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
@@ -129,15 +136,14 @@ def run(args: argparse.Namespace) -> int:
     from server.engine_pool.local import AIError
     from server.errors import BusError, StoreError
     from server.http.app import run as run_server
+    from server.http.logs import configure_logging
 
     try:
         apply(args.parser, SETTINGS, NAME, args, args.argv)
         config = server_config(args)
     except SettingsError as error:
         return fail(NAME, str(error))
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(args.log_level, args.log_format)
     try:
         run_server(config)
     except (StoreError, AIError, BusError) as error:

@@ -78,8 +78,18 @@ def _secret_from(path: str, where: str) -> str:
         raise SettingsError(f"{where}: cannot read {path}: {error.strerror}") from None
 
 
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
+
+
 def _convert(action: argparse.Action, raw: Any, where: str) -> Any:
     """``raw`` (a string from the environment, or a TOML value) as the flag would give it."""
+    if action.nargs == 0:  # a switch such as --access-log
+        if isinstance(raw, bool):
+            return raw
+        if str(raw).lower() in TRUE + FALSE:
+            return str(raw).lower() in TRUE
+        raise SettingsError(f"{where}: {raw!r} is not true or false")
     if isinstance(raw, bool | dict | list):
         raise SettingsError(f"{where}: {raw!r} is not a single value")
     text = str(raw)

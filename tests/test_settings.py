@@ -120,3 +120,32 @@ def test_serve_takes_its_database_from_the_environment(tmp_path: Path) -> None:
     done = qubic("serve", "--port", "0", environ={"QUBIC_DATABASE_URL_FILE": str(secret)})
     assert done.returncode == 2
     assert "not a SQLite database, or it is corrupt" in done.stderr
+
+
+def test_json_logs_and_the_access_log(tmp_path: Path) -> None:
+    """``--log-format json --access-log``: every line on stderr is one JSON object, and a
+    request is logged with its client's address, path and status."""
+    import re
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUBIC_")}
+    env |= {"QUBIC_LOG_FORMAT": "json", "QUBIC_ACCESS_LOG": "true", "QUBIC_AI_WORKERS": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db",
+         str(tmp_path / "q.db")], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = re.search(r"(http://\S+?)\s", line)
+        assert url, line
+        with urllib.request.urlopen(url.group(1) + "/health", timeout=30) as response:
+            assert response.status == 200
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=60)
+    lines = [json.loads(text) for text in err.splitlines() if text.strip()]
+    assert lines and all({"time", "level", "logger", "message"} <= set(entry) for entry in lines)
+    access = [entry for entry in lines if entry["logger"] == "qubic.access"]
+    assert any(entry["path"] == "/health" and entry["status"] == 200
+               and entry["address"] == "127.0.0.1" for entry in access), access

@@ -25,6 +25,7 @@ from server.defaults import GRACE, LEASE_TTL
 from server.engine_pool.local import DEFAULT_NICE, AIPool, ComputerMoves
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
+from server.http.logs import AccessLogger
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
@@ -108,6 +109,7 @@ class ServerConfig:
     # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
     node: str | None = None
     lease_ttl: float = LEASE_TTL
+    access_log: bool = False  # a line per HTTP request on the qubic.access logger
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -182,7 +184,9 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                 await links.close()
             raise
         runner = web.AppRunner(
-            make_app(hub, config), handle_signals=False, access_log=None, shutdown_timeout=2.0
+            make_app(hub, config), handle_signals=False, shutdown_timeout=2.0,
+            access_log=logging.getLogger("qubic.access") if config.access_log else None,
+            access_log_class=AccessLogger,
         )
         await runner.setup()
         site = web.TCPSite(runner, config.host, config.port)
