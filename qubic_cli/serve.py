@@ -41,6 +41,8 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
     Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
     Setting("access_log", "access_log", "QUBIC_ACCESS_LOG"),
+    Setting("metrics_listen", "metrics_listen", "QUBIC_METRICS_LISTEN"),
+    Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
 )
 
 
@@ -97,6 +99,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "message and fields such as the client's address)")
     parser.add_argument("--access-log", action="store_true",
                         help="log every HTTP request (the qubic.access logger)")
+    parser.add_argument("--metrics-listen", metavar="HOST:PORT",
+                        help="serve /metrics on this address instead of the game's port, "
+                             "e.g. 127.0.0.1:9100")
+    parser.add_argument("--metrics-token", metavar="TOKEN",
+                        help="/metrics asks for 'Authorization: Bearer TOKEN' (give it as "
+                             "QUBIC_METRICS_TOKEN or QUBIC_METRICS_TOKEN_FILE, not here)")
 
 
 def server_config(args: argparse.Namespace) -> Any:
@@ -112,6 +120,13 @@ def server_config(args: argparse.Namespace) -> Any:
         raise SettingsError(f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
         raise SettingsError("--node must be a non-empty name without ':'")
+    if args.metrics_listen is not None:
+        from server.http.ops import split_address
+
+        try:
+            split_address(args.metrics_listen)
+        except ValueError as error:
+            raise SettingsError(f"--metrics-listen: {error}") from None
     for proxy in args.trusted_proxy:
         try:
             ipaddress.ip_network(proxy, strict=False)
@@ -125,7 +140,8 @@ def server_config(args: argparse.Namespace) -> Any:
         new_players_per_address=max(0, args.new_players_per_hour),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
-        access_log=args.access_log,
+        access_log=args.access_log, metrics_listen=args.metrics_listen,
+        metrics_token=args.metrics_token,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)

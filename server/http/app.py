@@ -16,16 +16,17 @@ import ipaddress
 import logging
 import signal
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from server.defaults import GRACE, LEASE_TTL
-from server.engine_pool.local import DEFAULT_NICE, AIPool, ComputerMoves
+from server.engine_pool.local import AIPool, ComputerMoves
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
+from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
+from server.http.ops import add_ops_routes, start_ops_listener
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
@@ -34,16 +35,11 @@ from server.node.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
-    DEFAULT_MAX_QUEUE,
-    DEFAULT_MAX_QUEUE_BYTES,
     AddressLimits,
     Session,
 )
 from server.protocol import (
-    HEARTBEAT_SECONDS,
     MAX_FRAME_BYTES,
-    RATE_LIMIT_BURST,
-    RATE_LIMIT_PER_SECOND,
     ErrorCode,
     decode_client_message,
     readable_id,
@@ -61,7 +57,6 @@ log = logging.getLogger(__name__)
 TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itself (close 1009)
 WRITE_BUFFER_LIMIT = 64 * 1024  # bytes the kernel has not taken yet: past this, frames wait
 DRAIN_POLL = 0.02  # seconds between looks at a slow reader's socket
-CLOSE_WAIT = 2.0  # seconds a closing connection may take to say goodbye
 GC_THRESHOLDS = (700, 50, 100)
 """The collector's thresholds under ``qubic serve``: Python's, but a middle (generation 1)
 collection after 50 young ones, not 10, and a full one after 100 middle ones, not 10.
@@ -82,37 +77,6 @@ CONFIG_KEY = web.AppKey("config", object)
 PROXIES_KEY = web.AppKey("proxies", list)
 
 
-@dataclass(frozen=True)
-class ServerConfig:
-    """How to run a server: where it listens, its database, workers and limits."""
-
-    host: str = "127.0.0.1"
-    port: int = 8765
-    db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
-    ai_workers: int | None = None  # default: cores - 1, at least 1
-    ai_nice: int = DEFAULT_NICE  # the AI workers run this many steps below the server (0-19)
-    grace: float = GRACE
-    ai_move_time: float = 1.0
-    heartbeat: float = HEARTBEAT_SECONDS
-    rate: float = RATE_LIMIT_PER_SECOND
-    burst: int = RATE_LIMIT_BURST
-    max_queue: int = DEFAULT_MAX_QUEUE
-    max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
-    close_wait: float = CLOSE_WAIT  # seconds a closing connection may take to say goodbye
-    synchronous: str = "FULL"
-    max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
-    new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
-    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
-    abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
-    redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
-    # With redis_url and a PostgreSQL database the server is a node of a cluster
-    # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
-    node: str | None = None
-    lease_ttl: float = LEASE_TTL
-    access_log: bool = False  # a line per HTTP request on the qubic.access logger
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class RunningServer:
     """A server started by :func:`start_server`; ``stop()`` shuts it down cleanly."""
@@ -124,6 +88,8 @@ class RunningServer:
     runner: web.AppRunner
     host: str
     port: int
+    ops: web.AppRunner | None = None  # the metrics listener, when it listens apart
+    ops_port: int | None = None
 
     @property
     def http_url(self) -> str:
@@ -140,6 +106,8 @@ class RunningServer:
         await self.hub.close()
         await self.runner.shutdown()  # websockets get a close frame; handlers finish
         await self.runner.cleanup()
+        if self.ops is not None:
+            await self.ops.cleanup()
         await self.hub.limits.close()  # a cluster's count no longer holds this node's sockets
         await self.pool.close()
         await self.store.close()
@@ -191,6 +159,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
         await runner.setup()
         site = web.TCPSite(runner, config.host, config.port)
         await site.start()
+        ops = await start_ops_listener(hub, config)
     except BaseException:
         await pool.close()
         await store.close()
@@ -198,7 +167,10 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     host, port = runner.addresses[0][:2]
     players = "a fleet on Redis" if config.redis_url else f"{pool.workers} AI workers"
     log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
-    return RunningServer(config, hub, store, pool, runner, config.host, port)
+    if ops is not None:
+        log.info("metrics on http://%s/metrics", config.metrics_listen)
+    return RunningServer(config, hub, store, pool, runner, config.host, port,
+                         *(ops or (None, None)))
 
 
 def clustered(config: ServerConfig) -> bool:
@@ -281,8 +253,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app[CONFIG_KEY] = config
     app[PROXIES_KEY] = [ipaddress.ip_network(p, strict=False) for p in config.trusted_proxies]
     app.router.add_get("/ws", websocket)
-    app.router.add_get("/health", health)
-    app.router.add_get("/metrics", metrics)
+    add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
     add_web_client(app)  # the browser client at / (server/http/web.py)
     return app
@@ -484,21 +455,3 @@ class SocketWriter:
 
 
 # -- HTTP ------------------------------------------------------------------------------------
-
-
-async def health(request: web.Request) -> web.Response:
-    hub = request.app[HUB_KEY]
-    return web.json_response({
-        "status": "ok",
-        "version": VERSION,
-        "connections": len(hub.sessions),
-        "games": sum(not room.over for room in hub.rooms.values()),
-        "ai_workers": hub.pool.workers,
-        "ai_ready": hub.pool.ready,
-        **({} if hub.cluster is None else hub.cluster.health()),
-    })
-
-
-async def metrics(request: web.Request) -> web.Response:
-    hub = request.app[HUB_KEY]
-    return web.Response(text=hub.metrics.render(), content_type="text/plain", charset="utf-8")

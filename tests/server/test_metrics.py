@@ -144,3 +144,30 @@ async def test_the_version_is_in_the_welcome_and_the_health(server: Server) -> N
     async with aiohttp.ClientSession() as session, session.get(
             server.running.http_url + "/health") as response:
         assert (await response.json())["version"] == VERSION
+
+
+async def test_metrics_apart_from_the_players_and_behind_a_token(tmp_path: Path) -> None:
+    """``metrics_listen`` moves /metrics off the game's port (404 there, /health stays) to a
+    listener of its own; ``metrics_token`` asks for the bearer token (401 without it)."""
+    apart = Server(tmp_path / "q.db", metrics_listen="127.0.0.1:0", metrics_token="s3cret")
+    running = await apart.start()
+    try:
+        assert running.ops_port is not None
+        ops = f"http://127.0.0.1:{running.ops_port}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(running.http_url + "/metrics") as response:
+                assert response.status == 404
+            async with session.get(running.http_url + "/health") as response:
+                assert response.status == 200
+            async with session.get(ops + "/metrics") as response:
+                assert response.status == 401
+                assert (await response.json())["code"] == "not_authenticated"
+            async with session.get(ops + "/metrics",
+                                   headers={"Authorization": "Bearer wrong"}) as response:
+                assert response.status == 401
+            async with session.get(ops + "/metrics",
+                                   headers={"Authorization": "Bearer s3cret"}) as response:
+                assert response.status == 200
+                assert "qubic_build_info" in await response.text()
+    finally:
+        await apart.stop()
