@@ -20,6 +20,9 @@ Reported: latency p50/p95/p99 per phase and the cluster/single ratio, errors, ev
 move looked up in PostgreSQL, and for the kill: games of node 0 resumed (an acked move after
 the kill) of those it owned, and the takeover time (kill until a surviving player is pushed
 the new owner's state) p50/max. Loopback only; bounded in games (<= 2000) and time.
+
+One benchmark that reads best whole (about 600 lines): its bots and their slots, the phases
+and the report. What it shares with bench/load.py and the tests is in ``bench/harness/``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
 Loopback only; everything is bounded in count (``--games`` <= 5000) and time (the whole run
 stops by itself after setup + warmup + duration + a drain of a few seconds).
+
+One benchmark that reads best whole (about 700 lines): its bots and generator processes, the
+run that conducts them, and the report. What it shares with the other benchmarks and the
+tests (the server process, the protocol bot, percentiles, /proc) is in ``bench/harness/``.
 """
 
 from __future__ import annotations

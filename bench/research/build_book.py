@@ -35,13 +35,17 @@ Six modes:
 
     .venv/bin/python bench/research/build_book.py games --games 20 --seconds 30
     .venv/bin/python bench/research/build_book.py defence --full-ply 3 --max-ply 9 --games 40
-    .venv/bin/python bench/research/build_book.py --seconds 20 learn --fresh --match-seed 7 --seeds 40
+    .venv/bin/python bench/research/build_book.py --seconds 20 learn --fresh --match-seed 7 \\
+        --seeds 40
     .venv/bin/python bench/research/build_book.py --seconds 10 exact --time 0.1 --lines 8
-    .venv/bin/python bench/research/build_book.py --seconds 20 try "1a1 1d4 4d4 4d1 1a4 3c3 4a1" 1a3 3a2 \\
-        --attacker level7 --games 4 --walk bogenschutz
-    .venv/bin/python bench/research/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
+    .venv/bin/python bench/research/build_book.py --seconds 20 try \\
+        "1a1 1d4 4d4 4d1 1a4 3c3 4a1" 1a3 3a2 --attacker level7 --games 4 --walk bogenschutz
+    .venv/bin/python bench/research/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" \\
+        --seconds 60
 
-The book is written to engine/data/book_<variant>.txt (merged with what is there).
+The book is written to engine/data/book_<variant>.txt (merged with what is there). One tool
+that reads best whole (about 600 lines): its subcommands share the walk, the solver's budget
+and the book's merge.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ levels, speed and the forced-win suite.
 
     .venv/bin/python bench/research/engine_strength.py vs --games 50 --time 1
     .venv/bin/python bench/research/engine_strength.py --side o --record lost.jsonl vs bogenschutz
-    .venv/bin/python bench/research/engine_strength.py --side o --x-openings 2 --games 80 vs mcts alphabeta
+    .venv/bin/python bench/research/engine_strength.py --side o --x-openings 2 --games 80 \\
+        vs mcts alphabeta
     .venv/bin/python bench/research/engine_strength.py blame lost.jsonl
     .venv/bin/python bench/research/engine_strength.py --side o --jobs 2 tree bogenschutz
     .venv/bin/python bench/research/engine_strength.py self --games 20 --time 1

@@ -48,7 +48,7 @@ def lost_positions(record: Path, plies: list[int], count: int) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--record", type=Path, help="a bench/research/engine_strength.py --record file")
+    parser.add_argument("--record", type=Path, help="an engine_strength.py --record file")
     parser.add_argument("--plies", type=int, nargs="+", default=[5, 7, 9],
                         help="stones on the board (O to move: odd)")
     parser.add_argument("--positions", type=int, default=12)
