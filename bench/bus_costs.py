@@ -21,13 +21,11 @@ import tempfile
 from pathlib import Path
 
 import redis.asyncio as aioredis
+from harness.services import RedisServer
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from server.cluster.bus import RedisBus
 
-from services import RedisServer  # noqa: E402
-
-from server.cluster.bus import RedisBus  # noqa: E402
+BENCH = Path(__file__).resolve().parent
 
 
 def cpu() -> float:
@@ -55,7 +53,7 @@ async def publish_bus(url: str, count: int, per: int, size: int) -> None:
 
 
 def publisher_process(url: str, count: int, per: int, size: int) -> subprocess.Popen[bytes]:
-    code = (f"import asyncio, sys; sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'bench')!r}]; "
+    code = (f"import asyncio, sys; sys.path.insert(0, {str(BENCH)!r}); "
             f"import bus_costs; asyncio.run(bus_costs.publish_redis_py({url!r}, {count}, "
             f"{per}, {size}))")
     return subprocess.Popen([sys.executable, "-c", code])

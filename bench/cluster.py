@@ -20,6 +20,9 @@ Reported: latency p50/p95/p99 per phase and the cluster/single ratio, errors, ev
 move looked up in PostgreSQL, and for the kill: games of node 0 resumed (an acked move after
 the kill) of those it owned, and the takeover time (kill until a surviving player is pushed
 the new owner's state) p50/max. Loopback only; bounded in games (<= 2000) and time.
+
+One benchmark that reads best whole (about 600 lines): its bots and their slots, the phases
+and the report. What it shares with bench/load.py and the tests is in ``bench/harness/``.
 """
 
 from __future__ import annotations
@@ -41,24 +44,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-import websockets
+from harness.bot import Bot, Reply
+from harness.generators import quiet_collector
+from harness.procs import load_average, raise_fd_limit
+from harness.server import NO_LIMITS, ServerProcess
+from harness.services import PostgresServer, RedisServer, run_sql
+from harness.stats import ms, percentiles
 from websockets.exceptions import ConnectionClosed
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-
-from load import (  # noqa: E402
-    ServerProcess,
-    load_average,
-    ms,
-    percentiles,
-    quiet_collector,
-    raise_fd_limit,
-)
-
-from server.defaults import LEASE_TTL  # noqa: E402
-from tests.services import PostgresServer, RedisServer, run_sql  # noqa: E402
+from server.defaults import LEASE_TTL
 
 CELLS = 64
 MAX_GAMES = 2000
@@ -66,9 +60,6 @@ SLOW = 0.05  # a move slower than this (the issue's p99 target) is listed by its
 WAIT = 3.0  # seconds a bot waits for an ack or the opponent's receipt before it resyncs
 RESYNC_TRIES = 30
 REMATCH_WAIT = 10.0  # seconds both players wait for the rematch's game
-
-_decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
 
 
 @dataclass
@@ -100,96 +91,33 @@ class Tally:
     slow: list[tuple[float, float]] = field(default_factory=list)  # (sent, latency) > SLOW
 
 
-class Bot:
-    """One websocket, a reader routing replies (by ref), moves and pushed game states."""
+class ClusterBot(Bot):
+    """A bot that counts an ``error`` before or after the kill, notes when a game's state is
+    pushed to it unasked (a new owner's, after the kill), and takes the first game other than
+    the one it leaves as its rematch (``next_game``)."""
+
+    wait = WAIT
 
     def __init__(self, name: str, tally: Tally) -> None:
-        self.name = name
+        super().__init__(name)
         self.tally = tally
-        self.token: str | None = None
-        self.ws: Any = None
-        self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.moves: dict[tuple[str, int], asyncio.Future[float]] = {}
         self.pushed: dict[str, list[float]] = {}  # game -> when its state was pushed unasked
         self.kill_at: float | None = None
-        self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.next_game: Reply | None = None
         self.leaving = ""  # the game whose rematch next_game waits for
-        self.ended: set[str] = set()
-        self.on_move: Any = None
-        self._ids = 0
-        self.reader: asyncio.Task[None] | None = None
 
-    @property
-    def closed(self) -> bool:
-        return self.reader is None or self.reader.done()
+    def game(self, message: dict[str, Any], reply: Reply | None, now: float) -> Reply | None:
+        if self.next_game is not None and not self.next_game.done() \
+                and message["id"] != self.leaving:
+            # the rematch: pushed, or the reply to the rematch that started it
+            self.next_game.set_result(message)
+        if reply is None:
+            self.pushed.setdefault(message["id"], []).append(now)
+        return reply
 
-    async def connect(self, url: str) -> None:
-        self.ws = await websockets.connect(url, ping_interval=None, max_size=None,
-                                           compression=None, open_timeout=60)
-        self.reader = asyncio.get_running_loop().create_task(self._read())
-        hello = {"t": "hello", "token": self.token} if self.token else {"t": "hello",
-                                                                         "name": self.name}
-        welcome = await self.request(60.0, **hello)
-        if welcome["t"] != "welcome":
-            raise RuntimeError(f"hello refused: {welcome}")
-        self.token = welcome["token"]
-
-    async def _read(self) -> None:
-        with contextlib.suppress(ConnectionClosed, OSError):
-            async for raw in self.ws:
-                now = time.monotonic()
-                message = _decode(raw)
-                kind = message["t"]
-                if kind == "move":
-                    waiter = self.moves.pop((message["game"], message["ply"]), None)
-                    if waiter is not None and not waiter.done():
-                        waiter.set_result(now)
-                    if self.on_move is not None:
-                        self.on_move(message, now)
-                    continue
-                if kind == "end":
-                    self.ended.add(message["game"])
-                    continue
-                ref = message.get("ref")
-                future = self.replies.pop(ref, None) if ref is not None else None
-                if kind == "game" and self.next_game is not None \
-                        and not self.next_game.done() and message["id"] != self.leaving:
-                    # the rematch: pushed, or the reply to the rematch that started it
-                    self.next_game.set_result(message)
-                if kind == "game" and future is None:
-                    self.pushed.setdefault(message["id"], []).append(now)
-                    continue
-                if kind == "error":
-                    after = self.kill_at is not None and now >= self.kill_at
-                    errors = self.tally.errors_after_kill if after else self.tally.errors
-                    errors[message["code"]] += 1
-                if future is not None and not future.done():
-                    future.set_result(message)
-        waiters: list[asyncio.Future[Any]] = [*self.replies.values(), *self.moves.values()]
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.cancel()
-
-    def send(self, **message: Any) -> asyncio.Future[dict[str, Any]]:
-        self._ids += 1
-        message["id"] = ref = f"r{self._ids}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.replies[ref] = future
-        if self.closed:
-            future.cancel()
-            return future
-        task = asyncio.ensure_future(self.ws.send(_encode(message).decode()))
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        return future
-
-    async def request(self, timeout: float = WAIT, **message: Any) -> dict[str, Any]:
-        return await asyncio.wait_for(self.send(**message), timeout)
-
-    async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
-        if self.reader is not None:
-            await self.reader
+    def error(self, code: str, now: float) -> None:
+        after = self.kill_at is not None and now >= self.kill_at
+        (self.tally.errors_after_kill if after else self.tally.errors)[code] += 1
 
 
 class Slot:
@@ -202,8 +130,9 @@ class Slot:
         self.home = index % n
         self.homes = {"x": self.home, "o": (self.home + 1) % n if cluster else self.home,
                       "s": (self.home + 2) % n if cluster else self.home}
-        self.x, self.o = Bot(f"{prefix}{index}x", tally), Bot(f"{prefix}{index}o", tally)
-        self.spectator = Bot(f"{prefix}{index}s", tally)
+        self.x = ClusterBot(f"{prefix}{index}x", tally)
+        self.o = ClusterBot(f"{prefix}{index}o", tally)
+        self.spectator = ClusterBot(f"{prefix}{index}s", tally)
         self.node = {self.x: self.homes["x"], self.o: self.homes["o"],
                      self.spectator: self.homes["s"]}
         self.game = ""
@@ -318,7 +247,7 @@ class Slot:
     def _expected_trouble(self, timeline: Timeline) -> bool:
         return timeline.kill_at is not None and time.monotonic() >= timeline.kill_at - WAIT
 
-    async def _reconnect(self, bot: Bot) -> None:
+    async def _reconnect(self, bot: ClusterBot) -> None:
         node = self.node[bot]
         while node in self.dead:
             node = (node + 1) % len(self.urls)
@@ -594,9 +523,7 @@ def node(directory: Path, name: str, database: str, redis: str | None, ttl: floa
     extra = ["--database", database, "--lease-ttl", str(ttl)]
     if redis is not None:
         extra += ["--redis", redis, "--node", name]
-    server = ServerProcess(directory / f"{name}.db", log_level="info", extra=extra)
-    server.start()
-    return server
+    return ServerProcess(directory / f"{name}.db", *NO_LIMITS, *extra, log_level="info").start()
 
 
 def line(label: str, tally: Tally, setup: float, missing: int) -> str:
@@ -678,10 +605,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"load after: {load_average()}", flush=True)
         finally:
             for server in servers:
-                server.stop()
+                server.close()
                 if args.logs is not None:
                     args.logs.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(server.log_path, args.logs / server.log_path.name)
+                    shutil.copy(server.log, args.logs / server.log.name)
             postgres.stop()
             redis.stop()
     return 0

@@ -32,24 +32,22 @@ import asyncio
 import os
 import random
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "server"))
-import msgspec  # noqa: E402
-from services import RedisServer  # noqa: E402  (the tests' real redis-server)
-from test_faults import descendants  # noqa: E402
+import msgspec
+from harness.procs import cpu_seconds, descendants, machine_seconds
+from harness.services import RedisServer  # the tests' real redis-server
+from harness.stats import percentile
 
-from engine import Board  # noqa: E402
-from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis  # noqa: E402
-from server.engine_pool.local import AIJob, AIPool, ComputerMoves  # noqa: E402
+from engine import Board
+from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis
+from server.engine_pool.local import AIJob, AIPool, ComputerMoves
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def openings(count: int, seed: int = 7) -> list[tuple[int, ...]]:
@@ -86,11 +84,6 @@ async def drive(source: ComputerMoves, spec: str, games: int, duration: float,
 
     await asyncio.gather(*(game(n) for n in range(games)))
     return latencies
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class Workers:
@@ -194,25 +187,6 @@ async def takeover(fleet: Fleet, workers: Workers, url: str, kills: int) -> list
     return took
 
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds of one process so far (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def machine_seconds() -> tuple[float, float]:
-    """CPU seconds busy and idle on the whole machine so far (every core)."""
-    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]
-    return (sum(fields[:8]) - idle) / TICK, idle / TICK
-
-
 class Cpu:
     """Where the CPU went during a measurement, by part: this process (the node's ``Fleet``
     and the games asking for moves), Redis, the workers' event loops, their searches, and
@@ -227,9 +201,10 @@ class Cpu:
         loops = [process.pid for process in self.workers.processes]
         searches = [child for pid in loops for child in descendants(pid)]
         busy, idle = machine_seconds()
-        taken = {"node and games": cpu_seconds(os.getpid()), "redis": cpu_seconds(self.redis_pid),
-                 "worker loops": sum(map(cpu_seconds, loops)),
-                 "searches": sum(map(cpu_seconds, searches))}
+        taken = {"node and games": cpu_seconds(os.getpid()),
+                 "redis": cpu_seconds(self.redis_pid, gone=0.0),
+                 "worker loops": sum(cpu_seconds(pid, gone=0.0) for pid in loops),
+                 "searches": sum(cpu_seconds(pid, gone=0.0) for pid in searches)}
         return {**taken, "other": busy - sum(taken.values()), "idle": idle}
 
     @staticmethod
@@ -241,7 +216,7 @@ class Cpu:
 
 def row(name: str, latencies: list[float], duration: float) -> str:
     return (f"| {name} | {len(latencies)} | {len(latencies) / duration:.1f} | "
-            f"{1000 * statistics.median(latencies):.1f} | {1000 * quantile(latencies, 0.99):.1f} |")
+            f"{1000 * percentile(latencies, 0.5):.1f} | {1000 * percentile(latencies, 0.99):.1f} |")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -264,7 +239,7 @@ async def main(args: argparse.Namespace) -> None:
                 remote = await drive(fleet, "level1", 1, args.duration, 1.0)
                 rows += [row("level 1, one game, local pool (1 process)", local, args.duration),
                          row("level 1, one game, fleet (1 worker)", remote, args.duration)]
-                overhead = 1000 * (statistics.median(remote) - statistics.median(local))
+                overhead = 1000 * (percentile(remote, 0.5) - percentile(local, 0.5))
             await pool.close()
             rates: dict[tuple[str, int], float] = {}
             drains: dict[int, float] = {}
@@ -319,7 +294,7 @@ async def main(args: argparse.Namespace) -> None:
                 print(f"drain of level-1 jobs: 2 workers / 1 worker = {drains[2] / drains[1]:.2f}x")
             if takeovers:
                 print(f"takeover after a worker killed mid-search (budget 1 s, {len(takeovers)} "
-                      f"kills): request to move p50 {statistics.median(takeovers):.2f} s, "
+                      f"kills): request to move p50 {percentile(takeovers, 0.5):.2f} s, "
                       f"max {max(takeovers):.2f} s (target <= 3 s)")
         finally:
             await fleet.close()

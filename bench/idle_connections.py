@@ -25,17 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import websockets
+from harness.generators import split, wait_for_item
+from harness.procs import load_average, raise_fd_limit, rss_kib
+from harness.server import NO_LIMITS, ServerProcess
 from websockets.asyncio.client import ClientConnection
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import (  # noqa: E402  (bench/ is not a package)
-    ServerProcess,
-    load_average,
-    proc_rss_kib,
-    raise_fd_limit,
-    split,
-    wait_for_item,
-)
 
 MAX_CONNECTIONS = 20_000
 CONNECTS_AT_ONCE = 64
@@ -93,11 +86,11 @@ def run(args: argparse.Namespace) -> int:
     raise_fd_limit(2 * args.connections + 1024)
     print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-idle-") as tmp:
-        server = ServerProcess(Path(tmp) / "qubic.db", ai_workers=1)
+        server = ServerProcess(Path(tmp) / "qubic.db", *NO_LIMITS, ai_workers=1)
         server.start()
         try:
             time.sleep(1.0)
-            rss_before = proc_rss_kib(server.pid)
+            rss_before = rss_kib(server.pid)
             context = multiprocessing.get_context("spawn")
             ready, out = context.Queue(), context.Queue()
             idle_started, release = context.Event(), context.Event()
@@ -113,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
             opened = sum(wait_for_item(ready, workers, 300) for _ in workers)
             took = time.monotonic() - started
             idle_started.set()
-            rss_open = proc_rss_kib(server.pid)
+            rss_open = rss_kib(server.pid)
             cpu_from, _ = server.cpu_seconds()
             time.sleep(args.idle)
             cpu_to, _ = server.cpu_seconds()
-            rss_idle = proc_rss_kib(server.pid)
+            rss_idle = rss_kib(server.pid)
             health = server.metrics()
             release.set()
             errors: list[str] = []
@@ -126,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
             for worker in workers:
                 worker.join(30)
             time.sleep(2.0)
-            rss_after = proc_rss_kib(server.pid)
+            rss_after = rss_kib(server.pid)
         finally:
-            server.stop()
+            server.close()
 
     per = (rss_idle - rss_before) / max(1, opened)
     print(f"{opened} idle connections ({'anonymous' if args.anonymous else 'after hello'}) "

@@ -24,6 +24,10 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
 Loopback only; everything is bounded in count (``--games`` <= 5000) and time (the whole run
 stops by itself after setup + warmup + duration + a drain of a few seconds).
+
+One benchmark that reads best whole (about 700 lines): its bots and generator processes, the
+run that conducts them, and the report. What it shares with the other benchmarks and the
+tests (the server process, the protocol bot, percentiles, /proc) is in ``bench/harness/``.
 """
 
 from __future__ import annotations
@@ -31,33 +35,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import multiprocessing
 import os
 import random
-import re
 import resource
-import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-import websockets
-from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed
+from harness.bot import Bot, MoveSeen, Reply
+from harness.generators import quiet_collector, split, wait_for_item
+from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
+from harness.server import NO_LIMITS, ServerProcess
+from harness.stats import ms, percentiles
 
 from server.metrics import GCPauses
 
-ROOT = Path(__file__).resolve().parent.parent
 CELLS = 64  # 4x4x4
 MOVE_TIMEOUT = 15.0  # seconds a bot waits for its opponent to see a move before it counts one
 LAG_PROBE = 0.05  # seconds between looks at a generator's own event-loop lag
@@ -66,158 +65,8 @@ CONNECTS_AT_ONCE = 64  # websocket handshakes in flight per generator process
 MAX_GAMES = 5000
 MAX_SECONDS = 600.0
 
-_decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
 
-
-# -- the server process ----------------------------------------------------------------------
-
-
-def raise_fd_limit(wanted: int = 1 << 16) -> int:
-    """Raise this process's soft limit on open files as far as allowed; returns it."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if soft < target:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (from /proc/<pid>/stat)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-
-
-def proc_rss_kib(pid: int) -> int:
-    """Resident set size of process ``pid`` in KiB (VmRSS)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def proc_children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (the server's forkserver, resource tracker, AI workers)."""
-    out: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-            out.append(int(entry.name))
-    return out
-
-
-def proc_descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (AI workers are children of the forkserver)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        children = proc_children(todo.pop())
-        out += children
-        todo += children
-    return out
-
-
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-class ServerProcess:
-    """``python -m qubic_cli serve --port 0`` on its own database; knows its URL and pid."""
-
-    def __init__(self, db: Path, *, ai_workers: int = 1, log_level: str = "warning",
-                 extra: Sequence[str] = ()) -> None:
-        self.db = db
-        self.log_path = db.with_suffix(".log")
-        self.args = [
-            sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
-            "--ai-workers", str(ai_workers), "--log-level", log_level,
-            "--max-connections-per-address", "0", "--new-players-per-hour", "0", *extra,
-        ]
-        self.process: subprocess.Popen[str] | None = None
-        self.ws_url = ""
-        self.http_url = ""
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def start(self, timeout: float = 120.0) -> None:
-        """Start the server and wait for its ``Qubic server on ...`` line."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(
-            self.args, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
-            stderr=self.log_path.open("a"), preexec_fn=raise_fd_limit,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            match = re.search(r"on (http://\S+) .* websocket (ws://\S+)", line)
-            if match:
-                self.http_url, self.ws_url = match.group(1), match.group(2)
-                return
-        self.stop(kill=True)
-        raise RuntimeError(f"the server did not start; see {self.log_path}:\n"
-                           + self.log_path.read_text()[-2000:])
-
-    def metrics(self) -> dict[str, float]:
-        """``/metrics`` as {series: value}."""
-        with urllib.request.urlopen(f"{self.http_url}/metrics", timeout=10) as reply:
-            text = reply.read().decode()
-        out: dict[str, float] = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                out[name] = float(value)
-        return out
-
-    def metrics_or_nothing(self, failures: list[str]) -> dict[str, float]:
-        """``metrics()``, or {} with the reason added to ``failures`` (a dead server's log)."""
-        try:
-            return self.metrics()
-        except OSError as error:
-            assert self.process is not None
-            code = self.process.poll()
-            tail = self.log_path.read_text()[-1500:] if code is not None else ""
-            failures.append(f"no /metrics ({error}); server exit code {code}\n{tail}")
-            return {}
-
-    def cpu_seconds(self) -> tuple[float, float]:
-        """CPU seconds of the server process, and of everything below it (AI workers)."""
-        try:
-            own = proc_cpu_seconds(self.pid)
-        except OSError:
-            return float("nan"), float("nan")
-        below = 0.0
-        for child in proc_descendants(self.pid):
-            with contextlib.suppress(OSError):
-                below += proc_cpu_seconds(child)
-        return own, below
-
-    def stop(self, *, kill: bool = False, timeout: float = 30.0) -> int | None:
-        """SIGTERM (a clean shutdown) or SIGKILL; returns the exit code."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait(timeout)
+# -- the server's database ------------------------------------------------------------------
 
 
 def acked_moves_missing(db: Path, acked: Sequence[tuple[str, int, int]]) -> int:
@@ -228,18 +77,6 @@ def acked_moves_missing(db: Path, acked: Sequence[tuple[str, int, int]]) -> int:
     finally:
         conn.close()
     return sum(move not in stored for move in acked)
-
-
-def percentiles(values: Sequence[float], qs: Sequence[float] = (0.5, 0.95, 0.99)) -> list[float]:
-    ordered = sorted(values)
-    if not ordered:
-        return [float("nan")] * len(qs)
-    return [ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] for q in qs]
-
-
-def ms(values: Sequence[float]) -> str:
-    p50, p95, p99 = percentiles(values)
-    return f"p50 {p50 * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms"
 
 
 # -- the bots --------------------------------------------------------------------------------
@@ -268,91 +105,41 @@ class Tally:
     gc_longest: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # by generation
 
 
-class Bot:
-    """One websocket connection with a reader task that routes what arrives."""
+class LoadBot(Bot):
+    """A bot that counts in its generator's tally every ``error`` and unexpected close, takes a
+    game pushed unasked as the one it waits for (``next_game``: the host of a private room),
+    and with ``keep_cells`` notes the cells of the moves it waited for (the computer's)."""
 
-    def __init__(self, ws: ClientConnection, tally: Tally,
-                 on_move: Callable[[dict[str, Any], float], None] | None = None) -> None:
-        self.ws = ws
+    wait = MOVE_TIMEOUT
+
+    def __init__(self, name: str, tally: Tally, on_move: MoveSeen | None = None) -> None:
+        super().__init__(name, on_move)
         self.tally = tally
-        self.on_move = on_move
-        self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.moves: dict[tuple[str, int], asyncio.Future[float]] = {}
-        self.next_game: asyncio.Future[dict[str, Any]] | None = None
+        self.next_game: Reply | None = None
         self.keep_cells = False
         self.cells: dict[tuple[str, int], int] = {}  # with keep_cells: the moves waited for
-        self.ended: set[str] = set()
-        self.closing = False
-        self._ids = 0
-        self.reader = asyncio.get_running_loop().create_task(self._read())
 
-    async def _read(self) -> None:
-        try:
-            async for raw in self.ws:
-                now = time.monotonic()
-                message = _decode(raw)
-                kind = message["t"]
-                if kind == "move":
-                    key = (message["game"], message["ply"])
-                    waiter = self.moves.pop(key, None)
-                    if waiter is not None and not waiter.done():
-                        if self.keep_cells:
-                            self.cells[key] = message["cell"]
-                        waiter.set_result(now)
-                    if self.on_move is not None:
-                        self.on_move(message, now)
-                    continue
-                if kind == "end":
-                    self.ended.add(message["game"])
-                    continue
-                if kind == "error":
-                    self.tally.errors[message["code"]] += 1
-                ref = message.get("ref")
-                future = self.replies.pop(ref, None) if ref is not None else None
-                if future is None and kind == "game" and self.next_game is not None:
-                    future, self.next_game = self.next_game, None
-                if future is not None and not future.done():
-                    future.set_result(message)
-        except ConnectionClosed:
-            pass
-        finally:
-            if not self.closing:
-                self.tally.errors[f"closed {self.ws.close_code}"] += 1
-            waiting: list[asyncio.Future[Any]] = [*self.replies.values(), *self.moves.values()]
-            for pending in waiting:
-                if not pending.done():
-                    pending.cancel()
+    def error(self, code: str, now: float) -> None:
+        self.tally.errors[code] += 1
 
-    def send(self, **message: Any) -> tuple[str, asyncio.Future[dict[str, Any]]]:
-        """Queue ``message`` with a fresh id; returns the id and a future for its reply."""
-        self._ids += 1
-        ref = f"r{self._ids}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.replies[ref] = future
-        message["id"] = ref
-        return ref, future
+    def game(self, message: dict[str, Any], reply: Reply | None, now: float) -> Reply | None:
+        if reply is None and self.next_game is not None:
+            reply, self.next_game = self.next_game, None
+        return reply
 
-    async def request(self, timeout: float = MOVE_TIMEOUT, **message: Any) -> dict[str, Any]:
-        ref, future = self.send(**message)
-        message["id"] = ref
-        await self.ws.send(_encode(message).decode())
-        return await asyncio.wait_for(future, timeout)
+    def awaited_move(self, message: dict[str, Any]) -> None:
+        if self.keep_cells:
+            self.cells[(message["game"], message["ply"])] = message["cell"]
 
-    async def close(self) -> None:
-        self.closing = True
-        await self.ws.close()
-        await self.reader
+    def disconnected(self, code: int | None) -> None:
+        self.tally.errors[f"closed {code}"] += 1
 
 
 async def connect(url: str, name: str, tally: Tally, gate: asyncio.Semaphore,
-                  on_move: Callable[[dict[str, Any], float], None] | None = None) -> Bot:
+                  on_move: MoveSeen | None = None) -> LoadBot:
     async with gate:
-        ws = await websockets.connect(url, ping_interval=None, max_size=None, compression=None,
-                                      open_timeout=60)
-        bot = Bot(ws, tally, on_move)
-        welcome = await bot.request(t="hello", name=name, timeout=60)
-        if welcome["t"] != "welcome":
-            raise RuntimeError(f"hello refused: {welcome}")
+        bot = LoadBot(name, tally, on_move)
+        await bot.connect(url)
     tally.connections += 1
     return bot
 
@@ -371,7 +158,7 @@ class Window:
 class Slot:
     """One live game at a time, played by two bots, followed by some spectators."""
 
-    def __init__(self, index: int, x: Bot, o: Bot, rng: random.Random,
+    def __init__(self, index: int, x: LoadBot, o: LoadBot, rng: random.Random,
                  registry: dict[str, Slot]) -> None:
         self.index = index
         self.registry = registry
@@ -419,11 +206,10 @@ class Slot:
                 cell = free.pop(self.rng.randrange(len(free)))
                 seen: asyncio.Future[float] = loop.create_future()
                 other.moves[(game, ply + 1)] = seen
-                ref, acked = mover.send(t="move", game=game, cell=cell, ply=ply)
-                frame = _encode({"t": "move", "game": game, "cell": cell, "ply": ply, "id": ref})
+                frame, acked = mover.prepare(t="move", game=game, cell=cell, ply=ply)
                 sent = time.monotonic()
                 self.sent_at[(game, ply + 1)] = sent
-                await mover.ws.send(frame.decode())
+                await mover.write(frame)
                 tally.moves_sent += 1
                 # no wait_for here: a timer per move costs the generator more than the server
                 # spends on it; the generator's watchdog cancels a slot that waits too long
@@ -457,7 +243,7 @@ class ComputerGame:
     """One bot playing the computer, game after game: it answers each computer move with a
     random legal move at once, and times how long the computer takes to answer it."""
 
-    def __init__(self, bot: Bot, level: int, patience: float, rng: random.Random) -> None:
+    def __init__(self, bot: LoadBot, level: int, patience: float, rng: random.Random) -> None:
         self.bot = bot
         bot.keep_cells = True
         self.level = level
@@ -481,9 +267,8 @@ class ComputerGame:
                 answered: asyncio.Future[float] = loop.create_future()
                 self.bot.moves[(game["id"], ply + 1)] = echoed
                 self.bot.moves[(game["id"], ply + 2)] = answered
-                ref, acked = self.bot.send(t="move", game=game["id"], cell=cell, ply=ply)
-                await self.bot.ws.send(_encode({"t": "move", "game": game["id"], "cell": cell,
-                                                "ply": ply, "id": ref}).decode())
+                frame, acked = self.bot.prepare(t="move", game=game["id"], cell=cell, ply=ply)
+                await self.bot.write(frame)
                 try:
                     seen = await asyncio.wait_for(echoed, MOVE_TIMEOUT)
                     reply = await asyncio.wait_for(acked, MOVE_TIMEOUT)
@@ -511,7 +296,7 @@ class ComputerGame:
         return self.bot.cells.pop((game, ply))
 
 
-async def spectate(bot: Bot, slot: Slot, window: Window) -> None:
+async def spectate(bot: LoadBot, slot: Slot, window: Window) -> None:
     """Watch the slot's game, and its next one when it ends, until the window closes."""
     loop = asyncio.get_running_loop()
     while loop.time() < window.measure_to:
@@ -535,16 +320,6 @@ class Share:
     rate: float
     ai_level: int
     ai_patience: float
-
-
-def quiet_collector() -> None:
-    """A generator's own hygiene, once its connections are made, as the server's (server/http/app.py):
-    what they made stays out of every later collection, and what the window keeps (its
-    tallies) brings on no full one. A generator's collection stops its loop and stamps the
-    moves arriving meanwhile late."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(700, 10, 1000)
 
 
 async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
@@ -660,20 +435,6 @@ def generator_main(url: str, process: int, share: Share, seed: int, ready: Any, 
         raise
 
 
-def wait_for_item(q: Any, workers: Sequence[Any], timeout: float, dead_ok: bool = False) -> Any:
-    """The next item on ``q``; fails early if a generator process died without one."""
-    import queue
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            return q.get(timeout=1.0)
-        except queue.Empty:
-            if not dead_ok and any(w.exitcode not in (None, 0) for w in workers):
-                raise RuntimeError("a generator process died") from None
-    raise RuntimeError("the generator processes did not answer in time")
-
-
 def generator_cpus() -> set[int]:
     """With ``--pin``: the generators' CPU, the last one (the server gets the others)."""
     return {max(os.sched_getaffinity(0))}
@@ -691,15 +452,10 @@ def pin_ai(pid: int) -> None:
     """With ``--pin-ai``: the server's child processes (its AI workers, their forkserver) on
     the generators' CPU too, so the server's event loop has its CPUs to itself, as when the
     computer's searches run on an engine fleet elsewhere (``qubic worker``)."""
-    for child in proc_descendants(pid):
+    for child in descendants(pid):
         with contextlib.suppress(OSError):  # a worker may be replaced meanwhile
             for tid in os.listdir(f"/proc/{child}/task"):
                 os.sched_setaffinity(int(tid), generator_cpus())
-
-
-def split(n: int, parts: int) -> list[range]:
-    cuts = [n * i // parts for i in range(parts + 1)]
-    return [range(cuts[i], cuts[i + 1]) for i in range(parts)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -710,8 +466,8 @@ def run(args: argparse.Namespace) -> int:
         extra = ["--ai-time", f"{args.ai_time:g}"]
         if args.ai_nice is not None:
             extra += ["--ai-nice", str(args.ai_nice)]
-        server = ServerProcess(db, ai_workers=args.ai_workers, log_level=args.log_level,
-                               extra=extra)
+        server = ServerProcess(db, *NO_LIMITS, *extra, ai_workers=args.ai_workers,
+                               log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
@@ -720,9 +476,9 @@ def run(args: argparse.Namespace) -> int:
         if args.server_nice:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
         if args.workers_nice:
-            for pid in proc_descendants(server.pid):
+            for pid in descendants(server.pid):
                 os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
-        rss_start = proc_rss_kib(server.pid)
+        rss_start = rss_kib(server.pid)
         context = multiprocessing.get_context("spawn")
         ready, go, out = context.Queue(), context.Queue(), context.Queue()
         patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
@@ -748,7 +504,7 @@ def run(args: argparse.Namespace) -> int:
             for _ in workers:
                 wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
             setup = time.monotonic() - setup_started
-            rss_connected = proc_rss_kib(server.pid)
+            rss_connected = rss_kib(server.pid)
             start = time.monotonic() + 0.5
             for _ in workers:
                 go.put((start, args.warmup, args.duration))
@@ -765,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
             load_from = load_average()
             time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
             cpu_to = server.cpu_seconds()
-            rss_end = proc_rss_kib(server.pid)
+            rss_end = rss_kib(server.pid)
             metrics = server.metrics_or_nothing(failures)
             load_to = load_average()
             for _ in workers:
@@ -775,14 +531,14 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
         finally:
-            exit_code = server.stop(kill=args.stop == "kill")
+            exit_code = server.close(kill=args.stop == "kill")
             for worker in workers:
                 worker.join(10)
                 if worker.is_alive():
                     worker.kill()
         missing = acked_moves_missing(db, [m for t in tallies for m in t.acked])
         if args.server_log:
-            Path(args.server_log).write_text(server.log_path.read_text())
+            Path(args.server_log).write_text(server.log.read_text())
 
     report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
            metrics_from, metrics, load_from, load_to)

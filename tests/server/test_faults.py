@@ -9,13 +9,9 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
-import select
 import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,92 +21,19 @@ import pytest
 import websockets
 from conftest import Client, Server, play, start_private_game
 
+# descendants: test_fleet.py and test_lifecycle.py import it from here, beside ServerProcess
+from bench.harness import ServerProcess, descendants  # noqa: F401
 from engine import Board
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class ServerProcess:
-    """``python -m qubic_cli serve --port 0`` on a database file, as a host runs it."""
-
-    def __init__(self, db: Path, *extra: str) -> None:
-        self.db = db
-        self.args = [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
-                     "--ai-workers", "1", "--log-level", "warning", *extra]
-        self.log = db.with_name(db.name + ".log")
-        self.process: subprocess.Popen[bytes] | None = None
-        self.ws_url = ""
-
-    def start(self, timeout: float = 120.0) -> ServerProcess:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(self.args, cwd=ROOT, stdout=subprocess.PIPE,
-                                            stderr=log)
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        line = b""
-        while time.monotonic() < deadline and self.process.poll() is None:
-            ready, _, _ = select.select([self.process.stdout], [], [], 1.0)
-            if ready:
-                line = self.process.stdout.readline()
-                match = re.search(rb"websocket (ws://\S+)", line)
-                if match:
-                    self.ws_url = match.group(1).decode()
-                    return self
-        self.kill()
-        raise AssertionError(f"the server did not start: {line!r}\n{self.log.read_text()}")
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no flush, as a crash or the OOM killer would do it."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def ai_workers(self) -> list[int]:
-        """The AI workers: the children of the forkserver, itself a child of the server."""
-        return [pid for child in children(self.pid) for pid in children(child)]
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid``: e.g. a server's resource tracker, fork server and workers."""
-    found = []
-    for child in children(pid):
-        found += [child, *descendants(child)]
-    return found
 
 
 @pytest.fixture
 async def processes() -> AsyncIterator[list[ServerProcess]]:
-    """Server processes started by a test; killed at its end whatever happened."""
+    """Server processes started by a test; killed at its end whatever happened, with every
+    helper they started."""
     started: list[ServerProcess] = []
     yield started
     for server in started:
-        server.kill()
+        server.close(kill=True)
 
 
 async def connect(server: ServerProcess, name: str | None = None,

@@ -1,6 +1,6 @@
 """Do the master's traps hide the win? (issue 17, item 3)
 
-From recorded games the master lost as O (``bench/engine_strength.py --record``), the first
+From recorded games the master lost as O (``bench/research/engine_strength.py --record``), the first
 position of each where the master's search (traps off, 0.5 s) proves the loss. There, each
 losing move the search ranks first (up to ``--candidates``) is examined by the trap model
 (:mod:`engine.traps`), then played: the opponent answers at ``--time`` a move, and the master
@@ -12,7 +12,7 @@ choice, the search's choice (the longest loss) and every examined move:
 
 A good trap is found and kept less often than the other losing moves.
 
-    .venv/bin/python bench/traps.py RECORD... --opponent level7 --jobs 2
+    .venv/bin/python bench/research/traps.py RECORD... --opponent level7 --jobs 2
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine.board import Board  # noqa: E402
 from engine.master import mate_plies  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     games = lost_positions(args.records)
-    print(f"`.venv/bin/python bench/traps.py {' '.join(sys.argv[1:])}`")
+    print(f"`.venv/bin/python bench/research/traps.py {' '.join(sys.argv[1:])}`")
     print(f"{len(games)} distinct lost games; load average {os.getloadavg()[0]:.2f} before")
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         found = [r for r in pool.map(probe, games, [args.opponent] * len(games),

@@ -1,6 +1,6 @@
 """Count positions up to symmetry after each ply of 4x4x4 Qubic (1, 2, 35, 757, 20851, ...).
 
-    .venv/bin/python bench/symmetry_classes.py [--plies 4] [--variant 4x4x4]
+    .venv/bin/python bench/research/symmetry_classes.py [--plies 4] [--variant 4x4x4]
 
 Each level holds one representative per class. The children of the representatives are
 canonicalised with numpy, all the symmetries at once: a position is the sorted cells of X and

@@ -1,18 +1,19 @@
 """Figures for the master engine: strength against the seed players, self-play, the ladder of
 levels, speed and the forced-win suite.
 
-    .venv/bin/python bench/engine_strength.py vs --games 50 --time 1
-    .venv/bin/python bench/engine_strength.py --side o --record lost.jsonl vs bogenschutz
-    .venv/bin/python bench/engine_strength.py --side o --x-openings 2 --games 80 vs mcts alphabeta
-    .venv/bin/python bench/engine_strength.py blame lost.jsonl
-    .venv/bin/python bench/engine_strength.py --side o --jobs 2 tree bogenschutz
-    .venv/bin/python bench/engine_strength.py self --games 20 --time 1
-    .venv/bin/python bench/engine_strength.py replies 1a1
-    .venv/bin/python bench/engine_strength.py levels --games 40 --time 0.2
-    .venv/bin/python bench/engine_strength.py speed --time 1
-    .venv/bin/python bench/engine_strength.py suite --time 1
-    .venv/bin/python bench/engine_strength.py deadline 0.05 0.2 1
-    .venv/bin/python bench/engine_strength.py solve "1a1 2b2 1d4 1b2 3b2" --seconds 600
+    .venv/bin/python bench/research/engine_strength.py vs --games 50 --time 1
+    .venv/bin/python bench/research/engine_strength.py --side o --record lost.jsonl vs bogenschutz
+    .venv/bin/python bench/research/engine_strength.py --side o --x-openings 2 --games 80 \\
+        vs mcts alphabeta
+    .venv/bin/python bench/research/engine_strength.py blame lost.jsonl
+    .venv/bin/python bench/research/engine_strength.py --side o --jobs 2 tree bogenschutz
+    .venv/bin/python bench/research/engine_strength.py self --games 20 --time 1
+    .venv/bin/python bench/research/engine_strength.py replies 1a1
+    .venv/bin/python bench/research/engine_strength.py levels --games 40 --time 0.2
+    .venv/bin/python bench/research/engine_strength.py speed --time 1
+    .venv/bin/python bench/research/engine_strength.py suite --time 1
+    .venv/bin/python bench/research/engine_strength.py deadline 0.05 0.2 1
+    .venv/bin/python bench/research/engine_strength.py solve "1a1 2b2 1d4 1b2 3b2" --seconds 600
 
 Each prints the command that made it and a markdown table for docs/benchmarks.md. Matches
 alternate colours (the master has X in the even-numbered games) and use engine.arena.
@@ -30,7 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
@@ -59,7 +60,7 @@ SUITE = ROOT / "tests" / "engine" / "forced_wins" / "suite.json"
 
 
 def command() -> str:
-    return ".venv/bin/python bench/engine_strength.py " + shlex.join(sys.argv[1:])
+    return ".venv/bin/python bench/research/engine_strength.py " + shlex.join(sys.argv[1:])
 
 
 class OpeningPlayer(Player):

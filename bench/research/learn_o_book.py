@@ -10,16 +10,16 @@ move at least N times becomes a bandit of its own, over the master's best ``--ar
 replies there (ranked by ``--think`` seconds of search; the book's move, if any, among
 them). Some X players are held out of the learning (``--held-out`` in the doc's runs: the
 master with noise) and measured afterwards at 1 s a move with
-``bench/engine_strength.py --master master:bookfile=PATH``.
+``bench/research/engine_strength.py --master master:bookfile=PATH``.
 
 The state (every arm's games) is kept in ``--state`` (JSON) after each game, so a run can be
 split into chunks (``--minutes``) that go on where the last stopped. ``--write PATH`` writes
 the shipped book with every learnt node's best arm (highest mean among the arms with at
 least half the games of the most-played one) as its move.
 
-    .venv/bin/python bench/learn_o_book.py --state S.json --minutes 20 --jobs 2 learn
-    .venv/bin/python bench/learn_o_book.py --state S.json report
-    .venv/bin/python bench/learn_o_book.py --state S.json write /tmp/book.txt
+    .venv/bin/python bench/research/learn_o_book.py --state S.json --minutes 20 --jobs 2 learn
+    .venv/bin/python bench/research/learn_o_book.py --state S.json report
+    .venv/bin/python bench/research/learn_o_book.py --state S.json write /tmp/book.txt
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402

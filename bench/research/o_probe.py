@@ -2,8 +2,8 @@
 threat-search nodes, and evaluations, at O's moves of recorded games, for several threat-search
 budgets (issue 17, item 1).
 
-    .venv/bin/python bench/o_probe.py --record lost.jsonl --plies 5 7 9 --positions 12
-    .venv/bin/python bench/o_probe.py --moves "1a1 1d4 4a4 3b3 1a4"
+    .venv/bin/python bench/research/o_probe.py --record lost.jsonl --plies 5 7 9 --positions 12
+    .venv/bin/python bench/research/o_probe.py --moves "1a1 1d4 4a4 3b3 1a4"
 
 Each configuration is a fresh search (no table kept from other positions) with the time a
 move given, the master's own root moves and ordering; prints a markdown table.
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board  # noqa: E402
@@ -48,7 +48,7 @@ def lost_positions(record: Path, plies: list[int], count: int) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--record", type=Path, help="a bench/engine_strength.py --record file")
+    parser.add_argument("--record", type=Path, help="an engine_strength.py --record file")
     parser.add_argument("--plies", type=int, nargs="+", default=[5, 7, 9],
                         help="stones on the board (O to move: odd)")
     parser.add_argument("--positions", type=int, default=12)
@@ -59,7 +59,7 @@ def main() -> None:
     if args.record:
         positions += lost_positions(args.record, args.plies, args.positions)
     warm_up()
-    print(f"`.venv/bin/python bench/o_probe.py {' '.join(sys.argv[1:])}` "
+    print(f"`.venv/bin/python bench/research/o_probe.py {' '.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f})\n")
     print("| threat search | positions | median depth | depths | nodes/s (main + threat) "
           "| threat-search share of the nodes | s used |\n|---|---|---|---|---|---|---|")

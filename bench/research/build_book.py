@@ -33,15 +33,19 @@ Six modes:
   player (one per symmetry class). Positions the solver cannot prove within the budget are
   listed as open; when none is left, the root is proved and the book is the strategy.
 
-    .venv/bin/python bench/build_book.py games --games 20 --seconds 30
-    .venv/bin/python bench/build_book.py defence --full-ply 3 --max-ply 9 --games 40
-    .venv/bin/python bench/build_book.py --seconds 20 learn --fresh --match-seed 7 --seeds 40
-    .venv/bin/python bench/build_book.py --seconds 10 exact --time 0.1 --lines 8
-    .venv/bin/python bench/build_book.py --seconds 20 try "1a1 1d4 4d4 4d1 1a4 3c3 4a1" 1a3 3a2 \\
-        --attacker level7 --games 4 --walk bogenschutz
-    .venv/bin/python bench/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" --seconds 60
+    .venv/bin/python bench/research/build_book.py games --games 20 --seconds 30
+    .venv/bin/python bench/research/build_book.py defence --full-ply 3 --max-ply 9 --games 40
+    .venv/bin/python bench/research/build_book.py --seconds 20 learn --fresh --match-seed 7 \\
+        --seeds 40
+    .venv/bin/python bench/research/build_book.py --seconds 10 exact --time 0.1 --lines 8
+    .venv/bin/python bench/research/build_book.py --seconds 20 try \\
+        "1a1 1d4 4d4 4d1 1a4 3c3 4a1" 1a3 3a2 --attacker level7 --games 4 --walk bogenschutz
+    .venv/bin/python bench/research/build_book.py tree --root "1a1 2b2 1d4 1b2 3b2 2c3 4d1" \\
+        --seconds 60
 
-The book is written to engine/data/book_<variant>.txt (merged with what is there).
+The book is written to engine/data/book_<variant>.txt (merged with what is there). One tool
+that reads best whole (about 600 lines): its subcommands share the walk, the solver's budget
+and the book's merge.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell, parse_cell  # noqa: E402
@@ -204,7 +208,7 @@ def play_round(attackers: list[str], seeds: range,
                args: argparse.Namespace) -> list[tuple[str, GameRecord]]:
     """The games of one round, with their attackers: each attacker as X against the master as
     O, one game per seed (game ``2 * seed + 1`` of a seeded match, as
-    bench/engine_strength.py plays it), spread over ``--jobs`` processes."""
+    bench/research/engine_strength.py plays it), spread over ``--jobs`` processes."""
     limit = Limit(time=args.time)
     with fork_pool(args.jobs) as pool:
         futures = [(spec, pool.submit(match_game, args.defender, spec, 2 * seed + 1,

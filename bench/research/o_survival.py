@@ -17,7 +17,7 @@ the game lasted (X's winning move included), the ply at which X's win was first 
 who won; then the median plies over the games X won. A game X did not win is listed (X's
 moves before the proof are not perfect) and left out of the median.
 
-    .venv/bin/python bench/o_survival.py --jobs 2 --prove 5 --x-time 1
+    .venv/bin/python bench/research/o_survival.py --jobs 2 --prove 5 --x-time 1
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell  # noqa: E402
@@ -90,7 +90,7 @@ def main() -> None:
     starts = []
     for cell in root_moves(board, 0.0):
         starts.append(f"{args.first} {format_cell(cell, board.geometry)}")
-    print(f"`.venv/bin/python bench/o_survival.py {' '.join(sys.argv[1:])}` "
+    print(f"`.venv/bin/python bench/research/o_survival.py {' '.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f} before)\n")
     print("| O's reply | winner | plies | X's win first proved at ply | X moves after it "
           "not proved again | game |\n|---|---|---|---|---|---|", flush=True)

@@ -1,6 +1,6 @@
 """Re-run the experiments of Rubinoff's paper (seed 001) and print our tables beside hers.
 
-    .venv/bin/python bench/rubinoff_experiments.py --games 20 [--seed 0] [--only depth]
+    .venv/bin/python bench/research/rubinoff_experiments.py --games 20 [--seed 0] [--only depth]
 
 Columns: her result, ours, wins as X of A and B, games distinct up to symmetry, the Elo of A
 relative to B, and per move the evaluations and branching factor of A and B.

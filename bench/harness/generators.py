@@ -1,0 +1,38 @@
+"""Load-generator processes: how a benchmark splits its bots between them, waits for what they
+report, and keeps their garbage collector from stamping moves late."""
+
+from __future__ import annotations
+
+import gc
+import queue
+import time
+from collections.abc import Sequence
+from typing import Any
+
+
+def split(n: int, parts: int) -> list[range]:
+    """``range(n)`` cut into ``parts`` consecutive ranges of (nearly) equal length."""
+    cuts = [n * i // parts for i in range(parts + 1)]
+    return [range(cuts[i], cuts[i + 1]) for i in range(parts)]
+
+
+def wait_for_item(q: Any, workers: Sequence[Any], timeout: float, dead_ok: bool = False) -> Any:
+    """The next item on ``q``; fails early if a generator process died without one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return q.get(timeout=1.0)
+        except queue.Empty:
+            if not dead_ok and any(w.exitcode not in (None, 0) for w in workers):
+                raise RuntimeError("a generator process died") from None
+    raise RuntimeError("the generator processes did not answer in time")
+
+
+def quiet_collector() -> None:
+    """A generator's own hygiene, once its connections are made, as the server's
+    (server/http/app.py): what they made stays out of every later collection, and what the
+    window keeps (its tallies) brings on no full one. A generator's collection stops its loop
+    and stamps the moves arriving meanwhile late."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(700, 10, 1000)
