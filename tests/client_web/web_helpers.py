@@ -156,6 +156,30 @@ async def client(running: RunningServer, name: str | None = None) -> Any:
 
 
 @contextlib.asynccontextmanager
+async def protocol_client(running: RunningServer) -> AsyncIterator[Any]:
+    """A protocol client on ``running`` (no hello yet), closed afterwards."""
+    c = await client(running)
+    try:
+        yield c
+    finally:
+        await c.ws.close()
+
+
+async def get_json(running: RunningServer, path: str) -> Any:
+    """``GET path`` on ``running``'s HTTP API, decoded."""
+    import json
+    import urllib.request
+
+    def fetch() -> Any:
+        with urllib.request.urlopen(running.http_url + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    import asyncio
+
+    return await asyncio.to_thread(fetch)
+
+
+@contextlib.asynccontextmanager
 async def ann_in_a_browser_and_bob(tmp_path: Path) -> AsyncIterator[tuple[Page, Any]]:
     """A server, ann in the browser's lobby and bob a protocol client on it; at the end bob's
     socket is closed and the page must have shown no dialog and thrown nothing."""

@@ -7,7 +7,7 @@ import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { parseClock, VERSIONED } from "./protocol.js";
-import { forgetPlayer, Link, savedName, savedToken, serverUrl } from "./socket.js";
+import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
   me: null, // the welcome message
@@ -123,7 +123,7 @@ function onLinkEvent(event) {
     case "refused":
       net.textContent = "Not connected";
       net.className = "down";
-      $("#connect-error").textContent = event.message;
+      $("#connect-error").textContent = refusal(event);
       show("connect");
       break;
     case "connected":
@@ -133,6 +133,35 @@ function onLinkEvent(event) {
       received(event.message);
       break;
   }
+}
+
+// A refused hello in words for a person (the server's own text is for programs and logs).
+function refusal(event) {
+  const name = link.name ? `“${link.name}”` : "That name";
+  switch (event.code) {
+    case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
+    case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
+    case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
+    case "too_many_players": return "Too many new players from your address just now: try again later.";
+    case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
+    default: return sentence(event.message);
+  }
+}
+
+// Why `name` cannot be a player's name, or null if it can.
+function nameProblem(name) {
+  if (name.length === 0) return "Type a name to play.";
+  if (name.length > 24) return `A name has at most 24 characters; this one has ${name.length}.`;
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) return "A name is letters, digits, _ and - only (no spaces).";
+  return null;
+}
+
+// A message as a sentence: a capital first and a full stop at the end.
+function sentence(text) {
+  const trimmed = String(text || "").trim();
+  if (!trimmed) return "";
+  const capital = trimmed[0].toUpperCase() + trimmed.slice(1);
+  return /[.!?…:]$/.test(capital) ? capital : `${capital}.`;
 }
 
 function showWho() {
@@ -154,17 +183,20 @@ function connected(welcome, reconnected) {
   if (app.screen === "connect") show("lobby");
 }
 
-// What the address asks for: a private room's link (#join=CODE) or a game (#game=ID).
-function route(welcome) {
+// What the address asks for: a private room's link (#join=CODE) or a game (#game=ID), when
+// the session opens and whenever the address changes (a link opened in this tab).
+function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
-  const game = hash.get("game") || welcome.games[0];
+  const game = hash.get("game") || (changed ? null : welcome.games[0]);
+  if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
   } else if (game) {
     app.opening = game;
-    if (!welcome.games.includes(game)) send("watch", { game });
+    if (changed && app.games.has(game)) act.open(game);
+    else if (changed || !welcome.games.includes(game)) send("watch", { game });
   }
 }
 
@@ -203,14 +235,14 @@ function received(message) {
     case "challenge": {
       const c = message.challenge;
       app.challenges.set(c.id, c);
-      say(`${c.by} challenges you to a ${c.rated ? "rated" : "casual"} game: answer in the lobby`);
+      say(`${c.by} challenges you to a ${c.rated ? "rated" : "casual"} game: answer in the lobby.`);
       break;
     }
     case "challenge_gone": {
       const gone = app.challenges.get(message.challenge);
       if (gone) {
         app.challenges.delete(message.challenge);
-        say(`${gone.by}'s challenge is gone (${message.reason})`);
+        say(`${gone.by}'s challenge is gone (${message.reason}).`);
       }
       break;
     }
@@ -257,21 +289,33 @@ function gameEvent(event, now) {
   if (result === GAP) send("watch", { game: model.id, since: model.version });
   if (event.t === "end") fetchLeaderboard();
   if (result === CHANGED && event.t === "end" && event.rating_change && model.you !== null) {
-    app.me.rating += event.rating_change[model.you]; // the header shows the new rating
-    showWho();
+    refreshRating(); // the header shows the new rating as the server rounds it
   }
   if (result === CHANGED && model.id === app.current) gameView.render();
   if (result === CHANGED && event.t === "end" && model.you !== null) lobbyView.render();
 }
 
 function failed(error) {
-  say(error.message);
+  say(sentence(error.message));
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
     if (model) send("watch", { game: model.id, since: model.version });
   }
   if (error.code === "not_queued") app.queued = null;
   if (error.code === "no_such_game" && app.opening) app.opening = null;
+}
+
+// The player's rating from the server (as /api/players and the leaderboard round it): adding
+// a rounded change to a rounded rating can be one off.
+async function refreshRating() {
+  try {
+    const response = await fetch(`/api/players/${encodeURIComponent(app.me.name)}`);
+    if (!response.ok) return;
+    app.me.rating = (await response.json()).rating;
+    showWho();
+  } catch {
+    // the header keeps the last one
+  }
 }
 
 async function fetchLeaderboard() {
@@ -332,17 +376,21 @@ function start() {
   });
   $("#connect-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    $("#connect-error").textContent = "";
-    forgetPlayer();
-    link.start($("#name").value.trim());
+    const name = $("#name").value.trim();
+    const problem = nameProblem(name);
+    $("#connect-error").textContent = problem || "";
+    if (problem) return;
+    link.start(name); // with the token kept for this name, if this device has played it
   });
+  window.addEventListener("hashchange", () => { if (app.me && link.connected) route(app.me, true); });
   window.addEventListener("online", () => link.retryNow());
   window.qubic = { app, link }; // for the tests and the curious
   if (savedToken()) {
     link.start(savedName());
   } else {
-    $("#net").textContent = "Not connected";
+    $("#net").textContent = ""; // nothing has been tried yet: nothing to report
     show("connect");
+    $("#name").value = savedName() || "";
     $("#name").focus();
   }
 }

@@ -1,12 +1,14 @@
 // The websocket session, kept up across drops: connect, hello (with the token kept in the
-// browser's storage, so the same player comes back), read, send, and reconnect with
+// browser's storage for each name played here, so the same player comes back and no token is
+// ever thrown away by playing under another name), read, send, and reconnect with
 // exponential backoff. Like lichess's StrongSocket it also pings to find a dead link.
 // Catching up on games is the app's part (watch{since} on "connected").
 
 import { parseServer, request } from "./protocol.js";
 
-const TOKEN_KEY = "qubic.token";
-const NAME_KEY = "qubic.name";
+const TOKEN_KEY = "qubic.token"; // before 0.2.0: the one token kept (read once, then moved)
+const TOKENS_KEY = "qubic.tokens"; // {folded name: {name, token}}
+const NAME_KEY = "qubic.name"; // the name last played here
 const PING_EVERY = 20000;
 const PONG_WITHIN = 10000;
 
@@ -21,11 +23,41 @@ export class Backoff {
   }
 }
 
-export const savedToken = () => localStorage.getItem(TOKEN_KEY);
-export const savedName = () => localStorage.getItem(NAME_KEY);
+const fold = (name) => name.toLowerCase();
 
-export function forgetPlayer() {
-  localStorage.removeItem(TOKEN_KEY);
+function tokens() {
+  let kept = {};
+  try {
+    kept = JSON.parse(localStorage.getItem(TOKENS_KEY) || "{}") || {};
+  } catch {
+    kept = {};
+  }
+  const old = localStorage.getItem(TOKEN_KEY);
+  const oldName = localStorage.getItem(NAME_KEY);
+  if (old && oldName) { // the single token of an older client: keep it under its name
+    kept[fold(oldName)] = { name: oldName, token: old };
+    localStorage.setItem(TOKENS_KEY, JSON.stringify(kept));
+    localStorage.removeItem(TOKEN_KEY);
+  }
+  return kept;
+}
+
+export const savedName = () => localStorage.getItem(NAME_KEY);
+// The token kept for `name` (default: the name last played here), or null.
+export const savedToken = (name = savedName()) => (name ? tokens()[fold(name)]?.token ?? null : null);
+
+export function keepToken(name, token) {
+  const kept = tokens();
+  kept[fold(name)] = { name, token };
+  localStorage.setItem(TOKENS_KEY, JSON.stringify(kept));
+  localStorage.setItem(NAME_KEY, name);
+}
+
+// Forget the token of `name` only: the server refused it (bad_token).
+export function forgetToken(name) {
+  const kept = tokens();
+  delete kept[fold(name)];
+  localStorage.setItem(TOKENS_KEY, JSON.stringify(kept));
 }
 
 // The websocket URL of the server that served this page.
@@ -65,7 +97,7 @@ export class Link {
     this.ws = ws;
     this.welcomed = false;
     ws.onopen = () => {
-      const token = savedToken();
+      const token = this.name ? savedToken(this.name) : savedToken();
       const hello = token ? { token } : { name: this.name };
       ws.send(JSON.stringify(request("hello", { ...hello, id: "hello" })));
     };
@@ -80,8 +112,7 @@ export class Link {
     if (message === null) return; // a message from a newer server: ignore it
     if (!this.welcomed) {
       if (message.t === "welcome") {
-        localStorage.setItem(TOKEN_KEY, message.token);
-        localStorage.setItem(NAME_KEY, message.name);
+        keepToken(message.name, message.token);
         this.name = message.name;
         this.welcomed = true;
         const reconnected = this.everWelcomed;
@@ -90,7 +121,7 @@ export class Link {
         this.schedulePing();
         this.onEvent({ type: "connected", welcome: message, reconnected });
       } else if (message.t === "error" && message.ref === "hello") {
-        if (message.code === "bad_token") forgetPlayer();
+        if (message.code === "bad_token" && this.name) forgetToken(this.name);
         this.closed = true;
         ws.close();
         this.onEvent({ type: "refused", code: message.code, message: message.message });
