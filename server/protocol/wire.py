@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, TypeVar
 
@@ -94,10 +95,30 @@ def _validation_error(text: str) -> ProtocolError:
     return ProtocolError(text, ErrorCode.BAD_MESSAGE)
 
 
+PUBLIC_MESSAGES = {
+    "store_unavailable": "The server cannot use its database just now; what it acknowledged is "
+                         "kept. Try again in a moment.",
+    "internal": "The server failed to answer that request; the game goes on. Try again.",
+}
+"""What a client is told for the refusals whose own text is for the host: it may name a path,
+a host or SQL (``cannot write to the database /srv/...: disk full``). The host reads the
+detail in the server's log."""
+
+_log = logging.getLogger("server.errors")
+
+
 def error_message(error: ServerError, ref: RequestId | None = None) -> Error:
-    """The ``error`` message reporting ``error`` (``retry_in`` is copied when it has one)."""
+    """The ``error`` message reporting ``error`` (``retry_in`` is copied when it has one); a
+    refusal whose text is for the host (``PUBLIC_MESSAGES``) is logged, and the client gets
+    words that name nothing of the server."""
     retry_in: Any = getattr(error, "retry_in", None)
-    return Error(code=str(error.code), message=error.message, ref=ref, retry_in=retry_in)
+    code = str(error.code)
+    message = PUBLIC_MESSAGES.get(code)
+    if message is None:
+        message = error.message
+    else:
+        _log.warning("refused with %s: %s", code, error.message)
+    return Error(code=code, message=message, ref=ref, retry_in=retry_in)
 
 
 def with_ref(message: M, ref: RequestId | None) -> M:

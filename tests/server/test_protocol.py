@@ -393,3 +393,20 @@ def test_the_documents_state_what_the_code_does() -> None:
     assert f"±{swing} points" in doc
     assert f"**{p.RATE_LIMIT_BURST}** frames" in doc
     assert f"**{p.RATE_LIMIT_PER_SECOND} frames per second**" in doc
+
+
+def test_a_refusal_meant_for_the_host_names_nothing_of_the_server(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A database's error text (its path, its host, its SQL) goes to the log; the client is
+    told what happened in words of its own (issue 28, faults seen from outside)."""
+    from server.errors import StoreError
+
+    secret = "cannot write to the database /srv/qubic/q.db: database or disk is full"
+    with caplog.at_level("WARNING", logger="server.errors"):
+        sent = p.error_message(StoreError(secret), ref=7)
+    assert sent.code == "store_unavailable" and sent.ref == 7
+    assert "/srv" not in sent.message and "database or disk" not in sent.message
+    assert sent.message == p.PUBLIC_MESSAGES["store_unavailable"]
+    assert secret in caplog.text
+    refused = p.error_message(StoreError("the name 'ann' is taken", code="name_taken"))
+    assert refused.message == "the name 'ann' is taken"  # meant for the player: kept
