@@ -130,3 +130,43 @@ async def test_after_a_rated_game_the_header_shows_the_servers_rating(tmp_path: 
             "(r) => document.querySelector('#who').textContent.endsWith(' · ' + r)",
             arg=player["rating"])
         assert tab.errors == []
+
+
+async def test_a_player_online_is_challenged_from_the_lobby(tmp_path: Path) -> None:
+    async with web_helpers.ann_in_a_browser_and_bob(tmp_path) as (tab, bob):
+        await bob.request(t="lobby_sub")
+        row = tab.page.locator('.players li[data-player="bob"] button.challenge')
+        await row.wait_for()
+        assert await tab.page.locator('.players li[data-player="ann"] button').count() == 0
+        await tab.page.select_option("select[name=variant]", "3x3x3")
+        await row.click()
+        challenge = (await bob.expect("challenge"))["challenge"]
+        assert challenge["by"] == "ann" and challenge["variant"] == "3x3x3"
+        await tab.page.wait_for_function(
+            "() => document.querySelector('#toast').textContent"
+            ".startsWith('Challenge sent to bob')")
+        await bob.send(t="challenge_accept", challenge=challenge["id"])
+        await tab.in_game()
+
+
+async def test_the_rules_and_the_theme_switch(tmp_path: Path) -> None:
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await Page.open(chromium, running.http_url + "/")
+        await tab.page.click("#rules-link")
+        assert await tab.page.is_visible("#rules")
+        assert "four in a row" in (await tab.page.text_content("#rules") or "")
+        await tab.page.click("#rules-back")
+        assert await tab.page.is_visible("#connect")
+        background = "() => getComputedStyle(document.body).backgroundColor"
+        await tab.page.emulate_media(color_scheme="light")
+        light = await tab.page.evaluate(background)
+        await tab.page.click("#theme")  # system -> light
+        await tab.page.click("#theme")  # light -> dark
+        assert await tab.page.text_content("#theme") == "Theme: dark"
+        dark = await tab.page.evaluate(background)
+        assert dark != light
+        await tab.page.reload()  # the choice is kept
+        assert await tab.page.text_content("#theme") == "Theme: dark"
+        assert await tab.page.evaluate(background) == dark
+        assert tab.errors == []

@@ -136,8 +136,12 @@ export class LobbyView {
         "Accept"),
       h("button", { type: "button", class: "decline",
         onclick: () => act.answerChallenge(c.id, false) }, "Decline"))));
-    fill(this.players, app.lobby.players.map((p) => h("li", {},
-      h("span", { class: "name" }, p.name), p.rating === null ? "" : ` ${p.rating}`)));
+    const me = app.me ? app.me.name.toLowerCase() : null;
+    fill(this.players, app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
+      h("span", { class: "name" }, p.name), p.rating === null ? "" : ` ${p.rating} `,
+      p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
+        title: "Challenge on the terms chosen under New game",
+        onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));
     fill(this.leaders, app.leaderboard.length === 0 ? h("li", { class: "empty" }, "No rated games yet.") :
       app.leaderboard.map((p) => h("li", {}, h("span", { class: "name" }, p.name), ` ${p.rating}`)));
   }

@@ -69,6 +69,7 @@ const act = {
     render();
   },
   acceptSeek: (id) => send("accept_seek", { seek: id }),
+  challenge: (name, c) => send("challenge", { name, variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
   answerChallenge: (id, accept) => {
     send(accept ? "challenge_accept" : "challenge_decline", { challenge: id });
     app.challenges.delete(id);
@@ -232,6 +233,9 @@ function received(message) {
     case "private":
       app.privateRoom = message;
       break;
+    case "challenge_sent":
+      say(`Challenge sent to ${message.challenge.to}: the game starts if they accept.`);
+      break;
     case "challenge": {
       const c = message.challenge;
       app.challenges.set(c.id, c);
@@ -337,7 +341,7 @@ let gameView;
 
 function show(screen) {
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
@@ -365,7 +369,40 @@ function keys(event) {
   }
 }
 
+const THEMES = ["system", "light", "dark"];
+
+// The colour theme: the system's, or one chosen with the header's switch (kept here).
+function applyTheme(theme) {
+  if (theme === "system") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+  $("#theme").textContent = `Theme: ${theme}`;
+}
+
+function themeSwitch() {
+  let theme = localStorage.getItem("qubic.theme");
+  if (!THEMES.includes(theme)) theme = "system";
+  applyTheme(theme);
+  $("#theme").addEventListener("click", () => {
+    theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
+    localStorage.setItem("qubic.theme", theme);
+    applyTheme(theme);
+  });
+}
+
+// The rules: a screen of their own, and back to where the player was.
+function rulesScreen() {
+  let back = "connect";
+  $("#rules-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.screen !== "rules") back = app.screen;
+    show("rules");
+  });
+  $("#rules-back").addEventListener("click", () => show(back));
+}
+
 function start() {
+  themeSwitch();
+  rulesScreen();
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
