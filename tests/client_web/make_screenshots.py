@@ -75,6 +75,9 @@ async def shoot(chromium: Any, size: str, db: Path) -> None:
             await page.wait_for_selector("#result-text")
             await page.mouse.move(0, 0)
             await snap(page, OUT / f"end-{size}.png")
+            await page.click("#view-cube")
+            await page.mouse.move(0, 0)
+            await snap(page, OUT / f"end-cube-{size}.png")
         finally:
             await cat.ws.close()
             await dan.ws.close()

@@ -126,9 +126,18 @@ async def test_after_a_rated_game_the_header_shows_the_servers_rating(tmp_path: 
                     await bob.request(t="move", game=game, cell=cell, ply=ply)
             await bob.expect("end", game=game)
         player = await web_helpers.get_json(running, "/api/players/ann")
+        other = await web_helpers.get_json(running, "/api/players/bob")
         await tab.page.wait_for_function(
             "(r) => document.querySelector('#who').textContent.endsWith(' · ' + r)",
             arg=player["rating"])
+        # The winning line is named in the result, not shown by colour alone.
+        assert "(1a1-1d1)" in (await tab.page.text_content("#result-text") or "")
+        # The players' cards show the ratings the game left, not only the ones before it.
+        await tab.page.wait_for_function(
+            "(r) => document.querySelector('.seat.x .rating').textContent.trim() === r",
+            arg=f"1500 → {player['rating']}")
+        assert (await tab.page.text_content(".seat.o .rating") or "").strip() == \
+            f"1500 → {other['rating']}"
         assert tab.errors == []
 
 

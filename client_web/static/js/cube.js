@@ -2,6 +2,7 @@
 // Drag (mouse or touch) or the arrow keys turn it; a click or tap on a cell plays it.
 
 const COLOURS = { x: "#d9480f", o: "#1c7ed6" };
+const WIN = "#f5b700"; // the winning line's colour, as .cell.win's
 const TAU = Math.PI * 2;
 
 export class CubeView {
@@ -166,7 +167,19 @@ export class CubeView {
       ctx.stroke();
     };
     for (const line of view.hoverLines || []) stroke(line, faint, 3);
-    if (view.line) stroke(view.line, "#f5b700", 6);
+    // Each level's name beside its square, for the player to read the cube by.
+    if (g.levels > 1) {
+      ctx.fillStyle = style.getPropertyValue("--muted").trim() || "#666";
+      ctx.font = "12px system-ui, sans-serif";
+      ctx.textAlign = "right";
+      ctx.textBaseline = "middle";
+      for (let z = 0; z < g.levels; z++) {
+        const p = at(lo - 0.35, lo, z);
+        const label = `Level ${z + 1}`;
+        const x = Math.max(p.sx, ctx.measureText(label).width + 4); // never cut by the edge
+        ctx.fillText(label, x, p.sy);
+      }
+    }
 
     const order = [...points].sort((a, b) => b.depth - a.depth); // far to near
     for (const p of order) {
@@ -219,5 +232,20 @@ export class CubeView {
       }
     }
     ctx.globalAlpha = 1;
+    // The winning line over the pieces (under them it was hidden by the marks it joins), and
+    // a ring round each of its cells.
+    if (view.line) {
+      ctx.globalAlpha = 0.85;
+      stroke(view.line, WIN, 6);
+      ctx.globalAlpha = 1;
+      ctx.strokeStyle = WIN;
+      ctx.lineWidth = 3;
+      for (const cell of view.line) {
+        const p = points[cell];
+        ctx.beginPath();
+        ctx.arc(p.sx, p.sy, p.r * 1.35, 0, TAU);
+        ctx.stroke();
+      }
+    }
   }
 }

@@ -188,6 +188,9 @@ export class GameModel {
     else if (this.you === null) head = `${end.winner.toUpperCase()} (${this.seat(end.winner).name}) wins`;
     else head = end.winner === this.you ? "You win" : "You lose";
     let text = `${head} ${end.result} · ${REASONS[end.reason] || end.reason}`;
+    if (end.line && end.line.length) { // named, not only coloured: for every eye and screen
+      text += ` (${this.notation(end.line[0])}-${this.notation(end.line[end.line.length - 1])})`;
+    }
     const change = end.rating_change;
     if (change) {
       const sign = (v) => (v >= 0 ? `+${v}` : `${v}`);

@@ -190,7 +190,11 @@ export class GameView {
     for (const side of SIDES) {
       const seat = model.seat(side);
       const el = this.seatEls[side];
-      const rating = seat.ai !== null ? "" : seat.rating ?? "";
+      // After a rated game, the rating it left (read from the server, which rounds it as the
+      // leaderboard does), beside the one before.
+      const after = model.ratingsAfter?.[side];
+      const rating = seat.ai !== null || seat.rating === null || seat.rating === undefined ? ""
+        : after === undefined ? seat.rating : `${seat.rating} → ${after}`;
       const turn = !model.over && model.turn === side;
       el.classList.toggle("turn", turn);
       el.classList.toggle("gone", !seat.online);

@@ -292,8 +292,9 @@ function gameEvent(event, now) {
   const result = model.apply(event, now);
   if (result === GAP) send("watch", { game: model.id, since: model.version });
   if (event.t === "end") fetchLeaderboard();
-  if (result === CHANGED && event.t === "end" && event.rating_change && model.you !== null) {
-    refreshRating(); // the header shows the new rating as the server rounds it
+  if (result === CHANGED && event.t === "end" && event.rating_change) {
+    if (model.you !== null) refreshRating(); // the header shows the new rating as the server rounds it
+    ratingsAfter(model);
   }
   if (result === CHANGED && model.id === app.current) gameView.render();
   if (result === CHANGED && event.t === "end" && model.you !== null) lobbyView.render();
@@ -320,6 +321,23 @@ async function refreshRating() {
   } catch {
     // the header keeps the last one
   }
+}
+
+// Both players' ratings after a rated game, for their cards.
+async function ratingsAfter(model) {
+  const after = {};
+  for (const side of ["x", "o"]) {
+    const seat = model.seat(side);
+    if (seat.ai !== null) continue;
+    try {
+      const response = await fetch(`/api/players/${encodeURIComponent(seat.name)}`);
+      if (response.ok) after[side] = (await response.json()).rating;
+    } catch {
+      // the card keeps the rating before the game
+    }
+  }
+  model.ratingsAfter = after;
+  if (model.id === app.current) gameView.render();
 }
 
 async function fetchLeaderboard() {
@@ -375,7 +393,7 @@ const THEMES = ["system", "light", "dark"];
 function applyTheme(theme) {
   if (theme === "system") delete document.documentElement.dataset.theme;
   else document.documentElement.dataset.theme = theme;
-  $("#theme").textContent = `Theme: ${theme}`;
+  $("#theme").replaceChildren(h("span", { class: "long" }, "Theme: "), theme);
 }
 
 function themeSwitch() {
