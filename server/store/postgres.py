@@ -1,9 +1,10 @@
 """The store on PostgreSQL, for cluster mode: every node opens the same database through asyncpg.
 
-``PostgresStore`` implements ``server.store.base.Store`` with the same schema as the SQLite store
-(types widened to PostgreSQL's). Each write is one short transaction on a pooled connection;
-PostgreSQL groups concurrent commits itself, so there is no writer queue here. What makes it
-safe with several nodes writing at once:
+``PostgresStore`` is the ``server.store.sql.SQLStore`` that runs the shared operations
+(``server.store.operations``) over asyncpg, on the shared schema (``server.store.schema``) in
+PostgreSQL's types; only ``record_move`` is its own, one statement per move. Each write is one
+short transaction on a pooled connection; PostgreSQL groups concurrent commits itself, so there
+is no writer queue here. What makes it safe with several nodes writing at once:
 
 - names are unique by ``name_key`` (a unique index), so two nodes registering "Alice" and
   "alice" at the same moment get one player and one ``name_taken``;
@@ -13,9 +14,10 @@ safe with several nodes writing at once:
 - finishing a game locks the two players' rows in id order, so two games ending at once with
   the same players cannot deadlock.
 
-Migrations are a versioned list applied in one transaction under an advisory lock (two nodes
-starting together migrate once) and recorded in ``qubic_schema``. Durability is PostgreSQL's
-``synchronous_commit`` (on by default): a write returns after its commit is flushed.
+Migrations (``server.store.schema``) are applied in one transaction under an advisory lock
+(two nodes starting together migrate once) and recorded in ``qubic_schema``. Durability is
+PostgreSQL's ``synchronous_commit`` (on by default): a write returns after its commit is
+flushed.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ drains everything queued, runs it as one transaction (each write in its own save
 refused write does not sink the others), commits, and then resolves every waiter's future with
 one ``loop.call_soon_threadsafe``. A thousand games each making a move per second thus cost a
 handful of commits per second, not a thousand. Reads run on a second connection in a
-single-thread executor; WAL lets them proceed while the writer commits.
+single-thread executor; WAL lets them proceed while the writer commits. What each write and
+read does is ``server.store.sql.SQLStore``'s, shared with PostgreSQL; this module only runs it.
 
 Durability: ``journal_mode=WAL`` with ``synchronous=FULL`` by default, so a commit (and thus
 an acknowledged move) has been fsynced and survives a power loss as well as the process being
