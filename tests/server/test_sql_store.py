@@ -12,6 +12,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from server.errors import StoreError
 from server.game.ratings import Rating, rate_game
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat
 from server.store.base import Store
@@ -356,3 +357,20 @@ def test_a_player_on_both_seats_is_counted_twice_and_keeps_os_rating() -> None:
     _, as_o = rate_game(ANN.glicko, ANN.glicko, 1.0)
     assert ann.glicko == as_o
     assert (ann.games, ann.rated_games, ann.wins, ann.losses) == (2, 2, 1, 1)
+
+
+async def test_an_old_sqlite_file_numbered_past_the_last_old_version_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A ``schema_version`` past the last one written before the schema was shared is not
+    ours to adopt."""
+    database = str(tmp_path / "old.db")
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        for step in (1, 2, 3):
+            conn.executescript(OLD_SQLITE_SCHEMA[step])
+        conn.executescript("UPDATE schema_version SET version = 4;")
+    with pytest.raises(StoreError, match="newer qubic"):
+        await open_store(database)
+    assert ("schema_version",) in await query(
+        database, "SELECT name FROM sqlite_master WHERE type = 'table'"
+    )
