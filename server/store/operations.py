@@ -89,11 +89,12 @@ def insert_game(game: GameRecord) -> Op[None]:
         raise StoreError(f"game {game.id} exists", code="internal")
 
 
-def append_move(game_id: str, move: MoveRecord, fence: int | None) -> Op[None]:
-    """Append a move to an active game after the last one, taking the fencing token."""
+def append_move(dialect: Dialect, game_id: str, move: MoveRecord, fence: int | None) -> Op[None]:
+    """Append a move to an active game after the last one, taking the fencing token.
+    (PostgreSQL does the same in one statement of its own: ``PostgresStore.record_move``.)"""
     row = yield from fetch_one(one(
         "SELECT status, (SELECT MAX(ply) FROM moves WHERE game_id = ?) AS last_ply, fence"
-        " FROM games WHERE id = ?",
+        f" FROM games WHERE id = ?{dialect.for_update}",
         game_id, game_id,
     ))  # fmt: skip
     if row is None:

@@ -87,7 +87,7 @@ class SQLStore:
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
     ) -> None:
         """Append a move to an active game; returns once the move is committed."""
-        await self._write(operations.append_move(game_id, move, fence))
+        await self._write(operations.append_move(self.dialect, game_id, move, fence))
 
     async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
         """Remove the moves after ``ply`` from an active game; returns once committed."""
