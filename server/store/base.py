@@ -1,11 +1,11 @@
 """The durable store's interface and its records: players, games and their moves.
 
-``Store`` is what the app layer talks to; ``server.store.sqlite.SQLiteStore`` implements it on
-one SQLite file and ``server.store.postgres.PostgresStore`` on PostgreSQL (``server.store.factory.open_store``
-picks one). Every method is async and never
-blocks the event loop. A write returns only once it is committed, so the server acknowledges a
-move after it is durable. Records are frozen dataclasses of plain values; times are Unix
-seconds (``time.time()``), cells are engine cell indices.
+``Store`` is what the app layer talks to; ``server.store.sql.SQLStore`` implements it once over
+SQL, run on one SQLite file by ``server.store.sqlite.SQLiteStore`` and on PostgreSQL by
+``server.store.postgres.PostgresStore`` (``server.store.factory.open_store`` picks one). Every
+method is async and never blocks the event loop. A write returns only once it is committed,
+so the server acknowledges a move after it is durable. Records are frozen dataclasses of plain
+values; times are Unix seconds (``time.time()``), cells are engine cell indices.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The store on PostgreSQL, for cluster mode: every node opens the same database through asyncpg.
 
-``PostgresStore`` implements ``server.store.base.Store`` with the same schema as the SQLite store
-(types widened to PostgreSQL's). Each write is one short transaction on a pooled connection;
-PostgreSQL groups concurrent commits itself, so there is no writer queue here. What makes it
-safe with several nodes writing at once:
+``PostgresStore`` is the ``server.store.sql.SQLStore`` that runs the shared operations
+(``server.store.operations``) over asyncpg, on the shared schema (``server.store.schema``) in
+PostgreSQL's types; only ``record_move`` is its own, one statement per move. Each write is one
+short transaction on a pooled connection; PostgreSQL groups concurrent commits itself, so there
+is no writer queue here. What makes it safe with several nodes writing at once:
 
 - names are unique by ``name_key`` (a unique index), so two nodes registering "Alice" and
   "alice" at the same moment get one player and one ``name_taken``;
@@ -13,101 +14,30 @@ safe with several nodes writing at once:
 - finishing a game locks the two players' rows in id order, so two games ending at once with
   the same players cannot deadlock.
 
-Migrations are a versioned list applied in one transaction under an advisory lock (two nodes
-starting together migrate once) and recorded in ``qubic_schema``. Durability is PostgreSQL's
-``synchronous_commit`` (on by default): a write returns after its commit is flushed.
+Migrations (``server.store.schema``) are applied in one transaction under an advisory lock
+(two nodes starting together migrate once) and recorded in ``qubic_schema``. Durability is
+PostgreSQL's ``synchronous_commit`` (on by default): a write returns after its commit is
+flushed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
 import asyncpg
 
 from server.errors import StoreError
-from server.game.ratings import rate_game
-from server.game.records import (
-    RESULT_SCORES,
-    GameRecord,
-    GameStatus,
-    MoveRecord,
-    PlayerRecord,
-    Seat,
-    TimeControl,
-)
-from server.store.base import (
-    check_fence,
-    check_take_back,
-    game_from_row,
-    hash_token,
-    move_from_row,
-    name_key,
-    new_game,
-    new_token,
-    player_from_row,
-)
+from server.game.records import GameStatus, MoveRecord
+from server.store.base import check_fence
+from server.store.query import POSTGRES, Op
+from server.store.schema import migrate as migrate_schema
+from server.store.sql import SQLStore
 
 T = TypeVar("T")
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE players (
-            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            name TEXT NOT NULL,
-            name_key TEXT NOT NULL CONSTRAINT players_name_key UNIQUE,
-            token_hash BYTEA NOT NULL UNIQUE,
-            created DOUBLE PRECISION NOT NULL,
-            rating DOUBLE PRECISION NOT NULL,
-            rd DOUBLE PRECISION NOT NULL,
-            volatility DOUBLE PRECISION NOT NULL,
-            games INTEGER NOT NULL DEFAULT 0,
-            rated_games INTEGER NOT NULL DEFAULT 0,
-            wins INTEGER NOT NULL DEFAULT 0,
-            losses INTEGER NOT NULL DEFAULT 0,
-            draws INTEGER NOT NULL DEFAULT 0)""",
-        "CREATE INDEX players_by_rating ON players (rating DESC)",
-        """CREATE TABLE games (
-            id TEXT PRIMARY KEY,
-            variant TEXT NOT NULL,
-            clock_initial DOUBLE PRECISION,
-            clock_increment DOUBLE PRECISION,
-            rated BOOLEAN NOT NULL,
-            x_player TEXT,
-            x_computer INTEGER,
-            o_player TEXT,
-            o_computer INTEGER,
-            status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'aborted')),
-            result TEXT,
-            reason TEXT,
-            winning_line TEXT,
-            created DOUBLE PRECISION NOT NULL,
-            ended DOUBLE PRECISION,
-            x_rating DOUBLE PRECISION,
-            o_rating DOUBLE PRECISION,
-            x_rating_change DOUBLE PRECISION,
-            o_rating_change DOUBLE PRECISION,
-            fence BIGINT NOT NULL DEFAULT 0,
-            CHECK ((x_player IS NULL) <> (x_computer IS NULL)),
-            CHECK ((o_player IS NULL) <> (o_computer IS NULL)))""",
-        "CREATE INDEX active_games ON games (created) WHERE status = 'active'",
-        """CREATE TABLE moves (
-            game_id TEXT NOT NULL REFERENCES games (id),
-            ply INTEGER NOT NULL,
-            cell INTEGER NOT NULL,
-            clock_x DOUBLE PRECISION,
-            clock_o DOUBLE PRECISION,
-            at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (game_id, ply))""",
-    ),
-    ("ALTER TABLE games ADD COLUMN listed BOOLEAN NOT NULL DEFAULT FALSE",),
-)
-"""Schema changes in order: entry ``i`` brings the database to version ``i + 1``. Append new
-versions; never edit one that has shipped."""
-
-SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x7175626963  # the advisory lock nodes take to migrate one at a time ("qubic")
 
 
@@ -124,40 +54,39 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
+async def run_op(conn: asyncpg.Connection, op: Op[T]) -> T:
+    """Run ``op``'s queries on ``conn``; returns its result."""
+    try:
+        query = op.send(None)
+        while True:
+            sql = POSTGRES.sql(query.sql)
+            if query.want == "one":
+                answer: Any = await conn.fetchrow(sql, *query.params)
+            elif query.want == "all":
+                answer = await conn.fetch(sql, *query.params)
+            else:
+                status = await conn.execute(sql, *query.params)  # e.g. "INSERT 0 1"
+                last = status.rsplit(" ", 1)[-1]
+                answer = int(last) if last.isdigit() else 0
+            query = op.send(answer)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+
+
 async def migrate(conn: asyncpg.Connection, where: str) -> int:
-    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; returns the version found."""
+    """Bring the schema to ``SCHEMA_VERSION`` (``server.store.schema``) in one transaction,
+    under an advisory lock so that nodes starting together migrate once; returns the version
+    found."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-        tables = {
-            row["tablename"]
-            for row in await conn.fetch(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-            )
-        }
-        if "qubic_schema" in tables:
-            found = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM qubic_schema")
-        elif tables:
-            raise StoreError(f"cannot use the database {where}: it belongs to another program")
-        else:
-            await conn.execute(
-                "CREATE TABLE qubic_schema (version INTEGER PRIMARY KEY,"
-                " applied TIMESTAMPTZ NOT NULL DEFAULT now())"
-            )
-            found = 0
-        if found > SCHEMA_VERSION:
-            raise StoreError(
-                f"cannot use the database {where}: it has schema version {found}, "
-                f"written by a newer qubic (this one knows up to {SCHEMA_VERSION})"
-            )
-        for version in range(found + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version - 1]:
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO qubic_schema (version) VALUES ($1)", version)
-        return int(found)
+        return await run_op(conn, migrate_schema(POSTGRES, where))
 
 
-class PostgresStore:
-    """``server.store.base.Store`` on PostgreSQL; make one with ``await PostgresStore.open(url)``."""
+class PostgresStore(SQLStore):
+    """``server.store.base.Store`` on PostgreSQL: ``await PostgresStore.open(url)``."""
+
+    dialect = POSTGRES
 
     def __init__(self, url: str, pool: asyncpg.Pool) -> None:
         self.url = url
@@ -246,104 +175,16 @@ class PostgresStore:
         await self._idle.wait()
         await self._pool.close()
 
-    # Players.
+    async def _write(self, op: Op[T]) -> T:
+        """Run ``op`` in a read-committed transaction of its own."""
+        return await self._run(lambda conn: run_op(conn, op))
 
-    async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
-        """Register ``name``; returns the player and the plain token, which is never stored."""
-        token = new_token()
-        player = PlayerRecord(name=name, created=now)
-
-        async def insert(conn: asyncpg.Connection) -> None:
-            inserted = await conn.fetchval(
-                "INSERT INTO players (name, name_key, token_hash, created, rating, rd,"
-                " volatility) VALUES ($1, $2, $3, $4, $5, $6, $7)"
-                " ON CONFLICT ON CONSTRAINT players_name_key DO NOTHING RETURNING id",
-                name, name_key(name), hash_token(token), now,
-                player.rating, player.rd, player.volatility,
-            )  # fmt: skip
-            if inserted is None:
-                raise StoreError(f"the name {name!r} is taken", code="name_taken")
-
-        await self._run(insert)
-        return player, token
-
-    async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
-        """The player holding ``token`` (and called ``name``, if given), or None."""
-
-        async def find(conn: asyncpg.Connection) -> PlayerRecord | None:
-            row = await conn.fetchrow(
-                "SELECT * FROM players WHERE token_hash = $1", hash_token(token)
-            )
-            if row is None or (name is not None and row["name_key"] != name_key(name)):
-                return None
-            return player_from_row(row)
-
-        return await self._run(find)
-
-    async def get_player(self, name: str) -> PlayerRecord | None:
-        """The player called ``name`` in any case, or None."""
-
-        async def find(conn: asyncpg.Connection) -> PlayerRecord | None:
-            row = await _player_row(conn, name)
-            return None if row is None else player_from_row(row)
-
-        return await self._run(find)
-
-    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
-        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
-
-        async def top(conn: asyncpg.Connection) -> list[PlayerRecord]:
-            rows = await conn.fetch(
-                "SELECT * FROM players WHERE rated_games >= $1"
-                " ORDER BY rating DESC, name_key LIMIT $2",
-                min_rated_games, limit,
-            )  # fmt: skip
-            return [player_from_row(row) for row in rows]
-
-        return await self._run(top)
-
-    # Games.
-
-    async def create_game(
-        self,
-        *,
-        variant: str,
-        x: Seat,
-        o: Seat,
-        clock: TimeControl | None,
-        rated: bool,
-        now: float,
-        game_id: str | None = None,
-        listed: bool = False,
-    ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players.
-        ``listed``: the lobby may show it (a public game, not a private room's)."""
-        game = new_game(
-            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id,
-            listed=listed,
+    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
+        """Run ``op`` in a transaction: repeatable-read for a ``snapshot``."""
+        isolation: Literal["read_committed", "repeatable_read"] = (
+            "repeatable_read" if snapshot else "read_committed"
         )
-
-        async def insert(conn: asyncpg.Connection) -> None:
-            if rated:
-                for seat in (x, o):
-                    if await _player_row(conn, str(seat.player)) is None:
-                        raise StoreError(
-                            f"{seat} is not a registered player and cannot play rated",
-                            code="not_allowed",
-                        )
-            inserted = await conn.fetchval(
-                "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
-                " x_player, x_computer, o_player, o_computer, status, created, listed)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11)"
-                " ON CONFLICT (id) DO NOTHING RETURNING id",
-                game.id, variant, *(clock or (None, None)), rated,
-                x.player, x.computer_level, o.player, o.computer_level, now, listed,
-            )  # fmt: skip
-            if inserted is None:
-                raise StoreError(f"game {game.id} exists", code="internal")
-
-        await self._run(insert)
-        return game
+        return await self._run(lambda conn: run_op(conn, op), isolation=isolation)
 
     async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
@@ -379,138 +220,6 @@ class PostgresStore:
 
         await self._run(insert, isolation=None)
 
-    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
-        """Remove the moves after ``ply`` from an active game; returns once committed."""
-
-        async def delete(conn: asyncpg.Connection) -> None:
-            await _lock_active_game(conn, game_id, fence)
-            stored = await conn.fetchval(
-                "SELECT COUNT(*) FROM moves WHERE game_id = $1", game_id
-            )
-            check_take_back(game_id, stored, ply)
-            await conn.execute("DELETE FROM moves WHERE game_id = $1 AND ply > $2", game_id, ply)
-
-        await self._run(delete)
-
-    async def finish_game(
-        self,
-        game_id: str,
-        *,
-        result: str,
-        reason: str,
-        now: float,
-        winning_line: Sequence[int] | None = None,
-        fence: int | None = None,
-    ) -> GameRecord:
-        """End a game with a result, updating the players' records and ratings atomically."""
-        if result not in RESULT_SCORES:
-            raise ValueError(f"{result!r} is not a result: write 1-0, 0-1 or 1/2-1/2")
-        x_score = RESULT_SCORES[result]
-        line = None if winning_line is None else " ".join(map(str, winning_line))
-
-        async def finish(conn: asyncpg.Connection) -> GameRecord:
-            game = game_from_row(await _lock_active_game(conn, game_id, fence), ())
-            await conn.execute(
-                "UPDATE games SET status = 'finished', result = $1, reason = $2,"
-                " winning_line = $3, ended = $4 WHERE id = $5",
-                result, reason, line, now, game_id,
-            )  # fmt: skip
-            names = [seat.player for seat in (game.x, game.o) if seat.player is not None]
-            locked = {
-                row["name_key"]: row
-                for row in await conn.fetch(
-                    "SELECT * FROM players WHERE name_key = ANY($1::text[])"
-                    " ORDER BY id FOR UPDATE",
-                    [name_key(name) for name in names],
-                )
-            }
-            x_row, o_row = (
-                None if seat.player is None else locked.get(name_key(seat.player))
-                for seat in (game.x, game.o)
-            )
-            if game.rated and x_row is not None and o_row is not None:
-                old_x, old_o = player_from_row(x_row).glicko, player_from_row(o_row).glicko
-                new_x, new_o = rate_game(old_x, old_o, x_score)
-                for row, new in ((x_row, new_x), (o_row, new_o)):
-                    await conn.execute(
-                        "UPDATE players SET rating = $1, rd = $2, volatility = $3,"
-                        " rated_games = rated_games + 1 WHERE id = $4",
-                        new.rating, new.rd, new.volatility, row["id"],
-                    )  # fmt: skip
-                await conn.execute(
-                    "UPDATE games SET x_rating = $1, o_rating = $2, x_rating_change = $3,"
-                    " o_rating_change = $4 WHERE id = $5",
-                    old_x.rating, old_o.rating, new_x.rating - old_x.rating,
-                    new_o.rating - old_o.rating, game_id,
-                )  # fmt: skip
-            for seat_row, score in ((x_row, x_score), (o_row, 1.0 - x_score)):
-                if seat_row is not None:
-                    column = {1.0: "wins", 0.0: "losses", 0.5: "draws"}[score]
-                    await conn.execute(
-                        f"UPDATE players SET games = games + 1, {column} = {column} + 1"
-                        " WHERE id = $1",
-                        seat_row["id"],
-                    )
-            return await _game(conn, game_id)
-
-        return await self._run(finish)
-
-    async def abort_game(
-        self, game_id: str, *, reason: str, now: float, fence: int | None = None
-    ) -> GameRecord:
-        """Call a game off with no result and no effect on anyone's record."""
-
-        async def abort(conn: asyncpg.Connection) -> GameRecord:
-            await _lock_active_game(conn, game_id, fence)
-            await conn.execute(
-                "UPDATE games SET status = 'aborted', reason = $1, ended = $2 WHERE id = $3",
-                reason, now, game_id,
-            )  # fmt: skip
-            return await _game(conn, game_id)
-
-        return await self._run(abort)
-
-    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
-        """Raise the game's fencing token to ``fence`` under its row lock and return the game
-        as it stands (see ``Store.claim``): a write of the old holder waits for the lock and
-        is then refused."""
-
-        async def take(conn: asyncpg.Connection) -> GameRecord:
-            await _lock_game(conn, game_id, fence)
-            return await _game(conn, game_id)
-
-        return await self._run(take)
-
-    async def get_game(self, game_id: str) -> GameRecord | None:
-        """A game with its moves, or None."""
-
-        async def find(conn: asyncpg.Connection) -> GameRecord | None:
-            try:
-                return await _game(conn, game_id)
-            except StoreError:
-                return None
-
-        return await self._run(find)
-
-    async def unfinished_games(self) -> list[GameRecord]:
-        """Every active game with its moves, oldest first, to resume them after a restart."""
-
-        async def find(conn: asyncpg.Connection) -> list[GameRecord]:
-            moves: dict[str, list[MoveRecord]] = {}
-            for row in await conn.fetch(
-                "SELECT moves.* FROM moves JOIN games ON games.id = moves.game_id"
-                " WHERE games.status = 'active' ORDER BY moves.game_id, moves.ply"
-            ):
-                moves.setdefault(row["game_id"], []).append(move_from_row(row))
-            rows = await conn.fetch(
-                "SELECT * FROM games WHERE status = 'active' ORDER BY created, id"
-            )
-            return [game_from_row(row, moves.get(row["id"], [])) for row in rows]
-
-        # One snapshot for both queries, so a move committed in between cannot show up in
-        # the moves without its game or the other way round.
-        return await self._run(find, isolation="repeatable_read")
-
 
 _RECORD_MOVE = """
 WITH game AS (
@@ -534,33 +243,3 @@ FROM game, last
 writer's fencing token (NULL from the one embedded server). A second move at the same ply
 (two writers racing; the statement's snapshot predates the other's commit) fails on the
 primary key."""
-
-
-async def _player_row(conn: asyncpg.Connection, name: str) -> Any:
-    return await conn.fetchrow("SELECT * FROM players WHERE name_key = $1", name_key(name))
-
-
-async def _lock_game(conn: asyncpg.Connection, game_id: str, fence: int | None) -> Any:
-    """The game's row, locked until the transaction ends, with the fencing token taken."""
-    row = await conn.fetchrow("SELECT * FROM games WHERE id = $1 FOR UPDATE", game_id)
-    if row is None:
-        raise StoreError(f"no game {game_id}", code="no_such_game")
-    check_fence(game_id, row["fence"], fence)
-    if fence is not None and fence > row["fence"]:
-        await conn.execute("UPDATE games SET fence = $1 WHERE id = $2", fence, game_id)
-    return row
-
-
-async def _lock_active_game(conn: asyncpg.Connection, game_id: str, fence: int | None) -> Any:
-    row = await _lock_game(conn, game_id, fence)
-    if row["status"] != GameStatus.ACTIVE:
-        raise StoreError(f"game {game_id} is already {row['status']}", code="game_over")
-    return row
-
-
-async def _game(conn: asyncpg.Connection, game_id: str) -> GameRecord:
-    row = await conn.fetchrow("SELECT * FROM games WHERE id = $1", game_id)
-    if row is None:
-        raise StoreError(f"no game {game_id}", code="no_such_game")
-    moves = await conn.fetch("SELECT * FROM moves WHERE game_id = $1 ORDER BY ply", game_id)
-    return game_from_row(row, [move_from_row(move) for move in moves])

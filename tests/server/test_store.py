@@ -19,7 +19,8 @@ from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord, Seat, TimeControl
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
-from server.store.sqlite import SCHEMA_VERSION, SQLiteStore
+from server.store.schema import SCHEMA_VERSION
+from server.store.sqlite import SQLiteStore
 
 ALICE, BOB = Seat.human("Alice"), Seat.human("Bob")
 
@@ -247,13 +248,9 @@ async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> Non
         )
     finally:
         await opened.close()
-    if is_postgres_url(database):  # back to the schema before the field
-        await raw(database, "ALTER TABLE games DROP COLUMN listed;"
-                            " DELETE FROM qubic_schema WHERE version = (SELECT MAX(version)"
-                            " FROM qubic_schema)")
-    else:
-        await raw(database, "ALTER TABLE games DROP COLUMN listed")
-        await raw(database, f"UPDATE schema_version SET version = {SCHEMA_VERSION - 1}")
+    # back to the schema before the field
+    await raw(database, "ALTER TABLE games DROP COLUMN listed")
+    await raw(database, f"DELETE FROM qubic_schema WHERE version = {SCHEMA_VERSION}")
     opened = await open_store(database)
     try:
         public = await opened.create_game(
@@ -555,7 +552,7 @@ async def test_a_read_only_database_is_refused(db: Path) -> None:
 async def test_a_newer_schema_or_a_foreign_database_is_refused(db: Path, tmp_path: Path) -> None:
     await (await SQLiteStore.open(db)).close()
     with contextlib.closing(sqlite3.connect(db)) as conn:
-        conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+        conn.execute("INSERT INTO qubic_schema (version) VALUES (?)", (SCHEMA_VERSION + 1,))
         conn.commit()
     with pytest.raises(StoreError, match="newer qubic"):
         await SQLiteStore.open(db)

@@ -1,0 +1,251 @@
+"""Every store operation's SQL and the rules around it, written once as sans-I/O operations.
+
+Each function returns an ``Op`` (``server.store.query``): it yields its queries and returns
+what the ``Store`` method returns. Both stores run them, each in its own transaction: SQLite on
+its writer thread inside a group commit (or its reader thread), PostgreSQL on a pooled
+connection. A write first locks the game's row (``FOR UPDATE`` on PostgreSQL; SQLite's writer
+holds the whole database), so the ply, the fencing token and the game's status it checks are the
+latest committed; finishing a game locks its players in id order, so two games ending at once
+with the same players cannot deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from server.errors import StoreError
+from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord
+from server.store.base import (
+    Row,
+    check_fence,
+    check_take_back,
+    game_from_row,
+    move_from_row,
+    name_key,
+    player_from_row,
+)
+from server.store.ending import end_game
+from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
+
+# Players.
+
+
+def insert_player(player: PlayerRecord, token_hash: bytes) -> Op[None]:
+    """Register ``player``; ``"name_taken"`` if a name equal to it but for case exists."""
+    inserted = yield from run_count(change(
+        "INSERT INTO players (name, name_key, token_hash, created, rating, rd, volatility)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name_key) DO NOTHING",
+        player.name, name_key(player.name), token_hash, player.created,
+        player.rating, player.rd, player.volatility,
+    ))  # fmt: skip
+    if not inserted:
+        raise StoreError(f"the name {player.name!r} is taken", code="name_taken")
+
+
+def player_by_token(token_hash: bytes, name: str | None) -> Op[PlayerRecord | None]:
+    """The player whose token hashes to ``token_hash`` (and called ``name``, if given)."""
+    row = yield from fetch_one(one("SELECT * FROM players WHERE token_hash = ?", token_hash))
+    if row is None or (name is not None and row["name_key"] != name_key(name)):
+        return None
+    return player_from_row(row)
+
+
+def player_by_name(name: str) -> Op[PlayerRecord | None]:
+    """The player called ``name`` in any case, or None."""
+    row = yield from fetch_one(one("SELECT * FROM players WHERE name_key = ?", name_key(name)))
+    return None if row is None else player_from_row(row)
+
+
+def best_players(limit: int, min_rated_games: int) -> Op[list[PlayerRecord]]:
+    """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+    rows = yield from fetch_all(every(
+        "SELECT * FROM players WHERE rated_games >= ? ORDER BY rating DESC, name_key LIMIT ?",
+        min_rated_games, limit,
+    ))  # fmt: skip
+    return [player_from_row(row) for row in rows]
+
+
+# Games.
+
+
+def insert_game(game: GameRecord) -> Op[None]:
+    """Store a new game; a rated one needs both its players registered."""
+    if game.rated:
+        for seat in (game.x, game.o):
+            if (yield from player_by_name(str(seat.player))) is None:
+                raise StoreError(
+                    f"{seat} is not a registered player and cannot play rated",
+                    code="not_allowed",
+                )
+    inserted = yield from run_count(change(
+        "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
+        " x_player, x_computer, o_player, o_computer, status, created, listed)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (id) DO NOTHING",
+        game.id, game.variant, *(game.clock or (None, None)), game.rated,
+        game.x.player, game.x.computer_level, game.o.player, game.o.computer_level,
+        game.created, game.listed,
+    ))  # fmt: skip
+    if not inserted:
+        raise StoreError(f"game {game.id} exists", code="internal")
+
+
+def append_move(dialect: Dialect, game_id: str, move: MoveRecord, fence: int | None) -> Op[None]:
+    """Append a move to an active game after the last one, taking the fencing token.
+    (PostgreSQL does the same in one statement of its own: ``PostgresStore.record_move``.)"""
+    row = yield from fetch_one(one(
+        "SELECT status, (SELECT MAX(ply) FROM moves WHERE game_id = ?) AS last_ply, fence"
+        f" FROM games WHERE id = ?{dialect.for_update}",
+        game_id, game_id,
+    ))  # fmt: skip
+    if row is None:
+        raise StoreError(f"no game {game_id}", code="no_such_game")
+    yield from take_fence(game_id, row["fence"], fence)
+    if row["status"] != GameStatus.ACTIVE:
+        raise StoreError(f"game {game_id} is over", code="game_over")
+    last_ply = row["last_ply"] or 0
+    if move.ply != last_ply + 1:
+        raise StoreError(
+            f"game {game_id} expects ply {last_ply + 1}, not {move.ply}", code="stale_move"
+        )
+    yield change(
+        "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?)",
+        game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at,
+    )  # fmt: skip
+
+
+def take_back(dialect: Dialect, game_id: str, ply: int, fence: int | None) -> Op[None]:
+    """Remove the moves after ``ply`` from an active game."""
+    yield from lock_active_game(dialect, game_id, fence)
+    stored = yield from fetch_one(
+        one("SELECT COUNT(*) AS moves FROM moves WHERE game_id = ?", game_id)
+    )
+    assert stored is not None
+    check_take_back(game_id, int(stored["moves"]), ply)
+    yield change("DELETE FROM moves WHERE game_id = ? AND ply > ?", game_id, ply)
+
+
+def finish_game(
+    dialect: Dialect,
+    game_id: str,
+    *,
+    result: str,
+    reason: str,
+    now: float,
+    winning_line: Sequence[int] | None,
+    fence: int | None,
+) -> Op[GameRecord]:
+    """End an active game with ``result`` and write what ``end_game`` makes of it."""
+    game = game_from_row((yield from lock_active_game(dialect, game_id, fence)), ())
+    names = [seat.player for seat in (game.x, game.o) if seat.player is not None]
+    players: dict[str, PlayerRecord] = {}
+    if names:
+        locked = yield from fetch_all(every(
+            f"SELECT * FROM players WHERE name_key IN ({', '.join('?' * len(names))})"
+            f" ORDER BY id{dialect.for_update}",
+            *(name_key(name) for name in names),
+        ))  # fmt: skip
+        players = {row["name_key"]: player_from_row(row) for row in locked}
+    x, o = (
+        None if seat.player is None else players.get(name_key(seat.player))
+        for seat in (game.x, game.o)
+    )
+    end = end_game(
+        game, x, o, result=result, reason=reason, now=now, winning_line=winning_line
+    )
+    ended = end.game
+    line = None if ended.winning_line is None else " ".join(map(str, ended.winning_line))
+    yield change(
+        "UPDATE games SET status = ?, result = ?, reason = ?, winning_line = ?, ended = ?,"
+        " x_rating = ?, o_rating = ?, x_rating_change = ?, o_rating_change = ? WHERE id = ?",
+        ended.status.value, ended.result, ended.reason, line, ended.ended,
+        ended.x_rating, ended.o_rating, ended.x_rating_change, ended.o_rating_change, game_id,
+    )  # fmt: skip
+    for player in end.players:
+        yield change(
+            "UPDATE players SET rating = ?, rd = ?, volatility = ?, games = ?,"
+            " rated_games = ?, wins = ?, losses = ?, draws = ? WHERE name_key = ?",
+            player.rating, player.rd, player.volatility, player.games, player.rated_games,
+            player.wins, player.losses, player.draws, name_key(player.name),
+        )  # fmt: skip
+    return (yield from load_game(game_id))
+
+
+def abort_game(
+    dialect: Dialect, game_id: str, *, reason: str, now: float, fence: int | None
+) -> Op[GameRecord]:
+    """Call an active game off: no result, no effect on anyone's record."""
+    yield from lock_active_game(dialect, game_id, fence)
+    yield change(
+        "UPDATE games SET status = 'aborted', reason = ?, ended = ? WHERE id = ?",
+        reason, now, game_id,
+    )  # fmt: skip
+    return (yield from load_game(game_id))
+
+
+def claim(dialect: Dialect, game_id: str, fence: int) -> Op[GameRecord]:
+    """Raise the game's fencing token to ``fence`` and return the game as it stands."""
+    yield from lock_game(dialect, game_id, fence)
+    return (yield from load_game(game_id))
+
+
+def find_game(game_id: str) -> Op[GameRecord | None]:
+    """A game with its moves, or None."""
+    try:
+        return (yield from load_game(game_id))
+    except StoreError:
+        return None
+
+
+def unfinished_games() -> Op[list[GameRecord]]:
+    """Every active game with its moves, oldest first. Run it on one snapshot, so a move
+    committed in between cannot show up without its game or the other way round."""
+    moves: dict[str, list[MoveRecord]] = {}
+    for row in (yield from fetch_all(every(
+        "SELECT moves.* FROM moves JOIN games ON games.id = moves.game_id"
+        " WHERE games.status = 'active' ORDER BY moves.game_id, moves.ply"
+    ))):  # fmt: skip
+        moves.setdefault(row["game_id"], []).append(move_from_row(row))
+    rows = yield from fetch_all(
+        every("SELECT * FROM games WHERE status = 'active' ORDER BY created, id")
+    )
+    return [game_from_row(row, moves.get(row["id"], [])) for row in rows]
+
+
+# The parts of the operations above.
+
+
+def load_game(game_id: str) -> Op[GameRecord]:
+    """The game with its moves; ``"no_such_game"`` if there is none."""
+    row = yield from fetch_one(one("SELECT * FROM games WHERE id = ?", game_id))
+    if row is None:
+        raise StoreError(f"no game {game_id}", code="no_such_game")
+    moves = yield from fetch_all(
+        every("SELECT * FROM moves WHERE game_id = ? ORDER BY ply", game_id)
+    )
+    return game_from_row(row, [move_from_row(move) for move in moves])
+
+
+def take_fence(game_id: str, stored: int, fence: int | None) -> Op[None]:
+    """Refuse a stale fencing token (``check_fence``); a newer one becomes the game's."""
+    check_fence(game_id, stored, fence)
+    if fence is not None and fence > stored:
+        yield change("UPDATE games SET fence = ? WHERE id = ?", fence, game_id)
+
+
+def lock_game(dialect: Dialect, game_id: str, fence: int | None) -> Op[Row]:
+    """The game's row, locked until the transaction ends, with the fencing token taken."""
+    row = yield from fetch_one(
+        one(f"SELECT * FROM games WHERE id = ?{dialect.for_update}", game_id)
+    )
+    if row is None:
+        raise StoreError(f"no game {game_id}", code="no_such_game")
+    yield from take_fence(game_id, row["fence"], fence)
+    return row
+
+
+def lock_active_game(dialect: Dialect, game_id: str, fence: int | None) -> Op[Row]:
+    """``lock_game``, refused with ``"game_over"`` unless the game is active."""
+    row = yield from lock_game(dialect, game_id, fence)
+    if row["status"] != GameStatus.ACTIVE:
+        raise StoreError(f"game {game_id} is already {row['status']}", code="game_over")
+    return row

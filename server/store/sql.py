@@ -1,0 +1,132 @@
+"""One ``Store`` for both SQL databases: the methods written once over two execution hooks.
+
+``SQLStore`` implements ``server.store.base.Store`` by building an operation
+(``server.store.operations``) for each call and handing it to ``_write`` or ``_read``, which
+a subclass implements for its database: ``server.store.sqlite.SQLiteStore`` on its writer
+thread with group commit and its reader thread, ``server.store.postgres.PostgresStore`` in a
+transaction on a pooled asyncpg connection. As ``chess.engine`` puts UCI and XBoard on one
+protocol base, the subclasses only execute; what is written and checked lives here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, TypeVar
+
+from server.game.records import GameRecord, MoveRecord, PlayerRecord, Seat, TimeControl
+from server.store import operations
+from server.store.base import hash_token, new_game, new_token
+from server.store.ending import x_score
+from server.store.query import Dialect, Op
+
+T = TypeVar("T")
+
+
+class SQLStore:
+    """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
+
+    dialect: ClassVar[Dialect]
+
+    async def _write(self, op: Op[T]) -> T:
+        """Run ``op`` in a transaction of its own (or a savepoint of a group) and commit it;
+        returns its result once committed. Errors of the database become ``StoreError``."""
+        raise NotImplementedError
+
+    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
+        """Run ``op``, which only reads; ``snapshot``: all its queries see one snapshot."""
+        raise NotImplementedError
+
+    # Players.
+
+    async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
+        """Register ``name``; returns the player and the plain token, which is never stored."""
+        token = new_token()
+        player = PlayerRecord(name=name, created=now)
+        await self._write(operations.insert_player(player, hash_token(token)))
+        return player, token
+
+    async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
+        """The player holding ``token`` (and called ``name``, if given), or None.
+
+        The lookup is by the token's hash, so response time says nothing about the token.
+        """
+        return await self._read(operations.player_by_token(hash_token(token), name))
+
+    async def get_player(self, name: str) -> PlayerRecord | None:
+        """The player called ``name`` in any case, or None."""
+        return await self._read(operations.player_by_name(name))
+
+    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+        return await self._read(operations.best_players(limit, min_rated_games))
+
+    # Games.
+
+    async def create_game(
+        self,
+        *,
+        variant: str,
+        x: Seat,
+        o: Seat,
+        clock: TimeControl | None,
+        rated: bool,
+        now: float,
+        game_id: str | None = None,
+        listed: bool = False,
+    ) -> GameRecord:
+        """Start a game (with a fresh id unless one is given). A rated game needs two players.
+        ``listed``: the lobby may show it (a public game, not a private room's)."""
+        game = new_game(
+            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id,
+            listed=listed,
+        )
+        await self._write(operations.insert_game(game))
+        return game
+
+    async def record_move(
+        self, game_id: str, move: MoveRecord, *, fence: int | None = None
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed."""
+        await self._write(operations.append_move(self.dialect, game_id, move, fence))
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """Remove the moves after ``ply`` from an active game; returns once committed."""
+        await self._write(operations.take_back(self.dialect, game_id, ply, fence))
+
+    async def finish_game(
+        self,
+        game_id: str,
+        *,
+        result: str,
+        reason: str,
+        now: float,
+        winning_line: Sequence[int] | None = None,
+        fence: int | None = None,
+    ) -> GameRecord:
+        """End a game with a result, updating the players' records and ratings atomically."""
+        x_score(result)  # a ValueError now for a result that is not one
+        return await self._write(operations.finish_game(
+            self.dialect, game_id, result=result, reason=reason, now=now,
+            winning_line=winning_line, fence=fence,
+        ))  # fmt: skip
+
+    async def abort_game(
+        self, game_id: str, *, reason: str, now: float, fence: int | None = None
+    ) -> GameRecord:
+        """Call a game off with no result and no effect on anyone's record."""
+        return await self._write(
+            operations.abort_game(self.dialect, game_id, reason=reason, now=now, fence=fence)
+        )
+
+    async def claim(self, game_id: str, *, fence: int) -> GameRecord:
+        """Raise the game's fencing token to ``fence`` under its row lock and return the game
+        as it stands (see ``Store.claim``): a write of an older holder is refused from then."""
+        return await self._write(operations.claim(self.dialect, game_id, fence))
+
+    async def get_game(self, game_id: str) -> GameRecord | None:
+        """A game with its moves, or None."""
+        return await self._read(operations.find_game(game_id))
+
+    async def unfinished_games(self) -> list[GameRecord]:
+        """Every active game with its moves, oldest first, to resume them after a restart."""
+        return await self._read(operations.unfinished_games(), snapshot=True)
