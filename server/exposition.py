@@ -38,6 +38,7 @@ HELP: dict[str, str] = {
     "cluster_games_handed_off": "Games this node handed to another at shutdown.",
     "cluster_leases_lost": "Game leases this node lost before it released them.",
     "cluster_requests_forwarded": "Game requests forwarded to the game's owner node.",
+    "store_write_failures": "Writes the database refused for want of it (full, read-only, gone).",
     # gauges
     "connections": "Websocket connections open now.",
     "players_online": "Players with at least one connection now.",
@@ -76,7 +77,7 @@ HELP: dict[str, str] = {
 
 COUNTED = frozenset({"ai_rebuilds", "fleet_jobs_failed", "fleet_stale_answers",
                      "cluster_claims", "cluster_games_handed_off", "cluster_leases_lost",
-                     "cluster_requests_forwarded"})
+                     "cluster_requests_forwarded", "store_write_failures"})
 """Figures registered as gauges that only ever grow: exported as counters (``_total``)."""
 
 RENAMED = {"connections": "connections_accepted"}

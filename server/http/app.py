@@ -142,6 +142,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
             if isinstance(store, SQLiteStore):
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
+            metrics.gauges["store_write_failures"] = lambda: store.write_failures
             limits = await _address_limits(config, links, metrics)
             hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links))
             await hub.start()

@@ -1,4 +1,11 @@
-"""What an operator's tools read: ``/health`` and ``/metrics``, on the game's port or apart.
+"""What an operator's tools read: ``/health`` (and its ``/live`` and ``/ready``) and
+``/metrics``, on the game's port or apart.
+
+``/health/live`` answers 200 while the process answers: a supervisor restarts it otherwise.
+``/health/ready`` answers 200 when the node can serve players: the database answers and takes
+writes, on a cluster the bus to the other nodes is connected, and the server is not shutting
+down; otherwise 503 with the reasons, so a load balancer sends players elsewhere. ``/health``
+keeps its old answer (200 with figures) for the tools that read it.
 
 By default both are on the port the players use. ``metrics_listen`` ("HOST:PORT") moves
 ``/metrics`` to a listener of its own (``/health`` stays on both, since a load balancer checks
@@ -37,6 +44,30 @@ async def health(request: web.Request) -> web.Response:
     })
 
 
+async def live(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "version": VERSION})
+
+
+async def not_ready(hub: Hub) -> list[str]:
+    """Why this node should not be sent players now (empty: it should)."""
+    reasons = []
+    if hub.games.closing:
+        reasons.append("the server is shutting down")
+    if hub.cluster is not None and not hub.cluster.health().get("bus_connected", True):
+        reasons.append("the bus to the other nodes is cut")
+    problem = await hub.store.check()
+    if problem is not None:
+        reasons.append(problem)
+    return reasons
+
+
+async def ready(request: web.Request) -> web.Response:
+    reasons = await not_ready(request.app[HUB_KEY])
+    if reasons:
+        return web.json_response({"status": "unavailable", "reasons": reasons}, status=503)
+    return web.json_response({"status": "ready"})
+
+
 async def metrics(request: web.Request) -> web.Response:
     """The Prometheus exposition; behind the bearer token when the server has one."""
     token = request.app.get(TOKEN_KEY)
@@ -55,6 +86,8 @@ def add_ops_routes(app: web.Application, config: ServerConfig, *, apart: bool = 
     """``/health`` always; ``/metrics`` here unless it has a listener of its own (``apart``
     is that listener's app)."""
     app.router.add_get("/health", health)
+    app.router.add_get("/health/live", live)
+    app.router.add_get("/health/ready", ready)
     if config.metrics_token:
         app[TOKEN_KEY] = config.metrics_token
     if apart or not config.metrics_listen:

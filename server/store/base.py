@@ -219,6 +219,14 @@ class Store(Protocol):
         """Every active game with its moves, to resume them after a restart."""
         ...
 
+    write_failures: int
+    """Writes the database refused for want of it (full, read-only, gone), for /metrics."""
+
+    async def check(self) -> str | None:
+        """None when the database answers and the last write did not fail for want of it;
+        otherwise why not, in words that name no path or host (``/health/ready``)."""
+        ...
+
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""
         ...

@@ -155,6 +155,7 @@ class PostgresStore(SQLStore):
                 f"the write conflicts with the database: {exc}", code="internal"
             ) from exc
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            self.write_failures += 1  # the database refused or is gone: /metrics counts it
             raise StoreError(f"cannot use the database {self._where}: {exc}") from exc
         finally:
             self._in_flight -= 1

@@ -10,14 +10,17 @@ protocol base, the subclasses only execute; what is written and checked lives he
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
+from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord, Seat, TimeControl
 from server.store import operations
 from server.store.base import hash_token, new_game, new_token
 from server.store.ending import x_score
-from server.store.query import Dialect, Op
+from server.store.query import Dialect, Op, fetch_one, one
 
 T = TypeVar("T")
 
@@ -26,6 +29,23 @@ class SQLStore:
     """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
 
     dialect: ClassVar[Dialect]
+    write_failures = 0  # writes the database refused (disk full, read-only, gone): /metrics
+    write_failing: str | None = None  # why the last write failed, until one succeeds again
+
+    async def check(self, timeout: float = 2.0) -> str | None:
+        """``Store.check``: a failing write (tried again here, so a store that can write
+        again is ready without waiting for a player's write), or a database that does not
+        answer a query."""
+        if self.write_failing is not None:
+            with contextlib.suppress(StoreError, TimeoutError):
+                await asyncio.wait_for(self._write(operations.touch()), timeout)
+        if self.write_failing is not None:
+            return "the database cannot be written"
+        try:
+            await asyncio.wait_for(self._read(fetch_one(one("SELECT 1"))), timeout)
+        except (StoreError, TimeoutError):
+            return "the database does not answer"
+        return None
 
     async def _write(self, op: Op[T]) -> T:
         """Run ``op`` in a transaction of its own (or a savepoint of a group) and commit it;

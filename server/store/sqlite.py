@@ -231,6 +231,7 @@ class SQLiteStore(SQLStore):
         conn = self._writer_conn
         outcomes: list[tuple[bool, Any]] = []
         began = time.perf_counter()
+        refused = False  # a write of the group failed for want of the database
         try:
             conn.execute("BEGIN IMMEDIATE")
             for write in group:
@@ -240,10 +241,15 @@ class SQLiteStore(SQLStore):
                 except Exception as exc:
                     conn.execute("ROLLBACK TO write")
                     outcomes.append((False, _write_error(exc)))
+                    if _unwritable(exc):
+                        self._refused(exc)
+                        refused = True
                 else:
                     outcomes.append((True, result))
                 conn.execute("RELEASE write")
             conn.execute("COMMIT")
+            if not refused:
+                self.write_failing = None  # the database takes writes again
             took = time.perf_counter() - began
             self.commits += 1
             self.commit_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
@@ -252,8 +258,15 @@ class SQLiteStore(SQLStore):
         except Exception as exc:  # the transaction itself failed: nothing of it was written
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
+            self._refused(exc)
             error = StoreError(f"cannot write to the database {self.path}: {exc}")
             return [(False, error)] * len(group)
+
+    def _refused(self, exc: BaseException) -> None:
+        """A write the database refused for want of it (full, read-only, I/O): counted, and
+        the store is not ready until a write succeeds again."""
+        self.write_failures += 1
+        self.write_failing = str(exc)
 
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""
@@ -306,6 +319,11 @@ def _resolve(group: list[_Write], outcomes: list[tuple[bool, Any]]) -> None:
             write.future.set_result(value)
         else:
             write.future.set_exception(value)
+
+
+def _unwritable(exc: object) -> bool:
+    """Whether ``exc`` says the database cannot be written (not that the write was wrong)."""
+    return isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError)
 
 
 def _write_error(exc: Exception) -> Exception:
