@@ -110,14 +110,14 @@ def _convert(action: argparse.Action, raw: Any, where: str) -> Any:
 def resolve(
     parser: argparse.ArgumentParser, settings: Sequence[Setting], args: argparse.Namespace,
     explicit: set[str], environ: Mapping[str, str], file: Mapping[str, Any],
-    file_name: str = "the configuration",
+    file_name: str = "the configuration", *, others: bool = False,
 ) -> dict[str, Value]:
     """Every setting's effective value: the flag if ``explicit`` holds its dest, else the
     environment, else the file, else the parser's default (already in ``args``)."""
     actions = {action.dest: action for action in parser._actions}
     known = {s.key for s in settings} | {f"{s.key}_file" for s in settings if s.secret}
     unknown = sorted(set(file) - known - {"config"})
-    if unknown:
+    if unknown and not others:  # ``others``: the file is another command's, read in part
         raise SettingsError(f"{file_name} has unknown keys: {', '.join(unknown)}")
     values: dict[str, Value] = {}
     for setting in settings:
@@ -186,14 +186,16 @@ def explicit_dests(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[
 
 def apply(parser: argparse.ArgumentParser, settings: Sequence[Setting], command: str,
           args: argparse.Namespace, argv: Sequence[str],
-          environ: Mapping[str, str] | None = None) -> dict[str, Value]:
+          environ: Mapping[str, str] | None = None, *, others: bool = False,
+          ) -> dict[str, Value]:
     """Layer flags, environment, file and defaults into ``args`` (in place); returns each
     setting's value with its source. The file is ``args.config`` or ``$QUBIC_CONFIG``."""
     environ = os.environ if environ is None else environ
     path = getattr(args, "config", None) or environ.get(CONFIG_ENV)
     file = load_file(path, command) if path else {}
     values = resolve(parser, settings, args, explicit_dests(parser, argv), environ, file,
-                     f"the configuration {path}" if path else "the configuration")
+                     f"the configuration {path}" if path else "the configuration",
+                     others=others)
     for dest, value in values.items():
         setattr(args, dest, value.value)
     return values
