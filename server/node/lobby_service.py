@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
-from server.node.rooms import Listing
+from server.node.room_interfaces import Listing
 from server.node.session import Session
 from server.protocol import Lobby as LobbySnapshot
 from server.protocol import LobbyRequest

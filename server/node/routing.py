@@ -6,7 +6,9 @@ owner. ``Router`` is the embedded server's: every room is here, so it calls ``Ro
 ``server.cluster.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
 (Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
 sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
-it needs to address the reply (``server.node.delivery`` sends it only on that node).
+it needs to address the reply (``server.node.delivery`` sends it only on that node). The
+requests are ``GameRequest``; those that change the room (``RoomAction``) each call one of
+the room's methods, in ``room_action``'s one ``match``.
 
 The session's side of a request stays on the session's node: opening the game in
 ``Delivery`` before a watch (pending until its catch-up arrives), the check that an unwatch
