@@ -1,7 +1,7 @@
 """Who is online on every node, as the nodes report it to the node holding the lobby.
 
-``ClusterPresence`` is the ``Presence`` (``server.node.lobby``) of the cluster's one lobby: a
-player is online while any node reports a connection of theirs (``Report``, in
+``ClusterPresence`` is the ``Presence`` (``server.node.lobby_interfaces``) of the cluster's
+one lobby: a player is online while any node reports a connection of theirs (``Report``, in
 ``server.cluster.messages``), and a message for a player (a challenge) goes out on the bus as
 a ``Tell`` for every node to pass to that player's connections.
 """

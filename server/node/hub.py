@@ -12,7 +12,7 @@ one typed dispatch: ``hello`` and ``ping`` here, a ``LobbyRequest`` to the lobby
 - ``Rooms`` (``server.node.rooms``): the games held here, each changed under its lock (decide,
   persist, deliver), with clocks, the computer's turns (``server.node.computer_turns``) and
   catch-up;
-- the lobby, a ``LobbyService`` (``server.node.lobby_service``): seeks, quick pairing, private
+- the lobby, a ``LobbyService`` (``server.node.lobby_interfaces``): seeks, quick pairing, private
   codes, the live list and the online count, and the lobby's subscribers; ``Lobby``
   (``server.node.lobby``) on the embedded server, in a cluster the node's side of the one lobby.
 
@@ -37,7 +37,7 @@ from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
-from server.node.lobby_service import LobbyService
+from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router

@@ -6,7 +6,7 @@ the lobby's subscribers up to date with deltas: seeks added and removed, games l
 unlisted (it is the rooms' ``Listing``), and who is online. Challenges by name
 (``server.game.challenges``) are seeks addressed to one player online.
 
-``Lobby`` is the ``LobbyService`` (``server.node.lobby_service``) of one server. Each request
+``Lobby`` is the ``LobbyService`` (``server.node.lobby_interfaces``) of one server. Each request
 is answered in one place: ``handle`` (subscribing here) and ``decide`` (the matchmaking
 requests), one ``match`` each, so mypy checks that every request of ``LobbyRequest`` has its
 case. Who is online comes from a ``Presence`` (on one server: ``Delivery``'s sessions), and the
@@ -20,8 +20,8 @@ a player has going against the computer are counted from the cluster's record.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Protocol, assert_never
+from collections.abc import Awaitable, Callable
+from typing import assert_never
 
 from engine import O, X
 from server.errors import ServerError
@@ -32,6 +32,7 @@ from server.game.matchmaking import Seek as WaitingSeek
 from server.game.room import GameRoom, RoomSeat, computer_seat
 from server.node.computer_turns import seed
 from server.node.delivery import Delivery
+from server.node.lobby_interfaces import Caller, LocalPresence, Presence
 from server.node.rooms import Rooms, clock_spec, time_control
 from server.node.session import Session
 from server.protocol import (
@@ -65,7 +66,6 @@ from server.protocol import (
     Seek,
     SeekInfo,
     Seeking,
-    ServerMessage,
     encode,
 )
 from server.protocol import Lobby as LobbySnapshot
@@ -75,63 +75,6 @@ COMPUTER_GAMES_PER_PLAYER = 3
 """Games against the computer one player may have going at once: the computer's moves take
 turns for the same search processes, so one player's many games must not queue ahead of
 everyone else's (docs/security.md)."""
-
-
-class Rated(Protocol):
-    @property
-    def rating(self) -> float: ...
-
-
-class Caller(Protocol):
-    """Who made a lobby request: a ``Session`` here, or one on another node."""
-
-    @property
-    def name(self) -> str | None: ...
-
-    @property
-    def player(self) -> Rated | None: ...
-
-    def send(self, message: ServerMessage) -> None: ...
-
-
-class Presence(Protocol):
-    """Who is online, for the lobby's count, its players list and challenges by name."""
-
-    @property
-    def online(self) -> int: ...
-
-    def names(self) -> Iterable[str]: ...
-
-    def rating(self, name: str) -> float | None: ...
-
-    def is_online(self, name: str) -> bool: ...
-
-    def tell(self, name: str, frame: bytes) -> None:
-        """Send ``frame`` to every connection of ``name``."""
-
-
-class LocalPresence:
-    """The players connected to this server (``Delivery``'s sessions)."""
-
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
-
-    @property
-    def online(self) -> int:
-        return self.delivery.online
-
-    def names(self) -> Iterable[str]:
-        return self.delivery.by_player
-
-    def rating(self, name: str) -> float | None:
-        return self.delivery.rating(name)
-
-    def is_online(self, name: str) -> bool:
-        return bool(self.delivery.by_player.get(name))
-
-    def tell(self, name: str, frame: bytes) -> None:
-        for session in self.delivery.of_player(name):
-            session.send_raw(frame)
 
 
 def game_summary(room: GameRoom) -> GameSummary:

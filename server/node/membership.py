@@ -16,7 +16,7 @@ from typing import Protocol
 from server.metrics import Metrics
 from server.node.bus import Bus
 from server.node.delivery import Delivery
-from server.node.lobby_service import LobbyService
+from server.node.lobby_interfaces import LobbyService
 from server.node.rooms import Rooms
 from server.node.routing import Router
 
