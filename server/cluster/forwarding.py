@@ -33,6 +33,7 @@ from server.node.session import Session
 from server.protocol import (
     ClientMessage,
     ErrorCode,
+    RequestId,
     ServerMessage,
     Watch,
     decode_client_message,
@@ -46,11 +47,13 @@ MAX_HOPS = 4  # a request forwarded more often than this (ownership moving) is r
 class ClusterRouter(Router):
     """Game requests on a cluster node: carried out here if this node owns the game, else
     sent to its owner; see the module docstring. ``publish`` and ``spawn`` as for
-    ``ClusterOwnership``."""
+    ``ClusterOwnership``; ``started_ref`` gives the id of a session's request that started a
+    game, if the lobby has one waiting (``ClusterLobby.started_ref``)."""
 
     def __init__(
         self, rooms: Rooms, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
         publish: Callable[[str, Envelope], None], spawn: Callable[[Any, str], None],
+        started_ref: Callable[[Session], RequestId | None],
     ) -> None:
         super().__init__(rooms, delivery, ownership.node)
         self.ownership = ownership
@@ -59,8 +62,7 @@ class ClusterRouter(Router):
         self.ttl = ownership.ttl
         self._publish = publish
         self._spawn = spawn
-        # the id of the request of a session here that started a game (the lobby knows it)
-        self.started_ref: Callable[[Session], str | int | None] = lambda session: None
+        self.started_ref = started_ref
         self.forwarded = 0
         self.awaiting = Awaiting()  # this node's requests sent to another node
         rooms.send_to = self.send_to

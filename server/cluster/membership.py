@@ -1,13 +1,13 @@
 """The cluster side of a node, as the hub sees it (``server.node.membership``).
 
-``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``Cluster`` (ownership and
-forwarding over the bus) and the cluster's one lobby over the hub's rooms and delivery.
+``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``Cluster`` (ownership,
+forwarding and the node's side of the one lobby, over the bus) over the hub's rooms and
+delivery.
 """
 
 from __future__ import annotations
 
 from server.cluster.links import ClusterLinks
-from server.cluster.lobby import ClusterLobby
 from server.cluster.topology import Cluster
 from server.metrics import Metrics
 from server.node.bus import Bus
@@ -24,6 +24,4 @@ class ClusterMembership:
         self.bus: Bus = links.bus
 
     def join(self, rooms: Rooms, delivery: Delivery, metrics: Metrics) -> Cluster:
-        cluster = Cluster(rooms, delivery, self.links, metrics)
-        cluster.lobby = ClusterLobby(rooms, delivery, cluster)
-        return cluster
+        return Cluster(rooms, delivery, self.links, metrics)

@@ -1,10 +1,16 @@
-"""The messages between cluster nodes about games, as msgpack on the bus.
+"""Every message between cluster nodes, as msgpack on the bus (lila-ws's ``ipc``: one file).
 
-On a node's topic ``node:{id}``: a request forwarded to the game's owner (``Forward``), a
-reply to one session outside a game's batch (``Reply``), a game handed to the node
+Games. On a node's topic ``node:{id}``: a request forwarded to the game's owner (``Forward``),
+a reply to one session outside a game's batch (``Reply``), a game handed to the node
 (``HandOff``) and the node's echo to itself (``Echo``). On the ``cluster`` topic: a game
-started (``Started``) and a node leaving (``Leaving``). The lobby's messages are
-``server.cluster.lobby``'s own.
+started (``Started``) and a node leaving (``Leaving``). ``encode_envelope`` and
+``decode_envelope`` read and write them.
+
+The lobby (``server.cluster.lobby``). On ``lobby:requests``, for the node holding the lobby: a
+session's lobby request (``Ask``) and what a node has to report (``Report``). On ``lobby``,
+from the holder to every node: a request's replies (``Answer``), a message for one player
+(``Tell``), one for every subscriber (``Delta``), a new holder (``Holder``) and a holder gone
+(``Vacant``). ``encode_lobby`` and ``decode_lobby`` read and write them.
 """
 
 from __future__ import annotations
@@ -12,6 +18,10 @@ from __future__ import annotations
 import msgspec
 
 CLUSTER_TOPIC = "cluster"
+REQUESTS_TOPIC = "lobby:requests"
+LOBBY_TOPIC = "lobby"
+
+# -- games ----------------------------------------------------------------------------------
 
 
 class Envelope(msgspec.Struct, tag_field="k", array_like=True):
@@ -69,3 +79,74 @@ class Echo(Envelope, tag="e"):
 encode_envelope = msgspec.msgpack.Encoder().encode
 decode_envelope = msgspec.msgpack.Decoder(
     Forward | Reply | Started | Leaving | HandOff | Echo).decode
+
+# -- the lobby ------------------------------------------------------------------------------
+
+
+class LobbyEnvelope(msgspec.Struct, tag_field="k", array_like=True):
+    """A message on the lobby's topics."""
+
+
+class Ask(LobbyEnvelope, tag="a"):
+    """A session's lobby request, for the holder."""
+
+    node: str
+    session: int
+    seq: int  # the asking node's count, to match the answer
+    name: str
+    rating: float
+    frame: bytes
+
+
+class Report(LobbyEnvelope, tag="p"):
+    """What a node tells the holder: players connected there (with their ratings) and
+    gone, the games it owns that the lobby lists and those it no longer lists; ``full``:
+    this is everything (anything else reported from the node before is gone)."""
+
+    node: str
+    players: list[tuple[str, float]]
+    left: list[str]
+    games: list[bytes]  # GameSummary as JSON
+    hidden: list[str]
+    full: bool = False
+
+
+class Answer(LobbyEnvelope, tag="A"):
+    """The holder's replies to one request, for its session."""
+
+    node: str
+    session: int
+    seq: int
+    frames: list[bytes]
+    subscribe: bool = False
+    started: bool = False  # a game-starting request of a session on another node succeeded
+
+
+class Tell(LobbyEnvelope, tag="T"):
+    """A message for every connection of one player."""
+
+    name: str
+    frame: bytes
+
+
+class Delta(LobbyEnvelope, tag="D"):
+    """A message for every lobby subscriber (a ``lobby_delta``, or a fresh ``lobby``)."""
+
+    frame: bytes
+
+
+class Holder(LobbyEnvelope, tag="H"):
+    """``node`` holds the lobby now: every node reports everything to it."""
+
+    node: str
+
+
+class Vacant(LobbyEnvelope, tag="V"):
+    """The holder stopped and released the lease: take it now."""
+
+    node: str
+
+
+encode_lobby = msgspec.msgpack.Encoder().encode
+decode_lobby = msgspec.msgpack.Decoder(
+    Ask | Report | Answer | Tell | Delta | Holder | Vacant).decode

@@ -1,13 +1,15 @@
 """Cluster mode: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
 
-A node's cluster side is two parts over one set of Redis connections (``ClusterLinks``):
-``server.cluster.ownership`` (which node owns each game: leases, fencing, claims, the sweep of dead
-nodes, the hand-over at SIGTERM) and ``server.cluster.forwarding`` (a session's game request sent to
-the game's owner, and the sessions here following their games); they speak to other nodes
-in ``server.cluster.messages``. ``Cluster`` wires them to the bus: it listens on the node's
-topic ``node:{id}`` and the ``cluster`` topic and passes each message to its part, sends
-the parts' messages in order (one publisher task), and every ttl/3 runs the upkeep: answer
-requests whose owner did not, beat, renew the leases, sweep, and measure the bus's lag.
+A node's cluster side is three parts over one set of Redis connections (``ClusterLinks``):
+``server.cluster.ownership`` (which node owns each game: leases, fencing, claims, the sweep of
+dead nodes, the hand-over at SIGTERM), ``server.cluster.forwarding`` (a session's game request
+sent to the game's owner, and the sessions here following their games) and
+``server.cluster.lobby`` (the node's side of the one lobby, on topics of its own); they speak
+to other nodes in ``server.cluster.messages``. ``Cluster`` wires the first two to the bus: it
+listens on the node's topic ``node:{id}`` and the ``cluster`` topic and passes each message to
+its part, sends the parts' messages in order (one publisher task), and every ttl/3 runs the
+upkeep: answer requests whose owner did not, beat, renew the leases, sweep, and measure the
+bus's lag.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from redis.exceptions import RedisError
 
 from server.cluster.forwarding import ClusterRouter
 from server.cluster.links import ClusterLinks
+from server.cluster.lobby import ClusterLobby
 from server.cluster.messages import (
     CLUSTER_TOPIC,
     Echo,
@@ -39,7 +42,6 @@ from server.errors import BusError, ServerError
 from server.metrics import Metrics
 from server.node.bus import Subscription, drain
 from server.node.delivery import Delivery
-from server.node.lobby import Lobby
 from server.node.rooms import Rooms
 from server.tasks import stop_tasks
 
@@ -49,9 +51,7 @@ log = logging.getLogger(__name__)
 class Cluster:
     """A node of the cluster: its ownership and its router wired to the bus; see the module
     docstring. ``router`` is the hub's router; ``ownership`` the rooms' ownership; ``lobby``
-    the one lobby of the cluster (set by ``server.cluster.membership``, which builds both)."""
-
-    lobby: Lobby
+    the hub's lobby, this node's side of the cluster's one lobby (it has its own topics)."""
 
     def __init__(
         self, rooms: Rooms, delivery: Delivery, links: ClusterLinks, metrics: Metrics
@@ -69,8 +69,9 @@ class Cluster:
         self._loops: list[asyncio.Task[Any]] = []
         self._subscriptions: list[Subscription] = []
         self.ownership = ClusterOwnership(rooms, links, self._publish, self._spawn)
+        self.lobby = ClusterLobby(rooms, delivery, links, self.ownership, metrics)
         self.router = ClusterRouter(rooms, delivery, self.ownership, metrics, self._publish,
-                                    self._spawn)
+                                    self._spawn, self.lobby.started_ref)
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=name)

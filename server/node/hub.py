@@ -3,19 +3,23 @@
 Transport-agnostic: a connection is a :class:`~server.node.session.Session` whose ``send`` queues
 frames; ``server.http.app`` feeds decoded client messages to :meth:`Hub.handle`, which checks that
 the server is open and the client has said hello, then passes the request by its type to
-the part whose job it is (lila-ws and Colyseus split a game server along the same seams):
+the part whose job it is (lila-ws and Colyseus split a game server along the same seams), in
+one typed dispatch: ``hello`` and ``ping`` here, a ``LobbyRequest`` to the lobby, a
+``GameRequest`` to the router (``server.protocol.requests`` draws the unions):
 
 - ``Delivery`` (``server.node.delivery``): the sessions connected here, by player and by open
   game, and sending a room's events to their sockets;
 - ``Rooms`` (``server.node.rooms``): the games held here, each changed under its lock (decide,
-  persist, deliver), with clocks, the computer's turns (``server.node.computer_turns``) and catch-up;
-- ``Lobby`` (``server.node.lobby``): seeks, quick pairing, private codes, the live list and the
-  online count, and the lobby's subscribers.
+  persist, deliver), with clocks, the computer's turns (``server.node.computer_turns``) and
+  catch-up;
+- the lobby, a ``LobbyService`` (``server.node.lobby_interfaces``): seeks, quick pairing, private
+  codes, the live list and the online count, and the lobby's subscribers; ``Lobby``
+  (``server.node.lobby``) on the embedded server, in a cluster the node's side of the one lobby.
 
 Requests about one game go through a router (``server.node.routing``): on the embedded server
-straight to ``Rooms``; in a cluster (``server.cluster.forwarding``) to the game's owner node, wherever
-it is. The hub itself keeps saying hello (players and tokens), the periodic work and the
-metrics.
+straight to ``Rooms``; in a cluster (``server.cluster.forwarding``) to the game's owner node,
+wherever it is. The hub itself keeps saying hello (players and tokens), the periodic work and
+the metrics.
 """
 
 from __future__ import annotations
@@ -23,42 +27,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
-from server.game.matchmaking import Matchmaker
 from server.game.room import GameRoom
-from server.metrics import Metrics
+from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
+from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
 from server.node.rooms import HubConfig, Rooms
-from server.node.routing import GAME_REQUESTS, Router
+from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
 from server.protocol import (
-    AcceptSeek,
-    CancelQuick,
-    CancelSeek,
-    Challenge,
-    ChallengeAccept,
-    ChallengeCancel,
-    ChallengeDecline,
     ClientMessage,
     ErrorCode,
+    GameRequest,
     Hello,
-    LobbySub,
-    LobbyUnsub,
+    LobbyRequest,
     Ping,
-    PlayAI,
     Pong,
-    PrivateCreate,
-    PrivateJoin,
-    Quick,
-    Seek,
     Welcome,
     error_message,
 )
@@ -69,14 +60,6 @@ log = logging.getLogger(__name__)
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 
 __all__ = ["Hub", "HubConfig"]
-
-
-def _quantile(values: list[float], q: float) -> float:
-    """The ``q`` quantile of ``values`` (nearest rank), 0 when there are none."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class Hub:
@@ -97,18 +80,20 @@ class Hub:
         self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
         self.delivery = Delivery(self.bus, "" if cluster is None else cluster.node)
         self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
-        self.lobby = Lobby(self.games, self.delivery)
-        self.games.listing = self.lobby
-        self.router = Router(self.games, self.delivery)
         self.cluster: Joined | None = None  # this node's cluster side (server.http wires it)
-        if cluster is not None:
+        self.router: Router
+        self.lobby: LobbyService
+        if cluster is None:
+            self.router = Router(self.games, self.delivery)
+            self.lobby = Lobby(self.games, self.delivery)
+        else:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
-            self.router = self.cluster.router
-            self.lobby = self.games.listing = self.cluster.lobby
+            self.router, self.lobby = self.cluster.router, self.cluster.lobby
+        self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
-    # -- the parts' state, as server.http.app, server.http.api and the tests read it ------------------
+    # -- the parts' state, as server.http.app, server.http.api and the tests read it -----
 
     @property
     def store(self) -> Store:
@@ -125,10 +110,6 @@ class Hub:
     @property
     def rooms(self) -> dict[str, GameRoom]:
         return self.games.rooms
-
-    @property
-    def matchmaker(self) -> Matchmaker:
-        return self.lobby.matchmaker
 
     @property
     def _by_player(self) -> dict[str, set[Session]]:
@@ -197,16 +178,27 @@ class Hub:
 
     async def handle(self, session: Session, message: ClientMessage) -> None:
         """Carry out one client request; a refusal becomes an ``error`` message to it."""
-        handler = self._handlers.get(type(message))
         try:
             if self.games.closing:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, Hello | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
-            assert handler is not None, type(message)
-            await handler(self, session, message)
+            await self._dispatch(session, message)
         except ServerError as error:
             self.refuse(session, error, message.id)
+
+    async def _dispatch(self, session: Session, message: ClientMessage) -> None:
+        """Pass ``message`` to the part whose job it is (mypy checks that each has one)."""
+        if isinstance(message, GameRequest):  # first: most requests are moves
+            await self.router.request(session, message)
+        elif isinstance(message, LobbyRequest):
+            await self.lobby.handle(session, message)
+        elif isinstance(message, Hello):
+            await self._hello(session, message)
+        elif isinstance(message, Ping):
+            await self._ping(session, message)
+        else:
+            assert_never(message)
 
     def refuse(self, session: Session, error: ServerError, ref: object = None) -> None:
         self.metrics.error(error.code)
@@ -260,39 +252,8 @@ class Hub:
             gauges[name] = partial(self._figure, name)
 
     def _latency(self, q: float) -> float:
-        return _quantile(self.pool.latencies, q)
+        return percentile(self.pool.latencies, q)
 
     def _figure(self, name: str) -> float:
         return self.pool.figures()[name]
 
-    _handlers: dict[type, Callable[..., Awaitable[None]]] = {}
-
-
-Handler = Callable[[Hub, Session, Any], Awaitable[None]]
-
-
-def _to(part: str, method: str) -> Handler:
-    """The handler that passes a request to ``hub.<part>.<method>(session, message)``."""
-
-    async def handle(hub: Hub, session: Session, message: Any) -> None:
-        await getattr(getattr(hub, part), method)(session, message)
-
-    return handle
-
-
-async def _game_request(hub: Hub, session: Session, message: Any) -> None:
-    await hub.router.request(session, message)
-
-
-Hub._handlers = {
-    Hello: Hub._hello, Ping: Hub._ping,
-    LobbySub: _to("lobby", "subscribe"), LobbyUnsub: _to("lobby", "unsubscribe"),
-    Seek: _to("lobby", "seek"), CancelSeek: _to("lobby", "cancel_seek"),
-    AcceptSeek: _to("lobby", "accept_seek"), Quick: _to("lobby", "quick"),
-    CancelQuick: _to("lobby", "cancel_quick"), PrivateCreate: _to("lobby", "private_create"),
-    PrivateJoin: _to("lobby", "private_join"), PlayAI: _to("lobby", "play_ai"),
-    Challenge: _to("lobby", "challenge"), ChallengeAccept: _to("lobby", "challenge_accept"),
-    ChallengeDecline: _to("lobby", "challenge_decline"),
-    ChallengeCancel: _to("lobby", "challenge_cancel"),
-    **dict.fromkeys(GAME_REQUESTS, _game_request),
-}

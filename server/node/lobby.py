@@ -6,17 +6,22 @@ the lobby's subscribers up to date with deltas: seeks added and removed, games l
 unlisted (it is the rooms' ``Listing``), and who is online. Challenges by name
 (``server.game.challenges``) are seeks addressed to one player online.
 
-Who is online comes from a ``Presence`` (on one server: ``Delivery``'s sessions), and the
+``Lobby`` is the ``LobbyService`` (``server.node.lobby_interfaces``) of one server. Each request
+is answered in one place: ``handle`` (subscribing here) and ``decide`` (the matchmaking
+requests), one ``match`` each, so mypy checks that every request of ``LobbyRequest`` has its
+case. Who is online comes from a ``Presence`` (on one server: ``Delivery``'s sessions), and the
 requests come from a ``Caller`` (on one server: the ``Session``). In a cluster one node at a
-time runs this object (``server.cluster.lobby``, lila's single lobby actor): its callers are
-sessions on any node, its presence is every node's, and its deltas go out on the bus.
+time runs this object (``server.cluster.lobby_holder``, lila's single lobby actor): its callers
+are sessions on any node, its presence is every node's, its deltas go out on the bus (its
+``fan_out``), its state is written before each game starts (its ``checkpoint``), and the games
+a player has going against the computer are counted from the cluster's record.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import assert_never
 
 from engine import O, X
 from server.errors import ServerError
@@ -27,6 +32,7 @@ from server.game.matchmaking import Seek as WaitingSeek
 from server.game.room import GameRoom, RoomSeat, computer_seat
 from server.node.computer_turns import seed
 from server.node.delivery import Delivery
+from server.node.lobby_interfaces import Caller, LocalPresence, Presence
 from server.node.rooms import Rooms, clock_spec, time_control
 from server.node.session import Session
 from server.protocol import (
@@ -46,8 +52,10 @@ from server.protocol import (
     ErrorCode,
     GameSummary,
     LobbyDelta,
+    LobbyRequest,
     LobbySub,
     LobbyUnsub,
+    MatchmakingRequest,
     PlayAI,
     PlayerOnline,
     PrivateCreate,
@@ -58,7 +66,6 @@ from server.protocol import (
     Seek,
     SeekInfo,
     Seeking,
-    ServerMessage,
     encode,
 )
 from server.protocol import Lobby as LobbySnapshot
@@ -70,78 +77,40 @@ turns for the same search processes, so one player's many games must not queue a
 everyone else's (docs/security.md)."""
 
 
-class Rated(Protocol):
-    @property
-    def rating(self) -> float: ...
-
-
-class Caller(Protocol):
-    """Who made a lobby request: a ``Session`` here, or one on another node."""
-
-    @property
-    def name(self) -> str | None: ...
-
-    @property
-    def player(self) -> Rated | None: ...
-
-    def send(self, message: ServerMessage) -> None: ...
-
-
-class Presence(Protocol):
-    """Who is online, for the lobby's count, its players list and challenges by name."""
-
-    @property
-    def online(self) -> int: ...
-
-    def names(self) -> Iterable[str]: ...
-
-    def rating(self, name: str) -> float | None: ...
-
-    def is_online(self, name: str) -> bool: ...
-
-    def tell(self, name: str, frame: bytes) -> None:
-        """Send ``frame`` to every connection of ``name``."""
-
-
-class LocalPresence:
-    """The players connected to this server (``Delivery``'s sessions)."""
-
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
-
-    @property
-    def online(self) -> int:
-        return self.delivery.online
-
-    def names(self) -> Iterable[str]:
-        return self.delivery.by_player
-
-    def rating(self, name: str) -> float | None:
-        return self.delivery.rating(name)
-
-    def is_online(self, name: str) -> bool:
-        return bool(self.delivery.by_player.get(name))
-
-    def tell(self, name: str, frame: bytes) -> None:
-        for session in self.delivery.of_player(name):
-            session.send_raw(frame)
+def game_summary(room: GameRoom) -> GameSummary:
+    """The room as the live list shows it."""
+    return GameSummary(
+        id=room.id, variant=room.board.geometry.name,  # type: ignore[arg-type]
+        clock=room.clock_spec, rated=room.rated, x=room.seats[X].name,
+        o=room.seats[O].name, ply=room.board.ply,
+    )
 
 
 class Lobby:
-    """Matchmaking and the lobby's subscribers; see the module docstring."""
+    """Matchmaking and the lobby's subscribers; see the module docstring.
+
+    On one server only ``rooms`` and ``delivery`` are given. The node holding a cluster's
+    lobby gives the rest: ``presence`` (every node's players), the ``matchmaker`` and
+    ``challenges`` restored from Redis, ``fan_out`` (the deltas go to the bus instead of this
+    server's subscribers), ``checkpoint`` (awaited before a game starts, so the pairing is
+    kept first) and ``computer_games`` (how many games against the computer a player has
+    going, wherever they are held)."""
 
     def __init__(
         self, rooms: Rooms, delivery: Delivery, presence: Presence | None = None,
-        matchmaker: Matchmaker | None = None, challenges: Challenges | None = None,
+        matchmaker: Matchmaker | None = None, challenges: Challenges | None = None, *,
+        fan_out: Callable[[bytes], None] | None = None,
+        checkpoint: Callable[[], Awaitable[None]] | None = None,
+        computer_games: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
         self.rooms = rooms
         self.delivery = delivery
         self.presence: Presence = presence or LocalPresence(delivery)
         self.matchmaker = matchmaker or Matchmaker()
         self.subscribers: set[Session] = set()
-        # where the deltas go: this server's subscribers, or (a cluster) the bus
-        self.fan_out: Callable[[bytes], None] | None = None
-        self.checkpoint: Callable[[], Awaitable[None]] | None = None  # before a game starts
+        self.fan_out = fan_out
+        self.checkpoint = checkpoint
+        self.computer_games = computer_games or self._computer_games_here
         # the games the lobby shows, oldest first: rooms held here, or (a cluster) summaries
         self._listed: dict[str, GameRoom | GameSummary] = {}
         self._unlisted: set[str] = set()  # private-room and computer games: never shown
@@ -170,6 +139,48 @@ class Lobby:
             await self._start_pairing(pairing)
         self.matchmaker.expire(now)
         self._publish_online()
+
+    # -- the requests ----------------------------------------------------------------------
+
+    async def handle(self, session: Session, message: LobbyRequest) -> None:
+        """Answer one lobby request of ``session``, a connection here."""
+        match message:
+            case LobbySub():
+                await self.subscribe(session, message)
+            case LobbyUnsub():
+                await self.unsubscribe(session, message)
+            case _:
+                await self.decide(session, message)
+
+    async def decide(self, caller: Caller, message: MatchmakingRequest) -> None:
+        """Carry out one matchmaking request of ``caller`` (here, or on another node)."""
+        match message:
+            case Seek():
+                await self.seek(caller, message)
+            case CancelSeek():
+                await self.cancel_seek(caller, message)
+            case AcceptSeek():
+                await self.accept_seek(caller, message)
+            case Quick():
+                await self.quick(caller, message)
+            case CancelQuick():
+                await self.cancel_quick(caller, message)
+            case PrivateCreate():
+                await self.private_create(caller, message)
+            case PrivateJoin():
+                await self.private_join(caller, message)
+            case PlayAI():
+                await self.play_ai(caller, message)
+            case Challenge():
+                await self.challenge(caller, message)
+            case ChallengeAccept():
+                await self.challenge_accept(caller, message)
+            case ChallengeDecline():
+                await self.challenge_decline(caller, message)
+            case ChallengeCancel():
+                await self.challenge_cancel(caller, message)
+            case _:
+                assert_never(message)
 
     # -- subscribers -----------------------------------------------------------------------
 
@@ -216,19 +227,10 @@ class Lobby:
             rated=seek.rated, colour=seek.colour,
         )
 
-    @staticmethod
-    def summary(room: GameRoom) -> GameSummary:
-        """The room as the live list shows it."""
-        return GameSummary(
-            id=room.id, variant=room.board.geometry.name,  # type: ignore[arg-type]
-            clock=room.clock_spec, rated=room.rated, x=room.seats[X].name,
-            o=room.seats[O].name, ply=room.board.ply,
-        )
-
     def live_games(self) -> list[GameSummary]:
         """The games the lobby lists: public, going on, with a human player in them."""
         listed = list(self._listed.values())[-LOBBY_GAMES_SHOWN:]
-        return [g if isinstance(g, GameSummary) else self.summary(g) for g in listed]
+        return [g if isinstance(g, GameSummary) else game_summary(g) for g in listed]
 
     # -- the rooms' Listing ----------------------------------------------------------------
 
@@ -239,7 +241,7 @@ class Lobby:
             return
         if show:
             self._listed[room.id] = room
-            self._to_lobby(LobbyDelta(games_added=[self.summary(room)]))
+            self._to_lobby(LobbyDelta(games_added=[game_summary(room)]))
         else:
             del self._listed[room.id]
             self._to_lobby(LobbyDelta(games_removed=[room.id]))
@@ -381,8 +383,8 @@ class Lobby:
         await self.rooms.start_game(seats, message.variant, message.clock, rated=False,
                                     ref=message.id, requester=_here(session), listed=False)
 
-    async def computer_games(self, name: str) -> int:
-        """How many games against the computer ``name`` has going."""
+    async def _computer_games_here(self, name: str) -> int:
+        """How many games against the computer ``name`` has going (held here)."""
         return sum(
             1 for room in self.rooms.rooms.values()
             if not room.over and room.computer_side is not None and room.side_of(name) is not None

@@ -3,24 +3,22 @@
 A ``Hub`` runs alone (the embedded server) or as one node of many. In a cluster, start-up
 (``server.http``) hands the hub a ``Membership``: the node's name and the bus shared by every
 node, and ``join``, which builds the node's cluster side over the hub's own rooms and
-delivery. What ``join`` returns (``Joined``) replaces the hub's router and lobby and takes part
-in its life cycle. Colyseus names the same seam ``Presence``; ``server.cluster.membership``
-implements it on Redis.
+delivery. What ``join`` returns (``Joined``) gives the hub its router and its lobby (a
+``LobbyService``) and takes part in its life cycle. Colyseus names the same seam
+``Presence``; ``server.cluster.membership`` implements it on Redis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from server.metrics import Metrics
 from server.node.bus import Bus
 from server.node.delivery import Delivery
+from server.node.lobby_interfaces import LobbyService
 from server.node.rooms import Rooms
 from server.node.routing import Router
-
-if TYPE_CHECKING:
-    from server.node.lobby import Lobby
 
 
 class Joined(Protocol):
@@ -31,7 +29,7 @@ class Joined(Protocol):
     def router(self) -> Router: ...
 
     @property
-    def lobby(self) -> Lobby: ...
+    def lobby(self) -> LobbyService: ...
 
     async def start(self) -> None:
         """Join the cluster and take over the games whose owners are gone (in place of

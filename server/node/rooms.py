@@ -6,7 +6,8 @@ then the room's addressed messages are published as one batch on the game's bus 
 order, for ``Delivery`` to send to the sessions that have it open (see ``server.node.delivery``).
 Timers flag clocks; ``ComputerTurns`` plays the computer's seats; a finished game stays open
 for ``FINISHED_KEPT`` seconds (rematches, late viewers) and is then forgotten. The lobby
-hears of each game that should be listed or unlisted through the ``Listing`` interface.
+hears of each game that should be listed or unlisted through the ``Listing`` interface
+(``server.node.room_interfaces``, with ``Ownership`` below).
 
 In a cluster this is the part that runs on a game's owner node (the holder of its lease):
 ``Ownership`` is how it takes a new game's lease, learns the fencing token its writes carry,
@@ -23,7 +24,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
 from engine import O, X
 from server.defaults import GRACE
@@ -35,6 +35,7 @@ from server.metrics import Metrics
 from server.node.bus import Bus, drain
 from server.node.computer_turns import ComputerTurns
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
+from server.node.room_interfaces import Listing, NoListing, Ownership, SoleOwnership
 from server.node.session import Session
 from server.protocol import (
     Ack,
@@ -80,63 +81,6 @@ def clock_spec(clock: TimeControl | None) -> ClockSpec | None:
 Action = Callable[[GameRoom, str, float], list[Outbound]]
 
 
-class Listing(Protocol):
-    """What the rooms tell the lobby about the games it may list."""
-
-    def relist(self, room: GameRoom) -> None:
-        """``room`` has changed: list it or take it off as it now should be."""
-
-    def unlist(self, game_id: str) -> None:
-        """Never list this game (private rooms, the computer's games, games stored unlisted)."""
-
-    def forget(self, game_id: str) -> None:
-        """The game is gone from this server."""
-
-
-class Ownership(Protocol):
-    """How the rooms hold their games: the embedded server owns every game; a cluster node
-    holds a lease per game (``server.cluster.ownership``)."""
-
-    def token(self, game_id: str) -> int | None:
-        """The fencing token the game's writes carry (None: the one embedded server)."""
-
-    async def started(self, room: GameRoom) -> None:
-        """A game was made here: own it before anyone hears of it."""
-
-    def ended(self, room: GameRoom) -> None:
-        """The game is over."""
-
-    def forgotten(self, game_id: str) -> None:
-        """The rooms let the game go (it ended a while ago)."""
-
-
-class _Sole:
-    """The embedded server's ``Ownership``: every game is its own, with no token."""
-
-    def token(self, game_id: str) -> int | None:
-        return None
-
-    async def started(self, room: GameRoom) -> None:
-        pass
-
-    def ended(self, room: GameRoom) -> None:
-        pass
-
-    def forgotten(self, game_id: str) -> None:
-        pass
-
-
-class _NoListing:
-    def relist(self, room: GameRoom) -> None:
-        pass
-
-    def unlist(self, game_id: str) -> None:
-        pass
-
-    def forget(self, game_id: str) -> None:
-        pass
-
-
 class Rooms:
     """The rooms of the games this server holds; see the module docstring."""
 
@@ -152,8 +96,8 @@ class Rooms:
         self.published: dict[str, int] = {}  # game -> batches published (their sequence)
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         self._publisher: asyncio.Task[None] | None = None
-        self.listing: Listing = _NoListing()  # the lobby, once it exists
-        self.ownership: Ownership = _Sole()
+        self.listing: Listing = NoListing()  # the lobby, once it exists
+        self.ownership: Ownership = SoleOwnership()
         self.node = delivery.node
         # game -> player -> the peers with it open (a player is present while one is)
         self.openers: dict[str, dict[str, set[tuple[str, int]]]] = {}

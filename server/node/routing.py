@@ -6,7 +6,9 @@ owner. ``Router`` is the embedded server's: every room is here, so it calls ``Ro
 ``server.cluster.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
 (Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
 sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
-it needs to address the reply (``server.node.delivery`` sends it only on that node).
+it needs to address the reply (``server.node.delivery`` sends it only on that node). The
+requests are ``GameRequest``; those that change the room (``RoomAction``) each call one of
+the room's methods, in ``room_action``'s one ``match``.
 
 The session's side of a request stays on the session's node: opening the game in
 ``Delivery`` before a watch (pending until its catch-up arrives), the check that an unwatch
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import assert_never
 
 import msgspec
 
@@ -36,37 +38,47 @@ from server.protocol import (
     DrawDecline,
     DrawOffer,
     ErrorCode,
+    GameRequest,
     Hint,
     Move,
     Rematch,
     RequestId,
     Resign,
+    RoomAction,
     TakeBack,
     Unwatch,
     Watch,
 )
 
-__all__ = ["GAME_REQUESTS", "JOIN", "ROOM_ACTIONS", "Asked", "Awaiting", "Peer", "Router",
-           "Unavailable"]
+__all__ = ["JOIN", "Asked", "Awaiting", "Peer", "Router", "Unavailable", "room_action"]
 
-RoomAction = Callable[[GameRoom, str, float, Any], list[Outbound]]
 
-ROOM_ACTIONS: dict[type, RoomAction] = {
-    Move: lambda room, name, now, m: room.move(name, m.cell, m.ply, now),
-    Chat: lambda room, name, now, m: room.chat(name, m.text, now),
-    Resign: lambda room, name, now, m: room.resign(name, now),
-    DrawOffer: lambda room, name, now, m: room.offer_draw(name, now),
-    DrawAccept: lambda room, name, now, m: room.accept_draw(name, now),
-    DrawDecline: lambda room, name, now, m: room.decline_draw(name, now),
-    Abort: lambda room, name, now, m: room.abort(name, now),
-    Claim: lambda room, name, now, m: room.claim(name, now),
-    Rematch: lambda room, name, now, m: room.ask_rematch(name, now),
-    TakeBack: lambda room, name, now, m: room.take_back(name, now),
-}
-"""The requests that change one room, each as the room's method it calls."""
-
-GAME_REQUESTS: tuple[type, ...] = (*ROOM_ACTIONS, Hint, Watch, Unwatch)
-"""Every client request that goes to a game's owner."""
+def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> list[Outbound]:
+    """What ``message`` of the player ``name`` changes in ``room``: the room's method it
+    calls (one case per request: mypy checks that every room action has one)."""
+    match message:
+        case Move():
+            return room.move(name, message.cell, message.ply, now)
+        case Chat():
+            return room.chat(name, message.text, now)
+        case Resign():
+            return room.resign(name, now)
+        case DrawOffer():
+            return room.offer_draw(name, now)
+        case DrawAccept():
+            return room.accept_draw(name, now)
+        case DrawDecline():
+            return room.decline_draw(name, now)
+        case Abort():
+            return room.abort(name, now)
+        case Claim():
+            return room.claim(name, now)
+        case Rematch():
+            return room.ask_rematch(name, now)
+        case TakeBack():
+            return room.take_back(name, now)
+        case _:
+            assert_never(message)
 
 
 JOIN = "join"
@@ -82,27 +94,30 @@ class Router:
         self.delivery = delivery
         self.node = node
 
-    async def request(self, session: Session, message: ClientMessage) -> None:
-        """Carry out a game request of ``session`` (one of ``GAME_REQUESTS``)."""
-        game_id: str = message.game  # type: ignore[union-attr]
-        if isinstance(message, Watch):
-            already = self.delivery.has_open(session, game_id)
-            await self.delivery.open(session, game_id, PENDING)
-            try:
-                await self.dispatch(Peer.of(session, self.node, True), "watch", game_id, message)
-            except BaseException:
-                if not already:
-                    self.delivery.close(session, game_id)
-                raise
-        elif isinstance(message, Unwatch):
-            if game_id not in session.rooms:
-                raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
-            self.leave(session, game_id)
-            session.send(Ack(ref=message.id))
-        else:
-            has_open = self.delivery.has_open(session, game_id)
-            kind = "hint" if isinstance(message, Hint) else "act"
-            await self.dispatch(Peer.of(session, self.node, has_open), kind, game_id, message)
+    async def request(self, session: Session, message: GameRequest) -> None:
+        """Carry out a game request of ``session``."""
+        game_id = message.game
+        match message:
+            case Watch():
+                already = self.delivery.has_open(session, game_id)
+                await self.delivery.open(session, game_id, PENDING)
+                try:
+                    await self.dispatch(Peer.of(session, self.node, True), "watch", game_id,
+                                        message)
+                except BaseException:
+                    if not already:
+                        self.delivery.close(session, game_id)
+                    raise
+            case Unwatch():
+                if game_id not in session.rooms:
+                    raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
+                self.leave(session, game_id)
+                session.send(Ack(ref=message.id))
+            case _:  # a hint, or one of the room's actions
+                has_open = self.delivery.has_open(session, game_id)
+                kind = "hint" if isinstance(message, Hint) else "act"
+                await self.dispatch(Peer.of(session, self.node, has_open), kind, game_id,
+                                    message)
 
     def leave(self, session: Session, game_id: str) -> None:
         """``session`` closes the game (unwatched, or the connection is gone)."""
@@ -131,10 +146,10 @@ class Router:
             assert message is not None
             await rooms.hint(peer, game_id, message.id)
         else:
-            assert message is not None
-            action = ROOM_ACTIONS[type(message)]
-            await rooms.act(peer, game_id, message.id,
-                            lambda room, name, now: action(room, name, now, message))
+            assert isinstance(message, RoomAction), message
+            action = message
+            await rooms.act(peer, game_id, action.id,
+                            lambda room, name, now: room_action(room, name, now, action))
 
     async def games_of(self, name: str) -> list[str]:
         """The games going on with ``name`` in a seat (for the welcome)."""

@@ -246,9 +246,28 @@ class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
 
-ClientMessage = (
-    Hello | LobbySub | LobbyUnsub | Seek | CancelSeek | AcceptSeek | Quick | CancelQuick
-    | PrivateCreate | PrivateJoin | Challenge | ChallengeAccept | ChallengeDecline
-    | ChallengeCancel | PlayAI | Watch | Unwatch | Move | Resign | DrawOffer
-    | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat | Hint | TakeBack | Ping
+MatchmakingRequest = (
+    Seek | CancelSeek | AcceptSeek | Quick | CancelQuick | PrivateCreate | PrivateJoin
+    | Challenge | ChallengeAccept | ChallengeDecline | ChallengeCancel | PlayAI
 )  # fmt: skip
+"""The lobby's requests that pair players or start a game: the one lobby decides them (in a
+cluster, on the node holding it)."""
+
+LobbyRequest = LobbySub | LobbyUnsub | MatchmakingRequest
+"""Every request the lobby answers."""
+
+RoomAction = (
+    Move | Resign | DrawOffer | DrawAccept | DrawDecline | Abort | Rematch | Claim | Chat
+    | TakeBack
+)  # fmt: skip
+"""The requests that change one game's room, each one of its methods."""
+
+GameRequest = (
+    Watch | Unwatch | Move | Resign | DrawOffer | DrawAccept | DrawDecline | Abort | Rematch
+    | Claim | Chat | Hint | TakeBack
+)  # fmt: skip
+"""Every request about one game, carried out by the game's owner: the room actions, a hint,
+opening and closing the game."""
+
+ClientMessage = Hello | LobbyRequest | GameRequest | Ping
+"""Every client request: hello and ping for the session, then the lobby's and the games'."""

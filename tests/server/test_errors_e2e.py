@@ -9,7 +9,6 @@ from conftest import Client, Server, play, start_private_game
 from websockets.exceptions import ConnectionClosed
 
 from server.node.hub import Hub
-from server.protocol import Ping
 
 
 async def raw(server: Server) -> Client:
@@ -227,7 +226,7 @@ async def test_a_bug_costs_one_request_not_the_connection(
     async def broken(self: Hub, session: object, message: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(Hub._handlers, Ping, broken)
+    monkeypatch.setattr(Hub, "_ping", broken)
     await ann.send(t="ping")
     assert (await ann.expect("error"))["code"] == "internal"
     monkeypatch.undo()
