@@ -204,15 +204,16 @@ class AIPool:
             _kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
             raise
-        log.info("AI pool ready: %d workers (%s)", len(set(pids)), self._context.get_start_method())
+        log.info("computer players ready: %d workers (%s)", len(set(pids)),
+                 self._context.get_start_method())
         self._executor = executor
 
     async def _executor_ready(self) -> ProcessPoolExecutor:
         while self._executor is None:
             if self._closed:
-                raise AIError("the AI pool is closed")
+                raise AIError("the computer players' pool is closed")
             if self._warmed is None:
-                raise AIError("the AI pool is not started")
+                raise AIError("the computer players' pool is not started")
             building = self._build_soon()
             await asyncio.wait({building})  # a waiter's cancellation leaves the build alone
             if not building.cancelled() and building.exception() is not None:
@@ -245,7 +246,7 @@ class AIPool:
         milliseconds.
         """
         if self._closed:
-            raise AIError("the AI pool is closed")
+            raise AIError("the computer players' pool is closed")
         self._waiting += 1
         try:
             await self._permits.acquire()
@@ -263,7 +264,8 @@ class AIPool:
                     if self._closed or attempt == RETRIES:
                         self.jobs_failed += 1
                         raise AIError("the computer player's worker keeps failing") from None
-                    log.warning("AI worker died; rebuilding the pool (attempt %d)", attempt + 1)
+                    log.warning("computer player's worker died; rebuilding the pool (attempt %d)",
+                                attempt + 1)
                     self._discard(executor)
                     continue
                 self.jobs_done += 1
@@ -289,7 +291,7 @@ class AIPool:
             try:
                 return await asyncio.wait_for(asyncio.shield(future), HANG)
             except TimeoutError:
-                log.error("AI worker hung on %s; replacing the pool", job.spec)
+                log.error("computer player's worker hung on %s; replacing the pool", job.spec)
                 raise BrokenProcessPool("worker hung") from None
         except asyncio.CancelledError:
             self._flag_view[slot] = 1
@@ -311,7 +313,7 @@ class AIPool:
 
 def _log_failed_build(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
-        log.error("the AI workers could not start: %r", task.exception())
+        log.error("the computer players' workers could not start: %r", task.exception())
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

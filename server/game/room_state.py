@@ -140,7 +140,7 @@ class RoomState:
 
     @property
     def computer_to_move(self) -> bool:
-        """Whether the app should ask the AI pool for a move now (with ``board.ply``)."""
+        """Whether the app should ask for the computer's move now (with ``board.ply``)."""
         return not self.over and self.computer_side == self.board.turn
 
     @property
