@@ -3,7 +3,8 @@
 As lichess spreads analysis over its fishnet workers, a node does not search: it puts each
 computer move as a job on a Redis stream, and ``qubic worker`` processes on any machine pull
 jobs through a consumer group (they need no open port), search with the same ``AIPool`` the
-embedded server uses, and put the answer on the asking node's own answer stream.
+embedded server uses (whose processes run ``server.engine_pool.decide.decide_move``), and put
+the answer on the asking node's own answer stream.
 
 Redis keys (under a prefix, ``qubic:`` by default)::
 
