@@ -33,30 +33,12 @@ The package in three modules: ``jobs`` (the wire: a job, an answer, the key name
 timings both sides keep), ``node`` (``Fleet``: the hub's ``ComputerMoves`` on a node, which
 queues jobs and reads answers) and ``worker`` (``FleetWorker``: what ``qubic worker`` runs,
 which takes jobs, searches them in its own ``AIPool`` and answers). Cluster only: the
-embedded server never imports it. Its public names are gathered here too.
+embedded server never imports it. The names the server's start-up and the fleet benchmark
+use are gathered here too.
 """
 
-from server.engine_pool.fleet.jobs import (
-    ALIVE,
-    EXPIRES,
-    GROUP,
-    HEARTBEAT,
-    LEVELS,
-    NO_WORKER,
-    POLL,
-    RECLAIM_GRACE,
-    STREAM_MAX,
-    Answer,
-    Job,
-    Keys,
-    ensure_group,
-    open_redis,
-)
+from server.engine_pool.fleet.jobs import EXPIRES, GROUP, Job, Keys, open_redis
 from server.engine_pool.fleet.node import Fleet
-from server.engine_pool.fleet.worker import SETTLE_AND_TAKE, FleetWorker, parse_levels
 
-__all__ = [
-    "ALIVE", "EXPIRES", "GROUP", "HEARTBEAT", "LEVELS", "NO_WORKER", "POLL", "RECLAIM_GRACE",
-    "SETTLE_AND_TAKE", "STREAM_MAX", "Answer", "Fleet", "FleetWorker", "Job", "Keys",
-    "ensure_group", "open_redis", "parse_levels",
-]
+# what server.http.app and bench/fleet.py import from the package
+__all__ = ["EXPIRES", "GROUP", "Fleet", "Job", "Keys", "open_redis"]
