@@ -34,8 +34,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.fleet import FleetWorker, open_redis, parse_levels
-    from server.engine_pool.local import DEFAULT_NICE, AIError, AIPool
+    from server.engine_pool.computer_moves import AIError
+    from server.engine_pool.fleet.jobs import open_redis
+    from server.engine_pool.fleet.worker import FleetWorker, parse_levels
+    from server.engine_pool.local import DEFAULT_NICE, AIPool
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

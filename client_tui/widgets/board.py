@@ -4,6 +4,8 @@ The widget draws whatever ``BoardView`` it is given (attributes down) and posts
 ``BoardWidget.CellPicked`` when the player picks a cell (messages up); whether the move is
 allowed is the screen's business. ``BoardLayout`` is the pure geometry of the drawing, shared by
 rendering and by mouse hit-testing: the largest of a few styles that fits the room there is.
+About 500 lines, kept whole: drawing, cursor, typing and clicks are one widget's idea, and the
+layout they share reads best beside them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Imported by multiprocessing's fork server only (named as its preload by ``AIPool``).
 
 Importing it there ties the fork server's life to the server that started it (see
-``server.engine_pool.lifeline``) and loads the engine's modules once, so every worker forked later starts
-with them already imported. Nothing else should import this module.
+``server.engine_pool.lifeline``) and loads the engine's modules once, so every worker forked
+later starts with them already imported. Nothing else should import this module.
 """
 
 from server.engine_pool.lifeline import die_with_parent

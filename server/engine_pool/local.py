@@ -1,10 +1,12 @@
 """Computer moves in a process pool, so the event loop never runs a search.
 
-``AIPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn). Each
-worker compiles the numba kernels (or loads them from numba's cache) when it starts, before
-it takes a job. ``start(wait=False)`` does that in the background: the server listens at once,
-and a computer move asked for meanwhile waits for ``ready`` (``progress`` says how far the
-workers are), never inside its own time limit. The server process itself never compiles.
+``AIPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn); a worker
+runs each job through ``server.engine_pool.decide.decide_move``. It implements the hub's
+``ComputerMoves`` (``server.engine_pool.computer_moves``). Each worker compiles the numba
+kernels (or loads them from numba's cache) when it starts, before it takes a job.
+``start(wait=False)`` does that in the background: the server listens at once, and a computer
+move asked for meanwhile waits for ``ready`` (``progress`` says how far the workers are),
+never inside its own time limit. The server process itself never compiles.
 
 Jobs wait their turn in FIFO order behind a semaphore of one permit per worker, so when
 there are more computer games than workers each game's move waits fairly for the next free
@@ -31,19 +33,22 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.sharedctypes import RawArray
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from engine import warm
-from engine.board import Board
-from engine.players import Decision, Limit, make_player
+from engine.players import Decision
+from server.engine_pool.computer_moves import AIError, AIJob, ComputerMoves
+from server.engine_pool.decide import decide_move
 from server.engine_pool.lifeline import die_with_parent
-from server.errors import ServerError
 from server.protocol import EngineState
+
+# AIError, AIJob and ComputerMoves live in server.engine_pool.computer_moves; the hub and the
+# command line still import them from here.
+__all__ = ["DEFAULT_NICE", "AIError", "AIJob", "AIPool", "ComputerMoves", "default_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -55,24 +60,6 @@ PRELOAD = ["server.engine_pool.forkserver_preload"]  # what the fork server impo
 
 WarmUp = Callable[[Callable[[float], None]], float]
 """Compiles or loads the kernels in a worker, reporting the fraction done as it goes."""
-
-
-class AIError(ServerError, RuntimeError):
-    """The pool could not produce a move (workers keep dying, or the pool is closed)."""
-
-    code = "ai_unavailable"
-
-
-@dataclass(frozen=True)
-class AIJob:
-    """One move to find: the position as a variant and its moves, and who plays it."""
-
-    variant: str
-    moves: tuple[int, ...]
-    spec: str
-    seed: int = 0
-    time: float | None = 1.0
-    depth: int | None = None
 
 
 def default_workers() -> int:
@@ -112,43 +99,12 @@ def _ping() -> int:
 
 
 def _run_job(job: AIJob, slot: int) -> Decision:
+    """Runs in a worker: ``job``'s move, with the stop flag of its slot."""
     assert _stop_flags is not None
-    board = Board(job.variant, job.moves)
-    player = make_player(job.spec, seed=job.seed)
-    stop = _stop_flags[slot : slot + 1]
-    return player.decide(board, Limit(time=job.time, depth=job.depth, stop=stop))
+    return decide_move(job, _stop_flags[slot : slot + 1])
 
 
 # -- the server side -------------------------------------------------------------------------
-
-
-class ComputerMoves(Protocol):
-    """Where the hub gets the computer's moves: the local ``AIPool``, or the engine fleet of
-    ``server.engine_pool.fleet`` (``qubic worker``s on Redis)."""
-
-    workers: int  # processes that search
-    jobs_done: int
-    jobs_failed: int
-    last_latency: float
-    latencies: list[float]  # recent job latencies in seconds, newest last
-    waiting_state: EngineState  # the "engine" message's state while not ready
-    waiting_message: str  # and its words
-
-    @property
-    def ready(self) -> bool: ...
-    @property
-    def progress(self) -> float: ...
-    @property
-    def queued(self) -> int: ...
-    @property
-    def busy(self) -> int: ...
-    async def start(self, *, wait: bool = True) -> None: ...
-    async def wait_ready(self) -> None: ...
-    async def decide(self, job: AIJob) -> Decision: ...
-    async def close(self) -> None: ...
-    def figures(self) -> dict[str, float]:
-        """Figures of its own for /metrics, by gauge name."""
-        ...
 
 
 class AIPool:
@@ -248,15 +204,16 @@ class AIPool:
             _kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
             raise
-        log.info("AI pool ready: %d workers (%s)", len(set(pids)), self._context.get_start_method())
+        log.info("computer players ready: %d workers (%s)", len(set(pids)),
+                 self._context.get_start_method())
         self._executor = executor
 
     async def _executor_ready(self) -> ProcessPoolExecutor:
         while self._executor is None:
             if self._closed:
-                raise AIError("the AI pool is closed")
+                raise AIError("the computer players' pool is closed")
             if self._warmed is None:
-                raise AIError("the AI pool is not started")
+                raise AIError("the computer players' pool is not started")
             building = self._build_soon()
             await asyncio.wait({building})  # a waiter's cancellation leaves the build alone
             if not building.cancelled() and building.exception() is not None:
@@ -289,7 +246,7 @@ class AIPool:
         milliseconds.
         """
         if self._closed:
-            raise AIError("the AI pool is closed")
+            raise AIError("the computer players' pool is closed")
         self._waiting += 1
         try:
             await self._permits.acquire()
@@ -307,7 +264,8 @@ class AIPool:
                     if self._closed or attempt == RETRIES:
                         self.jobs_failed += 1
                         raise AIError("the computer player's worker keeps failing") from None
-                    log.warning("AI worker died; rebuilding the pool (attempt %d)", attempt + 1)
+                    log.warning("computer player's worker died; rebuilding the pool (attempt %d)",
+                                attempt + 1)
                     self._discard(executor)
                     continue
                 self.jobs_done += 1
@@ -333,7 +291,7 @@ class AIPool:
             try:
                 return await asyncio.wait_for(asyncio.shield(future), HANG)
             except TimeoutError:
-                log.error("AI worker hung on %s; replacing the pool", job.spec)
+                log.error("computer player's worker hung on %s; replacing the pool", job.spec)
                 raise BrokenProcessPool("worker hung") from None
         except asyncio.CancelledError:
             self._flag_view[slot] = 1
@@ -355,7 +313,7 @@ class AIPool:
 
 def _log_failed_build(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
-        log.error("the AI workers could not start: %r", task.exception())
+        log.error("the computer players' workers could not start: %r", task.exception())
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -24,17 +24,11 @@ from services import RedisServer
 from test_faults import descendants
 
 from engine.players import Decision
-from server.engine_pool.fleet import (
-    GROUP,
-    NO_WORKER,
-    Fleet,
-    FleetWorker,
-    Job,
-    Keys,
-    open_redis,
-    parse_levels,
-)
-from server.engine_pool.local import AIError, AIJob, AIPool
+from server.engine_pool.computer_moves import AIError, AIJob
+from server.engine_pool.fleet.jobs import GROUP, NO_WORKER, Job, Keys, open_redis
+from server.engine_pool.fleet.node import Fleet
+from server.engine_pool.fleet.worker import FleetWorker, parse_levels
+from server.engine_pool.local import AIPool
 from server.http.app import RunningServer, ServerConfig, start_server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,33 +1,8 @@
-"""Computer moves on an engine fleet: jobs on Redis streams, answered by ``qubic worker``s.
-
-As lichess spreads analysis over its fishnet workers, a node does not search: it puts each
-computer move as a job on a Redis stream, and ``qubic worker`` processes on any machine pull
-jobs through a consumer group (they need no open port), search with the same ``AIPool`` the
-embedded server uses, and put the answer on the asking node's own answer stream.
-
-Redis keys (under a prefix, ``qubic:`` by default)::
-
-    fleet:jobs:<spec>       a stream per player spec (level1 … level8); group "workers"
-    fleet:answers:<node>    one node's answers, read only by that node
-    fleet:workers           sorted set: worker id -> last heartbeat (unix seconds)
-    fleet:worker:<id>       hash: processes, levels, host, pid (expires with the worker)
-    fleet:cancel:<job>      set when the asking node no longer wants the answer
-
-What holds:
-- A job carries everything the search needs (variant, moves, spec, seed, time, depth) and
-  when it expires. A job read by a worker that then dies stays pending in the group; once it
-  has been pending past its own time plus ``RECLAIM_GRACE`` another worker claims it.
-- Each job is answered once: the node keeps the first answer for a job it still waits for
-  and drops any other (a presumed-dead worker's late answer). The hub drops an answer for a
-  position that has moved on, as it does for the local pool.
-- A job whose game ended or was resigned is cancelled: its worker stops searching, and a
-  worker that reads it later (or would take it over) drops it unplayed.
-- A busy worker makes one round trip between two searches: a Lua script posts the answer,
-  acknowledges and deletes the job, and reads the next one (``SETTLE_AND_TAKE``). A worker
-  that stops gives the jobs it holds back to their streams, for another to take at once.
-- With no live worker, ``ready`` is false and the hub tells a computer game's players so;
-  jobs wait in the stream and go on when a worker joins.
-"""
+"""The engine fleet's worker side: ``FleetWorker``, what ``qubic worker`` runs. It takes jobs
+from the level streams through the consumer group, searches them in its own ``AIPool`` (the
+same pool, and so the same ``decide_move``, as an embedded server), answers the node that
+asked, takes over jobs a dead worker left pending, drops cancelled ones, and heartbeats. See
+``server.engine_pool.fleet`` for the keys and what holds."""
 
 from __future__ import annotations
 
@@ -41,274 +16,29 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
-from engine.players import Decision
-from server.engine_pool.local import AIError, AIJob, AIPool
-from server.errors import BusError
-from server.protocol import EngineState
-from server.redis_io.clients import connect
+from server.engine_pool.computer_moves import AIError
+from server.engine_pool.fleet.jobs import (
+    ALIVE,
+    GROUP,
+    HEARTBEAT,
+    LEVELS,
+    POLL,
+    RECLAIM_GRACE,
+    STREAM_MAX,
+    Answer,
+    Job,
+    Keys,
+    as_text,
+    encode,
+    ensure_group,
+    job_decoder,
+)
+from server.engine_pool.local import AIPool
 
 log = logging.getLogger(__name__)
-
-GROUP = "workers"
-HEARTBEAT = 2.0  # seconds between a worker's heartbeats
-ALIVE = 10.0  # seconds since its last heartbeat for a worker to count as alive
-RECLAIM_GRACE = 0.5  # seconds past a job's time before another worker may claim it
-POLL = 0.25  # seconds a worker waits for a new job before it looks for stale ones again
-EXPIRES = 120.0  # seconds a job stays worth answering, past which it is dropped unplayed
-STREAM_MAX = 10_000  # entries kept in a job or answer stream (approximate trim)
-LEVELS = tuple(f"level{n}" for n in range(1, 9))
-NO_WORKER = "no computer player is connected; the game goes on when one is"
-
-
-class Job(msgspec.Struct, frozen=True):
-    """A job on the wire: who asks, the search, and until when an answer is wanted."""
-
-    id: str
-    node: str
-    variant: str
-    moves: tuple[int, ...]
-    spec: str
-    seed: int
-    time: float | None
-    depth: int | None
-    expires: float  # unix seconds
-
-    def ai_job(self) -> AIJob:
-        return AIJob(self.variant, self.moves, self.spec, self.seed, self.time, self.depth)
-
-
-class Answer(msgspec.Struct, frozen=True):
-    job: str
-    worker: str
-    decision: Decision | None = None
-    error: str | None = None
-
-
-_encode = msgspec.json.encode
-_job_decoder = msgspec.json.Decoder(Job)
-_answer_decoder = msgspec.json.Decoder(Answer)
-
-
-async def open_redis(url: str, timeout: float = 5.0) -> aioredis.Redis:
-    """``server.redis_io.clients.connect``, raising ``AIError`` (the computer players' error) instead."""
-    try:
-        return await connect(url, timeout)
-    except BusError as error:
-        raise AIError(str(error)) from None
-
-
-class Keys:
-    """The fleet's Redis key names under one prefix."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.workers = f"{prefix}fleet:workers"
-
-    def jobs(self, spec: str) -> str:
-        return f"{self.prefix}fleet:jobs:{spec}"
-
-    def answers(self, node: str) -> str:
-        return f"{self.prefix}fleet:answers:{node}"
-
-    def worker(self, worker: str) -> str:
-        return f"{self.prefix}fleet:worker:{worker}"
-
-    def cancel(self, job: str) -> str:
-        return f"{self.prefix}fleet:cancel:{job}"
-
-
-async def ensure_group(client: Any, stream: str) -> None:
-    with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists
-        await client.xgroup_create(stream, GROUP, id="0", mkstream=True)
-
-
-# -- the node's side -----------------------------------------------------------------------
-
-
-class Fleet:
-    """Where a node gets its computer moves when it has a fleet: the same interface as the
-    local ``AIPool`` (``ready``, ``decide``, the figures for /metrics)."""
-
-    waiting_state: EngineState = "unavailable"
-    waiting_message = NO_WORKER
-
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "qubic:",
-                 node: str | None = None, poll: float = 1.0) -> None:
-        self.client: Any = client  # redis-py's stubs type replies loosely
-        self.keys = Keys(prefix)
-        self.node = node or uuid.uuid4().hex[:12]
-        self.poll = poll
-        self._answers = self.keys.answers(self.node)
-        self._pending: dict[str, asyncio.Future[Answer]] = {}
-        self._has_workers = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
-        self._closed = False
-        # figures for /metrics
-        self.workers = 0  # live worker processes in the fleet
-        self.workers_alive = 0  # live ``qubic worker``s
-        self.queue_depth = 0  # jobs in the streams not yet taken by a worker
-        self.jobs_done = 0
-        self.jobs_failed = 0
-        self.stale_answers = 0  # answers for a job nobody waits for any more
-        self.rebuilds = 0
-        self.last_latency = 0.0
-        self.latencies: list[float] = []
-
-    @property
-    def ready(self) -> bool:
-        return self._has_workers.is_set()
-
-    @property
-    def progress(self) -> float:
-        return 1.0 if self.ready else 0.0
-
-    @property
-    def queued(self) -> int:
-        return sum(not f.done() for f in self._pending.values())
-
-    @property
-    def busy(self) -> int:
-        return self.queued
-
-    def figures(self) -> dict[str, float]:
-        return {"fleet_workers_alive": self.workers_alive, "fleet_queue_depth": self.queue_depth,
-                "fleet_stale_answers": self.stale_answers, "fleet_jobs_failed": self.jobs_failed}
-
-    async def start(self, *, wait: bool = True) -> None:
-        for spec in LEVELS:
-            await ensure_group(self.client, self.keys.jobs(spec))
-        await self._look_at_workers()
-        self._tasks = [asyncio.create_task(self._read_answers(), name="fleet-answers"),
-                       asyncio.create_task(self._watch_workers(), name="fleet-workers")]
-        if wait:
-            await self.wait_ready()
-
-    async def wait_ready(self) -> None:
-        if self._closed:
-            raise AIError("the fleet is closed")
-        await self._has_workers.wait()
-
-    async def decide(self, job: AIJob) -> Decision:
-        """Put ``job`` on its stream and wait for its answer. Cancelling the awaiting task
-        cancels the job. Raises ``AIError`` if Redis cannot be reached or the fleet gives
-        no answer in time (the hub then asks again)."""
-        if self._closed:
-            raise AIError("the fleet is closed")
-        budget = job.time or 30.0
-        wire = Job(uuid.uuid4().hex, self.node, job.variant, job.moves, job.spec, job.seed,
-                   job.time, job.depth, time.time() + EXPIRES)
-        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._pending[wire.id] = answer
-        started = time.perf_counter()
-        try:
-            try:
-                await self.client.xadd(self.keys.jobs(job.spec),
-                                       {"id": wire.id, "job": _encode(wire)},
-                                       maxlen=STREAM_MAX, approximate=True)
-            except (RedisError, OSError) as exc:
-                raise AIError(f"cannot queue the computer's move: {exc}") from None
-            # a worker has the job's time; one that dies is replaced after RECLAIM_GRACE
-            # more; past twice that (or with no worker at all) the hub is told and retries
-            try:
-                async with asyncio.timeout(2 * (budget + RECLAIM_GRACE) + 5 * HEARTBEAT):
-                    result = await answer
-            except TimeoutError:
-                self.jobs_failed += 1
-                await self._cancel(wire.id)
-                raise AIError("no computer player answered in time") from None
-        except asyncio.CancelledError:
-            await self._cancel(wire.id)
-            raise
-        finally:
-            self._pending.pop(wire.id, None)
-        if result.decision is None:
-            self.jobs_failed += 1
-            raise AIError(result.error or "the computer player failed")
-        self.jobs_done += 1
-        self.last_latency = time.perf_counter() - started
-        self.latencies.append(self.last_latency)
-        del self.latencies[:-1000]
-        return result.decision
-
-    async def _cancel(self, job: str) -> None:
-        with contextlib.suppress(RedisError, OSError):
-            await self.client.set(self.keys.cancel(job), b"1", ex=int(EXPIRES))
-
-    async def _read_answers(self) -> None:
-        last = "0-0"
-        trimmed = time.monotonic()
-        backoff = 0.1
-        while not self._closed:  # not only cancellation: redis-py may swallow it mid-command
-            try:
-                if time.monotonic() - trimmed >= self.poll:  # what was read: not every time
-                    trimmed = time.monotonic()
-                    await self.client.xtrim(self._answers, minid=last)
-                reply = await self.client.xread({self._answers: last}, count=100,
-                                                block=int(self.poll * 1000))
-                backoff = 0.1
-            except (RedisError, OSError) as exc:
-                log.warning("fleet: reading answers failed (%s); retrying", exc)
-                await asyncio.sleep(backoff)
-                backoff = min(2.0, backoff * 2)
-                continue
-            for _stream, entries in reply or ():
-                for entry_id, fields in entries:
-                    last = _text(entry_id)
-                    self._take(_answer_decoder.decode(fields[b"answer"]))
-
-    def _take(self, answer: Answer) -> None:
-        waiting = self._pending.get(answer.job)
-        if waiting is None or waiting.done():
-            self.stale_answers += 1
-            log.info("fleet: dropped an answer nobody waits for (job %s from %s)",
-                     answer.job, answer.worker)
-            return
-        waiting.set_result(answer)
-
-    async def _watch_workers(self) -> None:
-        while not self._closed:
-            await asyncio.sleep(self.poll)
-            with contextlib.suppress(RedisError, OSError):
-                await self._look_at_workers()
-
-    async def _look_at_workers(self) -> None:
-        now = time.time()
-        alive = await self.client.zrangebyscore(self.keys.workers, now - ALIVE, "+inf")
-        async with self.client.pipeline(transaction=False) as pipe:
-            for worker in alive:
-                pipe.hget(self.keys.worker(_text(worker)), "processes")
-            for spec in LEVELS:
-                pipe.xlen(self.keys.jobs(spec))
-                pipe.xpending(self.keys.jobs(spec), GROUP)
-            replies = await pipe.execute()
-        processes, streams = replies[:len(alive)], replies[len(alive):]
-        self.workers_alive, self.workers = len(alive), sum(int(n or 0) for n in processes)
-        # what no worker has read yet (workers delete the jobs they are done with)
-        self.queue_depth = sum(max(0, int(length) - int(pending["pending"]))
-                               for length, pending in zip(streams[::2], streams[1::2], strict=True))
-        if alive:
-            self._has_workers.set()
-        else:
-            self._has_workers.clear()
-
-    async def close(self) -> None:
-        self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        for waiting in self._pending.values():
-            if not waiting.done():
-                waiting.set_exception(AIError("the fleet is closed"))
-        with contextlib.suppress(RedisError, OSError):
-            await self.client.delete(self._answers)
-        await self.client.aclose()
-
-
-# -- the worker's side ---------------------------------------------------------------------
 
 
 def parse_levels(text: str) -> tuple[str, ...]:
@@ -477,7 +207,7 @@ class FleetWorker:
                           STREAM_MAX, *settled],
                 )
                 self.dropped += dropped
-                taken += [(_text(stream), _text(entry_id), _job_decoder.decode(job))
+                taken += [(as_text(stream), as_text(entry_id), job_decoder.decode(job))
                           for stream, entry_id, job in entries]
             if wait and not taken and count:
                 taken = await self._read(count)
@@ -495,7 +225,7 @@ class FleetWorker:
             GROUP, self.name, {stream: ">" for stream in self._streams}, count=count,
             block=int(self.block * 1000),
         )
-        read = [(_text(stream), _text(entry_id), _job_decoder.decode(fields[b"job"]))
+        read = [(as_text(stream), as_text(entry_id), job_decoder.decode(fields[b"job"]))
                 for stream, entries in reply or () for entry_id, fields in entries]
         if read:
             check = asyncio.ensure_future(
@@ -538,7 +268,7 @@ class FleetWorker:
         taken: list[Held] = []
         for stream, stale in zip(self._streams, replies, strict=True):
             for entry in stale:
-                entry_id = _text(entry["message_id"])
+                entry_id = as_text(entry["message_id"])
                 if len(taken) == count:
                     return taken
                 if entry_id in self._held:  # searching it now, within its time and grace
@@ -547,7 +277,7 @@ class FleetWorker:
                 if not found:
                     await self.client.xack(stream, GROUP, entry_id)
                     continue
-                job = _job_decoder.decode(found[0][1][b"job"])
+                job = job_decoder.decode(found[0][1][b"job"])
                 min_idle = int(((job.time or 30.0) + RECLAIM_GRACE) * 1000)
                 if entry["time_since_delivered"] < min_idle:
                     continue
@@ -559,7 +289,7 @@ class FleetWorker:
                 if claimed:  # no other worker got there first
                     self.reclaimed += 1
                     log.warning("worker: took over job %s from %s", job.id,
-                                _text(entry["consumer"]))
+                                as_text(entry["consumer"]))
                     taken.append((stream, entry_id, job))
         return taken
 
@@ -578,7 +308,7 @@ class FleetWorker:
             result: Answer | None = None
             if job.expires >= time.time():
                 try:
-                    decision = await self.pool.decide(job.ai_job())
+                    decision = await self.pool.decide(job.computer_job())
                     result = Answer(job.id, self.name, decision=decision)
                 except asyncio.CancelledError:
                     if entry_id not in self._cancelled:
@@ -587,7 +317,7 @@ class FleetWorker:
                 except AIError as error:
                     result = Answer(job.id, self.name, error=str(error))
             if result is not None and not await self._cancelled_meanwhile(entry_id):
-                answer = _encode(result)
+                answer = encode(result)
         finally:
             del self._searches[entry_id]
             self._cancelled.discard(entry_id)
@@ -634,13 +364,9 @@ class FleetWorker:
             return
         async with self.client.pipeline(transaction=True) as pipe:
             for stream, entry_id, job in self._held.values():
-                pipe.xadd(stream, {"id": job.id, "job": _encode(job)})
+                pipe.xadd(stream, {"id": job.id, "job": encode(job)})
                 pipe.xack(stream, GROUP, entry_id)
                 pipe.xdel(stream, entry_id)
             await pipe.execute()
         log.info("worker: gave back %d jobs", len(self._held))
         self._held.clear()
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,314 @@
+"""A game room's state and what it shows: seats, board, clock, presence, and the versioned
+events and snapshots built from them.
+
+``RoomState`` is the read side of ``server.game.room.GameRoom`` (as python-chess's ``Board``
+builds on ``BaseBoard``): it holds what a room is and answers queries (``snapshot``,
+``since``, ``catch_up``, ``flag_at`` ...) without changing the game; ``GameRoom`` adds the
+requests that do. Kept here too: the room's vocabulary (``Outbound`` messages and their
+``Audience``, ``RoomSeat``) and the event history a reconnecting client replays. Pure.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass
+
+from engine import Board, NotationError, O, X, format_cell, parse_cell
+from server.defaults import GRACE
+from server.errors import RoomError
+from server.game.clock import GameClock
+from server.game.records import MoveRecord
+from server.protocol import (
+    COLOURS,
+    ChatLine,
+    Clocks,
+    ClockSpec,
+    ErrorCode,
+    GameEnd,
+    GameState,
+    MovePlayed,
+    Offer,
+    OfferKind,
+    Presence,
+    SeatInfo,
+    ServerMessage,
+    TakenBack,
+)
+
+PlayerId = str
+COMPUTER: PlayerId = "@computer"
+DEFAULT_GRACE = GRACE
+HISTORY_SIZE = 64
+CHAT_KEPT = 50
+RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
+Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
+
+
+class Audience(enum.Enum):
+    """Who an outbound message is for."""
+
+    ROOM = "room"  # the seated players and every spectator
+    PLAYER = "player"  # only ``Outbound.player``
+    OTHERS = "others"  # everyone in the room but ``Outbound.player``
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """A message and who should receive it."""
+
+    message: ServerMessage
+    audience: Audience = Audience.ROOM
+    player: PlayerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSeat:
+    """Who sits on one side; ``ai_level`` marks the computer's seat."""
+
+    player: PlayerId
+    name: str
+    rating: int | None = None
+    ai_level: int | None = None
+
+
+def computer_seat(level: int) -> RoomSeat:
+    """The computer's seat at ``level`` (1-8), named as players see it."""
+    return RoomSeat(COMPUTER, f"Computer (level {level})", ai_level=level)
+
+
+@dataclass
+class SeatPresence:
+    """Whether a seat's player has the game open, and since when it has not."""
+
+    online: bool = True
+    gone_since: float | None = None
+
+
+class RoomState:
+    """One game's seats, board, clock, offers, presence and versioned event history, with
+    the queries on them; ``GameRoom`` adds the requests."""
+
+    def __init__(
+        self,
+        game_id: str,
+        seats: tuple[RoomSeat, RoomSeat],
+        variant: str = "4x4x4",
+        clock: ClockSpec | None = None,
+        rated: bool = False,
+        grace: float = DEFAULT_GRACE,
+    ) -> None:
+        if seats[X].player == seats[O].player:
+            raise ValueError("a player cannot sit on both sides")
+        self.id = game_id
+        self.seats = seats
+        self.board = Board(variant)
+        self.clock_spec = clock
+        self.clock = None if clock is None else GameClock.fresh(clock.initial, clock.increment)
+        self.rated = rated
+        self.grace = grace
+        self.version = 0
+        self.end: GameEnd | None = None
+        self.draw_offer: int | None = None  # the side whose draw offer stands
+        self.rematch: set[int] = set()  # the sides that asked for a rematch
+        self.spectators: dict[PlayerId, str] = {}  # id -> name
+        self._presence = [SeatPresence(), SeatPresence()]
+        self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
+        self._known_from = 0  # the oldest version ``since`` can answer
+        self._chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.end is not None
+
+    def side_of(self, player: PlayerId) -> int | None:
+        """``X``, ``O``, or ``None`` when ``player`` is not seated here."""
+        for side in (X, O):
+            if self.seats[side].player == player:
+                return side
+        return None
+
+    @property
+    def computer_side(self) -> int | None:
+        """The side the computer plays, if any."""
+        for side in (X, O):
+            if self.seats[side].ai_level is not None:
+                return side
+        return None
+
+    @property
+    def computer_to_move(self) -> bool:
+        """Whether the app should ask for the computer's move now (with ``board.ply``)."""
+        return not self.over and self.computer_side == self.board.turn
+
+    @property
+    def rematch_agreed(self) -> bool:
+        return self.rematch == {X, O}
+
+    def rematch_seats(self) -> tuple[RoomSeat, RoomSeat]:
+        """The seats of the rematch: colours swapped."""
+        return self.seats[O], self.seats[X]
+
+    def abandoned_since(self) -> float | None:
+        """Since when no human player has had the game open, or None if one has it open (or
+        the game is over)."""
+        if self.over:
+            return None
+        humans = [self._presence[side] for side in (X, O) if self._human(side)]
+        if any(seat.online or seat.gone_since is None for seat in humans):
+            return None
+        return max(seat.gone_since for seat in humans if seat.gone_since is not None)
+
+    @property
+    def anyone_in(self) -> bool:
+        """Whether a human seated in the game has it open."""
+        return any(self._presence[side].online for side in (X, O) if self._human(side))
+
+    def flag_at(self) -> float | None:
+        """The ``now`` at which the side to move runs out of time, if its clock is running."""
+        clock = self.clock
+        if self.over or clock is None or clock.running is None or clock.started_at is None:
+            return None
+        return clock.started_at + clock.remaining[clock.running]
+
+    def clocks(self, now: float) -> Clocks | None:
+        """The clocks at ``now`` in milliseconds, as the protocol shows them."""
+        clock = self.clock
+        if clock is None:
+            return None
+        ticking = clock.running if clock.started_at is not None and not self.over else None
+        return Clocks(
+            x=round(clock.time_left(X, now) * 1000),
+            o=round(clock.time_left(O, now) * 1000),
+            running=None if ticking is None else COLOURS[ticking],
+        )
+
+    def snapshot(self, player: PlayerId | None, now: float) -> GameState:
+        """The full state as ``player`` should see it (``you`` is its colour if seated)."""
+        side = None if player is None else self.side_of(player)
+        return GameState(
+            id=self.id,
+            variant=self.board.geometry.name,  # type: ignore[arg-type]
+            clock=self.clock_spec,
+            rated=self.rated,
+            seats=[self._seat_info(s) for s in (X, O)],
+            moves=list(self.board.moves),
+            clocks=self.clocks(now),
+            status="over" if self.over else "playing",
+            version=self.version,
+            you=None if side is None else COLOURS[side],
+            draw_offer=None if self.draw_offer is None else COLOURS[self.draw_offer],
+            rematch=[COLOURS[s] for s in sorted(self.rematch)],
+            end=self.end,
+            spectators=len(self.spectators),
+            chat=list(self._chat),
+        )
+
+    def since(self, version: int) -> list[Versioned] | None:
+        """The events after ``version``, or ``None`` if they are no longer all kept."""
+        if not self._known_from <= version <= self.version:
+            return None
+        return [event for event in self._history if event.version > version]
+
+    def catch_up(self, player: PlayerId, version: int | None, now: float) -> list[Outbound]:
+        """What ``player`` needs to be current: the missed events, else a full snapshot.
+
+        A replayed ``presence`` that is still the side's latest, with that side still away,
+        says how long it is *now* until a claim (its ``claim_in`` is of the replay's time)."""
+        missed = None if version is None else self.since(version)
+        if missed is None:
+            return [Outbound(self.snapshot(player, now), Audience.PLAYER, player)]
+        latest = {event.side: event for event in missed if isinstance(event, Presence)}
+        replayed = [
+            self._presence_event(COLOURS.index(e.side), now, e.version)
+            if isinstance(e, Presence) and latest[e.side] is e and not e.online else e
+            for e in missed
+        ]
+        return [Outbound(m, Audience.PLAYER, player) for m in replayed]
+
+    def last_move_record(self, at: float) -> MoveRecord:
+        """The store's record of the latest move, with the clocks left after it."""
+        clock = self.clock
+        return MoveRecord(
+            ply=self.board.ply,
+            cell=self.board.moves[-1],
+            clock_x=None if clock is None else clock.remaining[X],
+            clock_o=None if clock is None else clock.remaining[O],
+            at=at,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _seat(self, player: PlayerId) -> int:
+        side = self.side_of(player)
+        if side is not None:
+            return side
+        if player in self.spectators:
+            raise RoomError("spectators cannot play", ErrorCode.SPECTATOR)
+        raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
+
+    def _human(self, side: int) -> bool:
+        return self.seats[side].ai_level is None
+
+    def _require_playing(self) -> None:
+        if self.over:
+            raise RoomError("the game is over", ErrorCode.GAME_OVER)
+
+    def _require_offer_to(self, side: int) -> None:
+        if self.draw_offer != side ^ 1:
+            raise RoomError("there is no draw offer to answer", ErrorCode.NO_DRAW_OFFER)
+
+    def _cell_index(self, cell: str | int) -> int:
+        geometry = self.board.geometry
+        if isinstance(cell, int):
+            if 0 <= cell < geometry.size:
+                return cell
+            raise RoomError(f"{cell} is not a cell of {geometry.name}", ErrorCode.BAD_CELL)
+        try:
+            return parse_cell(cell, geometry)
+        except NotationError as error:
+            raise RoomError(str(error), ErrorCode.BAD_CELL) from None
+
+    def _notation(self, cell: int) -> str:
+        return format_cell(cell, self.board.geometry)
+
+    def _seat_info(self, side: int) -> SeatInfo:
+        seat = self.seats[side]
+        return SeatInfo(
+            name=seat.name,
+            rating=seat.rating,
+            online=self._presence[side].online,
+            ai=seat.ai_level,
+        )
+
+    def _presence_event(self, side: int, now: float, version: int) -> Presence:
+        gone = self._presence[side]
+        claim_in = None
+        if not self.over and gone.gone_since is not None:
+            claim_in = round(max(0.0, gone.gone_since + self.grace - now), 1)
+        return Presence(
+            game=self.id,
+            version=version,
+            side=COLOURS[side],
+            online=gone.online,
+            claim_in=claim_in,
+        )
+
+    def _offer(self, kind: OfferKind, side: int) -> Outbound:
+        version = self._next_version()
+        return self._keep(Offer(game=self.id, kind=kind, by=COLOURS[side], version=version))
+
+    def _next_version(self) -> int:
+        self.version += 1
+        return self.version
+
+    def _keep(
+        self, event: Versioned, audience: Audience = Audience.ROOM, player: PlayerId | None = None
+    ) -> Outbound:
+        """Keep a versioned event in the history and address it."""
+        if len(self._history) == HISTORY_SIZE:
+            self._known_from = self._history[0].version
+        self._history.append(event)
+        return Outbound(event, audience, player)
