@@ -2,9 +2,9 @@
 
 ``Delivery`` knows the sessions on this node, which player each is, and which games each has
 open (a game's *audience* here). It decides nothing about games or the lobby and never
-touches the store: the rooms (``server.node.rooms``) and the lobby (``server.node.lobby``) call it. In
-a cluster this is the part every node has for its own sockets (lila-ws's per-client actors
-and ``RoomCrowd``).
+touches the store: the rooms (``server.node.rooms``) and the lobby (``server.node.lobby``)
+call it. In a cluster this is the part every node has for its own sockets (lila-ws's
+per-client actors and ``RoomCrowd``).
 
 A room's events reach it over the ``Bus``: the rooms publish each change as one ``Batch`` on
 the game's topic (``game_topic``), and ``Delivery`` subscribes to that topic while at least
