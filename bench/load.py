@@ -318,7 +318,7 @@ class Share:
     spectators: range
     computer_games: range
     rate: float
-    ai_level: int
+    computer_level: int
     ai_patience: float
 
 
@@ -351,7 +351,7 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
         connect(url, f"p{process}s{j}", tally, gate, on_spectator_move)
         for j in share.spectators)), SETUP_TIMEOUT))
     computer_games = [
-        ComputerGame(bot, share.ai_level, share.ai_patience, random.Random(rng.random()))
+        ComputerGame(bot, share.computer_level, share.ai_patience, random.Random(rng.random()))
         for bot in await asyncio.wait_for(asyncio.gather(*(
             connect(url, f"p{process}c{k}", tally, gate) for k in share.computer_games)),
             SETUP_TIMEOUT)
@@ -483,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
         ready, go, out = context.Queue(), context.Queue(), context.Queue()
         patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
         shares = [
-            Share(slots, spectators, computer, args.rate, args.ai_level, patience)
+            Share(slots, spectators, computer, args.rate, args.computer_level, patience)
             for slots, spectators, computer in zip(split(args.games, args.procs),
                                                    split(args.spectators, args.procs),
                                                    split(args.ai_games, args.procs),
@@ -580,7 +580,7 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     if args.ai_games:
         waits = [x for t in tallies for x in t.ai_waits]
         print(f"  computer games   {args.ai_games} at once on {args.ai_workers} AI worker(s), "
-              f"level {args.ai_level}, --ai-time {args.ai_time:g} s: "
+              f"level {args.computer_level}, --ai-time {args.ai_time:g} s: "
               f"{sum(t.ai_moves for t in tallies)} computer moves in the window, "
               f"{errors['computer move missing']} missing; "
               f"{sum(t.ai_games for t in tallies)} games started")

@@ -16,12 +16,12 @@ import msgspec
 from client_tui.text import visible
 from engine import Board, Cell, format_cell
 from server.protocol import (
-    AIThinking,
     ChallengeInfo,
     ChatLine,
     Clocks,
     ClockSpec,
     Colour,
+    ComputerThinking,
     EngineStatus,
     GameEnd,
     GameState,
@@ -41,7 +41,7 @@ from server.protocol import (
 SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
 GameEvent = (
-    MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | AIThinking | EngineStatus
+    MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
     | Suggestion
 )
 
@@ -78,7 +78,7 @@ class GameModel:
     end: GameEnd | None = None
     spectators: int = 0
     chat: list[ChatLine] = field(default_factory=list)
-    thinking: AIThinking | None = None
+    thinking: ComputerThinking | None = None
     engine: EngineStatus | None = None  # the computer's engine, while it is not ready
     claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
     view_ply: int | None = None  # the ply shown while stepping through moves; None: live
@@ -115,7 +115,7 @@ class GameModel:
         if isinstance(event, EngineStatus):
             self.engine = None if event.state == "ready" or self.over else event
             return Applied.CHANGED
-        if isinstance(event, AIThinking):
+        if isinstance(event, ComputerThinking):
             self.thinking = event if event.ply == self.board.ply and not self.over else None
             return Applied.CHANGED
         if isinstance(event, Suggestion):

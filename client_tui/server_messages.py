@@ -31,7 +31,6 @@ from client_tui.screens.lobby import LobbyScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import visible
 from server.protocol import (
-    AIThinking,
     CancelQuick,
     CancelSeek,
     ChallengeAccept,
@@ -43,6 +42,7 @@ from server.protocol import (
     ChallengeSent,
     ChatLine,
     ClientMessage,
+    ComputerThinking,
     EngineStatus,
     Error,
     GameEnd,
@@ -101,7 +101,7 @@ class ServerMessages(App[None]):
         if isinstance(message, GameState):
             self._game_state(message, now)
         elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | AIThinking | EngineStatus | Suggestion):
+                        | ComputerThinking | EngineStatus | Suggestion):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)

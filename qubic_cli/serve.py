@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace", type=seconds, default=GRACE, metavar="S",
                         help="seconds a dropped player keeps the seat before a claim (default 60)")
     parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
-                        help="run the AI workers N steps below the server's CPU priority, so "
+                        help="run the computer players N steps below the server's CPU priority, so "
                              "searches never delay the games (0-19; default 10)")
     parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
                         help="seconds the computer thinks per move at most (default 1)")
@@ -149,7 +149,7 @@ def server_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.local import AIError
+    from server.engine_pool.local import ComputerError
     from server.errors import BusError, StoreError
     from server.http.app import run as run_server
     from server.http.logs import configure_logging
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_format)
     try:
         run_server(config)
-    except (StoreError, AIError, BusError) as error:
+    except (StoreError, ComputerError, BusError) as error:
         return fail(NAME, str(error))
     except OSError as error:
         return fail(NAME, f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")

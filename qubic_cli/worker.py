@@ -34,10 +34,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.computer_moves import AIError
+    from server.engine_pool.computer_moves import ComputerError
     from server.engine_pool.fleet.jobs import open_redis
     from server.engine_pool.fleet.worker import FleetWorker, parse_levels
-    from server.engine_pool.local import DEFAULT_NICE, AIPool
+    from server.engine_pool.local import DEFAULT_NICE, ComputerPool
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         client = await open_redis(args.redis)
-        pool = AIPool(args.processes, nice=nice)
+        pool = ComputerPool(args.processes, nice=nice)
         worker = FleetWorker(client, pool, levels=levels)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -70,6 +70,6 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(main())
-    except AIError as error:
+    except ComputerError as error:
         return fail(NAME, str(error))
     return 0

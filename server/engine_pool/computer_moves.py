@@ -2,8 +2,8 @@
 error.
 
 The hub (``server.node``) sees only :class:`ComputerMoves`; the local process pool
-(``server.engine_pool.local.AIPool``) and the engine fleet on Redis
-(``server.engine_pool.fleet.node.Fleet``) implement it, and either raises :class:`AIError`
+(``server.engine_pool.local.ComputerPool``) and the engine fleet on Redis
+(``server.engine_pool.fleet.node.Fleet``) implement it, and either raises :class:`ComputerError`
 when it cannot answer. Kept apart from both so the interface names neither.
 """
 
@@ -17,14 +17,14 @@ from server.errors import ServerError
 from server.protocol import EngineState
 
 
-class AIError(ServerError, RuntimeError):
+class ComputerError(ServerError, RuntimeError):
     """The pool could not produce a move (workers keep dying, or the pool is closed)."""
 
     code = "ai_unavailable"
 
 
 @dataclass(frozen=True)
-class AIJob:
+class ComputerJob:
     """One move to find: the position as a variant and its moves, and who plays it."""
 
     variant: str
@@ -36,7 +36,7 @@ class AIJob:
 
 
 class ComputerMoves(Protocol):
-    """Where the hub gets the computer's moves: the local ``AIPool``, or the engine fleet of
+    """Where the hub gets the computer's moves: the local ``ComputerPool``, or the engine fleet of
     ``server.engine_pool.fleet`` (``qubic worker``s on Redis)."""
 
     workers: int  # processes that search
@@ -57,7 +57,7 @@ class ComputerMoves(Protocol):
     def busy(self) -> int: ...
     async def start(self, *, wait: bool = True) -> None: ...
     async def wait_ready(self) -> None: ...
-    async def decide(self, job: AIJob) -> Decision: ...
+    async def decide(self, job: ComputerJob) -> Decision: ...
     async def close(self) -> None: ...
     def figures(self) -> dict[str, float]:
         """Figures of its own for /metrics, by gauge name."""

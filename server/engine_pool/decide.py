@@ -13,10 +13,10 @@ import numpy as np
 
 from engine.board import Board
 from engine.players import Decision, Limit, make_player
-from server.engine_pool.computer_moves import AIJob
+from server.engine_pool.computer_moves import ComputerJob
 
 
-def decide_move(job: AIJob, stop: np.ndarray | None = None) -> Decision:
+def decide_move(job: ComputerJob, stop: np.ndarray | None = None) -> Decision:
     """The move ``job``'s player makes in ``job``'s position, within its time and depth.
 
     ``stop`` is a one-byte array another process may set to make the search answer at once

@@ -1,4 +1,4 @@
-"""Imported by multiprocessing's fork server only (named as its preload by ``AIPool``).
+"""Imported by multiprocessing's fork server only (named as its preload by ``ComputerPool``).
 
 Importing it there ties the fork server's life to the server that started it (see
 ``server.engine_pool.lifeline``) and loads the engine's modules once, so every worker forked

@@ -1,6 +1,6 @@
 """Computer moves in a process pool, so the event loop never runs a search.
 
-``AIPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn); a worker
+``ComputerPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn); a worker
 runs each job through ``server.engine_pool.decide.decide_move``. It implements the hub's
 ``ComputerMoves`` (``server.engine_pool.computer_moves``). Each worker compiles the numba
 kernels (or loads them from numba's cache) when it starts, before it takes a job.
@@ -41,14 +41,15 @@ import numpy as np
 
 from engine import warm
 from engine.players import Decision
-from server.engine_pool.computer_moves import AIError, AIJob, ComputerMoves
+from server.engine_pool.computer_moves import ComputerError, ComputerJob, ComputerMoves
 from server.engine_pool.decide import decide_move
 from server.engine_pool.lifeline import die_with_parent
 from server.protocol import EngineState
 
-# AIError, AIJob and ComputerMoves live in server.engine_pool.computer_moves; the hub and the
-# command line still import them from here.
-__all__ = ["DEFAULT_NICE", "AIError", "AIJob", "AIPool", "ComputerMoves", "default_workers"]
+# ComputerError, ComputerJob and ComputerMoves live in server.engine_pool.computer_moves; the
+# hub and the command line still import them from here.
+__all__ = ["DEFAULT_NICE", "ComputerError", "ComputerJob", "ComputerPool", "ComputerMoves",
+           "default_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def _ping() -> int:
     return os.getpid()
 
 
-def _run_job(job: AIJob, slot: int) -> Decision:
+def _run_job(job: ComputerJob, slot: int) -> Decision:
     """Runs in a worker: ``job``'s move, with the stop flag of its slot."""
     assert _stop_flags is not None
     return decide_move(job, _stop_flags[slot : slot + 1])
@@ -107,7 +108,7 @@ def _run_job(job: AIJob, slot: int) -> Decision:
 # -- the server side -------------------------------------------------------------------------
 
 
-class AIPool:
+class ComputerPool:
     """A pool of worker processes that choose computer moves; see the module docstring."""
 
     waiting_state: EngineState = "preparing"
@@ -176,7 +177,7 @@ class AIPool:
             building.add_done_callback(_log_failed_build)
 
     async def wait_ready(self) -> None:
-        """Wait until the workers are ready; raises ``AIError`` if they could not start."""
+        """Wait until the workers are ready; raises ``ComputerError`` if they could not start."""
         await self._executor_ready()
 
     def _build_soon(self) -> asyncio.Task[None]:
@@ -211,13 +212,14 @@ class AIPool:
     async def _executor_ready(self) -> ProcessPoolExecutor:
         while self._executor is None:
             if self._closed:
-                raise AIError("the computer players' pool is closed")
+                raise ComputerError("the computer players' pool is closed")
             if self._warmed is None:
-                raise AIError("the computer players' pool is not started")
+                raise ComputerError("the computer players' pool is not started")
             building = self._build_soon()
             await asyncio.wait({building})  # a waiter's cancellation leaves the build alone
             if not building.cancelled() and building.exception() is not None:
-                raise AIError("the computer players could not start") from building.exception()
+                raise ComputerError(
+                    "the computer players could not start") from building.exception()
         return self._executor
 
     def _discard(self, executor: ProcessPoolExecutor) -> None:
@@ -238,15 +240,15 @@ class AIPool:
         processes = getattr(self._executor, "_processes", None) or {}
         return [p.pid for p in processes.values() if p.is_alive()]
 
-    async def decide(self, job: AIJob) -> Decision:
-        """The move for ``job``; raises ``AIError`` if no worker could produce one.
+    async def decide(self, job: ComputerJob) -> Decision:
+        """The move for ``job``; raises ``ComputerError`` if no worker could produce one.
 
         Waits for the workers' warm-up first (not counted in the job's time). Cancelling the
         awaiting task raises the job's stop flag, so its worker is free again within a few
         milliseconds.
         """
         if self._closed:
-            raise AIError("the computer players' pool is closed")
+            raise ComputerError("the computer players' pool is closed")
         self._waiting += 1
         try:
             await self._permits.acquire()
@@ -263,7 +265,7 @@ class AIPool:
                 except BrokenProcessPool:
                     if self._closed or attempt == RETRIES:
                         self.jobs_failed += 1
-                        raise AIError("the computer player's worker keeps failing") from None
+                        raise ComputerError("the computer player's worker keeps failing") from None
                     log.warning("computer player's worker died; rebuilding the pool (attempt %d)",
                                 attempt + 1)
                     self._discard(executor)
@@ -279,7 +281,7 @@ class AIPool:
             self._free_slots.append(slot)
             self._permits.release()
 
-    async def _run(self, executor: ProcessPoolExecutor, job: AIJob, slot: int) -> Decision:
+    async def _run(self, executor: ProcessPoolExecutor, job: ComputerJob, slot: int) -> Decision:
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(executor, _run_job, job, slot)
         future.add_done_callback(_consume)  # an abandoned job's failure is no news

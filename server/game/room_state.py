@@ -64,17 +64,17 @@ class Outbound:
 
 @dataclass(frozen=True, slots=True)
 class RoomSeat:
-    """Who sits on one side; ``ai_level`` marks the computer's seat."""
+    """Who sits on one side; ``computer_level`` marks the computer's seat."""
 
     player: PlayerId
     name: str
     rating: int | None = None
-    ai_level: int | None = None
+    computer_level: int | None = None
 
 
 def computer_seat(level: int) -> RoomSeat:
     """The computer's seat at ``level`` (1-8), named as players see it."""
-    return RoomSeat(COMPUTER, f"Computer (level {level})", ai_level=level)
+    return RoomSeat(COMPUTER, f"Computer (level {level})", computer_level=level)
 
 
 @dataclass
@@ -134,7 +134,7 @@ class RoomState:
     def computer_side(self) -> int | None:
         """The side the computer plays, if any."""
         for side in (X, O):
-            if self.seats[side].ai_level is not None:
+            if self.seats[side].computer_level is not None:
                 return side
         return None
 
@@ -250,7 +250,7 @@ class RoomState:
         raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
 
     def _human(self, side: int) -> bool:
-        return self.seats[side].ai_level is None
+        return self.seats[side].computer_level is None
 
     def _require_playing(self) -> None:
         if self.over:
@@ -280,7 +280,7 @@ class RoomState:
             name=seat.name,
             rating=seat.rating,
             online=self._presence[side].online,
-            ai=seat.ai_level,
+            ai=seat.computer_level,
         )
 
     def _presence_event(self, side: int, now: float, version: int) -> Presence:

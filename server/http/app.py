@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from server.engine_pool.local import AIPool, ComputerMoves
+from server.engine_pool.local import ComputerMoves, ComputerPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
@@ -116,12 +116,12 @@ class RunningServer:
 
 async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                        ) -> RunningServer:
-    """Open the store, start the computer players (the AI pool warming in the background, or
+    """Open the store, start the computer players (the local pool warming in the background, or
     the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
     for its players, nothing else does).
 
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
-    ``AIError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
+    ``ComputerError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
     with a warm-up of their own).
     """
     store = await open_store(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
@@ -166,7 +166,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
         await store.close()
         raise
     host, port = runner.addresses[0][:2]
-    players = "a fleet on Redis" if config.redis_url else f"{pool.workers} AI workers"
+    players = ("a fleet on Redis" if config.redis_url
+               else f"{pool.workers} computer-player processes")
     log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
     if ops is not None:
         log.info("metrics on http://%s/metrics", config.metrics_listen)
@@ -218,9 +219,9 @@ async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
 
 
 async def _computer_players(config: ServerConfig) -> ComputerMoves:
-    """The local AI pool, or with ``redis_url`` the fleet of ``qubic worker``s."""
+    """The local pool of computer players, or with ``redis_url`` the fleet of ``qubic worker``s."""
     if config.redis_url is None:
-        return AIPool(config.ai_workers, nice=config.ai_nice)
+        return ComputerPool(config.ai_workers, nice=config.ai_nice)
     from server.engine_pool.fleet import Fleet, open_redis
 
     return Fleet(await open_redis(config.redis_url))

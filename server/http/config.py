@@ -25,7 +25,7 @@ class ServerConfig:
     port: int = 8765
     db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
     ai_workers: int | None = None  # default: cores - 1, at least 1
-    ai_nice: int = DEFAULT_NICE  # the AI workers run this many steps below the server (0-19)
+    ai_nice: int = DEFAULT_NICE  # the computer players run this many steps lower (0-19)
     grace: float = GRACE
     ai_move_time: float = 1.0
     heartbeat: float = HEARTBEAT_SECONDS

@@ -1,7 +1,7 @@
 """The computer's turns: asking the engine for a move and handing it to the room.
 
 ``ComputerTurns`` runs one task per game whose computer seat is to move. It asks the
-``ComputerMoves`` (the local ``AIPool`` or the Redis fleet) for a move, tells the game's
+``ComputerMoves`` (the local ``ComputerPool`` or the Redis fleet) for a move, tells the game's
 players while the engine is being prepared or failing, and hands the answer to the rooms'
 ``play`` callback, which plays it under the room's lock unless the game has moved on. It
 holds no game state of its own.
@@ -15,15 +15,15 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 
 from engine import format_cell
-from server.engine_pool.local import AIError, AIJob, ComputerMoves
+from server.engine_pool.local import ComputerError, ComputerJob, ComputerMoves
 from server.errors import RoomError
 from server.game.room import GameRoom, Outbound
 from server.metrics import Metrics
-from server.protocol import AIThinking, EngineStatus, ErrorCode, Suggestion, error_message
+from server.protocol import ComputerThinking, EngineStatus, ErrorCode, Suggestion, error_message
 
 log = logging.getLogger(__name__)
 
-AI_RETRY_DELAY = 1.0  # seconds before asking a failing AI pool again
+COMPUTER_RETRY_DELAY = 1.0  # seconds before asking failing computer players again
 ENGINE_POLL = 0.5  # seconds between progress reports while the engine is being prepared
 ENGINE_READY = "the engine is ready"
 HINT_PLAYER = "level8"  # who suggests a move for a hint ...
@@ -76,7 +76,7 @@ class ComputerTurns:
         if room.id in self.hinting:
             raise RoomError("a hint is being worked out", ErrorCode.NOT_ALLOWED)
         ply = room.board.ply
-        job = AIJob(room.board.geometry.name, tuple(room.board.moves), HINT_PLAYER,
+        job = ComputerJob(room.board.geometry.name, tuple(room.board.moves), HINT_PLAYER,
                     seed=seed(room.id) + ply, time=HINT_TIME)
         self.hinting.add(room.id)
         try:
@@ -122,7 +122,7 @@ class ComputerTurns:
                 await asyncio.wait_for(self.pool.wait_ready(), ENGINE_POLL)
             except TimeoutError:
                 continue
-            except AIError:
+            except ComputerError:
                 return
         ready = EngineStatus(game=room.id, state="ready", progress=1.0, message=ENGINE_READY)
         self._deliver(room, [Outbound(ready)])
@@ -133,24 +133,24 @@ class ComputerTurns:
             side = room.computer_side
             assert side is not None
             ply = room.board.ply
-            level = room.seats[side].ai_level
+            level = room.seats[side].computer_level
             if not self.pool.ready:
                 await self._await_engine(room)
-            self._deliver(room, [Outbound(AIThinking(game=room.id, ply=ply))])
-            job = AIJob(room.board.geometry.name, tuple(room.board.moves), f"level{level}",
+            self._deliver(room, [Outbound(ComputerThinking(game=room.id, ply=ply))])
+            job = ComputerJob(room.board.geometry.name, tuple(room.board.moves), f"level{level}",
                         seed=seed(room.id) + ply, time=self._budget(room))
             while True:
                 try:
                     decision = await self.pool.decide(job)
                     break
-                except AIError as error:
+                except ComputerError as error:
                     log.error("game %s: no computer move yet (%s); retrying", room.id, error)
                     self.metrics.error(error.code)
                     notice = error_message(
-                        AIError("the computer cannot move right now; it will try again"),
+                        ComputerError("the computer cannot move right now; it will try again"),
                     )
                     self._deliver(room, [Outbound(notice)])
-                    await asyncio.sleep(AI_RETRY_DELAY)
+                    await asyncio.sleep(COMPUTER_RETRY_DELAY)
             self.metrics.count("ai_moves")
             if not await self._play(room, ply, decision.move):
                 self.metrics.count("ai_stale_results")

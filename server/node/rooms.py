@@ -205,7 +205,8 @@ class Rooms:
     ) -> GameRoom:
         """Record a new game, open it for its players' connections and send them its state."""
         stored = [
-            Seat.computer(s.ai_level) if s.ai_level is not None else Seat.human(s.player)
+            Seat.computer(s.computer_level) if s.computer_level is not None
+            else Seat.human(s.player)
             for s in seats
         ]
         record = await self.store.create_game(
@@ -226,7 +227,7 @@ class Rooms:
                 for session in sessions:
                     self._opened(room.id, Peer.of(session, self.node))
                     await self.delivery.open(session, room.id, seq)
-                if seat.ai_level is None and sessions:
+                if seat.computer_level is None and sessions:
                     snapshot = room.snapshot(seat.player, now)
                     for session in sessions:
                         if session is requester:

@@ -262,7 +262,7 @@ class Pong(_Event, tag="pong"):
     ref: RequestId | None = None
 
 
-class AIThinking(_Event, tag="ai_thinking"):
+class ComputerThinking(_Event, tag="ai_thinking"):
     game: str
     ply: int
     depth: int | None = None
@@ -307,7 +307,7 @@ class Error(_Event, tag="error"):
 ServerMessage = (
     Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
-    | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | AIThinking | Suggestion
+    | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
     | EngineStatus | Ack | Error
 )  # fmt: skip
 

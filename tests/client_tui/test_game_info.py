@@ -6,7 +6,7 @@ from scenes import game
 
 from client_tui.model import GameModel
 from client_tui.widgets.game_info import note_line, seat_line, status_line
-from server.protocol import AIThinking, GameEnd, Offer, Presence, SeatInfo
+from server.protocol import ComputerThinking, GameEnd, Offer, Presence, SeatInfo
 
 
 def test_seats_show_turn_clock_and_you() -> None:
@@ -39,6 +39,6 @@ def test_the_computer_thinking() -> None:
     state = game()
     state.seats[1] = SeatInfo(name="Computer (level 5)", ai=5)
     model = GameModel.from_state(state, now=0.0)
-    model.apply(AIThinking(game="g1", ply=9, depth=6), 0.0)
+    model.apply(ComputerThinking(game="g1", ply=9, depth=6), 0.0)
     assert status_line(model, 0.0).plain == "Computer thinking… (depth 6)"
     assert "(" not in seat_line(model, "o", 0.0, 60).plain.split("5)")[1]  # no rating shown

@@ -16,10 +16,10 @@ from client_tui.model import (
 )
 from engine import Board, O, X
 from server.protocol import (
-    AIThinking,
     ChatLine,
     Clocks,
     ClockSpec,
+    ComputerThinking,
     GameEnd,
     GameState,
     GameSummary,
@@ -95,7 +95,7 @@ def test_offers_chat_presence_and_the_end() -> None:
 
 def test_the_computer_thinking_is_cleared_by_its_move() -> None:
     model = GameModel.from_state(state([0], you="x"), now=0.0)
-    model.apply(AIThinking(game="g1", ply=1, depth=4), 0.0)
+    model.apply(ComputerThinking(game="g1", ply=1, depth=4), 0.0)
     assert model.thinking is not None and model.thinking.depth == 4
     model.apply(move(2, 9, 1), 0.0)
     assert model.thinking is None

@@ -10,26 +10,26 @@ import pytest
 from conftest import Server
 
 from engine import Board
-from server.engine_pool.local import DEFAULT_NICE, AIJob, AIPool
+from server.engine_pool.local import DEFAULT_NICE, ComputerJob, ComputerPool
 
 
 @pytest.fixture
 async def pool():
-    pool = AIPool(workers=2)
+    pool = ComputerPool(workers=2)
     await pool.start()
     yield pool
     await pool.close()
 
 
-async def test_a_job_returns_a_legal_move(pool: AIPool) -> None:
+async def test_a_job_returns_a_legal_move(pool: ComputerPool) -> None:
     board = Board.from_notation("4x4x4", "1a1 2a1 1b1 2b1 1c1")
-    decision = await pool.decide(AIJob("4x4x4", tuple(board.moves), "bogenschutz", time=2.0))
+    decision = await pool.decide(ComputerJob("4x4x4", tuple(board.moves), "bogenschutz", time=2.0))
     assert decision.move == 3  # O blocks 1d1
     assert len(set(pool.worker_pids())) == 2
 
 
-async def test_more_jobs_than_workers_all_finish(pool: AIPool) -> None:
-    jobs = [AIJob("4x4x4", (c,), "rubinoff:depth=2", seed=c, time=2.0) for c in range(7)]
+async def test_more_jobs_than_workers_all_finish(pool: ComputerPool) -> None:
+    jobs = [ComputerJob("4x4x4", (c,), "rubinoff:depth=2", seed=c, time=2.0) for c in range(7)]
     decisions = await asyncio.gather(*(pool.decide(j) for j in jobs))
     assert len(decisions) == 7
     for job, decision in zip(jobs, decisions, strict=True):
@@ -37,9 +37,9 @@ async def test_more_jobs_than_workers_all_finish(pool: AIPool) -> None:
     assert pool.jobs_done == 7 and pool.queued == 0 and pool.busy == 0
 
 
-async def test_cancelling_a_job_stops_its_search(pool: AIPool) -> None:
+async def test_cancelling_a_job_stops_its_search(pool: ComputerPool) -> None:
     task = asyncio.create_task(
-        pool.decide(AIJob("4x4x4", (), "bogenschutz:depth=8", time=20.0))
+        pool.decide(ComputerJob("4x4x4", (), "bogenschutz:depth=8", time=20.0))
     )
     await asyncio.sleep(0.5)
     started = time.perf_counter()
@@ -47,16 +47,16 @@ async def test_cancelling_a_job_stops_its_search(pool: AIPool) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     # the worker was told to stop, so a new job gets through quickly
-    decision = await pool.decide(AIJob("4x4x4", (0,), "wood", time=1.0))
+    decision = await pool.decide(ComputerJob("4x4x4", (0,), "wood", time=1.0))
     assert decision.move != 0
     assert pool.busy == 0
     assert time.perf_counter() - started < 15  # generous: not the 20 s the search had
 
 
 async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
-    pool: AIPool,
+    pool: ComputerPool,
 ) -> None:
-    job = AIJob("4x4x4", (0, 21), "bogenschutz:depth=8", time=4.0)
+    job = ComputerJob("4x4x4", (0, 21), "bogenschutz:depth=8", time=4.0)
     task = asyncio.create_task(pool.decide(job))
     await asyncio.sleep(0.8)
     for pid in pool.worker_pids():
@@ -71,21 +71,21 @@ def _nice(pid: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, pid)
 
 
-async def test_workers_run_below_the_server_by_default(pool: AIPool) -> None:
+async def test_workers_run_below_the_server_by_default(pool: ComputerPool) -> None:
     assert pool.nice == DEFAULT_NICE > 0
     expected = min(19, _nice(0) + DEFAULT_NICE)
     assert [_nice(pid) for pid in pool.worker_pids()] == [expected, expected]
 
 
 async def test_the_workers_niceness_is_configurable_and_kept_by_a_rebuilt_pool() -> None:
-    pool = AIPool(workers=1, nice=3)
+    pool = ComputerPool(workers=1, nice=3)
     await pool.start()
     try:
         expected = min(19, _nice(0) + 3)
         assert [_nice(pid) for pid in pool.worker_pids()] == [expected]
         for pid in pool.worker_pids():
             os.kill(pid, signal.SIGKILL)
-        decision = await pool.decide(AIJob("4x4x4", (0,), "wood", time=1.0))
+        decision = await pool.decide(ComputerJob("4x4x4", (0,), "wood", time=1.0))
         assert decision.move != 0 and pool.rebuilds == 1
         assert [_nice(pid) for pid in pool.worker_pids()] == [expected]
     finally:
@@ -93,7 +93,7 @@ async def test_the_workers_niceness_is_configurable_and_kept_by_a_rebuilt_pool()
 
 
 async def test_nice_zero_leaves_the_workers_at_the_servers_priority() -> None:
-    pool = AIPool(workers=1, nice=0)
+    pool = ComputerPool(workers=1, nice=0)
     await pool.start()
     try:
         assert [_nice(pid) for pid in pool.worker_pids()] == [_nice(0)]
@@ -104,7 +104,7 @@ async def test_nice_zero_leaves_the_workers_at_the_servers_priority() -> None:
 @pytest.mark.parametrize("nice", [-1, 20])
 def test_a_niceness_outside_0_to_19_is_refused(nice: int) -> None:
     with pytest.raises(ValueError, match="0-19"):
-        AIPool(workers=1, nice=nice)
+        ComputerPool(workers=1, nice=nice)
 
 
 async def test_the_servers_config_sets_the_workers_niceness(tmp_path: Path) -> None:

@@ -236,7 +236,7 @@ async def test_a_bug_costs_one_request_not_the_connection(
 async def test_a_failing_ai_pool_is_reported_and_retried(
     server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from server.engine_pool.local import AIError
+    from server.engine_pool.local import ComputerError
     from server.node import computer_turns as computer
 
     pool = server.running.pool
@@ -246,11 +246,11 @@ async def test_a_failing_ai_pool_is_reported_and_retried(
     async def flaky(job: object) -> object:
         if not failures:
             failures.append(job)
-            raise AIError("workers keep dying")
+            raise ComputerError("workers keep dying")
         return await real(job)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pool, "decide", flaky)
-    monkeypatch.setattr(computer, "AI_RETRY_DELAY", 0.05)
+    monkeypatch.setattr(computer, "COMPUTER_RETRY_DELAY", 0.05)
     ann = await server.client("ann")
     state = await ann.request(t="play_ai", level=2, colour="o")
     assert (await ann.expect("error"))["code"] == "ai_unavailable"

@@ -24,11 +24,11 @@ from services import RedisServer
 from test_faults import descendants
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import AIError, AIJob
+from server.engine_pool.computer_moves import ComputerError, ComputerJob
 from server.engine_pool.fleet.jobs import GROUP, NO_WORKER, Job, Keys, open_redis
 from server.engine_pool.fleet.node import Fleet
 from server.engine_pool.fleet.worker import FleetWorker, parse_levels
-from server.engine_pool.local import AIPool
+from server.engine_pool.local import ComputerPool
 from server.http.app import RunningServer, ServerConfig, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,9 +127,9 @@ async def fleet(redis_url: str) -> AsyncIterator[Fleet]:
     await fleet.close()
 
 
-def _level8(n: int) -> AIJob:
+def _level8(n: int) -> ComputerJob:
     """A level-8 move of 1 s in an opening of its own."""
-    return AIJob("4x4x4", (n, 63 - n), "level8", seed=n, time=1.0)
+    return ComputerJob("4x4x4", (n, 63 - n), "level8", seed=n, time=1.0)
 
 
 @contextlib.asynccontextmanager
@@ -137,7 +137,7 @@ async def _worker_here(redis_url: str, levels: list[str]) -> AsyncIterator[Fleet
     """A ``FleetWorker`` running in this process (its figures at hand), searching in a real
     pool of 1 process; stopped, with its pool, at the end."""
     client = await open_redis(redis_url)
-    worker = FleetWorker(client, AIPool(1), levels=levels)
+    worker = FleetWorker(client, ComputerPool(1), levels=levels)
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
     try:
@@ -345,7 +345,7 @@ async def test_one_worker_answers_jobs_queued_on_every_level(
     fleet: Fleet, redis_url: str
 ) -> None:
     specs = ["level1", "level2", "level5"]
-    asking = [asyncio.create_task(fleet.decide(AIJob("4x4x4", (0,), spec, time=0.2)))
+    asking = [asyncio.create_task(fleet.decide(ComputerJob("4x4x4", (0,), spec, time=0.2)))
               for spec in specs]
     async with _worker_here(redis_url, specs) as worker:
         decisions = await asyncio.wait_for(asyncio.gather(*asking), 120)
@@ -379,11 +379,11 @@ async def test_a_worker_and_a_node_go_on_after_redis_restarts_empty(
 ) -> None:
     server = redis_factory()
     fleet = Fleet(await open_redis(server.url), poll=0.2)
-    job = AIJob("4x4x4", (0,), "level2", time=0.2)
+    job = ComputerJob("4x4x4", (0,), "level2", time=0.2)
 
     async def asking() -> Decision:  # as the hub does: again while Redis is away
         while True:
-            with contextlib.suppress(AIError):
+            with contextlib.suppress(ComputerError):
                 return await fleet.decide(job)
             await asyncio.sleep(0.1)
 

@@ -17,7 +17,7 @@ from conftest import Client
 from engine_gate import gated_warm_up
 from test_faults import ServerProcess, descendants, processes  # noqa: F401
 
-from server.engine_pool.local import AIPool
+from server.engine_pool.local import ComputerPool
 from server.http.app import ServerConfig, start_server
 
 
@@ -25,7 +25,7 @@ async def test_the_server_works_while_the_engine_warms_and_tells_the_computers_o
     tmp_path: Path,
 ) -> None:
     gate = tmp_path / "gate"
-    pool = AIPool(1, warm_up=functools.partial(gated_warm_up, str(gate)))
+    pool = ComputerPool(1, warm_up=functools.partial(gated_warm_up, str(gate)))
     running = await start_server(
         ServerConfig(port=0, db_path=str(tmp_path / "q.db"), ai_move_time=0.1), pool=pool
     )

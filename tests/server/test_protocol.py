@@ -106,7 +106,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.TakenBack(game="g1", ply=2, by="x", clocks=CLOCKS, version=7),
     p.Suggestion(game="g1", ply=2, cell=21, notation="2b2", ref=4),
     p.Pong(ref=-3),
-    p.AIThinking(game="g1", ply=3, depth=6),
+    p.ComputerThinking(game="g1", ply=3, depth=6),
     p.EngineStatus(game="g1", state="preparing", progress=0.3, message="preparing the engine"),
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),

@@ -382,7 +382,7 @@ def test_rematch_needs_both_and_swaps_colours() -> None:
 
 
 def test_the_computer_agrees_to_a_rematch_and_declines_draws() -> None:
-    seats = (RoomSeat(ANN, "Ann"), RoomSeat(COMPUTER, "computer level 3", ai_level=3))
+    seats = (RoomSeat(ANN, "Ann"), RoomSeat(COMPUTER, "computer level 3", computer_level=3))
     room = GameRoom("g2", seats)
     assert room.computer_side == 1 and not room.computer_to_move
     room.move(ANN, "1a1", 0, 1.0)

@@ -2,7 +2,7 @@
 
 As lichess spreads analysis over its fishnet workers, a node does not search: it puts each
 computer move as a job on a Redis stream, and ``qubic worker`` processes on any machine pull
-jobs through a consumer group (they need no open port), search with the same ``AIPool`` the
+jobs through a consumer group (they need no open port), search with the same ``ComputerPool`` the
 embedded server uses (whose processes run ``server.engine_pool.decide.decide_move``), and put
 the answer on the asking node's own answer stream.
 
@@ -32,7 +32,7 @@ What holds:
 The package in three modules: ``jobs`` (the wire: a job, an answer, the key names and the
 timings both sides keep), ``node`` (``Fleet``: the hub's ``ComputerMoves`` on a node, which
 queues jobs and reads answers) and ``worker`` (``FleetWorker``: what ``qubic worker`` runs,
-which takes jobs, searches them in its own ``AIPool`` and answers). Cluster only: the
+which takes jobs, searches them in its own ``ComputerPool`` and answers). Cluster only: the
 embedded server never imports it. The names the server's start-up and the fleet benchmark
 use are gathered here too.
 """

@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import AIError, AIJob
+from server.engine_pool.computer_moves import ComputerError, ComputerJob
 from server.errors import BusError
 from server.redis_io.clients import connect
 
@@ -40,9 +40,9 @@ class Job(msgspec.Struct, frozen=True):
     depth: int | None
     expires: float  # unix seconds
 
-    def computer_job(self) -> AIJob:
+    def computer_job(self) -> ComputerJob:
         """The search this job asks for, as the pool takes it."""
-        return AIJob(self.variant, self.moves, self.spec, self.seed, self.time, self.depth)
+        return ComputerJob(self.variant, self.moves, self.spec, self.seed, self.time, self.depth)
 
 
 class Answer(msgspec.Struct, frozen=True):
@@ -60,12 +60,12 @@ answer_decoder = msgspec.json.Decoder(Answer)
 
 
 async def open_redis(url: str, timeout: float = 5.0) -> aioredis.Redis:
-    """``server.redis_io.clients.connect``, raising ``AIError`` (the computer players' error)
+    """``server.redis_io.clients.connect``, raising ``ComputerError`` (the computer players' error)
     instead."""
     try:
         return await connect(url, timeout)
     except BusError as error:
-        raise AIError(str(error)) from None
+        raise ComputerError(str(error)) from None
 
 
 class Keys:

@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import AIError, AIJob
+from server.engine_pool.computer_moves import ComputerError, ComputerJob
 from server.engine_pool.fleet.jobs import (
     ALIVE,
     EXPIRES,
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 class Fleet:
     """Where a node gets its computer moves when it has a fleet: the same interface as the
-    local ``AIPool`` (``ready``, ``decide``, the figures for /metrics)."""
+    local ``ComputerPool`` (``ready``, ``decide``, the figures for /metrics)."""
 
     waiting_state: EngineState = "unavailable"
     waiting_message = NO_WORKER
@@ -100,15 +100,15 @@ class Fleet:
 
     async def wait_ready(self) -> None:
         if self._closed:
-            raise AIError("the fleet is closed")
+            raise ComputerError("the fleet is closed")
         await self._has_workers.wait()
 
-    async def decide(self, job: AIJob) -> Decision:
+    async def decide(self, job: ComputerJob) -> Decision:
         """Put ``job`` on its stream and wait for its answer. Cancelling the awaiting task
-        cancels the job. Raises ``AIError`` if Redis cannot be reached or the fleet gives
+        cancels the job. Raises ``ComputerError`` if Redis cannot be reached or the fleet gives
         no answer in time (the hub then asks again)."""
         if self._closed:
-            raise AIError("the fleet is closed")
+            raise ComputerError("the fleet is closed")
         budget = job.time or 30.0
         wire = Job(uuid.uuid4().hex, self.node, job.variant, job.moves, job.spec, job.seed,
                    job.time, job.depth, time.time() + EXPIRES)
@@ -121,7 +121,7 @@ class Fleet:
                                        {"id": wire.id, "job": encode(wire)},
                                        maxlen=STREAM_MAX, approximate=True)
             except (RedisError, OSError) as exc:
-                raise AIError(f"cannot queue the computer's move: {exc}") from None
+                raise ComputerError(f"cannot queue the computer's move: {exc}") from None
             # a worker has the job's time; one that dies is replaced after RECLAIM_GRACE
             # more; past twice that (or with no worker at all) the hub is told and retries
             try:
@@ -130,7 +130,7 @@ class Fleet:
             except TimeoutError:
                 self.jobs_failed += 1
                 await self._cancel(wire.id)
-                raise AIError("no computer player answered in time") from None
+                raise ComputerError("no computer player answered in time") from None
         except asyncio.CancelledError:
             await self._cancel(wire.id)
             raise
@@ -138,7 +138,7 @@ class Fleet:
             self._pending.pop(wire.id, None)
         if result.decision is None:
             self.jobs_failed += 1
-            raise AIError(result.error or "the computer player failed")
+            raise ComputerError(result.error or "the computer player failed")
         self.jobs_done += 1
         self.last_latency = time.perf_counter() - started
         self.latencies.append(self.last_latency)
@@ -213,7 +213,7 @@ class Fleet:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for waiting in self._pending.values():
             if not waiting.done():
-                waiting.set_exception(AIError("the fleet is closed"))
+                waiting.set_exception(ComputerError("the fleet is closed"))
         with contextlib.suppress(RedisError, OSError):
             await self.client.delete(self._answers)
         await self.client.aclose()

@@ -1,5 +1,5 @@
 """The engine fleet's worker side: ``FleetWorker``, what ``qubic worker`` runs. It takes jobs
-from the level streams through the consumer group, searches them in its own ``AIPool`` (the
+from the level streams through the consumer group, searches them in its own ``ComputerPool`` (the
 same pool, and so the same ``decide_move``, as an embedded server), answers the node that
 asked, takes over jobs a dead worker left pending, drops cancelled ones, and heartbeats. See
 ``server.engine_pool.fleet`` for the keys and what holds."""
@@ -19,7 +19,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from server.engine_pool.computer_moves import AIError
+from server.engine_pool.computer_moves import ComputerError
 from server.engine_pool.fleet.jobs import (
     ALIVE,
     GROUP,
@@ -36,7 +36,7 @@ from server.engine_pool.fleet.jobs import (
     ensure_group,
     job_decoder,
 )
-from server.engine_pool.local import AIPool
+from server.engine_pool.local import ComputerPool
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,8 @@ class FleetWorker:
     Jobs pending past their time on a worker that died are looked for at most every
     ``block`` seconds, and taken before new ones."""
 
-    def __init__(self, client: aioredis.Redis, pool: AIPool, *, levels: Iterable[str] = LEVELS,
+    def __init__(self, client: aioredis.Redis, pool: ComputerPool, *,
+                 levels: Iterable[str] = LEVELS,
                  prefix: str = "qubic:", name: str | None = None, block: float = POLL) -> None:
         self.client: Any = client  # redis-py's stubs type replies loosely
         self.pool = pool
@@ -314,7 +315,7 @@ class FleetWorker:
                     if entry_id not in self._cancelled:
                         raise  # this worker is stopping: the job is given back
                     asyncio.current_task().uncancel()  # type: ignore[union-attr]
-                except AIError as error:
+                except ComputerError as error:
                     result = Answer(job.id, self.name, error=str(error))
             if result is not None and not await self._cancelled_meanwhile(entry_id):
                 answer = encode(result)
