@@ -155,6 +155,16 @@ class GameRoom(RoomState):
         winner = flagged ^ 1 if self.board.can_still_win(flagged ^ 1) else None
         return self._finish(winner, "time", now)
 
+    def carry_over(self, decided: GameRoom) -> None:
+        """Take from ``decided`` (this game's room that decided something the store then
+        refused, and nobody heard) what the record does not hold: who is here, the spectators
+        and the chat; and its version, so the events that follow are newer than any heard."""
+        self._presence = list(decided._presence)
+        self.spectators = dict(decided.spectators)
+        self._chat = decided._chat
+        self.version = max(self.version, decided.version)
+        self._known_from = self.version + 1  # a catch-up from before gets the whole state
+
     def pause(self, now: float) -> None:
         """Hold the running clock (before a shutdown); the next move or ``resume`` restarts it."""
         if self.clock is not None and not self.over:

@@ -14,6 +14,11 @@ In a cluster this is the part that runs on a game's owner node (the holder of it
 and gives a game up. Requests reach it from ``server.node.routing`` with the requesting session as
 a ``Peer`` (node, session id, player); who has a game open is counted here by peer, across
 nodes, so a player's presence changes only with their first and last open connection.
+
+If the store refuses a write, the room that decided it is put back as the record holds it
+(``_put_back``): nobody heard of the change, and play goes on once the store writes again.
+The module is one idea (a game's life under its lock, from decision to delivery) and reads
+best whole at a little over 500 lines.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 from engine import O, X
 from server.defaults import GRACE
 from server.engine_pool.local import ComputerMoves
-from server.errors import RoomError
+from server.errors import RoomError, StoreError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
 from server.game.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
 from server.metrics import Metrics
@@ -339,7 +344,38 @@ class Rooms:
         return True
 
     async def _persist(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
-        """Commit what ``events`` record before anyone hears of them."""
+        """Commit what ``events`` record before anyone hears of them; if the store refuses,
+        nobody hears of them and the room is put back as the record holds it."""
+        try:
+            return await self._commit(room, events)
+        except StoreError:
+            await self._put_back(room)
+            raise
+
+    async def _put_back(self, room: GameRoom) -> None:
+        """``room`` decided something the store refused to keep (a full disk, a database
+        gone), which nobody has heard: put in its place the room the record holds, with its
+        players, spectators and chat, so play goes on from what everyone was told once the
+        store takes writes again. If the record cannot be read either, the room is let go
+        and loaded afresh when next asked for."""
+        try:
+            record = await self.store.get_game(room.id)
+        except StoreError:
+            record = None
+        if self.rooms.get(room.id) is not room:
+            return  # moved on meanwhile (dropped, handed over)
+        if record is None:
+            self.rooms.pop(room.id, None)
+            return
+        restored = await self._restore(record, self._loop.time())
+        restored.carry_over(room)
+        self.rooms[room.id] = restored
+        log.warning("game %s: a write was refused; the room is back at ply %d", room.id,
+                    restored.board.ply)
+        self.after_change(restored)
+
+    async def _commit(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
+        """Write what ``events`` record: the move, a take-back, the end of the game."""
         if any(isinstance(e.message, MovePlayed) for e in events):
             await self.store.record_move(room.id, room.last_move_record(time.time()),
                                          fence=self.ownership.token(room.id))

@@ -57,6 +57,11 @@ async def test_ready_follows_a_database_that_refuses_writes_and_takes_them_again
     store._writer_conn.execute("PRAGMA query_only = OFF")
     # Ready again at once: the check tries a write itself, not waiting for a player's.
     assert await get(server, "/health/ready") == (200, {"status": "ready"})
+    await play(bob, game, "4d4", 1)  # the refused move, played again: the game goes on
+    await ann.expect("move", ply=2)
+    await play(ann, game, "1a2", 2)
+    record = await store.get_game(game)
+    assert record is not None and [m.cell for m in record.moves] == [0, 63, 4]
 
 
 async def test_a_full_database_is_not_ready_until_it_has_room(tmp_path: Path) -> None:
