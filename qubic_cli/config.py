@@ -20,10 +20,11 @@ the configuration cannot be used.
 
 examples:
   qubic config check serve --config /etc/qubic/qubic.toml
+  qubic config check worker --config /etc/qubic/qubic.toml
   QUBIC_DATABASE_URL_FILE=/run/secrets/db qubic config check serve
 """
 
-COMMANDS = ("serve",)
+COMMANDS = ("serve", "worker")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import signal
+from typing import Any
 
-from qubic_cli.common import fail
+from qubic_cli.common import fail, missing_extra
+from qubic_cli.settings import Setting, SettingsError, apply, mask
 
 NAME = "worker"
 HELP = "search computer moves for Qubic servers, taking jobs from Redis"
@@ -20,9 +21,22 @@ compiles the engine before taking its first job and stops cleanly on Ctrl-C or S
 """
 
 
+SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
+    Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
+    Setting("processes", "processes", "QUBIC_PROCESSES"),
+    Setting("levels", "levels", "QUBIC_LEVELS"),
+    Setting("nice", "nice", "QUBIC_NICE"),
+    Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
+    Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--redis", required=True, metavar="URL",
-                        help="the servers' Redis, e.g. redis://127.0.0.1:6379/0")
+    parser.add_argument("--config", metavar="FILE",
+                        help="a TOML file of options (default: $QUBIC_CONFIG; docs/operations.md)")
+    parser.add_argument("--redis", default=None, metavar="URL",
+                        help="the servers' Redis, e.g. redis://127.0.0.1:6379/0 (required: here, "
+                             "as QUBIC_REDIS_URL or QUBIC_REDIS_URL_FILE, or in the file)")
     parser.add_argument("--processes", type=int, default=None, metavar="N",
                         help="searches at once (default: cores - 1, at least 1)")
     parser.add_argument("--levels", default="1-8", metavar="LIST",
@@ -31,26 +45,47 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="run the searches N steps below this process (0-19; default 10)")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-format", default="text", choices=["text", "json"],
+                        help="text lines, or one JSON object a line")
+
+
+def server_config(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``args`` (already layered) ask of the worker; ``SettingsError`` says what is
+    wrong (the name matches ``qubic_cli.serve``'s, for ``qubic config check``)."""
+    if why := missing_extra("redis"):
+        raise SettingsError(f"qubic worker needs the cluster extra: {why}")
+    from server.engine_pool.fleet.worker import parse_levels
+    from server.engine_pool.local import DEFAULT_NICE
+
+    if not args.redis:
+        raise SettingsError("--redis is required (or QUBIC_REDIS_URL, or redis in the file)")
+    if args.processes is not None and args.processes < 1:
+        raise SettingsError("--processes must be at least 1")
+    nice = DEFAULT_NICE if args.nice is None else args.nice
+    if not 0 <= nice <= 19:
+        raise SettingsError("--nice must be 0-19")
+    try:
+        levels = parse_levels(args.levels)
+    except ValueError as error:
+        raise SettingsError(f"--levels: {error}") from None
+    return {"redis": args.redis, "processes": args.processes, "nice": nice, "levels": levels}
 
 
 def run(args: argparse.Namespace) -> int:
     from server.engine_pool.computer_moves import ComputerError
-    from server.engine_pool.fleet.jobs import open_redis
-    from server.engine_pool.fleet.worker import FleetWorker, parse_levels
-    from server.engine_pool.local import DEFAULT_NICE, ComputerPool
+    from server.http.logs import configure_logging
 
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if args.processes is not None and args.processes < 1:
-        return fail(NAME, "--processes must be at least 1")
-    nice = DEFAULT_NICE if args.nice is None else args.nice
-    if not 0 <= nice <= 19:
-        return fail(NAME, "--nice must be 0-19")
     try:
-        levels = parse_levels(args.levels)
-    except ValueError as error:
-        return fail(NAME, f"--levels: {error}")
+        apply(args.parser, SETTINGS, NAME, args, args.argv)
+        config = server_config(args)
+    except SettingsError as error:
+        return fail(NAME, str(error))
+    from server.engine_pool.fleet.jobs import open_redis
+    from server.engine_pool.fleet.worker import FleetWorker
+    from server.engine_pool.local import ComputerPool
+
+    configure_logging(args.log_level, args.log_format)
+    nice, levels = config["nice"], config["levels"]
 
     async def main() -> None:
         client = await open_redis(args.redis)
@@ -61,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         print(f"Qubic worker {worker.name}: {pool.workers} processes, levels {args.levels}, "
-              f"Redis {args.redis}", flush=True)
+              f"Redis {mask(args.redis, True)}", flush=True)
         try:
             await worker.run(stop)
         finally:

@@ -21,7 +21,7 @@ from server import exposition
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-CHECKED = ("serve",)  # the commands `qubic config check` knows
+CHECKED = ("serve", "worker")  # the commands `qubic config check` knows
 
 
 def exported_names() -> set[str]:
@@ -82,9 +82,13 @@ def test_each_qubic_service_is_accepted_by_config_check(service: str, tmp_path: 
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert shown["database"]["value"] == "postgresql://qubic:***@postgres/qubic"
-    assert shown["redis"]["source"] == "env" and shown["host"]["value"] == "0.0.0.0"
-    assert shown["metrics_listen"]["value"] == "0.0.0.0:9100"
+    assert shown["redis"] == {"value": "redis://redis:6379/0", "source": "env"}
+    if command == "serve":
+        assert shown["database"]["value"] == "postgresql://qubic:***@postgres/qubic"
+        assert shown["host"]["value"] == "0.0.0.0"
+        assert shown["metrics_listen"]["value"] == "0.0.0.0:9100"
+    else:
+        assert shown["levels"] == {"value": "1-8", "source": "file"}
 
 
 def test_the_systemd_unit_serves_unprivileged_with_its_secret_as_a_credential() -> None:
