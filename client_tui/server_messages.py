@@ -31,6 +31,7 @@ from client_tui.screens.lobby import LobbyScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import visible
 from server.protocol import (
+    Announce,
     CancelQuick,
     CancelSeek,
     ChallengeAccept,
@@ -132,6 +133,10 @@ class ServerMessages(App[None]):
             self._challenge(message)
         elif isinstance(message, Error):
             self._error(message)
+        elif isinstance(message, Announce):  # the host speaks: stays up long enough to read
+            self.bell()
+            self.notify(message.text, title="From the server", severity="warning",
+                        timeout=max(10.0, message.restart_in or 0.0))
         else:  # ack, pong, welcome
             request = self._requests.pop(getattr(message, "ref", None) or 0, None)
             if isinstance(request, ChallengeCancel):

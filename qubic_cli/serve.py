@@ -41,6 +41,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
     Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
     Setting("access_log", "access_log", "QUBIC_ACCESS_LOG"),
+    Setting("drain_after", "drain_after", "QUBIC_DRAIN_AFTER"),
     Setting("metrics_listen", "metrics_listen", "QUBIC_METRICS_LISTEN"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
 )
@@ -99,6 +100,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "message and fields such as the client's address)")
     parser.add_argument("--access-log", action="store_true",
                         help="log every HTTP request (the qubic.access logger)")
+    parser.add_argument("--drain-after", type=float, default=0.0, metavar="S",
+                        help="at SIGTERM or SIGINT, first tell every player the server restarts "
+                             "in S seconds, start no new game, and stop S seconds later (a "
+                             "second signal stops at once; default 0: stop at once)")
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
@@ -141,6 +146,7 @@ def server_config(args: argparse.Namespace) -> Any:
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,
+        drain_after=max(0.0, args.drain_after),
         metrics_token=args.metrics_token,
     )
     if args.ai_nice is not None:

@@ -11,6 +11,7 @@ everything inside the calling event loop, so the terminal client can embed a ser
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import ipaddress
 import logging
@@ -228,7 +229,9 @@ async def _computer_players(config: ServerConfig) -> ComputerMoves:
 
 
 def run(config: ServerConfig) -> None:
-    """``qubic serve``: run until SIGINT or SIGTERM, then shut down cleanly."""
+    """``qubic serve``: run until SIGINT or SIGTERM, then shut down cleanly; with
+    ``drain_after``, first tell every player the server restarts in that many seconds, start no
+    new game, and wait that long (or for a second signal)."""
 
     async def main() -> None:
         server = await start_server(config)
@@ -244,6 +247,11 @@ def run(config: ServerConfig) -> None:
             loop.add_signal_handler(sig, stop.set)
         print(f"Qubic server on {server.http_url} — websocket {server.ws_url}", flush=True)
         await stop.wait()
+        if config.drain_after > 0:  # say so first, then wait (a second signal cuts it short)
+            stop.clear()
+            server.hub.drain(config.drain_after)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), config.drain_after)
         await server.stop()
 
     asyncio.run(main())

@@ -47,4 +47,5 @@ class ServerConfig:
     access_log: bool = False  # a line per HTTP request on the qubic.access logger
     metrics_listen: str | None = None  # "HOST:PORT": /metrics there, not on the game's port
     metrics_token: str | None = None  # /metrics asks for "Authorization: Bearer <token>"
+    drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
     extra: dict[str, Any] = field(default_factory=dict)

@@ -43,13 +43,16 @@ from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
 from server.protocol import (
+    Announce,
     ClientMessage,
     ErrorCode,
     GameRequest,
     Hello,
     LobbyRequest,
+    MatchmakingRequest,
     Ping,
     Pong,
+    Rematch,
     Welcome,
     error_message,
 )
@@ -90,6 +93,7 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
+        self.draining: float | None = None  # when the announced restart comes (loop time)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -181,6 +185,9 @@ class Hub:
         try:
             if self.games.closing:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
+            if self.draining is not None and isinstance(message, MatchmakingRequest | Rematch):
+                raise ServerError("the server restarts soon: no new games until it is back",
+                                  ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, Hello | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
             await self._dispatch(session, message)
@@ -199,6 +206,23 @@ class Hub:
             await self._ping(session, message)
         else:
             assert_never(message)
+
+    def announce(self, text: str, restart_in: float | None = None) -> int:
+        """Say ``text`` to every session here; returns how many heard it."""
+        message = Announce(text=text, restart_in=restart_in)
+        sessions = list(self.delivery.sessions)
+        for session in sessions:
+            session.send(message)
+        return len(sessions)
+
+    def drain(self, seconds: float) -> None:
+        """Before a restart: tell every player the server restarts in ``seconds``, and start
+        no new game from now on (games going on are played until the shutdown, and resume
+        after it as after any restart)."""
+        self.draining = self.games.now() + seconds
+        told = self.announce(f"The server restarts in {seconds:g} seconds: games going on "
+                             "will resume when it is back. No new games until then.", seconds)
+        log.info("draining: %d connections told the server restarts in %g s", told, seconds)
 
     def refuse(self, session: Session, error: ServerError, ref: object = None) -> None:
         self.metrics.error(error.code)
@@ -219,7 +243,8 @@ class Hub:
                 raise LimitReached("too many new players from your address",
                                    ErrorCode.TOO_MANY_PLAYERS, wait)
             player, token = await self.store.create_player(message.name, time.time())
-            log.info("new player %s", player.name)
+            log.info("new player %s from %s", player.name, session.peer,
+                     extra={"player": player.name, "address": session.peer})
         self.delivery.identified(session, player)
         self.lobby.identified(session)
         session.send(

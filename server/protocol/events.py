@@ -258,6 +258,14 @@ class GameState(_Event, tag="game"):
     ref: RequestId | None = None
 
 
+class Announce(_Event, tag="announce"):
+    """The host says something to every player (``restart_in``: seconds until the server
+    restarts, when that is what it says; no new games start meanwhile)."""
+
+    text: str
+    restart_in: float | None = None
+
+
 class Pong(_Event, tag="pong"):
     ref: RequestId | None = None
 
@@ -308,7 +316,7 @@ ServerMessage = (
     Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error
+    | EngineStatus | Ack | Error | Announce
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

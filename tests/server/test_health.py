@@ -5,6 +5,7 @@ and /metrics counts the refused writes."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,74 @@ async def test_ready_says_when_the_database_is_gone(server: Server) -> None:
     status, body = await get(server, "/health/ready")
     assert status == 503 and body["reasons"] == ["the database does not answer"]
     assert (await get(server, "/health"))[0] == 200  # /health answers as documented
+
+
+async def test_a_drain_tells_the_players_before_the_server_stops(tmp_path: Path) -> None:
+    """``qubic serve --drain-after S`` at SIGTERM: every player hears ``announce`` with
+    ``restart_in`` S, no new game starts, a game going on is played, ready turns 503, and the
+    connections close (1001) only after that."""
+    import json
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import websockets
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUBIC_")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--ai-workers", "1",
+         "--db", str(tmp_path / "q.db"), "--drain-after", "3"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout is not None
+        line = await asyncio.to_thread(server.stdout.readline)
+        http = re.search(r"(http://\S+?)\s", line)
+        assert http, line
+        base = http.group(1)
+        ws_url = base.replace("http://", "ws://") + "/ws"
+        async with websockets.connect(ws_url) as ann, websockets.connect(ws_url) as bob:
+            async def request(ws: Any, **message: Any) -> dict[str, Any]:
+                await ws.send(json.dumps(message))
+                while True:
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                    if reply.get("ref") == message.get("id") or reply["t"] == "error":
+                        return reply
+
+            await request(ann, t="hello", name="ann", id=1)
+            await request(bob, t="hello", name="bob", id=1)
+            created = await request(ann, t="private_create", colour="x", id=2)
+            await bob.send(json.dumps({"t": "private_join", "code": created["code"], "id": 2}))
+            game = None
+            while game is None:
+                message = json.loads(await asyncio.wait_for(ann.recv(), 30))
+                game = message["id"] if message["t"] == "game" else None
+            server.send_signal(signal.SIGTERM)
+            while True:
+                message = json.loads(await asyncio.wait_for(ann.recv(), 30))
+                if message["t"] == "announce":
+                    break
+            assert message["restart_in"] == 3 and "restarts in 3 seconds" in message["text"]
+            began = time.monotonic()
+            refused = await request(ann, t="seek", id=3)
+            assert refused["t"] == "error" and refused["code"] == "shutting_down"
+            played = await request(ann, t="move", game=game, cell="1a1", ply=0, id=4)
+            assert played["t"] == "ack"
+            async with aiohttp.ClientSession() as session, session.get(
+                    base + "/health/ready") as response:
+                assert response.status == 503
+                assert (await response.json())["reasons"] == [
+                    "the server is draining before a restart"]
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(ann.recv(), 30)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+            assert time.monotonic() - began > 1.5  # it waited for the drain, not stopped at once
+        assert await asyncio.to_thread(server.wait, 30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

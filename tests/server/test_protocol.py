@@ -110,6 +110,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.EngineStatus(game="g1", state="preparing", progress=0.3, message="preparing the engine"),
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
+    p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
 ]
 
 

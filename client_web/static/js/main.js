@@ -136,6 +136,22 @@ function onLinkEvent(event) {
   }
 }
 
+// The host's word to every player: a banner under the header until it is dismissed (a
+// restart's counts down), and a toast.
+function announce(message) {
+  const banner = $("#announce");
+  const until = message.restart_in ? Date.now() + message.restart_in * 1000 : null;
+  const text = $("#announce-text");
+  const show = () => {
+    const left = until === null ? null : Math.max(0, Math.ceil((until - Date.now()) / 1000));
+    text.textContent = left === null ? message.text : `${message.text} (${left} s)`;
+    if (left !== null && left > 0) setTimeout(show, 1000);
+  };
+  show();
+  banner.hidden = false;
+  say(message.text);
+}
+
 // A refused hello in words for a person (the server's own text is for programs and logs).
 function refusal(event) {
   const name = link.name ? `“${link.name}”` : "That name";
@@ -232,6 +248,9 @@ function received(message) {
       break;
     case "private":
       app.privateRoom = message;
+      break;
+    case "announce":
+      announce(message);
       break;
     case "challenge_sent":
       say(`Challenge sent to ${message.challenge.to}: the game starts if they accept.`);
@@ -421,6 +440,7 @@ function rulesScreen() {
 function start() {
   themeSwitch();
   rulesScreen();
+  $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);

@@ -47,6 +47,7 @@ export const SERVER_FIELDS = {
   queued: ["variant", "clock"],
   private: ["code", "variant", "clock"],
   challenge_sent: ["challenge"],
+  announce: ["text"],
   challenge: ["challenge"],
   challenge_gone: ["challenge", "reason"],
   game: ["id", "variant", "clock", "rated", "seats", "moves", "clocks", "status", "version",
