@@ -67,6 +67,7 @@ from server.protocol import (
     SeekInfo,
     Seeking,
     encode,
+    error_message,
 )
 from server.protocol import Lobby as LobbySnapshot
 
@@ -398,9 +399,15 @@ class Lobby:
         rating = self.rooms.player_rating
         x = RoomSeat(pairing.x, pairing.x, round(await rating(pairing.x)))
         o = RoomSeat(pairing.o, pairing.o, round(await rating(pairing.o)))
-        await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
-                                    rated=pairing.rated, ref=ref, requester=_here(requester),
-                                    listed=not pairing.private)
+        try:
+            await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
+                                        rated=pairing.rated, ref=ref, requester=_here(requester),
+                                        listed=not pairing.private)
+        except ServerError as error:  # the requester hears the refusal; the other is told
+            told = encode(error_message(error))
+            for name in {pairing.x, pairing.o} - {requester.name if requester else None}:
+                self.presence.tell(name, told)
+            raise
 
     # -- challenges by name ----------------------------------------------------------------
 

@@ -174,3 +174,19 @@ async def test_a_drain_tells_the_players_before_the_server_stops(tmp_path: Path)
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+async def test_the_other_party_of_a_refused_start_is_told(server: Server) -> None:
+    """A private room's creator hears it when the game cannot start (the database refuses to
+    write it), not only the player who joined."""
+    assert server.running is not None
+    store: Any = server.running.store
+    ann, bob = await server.client("ann"), await server.client("bob")
+    created = await ann.request(t="private_create", colour="x")
+    await store._submit(lambda c: c.execute("PRAGMA query_only = ON"))
+    await bob.send(t="private_join", code=created["code"])
+    assert (await bob.error("store_unavailable"))["message"] == PUBLIC_MESSAGES[
+        "store_unavailable"]
+    told = await ann.error("store_unavailable")
+    assert told["message"] == PUBLIC_MESSAGES["store_unavailable"] and told.get("ref") is None
+    store._writer_conn.execute("PRAGMA query_only = OFF")
