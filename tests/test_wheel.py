@@ -1,0 +1,89 @@
+"""The wheel, installed alone in a fresh venv (as deploy/Dockerfile installs it: the wheel with
+the cluster extra, from the package registry), serves the web client and plays the computer,
+away from this checkout (issue 28 item 7). Slow (it installs every dependency into the new
+venv, from pip's cache when it has them); CI runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*command: str, cwd: Path, timeout: float = 600) -> str:
+    done = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_the_wheel_alone_serves_the_web_client_and_plays(tmp_path: Path) -> None:
+    import asyncio
+
+    import websockets
+
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "w"),
+        str(ROOT), cwd=tmp_path)
+    (wheel,) = (tmp_path / "w").glob("qubic-*.whl")
+    run(sys.executable, "-m", "venv", str(tmp_path / "venv"), cwd=tmp_path)
+    python = tmp_path / "venv" / "bin" / "python"
+    run(str(python), "-m", "pip", "install", "--quiet", f"{wheel}[cluster]", cwd=tmp_path)
+    where = run(str(python), "-c", "import engine, server, client_web; print(engine.__file__)",
+                cwd=tmp_path)
+    assert "site-packages" in where and str(ROOT) not in where  # not this checkout
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUBIC_", "PYTHON"))}
+    server = subprocess.Popen(
+        [str(tmp_path / "venv" / "bin" / "qubic"), "serve", "--port", "0", "--ai-workers", "1",
+         "--db", str(tmp_path / "q.db")], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        found = re.search(r"(http://\S+?)\s", line)
+        assert found, line + (server.stderr.read() if server.stderr else "")
+        base = found.group(1)
+        with urllib.request.urlopen(base + "/", timeout=30) as response:
+            page = response.read().decode()
+        assert response.status == 200 and "<title>Qubic</title>" in page
+        script = re.search(r'src="(/static/[^"]+/js/main\.js)"', page)
+        assert script
+        with urllib.request.urlopen(base + script.group(1), timeout=30) as response:
+            assert response.status == 200 and b"import" in response.read()
+
+        async def play() -> list[str]:
+            async with websockets.connect(base.replace("http", "ws") + "/ws") as ws:
+                async def send(**message: object) -> None:
+                    await ws.send(json.dumps(message))
+
+                await send(t="hello", name="wheel", id=1)
+                await send(t="play_ai", level=1, colour="x", id=2)
+                seen: list[str] = []
+                game = None
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 240))
+                    seen.append(message["t"])
+                    if message["t"] == "game" and game is None:
+                        game = message["id"]
+                        await send(t="move", game=game, cell="1a1", ply=0, id=3)
+                    if message["t"] == "move" and message["side"] == "o":
+                        return seen
+
+        seen = asyncio.run(play())
+        assert "welcome" in seen and "game" in seen  # and the computer answered the move
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
