@@ -21,10 +21,12 @@ from aiohttp import web
 from engine import format_moves, variant
 from server.game.records import GameRecord, GameStatus, PlayerRecord, Seat
 from server.game.room import computer_seat
+from server.http.solve import ApiVerdict
 from server.node.hub import Hub
 from server.node.routing import Unavailable
 from server.protocol import (
     PROTOCOL_VERSION,
+    VARIANTS,
     ClockSpec,
     ErrorCode,
     GameSummary,
@@ -228,8 +230,8 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of this API, its schemas made from the answer types."""
-    (lobby, game, player, board, error), components = msgspec.json.schema_components(
-        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError],
+    (lobby, game, player, board, error, verdict), components = msgspec.json.schema_components(
+        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError, ApiVerdict],
         ref_template="#/components/schemas/{name}",
     )
 
@@ -273,6 +275,22 @@ def openapi() -> dict[str, Any]:
                                            "maximum": LEADERBOARD_MAX, "default": 50}}],
                 "responses": {"200": answer(board, "the players, best first"),
                               "400": refused}}},
+            "/api/solve": {"get": {
+                "summary": "Who wins a position with best play (the shape of lichess's "
+                           "tablebase API): the side to move's verdict and each move's",
+                "parameters": [
+                    {"name": "variant", "in": "query", "required": False,
+                     "schema": {"type": "string", "enum": list(VARIANTS),
+                                "default": "4x4x4"}},
+                    {"name": "moves", "in": "query", "required": False,
+                     "description": "the moves so far in notation, separated by spaces, "
+                                    "commas or +", "schema": {"type": "string"}}],
+                "responses": {"200": answer(verdict, "the verdicts, best move first"),
+                              "400": refused,
+                              "429": answer(error, "`rate_limited`: try again after "
+                                                   "Retry-After seconds"),
+                              "503": answer(error, "`unavailable`: the solver could not "
+                                                   "answer")}}},
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import WSMsgType, web
 
 from server.engine_pool.local import ComputerMoves, ComputerPool
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
 from server.http.ops import add_ops_routes, start_ops_listener
+from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
@@ -265,8 +267,16 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app.router.add_get("/ws", websocket)
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
+    add_solve(app, TruthPool())  # /api/solve (server/http/solve.py), its worker made when asked
+    app[ADDRESS_KEY] = lambda request: client_address(
+        request.remote or "", request.headers.getall("X-Forwarded-For", []), app[PROXIES_KEY])
+    app.on_cleanup.append(_close_truth)
     add_web_client(app)  # the browser client at / (server/http/web.py)
     return app
+
+
+async def _close_truth(app: web.Application) -> None:
+    await app[TRUTH_KEY].close()
 
 
 # -- the websocket ---------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""``GET /api/solve?variant=4x4x4&moves=1a1+2b2``: who wins a position, with best play.
+
+The answer has the shape of lichess's tablebase API: a ``verdict`` for the side to move
+(``win``, ``loss``, ``draw`` or ``unknown``), ``plies`` (an upper bound on the plies to the end
+under the proof's play, when known), ``proved_by`` (``book``: the shipped proof of 4x4x4;
+``search``: the threat search or df-pn within the budget), and the same for every legal move,
+best first (a move's verdict is its opponent's: a winning move shows ``loss``). On the proof's
+tree the answer is instant; elsewhere the solver has ``SOLVE_BUDGET`` seconds and says
+``unknown`` rather than guess (``server.engine_pool.truth``, ``engine.truth``).
+
+Bad input is refused with the protocol's codes: an unknown ``variant`` (``bad_variant``), a
+cell that is not one (``bad_cell``), a move on a taken cell (``illegal_move``), a move after
+the game was over (``game_over``), more moves than the board has cells or a query past
+``MAX_QUERY`` characters (``bad_message``). Each client address may ask ``RATE`` times a
+second (a burst of ``BURST``); past that, 429 ``rate_limited`` with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import msgspec
+from aiohttp import web
+
+from engine import Board, GameOver, IllegalMove, NotationError, format_cell, parse_cell, variant
+from server.engine_pool.computer_moves import ComputerError
+from server.engine_pool.truth import TruthPool
+from server.node.session import TokenBucket
+from server.protocol import VARIANTS, ErrorCode
+
+TRUTH_KEY = web.AppKey("truth", TruthPool)
+ADDRESS_KEY = web.AppKey("solve_address", object)  # request -> the client's address
+SOLVE_BUDGET = 1.0  # seconds of search for a position off the proof's tree
+RATE, BURST = 2.0, 10  # requests a second per client address, and at once
+MAX_QUERY = 2048
+MAX_BUCKETS = 10_000  # addresses remembered; the oldest are forgotten past this
+
+
+class ApiMoveVerdict(msgspec.Struct):
+    """One legal move and the verdict after it (for the side to move then)."""
+
+    move: str
+    cell: int
+    verdict: str
+    plies: int | None
+    proved_by: str | None
+
+
+class ApiVerdict(msgspec.Struct):
+    """A position's verdict for the side to move, and each legal move's, best first."""
+
+    variant: str
+    position: str  # the moves that led to it, in notation
+    to_move: str  # "x" or "o"
+    verdict: str
+    plies: int | None
+    proved_by: str | None
+    moves: list[ApiMoveVerdict]
+
+
+class SolveRefused(Exception):
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def parse_position(variant_name: str, moves: str) -> Board:
+    """The board after ``moves`` (cells in notation, separated by spaces, commas or ``+``),
+    or ``SolveRefused`` saying what is wrong."""
+    if variant_name not in VARIANTS:
+        raise SolveRefused(400, ErrorCode.BAD_VARIANT,
+                           f"variant is one of {', '.join(VARIANTS)}")
+    geometry = variant(variant_name)
+    words = [w for w in re.split(r"[\s,+]+", moves.strip()) if w]
+    if len(words) > geometry.size:
+        raise SolveRefused(400, ErrorCode.BAD_MESSAGE,
+                           f"{len(words)} moves: a {variant_name} board has {geometry.size} cells")
+    board = Board(variant_name)
+    for ply, word in enumerate(words, 1):
+        try:
+            cell = parse_cell(word, geometry)
+        except NotationError:
+            raise SolveRefused(400, ErrorCode.BAD_CELL,
+                               f"move {ply}: {word[:16]!r} is not a cell") from None
+        try:
+            board.push(cell)
+        except GameOver:
+            raise SolveRefused(400, ErrorCode.GAME_OVER,
+                               f"move {ply} ({word}): the game was over before it") from None
+        except IllegalMove:
+            raise SolveRefused(400, ErrorCode.ILLEGAL_MOVE,
+                               f"move {ply} ({word}): the cell is taken") from None
+    return board
+
+
+class Limits:
+    """A token bucket per client address, forgetting the oldest past ``MAX_BUCKETS``."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def wait(self, address: str, now: float) -> float | None:
+        """None if ``address`` may ask now, else the seconds until it may."""
+        bucket = self.buckets.pop(address, None) or TokenBucket(RATE, BURST)
+        self.buckets[address] = bucket  # most recent last
+        if len(self.buckets) > MAX_BUCKETS:
+            self.buckets.pop(next(iter(self.buckets)))
+        return None if bucket.take(now) else max(0.01, bucket.wait(now))
+
+
+LIMITS_KEY = web.AppKey("solve_limits", Limits)
+
+
+def _refusal(status: int, code: ErrorCode, message: str,
+             headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"code": code.value, "message": message}, status=status,
+                             headers=headers)
+
+
+async def api_solve(request: web.Request) -> web.Response:
+    if len(request.query_string) > MAX_QUERY:
+        return _refusal(400, ErrorCode.BAD_MESSAGE, f"the query is over {MAX_QUERY} characters")
+    address_of = request.app.get(ADDRESS_KEY)
+    address = address_of(request) if callable(address_of) else (request.remote or "")
+    wait = request.app[LIMITS_KEY].wait(address, time.monotonic())
+    if wait is not None:
+        return _refusal(429, ErrorCode.RATE_LIMITED, "too many positions asked: wait a moment",
+                        {"Retry-After": str(math.ceil(wait))})
+    try:
+        board = parse_position(request.query.get("variant", "4x4x4"),
+                               request.query.get("moves", ""))
+    except SolveRefused as refused:
+        return _refusal(refused.status, refused.code, refused.message)
+    try:
+        truth = await request.app[TRUTH_KEY].truth(board.geometry.name, board.moves,
+                                                   SOLVE_BUDGET)
+    except ComputerError:
+        return _refusal(503, ErrorCode.UNAVAILABLE, "the solver cannot answer just now",
+                        {"Retry-After": "5"})
+    answer = ApiVerdict(
+        variant=board.geometry.name,
+        position=" ".join(format_cell(c, board.geometry) for c in board.moves),
+        to_move="x" if board.ply % 2 == 0 else "o", verdict=truth["verdict"],
+        plies=truth["plies"], proved_by=truth["proved_by"],
+        moves=[ApiMoveVerdict(move=m["move"], cell=m["cell"], verdict=m["verdict"],
+                                      plies=m["plies"], proved_by=m["proved_by"])
+                       for m in truth["moves"]])
+    return web.Response(body=msgspec.json.encode(answer), content_type="application/json")
+
+
+def add_solve(app: web.Application, truth: TruthPool) -> None:
+    app[TRUTH_KEY] = truth
+    app[LIMITS_KEY] = Limits()
+    app.router.add_get("/api/solve", api_solve)
