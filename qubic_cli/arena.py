@@ -13,7 +13,7 @@ from engine import UnknownPlayer
 from qubic_cli.common import add_limit_arguments, fail, players_help, variant_name
 
 if TYPE_CHECKING:
-    from engine.arena import GameRecord, MatchResult, PlayerStats
+    from engine.arena import ArenaGame, MatchResult, PlayerStats
 
 NAME = "arena"
 HELP = "computer vs computer: N games, alternating colours, wins and search statistics"
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _progress(total: int, show: bool) -> Iterator[Callable[[GameRecord, MatchResult], None]]:
+def _progress(total: int, show: bool) -> Iterator[Callable[[ArenaGame, MatchResult], None]]:
     """A callback for each finished game that advances a rich progress bar on stderr."""
     if not show:
         yield lambda record, result: None
@@ -91,7 +91,7 @@ def _progress(total: int, show: bool) -> Iterator[Callable[[GameRecord, MatchRes
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("games", total=total)
 
-        def advance(record: GameRecord, result: MatchResult) -> None:
+        def advance(record: ArenaGame, result: MatchResult) -> None:
             bar.update(task, advance=1, description=(
                 f"A {result.a.wins} B {result.b.wins} draws {result.draws}"))
 

@@ -37,15 +37,15 @@ sys.path.insert(0, str(ROOT))
 from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.arena import (  # noqa: E402
     A,
+    ArenaGame,
     B,
-    GameRecord,
     MatchResult,
     PlayerStats,
-    exact_match,
     game_seeds,
     match_game,
     play_game,
 )
+from engine.exact import exact_match  # noqa: E402
 from engine.players import LEVELS, Decision, Limit, Player, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
@@ -82,7 +82,7 @@ class OpeningPlayer(Player):
 
 
 def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
-                 x_openings: int) -> GameRecord:
+                 x_openings: int) -> ArenaGame:
     """:func:`engine.arena.match_game`, with X's first ``x_openings`` moves from
     :class:`OpeningPlayer`."""
     if not x_openings and not START:
@@ -97,7 +97,7 @@ def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
                              start=Board.from_notation("4x4x4", START) if START else None)
     outcome = board.outcome()
     assert outcome is not None
-    return GameRecord(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
+    return ArenaGame(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
 
 
 def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,

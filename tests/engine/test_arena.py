@@ -6,16 +6,9 @@ from collections.abc import Callable
 import pytest
 
 from engine import Board, UnknownPlayer, format_cell
-from engine.arena import (
-    _merge_dead_cells,
-    elo_estimate,
-    every_game,
-    exact_match,
-    game_seeds,
-    play_game,
-    run_match,
-)
+from engine.arena import elo_estimate, game_seeds, play_game, run_match
 from engine.book import board_of, canonical_frame
+from engine.exact import _merge_dead_cells, every_game, exact_match
 from engine.players import Limit, make_player
 
 
