@@ -466,6 +466,8 @@ def run(args: argparse.Namespace) -> int:
         extra = ["--ai-time", f"{args.ai_time:g}"]
         if args.ai_nice is not None:
             extra += ["--ai-nice", str(args.ai_nice)]
+        if args.log_format != "text":
+            extra += ["--log-format", args.log_format]
         server = ServerProcess(db, *NO_LIMITS, *extra, ai_workers=args.ai_workers,
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
@@ -671,6 +673,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="stop the server with SIGTERM (default) or SIGKILL before the "
                              "database check")
     parser.add_argument("--log-level", default="warning", help="the server's log level")
+    parser.add_argument("--log-format", default="text", choices=["text", "json"],
+                        help="the server's log lines: text, or JSON (its cost is a figure)")
     parser.add_argument("--server-nice", type=int, default=0, metavar="N",
                         help="renice the server process to N (negative needs root): shows how "
                              "much of the latency is other processes taking the CPU")
