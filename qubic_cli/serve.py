@@ -42,6 +42,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
     Setting("access_log", "access_log", "QUBIC_ACCESS_LOG"),
     Setting("drain_after", "drain_after", "QUBIC_DRAIN_AFTER"),
+    Setting("solve_rate", "solve_rate", "QUBIC_SOLVE_RATE"),
     Setting("metrics_listen", "metrics_listen", "QUBIC_METRICS_LISTEN"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
 )
@@ -104,6 +105,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="at SIGTERM or SIGINT, first tell every player the server restarts "
                              "in S seconds, start no new game, and stop S seconds later (a "
                              "second signal stops at once; default 0: stop at once)")
+    parser.add_argument("--solve-rate", type=float, default=2.0, metavar="N",
+                        help="/api/solve questions a second one client address may ask "
+                             "(a burst of 5 x N; default 2)")
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
@@ -146,7 +150,7 @@ def server_config(args: argparse.Namespace) -> Any:
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,
-        drain_after=max(0.0, args.drain_after),
+        drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
         metrics_token=args.metrics_token,
     )
     if args.ai_nice is not None:

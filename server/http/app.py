@@ -267,7 +267,8 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app.router.add_get("/ws", websocket)
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
-    add_solve(app, TruthPool())  # /api/solve (server/http/solve.py), its worker made when asked
+    # /api/solve (server/http/solve.py); its worker process is made when first asked
+    add_solve(app, TruthPool(), config.solve_rate)
     app[ADDRESS_KEY] = lambda request: client_address(
         request.remote or "", request.headers.getall("X-Forwarded-For", []), app[PROXIES_KEY])
     app.on_cleanup.append(_close_truth)

@@ -48,4 +48,5 @@ class ServerConfig:
     metrics_listen: str | None = None  # "HOST:PORT": /metrics there, not on the game's port
     metrics_token: str | None = None  # /metrics asks for "Authorization: Bearer <token>"
     drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
+    solve_rate: float = 2.0  # /api/solve questions a second per client address (burst 5x)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -11,8 +11,9 @@ tree the answer is instant; elsewhere the solver has ``SOLVE_BUDGET`` seconds an
 Bad input is refused with the protocol's codes: an unknown ``variant`` (``bad_variant``), a
 cell that is not one (``bad_cell``), a move on a taken cell (``illegal_move``), a move after
 the game was over (``game_over``), more moves than the board has cells or a query past
-``MAX_QUERY`` characters (``bad_message``). Each client address may ask ``RATE`` times a
-second (a burst of ``BURST``); past that, 429 ``rate_limited`` with ``Retry-After``.
+``MAX_QUERY`` characters (``bad_message``). Each client address may ask ``rate`` times a
+second (``--solve-rate``, 2 by default; a burst of five times that); past that, 429
+``rate_limited`` with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from server.protocol import VARIANTS, ErrorCode
 TRUTH_KEY = web.AppKey("truth", TruthPool)
 ADDRESS_KEY = web.AppKey("solve_address", object)  # request -> the client's address
 SOLVE_BUDGET = 1.0  # seconds of search for a position off the proof's tree
-RATE, BURST = 2.0, 10  # requests a second per client address, and at once
+RATE = 2.0  # requests a second per client address (the default of --solve-rate) ...
+BURST = 10  # ... and at once (five seconds' worth)
 MAX_QUERY = 2048
 MAX_BUCKETS = 10_000  # addresses remembered; the oldest are forgotten past this
 
@@ -98,12 +100,13 @@ def parse_position(variant_name: str, moves: str) -> Board:
 class Limits:
     """A token bucket per client address, forgetting the oldest past ``MAX_BUCKETS``."""
 
-    def __init__(self) -> None:
+    def __init__(self, rate: float = RATE) -> None:
+        self.rate, self.burst = rate, max(1, round(rate * 5))
         self.buckets: dict[str, TokenBucket] = {}
 
     def wait(self, address: str, now: float) -> float | None:
         """None if ``address`` may ask now, else the seconds until it may."""
-        bucket = self.buckets.pop(address, None) or TokenBucket(RATE, BURST)
+        bucket = self.buckets.pop(address, None) or TokenBucket(self.rate, self.burst)
         self.buckets[address] = bucket  # most recent last
         if len(self.buckets) > MAX_BUCKETS:
             self.buckets.pop(next(iter(self.buckets)))
@@ -150,7 +153,7 @@ async def api_solve(request: web.Request) -> web.Response:
     return web.Response(body=msgspec.json.encode(answer), content_type="application/json")
 
 
-def add_solve(app: web.Application, truth: TruthPool) -> None:
+def add_solve(app: web.Application, truth: TruthPool, rate: float = RATE) -> None:
     app[TRUTH_KEY] = truth
-    app[LIMITS_KEY] = Limits()
+    app[LIMITS_KEY] = Limits(rate)
     app.router.add_get("/api/solve", api_solve)
