@@ -20,9 +20,9 @@ def _kernel() -> float:
 
 
 def _master() -> float:
-    from engine import master
+    from engine import search
 
-    return master.warm_up()
+    return search.warm_up()
 
 
 def _solver() -> float:

@@ -1,4 +1,4 @@
-"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`), the
+"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.search`), the
 opening book (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins
 the search does not see. When the search proves the game lost, the time it leaves goes to
 setting a trap (:mod:`engine.traps`): the losing move whose win is hardest to find.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from engine.board import Board
 from engine.book import book_at, book_for
 from engine.geometry import Cell, Geometry
-from engine.master import Master, SearchParams, Thought, mate_plies, wary_weights
+from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
 from engine.solver import Solver
 from engine.traps import TrapFinder

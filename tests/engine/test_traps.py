@@ -8,7 +8,7 @@ import time
 import pytest
 
 from engine import Board, parse_cell
-from engine.master import Master, SearchParams, mate_plies
+from engine.search import Master, SearchParams, mate_plies
 from engine.players import Limit, make_player
 from engine.players.master import MasterPlayer
 from engine.solver import Solver

@@ -20,7 +20,7 @@ PLAY = r"""
 import importlib, json
 from numba.core.registry import CPUDispatcher
 
-MODULES = ["engine.kernel", "engine.master", "engine.solver", "engine.threats",
+MODULES = ["engine.kernel", "engine.search", "engine.solver", "engine.threats",
            "engine.traps", "engine.players.mcts", "engine.players.alphabeta"]
 
 def signatures():
