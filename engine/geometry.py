@@ -115,8 +115,14 @@ class Geometry:
 
     def canonical(self, x_bits: Bitboard, o_bits: Bitboard) -> tuple[Bitboard, Bitboard]:
         """The least image of a position under the symmetry group: equal for equivalent ones."""
-        sym = self.symmetries[self.canonical_symmetry(x_bits, o_bits)]
-        return self.transform(x_bits, sym), self.transform(o_bits, sym)
+        tables = self._byte_images
+        if tables is None:
+            sym = self.symmetries[self.canonical_symmetry(x_bits, o_bits)]
+            return self.transform(x_bits, sym), self.transform(o_bits, sym)
+        x_images, o_images = self._images(tables, x_bits), self._images(tables, o_bits)
+        least = np.flatnonzero(x_images == x_images.min())
+        best = least[np.argmin(o_images[least])]
+        return int(x_images[best]), int(o_images[best])
 
     def canonical_symmetry(self, x_bits: Bitboard, o_bits: Bitboard) -> int:
         """The index of the first symmetry mapping the position onto its least image."""
