@@ -12,8 +12,8 @@ import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board, parse_cell
-from engine.search import MATE_BOUND, WIN, Master, SearchParams
 from engine.players import Limit, make_player, player_names
+from engine.search import MATE_BOUND, WIN, Master, SearchParams
 from engine.solver import Solver
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
