@@ -17,6 +17,7 @@ SUBCOMMANDS = (
     "qubic_cli.arena",
     "qubic_cli.analyse",
     "qubic_cli.play",
+    "qubic_cli.prove",
     "qubic_cli.serve",
     "qubic_cli.worker",
 )
