@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from engine.threats import MAX_THREATS, Position, ThreatTable, make_scratch, thr
 
 Task = tuple[list[Cell], bool]  # the moves to a subtree's root, and verify or not
 Imap = Callable[[Callable[[Task], Any], list[Task]], Iterable[Any]]
+WALK_CACHE = 400_000  # heights kept between strategy_height calls
 TSS_BUDGET = 2_000_000  # threat-search nodes per position before df-pn is tried
 DFPN_NODES = 2_000_000  # df-pn nodes per child tried
 DEEPENING = (*range(1, 9), MAX_THREATS)  # threat-search depths tried in turn
@@ -425,3 +427,42 @@ def format_report(data: dict[str, object]) -> list[str]:
         lines += [f"  gap: {gap['moves']} ({gap['reason']})" for gap in gaps]
     return lines
 
+
+
+class _Walker:
+    """Replays of the shipped strategy, their heights kept between calls."""
+
+    def __init__(self) -> None:
+        self.prover = Prover(verify=True)
+        self.prover.fail_fast = True
+        self.shipped = dict(self.prover.strategy.heights)
+        self.prover.heights.update(self.shipped)
+
+    def height(self, board: Board, seconds: float) -> int | None:
+        prover = self.prover
+        if len(prover.heights) > WALK_CACHE:
+            prover.heights.clear()
+            prover.heights.update(self.shipped)
+        prover.tally = Tally()
+        prover.deadline = time.perf_counter() + seconds
+        board = board.copy()
+        try:
+            return prover.prove(board) if board.turn == 0 else prover.o_height(board)
+        except Exhausted:
+            return None
+
+
+@cache
+def _walker() -> _Walker:
+    return _Walker()
+
+
+def strategy_height(board: Board, seconds: float = 0.1) -> int | None:
+    """Plies to X's win from ``board`` (either side to move) when X plays the shipped strategy
+    and O resists longest, found by replaying it with no search; None when the position is
+    off the proof (the strategy loses a line or is silent somewhere) or the replay takes more
+    than ``seconds`` (the first six plies' heights are shipped, so early positions are
+    instant)."""
+    if board.geometry.name != VARIANT or board.outcome() is not None:
+        return None
+    return _walker().height(board, seconds)

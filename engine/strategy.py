@@ -202,3 +202,40 @@ def strategy_move(board: Board) -> Cell | None:
         return blocks.bit_length() - 1 if blocks.bit_count() == 1 else None
     cell = dictionary.move(board)
     return cell if cell is not None else shipped_strategy().move(board)
+
+
+def x_proved(board: Board) -> bool:
+    """X to move wins by the proof: a line to complete, a position of the dictionary or of
+    the completed dictionary (the proof proved each of them), or the block of O's single
+    three into such a position."""
+    x, o = board.stones
+    masks = board.geometry.line_masks
+    if win_cells(x, o, masks):
+        return True
+    blocks = win_cells(o, x, masks)
+    if blocks:
+        if blocks.bit_count() > 1:
+            return False
+        board.push(blocks.bit_length() - 1)
+        try:
+            return o_proved(board)
+        finally:
+            board.pop()
+    return dictionary.move(board) is not None or shipped_strategy().move(board) is not None
+
+
+def o_proved(board: Board) -> bool:
+    """O to move loses by the proof: after every reply X's position is proved."""
+    if board.winning_line is not None:
+        return board.turn == 1
+    x, o = board.stones
+    if win_cells(o, x, board.geometry.line_masks):
+        return False
+    for reply in board.legal_moves:
+        board.push(reply)
+        try:
+            if board.winning_line is not None or not x_proved(board):
+                return False
+        finally:
+            board.pop()
+    return True
