@@ -181,7 +181,9 @@ class Prover:
             cell = self._dfpn_move(board)
             if cell is None:
                 return None, "no forced win found"
-        self.strategy.entries[key] = self.geometry.symmetries[symmetry][cell]
+        found = self.strategy.entries
+        assert isinstance(found, dict)  # a strategy being searched for, not a shipped one
+        found[key] = self.geometry.symmetries[symmetry][cell]
         return cell, "search"
 
     def _threat_move(self, board: Board) -> Cell | None:

@@ -128,7 +128,8 @@ def _verdict(board: Board, seconds: float) -> Verdict:
 
 
 def _remember(board: Board, verdict: Verdict, seconds: float) -> None:
-    _cache[(board.geometry.name, *board.stones)] = (verdict, seconds)
+    x, o = board.stones
+    _cache[(board.geometry.name, x, o)] = (verdict, seconds)
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
 

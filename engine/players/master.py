@@ -120,6 +120,7 @@ class MasterPlayer(Player):
         started = limit.start()
         rng = self.rng(board)
         moves = board.legal_moves
+        cell: Cell | None
         if self.settings["proof"] and self.settings["depth"] == 64 and limit.depth is None:
             played = _proved_move(board)
             if played is not None:
