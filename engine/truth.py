@@ -59,25 +59,27 @@ class Verdict:
 def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict:
     """The verdict of ``board`` for the side to move, and (unless ``moves`` is False) of
     every legal move, within about ``budget_s`` seconds of search (none when the proof
-    covers the position)."""
-    deadline = time.perf_counter() + budget_s
-    root = _verdict(board, budget_s * (ROOT_SHARE if moves else 1.0))
+    covers the position). The moves are searched first (their verdicts often settle the
+    position's); the position's own df-pn gets what they leave."""
     if not moves:
-        return root
+        return _verdict(board, budget_s)
+    deadline = time.perf_counter() + budget_s
+    root = _verdict(board, 0.0)  # the proof and the threat search: no df-pn yet
+    keep = budget_s * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
     legal = board.legal_moves
     verdicts: dict[Cell, Verdict] = {}
     for _ in range(2):  # a first pass over every move, then the time left to the unknown ones
         todo = [c for c in legal if c not in verdicts or verdicts[c].verdict == UNKNOWN]
         for index, cell in enumerate(todo):
             board.push(cell)
-            share = max(deadline - time.perf_counter(), 0.0) / (len(todo) - index)
-            verdicts[cell] = _verdict(board, share)
+            left = deadline - keep - time.perf_counter()
+            verdicts[cell] = _verdict(board, max(left, 0.0) / (len(todo) - index))
             board.pop()
-        if root.verdict != UNKNOWN and root.plies is not None:
-            break
-    found = [Verdict(v.verdict, v.plies, v.proved_by, move=cell) for cell, v in verdicts.items()]
-    found.sort(key=_rank)
+    found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
+                    for cell, v in verdicts.items()), key=_rank)
     root = _from_moves(root, found)
+    if root.verdict == UNKNOWN and deadline > time.perf_counter():
+        root = _from_moves(_verdict(board, deadline - time.perf_counter()), found)
     return Verdict(root.verdict, root.plies, root.proved_by, moves=tuple(found))
 
 

@@ -48,20 +48,21 @@ def test_the_empty_board_is_won_by_the_book_at_once() -> None:
 def test_example_position_gets_a_real_verdict() -> None:
     """Off the proof (X's 4a4 is not the strategy's 4a1): 33 of O's 59 replies transpose into
     the proof, the others need the threat search, a three-ply probe into the proof or df-pn;
-    about 10 s, so a budget of 20 (at 1 s the answer is 'unknown', never a guess)."""
+    about 10 s alone, so a generous budget (solve stops when the moves are settled; at 1 s the
+    answer is 'unknown', never a guess)."""
     board = Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3 1a4")
-    verdict = solve(board, budget_s=20.0)
+    verdict = solve(board, budget_s=120.0)
     assert verdict.verdict == LOSS  # O to move: X wins
     assert all(m.verdict == WIN for m in verdict.moves)
 
 
 def test_draws_where_they_are_proved() -> None:
-    verdict = solve(Board("3x3"))
+    verdict = solve(Board("3x3"), budget_s=5.0)  # returns as soon as all is settled
     assert verdict.verdict == DRAW and all(m.verdict == DRAW for m in verdict.moves)
 
 
 def test_3x3x3_only_the_centre_wins() -> None:
-    verdict = solve(Board("3x3x3"))
+    verdict = solve(Board("3x3x3"), budget_s=5.0)
     assert verdict.verdict == WIN
     assert [m.move for m in verdict.moves if m.verdict == LOSS] == [13]
     assert all(m.verdict == WIN for m in verdict.moves[1:])
