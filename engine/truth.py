@@ -59,12 +59,17 @@ class Verdict:
 def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict:
     """The verdict of ``board`` for the side to move, and (unless ``moves`` is False) of
     every legal move, within about ``budget_s`` seconds of search (none when the proof
-    covers the position). The moves are searched first (their verdicts often settle the
-    position's); the position's own df-pn gets what they leave."""
+    covers the position: then the moves get only the proof and the threat search, so the
+    answer is instant and a move off the proof may be ``unknown``). The moves are searched
+    first (their verdicts often settle the position's); the position's own df-pn gets what
+    they leave."""
     if not moves:
         return _verdict(board, budget_s)
-    deadline = time.perf_counter() + budget_s
+    started = time.perf_counter()
     root = _verdict(board, 0.0)  # the proof and the threat search: no df-pn yet
+    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no df-pn at all
+        budget_s = 0.0
+    deadline = started + budget_s
     keep = budget_s * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
     legal = board.legal_moves
     verdicts: dict[Cell, Verdict] = {}
