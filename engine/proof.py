@@ -468,3 +468,11 @@ def strategy_height(board: Board, seconds: float = 0.1) -> int | None:
     if board.geometry.name != VARIANT or board.outcome() is not None:
         return None
     return _walker().height(board, seconds)
+
+
+def warm_up() -> float:
+    """Compile (or load) the proof's kernels and read the dictionary and the shipped
+    strategy, which the master's first move as X needs; returns the seconds it took."""
+    started = time.perf_counter()
+    strategy_height(Board(VARIANT, [0, 3]), 1.0)
+    return time.perf_counter() - started

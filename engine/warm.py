@@ -31,6 +31,12 @@ def _solver() -> float:
     return solver.warm_up()
 
 
+def _proof() -> float:
+    from engine import proof
+
+    return proof.warm_up()
+
+
 def _mcts() -> float:
     from engine.players import mcts
 
@@ -51,6 +57,7 @@ LEVELS: tuple[Stage, ...] = (
     ("search kernel", _kernel, 0.30),
     ("master", _master, 0.45),
     ("solver", _solver, 0.25),
+    ("proved strategy", _proof, 0.05),
 )
 # The sparring partners of other families, which only the arena and analysis use.
 SPARRING: tuple[Stage, ...] = (("mcts", _mcts, 0.5), ("alphabeta", _alphabeta, 0.5))
