@@ -11,10 +11,13 @@ API: a winning move shows ``loss``), best first.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from engine import proof
@@ -129,7 +132,8 @@ def _verdict(board: Board, seconds: float) -> Verdict:
     if found is not None and (found[0].verdict != UNKNOWN or found[1] >= seconds):
         _cache.move_to_end(key)
         return found[0]
-    verdict = _finished(board) or _book(board, seconds) or _search(board, seconds)
+    verdict = (_finished(board) or _table(board) or _book(board, seconds)
+               or _search(board, seconds))
     _remember(board, verdict, seconds)
     return verdict
 
@@ -151,6 +155,35 @@ def _finished(board: Board) -> Verdict | None:
     if outcome.winner is None:
         return Verdict(DRAW, 0, SEARCH)
     return Verdict(WIN if outcome.winner == board.turn else LOSS, 0, SEARCH)
+
+
+def SMALL_BOARDS_PATH() -> Path:  # noqa: N802 (a constant of the package's data)
+    """The shipped table of the small boards (``bench/small_boards.py`` writes it)."""
+    return Path(str(resources.files("engine") / "data" / "small_boards.json"))
+
+
+@cache
+def _small_boards() -> dict[str, dict[str, list[Any]]]:
+    """Per variant: verdict and plies by canonical position (``"<x hex> <o hex>"``)."""
+    path = SMALL_BOARDS_PATH()
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return {name: {**entry.get("positions", {}), **entry.get("first_moves", {})}
+            for name, entry in data.items()}
+
+
+def _table(board: Board) -> Verdict | None:
+    """The small boards' table: every 3x3 position, the empty board and first moves of the
+    others, where they were proved."""
+    known = _small_boards().get(board.geometry.name)
+    if not known:
+        return None
+    x, o = board.geometry.canonical(*board.stones)
+    found = known.get(f"{x:x} {o:x}")
+    if found is None or found[0] == UNKNOWN:
+        return None
+    return Verdict(found[0], found[1], BOOK)
 
 
 def _book(board: Board, seconds: float) -> Verdict | None:
