@@ -28,7 +28,7 @@ from engine.geometry import Bitboard, Cell, Geometry, variant
 
 Key = tuple[Bitboard, Bitboard]
 VARIANT = "4x4x4"
-HEIGHT_PLIES = 6  # the file keeps the heights of X positions up to this ply
+HEIGHT_PLIES = 8  # the file keeps the heights of X positions up to this ply
 MAGIC = b"qubic-strategy 1\n"
 
 
