@@ -12,6 +12,10 @@ The full proof itself is ``qubic prove --json`` (one process) or ``qubic prove -
 - on the tree: positions of games where X (the master) plays the strategy against random O
   moves; off the tree: the same games with X's moves random too. ``solve(board, budget)``
   latency, p50 and p99, and how many verdicts were not ``unknown``.
+- with ``--survival S``: ``--o-spec`` (the master) as O at S seconds a move against the
+  master as X (which plays the proved strategy from the first move), one game per class of
+  O's first reply to 1a1: the plies each game lasted beside the proof's bound from that
+  reply (the longest line of the strategy below it, ``strategy_height``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import Board  # noqa: E402
+from engine import Board, format_moves  # noqa: E402
 from engine.strategy import strategy_move, strategy_path  # noqa: E402
 from engine.truth import UNKNOWN, solve  # noqa: E402
 
@@ -75,11 +79,40 @@ def latency(boards: list[Board], budget: float) -> dict[str, float]:
             "known": known, "positions": len(boards)}
 
 
+def survival(seconds: float, o_spec: str) -> dict[str, object]:
+    from engine.players import Limit, make_player
+    from engine.proof import strategy_height
+
+    board = Board("4x4x4", [0])
+    seen: set[tuple[int, int]] = set()
+    games = []
+    for reply in board.legal_moves:
+        key = board.geometry.canonical(1, 1 << reply)
+        if key in seen:
+            continue
+        seen.add(key)
+        game = Board("4x4x4", [0, reply])
+        bound = strategy_height(game, 5.0)
+        players = (make_player("master", seed=1), make_player(o_spec, seed=2))
+        while game.outcome() is None:
+            game.push(players[game.turn].decide(game, Limit(time=seconds)).move)
+        outcome = game.outcome()
+        games.append({"reply": format_moves([reply], game.geometry), "plies": game.ply,
+                      "bound": None if bound is None else bound + 2,
+                      "winner": None if outcome is None else outcome.winner})
+    lasted = [g["plies"] for g in games]
+    return {"games": games, "median_plies": statistics.median(lasted),  # type: ignore[type-var]
+            "x_won": sum(g["winner"] == 0 for g in games)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--positions", type=int, default=40)
     parser.add_argument("--budget", type=float, default=1.0)
     parser.add_argument("--no-verify", action="store_true")
+    parser.add_argument("--survival", type=float, metavar="S",
+                        help="also play --o-spec as O at S s a move against perfect X")
+    parser.add_argument("--o-spec", default="master", help="O for --survival (default master)")
     args = parser.parse_args()
     path = strategy_path()
     report: dict[str, object] = {"strategy_bytes": path.stat().st_size,
@@ -89,6 +122,8 @@ def main() -> None:
     solve(Board("4x4x4"), 0.1)  # load the tables and the compiled kernels first
     report["solve_on_tree"] = latency(positions(args.positions, 1, True), args.budget)
     report["solve_off_tree"] = latency(positions(args.positions, 2, False), args.budget)
+    if args.survival:
+        report["survival"] = survival(args.survival, args.o_spec)
     print(json.dumps(report, indent=2))
 
 

@@ -22,7 +22,7 @@ from engine.players.base import Decision, Forced, Limit, Option, Player, parse_b
 from engine.proof import strategy_height
 from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.solver import Solver
-from engine.strategy import strategy_move, x_proved
+from engine.strategy import o_proved, strategy_move, x_proved
 from engine.traps import TrapFinder
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
@@ -33,6 +33,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
+RESIST_SHARE = 0.8  # of a move's time, for the replays that rank O's replies when lost
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
@@ -78,6 +79,10 @@ class MasterPlayer(Player):
         "proof": Option(parse_bool, True,
                         "as X on 4x4x4, play the proved strategy (engine/proof.py) at once on "
                         "the proof's tree (no depth cap only)"),
+        "resist": Option(parse_bool, False,
+                         "as O on 4x4x4 in a position the proof has lost, play the reply "
+                         "whose line under the proved strategy is longest (no depth cap "
+                         "only; off by default: not yet measured against fallible X)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -127,6 +132,13 @@ class MasterPlayer(Player):
                 cell, plies = played
                 return Decision(move=cell, elapsed=time.perf_counter() - started,
                                 forced=None if plies is None else Forced("win", plies))
+        if self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None:
+            budget = limit.time if limit.time is not None else float(self.settings["time"])
+            resisted = _longest_resistance(board, started + RESIST_SHARE * budget)
+            if resisted is not None:
+                cell, plies = resisted
+                return Decision(move=cell, elapsed=time.perf_counter() - started,
+                                forced=Forced("loss", plies))
         forced_moves = _forced_moves(board)
         if forced_moves is not None:
             moves = forced_moves
@@ -219,6 +231,26 @@ def _proved_move(board: Board) -> tuple[Cell, int | None] | None:
     if cell is None or not x_proved(board):
         return None
     return cell, strategy_height(board, REPLAY)
+
+
+def _longest_resistance(board: Board, deadline: float) -> tuple[Cell, int] | None:
+    """O's reply with the longest line under the proved strategy, when the proof has O lost
+    here (every reply leaves X a position the proof proved) and every reply's line is found
+    by replaying the strategy before ``deadline``; None otherwise (then O searches)."""
+    if board.geometry.name != "4x4x4" or board.turn != 1 or not o_proved(board):
+        return None
+    best: tuple[Cell, int] | None = None
+    moves = board.legal_moves
+    for index, cell in enumerate(moves):
+        board.push(cell)
+        left = (deadline - time.perf_counter()) / (len(moves) - index)
+        plies = 0 if board.winning_line is not None else strategy_height(board, left)
+        board.pop()
+        if plies is None or left <= 0:
+            return None
+        if best is None or plies + 1 > best[1]:
+            best = (cell, plies + 1)
+    return best
 
 
 def _forced_moves(board: Board) -> list[Cell] | None:
