@@ -76,3 +76,26 @@ def test_lower_levels_keep_their_own_play() -> None:
         assert make_player(LEVELS[level]).settings["depth"] < 64
     top = make_player(LEVELS[8])
     assert top.settings["depth"] == 64 and top.settings["proof"]
+
+
+def test_lost_o_resists_longest_with_the_option() -> None:
+    """master:resist=on as O where the proof has it lost: the reply with the longest line
+    under the strategy, reported as a proved loss in that many plies."""
+    from engine.proof import strategy_height
+
+    board = Board.from_notation("4x4x4", "1a1 2b2")
+    move = strategy_move(board)
+    assert move is not None
+    board.push(move)
+    heights = []
+    for reply in board.legal_moves:
+        board.push(reply)
+        heights.append(strategy_height(board, 5.0))
+        board.pop()
+    assert None not in heights
+    longest = max(h for h in heights if h is not None) + 1
+    decision = make_player("master:resist=on").decide(board, Limit(time=5.0))
+    assert decision.forced is not None and decision.forced.result == "loss"
+    assert decision.forced.plies == longest and decision.nodes == 0
+    board.push(decision.move)
+    assert strategy_height(board, 5.0) == longest - 1
