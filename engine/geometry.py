@@ -115,8 +115,20 @@ class Geometry:
 
     def canonical(self, x_bits: Bitboard, o_bits: Bitboard) -> tuple[Bitboard, Bitboard]:
         """The least image of a position under the symmetry group: equal for equivalent ones."""
-        sym = self.symmetries[self.canonical_symmetry(x_bits, o_bits)]
-        return self.transform(x_bits, sym), self.transform(o_bits, sym)
+        x, o, _ = self.least_image(x_bits, o_bits)
+        return x, o
+
+    def least_image(self, x_bits: Bitboard, o_bits: Bitboard) -> tuple[Bitboard, Bitboard, int]:
+        """The canonical image of a position and the index of the first symmetry giving it."""
+        tables = self._byte_images
+        if tables is None:
+            index = self.canonical_symmetry(x_bits, o_bits)
+            sym = self.symmetries[index]
+            return self.transform(x_bits, sym), self.transform(o_bits, sym), index
+        x_images, o_images = self._images(tables, x_bits), self._images(tables, o_bits)
+        least = np.flatnonzero(x_images == x_images.min())
+        best = int(least[np.argmin(o_images[least])])
+        return int(x_images[best]), int(o_images[best]), best
 
     def canonical_symmetry(self, x_bits: Bitboard, o_bits: Bitboard) -> int:
         """The index of the first symmetry mapping the position onto its least image."""

@@ -414,11 +414,11 @@ class Proof:
 
     @property
     def proved(self) -> bool:
-        return self.pn == 0
+        return self.pn == 0 and self.dn != 0  # (0, 0) is no result (an empty table slot)
 
     @property
     def disproved(self) -> bool:
-        return self.dn == 0
+        return self.dn == 0 and self.pn != 0
 
 
 class Solver:

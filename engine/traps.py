@@ -18,7 +18,7 @@ opponent that searches sees that far.
 
 "Win" here is what a shallow model of the opponent proves: the position after its move is
 lost for us within :data:`PROVE_DEPTH` plies of our search (with its threat search). The model
-is a :class:`~engine.master.Master` of its own (small tables, a small root threat search), so
+is a :class:`~engine.search.Master` of its own (small tables, a small root threat search), so
 looking for traps leaves the main search's tables as they were.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from engine.board import Board
 from engine.geometry import Geometry
-from engine.master import Master, SearchParams, mate_plies
+from engine.search import Master, SearchParams, mate_plies
 
 NATURAL = 4  # the opponent's replies examined: the first of the model's ranking
 RANK_DEPTH = 2  # plies of the model's search that rank the opponent's replies

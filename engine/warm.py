@@ -20,15 +20,21 @@ def _kernel() -> float:
 
 
 def _master() -> float:
-    from engine import master
+    from engine import search
 
-    return master.warm_up()
+    return search.warm_up()
 
 
 def _solver() -> float:
     from engine import solver
 
     return solver.warm_up()
+
+
+def _proof() -> float:
+    from engine import proof
+
+    return proof.warm_up()
 
 
 def _mcts() -> float:
@@ -51,6 +57,7 @@ LEVELS: tuple[Stage, ...] = (
     ("search kernel", _kernel, 0.30),
     ("master", _master, 0.45),
     ("solver", _solver, 0.25),
+    ("proved strategy", _proof, 0.05),
 )
 # The sparring partners of other families, which only the arena and analysis use.
 SPARRING: tuple[Stage, ...] = (("mcts", _mcts, 0.5), ("alphabeta", _alphabeta, 0.5))

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from engine import Board, IllegalMove, NotationError, Outcome, Termination, UnknownPlayer
 from engine.board import SIDE_NAMES
 from engine.notation import format_moves
-from qubic_cli.common import add_limit_arguments, fail, players_help, variant_name
+from qubic_cli.common import add_limit_arguments, fail, players_help, seconds, variant_name
+
+if TYPE_CHECKING:
+    from engine.truth import Verdict
 
 # The player asked when --player is not given; switch it to the strongest registered player.
 DEFAULT_PLAYER = "bogenschutz"
@@ -17,7 +21,10 @@ NAME = "analyse"
 HELP = "the engine's move and evaluation for a position"
 DESCRIPTION = """\
 Show the move a computer player chooses for the side to move after --moves, with its score,
-search depth, nodes, principal variation and any forced win or loss it proved.
+search depth, nodes, principal variation and any forced win or loss it proved, and the truth
+of the position (engine/truth.py): win, loss, draw or unknown for the side to move and after
+each move, from the proof of 4x4x4 where it covers the position, else from a proof search
+within --solve-time seconds.
 
 examples:
   qubic analyse --moves "1a1 4d4 1b1 4c4 1c1"
@@ -40,6 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_limit_arguments(parser)
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the random choice among equal moves (default 0)")
+    parser.add_argument("--solve-time", type=seconds, default=1.0, metavar="S",
+                        help="seconds for the proof of who wins (the 'truth': win, loss, draw "
+                             "or unknown for the side to move, and for each move; default 1)")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
 
 
@@ -54,8 +64,17 @@ def describe_outcome(board: Board, outcome: Outcome) -> str:
     return "the game is over: a dead draw, neither side can complete a line any more"
 
 
+def describe_truth(truth: Verdict) -> str:
+    """The verdict for the side to move in words, e.g. ``win in at most 13 plies (book)``."""
+    if truth.verdict == "unknown":
+        return "unknown (not proved within the solver's time)"
+    plies = "" if truth.plies is None else f" in at most {truth.plies} plies"
+    return f"{truth.verdict}{plies} ({truth.proved_by})"
+
+
 def run(args: argparse.Namespace) -> int:
     from engine.players import Limit, make_player
+    from engine.truth import solve
     from engine.warm import warm_up
 
     try:
@@ -75,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     rate = decision.nodes / decision.elapsed if decision.elapsed > 0 else None
     data.update(player=player.spec, variant=board.geometry.name, ply=board.ply,
                 side=SIDE_NAMES[board.turn], nodes_per_second=rate)
+    truth = solve(board, budget_s=args.solve_time)
+    data["truth"] = truth.to_json(board.geometry)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -93,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         ("evaluations", f"{decision.evaluations:,}"),
         ("branching", "-" if decision.branching is None else f"{decision.branching:.2f}"),
         ("pv", " ".join(data["pv"]) or "-"),
+        ("truth", describe_truth(truth)),
         ("time", f"{decision.elapsed:.3f} s"),
     ]
     for label, value in rows:

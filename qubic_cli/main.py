@@ -19,6 +19,7 @@ SUBCOMMANDS = (
     "qubic_cli.config",
     "qubic_cli.db",
     "qubic_cli.play",
+    "qubic_cli.prove",
     "qubic_cli.serve",
     "qubic_cli.worker",
 )

@@ -179,3 +179,26 @@ def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"qubic {version('qubic')}"
+
+
+def test_prove_a_subtree(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["prove", "--subtree", "1a1 4d4 4a1 1a4 1d1 1b1", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 0 and data["proved"] and data["gaps"] == []
+    assert data["x_positions"] > 100 and data["threat_searches"] > 0
+    code, out, _ = run(["prove", "--subtree", "1a1 4d4 4a1 1a4 1d1 1b1", "--verify"], capsys)
+    assert code == 0 and "verified: X wins every line" in out
+
+
+@pytest.mark.parametrize("argv", [["--subtree", "1a1"], ["--subtree", "9z9"],
+                                  ["--subtree", "1a1 1b1", "--save"]])
+def test_prove_refuses_bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["prove", *argv], capsys)
+    assert code == 2 and err.startswith("qubic prove: error: ")
+
+
+def test_analyse_json_has_the_truth(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["analyse", "--moves", "1a1 2b2", "--depth", "1", "--json"], capsys)
+    truth = json.loads(out)["truth"]
+    assert code == 0 and truth["verdict"] == "win" and truth["proved_by"] == "book"
+    assert truth["moves"][0]["verdict"] == "loss" and truth["moves"][0]["plies"] is not None

@@ -66,9 +66,9 @@ from engine import Board, Cell, format_cell, parse_cell  # noqa: E402
 from engine.arena import ArenaGame, match_game, play_game  # noqa: E402
 from engine.book import HOLD, PRACTICAL, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.exact import chances_after, exact_match  # noqa: E402
-from engine.master import Master  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
+from engine.search import Master  # noqa: E402
 from engine.solver import Solver  # noqa: E402
 from engine.threats import threat_win  # noqa: E402
 from engine.warm import warm_up  # noqa: E402

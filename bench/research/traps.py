@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine.board import Board  # noqa: E402
-from engine.master import mate_plies  # noqa: E402
 from engine.notation import format_cell  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
+from engine.search import mate_plies  # noqa: E402
 from engine.traps import TrapFinder, best  # noqa: E402
 
 FAR = 1e18

@@ -1,7 +1,9 @@
-"""The master: threat-space search inside PVS alpha-beta (see :mod:`engine.master`), the
-opening book (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins
-the search does not see. When the search proves the game lost, the time it leaves goes to
-setting a trap (:mod:`engine.traps`): the losing move whose win is hardest to find.
+"""The master: as X on 4x4x4, the proved strategy (:mod:`engine.strategy`, proved by
+:mod:`engine.proof`) wherever it covers the position, with no search; otherwise threat-space
+search inside PVS alpha-beta (see :mod:`engine.search`), the opening book
+(:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins the search
+does not see. When the search proves the game lost, the time it leaves goes to setting a trap
+(:mod:`engine.traps`): the losing move whose win is hardest to find.
 
 With its default options it plays as strongly as we can make it within the time it is given.
 Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
@@ -16,9 +18,11 @@ from collections.abc import Callable
 from engine.board import Board
 from engine.book import book_at, book_for
 from engine.geometry import Cell, Geometry
-from engine.master import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
+from engine.proof import strategy_height
+from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.solver import Solver
+from engine.strategy import o_proved, strategy_move, x_proved
 from engine.traps import TrapFinder
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
@@ -29,6 +33,8 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
+RESIST_SHARE = 0.8  # of a move's time, for the replays that rank O's replies when lost
+REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
 
@@ -70,6 +76,13 @@ class MasterPlayer(Player):
         "traps": Option(parse_bool, True,
                         "when the search proves the game lost, play the losing move whose win "
                         "is hardest to find (no depth cap only)"),
+        "proof": Option(parse_bool, True,
+                        "as X on 4x4x4, play the proved strategy (engine/proof.py) at once on "
+                        "the proof's tree (no depth cap only)"),
+        "resist": Option(parse_bool, False,
+                         "as O on 4x4x4 in a position the proof has lost, play the reply "
+                         "whose line under the proved strategy is longest (no depth cap "
+                         "only; off by default: not yet measured against fallible X)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -112,6 +125,20 @@ class MasterPlayer(Player):
         started = limit.start()
         rng = self.rng(board)
         moves = board.legal_moves
+        cell: Cell | None
+        if self.settings["proof"] and self.settings["depth"] == 64 and limit.depth is None:
+            played = _proved_move(board)
+            if played is not None:
+                cell, plies = played
+                return Decision(move=cell, elapsed=time.perf_counter() - started,
+                                forced=None if plies is None else Forced("win", plies))
+        if self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None:
+            budget = limit.time if limit.time is not None else float(self.settings["time"])
+            resisted = _longest_resistance(board, started + RESIST_SHARE * budget)
+            if resisted is not None:
+                cell, plies = resisted
+                return Decision(move=cell, elapsed=time.perf_counter() - started,
+                                forced=Forced("loss", plies))
         forced_moves = _forced_moves(board)
         if forced_moves is not None:
             moves = forced_moves
@@ -194,6 +221,36 @@ def _decision(thought: Thought, elapsed: float) -> Decision:
         elapsed=elapsed,
         forced=forced,
     )
+
+
+def _proved_move(board: Board) -> tuple[Cell, int | None] | None:
+    """X's move by the proved strategy, when the position is one the proof proved, and the
+    plies to the win along it when a replay of the strategy (no search) finds them within
+    :data:`REPLAY` seconds; None elsewhere."""
+    cell = strategy_move(board)
+    if cell is None or not x_proved(board):
+        return None
+    return cell, strategy_height(board, REPLAY)
+
+
+def _longest_resistance(board: Board, deadline: float) -> tuple[Cell, int] | None:
+    """O's reply with the longest line under the proved strategy, when the proof has O lost
+    here (every reply leaves X a position the proof proved) and every reply's line is found
+    by replaying the strategy before ``deadline``; None otherwise (then O searches)."""
+    if board.geometry.name != "4x4x4" or board.turn != 1 or not o_proved(board):
+        return None
+    best: tuple[Cell, int] | None = None
+    moves = board.legal_moves
+    for index, cell in enumerate(moves):
+        board.push(cell)
+        left = (deadline - time.perf_counter()) / (len(moves) - index)
+        plies = 0 if board.winning_line is not None else strategy_height(board, left)
+        board.pop()
+        if plies is None or left <= 0:
+            return None
+        if best is None or plies + 1 > best[1]:
+            best = (cell, plies + 1)
+    return best
 
 
 def _forced_moves(board: Board) -> list[Cell] | None:

@@ -12,8 +12,8 @@ import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board, parse_cell
-from engine.master import MATE_BOUND, WIN, Master, SearchParams
 from engine.players import Limit, make_player, player_names
+from engine.search import MATE_BOUND, WIN, Master, SearchParams
 from engine.solver import Solver
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
@@ -218,7 +218,7 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
 
 
 def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
-    from engine.master import DEFAULT_EVAL, THEIR_TERMS, wary_weights
+    from engine.search import DEFAULT_EVAL, THEIR_TERMS, wary_weights
 
     assert (wary_weights(100) == DEFAULT_EVAL).all()
     wary = wary_weights(200)
@@ -227,7 +227,7 @@ def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
 
 
 def test_only_the_second_players_search_is_wary() -> None:
-    from engine.master import wary_weights
+    from engine.search import wary_weights
 
     player = make_player("master:wary=250,book=off")
     for moves in ("1a1", "1a1 2b2"):

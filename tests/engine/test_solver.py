@@ -91,7 +91,8 @@ def test_the_master_plays_the_book_move(monkeypatch: pytest.MonkeyPatch) -> None
     book = Book(board.geometry)
     book.add(board, board.geometry.cell_at([3, 3, 0]))
     monkeypatch.setattr(master_module, "book_for", lambda name: book)
-    assert make_player("master").decide(board, Limit(time=0.2)).move == 15  # 1d4
+    # X's book move: with the proved strategy off (on, the strategy decides X's moves first)
+    assert make_player("master:proof=off").decide(board, Limit(time=0.2)).move == 15  # 1d4
     off = make_player("master:book=off").decide(board, Limit(depth=1))
     assert off.depth == 1
 

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from engine import Board, parse_cell
-from engine.master import Master, SearchParams, mate_plies
 from engine.players import Limit, make_player
 from engine.players.master import MasterPlayer
+from engine.search import Master, SearchParams, mate_plies
 from engine.solver import Solver
 from engine.traps import Trap, TrapFinder
 

@@ -20,7 +20,7 @@ PLAY = r"""
 import importlib, json
 from numba.core.registry import CPUDispatcher
 
-MODULES = ["engine.kernel", "engine.master", "engine.solver", "engine.threats",
+MODULES = ["engine.kernel", "engine.search", "engine.solver", "engine.threats", "engine.proof",
            "engine.traps", "engine.players.mcts", "engine.players.alphabeta"]
 
 def signatures():
@@ -50,6 +50,7 @@ for spec in list(LEVELS.values()) + ["mcts", "alphabeta", "bogenschutz", "rubino
                                      "rubinoff:ab=off,depth=2,eval=absolute", "wood", "freeness",
                                      "random"]:
     for variant, moves, seconds in [("4x4x4", OPENING, 0.2), ("4x4x4", X_TO_MOVE, 0.5),
+                                    ("4x4x4", "1a1 1d4", 0.2),  # X on the proof
                                     ("4x4x4", LOST, 0.5), ("4x4x4", WON, 0.2),
                                     ("3x3x3", "2b2", 0.1), ("4x4", "a1", 0.1),
                                     ("3x3", "b2", 0.1)]:
@@ -79,6 +80,6 @@ def test_no_computer_move_compiles_after_the_warm_up() -> None:
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["played"] == 16 * 7  # the eight levels and eight other players, seven positions
+    assert report["played"] == 16 * 8  # the eight levels and eight other players, eight positions
     assert report["kernels"] >= 30  # the engine's kernels were all found
     assert report["compiled"] == {}, report

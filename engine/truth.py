@@ -1,0 +1,270 @@
+"""The truth of a position: who wins with best play, as far as the engine can prove it.
+
+:func:`solve` answers for the side to move ``win``, ``loss``, ``draw`` or ``unknown``, with
+``plies`` (an upper bound on the plies to the end, when known) and ``proved_by``: ``book``
+when the proved strategy of 4x4x4 (:mod:`engine.proof`) covers the position, replayed with no
+search, or ``search`` when the threat-space search or df-pn (:mod:`engine.solver`) proved it
+within the budget. It never guesses: what is not proved is ``unknown``. Every legal move gets
+the same, the verdict being that of the side to move *after* it (as in lichess's tablebase
+API: a winning move shows ``loss``), best first.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from engine import proof
+from engine.board import Board
+from engine.geometry import Cell, Geometry
+from engine.notation import format_cell
+from engine.solver import Solver
+from engine.strategy import o_proved, x_proved
+from engine.threats import ThreatTable, threat_win
+
+WIN, LOSS, DRAW, UNKNOWN = "win", "loss", "draw", "unknown"
+BOOK, SEARCH = "book", "search"
+CACHE_SIZE = 20_000
+WALK_SECONDS = 0.05  # the least time a replay gets (positions near the proof's root need more)
+THREAT_NODES = 20_000  # threat-search nodes for one position before df-pn
+PROBE_NODES = 5_000  # threat-search nodes at a leaf of the three-ply probe
+ROOT_SHARE = 0.4  # of the budget, for the position itself; the rest goes to its moves
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The result of a position for its side to move, and of each of its moves."""
+
+    verdict: str
+    plies: int | None = None
+    proved_by: str | None = None
+    move: Cell | None = None  # for a move's entry: the move that led here
+    moves: tuple[Verdict, ...] = field(default=())
+
+    def to_json(self, geometry: Geometry | None = None) -> dict[str, Any]:
+        """``{"verdict", "plies", "proved_by", "moves": [{"move", "cell", ...}, ...]}``."""
+        data: dict[str, Any] = {"verdict": self.verdict, "plies": self.plies,
+                                "proved_by": self.proved_by}
+        if self.move is not None:
+            data = {"move": format_cell(self.move, geometry) if geometry else None,
+                    "cell": self.move, **data}
+        else:
+            data["moves"] = [m.to_json(geometry) for m in self.moves]
+        return data
+
+
+def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict:
+    """The verdict of ``board`` for the side to move, and (unless ``moves`` is False) of
+    every legal move, within about ``budget_s`` seconds of search (none when the proof
+    covers the position: then the moves get only the proof and the threat search, so the
+    answer is instant and a move off the proof may be ``unknown``). The moves are searched
+    first (their verdicts often settle the position's); the position's own df-pn gets what
+    they leave."""
+    if not moves:
+        return _verdict(board, budget_s)
+    started = time.perf_counter()
+    root = _verdict(board, 0.0)  # the proof and the threat search: no df-pn yet
+    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no df-pn at all
+        budget_s = 0.0
+    deadline = started + budget_s
+    keep = budget_s * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
+    legal = board.legal_moves
+    verdicts: dict[Cell, Verdict] = {}
+    for _ in range(2):  # a first pass over every move, then the time left to the unknown ones
+        todo = [c for c in legal if c not in verdicts or verdicts[c].verdict == UNKNOWN]
+        for index, cell in enumerate(todo):
+            board.push(cell)
+            left = deadline - keep - time.perf_counter()
+            verdicts[cell] = _verdict(board, max(left, 0.0) / (len(todo) - index))
+            board.pop()
+    found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
+                    for cell, v in verdicts.items()), key=_rank)
+    root = _from_moves(root, found)
+    if root.verdict == UNKNOWN and deadline > time.perf_counter():
+        root = _from_moves(_verdict(board, deadline - time.perf_counter()), found)
+    return Verdict(root.verdict, root.plies, root.proved_by, moves=tuple(found))
+
+
+def _rank(v: Verdict) -> tuple[int, int]:
+    """Best first for the mover: the opponent's fastest loss, draws, unknowns, the opponent's
+    slowest win."""
+    order = {LOSS: 0, DRAW: 1, UNKNOWN: 2, WIN: 3}[v.verdict]
+    plies = 10**6 if v.plies is None else v.plies
+    return order, plies if v.verdict == LOSS else -plies
+
+
+def _from_moves(root: Verdict, moves: list[Verdict]) -> Verdict:
+    """The position's verdict as its moves prove it, where that says more than its own."""
+    derived = _derived(moves) if moves else None
+    if derived is None or root.verdict not in (UNKNOWN, derived.verdict):
+        return root
+    if root.verdict == UNKNOWN or root.plies is None:
+        return derived if derived.plies is not None or root.verdict == UNKNOWN else root
+    if derived.plies is not None and derived.plies < root.plies:
+        return derived
+    return root
+
+
+def _derived(moves: list[Verdict]) -> Verdict | None:
+    best = moves[0]
+    if best.verdict == LOSS:
+        return Verdict(WIN, None if best.plies is None else best.plies + 1, best.proved_by)
+    if all(m.verdict == WIN for m in moves):
+        known = [m.plies for m in moves if m.plies is not None]
+        plies = max(known) + 1 if len(known) == len(moves) else None
+        return Verdict(LOSS, plies, BOOK if all(m.proved_by == BOOK for m in moves) else SEARCH)
+    if best.verdict == DRAW and all(m.verdict in (WIN, DRAW) for m in moves):
+        return Verdict(DRAW, None, SEARCH)
+    return None
+
+
+def _verdict(board: Board, seconds: float) -> Verdict:
+    """The verdict of one position (no moves), from the cache, the proof or a search."""
+    x, o = board.stones
+    key = (board.geometry.name, x, o)
+    found = _cache.get(key)
+    if found is not None and (found[0].verdict != UNKNOWN or found[1] >= seconds):
+        _cache.move_to_end(key)
+        return found[0]
+    verdict = (_finished(board) or _table(board) or _book(board, seconds)
+               or _search(board, seconds))
+    _remember(board, verdict, seconds)
+    return verdict
+
+
+def _remember(board: Board, verdict: Verdict, seconds: float) -> None:
+    x, o = board.stones
+    _cache[(board.geometry.name, x, o)] = (verdict, seconds)
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+
+
+_cache: OrderedDict[tuple[str, int, int], tuple[Verdict, float]] = OrderedDict()
+
+
+def _finished(board: Board) -> Verdict | None:
+    outcome = board.outcome()
+    if outcome is None:
+        return None
+    if outcome.winner is None:
+        return Verdict(DRAW, 0, SEARCH)
+    return Verdict(WIN if outcome.winner == board.turn else LOSS, 0, SEARCH)
+
+
+def SMALL_BOARDS_PATH() -> Path:  # noqa: N802 (a constant of the package's data)
+    """The shipped table of the small boards (``bench/small_boards.py`` writes it)."""
+    return Path(str(resources.files("engine") / "data" / "small_boards.json"))
+
+
+@cache
+def _small_boards() -> dict[str, dict[str, list[Any]]]:
+    """Per variant: verdict and plies by canonical position (``"<x hex> <o hex>"``)."""
+    path = SMALL_BOARDS_PATH()
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return {name: {**entry.get("positions", {}), **entry.get("first_moves", {})}
+            for name, entry in data.items()}
+
+
+def _table(board: Board) -> Verdict | None:
+    """The small boards' table: every 3x3 position, the empty board and first moves of the
+    others, where they were proved."""
+    known = _small_boards().get(board.geometry.name)
+    if not known:
+        return None
+    x, o = board.geometry.canonical(*board.stones)
+    found = known.get(f"{x:x} {o:x}")
+    if found is None or found[0] == UNKNOWN:
+        return None
+    return Verdict(found[0], found[1], BOOK)
+
+
+def _book(board: Board, seconds: float) -> Verdict | None:
+    """X's win where the proved strategy covers the position: the plies by replaying it, or,
+    where the replay takes too long, by the position being one the proof proved."""
+    if board.geometry.name != proof.VARIANT:
+        return None
+    plies = proof.strategy_height(board, max(seconds, WALK_SECONDS))
+    if plies is None and not (x_proved(board) if board.turn == 0 else o_proved(board)):
+        return None
+    return Verdict(WIN if board.turn == 0 else LOSS, plies, BOOK)
+
+
+def _search(board: Board, seconds: float) -> Verdict:
+    side = board.turn
+    line = threat_win(board, budget=THREAT_NODES)
+    if line is not None:
+        board.push(line[0])  # the threat's position is lost for the defender
+        _remember(board, Verdict(LOSS, len(line) - 1, SEARCH), 0.0)
+        board.pop()
+        return Verdict(WIN, len(line), SEARCH)
+    if seconds <= 0:
+        return Verdict(UNKNOWN)
+    if board.geometry.name == proof.VARIANT and side == 0 and _into_the_proof(
+            board, time.perf_counter() + seconds / 2):
+        return Verdict(WIN, None, SEARCH)
+    proofs = {}
+    for attacker, share in ((0, 0.75), (1, 0.25)):  # the first player first: it wins most
+        proofs[attacker] = _solver(board.geometry, attacker).prove(
+            board, attacker=attacker, seconds=seconds * share)
+        if proofs[attacker].proved:
+            return Verdict(WIN if attacker == side else LOSS, None, SEARCH)
+    if proofs[0].disproved and proofs[1].disproved:
+        return Verdict(DRAW, None, SEARCH)
+    return Verdict(UNKNOWN)
+
+
+def _into_the_proof(board: Board, deadline: float) -> bool:
+    """Whether X (to move) has a move after which every O reply leaves X a position the
+    proof proved or a continuous-threat win: a three-ply search with the proof at its leaves,
+    the likeliest moves first, until ``deadline``."""
+    table = _threat_table()
+    for cell in sorted(board.legal_moves, key=lambda c: -_line_value(board, c)):
+        if time.perf_counter() > deadline:
+            return False
+        board.push(cell)
+        proved = True
+        for reply in board.legal_moves:
+            board.push(reply)
+            proved = board.winning_line is None and (
+                x_proved(board) or threat_win(board, budget=PROBE_NODES, table=table)
+                is not None)
+            board.pop()
+            if not proved:
+                break
+        board.pop()
+        if proved:
+            return True
+    return False
+
+
+def _line_value(board: Board, cell: Cell) -> int:
+    """Open lines through ``cell``, weighted by the stones already on them."""
+    g = board.geometry
+    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
+    value = 0
+    for index in g.lines_through[cell]:
+        mask = g.line_masks[index]
+        if not mask & them:
+            value += 4 ** (mask & me).bit_count()
+        if not mask & me:
+            value += 3 ** (mask & them).bit_count()
+    return value
+
+
+@cache
+def _threat_table() -> ThreatTable:
+    return ThreatTable(18)
+
+
+@cache
+def _solver(geometry: Geometry, attacker: int) -> Solver:
+    """A df-pn solver per board and attacker (a table holds one attacker's proofs)."""
+    return Solver(geometry, tt_bits=21)
