@@ -58,3 +58,31 @@ async def test_a_flood_of_questions_is_limited_per_address(server: Server) -> No
     assert status in (400, 429)
     ann = await server.client("ann")  # and the games go on
     assert (await ann.request(t="ping"))["t"] == "pong"
+
+
+async def test_the_empty_board_is_a_win_for_x_from_the_proof(server: Server) -> None:
+    status, body, _ = await get(server, "variant=4x4x4&moves=")
+    assert status == 200, body
+    assert (body["variant"], body["position"], body["to_move"]) == ("4x4x4", "", "x")
+    assert body["verdict"] == "win" and body["proved_by"] == "book"
+    best = body["moves"][0]
+    assert best["verdict"] == "loss" and best["proved_by"] == "book"  # O loses after it
+    assert best["plies"] is not None and best["plies"] >= 7  # no win faster than 4 X moves
+    assert {m["move"] for m in body["moves"]} >= {"1a1"} and len(body["moves"]) == 64
+    again = await get(server, "moves=")  # the cache answers, the same
+    assert again[1] == body
+
+
+async def test_a_position_after_x_deviates_is_answered_without_a_guess(server: Server) -> None:
+    status, body, _ = await get(server, "moves=1a1+1d4+4a4+3b3+1a4")
+    assert status == 200, body
+    assert body["to_move"] == "o" and body["verdict"] in ("loss", "unknown")
+    assert body["proved_by"] in (None, "search", "book")
+    if body["verdict"] == "unknown":
+        assert body["plies"] is None
+
+
+async def test_small_boards_come_from_their_table(server: Server) -> None:
+    status, body, _ = await get(server, "variant=4x4&moves=")
+    assert status == 200, body
+    assert body["verdict"] == "draw"
