@@ -26,8 +26,8 @@ from server.protocol import (
     GameEnd,
     GameState,
     GameSummary,
-    Lobby,
     LobbyDelta,
+    LobbySnapshot,
     MovePlayed,
     Offer,
     PlayerOnline,
@@ -410,7 +410,7 @@ class LobbyModel:
     online: int = 0
     players: list[PlayerOnline] = field(default_factory=list)
 
-    def load(self, lobby: Lobby) -> None:
+    def load(self, lobby: LobbySnapshot) -> None:
         """Take a full snapshot."""
         self.seeks = {seek.id: seek for seek in lobby.seeks}
         self.games = {game.id: game for game in lobby.games}
@@ -434,7 +434,7 @@ class LobbyModel:
 
 
 @dataclass
-class Session:
+class PlayerSession:
     """Who this client is on the server, and what it waits for in the lobby."""
 
     name: str = ""
