@@ -111,17 +111,15 @@ class Challenges:
 
     def decline(self, challenge_id: str, name: str) -> OpenChallenge:
         """``name`` declines a challenge sent to them."""
-        challenge = self._answerable(challenge_id, name)
-        del self._open[challenge_id]
-        return challenge
+        self._answerable(challenge_id, name)
+        return self._open.pop(challenge_id)
 
     def cancel(self, challenge_id: str, name: str) -> OpenChallenge:
         """``name`` withdraws a challenge they sent."""
         challenge = self._get(challenge_id)
         if challenge.challenger != name:
             raise MatchmakingError(f"challenge {challenge_id} is not yours", "not_allowed")
-        del self._open[challenge_id]
-        return challenge
+        return self._open.pop(challenge_id)
 
     def _answerable(self, challenge_id: str, name: str) -> OpenChallenge:
         challenge = self._get(challenge_id)
