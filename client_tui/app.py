@@ -1,7 +1,7 @@
 """The Qubic terminal client: connect, lobby, game and help screens around one server link.
 
-The app owns the models (``Session``, ``LobbyModel``, one ``GameModel`` per open game) and the
-``ServerLink``, run in one exclusive worker. Link events arrive as ``LinkMessage``; the app
+The app owns the models (``PlayerSession``, ``LobbyModel``, one ``GameModel`` per open game) and
+the ``ServerLink``, run in one exclusive worker. Link events arrive as ``LinkMessage``; the app
 updates the models and tells the screens to redraw (attributes down). Screens post
 ``Outgoing`` requests and ``LeaveGame`` (messages up); the app sends them and remembers each
 request by its id, so a reply or an error can be matched to what was asked.
@@ -39,12 +39,12 @@ from client_tui.connection import (
     Unreachable,
     http_base,
 )
-from client_tui.embedded import RunningServer, StartLocal, default_db_path, server_key
+from client_tui.embedded import EmbeddedServer, StartLocal, default_db_path, server_key
 from client_tui.messages import ConnectRequested, LeaveGame, Outgoing, SettingsChanged
 from client_tui.model import (
     GameModel,
     LobbyModel,
-    Session,
+    PlayerSession,
 )
 from client_tui.screens.connect import ConnectScreen
 from client_tui.screens.dialogs import ConfirmDialog
@@ -120,12 +120,14 @@ class QubicApp(ServerMessages):
         self.start_local = start_local  # starts the offline server (given by qubic play)
         self.autoconnect = autoconnect
         self.clock = clock
-        self.session = Session(name=name or self._remembered_name(server_url) or default_name())
+        self.session = PlayerSession(
+            name=name or self._remembered_name(server_url) or default_name()
+        )
         self.lobby = LobbyModel()
         self._challenge_prompts: dict[str, ConfirmDialog] = {}
         self.games: dict[str, GameModel] = {}
         self.link: ServerLink | None = None
-        self.embedded: RunningServer | None = None
+        self.embedded: EmbeddedServer | None = None
         self.lobby_screen: LobbyScreen | None = None
         self.connect_screen = ConnectScreen(server_url, self.session.name, self.settings)
         self._key = ""  # where tokens (and games played) are remembered for the current server

@@ -16,7 +16,7 @@ import platformdirs
 from client_tui.tokens import APP_NAME
 
 
-class RunningServer(Protocol):
+class EmbeddedServer(Protocol):
     """What the client needs of a started server."""
 
     @property
@@ -38,5 +38,5 @@ def server_key(db_path: Path) -> str:
     return f"embedded:{db_path.resolve()}"
 
 
-StartLocal = Callable[[Path], Awaitable[RunningServer]]
+StartLocal = Callable[[Path], Awaitable[EmbeddedServer]]
 """Starts the offline server with its database at the path given (``qubic_cli.embedded``)."""

@@ -26,8 +26,8 @@ from server.protocol import (
     GameEnd,
     GameState,
     GameSummary,
-    Lobby,
     LobbyDelta,
+    LobbySnapshot,
     MovePlayed,
     Offer,
     PlayerOnline,
@@ -135,19 +135,13 @@ class GameModel:
                 return Applied.GAP
             self.board.push(event.cell)
             self.draw_offer = None
-            self.thinking = None
-            self.engine = None
-            self.suggestion = None
-            self._set_clocks(event.clocks, now)
+            self._new_position(event.clocks, now)
         elif isinstance(event, TakenBack):
             while self.board.ply > event.ply:
                 self.board.pop()
             if self.view_ply is not None and self.view_ply >= self.board.ply:
                 self.view_ply = None
-            self.thinking = None
-            self.engine = None
-            self.suggestion = None
-            self._set_clocks(event.clocks, now)
+            self._new_position(event.clocks, now)
         elif isinstance(event, GameEnd):
             self.end = event
             self.draw_offer = None
@@ -182,6 +176,14 @@ class GameModel:
             self.claim_at.pop(event.side, None)
         else:
             self.claim_at[event.side] = now + event.claim_in
+
+    def _new_position(self, clocks: Clocks | None, now: float) -> None:
+        """A move played or taken back: the computer's thinking, the engine's status and the
+        hint were about the position before it."""
+        self.thinking = None
+        self.engine = None
+        self.suggestion = None
+        self._set_clocks(clocks, now)
 
     def _set_clocks(self, clocks: Clocks | None, now: float) -> None:
         if clocks is not None:
@@ -410,7 +412,7 @@ class LobbyModel:
     online: int = 0
     players: list[PlayerOnline] = field(default_factory=list)
 
-    def load(self, lobby: Lobby) -> None:
+    def load(self, lobby: LobbySnapshot) -> None:
         """Take a full snapshot."""
         self.seeks = {seek.id: seek for seek in lobby.seeks}
         self.games = {game.id: game for game in lobby.games}
@@ -434,7 +436,7 @@ class LobbyModel:
 
 
 @dataclass
-class Session:
+class PlayerSession:
     """Who this client is on the server, and what it waits for in the lobby."""
 
     name: str = ""

@@ -20,7 +20,7 @@ from client_tui.model import (
     GameEvent,
     GameModel,
     LobbyModel,
-    Session,
+    PlayerSession,
     describe_end,
     format_clock_spec,
     other,
@@ -48,8 +48,8 @@ from server.protocol import (
     Error,
     GameEnd,
     GameState,
-    Lobby,
     LobbyDelta,
+    LobbySnapshot,
     MovePlayed,
     Offer,
     Presence,
@@ -67,7 +67,7 @@ class ServerMessages(App[None]):
     """Sends requests and applies the server's messages; see the module docstring. The state
     it works on is made by ``QubicApp``'s constructor."""
 
-    session: Session
+    session: PlayerSession
     lobby: LobbyModel
     games: dict[str, GameModel]
     settings: Settings
@@ -106,7 +106,7 @@ class ServerMessages(App[None]):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
-        elif isinstance(message, Lobby):
+        elif isinstance(message, LobbySnapshot):
             self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
             self.lobby.load(message)
             self._refresh_lobby()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from engine import NotationError, variant
 
 USAGE_ERROR = 2
+
+T = TypeVar("T", int, float)
 
 
 def fail(command: str, message: str) -> int:
@@ -36,12 +40,18 @@ def variant_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _number(text: str, kind: Callable[[str], T], what: str) -> T:
+    """``text`` read by ``kind`` (``int`` or ``float``); an ``ArgumentTypeError`` naming
+    ``what`` was expected if it is not a number."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
 def port_number(text: str) -> int:
     """An argparse type: a TCP port, 0-65535 (0: any free port)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    value = _number(text, int, "a port number")
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
     return value
@@ -49,10 +59,7 @@ def port_number(text: str) -> int:
 
 def seconds(text: str) -> float:
     """An argparse type: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    value = _number(text, float, "a number of seconds")
     if not value > 0:
         raise argparse.ArgumentTypeError("must be more than 0 seconds")
     return value
@@ -60,10 +67,7 @@ def seconds(text: str) -> float:
 
 def plies(text: str) -> int:
     """An argparse type: a search depth of at least one ply."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of plies") from None
+    value = _number(text, int, "a whole number of plies")
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1 ply")
     return value

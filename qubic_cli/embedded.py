@@ -12,16 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from client_tui.embedded import RunningServer
+from client_tui.embedded import EmbeddedServer
 from server.defaults import GRACE
 
 
-async def start_embedded(db_path: Path, **options: Any) -> RunningServer:
+async def start_embedded(db_path: Path, **options: Any) -> EmbeddedServer:
     """Start the server on 127.0.0.1 (a free port) with its database at ``db_path``."""
     from server.http.app import ServerConfig, start_server  # the server's code loads only offline
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
     settings: dict[str, Any] = {"ai_workers": 1, "grace": GRACE} | options
     config = ServerConfig(host="127.0.0.1", port=0, db_path=str(db_path), **settings)
-    server: RunningServer = await start_server(config)
+    server: EmbeddedServer = await start_server(config)
     return server

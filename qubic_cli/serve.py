@@ -8,7 +8,7 @@ import ipaddress
 from typing import Any
 
 from qubic_cli.common import fail, missing_extra, port_number, seconds
-from qubic_cli.settings import Setting, SettingsError, apply
+from qubic_cli.settings import Setting, SettingsError, apply, named_alike
 from server.defaults import GRACE, LEASE_TTL
 
 NAME = "serve"
@@ -23,27 +23,15 @@ again. SIGINT or SIGTERM shuts it down cleanly.
 
 
 SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
-    Setting("host", "host", "QUBIC_HOST"),
-    Setting("port", "port", "QUBIC_PORT"),
+    *named_alike("host", "port"),
     Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
-    Setting("ai_workers", "ai_workers", "QUBIC_AI_WORKERS"),
-    Setting("grace", "grace", "QUBIC_GRACE"),
-    Setting("ai_nice", "ai_nice", "QUBIC_AI_NICE"),
-    Setting("ai_time", "ai_time", "QUBIC_AI_TIME"),
-    Setting("max_connections_per_address", "max_connections_per_address",
-            "QUBIC_MAX_CONNECTIONS_PER_ADDRESS"),
-    Setting("new_players_per_hour", "new_players_per_hour", "QUBIC_NEW_PLAYERS_PER_HOUR"),
+    *named_alike("ai_workers", "grace", "ai_nice", "ai_time", "max_connections_per_address",
+                 "new_players_per_hour"),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
-    Setting("abandon_after", "abandon_after", "QUBIC_ABANDON_AFTER"),
+    *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
-    Setting("node", "node", "QUBIC_NODE"),
-    Setting("lease_ttl", "lease_ttl", "QUBIC_LEASE_TTL"),
-    Setting("log_level", "log_level", "QUBIC_LOG_LEVEL"),
-    Setting("log_format", "log_format", "QUBIC_LOG_FORMAT"),
-    Setting("access_log", "access_log", "QUBIC_ACCESS_LOG"),
-    Setting("drain_after", "drain_after", "QUBIC_DRAIN_AFTER"),
-    Setting("solve_rate", "solve_rate", "QUBIC_SOLVE_RATE"),
-    Setting("metrics_listen", "metrics_listen", "QUBIC_METRICS_LISTEN"),
+    *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
+                 "solve_rate", "metrics_listen"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
 )
 

@@ -45,6 +45,11 @@ class Setting:
     many: bool = False  # a list: a TOML array, or comma-separated in the environment
 
 
+def named_alike(*keys: str) -> tuple[Setting, ...]:
+    """Options whose ``dest`` and file key are the same name, from ``QUBIC_<NAME>``."""
+    return tuple(Setting(key, key, f"QUBIC_{key.upper()}") for key in keys)
+
+
 @dataclass(frozen=True)
 class Value:
     """An option's effective value and where it came from: flag, env, file or default."""

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from client_tui.connection import LeaderboardRow, fetch_leaderboard
 from client_tui.messages import Outgoing, SettingsChanged
-from client_tui.model import LobbyModel, Session, format_clock_spec
+from client_tui.model import LobbyModel, PlayerSession, format_clock_spec
 from client_tui.screens.dialogs import CodeDialog, OptionsDialog
 from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import literal
@@ -66,7 +66,7 @@ class LobbyScreen(Screen[None]):
     def __init__(
         self,
         lobby: LobbyModel,
-        session: Session,
+        session: PlayerSession,
         http_base: str | None = None,
         settings: Settings | None = None,
     ) -> None:

@@ -47,6 +47,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from server.defaults import LEASE_TTL
@@ -186,21 +187,16 @@ class RedisAddressLimits(AddressLimits):
             return False
         if self._closed:
             return True
-        if self._skipping():
-            self._fail_open()
-            return True
         try:
-            admitted = await self._connect(
-                keys=[self._nodes_key, self._conn_key],
+            answered, admitted = await self._check(
+                self._connect, keys=[self._nodes_key, self._conn_key],
                 args=[address, self.max_connections, self.node, self._conn_prefix])
-        except (RedisError, OSError) as exc:
-            self._fail_open(exc)
-            return True
         except asyncio.CancelledError:  # never let in: maybe counted in Redis all the same
             self.disconnect(address)
             self._stale = True
             raise
-        self._back()
+        if not answered:
+            return True
         if not admitted:
             self.disconnect(address)
         return bool(admitted)
@@ -227,17 +223,10 @@ class RedisAddressLimits(AddressLimits):
         wait = self.new_player(address, now)  # this node's own bucket: the floor
         if wait is not None or self._closed:
             return wait
-        if self._skipping():
-            self._fail_open()
-            return None
-        try:
-            answer = await self._new_player(
-                keys=[self._new_prefix + address], args=[self.new_players, self.new_players / 3600])
-        except (RedisError, OSError) as exc:
-            self._fail_open(exc)
-            return None
-        self._back()
-        if answer is None:
+        answered, answer = await self._check(
+            self._new_player, keys=[self._new_prefix + address],
+            args=[self.new_players, self.new_players / 3600])
+        if not answered or answer is None:
             return None
         self._buckets[address].tokens += 1.0  # not made: this node's own bucket has it back
         return float(answer)
@@ -288,6 +277,22 @@ class RedisAddressLimits(AddressLimits):
         self._back()
 
     # -- Redis away ------------------------------------------------------------------------
+
+    async def _check(
+        self, script: AsyncScript, *, keys: list[str], args: list[Any]
+    ) -> tuple[bool, Any]:
+        """Run a check's script: ``(True, its answer)``, or ``(False, None)`` when Redis is away
+        (failed less than ttl/3 ago, or fails now) and the check fails open."""
+        if self._skipping():
+            self._fail_open()
+            return False, None
+        try:
+            answer = await script(keys=keys, args=args)
+        except (RedisError, OSError) as exc:
+            self._fail_open(exc)
+            return False, None
+        self._back()
+        return True, answer
 
     def _fail_open(self, exc: BaseException | None = None) -> None:
         self.failed_open += 1

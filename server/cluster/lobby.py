@@ -70,13 +70,13 @@ from server.node.session import Session
 from server.protocol import (
     Ack,
     LobbyRequest,
+    LobbySnapshot,
     LobbySub,
     LobbyUnsub,
     MatchmakingRequest,
     encode,
     error_message,
 )
-from server.protocol import Lobby as LobbySnapshot
 from server.tasks import stop_tasks, wait_event
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 The node holding the lease ``lobby`` runs the embedded server's ``Lobby``
 (``server.node.lobby``) in a ``Holding``, wired through its constructor to the cluster: its
-presence is every node's (``ClusterPresence``), its deltas go out on the bus (``Delta``), its
+presence is every node's (``ClusterOnlinePlayers``), its deltas go out on the bus (``Delta``), its
 state is written to Redis before each game starts, and the games a player has going against
 the computer are counted from the cluster's record. The nodes' asks and reports and the
 holder's once-a-second round reach it through one queue, so per-player limits hold across
@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from server.cluster.lease import Lease
 from server.cluster.links import ClusterLinks
-from server.cluster.lobby_presence import ClusterPresence
+from server.cluster.lobby_presence import ClusterOnlinePlayers
 from server.cluster.messages import Answer, Ask, Delta, LobbyEnvelope, Report
 from server.cluster.ownership import ClusterOwnership
 from server.errors import ServerError
@@ -159,7 +159,7 @@ class Holding:
         if state is not None:
             matchmaker.load(state["matchmaker"], -self.offset)
             challenges.load(state["challenges"])
-        self.presence = ClusterPresence(node.publish)
+        self.presence = ClusterOnlinePlayers(node.publish)
         self.lobby = Lobby(node.rooms, node.delivery, self.presence, matchmaker, challenges,
                            fan_out=lambda frame: node.publish(Delta(frame)),
                            checkpoint=self.persist, computer_games=self.computer_games)

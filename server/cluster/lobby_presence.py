@@ -1,9 +1,9 @@
 """Who is online on every node, as the nodes report it to the node holding the lobby.
 
-``ClusterPresence`` is the ``Presence`` (``server.node.lobby_interfaces``) of the cluster's
-one lobby: a player is online while any node reports a connection of theirs (``Report``, in
-``server.cluster.messages``), and a message for a player (a challenge) goes out on the bus as
-a ``Tell`` for every node to pass to that player's connections.
+``ClusterOnlinePlayers`` is the ``OnlinePlayers`` (``server.node.lobby_interfaces``) of the
+cluster's one lobby: a player is online while any node reports a connection of theirs
+(``Report``, in ``server.cluster.messages``), and a message for a player (a challenge) goes
+out on the bus as a ``Tell`` for every node to pass to that player's connections.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from server.cluster.messages import LobbyEnvelope, Tell
 
 
-class ClusterPresence:
+class ClusterOnlinePlayers:
     """Who is online on every node; ``publish`` sends a lobby message on the bus."""
 
     def __init__(self, publish: Callable[[LobbyEnvelope], None]) -> None:

@@ -28,7 +28,7 @@ GoneReason = Literal["declined", "cancelled", "offline"]
 
 
 @dataclass(frozen=True)
-class Challenge:
+class OpenChallenge:
     """``challenger`` asks ``challenged`` for a game on these terms; ``colour`` is the
     challenger's choice."""
 
@@ -57,23 +57,23 @@ class Challenges:
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng or random.Random()
-        self._open: dict[str, Challenge] = {}
+        self._open: dict[str, OpenChallenge] = {}
         self._ids = itertools.count(1)
         self._last = 0
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def sent_by(self, name: str) -> list[Challenge]:
+    def sent_by(self, name: str) -> list[OpenChallenge]:
         return [c for c in self._open.values() if c.challenger == name]
 
-    def sent_to(self, name: str) -> list[Challenge]:
+    def sent_to(self, name: str) -> list[OpenChallenge]:
         return [c for c in self._open.values() if c.challenged == name]
 
     def create(
         self, challenger: str, challenged: str, variant: str, clock: TimeControl | None,
         rated: bool, colour: ColourChoice,
-    ) -> Challenge:
+    ) -> OpenChallenge:
         """Open a challenge; raises ``MatchmakingError`` with a stable code if refused."""
         if challenger == challenged:
             raise MatchmakingError("you cannot challenge yourself", "own_challenge")
@@ -89,12 +89,12 @@ class Challenges:
             raise MatchmakingError(f"{challenged} has too many challenges open",
                                    "too_many_challenges")
         self._last = next(self._ids)
-        challenge = Challenge(f"c{self._last}", challenger, challenged, variant, clock,
+        challenge = OpenChallenge(f"c{self._last}", challenger, challenged, variant, clock,
                               rated, colour)
         self._open[challenge.id] = challenge
         return challenge
 
-    def _get(self, challenge_id: str) -> Challenge:
+    def _get(self, challenge_id: str) -> OpenChallenge:
         challenge = self._open.get(challenge_id)
         if challenge is None:
             raise MatchmakingError(
@@ -103,33 +103,31 @@ class Challenges:
             )
         return challenge
 
-    def accept(self, challenge_id: str, name: str) -> tuple[Challenge, Pairing]:
+    def accept(self, challenge_id: str, name: str) -> tuple[OpenChallenge, Pairing]:
         """``name`` accepts a challenge sent to them: it closes and becomes a pairing."""
         challenge = self._answerable(challenge_id, name)
         del self._open[challenge_id]
         return challenge, challenge.pairing(self._rng)
 
-    def decline(self, challenge_id: str, name: str) -> Challenge:
+    def decline(self, challenge_id: str, name: str) -> OpenChallenge:
         """``name`` declines a challenge sent to them."""
-        challenge = self._answerable(challenge_id, name)
-        del self._open[challenge_id]
-        return challenge
+        self._answerable(challenge_id, name)
+        return self._open.pop(challenge_id)
 
-    def cancel(self, challenge_id: str, name: str) -> Challenge:
+    def cancel(self, challenge_id: str, name: str) -> OpenChallenge:
         """``name`` withdraws a challenge they sent."""
         challenge = self._get(challenge_id)
         if challenge.challenger != name:
             raise MatchmakingError(f"challenge {challenge_id} is not yours", "not_allowed")
-        del self._open[challenge_id]
-        return challenge
+        return self._open.pop(challenge_id)
 
-    def _answerable(self, challenge_id: str, name: str) -> Challenge:
+    def _answerable(self, challenge_id: str, name: str) -> OpenChallenge:
         challenge = self._get(challenge_id)
         if challenge.challenged != name:
             raise MatchmakingError(f"challenge {challenge_id} is not to you", "not_allowed")
         return challenge
 
-    def lapse(self, name: str) -> list[Challenge]:
+    def lapse(self, name: str) -> list[OpenChallenge]:
         """``name`` went offline: close every challenge they sent or were sent."""
         gone = [c for c in self._open.values() if name in (c.challenger, c.challenged)]
         for challenge in gone:
@@ -147,5 +145,5 @@ class Challenges:
         self._last = state["last"]
         self._ids = itertools.count(self._last + 1)
         for id_, challenger, challenged, variant, clock, rated, colour in state["open"]:
-            self._open[id_] = Challenge(id_, challenger, challenged, variant,
+            self._open[id_] = OpenChallenge(id_, challenger, challenged, variant,
                                         clock_of(clock), rated, colour)

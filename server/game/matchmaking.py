@@ -45,7 +45,7 @@ class Pairing:
 
 
 @dataclass(frozen=True)
-class Seek:
+class WaitingSeek:
     """An open challenge in the lobby that anyone may accept."""
 
     id: str
@@ -201,21 +201,21 @@ class Matchmaker:
         self._rng = rng or random.Random()
         self._window = window or RatingWindow()
         self._private_ttl = private_ttl
-        self._seeks: dict[str, Seek] = {}
+        self._seeks: dict[str, WaitingSeek] = {}
         self._seek_ids = itertools.count(1)
         self._last_seek = 0
         self._pools: dict[PoolKey, PairingPool] = {}
         self._rooms: dict[str, PrivateRoom] = {}  # by normalised code
-        self._waiting: dict[str, Seek | PoolKey | PrivateRoom] = {}
+        self._waiting: dict[str, WaitingSeek | PoolKey | PrivateRoom] = {}
 
-    def waiting_in(self, player: str) -> Seek | PoolKey | PrivateRoom | None:
+    def waiting_in(self, player: str) -> WaitingSeek | PoolKey | PrivateRoom | None:
         """Where ``player`` waits: his seek, his pool's key, his private room, or None."""
         return self._waiting.get(player)
 
-    def withdraw(self, player: str) -> Seek | PoolKey | PrivateRoom | None:
+    def withdraw(self, player: str) -> WaitingSeek | PoolKey | PrivateRoom | None:
         """Take ``player`` out of wherever he waits; returns what he left, or None."""
         place = self._waiting.pop(player, None)
-        if isinstance(place, Seek):
+        if isinstance(place, WaitingSeek):
             del self._seeks[place.id]
         elif isinstance(place, PrivateRoom):
             del self._rooms[_normalise_code(place.code)]
@@ -228,7 +228,7 @@ class Matchmaker:
 
     def _check_free(self, player: str) -> None:
         place = self._waiting.get(player)
-        if isinstance(place, Seek):
+        if isinstance(place, WaitingSeek):
             raise MatchmakingError(f"{player} already has seek {place.id}", "too_many_seeks")
         if place is not None:
             raise MatchmakingError(f"{player} already waits for a game", "already_queued")
@@ -244,27 +244,27 @@ class Matchmaker:
         colour: ColourChoice,
         now: float,
         rating: float | None = None,
-    ) -> Seek:
+    ) -> WaitingSeek:
         """Post an open challenge; ``rating`` is shown to others if given."""
         self._check_free(seeker)
         self._last_seek = next(self._seek_ids)
         seek_id = f"s{self._last_seek}"
-        seek = Seek(seek_id, seeker, rating, variant, clock, rated, colour, now)
+        seek = WaitingSeek(seek_id, seeker, rating, variant, clock, rated, colour, now)
         self._seeks[seek_id] = seek
         self._waiting[seeker] = seek
         return seek
 
-    def seeks(self) -> list[Seek]:
+    def seeks(self) -> list[WaitingSeek]:
         """The open seeks, oldest first."""
         return sorted(self._seeks.values(), key=lambda seek: seek.created)
 
-    def _seek(self, seek_id: str) -> Seek:
+    def _seek(self, seek_id: str) -> WaitingSeek:
         seek = self._seeks.get(seek_id)
         if seek is None:
             raise MatchmakingError(f"no seek {seek_id}", "no_such_seek")
         return seek
 
-    def cancel_seek(self, seek_id: str, player: str) -> Seek:
+    def cancel_seek(self, seek_id: str, player: str) -> WaitingSeek:
         """Withdraw ``player``'s own seek."""
         seek = self._seek(seek_id)
         if seek.seeker != player:
@@ -299,7 +299,7 @@ class Matchmaker:
     def leave_pool(self, player: str) -> None:
         """Stop waiting in a pool; raises ``MatchmakingError`` (``not_queued``) if not in one."""
         place = self._waiting.get(player)
-        if place is None or isinstance(place, Seek | PrivateRoom):
+        if place is None or isinstance(place, WaitingSeek | PrivateRoom):
             raise MatchmakingError(f"{player} is not in a quick-pairing pool", "not_queued")
         self.withdraw(player)
 
@@ -377,7 +377,7 @@ class Matchmaker:
         self._last_seek = state["seek"]
         self._seek_ids = itertools.count(self._last_seek + 1)
         for id_, seeker, rating, variant, clock, rated, colour, created in state["seeks"]:
-            seek = Seek(id_, seeker, rating, variant, clock_of(clock), rated, colour,
+            seek = WaitingSeek(id_, seeker, rating, variant, clock_of(clock), rated, colour,
                         now + created)
             self._seeks[seek.id] = seek
             self._waiting[seeker] = seek

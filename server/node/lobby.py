@@ -9,8 +9,8 @@ unlisted (it is the rooms' ``Listing``), and who is online. Challenges by name
 ``Lobby`` is the ``LobbyService`` (``server.node.lobby_interfaces``) of one server. Each request
 is answered in one place: ``handle`` (subscribing here) and ``decide`` (the matchmaking
 requests), one ``match`` each, so mypy checks that every request of ``LobbyRequest`` has its
-case. Who is online comes from a ``Presence`` (on one server: ``Delivery``'s sessions), and the
-requests come from a ``Caller`` (on one server: the ``Session``). In a cluster one node at a
+case. Who is online comes from an ``OnlinePlayers`` (on one server: ``Delivery``'s sessions),
+and the requests come from a ``Caller`` (on one server: the ``Session``). In a cluster one node at a
 time runs this object (``server.cluster.lobby_holder``, lila's single lobby actor): its callers
 are sessions on any node, its presence is every node's, its deltas go out on the bus (its
 ``fan_out``), its state is written before each game starts (its ``checkpoint``), and the games
@@ -25,14 +25,12 @@ from typing import assert_never
 
 from engine import O, X
 from server.errors import ServerError
-from server.game.challenges import Challenge as OpenChallenge
-from server.game.challenges import Challenges
-from server.game.matchmaking import Matchmaker, Pairing
-from server.game.matchmaking import Seek as WaitingSeek
+from server.game.challenges import Challenges, OpenChallenge
+from server.game.matchmaking import Matchmaker, Pairing, WaitingSeek
 from server.game.room import GameRoom, RoomSeat, computer_seat
 from server.node.computer_turns import seed
 from server.node.delivery import Delivery
-from server.node.lobby_interfaces import Caller, LocalPresence, Presence
+from server.node.lobby_interfaces import Caller, LocalOnlinePlayers, OnlinePlayers
 from server.node.rooms import Rooms, clock_spec, time_control
 from server.node.session import Session
 from server.protocol import (
@@ -53,6 +51,7 @@ from server.protocol import (
     GameSummary,
     LobbyDelta,
     LobbyRequest,
+    LobbySnapshot,
     LobbySub,
     LobbyUnsub,
     MatchmakingRequest,
@@ -69,7 +68,6 @@ from server.protocol import (
     encode,
     error_message,
 )
-from server.protocol import Lobby as LobbySnapshot
 
 LOBBY_GAMES_SHOWN = 100
 COMPUTER_GAMES_PER_PLAYER = 3
@@ -98,7 +96,7 @@ class Lobby:
     going, wherever they are held)."""
 
     def __init__(
-        self, rooms: Rooms, delivery: Delivery, presence: Presence | None = None,
+        self, rooms: Rooms, delivery: Delivery, presence: OnlinePlayers | None = None,
         matchmaker: Matchmaker | None = None, challenges: Challenges | None = None, *,
         fan_out: Callable[[bytes], None] | None = None,
         checkpoint: Callable[[], Awaitable[None]] | None = None,
@@ -106,7 +104,7 @@ class Lobby:
     ) -> None:
         self.rooms = rooms
         self.delivery = delivery
-        self.presence: Presence = presence or LocalPresence(delivery)
+        self.presence: OnlinePlayers = presence or LocalOnlinePlayers(delivery)
         self.matchmaker = matchmaker or Matchmaker()
         self.subscribers: set[Session] = set()
         self.fan_out = fan_out

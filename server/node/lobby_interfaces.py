@@ -7,9 +7,10 @@ answers everything itself; on a cluster node ``server.cluster.lobby.ClusterLobby
 to the node holding the one lobby, where a ``Lobby`` does the work (the websockets lesson: the
 same logic over another transport).
 
-``Lobby`` in turn talks to a ``Presence`` (who is online: on one server ``LocalPresence``,
-``Delivery``'s sessions; in a cluster ``server.cluster.lobby_presence``) and answers
-``Caller``s (who asked: a ``Session`` here, or one on another node).
+``Lobby`` in turn talks to an ``OnlinePlayers`` (who is online, Colyseus's ``Presence``: on one
+server ``LocalOnlinePlayers``, ``Delivery``'s sessions; in a cluster
+``server.cluster.lobby_presence``) and answers ``Caller``s (who asked: a ``Session`` here, or
+one on another node).
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from typing import Protocol
 from server.node.delivery import Delivery
 from server.node.room_interfaces import Listing
 from server.node.session import Session
-from server.protocol import Lobby as LobbySnapshot
-from server.protocol import LobbyRequest, ServerMessage
+from server.protocol import LobbyRequest, LobbySnapshot, ServerMessage
 
 
 class LobbyService(Listing, Protocol):
@@ -71,7 +71,7 @@ class Caller(Protocol):
     def send(self, message: ServerMessage) -> None: ...
 
 
-class Presence(Protocol):
+class OnlinePlayers(Protocol):
     """Who is online, for the lobby's count, its players list and challenges by name."""
 
     @property
@@ -87,7 +87,7 @@ class Presence(Protocol):
         """Send ``frame`` to every connection of ``name``."""
 
 
-class LocalPresence:
+class LocalOnlinePlayers:
     """The players connected to this server (``Delivery``'s sessions)."""
 
     def __init__(self, delivery: Delivery) -> None:

@@ -109,7 +109,7 @@ class Welcome(_Event, tag="welcome"):
     ref: RequestId | None = None
 
 
-class Lobby(_Event, tag="lobby"):
+class LobbySnapshot(_Event, tag="lobby"):
     """``players``: who is online, the first ``PLAYERS_SHOWN`` by name (``online`` counts all)."""
 
     seeks: list[SeekInfo]
@@ -313,7 +313,7 @@ class Error(_Event, tag="error"):
 
 
 ServerMessage = (
-    Welcome | Lobby | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
+    Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
     | EngineStatus | Ack | Error | Announce

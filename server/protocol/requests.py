@@ -94,13 +94,18 @@ class LobbyUnsub(_Request, tag="lobby_unsub"):
     """Stop receiving lobby updates."""
 
 
-class Seek(_Request, tag="seek"):
-    """Post an open seek in the lobby."""
+class _Terms(_Request):
+    """The terms of a game asked for: a seek, a private room or a challenge; ``colour`` is the
+    asker's."""
 
     variant: Variant = "4x4x4"
     clock: ClockSpec | None = None
     rated: bool = False
     colour: ColourChoice = "random"
+
+
+class Seek(_Terms, tag="seek"):
+    """Post an open seek in the lobby."""
 
 
 class CancelSeek(_Request, tag="cancel_seek"):
@@ -122,27 +127,18 @@ class CancelQuick(_Request, tag="cancel_quick"):
     """Leave the quick-pairing pool."""
 
 
-class PrivateCreate(_Request, tag="private_create"):
+class PrivateCreate(_Terms, tag="private_create"):
     """Open a private room; the reply gives the code to pass to a friend."""
-
-    variant: Variant = "4x4x4"
-    clock: ClockSpec | None = None
-    rated: bool = False
-    colour: ColourChoice = "random"
 
 
 class PrivateJoin(_Request, tag="private_join"):
     code: PrivateCode
 
 
-class Challenge(_Request, tag="challenge"):
+class Challenge(_Terms, tag="challenge", kw_only=True):
     """Ask the online player ``name`` for a game on these terms (``colour`` is yours)."""
 
     name: Name
-    variant: Variant = "4x4x4"
-    clock: ClockSpec | None = None
-    rated: bool = False
-    colour: ColourChoice = "random"
 
 
 class ChallengeAccept(_Request, tag="challenge_accept"):

@@ -15,7 +15,7 @@ import secrets
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
@@ -84,25 +84,43 @@ def new_game_id() -> str:
     return secrets.token_urlsafe(9)
 
 
-def new_game(
-    *,
-    variant: str,
-    x: Seat,
-    o: Seat,
-    clock: TimeControl | None,
-    rated: bool,
-    now: float,
-    game_id: str | None = None,
-    listed: bool = False,
-) -> GameRecord:
+class NewGame(TypedDict):
+    """The terms of a game about to start, as ``Store.create_game`` takes them.
+
+    ``game_id``: a fresh one unless given; ``listed``: the lobby may show the game (a public
+    game, not a private room's).
+    """
+
+    variant: str
+    x: Seat
+    o: Seat
+    clock: TimeControl | None
+    rated: bool
+    now: float
+    game_id: NotRequired[str | None]
+    listed: NotRequired[bool]
+
+
+def new_game(**terms: Unpack[NewGame]) -> GameRecord:
     """A new active game's record, as every store's ``create_game`` starts it; a rated game
     against the computer is refused."""
+    x, o, rated = terms["x"], terms["o"], terms["rated"]
     if rated and (x.is_computer or o.is_computer):
         raise StoreError("a game against the computer cannot be rated", code="not_allowed")
     return GameRecord(
-        game_id or new_game_id(), variant, clock, rated, x, o, GameStatus.ACTIVE, now,
-        listed=listed,
+        terms.get("game_id") or new_game_id(), terms["variant"], terms["clock"], rated, x, o,
+        GameStatus.ACTIVE, terms["now"], listed=terms.get("listed", False),
     )
+
+
+class GameEnding(TypedDict):
+    """How a game ends, as ``Store.finish_game`` takes it: ``result`` (``1-0``, ``0-1`` or
+    ``1/2-1/2``), ``reason``, when, and the winning line if there is one."""
+
+    result: str
+    reason: str
+    now: float
+    winning_line: NotRequired[Sequence[int] | None]
 
 
 def new_token() -> str:
@@ -148,20 +166,8 @@ class Store(Protocol):
         """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
         ...
 
-    async def create_game(
-        self,
-        *,
-        variant: str,
-        x: Seat,
-        o: Seat,
-        clock: TimeControl | None,
-        rated: bool,
-        now: float,
-        game_id: str | None = None,
-        listed: bool = False,
-    ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players.
-        ``listed``: the lobby may show it (a public game, not a private room's)."""
+    async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
+        """Start a game on these terms. A rated game needs two players."""
         ...
 
     async def record_move(
@@ -183,14 +189,7 @@ class Store(Protocol):
         ...
 
     async def finish_game(
-        self,
-        game_id: str,
-        *,
-        result: str,
-        reason: str,
-        now: float,
-        winning_line: Sequence[int] | None = None,
-        fence: int | None = None,
+        self, game_id: str, *, fence: int | None = None, **ending: Unpack[GameEnding]
     ) -> GameRecord:
         """End a game with a result, updating both players' records and, if rated, ratings.
 

@@ -19,7 +19,7 @@ _COUNTER = {1.0: "wins", 0.0: "losses", 0.5: "draws"}
 
 
 @dataclass(frozen=True)
-class GameEnd:
+class FinishedGame:
     """What finishing a game writes: the game as it ends, and each registered player in it as
     they stand afterwards (one record per player, in seat order, X first)."""
 
@@ -43,7 +43,7 @@ def end_game(
     reason: str,
     now: float,
     winning_line: Sequence[int] | None = None,
-) -> GameEnd:
+) -> FinishedGame:
     """``game`` finished with ``result``, and its players ``x`` and ``o`` (None: the computer or
     an unregistered guest) after it.
 
@@ -87,4 +87,4 @@ def end_game(
             after[name_key(seated.name)] = dataclasses.replace(
                 current, games=current.games + 1, **{counter: getattr(current, counter) + 1}
             )
-    return GameEnd(ended, tuple(after.values()))
+    return FinishedGame(ended, tuple(after.values()))

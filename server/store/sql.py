@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, Unpack
 
 from server.errors import StoreError
-from server.game.records import GameRecord, MoveRecord, PlayerRecord, Seat, TimeControl
+from server.game.records import GameRecord, MoveRecord, PlayerRecord
 from server.store import operations
-from server.store.base import hash_token, new_game, new_token
+from server.store.base import GameEnding, NewGame, hash_token, new_game, new_token
 from server.store.ending import x_score
 from server.store.query import Dialect, Op, fetch_one, one
 
@@ -82,24 +81,9 @@ class SQLStore:
 
     # Games.
 
-    async def create_game(
-        self,
-        *,
-        variant: str,
-        x: Seat,
-        o: Seat,
-        clock: TimeControl | None,
-        rated: bool,
-        now: float,
-        game_id: str | None = None,
-        listed: bool = False,
-    ) -> GameRecord:
-        """Start a game (with a fresh id unless one is given). A rated game needs two players.
-        ``listed``: the lobby may show it (a public game, not a private room's)."""
-        game = new_game(
-            variant=variant, x=x, o=o, clock=clock, rated=rated, now=now, game_id=game_id,
-            listed=listed,
-        )
+    async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
+        """Start a game on these terms. A rated game needs two players."""
+        game = new_game(**terms)
         await self._write(operations.insert_game(game))
         return game
 
@@ -114,20 +98,13 @@ class SQLStore:
         await self._write(operations.take_back(self.dialect, game_id, ply, fence))
 
     async def finish_game(
-        self,
-        game_id: str,
-        *,
-        result: str,
-        reason: str,
-        now: float,
-        winning_line: Sequence[int] | None = None,
-        fence: int | None = None,
+        self, game_id: str, *, fence: int | None = None, **ending: Unpack[GameEnding]
     ) -> GameRecord:
         """End a game with a result, updating the players' records and ratings atomically."""
-        x_score(result)  # a ValueError now for a result that is not one
+        x_score(ending["result"])  # a ValueError now for a result that is not one
         return await self._write(operations.finish_game(
-            self.dialect, game_id, result=result, reason=reason, now=now,
-            winning_line=winning_line, fence=fence,
+            self.dialect, game_id, result=ending["result"], reason=ending["reason"],
+            now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
         ))  # fmt: skip
 
     async def abort_game(

@@ -12,7 +12,7 @@ from server.protocol import (
     GameEnd,
     GameState,
     GameSummary,
-    Lobby,
+    LobbySnapshot,
     PlayerOnline,
     RatingChange,
     SeatInfo,
@@ -20,9 +20,9 @@ from server.protocol import (
 )
 
 
-def lobby(name: str = "bob") -> Lobby:
+def lobby(name: str = "bob") -> LobbySnapshot:
     """Three open seeks and two live games."""
-    return Lobby(
+    return LobbySnapshot(
         seeks=[
             SeekInfo(id="s1", name=name, rating=1612, variant="4x4x4",
                      clock=ClockSpec(initial=300, increment=5), rated=True, colour="random"),

@@ -23,8 +23,8 @@ from server.protocol import (
     GameEnd,
     GameState,
     GameSummary,
-    Lobby,
     LobbyDelta,
+    LobbySnapshot,
     MovePlayed,
     Offer,
     PlayerOnline,
@@ -158,7 +158,7 @@ def test_the_lobby_follows_its_deltas() -> None:
     game = GameSummary(id="g1", variant="3x3x3", clock=None, rated=False, x="a", o="b", ply=3)
     lobby = LobbyModel()
     ann, bob = PlayerOnline(name="ann", rating=1500), PlayerOnline(name="bob", rating=1600)
-    lobby.load(Lobby(seeks=[seek], games=[], online=2, players=[ann, bob]))
+    lobby.load(LobbySnapshot(seeks=[seek], games=[], online=2, players=[ann, bob]))
     lobby.apply(LobbyDelta(seeks_removed=["s1"], games_added=[game], online=None))
     assert lobby.seeks == {} and list(lobby.games) == ["g1"] and lobby.online == 2
     assert lobby.players == [ann, bob]  # players: null in a delta, unchanged

@@ -13,7 +13,7 @@ from server.game.matchmaking import (
     Matchmaker,
     PairingPool,
     RatingWindow,
-    Seek,
+    WaitingSeek,
     new_private_code,
 )
 from server.game.records import TimeControl
@@ -150,7 +150,9 @@ def test_seeks_are_listed_cancelled_and_accepted_with_the_chosen_colour() -> Non
     anyhow = lobby.create_seek("carol", "4x4", None, False, "random", now=2)
     assert lobby.seeks() == [as_x, as_o, anyhow]
     assert (
-        isinstance(as_x, Seek) and as_x.rating == 1620 and len({s.id for s in lobby.seeks()}) == 3
+        isinstance(as_x, WaitingSeek)
+        and as_x.rating == 1620
+        and len({s.id for s in lobby.seeks()}) == 3
     )
 
     pairing = lobby.accept_seek(as_x.id, "dave")

@@ -72,7 +72,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Welcome(name="ann", token="tok_1", rating=1500, games=["g1"], ref=1),
-    p.Lobby(seeks=[SEEK], games=[SUMMARY], online=5, ref="r1"),
+    p.LobbySnapshot(seeks=[SEEK], games=[SUMMARY], online=5, ref="r1"),
     p.LobbyDelta(seeks_added=[SEEK], seeks_removed=["s0"], games_removed=["g0"], online=6),
     p.Seeking(seek=SEEK, ref=2),
     p.Queued(variant="4x4x4", clock=CLOCK),

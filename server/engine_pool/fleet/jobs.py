@@ -45,7 +45,7 @@ class Job(msgspec.Struct, frozen=True):
         return ComputerJob(self.variant, self.moves, self.spec, self.seed, self.time, self.depth)
 
 
-class Answer(msgspec.Struct, frozen=True):
+class JobAnswer(msgspec.Struct, frozen=True):
     """An answer on the wire: the job's id, the worker, and the decision or why there is none."""
 
     job: str
@@ -56,7 +56,7 @@ class Answer(msgspec.Struct, frozen=True):
 
 encode = msgspec.json.encode
 job_decoder = msgspec.json.Decoder(Job)
-answer_decoder = msgspec.json.Decoder(Answer)
+answer_decoder = msgspec.json.Decoder(JobAnswer)
 
 
 async def open_redis(url: str, timeout: float = 5.0) -> aioredis.Redis:

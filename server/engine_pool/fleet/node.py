@@ -27,8 +27,8 @@ from server.engine_pool.fleet.jobs import (
     NO_WORKER,
     RECLAIM_GRACE,
     STREAM_MAX,
-    Answer,
     Job,
+    JobAnswer,
     Keys,
     answer_decoder,
     as_text,
@@ -54,7 +54,7 @@ class Fleet:
         self.node = node or uuid.uuid4().hex[:12]
         self.poll = poll
         self._answers = self.keys.answers(self.node)
-        self._pending: dict[str, asyncio.Future[Answer]] = {}
+        self._pending: dict[str, asyncio.Future[JobAnswer]] = {}
         self._has_workers = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
@@ -112,7 +112,7 @@ class Fleet:
         budget = job.time or 30.0
         wire = Job(uuid.uuid4().hex, self.node, job.variant, job.moves, job.spec, job.seed,
                    job.time, job.depth, time.time() + EXPIRES)
-        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[JobAnswer] = asyncio.get_running_loop().create_future()
         self._pending[wire.id] = answer
         started = time.perf_counter()
         try:
@@ -171,7 +171,7 @@ class Fleet:
                     last = as_text(entry_id)
                     self._take(answer_decoder.decode(fields[b"answer"]))
 
-    def _take(self, answer: Answer) -> None:
+    def _take(self, answer: JobAnswer) -> None:
         waiting = self._pending.get(answer.job)
         if waiting is None or waiting.done():
             self.stale_answers += 1

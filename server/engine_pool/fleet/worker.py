@@ -28,8 +28,8 @@ from server.engine_pool.fleet.jobs import (
     POLL,
     RECLAIM_GRACE,
     STREAM_MAX,
-    Answer,
     Job,
+    JobAnswer,
     Keys,
     as_text,
     encode,
@@ -306,17 +306,17 @@ class FleetWorker:
         """Search ``job``, then post its answer and take the next job in one round trip."""
         answer = b""
         try:
-            result: Answer | None = None
+            result: JobAnswer | None = None
             if job.expires >= time.time():
                 try:
                     decision = await self.pool.decide(job.computer_job())
-                    result = Answer(job.id, self.name, decision=decision)
+                    result = JobAnswer(job.id, self.name, decision=decision)
                 except asyncio.CancelledError:
                     if entry_id not in self._cancelled:
                         raise  # this worker is stopping: the job is given back
                     asyncio.current_task().uncancel()  # type: ignore[union-attr]
                 except ComputerError as error:
-                    result = Answer(job.id, self.name, error=str(error))
+                    result = JobAnswer(job.id, self.name, error=str(error))
             if result is not None and not await self._cancelled_meanwhile(entry_id):
                 answer = encode(result)
         finally:
