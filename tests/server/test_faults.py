@@ -162,22 +162,26 @@ async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still
     server = ServerProcess(tmp_path / "q.db", "--ai-time", "3").start()
     processes.append(server)
     eve = await connect(server, "eve")
-    # the computer plays first: its opening book holds only the second player's defences,
-    # so this move is searched (up to 3 s), not looked up
-    game = (await eve.request(t="play_ai", level=8, colour="o"))["id"]
-    await eve.expect("ai_thinking", game=game, ply=0)
+    # The computer plays O: as X it plays the proof's moves at once, and O's book answers
+    # X's first move, so its second move (after X's edge opening) is searched, up to 3 s.
+    game = (await eve.request(t="play_ai", level=8, colour="x"))["id"]
+    await play_cell(eve, game, 1, 0)  # 1b1
+    first = await eve.expect("move", game=game, ply=2, timeout=90)
+    board = Board("4x4x4", [1, first["cell"]])
+    await play_cell(eve, game, next(c for c in (42, 21, 22, 37) if c in board.legal_moves), 2)
+    await eve.expect("ai_thinking", game=game, ply=3)
     await asyncio.sleep(0.5)  # the search is under way
     workers = server.ai_workers()
     assert workers, "no AI worker found under the server process"
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
-    reply = await eve.expect("move", game=game, ply=1, timeout=90)
-    assert reply["side"] == "x"
+    reply = await eve.expect("move", game=game, ply=4, timeout=90)
+    assert reply["side"] == "o"
     replacements = server.ai_workers()
     assert replacements and not set(replacements) & set(workers)
-    board = Board("4x4x4", [reply["cell"]])
-    await play_cell(eve, game, board.legal_moves[0], 1)
-    await eve.expect("move", game=game, ply=3, timeout=90)
+    board = Board("4x4x4", moves_of(eve, game))
+    await play_cell(eve, game, board.legal_moves[0], 4)
+    await eve.expect("move", game=game, ply=6, timeout=90)
     server.stop()
 
 

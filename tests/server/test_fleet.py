@@ -128,7 +128,8 @@ async def fleet(redis_url: str) -> AsyncIterator[Fleet]:
 
 
 def _level8(n: int) -> ComputerJob:
-    """A level-8 move of 1 s in an opening of its own."""
+    """A level-8 move of 1 s in an opening of its own, searched: X opened on an edge (cells 1
+    and 2), off the proof's tree, where the master as X plays at once."""
     return ComputerJob("4x4x4", (n, 63 - n), "level8", seed=n, time=1.0)
 
 
@@ -234,13 +235,18 @@ async def _health(node: RunningServer) -> dict[str, Any]:
 async def _two_workers_one_searching(
     node: RunningServer, workers: list[WorkerProcess], redis_url: str, tmp_path: Path
 ) -> tuple[Client, str, WorkerProcess]:
-    """Two workers, and a computer game whose first move (level 8, 1 s) one of them is
-    searching: the player, the game and that worker."""
+    """Two workers, and a computer game whose second move (level 8 as O, 1 s) one of them is
+    searching: the player, the game and that worker. (As X the computer plays the proof's
+    moves at once, and O's book answers X's first move: its second is searched.)"""
     for n in (1, 2):
         workers.append(await WorkerProcess(redis_url, tmp_path / f"w{n}.log").ready())
     ann = await _player(node, "ann")
-    game = await _computer_game(ann, level=8, colour="o")
-    await ann.expect("ai_thinking", game=game, ply=0)
+    game = await _computer_game(ann, level=8, colour="x")
+    await ann.request(t="move", game=game, cell="1b1", ply=0)  # an edge: off the proof
+    first = await ann.expect("move", game=game, ply=2)
+    second = next(c for c in ("3c3", "2b2", "2c2", "3b2") if c != first["notation"])
+    await ann.request(t="move", game=game, cell=second, ply=2)
+    await ann.expect("ai_thinking", game=game, ply=3)
     holder = await _holder(redis_url, "level8")
     return ann, game, next(w for w in workers if w.name == holder)
 
@@ -250,8 +256,8 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_move_still_comes(
 ) -> None:
     ann, game, doomed = await _two_workers_one_searching(node, workers, redis_url, tmp_path)
     doomed.signal(signal.SIGKILL)  # mid-search: the machine is gone
-    move = await ann.expect("move", game=game, ply=1)  # how soon: bench/fleet.py
-    assert move["side"] == "x"
+    move = await ann.expect("move", game=game, ply=4)  # how soon: bench/fleet.py
+    assert move["side"] == "o"
     survivor = next(w for w in workers if w is not doomed)
     assert "took over job" in survivor.log.read_text()
 
@@ -261,7 +267,7 @@ async def test_a_slow_worker_is_passed_over_and_its_late_answer_dropped(
 ) -> None:
     ann, game, slow = await _two_workers_one_searching(node, workers, redis_url, tmp_path)
     slow.signal(signal.SIGSTOP)  # hangs, as a swapping or overloaded machine would
-    move = await ann.expect("move", game=game, ply=1)  # from the other worker
+    move = await ann.expect("move", game=game, ply=4)  # from the other worker
     slow.signal(signal.SIGCONT)  # it wakes up and answers too: the node drops that
     for _ in range(200):
         if node.pool.stale_answers:  # type: ignore[attr-defined]
@@ -269,8 +275,8 @@ async def test_a_slow_worker_is_passed_over_and_its_late_answer_dropped(
         await asyncio.sleep(0.05)
     assert node.pool.stale_answers == 1  # type: ignore[attr-defined]
     await ann.quiet(1.0)
-    assert [m["ply"] for m in ann.seen if m["t"] == "move"] == [1]  # one move, played once
-    assert move["side"] == "x"
+    assert [m["ply"] for m in ann.seen if m["t"] == "move"] == [1, 2, 3, 4]  # played once
+    assert move["side"] == "o"
 
 
 async def test_a_job_for_a_game_resigned_while_it_waited_is_dropped_unplayed(
@@ -325,7 +331,7 @@ async def test_a_worker_stopped_mid_search_gives_its_job_back_at_once(
 ) -> None:
     workers.append(await WorkerProcess(redis_url, tmp_path / "w1.log").ready())
     await asyncio.wait_for(fleet.wait_ready(), 10)
-    asking = asyncio.create_task(fleet.decide(_level8(3)))
+    asking = asyncio.create_task(fleet.decide(_level8(2)))
     await _holder(redis_url, "level8")
     workers[0].stop()  # SIGTERM, as Ctrl-C or a host's shutdown
     assert "gave back 1 jobs" in workers[0].log.read_text()
@@ -337,7 +343,7 @@ async def test_a_worker_stopped_mid_search_gives_its_job_back_at_once(
     finally:
         await client.aclose()
     workers.append(await WorkerProcess(redis_url, tmp_path / "w2.log").ready())
-    assert (await asking).move not in (3, 60)
+    assert (await asking).move not in (2, 61)
     assert "took over" not in workers[1].log.read_text()  # it was new, not reclaimed
 
 
