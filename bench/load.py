@@ -666,7 +666,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ai-games", type=int, default=0,
                         help="computer games played at once besides the human games (each a "
                              "bot answering the computer at once)")
-    parser.add_argument("--ai-level", type=int, default=8, help="their level (default 8)")
+    parser.add_argument("--ai-level", dest="computer_level", type=int, default=8,
+                        help="their level (default 8)")
     parser.add_argument("--ai-time", type=float, default=1.0,
                         help="seconds the computer thinks per move (the server's --ai-time)")
     parser.add_argument("--stop", choices=["term", "kill"], default="term",
