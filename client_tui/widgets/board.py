@@ -367,8 +367,16 @@ class BoardWidget(Widget, can_focus=True):
                 )
             return Text(f"go to {self.typed} · ⏎ plays · esc clears", style("board--hint"))
         example = "2b3" if self.geometry.d == 3 else "b3"
-        return Text(f"[{format_cell(self.cursor, self.geometry)}] ⏎ plays it · or type a cell "
-                    f"like {example}", style("board--hint"))
+        here = format_cell(self.cursor, self.geometry)
+        board = self.view.board
+        if board.winning_line is not None or not board.empty:  # nothing to play any more
+            return Text(f"[{here}] the game is over · arrows and , . look around",
+                        style("board--hint"))
+        if board.piece_at(self.cursor) is not None:  # promise only what Enter does
+            return Text(f"[{here}] is taken · move to an empty cell, or type one like "
+                        f"{example}", style("board--hint"))
+        return Text(f"[{here}] ⏎ plays it · or type a cell like {example}",
+                    style("board--hint"))
 
     # -- input -------------------------------------------------------------------------------
 

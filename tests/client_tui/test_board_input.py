@@ -79,3 +79,15 @@ async def test_a_whole_cell_is_played_and_a_wrong_one_can_be_mended() -> None:
         assert app.picked == ["3c3"]
         await pilot.press("2", "e", "backspace", "a", "4", "enter")
         assert app.picked == ["3c3", "2a4"]
+
+
+async def test_the_prompt_promises_only_what_enter_does() -> None:
+    """On a taken cell the prompt says so (not "⏎ plays it"), and after the game it says the
+    game is over (issue 29: what new players tripped on)."""
+    app = BoardApp(Board("4x4x4", [21]))  # 2b2, under the cursor at first
+    async with app.run_test(size=(80, 20)):
+        assert "is taken" in hint(app) and "plays it" not in hint(app)
+    over = Board("4x4x4", [0, 16, 1, 17, 2, 18, 3])  # X completes level 1's first row
+    app = BoardApp(over)
+    async with app.run_test(size=(80, 20)):
+        assert "the game is over" in hint(app) and "plays it" not in hint(app)
