@@ -8,7 +8,7 @@ import ipaddress
 from typing import Any
 
 from qubic_cli.common import fail, missing_extra, port_number, seconds
-from qubic_cli.settings import Setting, SettingsError, apply, named_alike
+from qubic_cli.settings import Setting, SettingsError, named_alike, settle
 from server.defaults import GRACE, LEASE_TTL
 
 NAME = "serve"
@@ -150,14 +150,11 @@ def run(args: argparse.Namespace) -> int:
     from server.engine_pool.local import ComputerError
     from server.errors import BusError, StoreError
     from server.http.app import run as run_server
-    from server.http.logs import configure_logging
 
     try:
-        apply(args.parser, SETTINGS, NAME, args, args.argv)
-        config = server_config(args)
+        config = settle(args, SETTINGS, NAME, server_config)
     except SettingsError as error:
         return fail(NAME, str(error))
-    configure_logging(args.log_level, args.log_format)
     try:
         run_server(config)
     except (StoreError, ComputerError, BusError) as error:

@@ -22,10 +22,12 @@ import argparse
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 CONFIG_ENV = "QUBIC_CONFIG"
 
@@ -204,3 +206,16 @@ def apply(parser: argparse.ArgumentParser, settings: Sequence[Setting], command:
     for dest, value in values.items():
         setattr(args, dest, value.value)
     return values
+
+
+def settle(args: argparse.Namespace, settings: Sequence[Setting], command: str,
+           check: Callable[[argparse.Namespace], T]) -> T:
+    """What a long-running command does first: layer its options (``apply``), check them
+    (``check`` returns what the command runs with, or raises ``SettingsError``), and send its
+    log lines where and as they say (``--log-level``, ``--log-format``)."""
+    from server.http.logs import configure_logging
+
+    apply(args.parser, settings, command, args, args.argv)
+    config = check(args)
+    configure_logging(args.log_level, args.log_format)
+    return config

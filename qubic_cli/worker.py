@@ -8,7 +8,7 @@ import signal
 from typing import Any
 
 from qubic_cli.common import fail, missing_extra
-from qubic_cli.settings import Setting, SettingsError, apply, mask
+from qubic_cli.settings import Setting, SettingsError, mask, settle
 
 NAME = "worker"
 HELP = "search computer moves for Qubic servers, taking jobs from Redis"
@@ -73,18 +73,15 @@ def server_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from server.engine_pool.computer_moves import ComputerError
-    from server.http.logs import configure_logging
 
     try:
-        apply(args.parser, SETTINGS, NAME, args, args.argv)
-        config = server_config(args)
+        config = settle(args, SETTINGS, NAME, server_config)
     except SettingsError as error:
         return fail(NAME, str(error))
     from server.engine_pool.fleet.jobs import open_redis
     from server.engine_pool.fleet.worker import FleetWorker
     from server.engine_pool.local import ComputerPool
 
-    configure_logging(args.log_level, args.log_format)
     nice, levels = config["nice"], config["levels"]
 
     async def main() -> None:
