@@ -206,6 +206,21 @@ class Board:
         return "\n".join(diagram_lines(self))
 
 
+def line_value(board: Board, cell: Cell) -> int:
+    """Lines through ``cell`` still open to either side, weighted by their stones: the order
+    in which the master's root and the truth's probe try moves."""
+    g = board.geometry
+    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
+    value = 0
+    for index in g.lines_through[cell]:
+        mask = g.line_masks[index]
+        if not mask & them:
+            value += 4 ** (mask & me).bit_count()
+        if not mask & me:
+            value += 3 ** (mask & them).bit_count()
+    return value
+
+
 def diagram_lines(board: Board) -> list[str]:
     """Text rows drawing the board: each layer a grid labelled by level, columns and rows."""
     g = board.geometry

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import proof
-from engine.board import Board
+from engine.board import Board, line_value
 from engine.geometry import Cell, Geometry
 from engine.notation import format_cell
 from engine.solver import Solver
@@ -226,7 +226,7 @@ def _into_the_proof(board: Board, deadline: float) -> bool:
     proof proved or a continuous-threat win: a three-ply search with the proof at its leaves,
     the likeliest moves first, until ``deadline``."""
     table = _threat_table()
-    for cell in sorted(board.legal_moves, key=lambda c: -_line_value(board, c)):
+    for cell in sorted(board.legal_moves, key=lambda c: -line_value(board, c)):
         if time.perf_counter() > deadline:
             return False
         board.push(cell)
@@ -243,20 +243,6 @@ def _into_the_proof(board: Board, deadline: float) -> bool:
         if proved:
             return True
     return False
-
-
-def _line_value(board: Board, cell: Cell) -> int:
-    """Open lines through ``cell``, weighted by the stones already on them."""
-    g = board.geometry
-    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
-    value = 0
-    for index in g.lines_through[cell]:
-        mask = g.line_masks[index]
-        if not mask & them:
-            value += 4 ** (mask & me).bit_count()
-        if not mask & me:
-            value += 3 ** (mask & them).bit_count()
-    return value
 
 
 @cache

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from engine.board import Board
+from engine.board import Board, line_value
 from engine.book import book_at, book_for
 from engine.geometry import Cell, Geometry
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
@@ -290,21 +290,7 @@ def root_moves(board: Board, shuffle: float) -> list[Cell]:
             moves = kept
     rotation = int(shuffle * len(moves))
     moves = moves[rotation:] + moves[:rotation]
-    return sorted(moves, key=lambda c: -_cell_value(board, c))
-
-
-def _cell_value(board: Board, cell: Cell) -> int:
-    """Lines through ``cell`` still open to either side, weighted by their stones."""
-    g = board.geometry
-    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
-    value = 0
-    for index in g.lines_through[cell]:
-        mask = g.line_masks[index]
-        if not mask & them:
-            value += 4 ** (mask & me).bit_count()
-        if not mask & me:
-            value += 3 ** (mask & them).bit_count()
-    return value
+    return sorted(moves, key=lambda c: -line_value(board, c))
 
 
 __all__ = ["MasterPlayer", "root_moves"]
