@@ -202,7 +202,7 @@ class ComputerPool:
                 *(loop.run_in_executor(executor, _ping) for _ in range(self.workers))
             )
         except BaseException:
-            _kill_workers(executor)
+            kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
             raise
         log.info("computer players ready: %d workers (%s)", len(set(pids)),
@@ -227,7 +227,7 @@ class ComputerPool:
         if self._executor is executor:
             self._executor = None
             self.rebuilds += 1
-            _kill_workers(executor)
+            kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
 
     def figures(self) -> dict[str, float]:
@@ -342,7 +342,8 @@ def _start_process_helpers(context: Any) -> None:
             forkserver.ensure_running()
 
 
-def _kill_workers(executor: ProcessPoolExecutor) -> None:
+def kill_workers(executor: ProcessPoolExecutor) -> None:
+    """Kill every live worker process of ``executor`` (one stuck in a search included)."""
     processes: Sequence[Any] = list((getattr(executor, "_processes", None) or {}).values())
     for process in processes:
         if process.is_alive():

@@ -19,6 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from server.engine_pool.computer_moves import ComputerError
+from server.engine_pool.local import kill_workers
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +29,8 @@ SLACK = 10.0  # seconds past its budget a search may take (a cold start loads th
 
 def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[str, Any]:
     """In the worker: the verdict of the position after ``cells``, as the API shows it."""
-    from engine.truth import solve
-
     from engine import Board
+    from engine.truth import solve
 
     board = Board(variant, list(cells))
     return solve(board, budget).to_json(board.geometry)
@@ -90,9 +90,7 @@ class TruthPool:
     def _restart(self) -> None:
         executor, self._executor = self._executor, None
         if executor is not None:
-            for process in list((getattr(executor, "_processes", None) or {}).values()):
-                if process.is_alive():
-                    process.kill()
+            kill_workers(executor)
             executor.shutdown(wait=False, cancel_futures=True)
 
     async def close(self) -> None:

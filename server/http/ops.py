@@ -53,7 +53,7 @@ async def not_ready(hub: Hub) -> list[str]:
     reasons = []
     if hub.games.closing:
         reasons.append("the server is shutting down")
-    elif hub.draining is not None:
+    elif hub.draining:
         reasons.append("the server is draining before a restart")
     if hub.cluster is not None and not hub.cluster.health().get("bus_connected", True):
         reasons.append("the bus to the other nodes is cut")

@@ -93,7 +93,7 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
-        self.draining: float | None = None  # when the announced restart comes (loop time)
+        self.draining = False  # a restart was announced: no new games
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -185,7 +185,7 @@ class Hub:
         try:
             if self.games.closing:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
-            if self.draining is not None and isinstance(message, MatchmakingRequest | Rematch):
+            if self.draining and isinstance(message, MatchmakingRequest | Rematch):
                 raise ServerError("the server restarts soon: no new games until it is back",
                                   ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, Hello | Ping) and session.player is None:
@@ -219,7 +219,7 @@ class Hub:
         """Before a restart: tell every player the server restarts in ``seconds``, and start
         no new game from now on (games going on are played until the shutdown, and resume
         after it as after any restart)."""
-        self.draining = self.games.now() + seconds
+        self.draining = True
         told = self.announce(f"The server restarts in {seconds:g} seconds: games going on "
                              "will resume when it is back. No new games until then.", seconds)
         log.info("draining: %d connections told the server restarts in %g s", told, seconds)
