@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import time
+from pathlib import Path
 
 from qubic_cli.common import fail
 from qubic_cli.settings import Setting, SettingsError, apply
@@ -81,7 +82,7 @@ async def _act(args: argparse.Namespace) -> dict[str, object]:
             raise ValueError("backup needs --out FILE")
         if postgres:
             tools.pg_backup(database, args.out)
-            return {"backup": args.out, "bytes": _size(args.out)}
+            return {"backup": args.out, "bytes": Path(args.out).stat().st_size}
         return {"backup": args.out, **tools.sqlite_backup(database, args.out).as_dict()}
     if args.action == "restore":
         if not args.file:
@@ -96,9 +97,3 @@ async def _act(args: argparse.Namespace) -> dict[str, object]:
         raise ValueError("migrate copies a SQLite database (--db FILE) into PostgreSQL")
     copied = await tools.copy_to_postgres(database, args.to)
     return {"copied": copied, **(await tools.status(args.to)).as_dict()}
-
-
-def _size(path: str) -> int:
-    import os
-
-    return os.path.getsize(path)

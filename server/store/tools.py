@@ -116,7 +116,7 @@ def sqlite_restore(backup: str | os.PathLike[str], path: str | os.PathLike[str],
     from server.store.schema import SCHEMA_VERSION
 
     checked = sqlite_status(backup)  # a Qubic database, readable
-    if checked.schema_version > SCHEMA_VERSION and checked.kind == "sqlite":
+    if checked.schema_version > SCHEMA_VERSION:
         raise StoreError(f"{backup} was written by a newer Qubic (schema "
                          f"{checked.schema_version}): upgrade first")
     conn = _sqlite_readonly(backup)
