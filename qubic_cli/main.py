@@ -20,6 +20,7 @@ SUBCOMMANDS = (
     "qubic_cli.db",
     "qubic_cli.play",
     "qubic_cli.prove",
+    "qubic_cli.puzzles",
     "qubic_cli.serve",
     "qubic_cli.worker",
 )

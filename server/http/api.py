@@ -27,9 +27,15 @@ from server.node.routing import Unavailable
 from server.protocol import (
     PROTOCOL_VERSION,
     VARIANTS,
+    CellIndex,
     ClockSpec,
     ErrorCode,
     GameSummary,
+    PuzzleHistoryList,
+    PuzzleInfo,
+    PuzzleMode,
+    PuzzleResult,
+    PuzzleShown,
     RatingChange,
     Reason,
     Result,
@@ -39,6 +45,7 @@ from server.protocol import (
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
 GAME_ID = r"[A-Za-z0-9_-]{1,32}"  # the protocol's GameId (aiohttp matches routes whole)
+PUZZLE_ID = r"[0-9]{1,15}"
 LEADERBOARD_MAX = 200
 HUB_KEY = web.AppKey("hub", Hub)
 
@@ -91,6 +98,14 @@ class ApiPlayer(msgspec.Struct, kw_only=True):
 
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
     players: list[ApiPlayer]
+
+
+class ApiAttempt(msgspec.Struct, forbid_unknown_fields=True):
+    """The body of ``POST /api/puzzles/{id}/attempt`` (server/http/puzzles_api.py): your
+    moves so far in the puzzle (yours only), and the mode."""
+
+    moves: list[CellIndex]
+    mode: PuzzleMode = "next"
 
 
 class ApiError(msgspec.Struct, kw_only=True):
@@ -228,10 +243,62 @@ async def api_openapi(request: web.Request) -> web.Response:
     return web.json_response(openapi())
 
 
+def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any,
+                  answer: Any, refused: Any) -> dict[str, Any]:
+    """The routes of server/http/puzzles_api.py."""
+    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
+    no_token = answer({"$ref": "#/components/schemas/ApiError"},
+                      "`not_authenticated` (no token) or `bad_token`")
+    puzzle_id = {"name": "id", "in": "path", "required": True,
+                 "schema": {"type": "string", "pattern": f"^{PUZZLE_ID}$"}}
+    return {
+        "/api/puzzles/next": {"get": {
+            "summary": "A puzzle near your puzzle rating that you have not finished",
+            "security": bearer,
+            "responses": {"200": answer(shown, "the puzzle (mode next)"), "401": no_token,
+                          "404": refused}}},
+        "/api/puzzles/daily": {"get": {
+            "summary": "The puzzle of the day (UTC), the same for everyone; with a token, "
+                       "your puzzle rating too",
+            "security": [{}, {"bearer": []}],
+            "responses": {"200": answer(shown, "the puzzle (mode daily, with its day)"),
+                          "401": no_token, "404": refused}}},
+        "/api/puzzles/streak": {"get": {
+            "summary": "A streak's puzzle: new=true starts a streak at 0, new=false gives "
+                       "the puzzle for the streak going on",
+            "security": bearer,
+            "parameters": [{"name": "new", "in": "query", "required": False,
+                            "schema": {"type": "boolean", "default": True}}],
+            "responses": {"200": answer(shown, "the puzzle (mode streak)"), "400": refused,
+                          "401": no_token, "404": refused}}},
+        "/api/puzzles/history": {"get": {
+            "summary": "Your latest finished puzzles, newest first",
+            "security": bearer,
+            "parameters": [{"name": "limit", "in": "query", "required": False,
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
+                                       "default": 20}}],
+            "responses": {"200": answer(history, "your history"), "400": refused,
+                          "401": no_token}}},
+        "/api/puzzles/{id}": {"get": {
+            "summary": "One puzzle", "parameters": [puzzle_id],
+            "responses": {"200": answer(info, "the puzzle"), "404": refused}}},
+        "/api/puzzles/{id}/attempt": {"post": {
+            "summary": "Judge your moves so far in a puzzle: right (with the reply), "
+                       "solved or wrong (with the solution); a first finished try is rated",
+            "security": bearer, "parameters": [puzzle_id],
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": attempt}}},
+            "responses": {"200": answer(result, "the judgement"), "400": refused,
+                          "401": no_token, "403": refused, "404": refused}}},
+    }
+
+
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of this API, its schemas made from the answer types."""
-    (lobby, game, player, board, error, verdict), components = msgspec.json.schema_components(
-        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError, ApiVerdict],
+    (lobby, game, player, board, error, verdict, shown, result, history, info, attempt
+     ), components = msgspec.json.schema_components(
+        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError, ApiVerdict, PuzzleShown,
+         PuzzleResult, PuzzleHistoryList, PuzzleInfo, ApiAttempt],
         ref_template="#/components/schemas/{name}",
     )
 
@@ -291,10 +358,13 @@ def openapi() -> dict[str, Any]:
                                                    "Retry-After seconds"),
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
+            **_puzzle_paths(shown, result, history, info, attempt, answer, refused),
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",
                                       "content": {"application/json": {}}}}}},
         },
-        "components": {"schemas": components},
+        "components": {"schemas": components, "securitySchemes": {"bearer": {
+            "type": "http", "scheme": "bearer",
+            "description": "the token the websocket's welcome gave the player"}}},
     }

@@ -29,6 +29,7 @@ from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
 from server.http.ops import add_ops_routes, start_ops_listener
+from server.http.puzzles_api import add_puzzles
 from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
@@ -267,6 +268,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app.router.add_get("/ws", websocket)
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
+    add_puzzles(app)  # /api/puzzles/* (server/http/puzzles_api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
     add_solve(app, TruthPool(), config.solve_rate)
     app[ADDRESS_KEY] = lambda request: client_address(

@@ -39,6 +39,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.puzzles import Puzzles
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -52,6 +53,7 @@ from server.protocol import (
     MatchmakingRequest,
     Ping,
     Pong,
+    PuzzleRequest,
     Rematch,
     Welcome,
     error_message,
@@ -94,6 +96,7 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.puzzles = Puzzles(lambda: self.store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -204,6 +207,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PuzzleRequest):
+            await self.puzzles.handle(session, message)
         else:
             assert_never(message)
 

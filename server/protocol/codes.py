@@ -70,6 +70,9 @@ class ErrorCode(enum.StrEnum):
     TOO_LATE_TO_ABORT = "too_late_to_abort"
     CLAIM_TOO_EARLY = "claim_too_early"
     OPPONENT_PRESENT = "opponent_present"
+    # puzzles
+    NO_SUCH_PUZZLE = "no_such_puzzle"
+    NO_PUZZLES = "no_puzzles"
     # generic
     NOT_ALLOWED = "not_allowed"
     STORE_UNAVAILABLE = "store_unavailable"

@@ -15,6 +15,7 @@ from server.protocol.requests import (
     ColourChoice,
     EngineState,
     OfferKind,
+    PuzzleMode,
     Reason,
     RequestId,
     Result,
@@ -312,11 +313,85 @@ class Error(_Event, tag="error"):
     retry_in: float | None = None
 
 
+class PuzzleInfo(_Value):
+    """A puzzle: the position (``moves`` that led to it), the task (``kind`` ``win`` in
+    ``length`` of the side to move's moves, or ``survive``: one move after which the other
+    side cannot win within ``horizon`` moves), its ``title`` and rating."""
+
+    id: int
+    variant: Variant
+    moves: list[int]
+    notation: str
+    to_move: Colour
+    kind: Literal["win", "survive"]
+    length: int
+    horizon: int
+    title: str
+    rating: int
+    plays: int
+    solves: int
+
+
+class PuzzleShown(_Event, tag="puzzle"):
+    """A puzzle to solve (reply to ``puzzle_next``, ``puzzle_daily``, ``puzzle_streak``):
+    ``rating`` is yours (null over HTTP without a token); ``streak`` and ``best_streak``
+    for a streak; ``day`` (``YYYY-MM-DD``, UTC) for the puzzle of the day."""
+
+    puzzle: PuzzleInfo
+    mode: PuzzleMode
+    rating: int | None = None
+    streak: int | None = None
+    best_streak: int | None = None
+    day: str | None = None
+    ref: RequestId | None = None
+
+
+class PuzzleResult(_Event, tag="puzzle_result"):
+    """The judgement of an attempt's last move: ``right`` (``reply`` is the opponent's
+    answer; go on), ``solved``, or ``wrong`` (``solution``: the moves from the puzzle's
+    position that solve it, replies included). A finished try gives your ``rating`` and, if
+    it was rated (your first try of the puzzle, not in a streak), ``rating_change``."""
+
+    puzzle: int
+    verdict: Literal["right", "wrong", "solved"]
+    reply: int | None = None
+    solution: list[int] = msgspec.field(default_factory=list)
+    rated: bool = False
+    rating: int | None = None
+    rating_change: int | None = None
+    streak: int | None = None
+    best_streak: int | None = None
+    ref: RequestId | None = None
+
+
+class PuzzleTry(_Value):
+    """One finished puzzle of a player's history."""
+
+    puzzle: int
+    title: str
+    mode: PuzzleMode
+    solved: bool
+    rated: bool
+    rating_before: int
+    rating_after: int
+    at: float
+
+
+class PuzzleHistoryList(_Event, tag="puzzle_history"):
+    """A player's latest finished puzzles, newest first, with the puzzle rating and the best
+    streak (reply to ``puzzle_history``)."""
+
+    attempts: list[PuzzleTry]
+    rating: int
+    best_streak: int
+    ref: RequestId | None = None
+
+
 ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error | Announce
+    | EngineStatus | Ack | Error | Announce | PuzzleShown | PuzzleResult | PuzzleHistoryList
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

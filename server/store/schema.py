@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from server.errors import StoreError
+from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -69,6 +70,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (game_id, ply)){table_options}""",
     ),
     ("ALTER TABLE games ADD COLUMN listed {boolean} NOT NULL DEFAULT {false}",),
+    PUZZLES_MIGRATION,  # server/store/puzzles.py: puzzles, puzzle_players, puzzle_attempts
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

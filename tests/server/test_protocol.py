@@ -68,7 +68,16 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hint(game="g1", id=4),
     p.TakeBack(game="g1"),
     p.Ping(id=-3),
+    p.PuzzleNext(id=11),
+    p.PuzzleDaily(),
+    p.PuzzleStreak(new=False),
+    p.PuzzleAttempt(puzzle=7, moves=[21, 42], mode="streak", id=12),
+    p.PuzzleHistory(limit=10),
 ]
+
+PUZZLE = p.PuzzleInfo(id=7, variant="4x4x4", moves=[0, 21, 42], notation="1a1 2b2 3c3",
+                      to_move="o", kind="survive", length=1, horizon=3,
+                      title="O to play and survive", rating=1400, plays=3, solves=1)
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Welcome(name="ann", token="tok_1", rating=1500, games=["g1"], ref=1),
@@ -110,6 +119,14 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.EngineStatus(game="g1", state="preparing", progress=0.3, message="preparing the engine"),
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
+    p.PuzzleShown(puzzle=PUZZLE, mode="streak", rating=1510, streak=2, best_streak=5, ref=11),
+    p.PuzzleResult(puzzle=7, verdict="wrong", solution=[63], rated=True, rating=1480,
+                   rating_change=-30, ref=12),
+    p.PuzzleHistoryList(attempts=[p.PuzzleTry(puzzle=7, title="O to play and survive",
+                                              mode="next", solved=True, rated=True,
+                                              rating_before=1500, rating_after=1532,
+                                              at=1764150000.0)],
+                        rating=1532, best_streak=5),
     p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
 ]
 

@@ -1,0 +1,142 @@
+"""The puzzles over HTTP: the same answers as the websocket's ``puzzle``, ``puzzle_result`` and
+``puzzle_history`` messages (``server.node.puzzles`` makes both).
+
+A player is identified by the token the websocket's ``hello`` gave it, sent as
+``Authorization: Bearer <token>``. The puzzle of the day and a puzzle by its id need none;
+everything that reads or writes a player's puzzle record does (401 ``not_authenticated``
+without it, ``bad_token`` with one no player holds).
+
+- ``GET /api/puzzles/next``: a puzzle near your puzzle rating that you have not finished;
+- ``GET /api/puzzles/daily``: the puzzle of the day (UTC);
+- ``GET /api/puzzles/streak?new=true``: a streak's puzzle (``new=false``: the next one);
+- ``GET /api/puzzles/history?limit=20``: your latest finished puzzles;
+- ``GET /api/puzzles/{id}``: one puzzle;
+- ``POST /api/puzzles/{id}/attempt`` with ``{"moves": [...], "mode": "next"}``: judge your
+  moves so far.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+from aiohttp import web
+
+from server.errors import ServerError, StoreError
+from server.game.records import PlayerRecord
+from server.http.api import HUB_KEY, PUZZLE_ID, ApiAttempt, ApiError
+from server.node.puzzles import Puzzles
+from server.protocol import ErrorCode
+
+STATUS = {
+    ErrorCode.NOT_AUTHENTICATED: 401, ErrorCode.BAD_TOKEN: 401,
+    ErrorCode.NO_SUCH_PUZZLE: 404, ErrorCode.NO_PUZZLES: 404,
+    ErrorCode.BAD_MESSAGE: 400, ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.STORE_UNAVAILABLE: 503,
+}
+
+
+def add_puzzles(app: web.Application) -> None:
+    """Route ``/api/puzzles/*`` on ``app`` (whose ``HUB_KEY`` holds the hub)."""
+    app.router.add_get("/api/puzzles/next", api_next)
+    app.router.add_get("/api/puzzles/daily", api_daily)
+    app.router.add_get("/api/puzzles/streak", api_streak)
+    app.router.add_get("/api/puzzles/history", api_history)
+    app.router.add_get(f"/api/puzzles/{{id:{PUZZLE_ID}}}", api_puzzle)
+    app.router.add_post(f"/api/puzzles/{{id:{PUZZLE_ID}}}/attempt", api_attempt)
+
+
+def _puzzles(request: web.Request) -> Puzzles:
+    return request.app[HUB_KEY].puzzles
+
+
+def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
+    return web.Response(body=msgspec.json.encode(value), status=status,
+                        content_type="application/json")
+
+
+def _refusal(error: ServerError) -> web.Response:
+    message = error.message if not isinstance(error, StoreError) else (
+        "the server cannot read or write its database just now")
+    return _json(ApiError(code=str(error.code), message=message),
+                 STATUS.get(ErrorCode(error.code), 400)
+                 if error.code in ErrorCode.__members__.values() else 400)
+
+
+async def _player(request: web.Request, required: bool = True) -> PlayerRecord | None:
+    header = request.headers.get("Authorization", "")
+    match = re.fullmatch(r"Bearer ([A-Za-z0-9_-]{1,128})", header.strip())
+    if match is None:
+        if required or header:
+            raise ServerError("send your token: Authorization: Bearer <token>",
+                              ErrorCode.NOT_AUTHENTICATED)
+        return None
+    player = await request.app[HUB_KEY].store.authenticate(match.group(1))
+    if player is None:
+        raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
+    return player
+
+
+async def api_next(request: web.Request) -> web.Response:
+    try:
+        player = await _player(request)
+        assert player is not None
+        return _json(await _puzzles(request).next(player.name))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_daily(request: web.Request) -> web.Response:
+    try:
+        player = await _player(request, required=False)
+        return _json(await _puzzles(request).daily(None if player is None else player.name))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_streak(request: web.Request) -> web.Response:
+    new = request.query.get("new", "true")
+    if new not in ("true", "false"):
+        return _refusal(ServerError("new is true or false", ErrorCode.BAD_MESSAGE))
+    try:
+        player = await _player(request)
+        assert player is not None
+        return _json(await _puzzles(request).streak(player.name, new == "true"))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_history(request: web.Request) -> web.Response:
+    text = request.query.get("limit", "20")
+    if re.fullmatch(r"[0-9]{1,3}", text) is None or not 1 <= int(text) <= 100:
+        return _refusal(ServerError("limit is a whole number from 1 to 100",
+                                    ErrorCode.BAD_MESSAGE))
+    try:
+        player = await _player(request)
+        assert player is not None
+        return _json(await _puzzles(request).history(player.name, int(text)))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_puzzle(request: web.Request) -> web.Response:
+    try:
+        return _json(await _puzzles(request).one(int(request.match_info["id"])))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_attempt(request: web.Request) -> web.Response:
+    try:
+        body = msgspec.json.decode(await request.read(), type=ApiAttempt)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        return _refusal(ServerError(f"bad body: {error}", ErrorCode.BAD_MESSAGE))
+    if not 1 <= len(body.moves) <= 8:
+        return _refusal(ServerError("moves holds 1 to 8 cells", ErrorCode.BAD_MESSAGE))
+    try:
+        player = await _player(request)
+        assert player is not None
+        return _json(await _puzzles(request).attempt(
+            player.name, int(request.match_info["id"]), body.moves, body.mode))
+    except ServerError as error:
+        return _refusal(error)
