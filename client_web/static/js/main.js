@@ -7,6 +7,7 @@ import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { parseClock, VERSIONED } from "./protocol.js";
+import { PuzzleView } from "./puzzles.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
@@ -272,6 +273,11 @@ function received(message) {
     case "game":
       gameState(message, now);
       return;
+    case "puzzle":
+    case "puzzle_result":
+    case "puzzle_history":
+      puzzleView.received(message);
+      return;
     case "error":
       failed(message);
       break;
@@ -321,6 +327,7 @@ function gameEvent(event, now) {
 
 function failed(error) {
   say(sentence(error.message));
+  if (app.screen === "puzzles") puzzleView.failed();
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
     if (model) send("watch", { game: model.id, since: model.version });
@@ -375,10 +382,11 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let puzzleView;
 
 function show(screen) {
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "puzzles"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
@@ -389,6 +397,7 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  if (app.screen === "puzzles") puzzleView.render();
 }
 
 function keys(event) {
@@ -443,6 +452,13 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  puzzleView = new PuzzleView($("#puzzles"), { send, say });
+  $("#puzzles-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (!app.me) { say("Say your name first: puzzles keep your puzzle rating."); return; }
+    show("puzzles");
+    puzzleView.opened();
+  });
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {

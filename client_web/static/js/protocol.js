@@ -35,6 +35,11 @@ export const CLIENT_FIELDS = {
   hint: ["game"],
   takeback: ["game"],
   ping: [],
+  puzzle_next: [],
+  puzzle_daily: [],
+  puzzle_streak: ["new"],
+  puzzle_attempt: ["puzzle", "moves", "mode"],
+  puzzle_history: ["limit"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
@@ -64,6 +69,9 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  puzzle: ["puzzle", "mode", "rating"],
+  puzzle_result: ["puzzle", "verdict", "reply", "solution", "rating", "rating_change"],
+  puzzle_history: ["attempts", "rating", "best_streak"],
 };
 
 // The game events that carry a version and are applied in order.
