@@ -52,6 +52,7 @@ from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.my_games import MyGamesScreen
+from client_tui.screens.puzzle import PuzzleModel, PuzzleScreen
 from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
@@ -59,7 +60,13 @@ from client_tui.text import visible
 from client_tui.tokens import TokenStore
 from server.protocol import (
     ClientMessage,
+    Error,
     LobbySub,
+    PuzzleHistoryList,
+    PuzzleRequest,
+    PuzzleResult,
+    PuzzleShown,
+    ServerMessage,
     Unwatch,
     Watch,
 )
@@ -136,6 +143,7 @@ class QubicApp(ServerMessages):
         self._requests: dict[int | str, ClientMessage] = {}
         self._next_id = 1
         self._retried_name = False
+        self.puzzles = PuzzleModel()  # the puzzle screen's state, kept between visits
 
     def _remembered_name(self, url: str | None) -> str | None:
         return self.tokens.last_name(url or server_key(self.db_path))
@@ -342,6 +350,25 @@ class QubicApp(ServerMessages):
         """The games this player has on this server: unfinished ones first."""
         self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
                                        self.session.unfinished))
+
+    def action_puzzles(self) -> None:
+        """The puzzles: the one on screen when last left, else one near the rating."""
+        if not isinstance(self.screen, PuzzleScreen):
+            self.push_screen(PuzzleScreen(self.puzzles))
+
+    def _received(self, message: ServerMessage) -> None:
+        """The puzzles' replies go to the puzzle screen (and a refused puzzle request takes
+        back what it asked); everything else as ``ServerMessages`` reads it."""
+        screen = next((s for s in self.screen_stack if isinstance(s, PuzzleScreen)), None)
+        if isinstance(message, PuzzleShown | PuzzleResult | PuzzleHistoryList):
+            self._requests.pop(message.ref or 0, None)
+            if screen is not None:
+                screen.received(message)
+            return
+        if isinstance(message, Error) and screen is not None and isinstance(
+                self._requests.get(message.ref or 0), PuzzleRequest):
+            screen.refused()
+        super()._received(message)
 
     def _back_to_connect(self, reason: str) -> None:
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:

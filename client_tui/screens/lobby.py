@@ -58,6 +58,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="Challenge the player selected among the players online"),
         Binding("g", "app.my_games", "Games", id="lobby.my_games",
                 tooltip="My games: go back to a game, or replay a finished one"),
+        Binding("z", "app.puzzles", "Puzzles", show=False, id="lobby.puzzles",
+                tooltip="Puzzles: win in N, survive, the puzzle of the day, streaks"),
         Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
                 tooltip="Reload the leaderboard"),
     ]
