@@ -20,6 +20,8 @@ DESCRIPTION = """\
              replies); prints what it took and what the solver rejected, writes --out
   check      solve every puzzle of a file again (default: the shipped set) and list any
              whose solution differs
+  add        put the puzzles of a file into a server's database (--db), skipping positions
+             it has (up to symmetry); they join the puzzle of the day from the next UTC day
 
 Sources (--source, repeatable): `proof` (the proof's X against the lobby's levels as O),
 `self-play` (the lobby's levels against each other), `db` (the finished games of a server's
@@ -28,20 +30,23 @@ database, --db as for qubic serve).
 examples:
   qubic puzzles generate --source proof --source self-play --games 20 --out puzzles.json
   qubic puzzles generate --source db --db qubic.db --games 500 --out mine.json
+  qubic puzzles add mine.json --db qubic.db
   qubic puzzles check
 """
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["generate", "check"])
-    parser.add_argument("file", nargs="?", help="check: the puzzle file (default: shipped)")
+    parser.add_argument("action", choices=["generate", "check", "add"])
+    parser.add_argument("file", nargs="?",
+                        help="check: the puzzle file (default: shipped); add: the file to add")
     parser.add_argument("--source", action="append", choices=["proof", "self-play", "db"],
                         help="where the games come from (repeatable; default: proof)")
     parser.add_argument("--games", type=int, default=10, metavar="N",
                         help="games per source (default 10; db: the latest N)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the engine games")
     parser.add_argument("--db", default="qubic.db", metavar="DB",
-                        help="db source: a SQLite file or a postgresql:// URL")
+                        help="the db source, and add's database: a SQLite file or a "
+                             "postgresql:// URL")
     parser.add_argument("--budget", type=int, default=None, metavar="NODES",
                         help="exact-search nodes per puzzle before it is given up")
     parser.add_argument("--out", metavar="FILE", help="generate: write the puzzles here")
@@ -54,6 +59,14 @@ def run(args: argparse.Namespace) -> int:
     budget = args.budget or puzzles.NODE_BUDGET
     if args.action == "check":
         return _check(Path(args.file) if args.file else puzzles.shipped_path(), budget, args)
+    if args.action == "add":
+        if not args.file or not Path(args.file).exists():
+            return fail(NAME, "add needs a puzzle file (qubic puzzles generate --out wrote it)")
+        found = puzzles.load_puzzles(Path(args.file))
+        added = asyncio.run(_add(args.db, found))
+        report = {"file": args.file, "puzzles": len(found), "added": added}
+        print(json.dumps(report) if args.json else _lines(report))
+        return 0
     if args.games < 1:
         return fail(NAME, "--games must be at least 1")
     return _generate(args, budget)
@@ -95,6 +108,18 @@ async def _stored_games(db: str, count: int) -> list[tuple[str, list[int]]]:
     store = await open_store(db)
     try:
         return await decided_games_of(store, count)
+    finally:
+        await store.close()
+
+
+async def _add(db: str, found: list[Any]) -> int:
+    """Insert ``found`` into the database ``db``; returns how many were new."""
+    from server.store.factory import open_store
+    from server.store.puzzles import add_puzzles
+
+    store = await open_store(db)
+    try:
+        return await add_puzzles(store, found, time.time())
     finally:
         await store.close()
 

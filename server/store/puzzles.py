@@ -257,3 +257,14 @@ class PuzzleStore:
 
 async def decided_games_of(store: Store, limit: int) -> list[tuple[str, list[int]]]:
     return await PuzzleStore(store).read(decided_games(limit))
+
+
+async def add_puzzles(store: Store, puzzles: Iterable[Puzzle], now: float) -> int:
+    """Add puzzles to ``store`` (those whose position is new); returns how many were. On an
+    empty table the shipped starting set goes in first, as a server's first request would."""
+    from engine.puzzles import load_puzzles
+
+    db = PuzzleStore(store)
+    if not await db.read(count_puzzles()):
+        await db.write(insert_puzzles(load_puzzles(), now=0.0))
+    return await db.write(insert_puzzles(puzzles, now))

@@ -150,3 +150,20 @@ def test_the_shipped_set_spans_the_kinds() -> None:
 def test_a_sample_of_the_shipped_set_is_solved_again(index: int) -> None:
     """Every sixth puzzle here (``qubic puzzles check`` solves them all: docs/benchmarks.md)."""
     assert check_puzzle(SHIPPED[index]) == []
+
+
+WINS = [p for p in SHIPPED if p.kind == WIN]
+
+
+@pytest.mark.parametrize("index", range(0, len(WINS), 8))
+def test_the_truth_agrees_with_a_sample_of_the_shipped_wins(index: int) -> None:
+    """The engine's other solver (``engine.truth``: the proof, threat search, df-pn) never
+    contradicts a shipped "win in N", nor claims a win in fewer plies."""
+    from engine.truth import LOSS, solve
+    from engine.truth import WIN as TRUTH_WIN
+
+    puzzle = WINS[index]
+    verdict = solve(Board(puzzle.variant, puzzle.position), 0.5, moves=False)
+    assert verdict.verdict != LOSS and verdict.verdict != "draw"
+    if verdict.verdict == TRUTH_WIN and verdict.plies is not None:
+        assert verdict.plies >= 2 * puzzle.moves - 1
