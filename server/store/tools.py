@@ -27,9 +27,11 @@ from server.store.factory import is_postgres_url
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
 TABLES = ("players", "games", "moves")
+TABLES += ("puzzles", "puzzle_players", "puzzle_attempts")  # server/store/puzzle_schema.py
 """Every table of a Qubic database, parents first (the order a copy fills them in)."""
 
 BOOLEAN_COLUMNS = {"games": ("rated", "listed")}
+BOOLEAN_COLUMNS["puzzle_attempts"] = ("solved", "rated")
 """Columns SQLite keeps as 0/1 and PostgreSQL as booleans."""
 
 
@@ -263,6 +265,10 @@ async def copy_to_postgres(sqlite_path: str | os.PathLike[str], url: str) -> dic
             await conn.execute(
                 "SELECT setval(pg_get_serial_sequence('players', 'id'),"
                 " COALESCE((SELECT MAX(id) FROM players), 0) + 1, false)")
+            for table in ("puzzles", "puzzle_attempts"):  # so do the puzzles' and tries'
+                await conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                    f" COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)")
     finally:
         await conn.close()
     return copied

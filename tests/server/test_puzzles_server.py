@@ -240,3 +240,30 @@ async def test_the_puzzle_operations_on_postgresql(postgres_url: str) -> None:
         assert streak.streak_run == 1
     finally:
         await store.close()
+
+
+async def test_the_move_to_postgresql_keeps_the_puzzles(tmp_path: Path, postgres_url: str
+                                                         ) -> None:
+    from server.store import tools
+    from server.store.postgres import PostgresStore
+    from server.store.sqlite import SQLiteStore
+
+    db = tmp_path / "q.db"
+    async with await SQLiteStore.open(db) as store:
+        await store.create_player("hal", 1.0)
+        puzzles = PuzzleStore(store)
+        await puzzles.write(ops.insert_puzzles(load_puzzles()[:4], now=0.0))
+        first = (await puzzles.read(ops.ids_by_rating()))[0][0]
+        await puzzles.write(ops.record_attempt("hal", first, "next", True, 5.0))
+    copied = await tools.copy_to_postgres(db, postgres_url)
+    assert copied["puzzles"] == 4 and copied["puzzle_attempts"] == 1
+    assert copied["puzzle_players"] == 1
+    async with await PostgresStore.open(postgres_url) as moved:
+        puzzles = PuzzleStore(moved)
+        history = await puzzles.read(ops.history("hal", 5))
+        assert [(a.puzzle_id, a.solved, a.rated) for a in history] == [(first, True, True)]
+        assert (await puzzles.read(ops.puzzle_player("hal"))).rated == 1
+        # new rows take ids after the copied ones
+        assert await puzzles.write(ops.insert_puzzles(load_puzzles()[4:6], now=9.0)) == 2
+        second = max(pid for pid, _ in await puzzles.read(ops.ids_by_rating()))
+        await puzzles.write(ops.record_attempt("hal", second, "next", False, 10.0))
