@@ -9,6 +9,7 @@ import datetime
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
