@@ -26,7 +26,7 @@ from server.errors import StoreError
 from server.store.factory import is_postgres_url
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
-TABLES = ("players", "games", "moves")
+TABLES: tuple[str, ...] = ("players", "games", "moves")
 TABLES += ("puzzles", "puzzle_players", "puzzle_attempts")  # server/store/puzzle_schema.py
 """Every table of a Qubic database, parents first (the order a copy fills them in)."""
 
