@@ -98,9 +98,9 @@ class Puzzles:
         db = await self._db()
         player = await db.read(ops.puzzle_player(name))
         target = player.rating.rating
-        chosen = nearest(await db.read(ops.unseen_near(name)), target)
+        chosen = nearest(await db.read(ops.nearest_unseen(name, target)), target)
         if chosen is None:
-            chosen = nearest(await db.read(ops.ids_by_rating()), target)
+            chosen = nearest(await db.read(ops.nearest_unseen(None, target)), target)
         if chosen is None:
             raise ServerError("this server has no puzzles", ErrorCode.NO_PUZZLES)
         return PuzzleShown(puzzle=info_of(await self._puzzle(db, chosen)), mode="next",
@@ -111,10 +111,12 @@ class Puzzles:
         puzzles added during the day do not change it."""
         db = await self._db()
         day = utc_day(self.clock())
-        ids = await db.read(ops.oldest_ids(day_start(day)))
-        if not ids:
+        began = day_start(day)
+        count = await db.read(ops.count_before(began))
+        chosen = await db.read(ops.nth_oldest(began, daily_index(day, count))) if count else None
+        if chosen is None:
             raise ServerError("this server has no puzzles", ErrorCode.NO_PUZZLES)
-        stored = await self._puzzle(db, ids[daily_index(day, len(ids))])
+        stored = await self._puzzle(db, chosen)
         rating = None
         if name is not None:
             rating = round((await db.read(ops.puzzle_player(name))).rating.rating)
@@ -133,10 +135,11 @@ class Puzzles:
                            best_streak=player.best_streak)
 
     async def _streak_puzzle(self, db: PuzzleStore, streak: int, run: int) -> int:
-        ids = await db.read(ops.ids_by_rating())
-        if not ids:
+        count = await db.read(ops.count_puzzles())
+        chosen = await db.read(ops.nth_easiest(streak_index(streak, count, run))) if count else None
+        if chosen is None:
             raise ServerError("this server has no puzzles", ErrorCode.NO_PUZZLES)
-        return ids[streak_index(streak, len(ids), run)][0]
+        return chosen
 
     async def attempt(self, name: str, puzzle_id: int, moves: list[int], mode: str
                       ) -> PuzzleResult:

@@ -130,19 +130,52 @@ def ids_by_rating(before: float | None = None) -> Op[list[tuple[int, float]]]:
     return [(int(row["id"]), float(row["rating"])) for row in rows]
 
 
-def oldest_ids(before: float) -> Op[list[int]]:
-    """The ids of the puzzles made before ``before``, in the order they were added."""
-    rows = yield from fetch_all(every("SELECT id FROM puzzles WHERE created < ? ORDER BY id",
-                                      before))
-    return [int(row["id"]) for row in rows]
+def count_before(before: float) -> Op[int]:
+    """How many puzzles were made before ``before``."""
+    row = yield from fetch_one(one("SELECT COUNT(*) AS n FROM puzzles WHERE created < ?",
+                                   before))
+    return 0 if row is None else int(row["n"])
+
+
+def nth_oldest(before: float, index: int) -> Op[int | None]:
+    """The id of the ``index``-th puzzle (from 0) made before ``before``, in the order they
+    were added."""
+    row = yield from fetch_one(one(
+        "SELECT id FROM puzzles WHERE created < ? ORDER BY id LIMIT 1 OFFSET ?", before, index))
+    return None if row is None else int(row["id"])
+
+
+def nth_easiest(index: int) -> Op[int | None]:
+    """The id of the ``index``-th puzzle (from 0), easiest first."""
+    row = yield from fetch_one(one(
+        "SELECT id FROM puzzles ORDER BY rating, id LIMIT 1 OFFSET ?", index))
+    return None if row is None else int(row["id"])
+
+
+_UNSEEN = "id NOT IN (SELECT puzzle_id FROM puzzle_attempts WHERE name_key = ?)"
+
+
+def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]]]:
+    """``(id, rating)`` of the puzzles just above and just below ``target`` that ``name``
+    has not finished (None: any), at most two."""
+    found = []
+    keys = () if name is None else (name_key(name),)
+    where = "" if name is None else f" AND {_UNSEEN}"
+    for compare, order in ((">=", "ASC"), ("<", "DESC")):
+        row = yield from fetch_one(one(
+            f"SELECT id, rating FROM puzzles WHERE rating {compare} ?{where}"
+            f" ORDER BY rating {order}, id LIMIT 1", target, *keys))
+        if row is not None:
+            found.append((int(row["id"]), float(row["rating"])))
+    return found
 
 
 def unseen_near(name: str, limit: int = 50) -> Op[list[tuple[int, float]]]:
-    """``(id, rating)`` of puzzles ``name`` has not finished, easiest first."""
+    """``(id, rating)`` of puzzles ``name`` has not finished, easiest first, at most
+    ``limit``."""
     rows = yield from fetch_all(every(
-        "SELECT id, rating FROM puzzles WHERE id NOT IN"
-        " (SELECT puzzle_id FROM puzzle_attempts WHERE name_key = ?) ORDER BY rating, id",
-        name_key(name)))
+        f"SELECT id, rating FROM puzzles WHERE {_UNSEEN} ORDER BY rating, id LIMIT ?",
+        name_key(name), limit))
     return [(int(row["id"]), float(row["rating"])) for row in rows]
 
 
