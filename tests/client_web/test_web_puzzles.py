@@ -75,6 +75,9 @@ async def test_a_puzzle_solved_and_one_missed_at_desktop_size(tmp_path: Path) ->
         feedback = await tab.page.text_content("#puzzles .puzzle-feedback") or ""
         solution = " ".join(format_cell(c, G) for c in second.puzzle.solution.main_line())
         assert f"the solution was {solution}." in feedback and "(−" in feedback
+        if wrong not in second.puzzle.solution.main_line():  # the move tried stays marked
+            assert await tab.page.text_content(
+                f'#puzzles .cell.tried[data-name="{format_cell(wrong, G)}"]') == "✗"
         await shot(tab, "puzzle-wrong-wide.png")
         # the puzzle of the day
         await tab.page.click("#puzzle-daily")

@@ -21,6 +21,7 @@ export class PuzzleView {
       day: null,
       line: [], // the moves played since the puzzle's position: mine and the replies
       mine: [], // my moves, as the attempts send them
+      tried: null, // after a mistake: the move that was not the solution
       status: "idle", // idle | loading | solving | waiting | solved | wrong
       solution: [],
       rating: null,
@@ -81,6 +82,7 @@ export class PuzzleView {
       } else {
         s.status = message.verdict;
         s.solution = message.solution;
+        s.tried = message.verdict === "wrong" ? s.mine.at(-1) : null;
         if (message.verdict === "wrong") s.line = s.line.slice(0, -1); // the solution replaces it
         s.rating = message.rating;
         s.change = message.rating_change;
@@ -183,5 +185,12 @@ export class PuzzleView {
       line: winningLine(geometry, cells), threats: { x: new Set(), o: new Set() },
       hover: new Set(), playable: s.status === "solving",
     });
+    // after a mistake the board shows the solution: the move tried is marked where it was
+    const tried = s.status === "wrong" && s.tried != null ? this.levels.buttons[s.tried] : null;
+    if (tried && cells[s.tried] === null) {
+      tried.classList.add("tried");
+      tried.textContent = "✗";
+      tried.setAttribute("aria-label", `${tried.dataset.name}, your move (not the solution)`);
+    }
   }
 }
