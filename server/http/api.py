@@ -279,6 +279,16 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
                                        "default": 20}}],
             "responses": {"200": answer(history, "your history"), "400": refused,
                           "401": no_token}}},
+        "/api/players/{name}/puzzles": {"get": {
+            "summary": "A player's puzzle rating, best streak and latest finished puzzles "
+                       "(public)",
+            "parameters": [{"name": "name", "in": "path", "required": True,
+                            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
+                           {"name": "limit", "in": "query", "required": False,
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
+                                       "default": 20}}],
+            "responses": {"200": answer(history, "the player's puzzles"), "400": refused,
+                          "404": refused}}},
         "/api/puzzles/{id}": {"get": {
             "summary": "One puzzle", "parameters": [puzzle_id],
             "responses": {"200": answer(info, "the puzzle"), "404": refused}}},

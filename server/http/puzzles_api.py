@@ -11,6 +11,8 @@ without it, ``bad_token`` with one no player holds).
 - ``GET /api/puzzles/streak?new=true``: a streak's puzzle (``new=false``: the next one);
 - ``GET /api/puzzles/history?limit=20``: your latest finished puzzles;
 - ``GET /api/puzzles/{id}``: one puzzle;
+- ``GET /api/players/{name}/puzzles?limit=20``: anyone's puzzle rating, best streak and latest
+  finished puzzles (public, as a player's games are);
 - ``POST /api/puzzles/{id}/attempt`` with ``{"moves": [...], "mode": "next"}``: judge your
   moves so far.
 """
@@ -24,14 +26,15 @@ from aiohttp import web
 
 from server.errors import ServerError, StoreError
 from server.game.records import PlayerRecord
-from server.http.api import HUB_KEY, PUZZLE_ID, ApiAttempt, ApiError
+from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError
 from server.node.puzzles import Puzzles
 from server.protocol import ErrorCode
 
 STATUS = {
     ErrorCode.NOT_AUTHENTICATED: 401, ErrorCode.BAD_TOKEN: 401,
     ErrorCode.NO_SUCH_PUZZLE: 404, ErrorCode.NO_PUZZLES: 404,
-    ErrorCode.BAD_MESSAGE: 400, ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.BAD_MESSAGE: 400, ErrorCode.BAD_NAME: 400, ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.NO_SUCH_PLAYER: 404,
     ErrorCode.STORE_UNAVAILABLE: 503,
 }
 
@@ -44,6 +47,7 @@ def add_puzzles(app: web.Application) -> None:
     app.router.add_get("/api/puzzles/history", api_history)
     app.router.add_get(f"/api/puzzles/{{id:{PUZZLE_ID}}}", api_puzzle)
     app.router.add_post(f"/api/puzzles/{{id:{PUZZLE_ID}}}/attempt", api_attempt)
+    app.router.add_get("/api/players/{name}/puzzles", api_player_puzzles)
 
 
 def _puzzles(request: web.Request) -> Puzzles:
@@ -106,15 +110,34 @@ async def api_streak(request: web.Request) -> web.Response:
         return _refusal(error)
 
 
-async def api_history(request: web.Request) -> web.Response:
+def _limit(request: web.Request) -> int:
     text = request.query.get("limit", "20")
     if re.fullmatch(r"[0-9]{1,3}", text) is None or not 1 <= int(text) <= 100:
-        return _refusal(ServerError("limit is a whole number from 1 to 100",
-                                    ErrorCode.BAD_MESSAGE))
+        raise ServerError("limit is a whole number from 1 to 100", ErrorCode.BAD_MESSAGE)
+    return int(text)
+
+
+async def api_history(request: web.Request) -> web.Response:
     try:
+        limit = _limit(request)
         player = await _player(request)
         assert player is not None
-        return _json(await _puzzles(request).history(player.name, int(text)))
+        return _json(await _puzzles(request).history(player.name, limit))
+    except ServerError as error:
+        return _refusal(error)
+
+
+async def api_player_puzzles(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    try:
+        limit = _limit(request)
+        if NAME.fullmatch(name) is None:
+            raise ServerError("a name is 1-24 ASCII letters, digits, _ and -",
+                              ErrorCode.BAD_NAME)
+        player = await request.app[HUB_KEY].store.get_player(name)
+        if player is None:
+            raise ServerError(f"no player {name}", ErrorCode.NO_SUCH_PLAYER)
+        return _json(await _puzzles(request).history(player.name, limit))
     except ServerError as error:
         return _refusal(error)
 

@@ -47,7 +47,8 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/solve", "/api/openapi.json", "/api/puzzles/next",
                                   "/api/puzzles/daily", "/api/puzzles/streak",
                                   "/api/puzzles/history", "/api/puzzles/{id}",
-                                  "/api/puzzles/{id}/attempt"}
+                                  "/api/puzzles/{id}/attempt",
+                                  "/api/players/{name}/puzzles"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "ApiPlayer", "ApiLobby", "ApiError", "SeekInfo", "GameSummary",
             "ApiVerdict", "ApiMoveVerdict"} <= set(

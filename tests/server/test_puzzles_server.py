@@ -217,6 +217,12 @@ async def test_the_http_api_identifies_players_by_their_token(server: Server) ->
     assert status == 200 and streak["mode"] == "streak" and streak["streak"] == 0
     status, history = await asyncio.to_thread(http, base + "/api/puzzles/history", token)
     assert status == 200 and history["t"] == "puzzle_history"
+    status, public = await asyncio.to_thread(http, base + "/api/players/FAY/puzzles?limit=5")
+    assert status == 200 and public == history  # anyone's, by name in any case
+    status, missing = await asyncio.to_thread(http, base + "/api/players/nobody/puzzles")
+    assert status == 404 and missing["code"] == "no_such_player"
+    status, bad = await asyncio.to_thread(http, base + "/api/players/fay/puzzles?limit=0")
+    assert status == 400 and bad["code"] == "bad_message"
 
 
 async def test_the_puzzle_operations_on_postgresql(postgres_url: str) -> None:
