@@ -120,13 +120,9 @@ def puzzle_by_id(puzzle_id: int) -> Op[StoredPuzzle | None]:
     return None if row is None else _puzzle_of(row)
 
 
-def ids_by_rating(before: float | None = None) -> Op[list[tuple[int, float]]]:
-    """Every puzzle's ``(id, rating)``, easiest first (``before``: created before then)."""
-    if before is None:
-        rows = yield from fetch_all(every("SELECT id, rating FROM puzzles ORDER BY rating, id"))
-    else:
-        rows = yield from fetch_all(every(
-            "SELECT id, rating FROM puzzles WHERE created < ? ORDER BY rating, id", before))
+def ids_by_rating() -> Op[list[tuple[int, float]]]:
+    """Every puzzle's ``(id, rating)``, easiest first."""
+    rows = yield from fetch_all(every("SELECT id, rating FROM puzzles ORDER BY rating, id"))
     return [(int(row["id"]), float(row["rating"])) for row in rows]
 
 
@@ -168,15 +164,6 @@ def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]
         if row is not None:
             found.append((int(row["id"]), float(row["rating"])))
     return found
-
-
-def unseen_near(name: str, limit: int = 50) -> Op[list[tuple[int, float]]]:
-    """``(id, rating)`` of puzzles ``name`` has not finished, easiest first, at most
-    ``limit``."""
-    rows = yield from fetch_all(every(
-        f"SELECT id, rating FROM puzzles WHERE {_UNSEEN} ORDER BY rating, id LIMIT ?",
-        name_key(name), limit))
-    return [(int(row["id"]), float(row["rating"])) for row in rows]
 
 
 def puzzle_player(name: str) -> Op[PuzzlePlayer]:
