@@ -3,10 +3,10 @@
 Two names are the same name when their *folded* forms are equal (``fold_name``): NFKC, the
 letters of Cyrillic and Greek that look like Latin ones written as those, the ASCII look-alikes
 (``0`` and ``o``; ``1``, ``I`` and ``l``; ``rn`` and ``m``), and case. Since a capital I is a
-small l to the eye and a small i to case folding, ``i`` and ``l`` fold together too. The table is the part of
-Unicode's confusables.txt (its "skeleton" mapping) that takes a Latin, Cyrillic or Greek
-letter or an ASCII digit to a Latin letter, written out here: a dependency for one table of
-fifty characters would cost more than it saves, and the table is what the tests check.
+small l to the eye and a small i to case folding, ``i`` and ``l`` fold together too. The table
+is the part of Unicode's confusables.txt (its "skeleton" mapping) that takes a Latin, Cyrillic
+or Greek letter or an ASCII digit to a Latin letter, written out here: a dependency for one
+table of sixty characters would cost more than it saves, and the tests check the table.
 
 ``RESERVED_NAMES`` are kept from new players (``is_reserved``): the staff's words and every
 name the computer goes by (``Computer (level 8)``, the engine's players and levels), so no

@@ -32,6 +32,7 @@ from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
@@ -39,6 +40,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -51,6 +53,7 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
     Welcome,
@@ -94,6 +97,7 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -204,6 +208,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
         else:
             assert_never(message)
 
@@ -238,6 +244,9 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",

@@ -90,6 +90,52 @@ class GameSummary(_Value):
     ply: int
 
 
+class PlayerProfile(_Value):
+    """A player's record; ``rating`` and ``rd`` (Glicko-2) rounded, times in Unix seconds."""
+
+    name: str
+    created: float
+    rating: int
+    rd: int
+    games: int
+    rated_games: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class PlayedGame(_Value):
+    """One game in a player's history, from that player's side (``side``): ``x`` and ``o``
+    are named as in a game's seats, ``status`` is ``playing`` or ``over`` (``result`` ``*``
+    when called off), ``rating`` the player's before a rated game and ``rating_change`` what
+    it made of it; ``moves`` replay it."""
+
+    id: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    side: Colour
+    x: str
+    o: str
+    x_ai: int | None
+    o_ai: int | None
+    status: Literal["playing", "over"]
+    result: Result | None
+    reason: Reason | None
+    moves: list[int]
+    created: float
+    ended: float | None
+    rating: int | None
+    rating_change: int | None
+
+
+class RatingPoint(_Value):
+    """A player's rating after a rated game that ended at ``at`` (Unix seconds)."""
+
+    at: float
+    rating: int
+
+
 # -- server -> client: messages ---------------------------------------------------------------
 
 
@@ -266,6 +312,18 @@ class Announce(_Event, tag="announce"):
     restart_in: float | None = None
 
 
+class PlayerGamesPage(_Event, tag="player_games"):
+    """A player's record and a page of their games, newest first (reply to
+    ``player_games``): ``next`` is the ``before`` of the next page (null: none older);
+    ``ratings`` the rating after each of the player's last 50 rated games, oldest first."""
+
+    player: PlayerProfile
+    games: list[PlayedGame]
+    next: str | None
+    ratings: list[RatingPoint]
+    ref: RequestId | None = None
+
+
 class Pong(_Event, tag="pong"):
     ref: RequestId | None = None
 
@@ -316,7 +374,7 @@ ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error | Announce
+    | EngineStatus | Ack | Error | Announce | PlayerGamesPage
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

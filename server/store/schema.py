@@ -33,7 +33,9 @@ def refold_names() -> Op[None]:
     the key it had, which cannot be anyone's new key (it is not a folded form), is still
     found by its exact name (every look-up by name tries that first), and plays on as before.
     Newcomers are refused all of these names, as any name that folds onto a player's key."""
-    rows = yield from fetch_all(every("SELECT id, name, name_key FROM players ORDER BY created, id"))
+    rows = yield from fetch_all(
+        every("SELECT id, name, name_key FROM players ORDER BY created, id")
+    )
     taken = {row["name_key"] for row in rows if name_key(row["name"]) == row["name_key"]}
     for row in rows:
         key = name_key(row["name"])
