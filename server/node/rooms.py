@@ -205,7 +205,9 @@ class Rooms:
         for seat in (record.x, record.o):
             if seat.player is not None:
                 ratings[seat.player] = await self.player_rating(seat.player)
-        return GameRoom.restore(record, now, self.config.grace, ratings)
+        room = GameRoom.restore(record, now, self.config.grace, ratings)
+        room.spectator_chat = self.config.spectator_chat
+        return room
 
     async def start_game(
         self, seats: tuple[RoomSeat, RoomSeat], variant: str, clock: ClockSpec | None,
@@ -222,6 +224,7 @@ class Rooms:
             rated=rated, now=time.time(), listed=listed,
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
+        room.spectator_chat = self.config.spectator_chat
         self.rooms[room.id] = room
         if not listed:
             self.listing.unlist(room.id)

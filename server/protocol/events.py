@@ -266,6 +266,9 @@ class Presence(_Event, tag="presence"):
 
 
 class ChatLine(_Event, tag="chat"):
+    """A line of the players' chat (``side`` is the speaker's), which only the two players
+    see, or of the spectators' chat (``side`` null), which only spectators see."""
+
     game: str
     name: str
     side: Colour | None  # None: a spectator
@@ -300,8 +303,9 @@ class GameState(_Event, tag="game"):
     rematch: list[Colour] = []
     end: GameEnd | None = None
     spectators: int = 0
-    chat: list[ChatLine] = []
+    chat: list[ChatLine] = []  # the receiver's chat: the players' to a player, else theirs
     ref: RequestId | None = None
+    spectator_chat: bool = True  # false: the host has turned spectators' chat off
 
 
 class Announce(_Event, tag="announce"):
