@@ -38,7 +38,7 @@ _FOLD = str.maketrans(_LOOK_ALIKES)
 
 STAFF_NAMES = (
     "admin", "administrator", "moderator", "mod", "system", "computer", "qubic", "root",
-    "server", "host", "owner", "staff", "support", "official", "guest", "anonymous", "nobody",
+    "server", "staff", "support", "official",
 )
 """The words no new player may be called: the staff's and the server's own."""
 

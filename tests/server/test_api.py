@@ -48,9 +48,8 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/leaderboard",
                                   "/api/solve", "/api/openapi.json"}
     schemas = spec["components"]["schemas"]
-    assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError", "SeekInfo", "GameSummary",
-            "ApiVerdict", "ApiMoveVerdict"} <= set(
-        schemas)
+    assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
+            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict"} <= set(schemas)
     assert set(schemas["ApiGame"]["properties"]["status"].get("enum", ["playing", "over"])) == {
         "playing", "over"}
 
