@@ -18,6 +18,7 @@ from client_tui.connection import LeaderboardRow, fetch_leaderboard
 from client_tui.messages import Outgoing, SettingsChanged
 from client_tui.model import LobbyModel, PlayerSession, format_clock_spec
 from client_tui.screens.dialogs import CodeDialog, OptionsDialog
+from client_tui.screens.player import PlayerScreen
 from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import literal
 from server.protocol import (
@@ -91,7 +92,7 @@ class LobbyScreen(Screen[None]):
             with Vertical(id="lobby-right"):
                 yield Label("Online · ⏎ challenges", classes="section-title")
                 yield DataTable(id="players", cursor_type="row", zebra_stripes=True)
-                yield Label("Leaderboard", classes="section-title")
+                yield Label("Leaderboard · ⏎ player", classes="section-title")
                 yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
@@ -207,7 +208,8 @@ class LobbyScreen(Screen[None]):
             table.add_row("", Text(rows, style="dim"), "")
             return
         for rank, row in enumerate(rows, start=1):
-            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)))
+            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)),
+                          key=row.name)
 
     # -- actions (messages up) -------------------------------------------------------------
 
@@ -323,3 +325,9 @@ class LobbyScreen(Screen[None]):
     def watch_game(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.post_message(Outgoing(Watch(game=event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#leaderboard")
+    def open_player(self, event: DataTable.RowSelected) -> None:
+        """A leader's page: record, rating history, games."""
+        if event.row_key.value is not None:
+            self.app.push_screen(PlayerScreen(event.row_key.value))
