@@ -6,6 +6,7 @@ import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
+import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
@@ -55,6 +56,8 @@ function clockOf(choice) {
 
 const act = {
   say,
+  send,
+  player: (name) => { playerView.open(name); show("player"); },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -83,7 +86,8 @@ const act = {
   watch: (id) => {
     const model = app.games.get(id);
     send("watch", model ? { game: id, since: model.version } : { game: id });
-    app.opening = id;
+    if (model) act.open(id); // known here: caught up at once, shown now
+    else app.opening = id;
   },
   open: (id) => { app.current = id; show("game"); },
   move: (cell) => {
@@ -272,6 +276,9 @@ function received(message) {
     case "game":
       gameState(message, now);
       return;
+    case "player_games":
+      playerView.received(message);
+      return;
     case "error":
       failed(message);
       break;
@@ -375,10 +382,11 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let playerView;
 
 function show(screen) {
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
@@ -443,6 +451,7 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  playerView = new PlayerView($("#player"), app, act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
