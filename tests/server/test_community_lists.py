@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from conftest import Client, Server, play, start_private_game
+from conftest import Client, Nodes, Server, play, start_private_game
 
 
 def http_get(url: str) -> tuple[int, Any]:
@@ -196,3 +196,38 @@ async def test_a_host_can_turn_spectators_chat_off(tmp_path: Path) -> None:
         await bob.expect("chat", text="hi bob")
     finally:
         await server.stop()
+
+
+# -- on a cluster: the chats' audiences and a player's history on every node ----------------------
+
+
+async def test_the_two_chats_and_a_history_across_nodes(nodes: Nodes) -> None:
+    """The players on nodes a and b, a spectator on each of b and c: each line reaches its
+    own chat's listeners on every node, and any node answers ``player_games``."""
+    ann, bob = await nodes.client("a", "ann"), await nodes.client("b", "bob")
+    created = await ann.request(t="private_create", colour="x")
+    await bob.send(t="private_join", code=created["code"])
+    game = (await ann.expect("game"))["id"]
+    await bob.expect("game", id=game)
+    cleo, dan = await nodes.client("b", "cleo"), await nodes.client("c", "dan")
+    for spectator in (cleo, dan):
+        assert (await spectator.request(t="watch", game=game))["t"] == "game"
+    assert (await ann.request(t="chat", game=game, text="from x"))["t"] == "ack"
+    await bob.expect("chat", text="from x")
+    assert (await dan.request(t="chat", game=game, text="from c"))["t"] == "ack"
+    await cleo.expect("chat", text="from c")
+    await bob.request(t="chat", game=game, text="last of the players")
+    await ann.expect("chat", text="last of the players")
+    await cleo.request(t="chat", game=game, text="last of the spectators")
+    await dan.expect("chat", text="last of the spectators")
+    for player in (ann, bob):
+        assert chat_texts(player) == ["from x", "last of the players"]
+    for spectator in (cleo, dan):
+        assert chat_texts(spectator) == ["from c", "last of the spectators"]
+    await ann.request(t="resign", game=game)  # before two moves: called off
+    for node in "abc":
+        asker = await nodes.client(node)
+        page = await asker.request(t="hello", name=f"asker{node}")
+        assert page["t"] == "welcome"
+        history = await asker.request(t="player_games", name="ANN")
+        assert [g["id"] for g in history["games"]] == [game], node
