@@ -118,16 +118,15 @@ def player_games(name: str, before: str | None, limit: int) -> Op[PlayerGames | 
         " AND x_rating_change IS NOT NULL ORDER BY ended DESC LIMIT ?",
         exact, exact, RATINGS_KEPT,
     ))  # fmt: skip
-    ratings = tuple(
-        (row["ended"], row[f"{side}_rating"] + row[f"{side}_rating_change"])
-        for row in reversed(rated)
-        for side in ("x" if row["x_player"] == exact else "o",)
-    )
+    ratings = []
+    for row in reversed(rated):  # oldest first
+        side = "x" if row["x_player"] == exact else "o"
+        ratings.append((row["ended"], row[f"{side}_rating"] + row[f"{side}_rating_change"]))
     return PlayerGames(
         player=player,
         games=tuple(game_from_row(row, moves[row["id"]]) for row in rows),
         more=more,
-        ratings=ratings,
+        ratings=tuple(ratings),
     )
 
 
