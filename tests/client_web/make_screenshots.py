@@ -1,5 +1,6 @@
 """Screenshots of the web client for docs/web/: the lobby, a game in progress (levels and
-3-D), the end screen and a player's page, at 1280x800 and 390x844. Run by hand after changing the client:
+3-D), the end screen and a player's page, at 1280x800 and 390x844. Run by hand after
+changing the client:
 
     .venv/bin/python tests/client_web/make_screenshots.py
 
