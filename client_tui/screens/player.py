@@ -126,4 +126,9 @@ class PlayerScreen(Screen[None]):
     @on(DataTable.RowSelected)
     def open_game(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None and event.row_key.value in self.ids:
-            self.post_message(Outgoing(Watch(game=event.row_key.value)))
+            self.open(event.row_key.value)
+
+    def open(self, game_id: str) -> None:
+        """Open a game of the page: to replay it, watch it, or go back to it (the hook where
+        another way to open a finished game, such as its review, comes in)."""
+        self.post_message(Outgoing(Watch(game=game_id)))

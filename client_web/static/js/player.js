@@ -7,6 +7,10 @@ import { fill, h } from "./dom.js";
 
 const PAGE = 20;
 
+// More buttons beside a game's Replay (a hook: the game review pushes its own here): each is
+// (game, act) => an element, or null for a game it has nothing for.
+export const GAME_ACTIONS = [];
+
 // A player's name that opens their page; the computer's seats stay plain text.
 export function nameLink(name, act, ai = null) {
   if (ai !== null && ai !== undefined) return h("span", { class: "name" }, name);
@@ -129,8 +133,8 @@ export class PlayerView {
         h("td", { class: "num" }, String(g.moves.length)),
         h("td", { class: "num" }, change),
         h("td", {}, DATE.format(new Date(g.created * 1000))),
-        h("td", {}, h("button", { type: "button", class: "open",
-          onclick: () => act.watch(g.id) }, label)));
+        h("td", { class: "open-cell" }, h("button", { type: "button", class: "open",
+          onclick: () => act.watch(g.id) }, label), GAME_ACTIONS.map((make) => make(g, act))));
     });
     const games = this.games.length === 0 ? h("p", { class: "empty" }, "No games yet.") :
       h("div", { class: "table-scroll" }, h("table", { class: "games" },
