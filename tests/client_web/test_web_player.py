@@ -47,6 +47,7 @@ async def test_a_players_page_from_a_name_to_a_replay(tmp_path: Path,
             # bob's name on his card opens his page
             await page.click(".seat.o a.player-link")
             await page.wait_for_selector("#player:not([hidden]) table.games")
+            assert await page.evaluate("() => location.hash") == "#player=bob"  # a link to it
             text = await page.text_content("#player")
             assert text is not None and "bob" in text and "Lost1" in text.replace(" ", "")
             assert await page.locator("#player .rating-chart circle").count() == 1
@@ -74,6 +75,9 @@ async def test_a_players_page_from_a_name_to_a_replay(tmp_path: Path,
             await page.click("#player button.back")
             await page.click("#my-games")
             await page.wait_for_selector("#player:not([hidden]) .outcome.won")
+            # an address with #player=NAME opens that page in a tab that has Qubic
+            await page.evaluate("() => { location.hash = '#player=bob'; }")
+            await page.wait_for_selector('#player:not([hidden]) h2:text-is("bob")')
             assert tab.errors == [] and tab.dialogs == []
         finally:
             await bob.ws.close()

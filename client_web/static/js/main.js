@@ -209,11 +209,14 @@ function connected(welcome, reconnected) {
 function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
-  const game = hash.get("game") || (changed ? null : welcome.games[0]);
+  const player = hash.get("player");
+  const game = hash.get("game") || (changed || player ? null : welcome.games[0]);
   if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
+  } else if (player) {
+    if (!(app.screen === "player" && playerView.name === player)) act.player(player);
   } else if (game) {
     app.opening = game;
     if (changed && app.games.has(game)) act.open(game);
@@ -389,7 +392,8 @@ function show(screen) {
   for (const id of ["connect", "lobby", "game", "rules", "player"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
-  else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
+  else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
+  else if (/^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }
