@@ -229,6 +229,8 @@ async def api_player_games(request: web.Request) -> web.Response:
     try:
         page = await player_games_page(_hub(request).store, name, before, limit)
     except ServerError as error:
+        if error.code not in (ErrorCode.NO_SUCH_PLAYER, ErrorCode.NO_SUCH_GAME):
+            raise  # the database's trouble, answered as every route answers it
         raise _refuse(404, ErrorCode(error.code), error.message) from None
     return _json(ApiPlayerGames(player=page.player, games=page.games, next=page.next,
                                 ratings=page.ratings))
