@@ -61,6 +61,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="My games: go back to a game, or replay a finished one"),
         Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
                 tooltip="Reload the leaderboard"),
+        Binding("i", "player_page", "Player", show=False, id="lobby.player",
+                tooltip="The page of the player selected online or on the leaderboard"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
@@ -264,6 +266,19 @@ class LobbyScreen(Screen[None]):
         name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         if name is not None:
             self.challenge(name)
+
+    def action_player_page(self) -> None:
+        """The page of the player selected on the leaderboard (when it has the focus), else
+        among the players online."""
+        leaders = self.query_one("#leaderboard", DataTable)
+        table = leaders if leaders.has_focus else self.query_one("#players", DataTable)
+        if not table.row_count:
+            self.notify("No player to show: select one online or on the leaderboard.",
+                        timeout=3)
+            return
+        name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if name is not None:
+            self.app.push_screen(PlayerScreen(name))
 
     def challenge(self, name: str) -> None:
         """Ask for the terms, then challenge ``name`` (yourself: say why not)."""

@@ -76,3 +76,11 @@ async def test_my_games_and_a_leaders_page_come_from_the_server(tmp_path: Path) 
                         and app.screen.loaded, "bob's page")
             text = screen_text(app)
             assert app.screen.title == "bob" and "0 won · 1 lost" in text and "ann" in text
+            # and a player online's page: ann is the one online
+            await pilot.press("escape")
+            await until(pilot, lambda: in_lobby(app), "the lobby")
+            app.screen.query_one("#players", DataTable).focus()
+            await pilot.press("i")
+            await until(pilot, lambda: isinstance(app.screen, PlayerScreen)
+                        and app.screen.loaded, "ann's page")
+            assert app.screen.player == "ann"
