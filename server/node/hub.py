@@ -32,6 +32,7 @@ from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
@@ -39,6 +40,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
 from server.node.puzzles import Puzzles
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
@@ -52,6 +54,7 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     PuzzleRequest,
     Rematch,
@@ -97,6 +100,7 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
         self.puzzles = Puzzles(lambda: self.store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
@@ -215,6 +219,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
         elif isinstance(message, PuzzleRequest):
             await self.puzzles.handle(session, message)
         else:
@@ -251,6 +257,9 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",

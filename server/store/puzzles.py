@@ -89,6 +89,19 @@ def _player_of(row: Row | None) -> PuzzlePlayer:
                         row["streak"], row["best_streak"], row["streak_run"])
 
 
+def key_of(name: str) -> Op[str]:
+    """The ``name_key`` the player called ``name`` is stored under (looked up as
+    ``operations.player_by_name`` does: the exact name first; two names that fold together
+    since the names' fold changed keep different keys), which the puzzles' rows refer to."""
+    row = yield from fetch_one(one(
+        "SELECT name_key FROM players WHERE name = ? OR name_key = ?"
+        " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1",
+        name, name_key(name), name))
+    if row is None:
+        raise StoreError(f"no player {name}", code="no_such_player")
+    return str(row["name_key"])
+
+
 def position_key(puzzle: Puzzle) -> str:
     x, o = canonical_key(Board(puzzle.variant, puzzle.position))
     return f"{puzzle.variant} {x:x} {o:x}"
@@ -155,7 +168,7 @@ def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]
     """``(id, rating)`` of the puzzles just above and just below ``target`` that ``name``
     has not finished (None: any), at most two."""
     found = []
-    keys = () if name is None else (name_key(name),)
+    keys = () if name is None else ((yield from key_of(name)),)
     where = "" if name is None else f" AND {_UNSEEN}"
     for compare, order in ((">=", "ASC"), ("<", "DESC")):
         row = yield from fetch_one(one(
@@ -167,8 +180,8 @@ def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]
 
 
 def puzzle_player(name: str) -> Op[PuzzlePlayer]:
-    row = yield from fetch_one(one("SELECT * FROM puzzle_players WHERE name_key = ?",
-                                   name_key(name)))
+    key = yield from key_of(name)
+    row = yield from fetch_one(one("SELECT * FROM puzzle_players WHERE name_key = ?", key))
     return _player_of(row)
 
 
@@ -187,7 +200,7 @@ def _save_player(key: str, player: PuzzlePlayer) -> Op[None]:
 
 def start_streak(name: str) -> Op[PuzzlePlayer]:
     """A new streak for ``name``: the count back to 0, the next run's puzzles."""
-    key = name_key(name)
+    key = yield from key_of(name)
     player = yield from puzzle_player(name)
     player = PuzzlePlayer(player.rating, player.rated, 0, player.best_streak,
                           player.streak_run + 1)
@@ -199,7 +212,7 @@ def record_attempt(name: str, puzzle_id: int, mode: str, solved: bool, now: floa
                    ) -> Op[Recorded]:
     """Record a finished try: rated if it is ``name``'s first of this puzzle and not a
     streak's (the puzzle's rating moves too); a streak's counts up or ends."""
-    key = name_key(name)
+    key = yield from key_of(name)
     row = yield from fetch_one(one("SELECT * FROM puzzles WHERE id = ?", puzzle_id))
     if row is None:
         raise StoreError(f"no puzzle {puzzle_id}", code="no_such_puzzle")
@@ -235,7 +248,7 @@ def history(name: str, limit: int) -> Op[list[Attempt]]:
     rows = yield from fetch_all(every(
         "SELECT a.*, p.kind, p.moves, p.position FROM puzzle_attempts a"
         " JOIN puzzles p ON p.id = a.puzzle_id WHERE a.name_key = ?"
-        " ORDER BY a.at DESC, a.id DESC LIMIT ?", name_key(name), limit))
+        " ORDER BY a.at DESC, a.id DESC LIMIT ?", (yield from key_of(name)), limit))
     out = []
     for row in rows:
         side = "X" if len(row["position"].split()) % 2 == 0 else "O"

@@ -152,6 +152,7 @@ async def test_the_puzzle_of_the_day_holds_all_day(server: Server) -> None:
     day = datetime.datetime(2026, 11, 26, tzinfo=datetime.UTC)
     now = [day.timestamp() + 1]
     puzzles = Puzzles(lambda: hub.store, clock=lambda: now[0])
+    ann = await server.client("ann")
     morning = await puzzles.daily(None)
     assert morning.day == "2026-11-26"
     shipped = load_puzzles()
@@ -168,7 +169,6 @@ async def test_the_puzzle_of_the_day_holds_all_day(server: Server) -> None:
     now[0] = day.timestamp() + 86400 + 1
     tomorrow = await puzzles.daily(None)
     assert tomorrow.day == "2026-11-27"
-    ann = await server.client("ann")
     today = await ann.request(t="puzzle_daily")
     assert today["mode"] == "daily" and today["rating"] == 1500
 
