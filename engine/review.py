@@ -34,7 +34,7 @@ from engine.truth import DRAW, LOSS, UNKNOWN, WIN, Verdict, solve
 FOUND, BLUNDER, MISSED_THREAT, BEST, OK = "found", "blunder", "missed_threat", "best", "ok"
 CLASSES = (FOUND, BLUNDER, MISSED_THREAT, BEST, OK, UNKNOWN)
 POSITION_BUDGET = 0.5  # seconds of search for a position off the proof's tree ...
-TOTAL_BUDGET = 20.0  # ... until the review has spent this much; then the proof and tables only
+TOTAL_BUDGET = 5.0  # ... until the review has spent this much; then the proof and tables only
 LINE_PLIES = 8  # the line that would have won is cut here
 LINE_BUDGET = 0.1  # seconds of search for each position of that line
 MAX_BEST = 8  # best moves listed at most
@@ -127,7 +127,8 @@ def review_game(variant: str, cells: Sequence[int], *,
             best = [_block(board)]
         line: tuple[str, ...] = ()
         if before.verdict == WIN and after.verdict != WIN and best:
-            line = tuple(format_cell(c, geometry) for c in principal_line(board, best[0]))
+            winning = principal_line(board, best[0], seconds=min(LINE_BUDGET, budget()))
+            line = tuple(format_cell(c, geometry) for c in winning)
         entries.append(MoveReview(
             ply=ply + 1, side="xo"[ply % 2], cell=cell, move=format_cell(cell, geometry),
             before=before, after=after, kind=kind,
@@ -181,14 +182,16 @@ def classify(board: Board, cell: int, before: Standing, after: Standing,
     return BEST if cell in best else OK
 
 
-def principal_line(board: Board, first: int, plies: int = LINE_PLIES) -> list[int]:
+def principal_line(board: Board, first: int, plies: int = LINE_PLIES,
+                   seconds: float = LINE_BUDGET) -> list[int]:
     """``first`` and then best play for both sides, as far as it is proved, up to ``plies``
-    moves or the end of the game (``board`` is left as it was)."""
+    moves or the end of the game, each position searched for ``seconds`` at most
+    (``board`` is left as it was)."""
     line = [first]
     board.push(first)
     try:
         while len(line) < plies and board.outcome() is None:
-            verdict = solve(board, LINE_BUDGET)
+            verdict = solve(board, seconds)
             if not verdict.moves or verdict.moves[0].verdict == UNKNOWN:
                 break
             move = verdict.moves[0].move

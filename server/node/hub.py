@@ -31,6 +31,7 @@ from functools import partial
 from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
@@ -39,6 +40,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -53,6 +55,7 @@ from server.protocol import (
     Ping,
     Pong,
     Rematch,
+    ReviewGame,
     Welcome,
     error_message,
 )
@@ -94,6 +97,8 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
+        self.reviews = Reviews(lambda: self.store, self.truth)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -145,6 +150,7 @@ class Hub:
         await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
+        await self.reviews.close()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
@@ -204,6 +210,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, ReviewGame):
+            self.reviews.handle(session, message)
         else:
             assert_never(message)
 

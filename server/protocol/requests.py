@@ -238,6 +238,12 @@ class TakeBack(_Request, tag="takeback"):
     game: GameId
 
 
+class ReviewGame(_Request, tag="review"):
+    """Ask for a finished game's review (the reply is ``review``, once it is computed)."""
+
+    game: GameId
+
+
 class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
@@ -265,5 +271,6 @@ GameRequest = (
 """Every request about one game, carried out by the game's owner: the room actions, a hint,
 opening and closing the game."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping
-"""Every client request: hello and ping for the session, then the lobby's and the games'."""
+ClientMessage = Hello | LobbyRequest | GameRequest | Ping | ReviewGame
+"""Every client request: hello and ping for the session, then the lobby's and the games',
+then the review of a finished game."""

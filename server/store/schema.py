@@ -69,6 +69,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (game_id, ply)){table_options}""",
     ),
     ("ALTER TABLE games ADD COLUMN listed {boolean} NOT NULL DEFAULT {false}",),
+    (  # a finished game's review (server.node.reviews), computed once and kept
+        """CREATE TABLE reviews (
+            game_id TEXT PRIMARY KEY REFERENCES games (id),
+            review TEXT NOT NULL,
+            computed {real} NOT NULL)""",
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 
