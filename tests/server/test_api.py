@@ -44,7 +44,8 @@ def test_the_description_names_every_route_and_schema() -> None:
     assert spec["openapi"].startswith("3.")
     assert set(spec["paths"]) == {"/api/lobby", "/api/games/{id}", "/api/games/{id}.txt",
                                   "/api/players/{name}", "/api/leaderboard",
-                                  "/api/solve", "/api/openapi.json"}
+                                  "/api/solve", "/api/openapi.json",
+                                  "/api/games/{id}/review"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "ApiPlayer", "ApiLobby", "ApiError", "SeekInfo", "GameSummary",
             "ApiVerdict", "ApiMoveVerdict"} <= set(

@@ -68,6 +68,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hint(game="g1", id=4),
     p.TakeBack(game="g1"),
     p.Ping(id=-3),
+    p.ReviewGame(game="g1", id=23),
 ]
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
@@ -111,6 +112,15 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
     p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
+    p.GameReviewed(review=p.ReviewInfo(
+        game="g1", variant="3x3x3", x="ann", o="bob", result="0-1", reason="line",
+        start=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+        moves=[p.MoveReview(
+            ply=1, side="x", cell=0, move="1a1",
+            before=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+            after=p.VerdictInfo(verdict="loss", plies=8, proved_by="book"), kind="blunder",
+            best=["2b2"], line=["2b2", "1a1", "3c3"])],
+        summary={"x": {"blunder": 1}, "o": {}}, seconds=0.2, computed=1764160000.0), ref=23),
 ]
 
 
