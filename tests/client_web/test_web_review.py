@@ -48,18 +48,18 @@ async def test_a_review_by_link_then_analyse_from_here(
         assert await page.is_hidden("#connect")  # no session needed to read a review
         marks = await page.locator("#review-moves .move").all_text_contents()
         assert marks == ["X 1a1!", "O 4d4", "X 1b1", "O 4c4", "X 1c1", "O 4a1?!", "X 1d1!"]
-        assert await page.locator(".cell.x, .cell.o").count() == 0  # the start
+        assert await page.locator("#review .cell.x, #review .cell.o").count() == 0  # the start
         for _ in range(6):
             await page.keyboard.press("ArrowRight")
         explain = await page.text_content("#review-explain")
         assert explain is not None and "6. O 4a1?!" in explain and "a threat missed" in explain
         assert "Best: 1d1" in explain
-        assert await page.locator('.cell.best[data-name="1d1"]').count() == 1
-        assert await page.locator(".cell.x, .cell.o").count() == 6
+        assert await page.locator('#review .cell.best[data-name="1d1"]').count() == 1
+        assert await page.locator("#review .cell.x, #review .cell.o").count() == 6
         await page.click("#review-next")
-        assert await page.locator(".cell.win").count() == 4
+        assert await page.locator("#review .cell.win").count() == 4
         await page.keyboard.press("Home")
-        assert await page.locator(".cell.x, .cell.o").count() == 0
+        assert await page.locator("#review .cell.x, #review .cell.o").count() == 0
         await page.click('#review-moves .move >> nth=5')  # straight to O's 4a1
         await page.click("#review-analyse")
         await page.wait_for_selector("#analysis:not([hidden])")
@@ -67,13 +67,13 @@ async def test_a_review_by_link_then_analyse_from_here(
             "#analysis=1a1+4d4+1b1+4c4+1c1+4a1")
         await page.wait_for_function(
             "() => document.querySelector('#analysis-verdict').textContent.startsWith('X wins')")
-        assert await page.locator('.cell.best[data-name="1d1"]').count() == 1
+        assert await page.locator('#analysis .cell.best[data-name="1d1"]').count() == 1
         first = page.locator("#analysis-moves-list .verdict-move >> nth=0")
         assert await first.text_content() == "1d1 wins 1"
         await first.click()  # the winning move: the game is over on the board
-        assert await page.locator(".cell.win").count() == 4
+        assert await page.locator("#analysis .cell.win").count() == 4
         await page.click("#analysis-back")
-        assert await page.locator(".cell.x, .cell.o").count() == 6
+        assert await page.locator("#analysis .cell.x, #analysis .cell.o").count() == 6
         await page.click("#analysis-leave")
         await page.wait_for_selector("#connect:not([hidden])")
         assert tab.errors == [] and tab.dialogs == []
@@ -91,13 +91,13 @@ async def test_a_finished_game_opens_its_review(tmp_path: Path) -> None:
                 await tab.wait_ply(ply)
                 await tab.click_cell(cell)
         await tab.wait_ply(len(QUICK_WIN))
-        await page.click("#review")
+        await page.click("#review-game")
         await page.wait_for_selector("#review:not([hidden]) #review-moves .move >> nth=6")
         assert await page.evaluate("() => location.hash") == f"#review={game}"
         title = await page.text_content("#review-title")
         assert title is not None and "bob (X)" in title and "ann (O)" in title
         await page.click("#review-last")
-        assert await page.locator(".cell.x, .cell.o").count() == 7
+        assert await page.locator("#review .cell.x, #review .cell.o").count() == 7
         await page.click("#review-leave")
         await page.wait_for_selector("#lobby:not([hidden])")
 
@@ -113,16 +113,16 @@ async def test_the_analysis_board_by_link_and_pasted_moves(tmp_path: Path) -> No
         await page.fill("#analysis-moves", "1a1 2b2")
         await page.click(".analysis-paste button")
         assert await page.evaluate("() => location.hash") == "#analysis=1a1+2b2"
-        assert await page.locator(".cell.x, .cell.o").count() == 2
+        assert await page.locator("#analysis .cell.x, #analysis .cell.o").count() == 2
         await page.fill("#analysis-moves", "1a1 1a1")  # a cell twice: refused in words
         await page.click(".analysis-paste button")
         assert "each once" in (await page.text_content("#toast") or "")
-        await page.click('.cell[data-name="3c3"]')
+        await page.click('#analysis .cell[data-name="3c3"]')
         assert await page.evaluate("() => location.hash") == "#analysis=1a1+2b2+3c3"
         # the link opens the same position in another tab
         other = await Page.open(chromium, f"{running.http_url}/#analysis=1a1+2b2+3c3", 390, 844)
         await other.page.wait_for_selector("#analysis:not([hidden])")
-        assert await other.page.locator(".cell.x, .cell.o").count() == 3
+        assert await other.page.locator("#analysis .cell.x, #analysis .cell.o").count() == 3
         # 3x3x3: the centre is the only winning first move
         await page.select_option("#analysis-variant", "3x3x3")
         await page.wait_for_selector('#analysis-moves-list .verdict-move.good')
