@@ -10,11 +10,17 @@ import { LevelsView } from "./levels.js";
 const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 const SHOWN_MOVES = 12; // moves listed with their verdicts, best first
 
+// " within 12 plies" (an upper bound on the plies to the end), or nothing when unknown.
+export function pliesWords(plies) {
+  if (plies === null || plies === undefined) return "";
+  return ` within ${plies} ${plies === 1 ? "ply" : "plies"}`;
+}
+
 // A verdict in words, for the side to move: who wins.
 export function verdictWords(answer, toMove) {
   const other = toMove === "x" ? "o" : "x";
   const by = answer.proved_by === "book" ? "by the proof" : "by search";
-  const within = answer.plies === null || answer.plies === undefined ? "" : ` within ${answer.plies} plies`;
+  const within = pliesWords(answer.plies);
   switch (answer.verdict) {
     case "win": return `${toMove.toUpperCase()} wins${within} (${by}).`;
     case "loss": return `${other.toUpperCase()} wins${within} (${by}).`;
@@ -181,7 +187,7 @@ export class AnalysisView {
       playable: !this.over() });
     for (const cell of good) this.levels.buttons[cell].classList.add("best");
     const toMove = this.moves.length % 2 === 0 ? "x" : "o";
-    fill(this.position, this.moves.length ? `${this.moves.length} moves: ${this.notation()}` : "The empty board.",
+    fill(this.position, this.moves.length ? `${this.moves.length} moves: ${this.notation()}.` : "The empty board.",
       ` ${toMove.toUpperCase()} to move.`);
     if (!answer) fill(this.verdict, "Asking the solver…");
     else if (answer.error) fill(this.verdict, answer.error);

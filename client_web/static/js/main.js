@@ -503,11 +503,13 @@ function start() {
   const studying = study(); // a review or the analysis board needs no session
   if (savedToken()) {
     link.start(savedName());
-  } else if (!studying) {
+  } else {
     $("#net").textContent = ""; // nothing has been tried yet: nothing to report
-    show("connect");
-    $("#name").value = savedName() || "";
-    $("#name").focus();
+    if (!studying) {
+      show("connect");
+      $("#name").value = savedName() || "";
+      $("#name").focus();
+    }
   }
 }
 

@@ -6,7 +6,7 @@
 import { fill, h } from "./dom.js";
 import { geometryOf, winningLine } from "./geometry.js";
 import { LevelsView } from "./levels.js";
-import { verdictWords } from "./analysis.js";
+import { pliesWords, verdictWords } from "./analysis.js";
 
 // Each class's mark and words, as chess annotators mark moves.
 export const CLASSES = {
@@ -90,10 +90,10 @@ export class ReviewView {
     this.levels = new LevelsView(this.levelsRoot, { onPick: () => {}, onHover: () => {} });
     const b = (id, label, glyph, fn) => h("button", { type: "button", id, "aria-label": label, title: label, onclick: fn }, glyph);
     this.nav = h("div", { class: "nav" },
-      b("review-first", "First position (Home)", "⏮", () => this.stepTo(0)),
-      b("review-prev", "Previous move (←)", "◀", () => this.step(-1)),
-      b("review-next", "Next move (→)", "▶", () => this.step(1)),
-      b("review-last", "Last position (End)", "⏭", () => this.stepTo(Infinity)));
+      b("review-first", "First position (Home)", "«", () => this.stepTo(0)),
+      b("review-prev", "One move back (←)", "‹", () => this.step(-1)),
+      b("review-next", "One move forward (→)", "›", () => this.step(1)),
+      b("review-last", "Last position (End)", "»", () => this.stepTo(Infinity)));
     this.explain = h("div", { class: "review-explain", id: "review-explain", role: "status" });
     this.summary = h("p", { class: "review-summary", id: "review-summary" });
     this.moveList = h("ol", { class: "moves review-moves", id: "review-moves" });
@@ -147,7 +147,7 @@ export class ReviewView {
     if (!current) {
       const start = review.start;
       fill(this.explain, h("p", {}, `The start: ${verdictWords(start, "x")}`),
-        next ? h("p", { class: "muted" }, "→ or ▶ for the first move.") : null);
+        next ? h("p", { class: "muted" }, "→ or › for the first move.") : null);
       return;
     }
     const [mark, words] = CLASSES[current.class] || ["", current.class];
@@ -186,7 +186,7 @@ export class ReviewView {
 // A side's standing in words: "X wins in 12 (proof)".
 function standing(info, side) {
   const by = info.proved_by === "book" ? "proof" : "search";
-  const plies = info.plies === null || info.plies === undefined ? "" : ` within ${info.plies} plies`;
+  const plies = pliesWords(info.plies);
   const who = side.toUpperCase();
   switch (info.verdict) {
     case "win": return `${who} wins${plies} (${by}).`;
