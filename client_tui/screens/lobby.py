@@ -60,6 +60,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="My games: go back to a game, or replay a finished one"),
         Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
                 tooltip="Reload the leaderboard"),
+        Binding("a", "app.analysis", "Analysis", show=False, id="lobby.analysis",
+                tooltip="The analysis board: try moves and see who wins"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Label
 from client_tui.messages import Outgoing
 from client_tui.settings import PlayedGame
 from client_tui.text import literal
-from server.protocol import Watch
+from server.protocol import ReviewGame, Watch
 
 
 def game_rows(played: list[PlayedGame], unfinished: list[str]) -> list[tuple[str, list[Text]]]:
@@ -50,7 +50,11 @@ def _result(game: PlayedGame) -> str:
 class MyGamesScreen(Screen[None]):
     """Pick a game: an unfinished one goes back to it, a finished one opens to replay."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Lobby", id="my_games.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Lobby", id="my_games.back"),
+        Binding("v", "review", "Review", id="my_games.review",
+                tooltip="The review of the finished game selected"),
+    ]
 
     def __init__(self, played: list[PlayedGame], unfinished: list[str]) -> None:
         super().__init__()
@@ -59,7 +63,7 @@ class MyGamesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Label("My games · ⏎ opens (a finished game: , . step through it)",
+        yield Label("My games · ⏎ opens (a finished game: , . step through it) · v reviews",
                     classes="section-title")
         yield DataTable(id="my-games", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
@@ -80,3 +84,12 @@ class MyGamesScreen(Screen[None]):
     def open_game(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.post_message(Outgoing(Watch(game=event.row_key.value)))
+
+    def action_review(self) -> None:
+        """Ask the server for the selected game's review (its screen opens with the reply)."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key is not None:
+            self.post_message(Outgoing(ReviewGame(game=key)))
