@@ -65,8 +65,6 @@ class ReviewScreen(Screen[None]):
         Binding("escape", "leave", "Back", id="review.leave", tooltip="Leave the review"),
     ]
 
-    AUTO_FOCUS = None  # the arrows step through the moves (a focused board would take them)
-
     def __init__(self, review: ReviewInfo, fetch: Fetch | None = None) -> None:
         super().__init__()
         self.review = review
@@ -75,7 +73,9 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield BoardWidget(self._view(), id="review-board")
+        board = BoardWidget(self._view(), id="review-board")
+        board.can_focus = False  # the keys step through the moves: nothing is typed here
+        yield board
         with Horizontal(id="review-below"):
             with Vertical(id="review-left"):
                 yield Static(id="review-summary")
@@ -97,7 +97,8 @@ class ReviewScreen(Screen[None]):
             best = parse_cell(current.best[0], board.geometry)
         return BoardView(board=board, last_move=current.cell if current else None,
                          winning_line=board.winning_line or (), suggested=best,
-                         show_guides=False)
+                         show_guides=False, caption=f"after {self.ply} of {len(review.moves)} "
+                         "moves · , . step · a analyses from here")
 
     def update(self) -> None:
         self.query_one(BoardWidget).view = self._view()
@@ -107,7 +108,7 @@ class ReviewScreen(Screen[None]):
             counts = review.summary.get(side, {})  # type: ignore[call-overload]
             summary.append(f"{side.upper()}: {counts.get('found', 0)} found, "
                            f"{counts.get('blunder', 0)} blunders, "
-                           f"{counts.get('missed_threat', 0)} threats missed.  ")
+                           f"{counts.get('missed_threat', 0)} threats missed.\n")
         self.query_one("#review-summary", Static).update(summary)
         self.query_one("#review-explain", Static).update(self._explain())
         self.query_one("#review-moves", Static).update(self._moves())

@@ -38,7 +38,9 @@ async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
 
 
 def text_of(app: QubicApp, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    """What a Static of the screen shows ("" before it is composed)."""
+    found = app.screen.query(selector)
+    return str(found.first(Static).render()) if found else ""
 
 
 async def test_a_finished_game_is_reviewed_then_analysed(
@@ -67,6 +69,8 @@ async def test_a_finished_game_is_reviewed_then_analysed(
         assert isinstance(review, ReviewScreen)
         assert [m.cell for m in review.review.moves] == screen.model.board.moves
         assert review.review.result == "1-0" and review.review.reason == "resign"
+        await until(pilot, lambda: text_of(app, "#review-explain").startswith("The start"),
+                    "the review drawn")
         assert text_of(app, "#review-explain").startswith("The start: X wins")
         await pilot.press("full_stop", "full_stop")
         assert text_of(app, "#review-explain").startswith("2. O ")
