@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 import msgspec
 
@@ -68,8 +69,13 @@ class Reviews:
         if task is None:
             task = loop.create_task(self._compute(game), name=f"review-{game_id}")
             self._computing[game_id] = task
-            task.add_done_callback(lambda _: self._computing.pop(game_id, None))
+            task.add_done_callback(partial(self._done, game_id))
         return task
+
+    def _done(self, game_id: str, task: asyncio.Task[ReviewInfo]) -> None:
+        self._computing.pop(game_id, None)
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure nobody waited for (a 202) is not logged twice
 
     @property
     def computing(self) -> int:
