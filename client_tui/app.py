@@ -63,6 +63,7 @@ from server.protocol import (
     ClientMessage,
     GameReviewed,
     LobbySub,
+    ReviewGame,
     Unwatch,
     Watch,
 )
@@ -351,6 +352,12 @@ class QubicApp(ServerMessages):
         if self.embedded is not None:
             return fetch_solve(self.embedded.http_url)
         return None if self.server_url is None else fetch_solve(http_base(self.server_url))
+
+    def open_review(self, game_id: str) -> None:
+        """Ask for a finished game's review; its screen opens with the reply (``show_review``).
+        Screens post ``Outgoing(ReviewGame(game=...))`` to do the same (the game's end, My
+        games); a player page can call this."""
+        self.send(ReviewGame(game=game_id))
 
     def show_review(self, message: GameReviewed) -> None:
         """The reply to ``review`` (from a finished game or My games): its screen."""

@@ -121,3 +121,16 @@ def test_json_shape() -> None:
     assert set(data["moves"][0]) == {"ply", "side", "cell", "move", "before", "after",
                                      "class", "best", "line"}
     assert data["moves"][0]["move"] == "b2" and data["moves"][1]["side"] == "o"
+
+
+def test_4x4_from_its_table() -> None:
+    """4x4 is a draw (the table): X's first move keeps it (``best``); O leaving X's three open
+    is ``missed_threat``, and X's completing the line ``found``."""
+    board = Board.from_notation("4x4", "b2 a4 c2 d4 a2")
+    review = review_game("4x4", [*board.moves, parse_cell("c4", board.geometry),
+                                 parse_cell("d2", board.geometry)], position_budget=0.05)
+    first = review.moves[0]
+    assert review.start.verdict == "draw" and review.start.proved_by == "book"
+    assert (first.before.verdict, first.kind) == ("draw", BEST)
+    assert review.moves[5].kind == MISSED_THREAT and review.moves[5].best == ("d2",)
+    assert review.moves[6].kind == FOUND and review.moves[6].after.plies == 0

@@ -104,7 +104,7 @@ const act = {
     app.current = null;
     show("lobby");
   },
-  review: (id) => { location.hash = `review=${id}`; },
+  review: (id) => { location.hash = `review=${id}`; }, // any page may link #review=ID too
   analyse: (variant, cells) => {
     analysisView.load(variant, cells);
     show("analysis");
