@@ -1,6 +1,7 @@
 """The terminal client's game review and analysis board (issue 29 items 1-2): driven by Pilot
-against a real server (a finished game's review asked over the websocket, the analysis board
-on /api/solve), and snapshots of both screens at 80x24 and 120x40 from fixed answers."""
+against a real server (a finished game's review asked over the websocket from the game's end
+and from My games, the analysis board on /api/solve), and snapshots of both screens at 80x24
+and 120x40 from fixed answers."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from client_tui.connection import Received
 from client_tui.screens.analysis import AnalysisScreen
 from client_tui.screens.dialogs import ConfirmDialog, GameOptions
 from client_tui.screens.game import GameScreen
+from client_tui.screens.my_games import MyGamesScreen
 from client_tui.screens.review import ReviewScreen
 from client_tui.widgets.board import BoardWidget
 from engine import format_cell
@@ -89,6 +91,14 @@ async def test_a_finished_game_is_reviewed_then_analysed(
         assert analysis.board.moves == screen.model.board.moves[:1]
         await pilot.press("escape", "escape")
         assert app.screen is screen
+        # and from My games: the game is there, finished; v asks for its review again
+        await pilot.press("escape")
+        await until(pilot, lambda: in_lobby(app), "back in the lobby")
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, MyGamesScreen), "my games")
+        await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review again")
+        assert app.screen.review.game == screen.model.id  # type: ignore[attr-defined]
 
 
 async def test_the_analysis_board_from_the_lobby(server: RunningServer, tmp_path: Path) -> None:
