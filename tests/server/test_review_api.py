@@ -129,3 +129,38 @@ def test_the_openapi_document_describes_the_review() -> None:
     path = openapi()["paths"]["/api/games/{id}/review"]["get"]
     assert set(path["responses"]) == {"200", "202", "404", "409", "503"}
     assert "ReviewInfo" in openapi()["components"]["schemas"]
+
+
+async def test_a_worker_killed_mid_review_is_unavailable_then_recomputed(
+        server: Server) -> None:
+    """The solver's process dies while it reviews: the asker gets ``unavailable``, nothing is
+    kept, and the next request computes the review anew (in a new worker)."""
+    # a game off the proof's tree (X leaves it at once): its review searches for seconds
+    moves = ["1b1", "2c3", "4d4", "1a1", "3b2", "2b2", "4a4", "3c3", "1d1", "1c1", "4b4",
+             "4c4", "2a1", "3a1", "2d1", "3d1", "1a4", "2a4", "4a1", "4a2"]
+    game, ann, _ = await finished_game_or_resigned(server, moves)
+    assert server.running is not None
+    truth, reviews = server.running.hub.truth, server.running.hub.reviews
+    asked = asyncio.ensure_future(ann.request(t="review", game=game))
+    while not (reviews.computing and truth._executor is not None
+               and truth._executor._processes):  # noqa: SLF001 - the worker to kill
+        await asyncio.sleep(0.05)
+    for process in list(truth._executor._processes.values()):  # noqa: SLF001
+        process.kill()
+    refused = await asyncio.wait_for(asked, 60)
+    assert (refused["t"], refused["code"]) == ("error", "unavailable")
+    assert truth.reviews == 0
+    review = await review_of(server, game)
+    assert [m["move"] for m in review["moves"]] == moves and truth.reviews == 1
+
+
+async def finished_game_or_resigned(server: Server, moves: list[str]
+                                    ) -> tuple[str, Client, Client]:
+    """``moves`` played by ann (X) and bob (O), then bob resigns."""
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await start_private_game(server, ann, bob, "x")
+    for ply, cell in enumerate(moves):
+        await play(ann if ply % 2 == 0 else bob, game, cell, ply)
+    await bob.send(t="resign", game=game)
+    await ann.expect("end", game=game)
+    return game, ann, bob
