@@ -343,9 +343,8 @@ class QubicApp(ServerMessages):
             self.push_screen(self.lobby_screen)
 
     def action_my_games(self) -> None:
-        """The games this player has on this server: unfinished ones first."""
-        self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
-                                       self.session.unfinished))
+        """The games this player has on this server, as the server lists them."""
+        self.push_screen(MyGamesScreen(self.session.name))
 
     def solver(self) -> Fetch | None:
         """``/api/solve`` on the server this client plays on (None before it is known)."""

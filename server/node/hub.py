@@ -33,6 +33,7 @@ from typing import assert_never
 from server.engine_pool.local import ComputerMoves
 from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
@@ -40,6 +41,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
 from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
@@ -53,6 +55,7 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
     ReviewGame,
@@ -98,6 +101,7 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
         self.reviews = Reviews(lambda: self.store, self.truth)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -218,6 +222,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
         elif isinstance(message, ReviewGame):
             self.reviews.handle(session, message)
         else:
@@ -254,6 +260,9 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",

@@ -34,6 +34,7 @@ export const CLIENT_FIELDS = {
   chat: ["game", "text"],
   hint: ["game"],
   takeback: ["game"],
+  player_games: ["name", "before", "limit"],
   ping: [],
 };
 
@@ -64,6 +65,7 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  player_games: ["player", "games", "next", "ratings"],
 };
 
 // The game events that carry a version and are applied in order.

@@ -7,6 +7,12 @@ import { fill, h } from "./dom.js";
 import { geometryOf, winningLine } from "./geometry.js";
 import { LevelsView } from "./levels.js";
 import { pliesWords, verdictWords } from "./analysis.js";
+import { GAME_ACTIONS } from "./player.js";
+
+// A player's page (player.js) offers each finished game's review beside its Replay.
+GAME_ACTIONS.push((game, act) => (game.status === "over" && game.moves.length > 0
+  ? h("button", { type: "button", class: "review-game", onclick: () => act.review(game.id) }, "Review")
+  : null));
 
 // Each class's mark and words, as chess annotators mark moves.
 export const CLASSES = {
