@@ -80,8 +80,7 @@ class PlayerScreen(Screen[None]):
         yield Static("Loading…", id="player-record")
         yield Label("Rating after each rated game (last 50)", classes="section-title")
         yield Sparkline([], id="player-ratings")
-        yield Label("Games, newest first · ⏎ opens (a finished game: , . step through it) · "
-                    "v reviews",
+        yield Label("Games, newest first · ⏎ opens (a finished game: , . step through it)",
                     classes="section-title")
         yield DataTable(id="player-games", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)

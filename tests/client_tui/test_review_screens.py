@@ -95,7 +95,8 @@ async def test_a_finished_game_is_reviewed_then_analysed(
         await pilot.press("escape")
         await until(pilot, lambda: in_lobby(app), "back in the lobby")
         await pilot.press("g")
-        await until(pilot, lambda: isinstance(app.screen, MyGamesScreen), "my games")
+        await until(pilot, lambda: isinstance(app.screen, MyGamesScreen) and app.screen.ids,
+                    "my games, from the server")
         await pilot.press("v")
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review again")
         assert app.screen.review.game == screen.model.id  # type: ignore[attr-defined]
