@@ -31,6 +31,7 @@ from functools import partial
 from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.names import ReservedNames
 from server.game.room import GameRoom
@@ -42,6 +43,7 @@ from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
 from server.node.profiles import answer_player_games
 from server.node.puzzles import Puzzles
+from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -58,6 +60,7 @@ from server.protocol import (
     Pong,
     PuzzleRequest,
     Rematch,
+    ReviewGame,
     Welcome,
     error_message,
 )
@@ -101,6 +104,8 @@ class Hub:
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
+        self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
+        self.reviews = Reviews(lambda: self.store, self.truth)
         self.puzzles = Puzzles(lambda: self.store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
@@ -153,6 +158,7 @@ class Hub:
         await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
+        await self.reviews.close()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
@@ -221,6 +227,8 @@ class Hub:
             await self._ping(session, message)
         elif isinstance(message, PlayerGames):
             session.send(await answer_player_games(self.store, message))
+        elif isinstance(message, ReviewGame):
+            self.reviews.handle(session, message)
         elif isinstance(message, PuzzleRequest):
             await self.puzzles.handle(session, message)
         else:

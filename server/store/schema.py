@@ -111,6 +111,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             AND (games.x_player = players.name OR games.o_player = players.name))""",
         refold_names,
     ),
+    (  # a finished game's review (server.node.reviews), computed once and kept
+        """CREATE TABLE reviews (
+            game_id TEXT PRIMARY KEY REFERENCES games (id),
+            review TEXT NOT NULL,
+            computed {real} NOT NULL)""",
+    ),
     PUZZLES_MIGRATION,  # server/store/puzzle_schema.py: puzzles, puzzle_players, puzzle_attempts
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
