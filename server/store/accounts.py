@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from server.errors import StoreError
 from server.game.records import PlayerRecord
@@ -164,7 +164,7 @@ def recovery_codes_left(name: str) -> Op[int]:
 class SQLAccounts:
     """``AccountStore`` over SQL, mixed into ``SQLStore`` (which runs the operations)."""
 
-    dialect: Dialect
+    dialect: ClassVar[Dialect]
 
     async def _write(self, op: Op[T]) -> T:
         raise NotImplementedError
