@@ -2,6 +2,7 @@
 // State lives in `app` (never in the DOM); every message from the server updates it and the
 // view that shows it re-renders.
 
+import { AccountView, accountRefusal, mountLogin } from "./account.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
@@ -55,6 +56,11 @@ function clockOf(choice) {
 
 const act = {
   say,
+  send,
+  switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
+    localStorage.removeItem("qubic.name");
+    location.reload();
+  },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -155,6 +161,8 @@ function announce(message) {
 // A refused hello in words for a person (the server's own text is for programs and logs).
 function refusal(event) {
   const name = link.name ? `“${link.name}”` : "That name";
+  const words = accountRefusal(event.code);
+  if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
     case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
@@ -272,6 +280,10 @@ function received(message) {
     case "game":
       gameState(message, now);
       return;
+    case "password_set":
+    case "devices":
+      accountView.received(message);
+      return;
     case "error":
       failed(message);
       break;
@@ -320,7 +332,7 @@ function gameEvent(event, now) {
 }
 
 function failed(error) {
-  say(sentence(error.message));
+  say(accountRefusal(error.code) || sentence(error.message));
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
     if (model) send("watch", { game: model.id, since: model.version });
@@ -375,10 +387,13 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let accountView;
 
 function show(screen) {
+  if (app.screen === "account" && screen !== "account") accountView.left();
+  else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "account"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
@@ -389,6 +404,7 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  if (app.screen === "account") accountView.render();
 }
 
 function keys(event) {
@@ -443,6 +459,12 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  accountView = new AccountView($("#account"), app, act);
+  mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
+  $("#account-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.me) show("account");
+  });
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {

@@ -35,6 +35,11 @@ export const CLIENT_FIELDS = {
   hint: ["game"],
   takeback: ["game"],
   ping: [],
+  set_password: ["password", "current"],
+  login: ["name", "password", "device"],
+  recover: ["name", "recovery_code", "password", "device"],
+  sessions: [],
+  revoke: ["device", "others"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
@@ -64,6 +69,8 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  password_set: ["recovery_codes", "revoked"],
+  devices: ["devices", "revoked"],
 };
 
 // The game events that carry a version and are applied in order.
