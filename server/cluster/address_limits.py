@@ -57,7 +57,7 @@ from redis.exceptions import RedisError
 from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.metrics import Metrics
-from server.node.session import AddressLimits
+from server.node.session import LOGIN_ATTEMPTS_PER_ADDRESS, AddressLimits
 
 log = logging.getLogger(__name__)
 
@@ -167,9 +167,9 @@ class RedisAddressLimits(AddressLimits):
     def __init__(
         self, client: aioredis.Redis, node: str, *, max_connections: int = 0,
         new_players: int = 0, ttl: float = LEASE_TTL, prefix: str = "qubic:",
-        metrics: Metrics | None = None,
+        metrics: Metrics | None = None, password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
     ) -> None:
-        super().__init__(max_connections, new_players)
+        super().__init__(max_connections, new_players, password_attempts)
         self.redis = client
         self.node = node
         self.ttl = ttl

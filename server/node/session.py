@@ -32,6 +32,7 @@ DEFAULT_MAX_QUEUE_BYTES = 1 << 20
 CLOSE_REVOKED = 4001  # the device's token was revoked (docs/protocol.md)
 LOGIN_ATTEMPTS_PER_NAME = (10, 120.0)  # password attempts on one name: at once, back an hour
 LOGIN_ATTEMPTS_PER_ADDRESS = (30, 360.0)  # password attempts from one address: the same
+LOGIN_REFILL = 12  # either bucket takes back 12 times its burst an hour
 
 _ids = itertools.count(1)
 
@@ -78,13 +79,14 @@ class AddressLimits:
     methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
     whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
 
-    def __init__(self, max_connections: int = 0, new_players: int = 0) -> None:
+    def __init__(self, max_connections: int = 0, new_players: int = 0,
+                 password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0]) -> None:
         self.max_connections = max_connections
         self.new_players = new_players
         self.connections: Counter[str] = Counter()
         self._buckets: dict[str, TokenBucket] = {}
         self.login_per_name = LOGIN_ATTEMPTS_PER_NAME  # (burst, an hour); burst 0: no limit
-        self.login_per_address = LOGIN_ATTEMPTS_PER_ADDRESS
+        self.login_per_address = (password_attempts, password_attempts * float(LOGIN_REFILL))
         self._logins: dict[str, TokenBucket] = {}  # "name:<key>" and "address:<address>"
 
     def connect(self, address: str) -> bool:
