@@ -9,6 +9,9 @@ they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per g
 a new game when one ends, so G games stay live. A spectator watches one game slot and follows
 it into its next game. ``--ai-games A`` adds A bots that play the computer (``play_ai``) game
 after game and answer each computer move at once; every computer move must arrive.
+``--bad-logins N`` adds N wrong-password logins a second from the same address, through the
+warmup and the window (``bench/harness/bad_logins.py``): does a password-guessing attack slow
+the others' moves? Their replies are counted by code.
 
 What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
@@ -37,6 +40,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import queue
 import random
 import resource
 import sqlite3
@@ -49,6 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
 from harness.generators import quiet_collector, split, wait_for_item
 from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
@@ -502,6 +507,8 @@ def run(args: argparse.Namespace) -> int:
             worker.start()
         failures: list[str] = []
         tallies: list[Tally] = []
+        attack_replies: dict[str, int] | None = None
+        attacker: Any = None  # the --bad-logins process
         try:
             for _ in workers:
                 wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
@@ -515,6 +522,11 @@ def run(args: argparse.Namespace) -> int:
                   flush=True)
             if args.pin_ai:
                 pin_ai(server.pid)
+            if args.bad_logins:
+                attacker = context.Process(target=attack_main, args=(
+                    server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
+                    daemon=True)
+                attacker.start()
             time.sleep(max(0.0, start + args.warmup - time.monotonic()))
             if args.pin_ai:
                 pin_ai(server.pid)  # and any worker started since
@@ -530,20 +542,36 @@ def run(args: argparse.Namespace) -> int:
                 item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
                 if isinstance(item, str):
                     failures.append(item)
+                elif "errors" not in item:  # the attacker's replies came first
+                    attack_replies = item
+                    item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
+                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
                 else:
                     tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+            if attacker is not None and attack_replies is None:
+                try:
+                    attack_replies = out.get(timeout=MOVE_TIMEOUT + 30)
+                except queue.Empty:
+                    failures.append("the --bad-logins process reported nothing")
         finally:
             exit_code = server.close(kill=args.stop == "kill")
             for worker in workers:
                 worker.join(10)
                 if worker.is_alive():
                     worker.kill()
+            if attacker is not None:
+                attacker.join(10)
+                if attacker.is_alive():
+                    attacker.kill()
         missing = acked_moves_missing(db, [m for t in tallies for m in t.acked])
         if args.server_log:
             Path(args.server_log).write_text(server.log.read_text())
 
     report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
            metrics_from, metrics, load_from, load_to)
+    if args.bad_logins:
+        print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
+              f"{attack_replies if attack_replies is not None else 'none reported'}")
     errors = sum(sum(t.errors.values()) for t in tallies) + len(failures)
     return 0 if errors == 0 and missing == 0 else 1
 
@@ -698,6 +726,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generator-gc", action="store_true",
                         help="leave the generators' collector as Python sets it, instead of "
                              "freezing their connections' objects after setup")
+    parser.add_argument("--bad-logins", type=float, default=0.0, metavar="N",
+                        help="add N wrong-password logins a second from one address (the "
+                             "server's password-attempt limit stays on)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:
