@@ -40,7 +40,6 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
-import queue
 import random
 import resource
 import sqlite3
@@ -478,109 +477,107 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
-        if args.pin:
-            pin_server(server.pid)
-        if args.server_nice:
-            os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
-        if args.workers_nice:
-            for pid in descendants(server.pid):
-                os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
-        rss_start = rss_kib(server.pid)
-        context = multiprocessing.get_context("spawn")
-        ready, go, out = context.Queue(), context.Queue(), context.Queue()
-        patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
-        shares = [
-            Share(slots, spectators, computer, args.rate, args.computer_level, patience)
-            for slots, spectators, computer in zip(split(args.games, args.procs),
-                                                   split(args.spectators, args.procs),
-                                                   split(args.ai_games, args.procs),
-                                                   strict=True)
-        ]
-        workers = [
-            context.Process(target=generator_main, args=(
-                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
-                not args.generator_gc), daemon=True)
-            for p, share in enumerate(shares)
-        ]
-        setup_started = time.monotonic()
-        for worker in workers:
-            worker.start()
-        failures: list[str] = []
-        tallies: list[Tally] = []
-        attack_replies: dict[str, int] | None = None
-        attacker: Any = None  # the --bad-logins process
-        try:
-            for _ in workers:
-                wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
-            setup = time.monotonic() - setup_started
-            rss_connected = rss_kib(server.pid)
-            start = time.monotonic() + 0.5
-            for _ in workers:
-                go.put((start, args.warmup, args.duration))
-            print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
-                  f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
-                  flush=True)
-            if args.pin_ai:
-                pin_ai(server.pid)
-            if args.bad_logins:
-                attacker = context.Process(target=attack_main, args=(
-                    server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
-                    daemon=True)
-                attacker.start()
-            time.sleep(max(0.0, start + args.warmup - time.monotonic()))
-            if args.pin_ai:
-                pin_ai(server.pid)  # and any worker started since
-            cpu_from = server.cpu_seconds()
-            metrics_from = server.metrics_or_nothing(failures)
-            load_from = load_average()
-            time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
-            cpu_to = server.cpu_seconds()
-            rss_end = rss_kib(server.pid)
-            metrics = server.metrics_or_nothing(failures)
-            load_to = load_average()
-            for _ in workers:
-                item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
-                if isinstance(item, str):
-                    failures.append(item)
-                elif "errors" not in item:  # the attacker's replies came first
-                    attack_replies = item
-                    item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
-                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
-                else:
-                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
-            if attacker is not None and attack_replies is None:
-                try:
-                    attack_replies = out.get(timeout=MOVE_TIMEOUT + 30)
-                except queue.Empty:
-                    failures.append("the --bad-logins process reported nothing")
+        workers: list[multiprocessing.process.BaseProcess] = []
+        try:  # from here on, whatever fails, the server and the generators are stopped
+            tallies, failures, measured = _conduct(args, server, workers)
         finally:
             exit_code = server.close(kill=args.stop == "kill")
             for worker in workers:
                 worker.join(10)
                 if worker.is_alive():
                     worker.kill()
-            if attacker is not None:
-                attacker.join(10)
-                if attacker.is_alive():
-                    attacker.kill()
         missing = acked_moves_missing(db, [m for t in tallies for m in t.acked])
         if args.server_log:
             Path(args.server_log).write_text(server.log.read_text())
 
-    report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
-           metrics_from, metrics, load_from, load_to)
-    if args.bad_logins:
-        print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
-              f"{attack_replies if attack_replies is not None else 'none reported'}")
+    report(args, tallies, failures, missing, exit_code, *measured)
     errors = sum(sum(t.errors.values()) for t in tallies) + len(failures)
     return 0 if errors == 0 and missing == 0 else 1
+
+
+def _conduct(args: argparse.Namespace, server: ServerProcess,
+             workers: list[multiprocessing.process.BaseProcess]) -> tuple[
+                 list[Tally], list[str], tuple[Any, ...]]:
+    """Start the generators (appending them to ``workers``), let them play through the
+    warm-up and the window, and collect their tallies and the server's figures."""
+    if args.pin:
+        pin_server(server.pid)
+    if args.server_nice:
+        os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
+    if args.workers_nice:
+        for pid in descendants(server.pid):
+            os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
+    rss_start = rss_kib(server.pid)
+    context = multiprocessing.get_context("spawn")
+    ready, go, out = context.Queue(), context.Queue(), context.Queue()
+    patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
+    shares = [
+        Share(slots, spectators, computer, args.rate, args.computer_level, patience)
+        for slots, spectators, computer in zip(split(args.games, args.procs),
+                                               split(args.spectators, args.procs),
+                                               split(args.ai_games, args.procs),
+                                               strict=True)
+    ]
+    workers += [
+        context.Process(target=generator_main, args=(
+            server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
+            not args.generator_gc), daemon=True)
+        for p, share in enumerate(shares)
+    ]
+    setup_started = time.monotonic()
+    for worker in workers:
+        worker.start()
+    failures: list[str] = []
+    tallies: list[Tally] = []
+    for _ in workers:
+        wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
+    setup = time.monotonic() - setup_started
+    rss_connected = rss_kib(server.pid)
+    start = time.monotonic() + 0.5
+    for _ in workers:
+        go.put((start, args.warmup, args.duration))
+    print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
+          f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
+          flush=True)
+    if args.pin_ai:
+        pin_ai(server.pid)
+    reports = len(workers)  # one tally from each generator
+    if args.bad_logins:
+        attacker = context.Process(target=attack_main, args=(
+            server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
+            daemon=True)
+        attacker.start()
+        workers.append(attacker)  # stopped with the generators, whatever happens
+        reports += 1
+    attack: dict[str, int] | None = None
+    time.sleep(max(0.0, start + args.warmup - time.monotonic()))
+    if args.pin_ai:
+        pin_ai(server.pid)  # and any worker started since
+    cpu_from = server.cpu_seconds()
+    metrics_from = server.metrics_or_nothing(failures)
+    load_from = load_average()
+    time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
+    cpu_to = server.cpu_seconds()
+    rss_end = rss_kib(server.pid)
+    metrics = server.metrics_or_nothing(failures)
+    load_to = load_average()
+    for _ in range(reports):
+        item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
+        if isinstance(item, str):
+            failures.append(item)
+        elif "errors" not in item:  # the --bad-logins process's replies by code
+            attack = item
+        else:
+            tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+    return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
+                               load_from, load_to, attack)
 
 
 def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
            exit_code: int | None, cpu_from: tuple[float, float], cpu_to: tuple[float, float],
            rss_start: int, rss_end: int, metrics_from: dict[str, float],
            metrics: dict[str, float], load_from: str,
-           load_to: str) -> None:
+           load_to: str, attack: dict[str, int] | None = None) -> None:
     d = args.duration
     latencies = [x for t in tallies for x in t.latencies]
     spectators = [x for t in tallies for x in t.spectator_latencies]
@@ -603,6 +600,10 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  moves/s          {sum(t.acked_in_window for t in tallies) / d:.0f} acknowledged "
           f"(target {args.games * args.rate:g}); games started {started}, finished {finished}; "
           f"late sends {late}")
+    in_window = sum(t.acked_in_window for t in tallies)
+    per_move = (cpu_to[0] - cpu_from[0]) / in_window * 1e3 if in_window else float("nan")
+    print(f"  CPU per move     {per_move:.3f} ms of the server process's CPU (user + system) "
+          f"per acknowledged move in the window")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
     if spectators:
@@ -639,6 +640,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  load average     {load_from} at window start, {load_to} at its end")
     print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
           f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
+    if args.bad_logins:
+        print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
+              f"{attack if attack is not None else 'none reported'}")
 
 
 def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
