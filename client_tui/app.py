@@ -66,7 +66,8 @@ from server.protocol import (
 )
 
 REFUSALS = {
-    "name_taken": "The name {name!r} is taken on this server: pick another one.",
+    "name_taken": "The name {name!r} is taken on this server: pick another one, or type its "
+                  "password to log in.",
     "bad_name": "{name!r} cannot be a name: use 1–24 letters, digits, _ or -.",
     "bad_token": "The server does not know the player saved for {name!r}.",
     "token_revoked": "This computer was logged out of {name!r}: log in with your password.",

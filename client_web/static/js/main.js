@@ -165,7 +165,7 @@ function refusal(event) {
   if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
-    case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
+    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password below.`;
     case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
     case "too_many_players": return "Too many new players from your address just now: try again later.";
     case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
