@@ -34,6 +34,7 @@ from typing import assert_never
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
 from server.game.records import PlayerRecord
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
@@ -42,6 +43,7 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, AddressLimits, Session
@@ -55,6 +57,7 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
     RequestId,
@@ -102,6 +105,7 @@ class Hub:
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.accounts = Accounts(lambda: self.store, self.limits, self._open, self.drop_devices)
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -222,6 +226,8 @@ class Hub:
             await self._ping(session, message)
         elif isinstance(message, AccountRequest):
             await self.accounts.handle(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
         else:
             assert_never(message)
 
@@ -255,6 +261,9 @@ class Hub:
             player, token, device = opened.player, message.token, opened.device
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",

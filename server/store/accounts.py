@@ -37,9 +37,13 @@ def _device(row: Row) -> DeviceRecord:
 
 
 def _player_row(name: str, dialect: Dialect | None = None) -> Op[Row | None]:
+    """The row of the player called exactly ``name``, else of the one whose name folds as it
+    does (as ``operations.player_by_name``), locked with a ``dialect``'s row lock."""
     lock = "" if dialect is None else dialect.for_update
-    row = yield from fetch_one(one(f"SELECT * FROM players WHERE name_key = ?{lock}",
-                                   name_key(name)))
+    row = yield from fetch_one(one(
+        "SELECT * FROM players WHERE name = ? OR name_key = ?"
+        f" ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1{lock}",
+        name, name_key(name), name))
     return row
 
 
@@ -73,7 +77,7 @@ def open_by_token(token_hash: bytes, name: str | None, now: float,
     if device is not None:
         player = yield from fetch_one(one("SELECT * FROM players WHERE id = ?",
                                           device["player_id"]))
-    if player is None or (name is not None and player["name_key"] != name_key(name)):
+    if player is None or (name is not None and name_key(player["name"]) != name_key(name)):
         raise StoreError("no player has this token", code="bad_token")
     assert device is not None
     if device["revoked"] is not None:
@@ -109,10 +113,12 @@ def revoke(dialect: Dialect, name: str, devices: Sequence[int] | None, keep: int
 
 def devices_of(name: str) -> Op[list[DeviceRecord]]:
     """``name``'s devices not logged out, oldest first."""
+    player = yield from _player_row(name)
+    if player is None:
+        return []
     rows = yield from fetch_all(every(
-        "SELECT devices.* FROM devices JOIN players ON players.id = devices.player_id"
-        " WHERE players.name_key = ? AND devices.revoked IS NULL ORDER BY devices.id",
-        name_key(name)))
+        "SELECT * FROM devices WHERE player_id = ? AND revoked IS NULL ORDER BY id",
+        player["id"]))
     return [_device(row) for row in rows]
 
 
@@ -151,10 +157,12 @@ def recover(dialect: Dialect, name: str, code: bytes, password: str, token_hash:
 
 def recovery_codes_left(name: str) -> Op[int]:
     """How many of ``name``'s recovery codes are unused."""
+    player = yield from _player_row(name)
+    if player is None:
+        return 0
     row = yield from fetch_one(one(
-        "SELECT COUNT(*) AS n FROM recovery_codes JOIN players"
-        " ON players.id = recovery_codes.player_id"
-        " WHERE players.name_key = ? AND recovery_codes.used IS NULL", name_key(name)))
+        "SELECT COUNT(*) AS n FROM recovery_codes WHERE player_id = ? AND used IS NULL",
+        player["id"]))
     return 0 if row is None else int(row["n"])
 
 

@@ -67,6 +67,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Chat(game="g1", text="gg, well played ✓"),
     p.Hint(game="g1", id=4),
     p.TakeBack(game="g1"),
+    p.PlayerGames(name="ann", before="g1", limit=10, id=31),
     p.Ping(id=-3),
     p.SetPassword(password="correct horse battery", id="p1"),
     p.SetPassword(password="a new passphrase", current="correct horse battery"),
@@ -121,6 +122,15 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.PasswordSet(recovery_codes=["k7qm-x2ra-9vwe-tbn4"], revoked=1, ref="p1"),
     p.Devices(devices=[p.DeviceInfo(id=1, label=None, created=1.0, last_seen=2.0,
                                     address="10.0.0.1", current=True)], revoked=0, ref="s"),
+    p.PlayerGamesPage(
+        player=p.PlayerProfile(name="ann", created=1.0, rating=1509, rd=290, games=1,
+                               rated_games=1, wins=1, losses=0, draws=0),
+        games=[p.PlayedGame(id="g1", variant="4x4", clock=None, rated=True, side="x", x="ann",
+                            o="bob", x_ai=None, o_ai=None, status="over", result="1-0",
+                            reason="line", moves=[0, 5, 1, 6, 2, 7, 3], created=2.0,
+                            ended=3.0, rating=1500, rating_change=9)],
+        next=None, ratings=[p.RatingPoint(at=3.0, rating=1509)], ref=31,
+    ),
 ]
 
 

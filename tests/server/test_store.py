@@ -58,6 +58,14 @@ async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
         await opened.close()
 
 
+UNDO_AFTER_LISTED = (  # the schema's versions after 2, undone newest first
+    "DROP TABLE recovery_codes", "DROP TABLE devices",  # accounts (issue 27)
+    "ALTER TABLE players DROP COLUMN password",
+    "DROP INDEX players_by_name", "DROP INDEX games_by_x_player", "DROP INDEX games_by_o_player",
+    "ALTER TABLE players DROP COLUMN last_rated",
+)
+
+
 async def raw(database: str, sql: str) -> list[tuple[Any, ...]]:
     """Run one statement on the database behind the store's back; the rows it returns."""
     if not is_postgres_url(database):
@@ -252,11 +260,10 @@ async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> Non
     finally:
         await opened.close()
     # back to the schema before the field (version 2), undoing the versions after it too
-    for undo in ("DROP TABLE recovery_codes", "DROP TABLE devices",  # accounts (issue 27)
-                 "ALTER TABLE players DROP COLUMN password",
-                 "ALTER TABLE games DROP COLUMN listed",
-                 "DELETE FROM qubic_schema WHERE version >= 2"):
+    for undo in UNDO_AFTER_LISTED:
         await raw(database, undo)
+    await raw(database, "ALTER TABLE games DROP COLUMN listed")
+    await raw(database, "DELETE FROM qubic_schema WHERE version >= 2")
     opened = await open_store(database)
     try:
         public = await opened.create_game(

@@ -7,6 +7,7 @@ import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
+import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
@@ -57,6 +58,7 @@ function clockOf(choice) {
 const act = {
   say,
   send,
+  player: (name) => { playerView.open(name); show("player"); },
   switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
     localStorage.removeItem("qubic.name");
     location.reload();
@@ -89,7 +91,8 @@ const act = {
   watch: (id) => {
     const model = app.games.get(id);
     send("watch", model ? { game: id, since: model.version } : { game: id });
-    app.opening = id;
+    if (model) act.open(id); // known here: caught up at once, shown now
+    else app.opening = id;
   },
   open: (id) => { app.current = id; show("game"); },
   move: (cell) => {
@@ -213,11 +216,14 @@ function connected(welcome, reconnected) {
 function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
-  const game = hash.get("game") || (changed ? null : welcome.games[0]);
+  const player = hash.get("player");
+  const game = hash.get("game") || (changed || player ? null : welcome.games[0]);
   if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
+  } else if (player) {
+    if (!(app.screen === "player" && playerView.name === player)) act.player(player);
   } else if (game) {
     app.opening = game;
     if (changed && app.games.has(game)) act.open(game);
@@ -279,6 +285,9 @@ function received(message) {
     }
     case "game":
       gameState(message, now);
+      return;
+    case "player_games":
+      playerView.received(message);
       return;
     case "password_set":
     case "devices":
@@ -387,16 +396,18 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let playerView;
 let accountView;
 
 function show(screen) {
   if (app.screen === "account" && screen !== "account") accountView.left();
   else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules", "account"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "account"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
-  else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
+  else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
+  else if (/^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }
@@ -459,6 +470,7 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  playerView = new PlayerView($("#player"), app, act);
   accountView = new AccountView($("#account"), app, act);
   mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
   $("#account-link").addEventListener("click", (e) => {

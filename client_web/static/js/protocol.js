@@ -34,6 +34,7 @@ export const CLIENT_FIELDS = {
   chat: ["game", "text"],
   hint: ["game"],
   takeback: ["game"],
+  player_games: ["name", "before", "limit"],
   ping: [],
   set_password: ["password", "current"],
   login: ["name", "password", "device"],
@@ -71,6 +72,7 @@ export const SERVER_FIELDS = {
   engine: ["game", "state"],
   password_set: ["recovery_codes", "revoked"],
   devices: ["devices", "revoked"],
+  player_games: ["player", "games", "next", "ratings"],
 };
 
 // The game events that carry a version and are applied in order.
