@@ -33,8 +33,8 @@ from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
-from server.game.records import PlayerRecord
 from server.game.names import ReservedNames
+from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
