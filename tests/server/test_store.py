@@ -59,8 +59,10 @@ async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
 
 
 UNDO_AFTER_LISTED = (  # the schema's versions after 2, undone newest first
-    "DROP TABLE recovery_codes", "DROP TABLE devices",  # accounts (issue 27)
-    "ALTER TABLE players DROP COLUMN password",
+    # accounts (issue 27): each player's first token back where it was
+    "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
+    " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",
+    "DROP TABLE recovery_codes", "DROP TABLE devices", "ALTER TABLE players DROP COLUMN password",
     "DROP INDEX players_by_name", "DROP INDEX games_by_x_player", "DROP INDEX games_by_o_player",
     "ALTER TABLE players DROP COLUMN last_rated",
 )
