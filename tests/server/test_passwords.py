@@ -57,3 +57,24 @@ def test_recovery_codes() -> None:
 def test_the_password_may_not_be_the_name() -> None:
     assert password_problem("Ann_player", "ann_PLAYER") is not None
     assert password_problem("something else", "ann") is None
+
+
+async def test_a_flood_of_hashes_is_refused_not_queued() -> None:
+    """Past ``max_queued`` hashes waiting, a request is refused at once (``unavailable``,
+    ``retry_in``) instead of holding more CPU and memory; the ones queued still finish."""
+    import asyncio
+
+    from server.accounts.passwords import PasswordHasher
+    from server.errors import LimitReached
+
+    hasher = PasswordHasher(threads=1, max_queued=2)
+    try:
+        queued = [asyncio.ensure_future(hasher.hash("a long secret")) for _ in range(2)]
+        await asyncio.sleep(0)  # both have started waiting
+        with pytest.raises(LimitReached) as refused:
+            await hasher.verify("a long secret", None)
+        assert (refused.value.code, refused.value.retry_in) == ("unavailable", 1.0)
+        assert all(verify_password("a long secret", h) for h in await asyncio.gather(*queued))
+        assert not await hasher.verify("a long secret", None)  # room again
+    finally:
+        hasher.close()
