@@ -251,6 +251,10 @@ class PlayerGames(_Request, tag="player_games"):
     name: Name
     before: GameId | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 20
+class ReviewGame(_Request, tag="review"):
+    """Ask for a finished game's review (the reply is ``review``, once it is computed)."""
+
+    game: GameId
 
 
 class Ping(_Request, tag="ping"):
@@ -358,6 +362,9 @@ GameRequest = (
 """Every request about one game, carried out by the game's owner: the room actions, a hint,
 opening and closing the game."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping | PlayerGames | AccountRequest
+ClientMessage = (
+    Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame | AccountRequest
+)  # fmt: skip
 """Every client request: hello and ping for the session, then the lobby's and the games',
-then a player's history, then the account's (passwords, devices)."""
+then a player's history and the review of a finished game, then the account's (passwords,
+devices)."""

@@ -110,6 +110,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             AND (games.x_player = players.name OR games.o_player = players.name))""",
         refold_names,
     ),
+    (  # a finished game's review (server.node.reviews), computed once and kept
+        """CREATE TABLE reviews (
+            game_id TEXT PRIMARY KEY REFERENCES games (id),
+            review TEXT NOT NULL,
+            computed {real} NOT NULL)""",
+    ),
     (  # accounts: a token per device, passwords, recovery codes. players.token_hash is no
        # longer read (each player's token moves to a device row here); SQLite cannot drop a
        # UNIQUE column, so it stays, and new players get random bytes in it.

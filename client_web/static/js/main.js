@@ -3,12 +3,14 @@
 // view that shows it re-renders.
 
 import { AccountView, accountRefusal, mountLogin } from "./account.js";
+import { AnalysisView } from "./analysis.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
+import { ReviewView } from "./review.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
@@ -111,6 +113,16 @@ const act = {
     app.current = null;
     show("lobby");
   },
+  review: (id) => { location.hash = `review=${id}`; }, // any page may link #review=ID too
+  analyse: (variant, cells) => {
+    analysisView.load(variant, cells);
+    show("analysis");
+  },
+  leave: () => {
+    history.replaceState(null, "", location.pathname);
+    if (app.me) act.toLobby();
+    else show("connect");
+  },
   copy: (text) => {
     navigator.clipboard?.writeText(text).then(() => say("Link copied."), () => say("Copy the link by hand."));
   },
@@ -207,7 +219,7 @@ function connected(welcome, reconnected) {
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
-  if (!reconnected) route(welcome);
+  if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
   if (app.screen === "connect") show("lobby");
 }
 
@@ -397,13 +409,15 @@ async function fetchLeaderboard() {
 let lobbyView;
 let gameView;
 let playerView;
+let reviewView;
+let analysisView;
 let accountView;
 
 function show(screen) {
   if (app.screen === "account" && screen !== "account") accountView.left();
   else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules", "player", "account"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
@@ -419,6 +433,8 @@ function render() {
 }
 
 function keys(event) {
+  if (app.screen === "review") return reviewView.key(event);
+  if (app.screen === "analysis") return analysisView.key(event);
   if (app.screen !== "game" || event.target.closest("input, textarea, select")) return;
   const moves = { ArrowLeft: () => gameView.step(-1), ArrowRight: () => gameView.step(1),
     Home: () => gameView.stepTo(0), End: () => gameView.stepTo(Infinity),
@@ -464,6 +480,26 @@ function rulesScreen() {
   $("#rules-back").addEventListener("click", () => show(back));
 }
 
+// A review (#review=GAMEID) or the analysis board (#analysis=1a1+2b2[&variant=3x3x3]) asked
+// for by the address: shown at once, with or without a session; false for anything else.
+function study() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.has("review")) {
+    if (reviewView.gameId !== hash.get("review") || app.screen !== "review") reviewView.load(hash.get("review"));
+    show("review");
+    return true;
+  }
+  if (hash.has("analysis")) {
+    const cells = analysisView.parse(hash.get("analysis") || "", hash.get("variant") || "4x4x4");
+    if (app.screen !== "analysis" || analysisView.link() !== location.hash) {
+      analysisView.load(hash.get("variant") || "4x4x4", cells || []);
+    }
+    show("analysis");
+    return true;
+  }
+  return false;
+}
+
 function start() {
   themeSwitch();
   rulesScreen();
@@ -471,6 +507,8 @@ function start() {
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
   playerView = new PlayerView($("#player"), app, act);
+  reviewView = new ReviewView($("#review"), act);
+  analysisView = new AnalysisView($("#analysis"), act);
   accountView = new AccountView($("#account"), app, act);
   mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
   $("#account-link").addEventListener("click", (e) => {
@@ -491,16 +529,21 @@ function start() {
     if (problem) return;
     link.start(name); // with the token kept for this name, if this device has played it
   });
-  window.addEventListener("hashchange", () => { if (app.me && link.connected) route(app.me, true); });
+  window.addEventListener("hashchange", () => {
+    if (!study()) if (app.me && link.connected) route(app.me, true);
+  });
   window.addEventListener("online", () => link.retryNow());
   window.qubic = { app, link }; // for the tests and the curious
+  const studying = study(); // a review or the analysis board needs no session
   if (savedToken()) {
     link.start(savedName());
   } else {
     $("#net").textContent = ""; // nothing has been tried yet: nothing to report
-    show("connect");
-    $("#name").value = savedName() || "";
-    $("#name").focus();
+    if (!studying) {
+      show("connect");
+      $("#name").value = savedName() || "";
+      $("#name").focus();
+    }
   }
 }
 
