@@ -39,10 +39,12 @@ async def store(database: str) -> AsyncIterator[Store]:
         await opened.close()
 
 
-UNDO_ACCOUNTS = (  # the accounts' version (issue 27), after this one: each first token back
+UNDO_AFTER_NAMES = (  # the versions after the names', newest first: the accounts' (each
+    # player's first token back where it was), the reviews'
     "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
     " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",
     "DROP TABLE recovery_codes", "DROP TABLE devices", "ALTER TABLE players DROP COLUMN password",
+    "DROP TABLE reviews",
 )
 
 
@@ -134,7 +136,7 @@ async def test_names_that_fold_together_after_the_upgrade_both_stay(database: st
     # look-alike (digit ones for the letters i and l) that it let in as another name.
     await raw(
         database,
-        *UNDO_ACCOUNTS,
+        *UNDO_AFTER_NAMES,
         "DROP INDEX players_by_name", "DROP INDEX games_by_x_player",
         "DROP INDEX games_by_o_player", "ALTER TABLE players DROP COLUMN last_rated",
         f"DELETE FROM qubic_schema WHERE version >= {NAMES_VERSION}",
