@@ -35,6 +35,7 @@ export const CLIENT_FIELDS = {
   hint: ["game"],
   takeback: ["game"],
   player_games: ["name", "before", "limit"],
+  review: ["game"],
   ping: [],
   set_password: ["password", "current"],
   login: ["name", "password", "device"],
@@ -73,6 +74,7 @@ export const SERVER_FIELDS = {
   password_set: ["recovery_codes", "revoked"],
   devices: ["devices", "revoked"],
   player_games: ["player", "games", "next", "ratings"],
+  review: ["review"],
 };
 
 // The game events that carry a version and are applied in order.
