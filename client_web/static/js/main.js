@@ -2,6 +2,7 @@
 // State lives in `app` (never in the DOM); every message from the server updates it and the
 // view that shows it re-renders.
 
+import { AccountView, accountRefusal, mountLogin } from "./account.js";
 import { AnalysisView } from "./analysis.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
@@ -61,6 +62,10 @@ const act = {
   say,
   send,
   player: (name) => { playerView.open(name); show("player"); },
+  switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
+    localStorage.removeItem("qubic.name");
+    location.reload();
+  },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -172,9 +177,11 @@ function announce(message) {
 // A refused hello in words for a person (the server's own text is for programs and logs).
 function refusal(event) {
   const name = link.name ? `“${link.name}”` : "That name";
+  const words = accountRefusal(event.code);
+  if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
-    case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
+    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password below.`;
     case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
     case "too_many_players": return "Too many new players from your address just now: try again later.";
     case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
@@ -295,6 +302,10 @@ function received(message) {
     case "player_games":
       playerView.received(message);
       return;
+    case "password_set":
+    case "devices":
+      accountView.received(message);
+      return;
     case "puzzle":
     case "puzzle_result":
     case "puzzle_history":
@@ -348,7 +359,7 @@ function gameEvent(event, now) {
 }
 
 function failed(error) {
-  say(sentence(error.message));
+  say(accountRefusal(error.code) || sentence(error.message));
   if (app.screen === "puzzles") puzzleView.failed();
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
@@ -407,11 +418,14 @@ let gameView;
 let playerView;
 let reviewView;
 let analysisView;
+let accountView;
 let puzzleView;
 
 function show(screen) {
+  if (app.screen === "account" && screen !== "account") accountView.left();
+  else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "puzzles"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account", "puzzles"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
@@ -423,6 +437,7 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  if (app.screen === "account") accountView.render();
   if (app.screen === "puzzles") puzzleView.render();
 }
 
@@ -509,6 +524,12 @@ function start() {
     if (!app.me) { say("Say your name first: puzzles keep your puzzle rating."); return; }
     show("puzzles");
     puzzleView.opened();
+  });
+  accountView = new AccountView($("#account"), app, act);
+  mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
+  $("#account-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.me) show("account");
   });
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
