@@ -35,21 +35,25 @@ from server.errors import LimitReached, ServerError
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
+from server.node.control import Control
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.moderation import Moderation
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
 from server.protocol import (
     Announce,
+    Chat,
     ClientMessage,
     ErrorCode,
     GameRequest,
     Hello,
     LobbyRequest,
     MatchmakingRequest,
+    ModerationRequest,
     Ping,
     Pong,
     Rematch,
@@ -94,6 +98,8 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.control = Control(self.games, self.announce)  # the host's levers, every node
+        self.moderation = Moderation(self.control)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -129,6 +135,7 @@ class Hub:
         else:
             await self.games.resume()
         await self.lobby.start()
+        await self.control.start()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -139,6 +146,7 @@ class Hub:
         """Stop taking work, stop the computer's searches and say goodbye to every client
         (in a cluster, first hand every game over to the other nodes)."""
         self.games.closing = True
+        await self.control.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -190,6 +198,8 @@ class Hub:
                                   ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, Hello | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
+            if isinstance(message, Chat):
+                self.moderation.check_chat(session)
             await self._dispatch(session, message)
         except ServerError as error:
             self.refuse(session, error, message.id)
@@ -204,6 +214,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, ModerationRequest):
+            await self.moderation.handle(session, message)
         else:
             assert_never(message)
 
@@ -235,9 +247,11 @@ class Hub:
             player = await self.store.authenticate(message.token, message.name)
             if player is None:
                 raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
+            roles = await self.moderation.admit(session, player.name)
             token = message.token
         else:
             assert message.name is not None
+            roles = await self.moderation.admit(session, None)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",
@@ -249,7 +263,8 @@ class Hub:
         self.lobby.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
-                    games=await self.router.games_of(player.name), ref=message.id)
+                    games=await self.router.games_of(player.name), ref=message.id,
+                    roles=roles)
         )
 
     async def _ping(self, session: Session, message: Ping) -> None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import secrets
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import fields
-from typing import Any, NotRequired, Protocol, TypedDict, Unpack
+from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
+
+T = TypeVar("T")
 
 
 class Row(Protocol):
@@ -232,4 +234,17 @@ class Store(Protocol):
 
     async def close(self) -> None:
         """Commit pending writes and release the database; later calls raise ``StoreError``."""
+        ...
+
+    async def apply(
+        self, op: Generator[Any, Any, T] | None = None, *, audit: Any = None,
+        control: str | None = None,
+    ) -> T | None:
+        """The host's levers (``server.store.levers``): run the write ``op`` (an ``Op``),
+        log ``audit`` (an ``AuditEntry``) and add the control action ``control``, in one
+        transaction; returns ``op``'s result."""
+        ...
+
+    async def query(self, op: Generator[Any, Any, T]) -> T:
+        """Run the read ``op`` of ``server.store.levers``."""
         ...

@@ -19,12 +19,13 @@ from server.game.records import GameRecord, MoveRecord, PlayerRecord
 from server.store import operations
 from server.store.base import GameEnding, NewGame, hash_token, new_game, new_token
 from server.store.ending import x_score
+from server.store.levers import LeverStore
 from server.store.query import Dialect, Op, fetch_one, one
 
 T = TypeVar("T")
 
 
-class SQLStore:
+class SQLStore(LeverStore):
     """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
 
     dialect: ClassVar[Dialect]
