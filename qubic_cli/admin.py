@@ -236,10 +236,10 @@ def _rename(parser: argparse.ArgumentParser) -> None:
 
 @register("rename", "rename a player (in their games too)", _rename)
 async def _do_rename(store: Any, args: argparse.Namespace) -> Any:
+    import msgspec
+
     from server.node import levers
     from server.protocol.requests import Name
-
-    import msgspec
 
     try:
         msgspec.convert(args.new, Name)
