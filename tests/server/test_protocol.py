@@ -68,6 +68,15 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hint(game="g1", id=4),
     p.TakeBack(game="g1"),
     p.Ping(id=-3),
+    p.ReportPlayer(name="bob", reason="insults in chat", game="g1", id=11),
+    p.ListReports(id=12),
+    p.ResolveReport(report=3, reason="warned him", id=13),
+    p.RemoveChat(game="g1", line=3, reason="abuse", id=14),
+    p.MutePlayer(name="bob", minutes=60, reason="insults", id=15),
+    p.UnmutePlayer(name="bob"),
+    p.KickPlayer(name="bob", reason="cool off"),
+    p.BanPlayer(name="bob", reason="cheating", minutes=10080, id=16),
+    p.UnbanPlayer(name="bob", reason="appeal granted"),
 ]
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
@@ -111,6 +120,9 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
     p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
+    p.ChatRemoved(game="g1", line=3, version=10),
+    p.ReportQueue(reports=[p.ReportInfo(id=3, at=1795701514.2, by="ann", name="bob", game="g1",
+                                        reason="insults in chat")], ref=12),
 ]
 
 
