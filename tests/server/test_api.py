@@ -44,10 +44,10 @@ def test_the_description_names_every_route_and_schema() -> None:
     assert spec["openapi"].startswith("3.")
     assert set(spec["paths"]) == {"/api/lobby", "/api/games/{id}", "/api/games/{id}.txt",
                                   "/api/players/{name}", "/api/leaderboard",
-                                  "/api/solve", "/api/openapi.json"}
+                                  "/api/solve", "/api/openapi.json", "/api/admin/audit"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "ApiPlayer", "ApiLobby", "ApiError", "SeekInfo", "GameSummary",
-            "ApiVerdict", "ApiMoveVerdict"} <= set(
+            "ApiVerdict", "ApiMoveVerdict", "ApiAudit", "ApiAuditEntry"} <= set(
         schemas)
     assert set(schemas["ApiGame"]["properties"]["status"].get("enum", ["playing", "over"])) == {
         "playing", "over"}

@@ -19,6 +19,7 @@ from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord, Seat, TimeControl
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
+from server.store.query import POSTGRES, SQLITE
 from server.store.schema import SCHEMA_VERSION
 from server.store.sqlite import SQLiteStore
 
@@ -248,9 +249,13 @@ async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> Non
         )
     finally:
         await opened.close()
-    # back to the schema before the field
+    # back to the schema before the field (version 1): the later versions' tables go too
+    dialect = POSTGRES if is_postgres_url(database) else SQLITE
+    for (table,) in await raw(database, dialect.list_tables):
+        if table not in ("players", "games", "moves", "qubic_schema"):
+            await raw(database, f"DROP TABLE {table}" + (" CASCADE" if dialect is POSTGRES else ""))
     await raw(database, "ALTER TABLE games DROP COLUMN listed")
-    await raw(database, f"DELETE FROM qubic_schema WHERE version = {SCHEMA_VERSION}")
+    await raw(database, "DELETE FROM qubic_schema WHERE version >= 2")
     opened = await open_store(database)
     try:
         public = await opened.create_game(
