@@ -319,9 +319,9 @@ export class GameView {
 
   renderChat() {
     const model = this.model;
-    const lines = model.chat.map((c) => h("li", {},
+    const lines = model.chat.map((c) => h("li", { "data-line": c.version },
       h("span", { class: `who ${c.side || "spectator"}` }, c.name), ": ",
-      h("span", { class: "text" }, c.text)));
+      h("span", { class: "text" }, c.text), this.act.chatTools(c, model.id)));
     const stick = this.chatLog.scrollTop + this.chatLog.clientHeight >= this.chatLog.scrollHeight - 4;
     fill(this.chatLog, lines);
     if (stick) this.chatLog.scrollTop = this.chatLog.scrollHeight;

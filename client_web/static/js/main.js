@@ -6,6 +6,7 @@ import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
+import { chatTools, isModerator, ModerationView } from "./moderation.js";
 import { parseClock, VERSIONED } from "./protocol.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
@@ -22,6 +23,7 @@ const app = {
   pendingMove: null, // the id of a move request not yet answered
   requests: new Map(), // id -> what was asked, for errors
   screen: "connect",
+  reports: [], // the moderators' queue, as last asked for
 };
 
 const link = new Link(serverUrl(), onLinkEvent);
@@ -101,6 +103,21 @@ const act = {
     }
     app.current = null;
     show("lobby");
+  },
+  // reports and moderation (moderation.js; docs/admin.md)
+  chatTools: (line, game) => chatTools(line, game, app.me, act),
+  report: (name, reason, game) => {
+    if (send("report", { name, reason, game }) !== null) say(`${name} is reported to the moderators.`);
+  },
+  removeChat: (game, line) => send("remove_chat", { game, line }),
+  moderate: (t, name, fields = {}) => {
+    if (send(t, { name, ...fields }) !== null) say(`${t}: ${name} (it takes a moment).`);
+  },
+  reports: () => send("reports"),
+  resolveReport: (report) => {
+    send("resolve_report", { report });
+    app.reports = app.reports.filter((r) => r.id !== report);
+    render();
   },
   copy: (text) => {
     navigator.clipboard?.writeText(text).then(() => say("Link copied."), () => say("Copy the link by hand."));
@@ -197,6 +214,7 @@ function connected(welcome, reconnected) {
   for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
   if (!reconnected) route(welcome);
+  if (isModerator(welcome)) send("reports");
   if (app.screen === "connect") show("lobby");
 }
 
@@ -275,6 +293,9 @@ function received(message) {
     case "error":
       failed(message);
       break;
+    case "reports":
+      app.reports = message.reports;
+      break;
     default:
       if (VERSIONED.has(message.t) || message.t === "ai_thinking" || message.t === "engine") {
         gameEvent(message, now);
@@ -327,6 +348,11 @@ function failed(error) {
   }
   if (error.code === "not_queued") app.queued = null;
   if (error.code === "no_such_game" && app.opening) app.opening = null;
+  if (error.code === "kicked" || error.code === "banned") { // the server closes: stay away
+    link.close();
+    $("#connect-error").textContent = sentence(error.message);
+    show("connect");
+  }
 }
 
 // The player's rating from the server (as /api/players and the leaderboard round it): adding
@@ -375,6 +401,7 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let moderationView;
 
 function show(screen) {
   app.screen = screen;
@@ -389,6 +416,7 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  moderationView.render();
 }
 
 function keys(event) {
@@ -443,6 +471,7 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  moderationView = new ModerationView($("#moderation"), app, act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
