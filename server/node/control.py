@@ -158,6 +158,8 @@ class Control:
                 await self.poll()
             except StoreError as error:  # the database is away: the next round tries again
                 log.warning("control: cannot read the control table: %s", error)
+            except Exception:  # a bug must not stop the levers for good
+                log.exception("control: the poll failed")
 
     async def poll(self) -> None:
         """Carry out every action written since the last one seen."""
@@ -170,6 +172,8 @@ class Control:
                 log.warning("control: action %d is not one this node knows: %s", row_id, text)
             except ServerError as error:
                 log.warning("control: action %d failed here: %s", row_id, error)
+            except Exception:
+                log.exception("control: action %d failed here", row_id)
             self.acted += 1
         if time.monotonic() - self._pruned > PRUNE_EVERY:
             self._pruned = time.monotonic()
