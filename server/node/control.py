@@ -152,14 +152,21 @@ class Control:
             self._task = None
 
     async def _poll(self) -> None:
+        failing = False  # the database was away at the last round: said once, not each round
         while True:
             await asyncio.sleep(self.interval)
             try:
                 await self.poll()
             except StoreError as error:  # the database is away: the next round tries again
-                log.warning("control: cannot read the control table: %s", error)
+                if not failing:
+                    log.warning("control: cannot read the control table: %s", error)
+                failing = True
             except Exception:  # a bug must not stop the levers for good
                 log.exception("control: the poll failed")
+            else:
+                if failing:
+                    log.info("control: the control table is read again")
+                failing = False
 
     async def poll(self) -> None:
         """Carry out every action written since the last one seen."""
