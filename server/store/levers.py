@@ -79,9 +79,13 @@ class Report:
 
 
 def address_matches(banned: str, address: str) -> bool:
-    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``)."""
+    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``);
+    an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) is the IPv4 one."""
     try:
-        return ipaddress.ip_address(address) in ipaddress.ip_network(banned, strict=False)
+        seen = ipaddress.ip_address(address)
+        if isinstance(seen, ipaddress.IPv6Address) and seen.ipv4_mapped is not None:
+            seen = seen.ipv4_mapped
+        return seen in ipaddress.ip_network(banned, strict=False)
     except ValueError:
         return banned == address
 

@@ -154,6 +154,7 @@ def test_addresses_and_durations() -> None:
     assert ops.address_matches("10.0.0.0/8", "10.2.3.4")
     assert not ops.address_matches("10.0.0.0/8", "11.0.0.1")
     assert ops.address_matches("::1", "::1") and not ops.address_matches("::1", "localhost")
+    assert ops.address_matches("10.0.0.0/8", "::ffff:10.1.2.3")
     assert ops.check_address("203.0.113.9/24") == "203.0.113.0/24"
     assert ops.check_address("203.0.113.9") == "203.0.113.9"
     with pytest.raises(ValueError):
