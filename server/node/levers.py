@@ -40,9 +40,9 @@ def _until(expires: float | None) -> str:
     return " until " + datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def ban_message(sanction: Sanction) -> str:
+def ban_message(expires: float | None, reason: str) -> str:
     """What a banned player is told, when disconnected and at every hello after."""
-    return f"you are banned{_until(sanction.expires)}: {sanction.reason}"
+    return f"you are banned{_until(expires)}: {reason}"
 
 
 def mute_message(until: float | None, reason: str) -> str:
@@ -83,9 +83,10 @@ async def ban(store: Store, actor: str, *, name: str | None = None,
     close on every node and every hello of theirs is refused (``banned``)."""
     if address is not None:
         address = ops.check_address(address)
+    expires = _expires(seconds)
     op = ops.add_sanction("ban", name=name, address=address, reason=reason,
-                          now=time.time(), expires=_expires(seconds), by=actor)
-    message = f"you are banned{_until(_expires(seconds))}: {reason}"
+                          now=time.time(), expires=expires, by=actor)
+    message = ban_message(expires, reason)
     action = (Disconnect(name=name, code="banned", reason=message) if name is not None
               else DisconnectAddress(address=str(address), reason=message))
     sanction = await store.apply(op, audit=_entry(actor, "ban", name or address, reason,

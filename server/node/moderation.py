@@ -60,7 +60,8 @@ class Moderation:
         found = await self.store.query(sanctions_of(name, session.peer, now))
         for sanction in found:
             if sanction.kind == "ban":
-                raise ServerError(levers.ban_message(sanction), ErrorCode.BANNED)
+                raise ServerError(levers.ban_message(sanction.expires, sanction.reason),
+                                  ErrorCode.BANNED)
         if name is None:
             return []
         mutes = [s for s in found if s.kind == "mute"]
