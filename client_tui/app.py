@@ -339,9 +339,8 @@ class QubicApp(ServerMessages):
             self.push_screen(self.lobby_screen)
 
     def action_my_games(self) -> None:
-        """The games this player has on this server: unfinished ones first."""
-        self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
-                                       self.session.unfinished))
+        """The games this player has on this server, as the server lists them."""
+        self.push_screen(MyGamesScreen(self.session.name))
 
     def _back_to_connect(self, reason: str) -> None:
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:

@@ -28,6 +28,7 @@ from client_tui.model import (
 from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
+from client_tui.screens.player import PlayerScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import visible
 from server.protocol import (
@@ -53,6 +54,7 @@ from server.protocol import (
     LobbySnapshot,
     MovePlayed,
     Offer,
+    PlayerGamesPage,
     Presence,
     PrivateCreated,
     Queued,
@@ -134,6 +136,11 @@ class ServerMessages(App[None]):
             self._challenge(message)
         elif isinstance(message, Error):
             self._error(message)
+        elif isinstance(message, PlayerGamesPage):
+            self._requests.pop(message.ref or 0, None)
+            for screen in self.screen_stack:
+                if isinstance(screen, PlayerScreen) and screen.shows(message):
+                    screen.show_page(message)
         elif isinstance(message, Announce):  # the host speaks: stays up long enough to read
             self.bell()
             self.notify(message.text, title="From the server", severity="warning",

@@ -153,7 +153,9 @@ class GameScreen(Screen[None]):
         self.query_one(BoardWidget).view = self._board_view()
         self.query_one(GameInfo).show(model, self.now(), self.show_threats)
         self.query_one(MoveList).show(model.move_texts(), model.shown_ply)
-        self.query_one(ChatPanel).show(model.chat)
+        chat = self.query_one(ChatPanel)
+        chat.describe(model.you is not None, model.spectator_chat)
+        chat.show(model.chat)
         self.refresh_bindings()
 
     def _tick(self) -> None:

@@ -29,6 +29,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   player online (`v` challenges the player selected in that table; `x` cancels your
   challenges). A challenge to you asks: accept or decline (Enter and Escape decline)
 - `l` — reload the leaderboard
+- `i` — the page of the player selected online (or on the leaderboard): record, rating
+  history, games to replay; `⏎` on the leaderboard opens it too
 - `tab` — move between the tables
 
 ## Game

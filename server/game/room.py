@@ -267,10 +267,16 @@ class GameRoom(RoomState):
         return [self._offer("rematch", side)]
 
     def chat(self, player: PlayerId, text: str, now: float) -> list[Outbound]:
-        """Say ``text`` (already checked by the protocol) in the game's chat."""
+        """Say ``text`` (already checked by the protocol) in the game's chat: a seated
+        player's line reaches the two players only, a spectator's the spectators only (as on
+        lichess: strangers watching cannot speak to the players), unless the host has turned
+        spectators' chat off."""
         side = self.side_of(player)
         if side is None and player not in self.spectators:
             raise RoomError("open the game before you chat in it", ErrorCode.NOT_SEATED)
+        if side is None and not self.spectator_chat:
+            raise RoomError("spectators' chat is off on this server",
+                            ErrorCode.SPECTATOR_CHAT_OFF)
         name = self.seats[side].name if side is not None else self.spectators[player]
         line = ChatLine(
             game=self.id,
@@ -280,22 +286,25 @@ class GameRoom(RoomState):
             version=self._next_version(),
         )
         self._chat.append(line)
-        return [self._keep(line)]
+        audience = Audience.SPECTATORS if side is None else Audience.SEATS
+        return [self._keep(line, audience, players=self._seated())]
 
     # -- the host's levers (server.node.control) -------------------------------------------
 
     def remove_chat(self, line: int, now: float) -> list[Outbound]:
         """Take the chat line of version ``line`` out of the game's chat and history, so a
-        snapshot or catch-up never shows it again, and tell everyone to remove it."""
-        kept = [said for said in self._chat if said.version != line]
-        if len(kept) == len(self._chat):
+        snapshot or catch-up never shows it again, and tell its chat (the players' or the
+        spectators') to remove it."""
+        said = next((said for said in self._chat if said.version == line), None)
+        if said is None:
             raise RoomError(f"no chat line {line} in game {self.id}", ErrorCode.NOT_ALLOWED)
-        self._chat.clear()
-        self._chat.extend(kept)
+        self._chat.remove(said)
         history = [e for e in self._history if not (isinstance(e, ChatLine) and e.version == line)]
         self._history.clear()
         self._history.extend(history)
-        return [self._keep(ChatRemoved(game=self.id, line=line, version=self._next_version()))]
+        removed = ChatRemoved(game=self.id, line=line, version=self._next_version())
+        audience = Audience.SPECTATORS if said.side is None else Audience.SEATS
+        return [self._keep(removed, audience, players=self._seated())]
 
     def end_by_host(self, result: str, now: float) -> list[Outbound]:
         """End the game as the host decides: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` (called

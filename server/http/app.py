@@ -138,7 +138,10 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     try:
         await pool.start(wait=False)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
-                               abandon_after=config.abandon_after)
+                               abandon_after=config.abandon_after,
+                               reserved_names=config.reserved_names,
+                               spectator_chat=config.spectator_chat,
+                               leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
         limits: AddressLimits | None = None
         try:

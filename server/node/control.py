@@ -34,7 +34,6 @@ from server.node.rooms import Action as RoomChange
 from server.node.rooms import Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
-from server.store.base import name_key
 from server.store.levers import address_matches, control_since, last_control, prune_control
 
 log = logging.getLogger(__name__)
@@ -55,8 +54,8 @@ class Say(_Action, tag="announce"):
 
 
 class Disconnect(_Action, tag="disconnect"):
-    """Close every connection of the player ``name`` after an ``error`` with ``code`` and
-    ``reason`` (a kick, a ban, a rename, a deletion)."""
+    """Close every connection of the player ``name`` (as registered) after an ``error`` with
+    ``code`` and ``reason`` (a kick, a ban, a rename, a deletion)."""
 
     name: str
     code: str
@@ -132,7 +131,7 @@ class Control:
         self.delivery = rooms.delivery
         self.announce = announce
         self.interval = interval
-        self.mutes: dict[str, Muted] = {}  # name key -> the mute heard of here
+        self.mutes: dict[str, Muted] = {}  # player (as registered) -> the mute heard of here
         self.last = 0  # the newest action carried out (or found at start-up)
         self.acted = 0  # actions carried out here, for the tests and /metrics
         self._task: asyncio.Task[None] | None = None
@@ -192,18 +191,15 @@ class Control:
             case Say():
                 self.announce(action.text)
             case Disconnect():
-                key = name_key(action.name)
-                self._close([s for s in self.delivery.sessions
-                             if s.name is not None and name_key(s.name) == key],
-                            action.code, action.reason)
+                self._close(self.delivery.of_player(action.name), action.code, action.reason)
             case DisconnectAddress():
                 self._close([s for s in self.delivery.sessions
                              if address_matches(action.address, s.peer)],
                             "banned", action.reason)
             case Mute():
-                self.mutes[name_key(action.name)] = Muted(action.until, action.reason)
+                self.mutes[action.name] = Muted(action.until, action.reason)
             case Unmute():
-                self.mutes.pop(name_key(action.name), None)
+                self.mutes.pop(action.name, None)
             case EndGame():
                 result = action.result
                 await self._in_room(action.game, lambda room, name, now:
@@ -217,14 +213,13 @@ class Control:
 
     def note_mute(self, name: str, until: float | None, reason: str) -> None:
         """A mute of ``name`` found in the database (at their hello)."""
-        self.mutes[name_key(name)] = Muted(until, reason)
+        self.mutes[name] = Muted(until, reason)
 
     def muted(self, name: str, now: float) -> Muted | None:
         """The mute in force on the player ``name``, if any (an expired one is forgotten)."""
-        key = name_key(name)
-        mute = self.mutes.get(key)
+        mute = self.mutes.get(name)
         if mute is not None and not mute.holds(now):
-            del self.mutes[key]
+            del self.mutes[name]
             return None
         return mute
 

@@ -32,6 +32,7 @@ from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
@@ -41,6 +42,7 @@ from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
 from server.node.moderation import Moderation
+from server.node.profiles import answer_player_games
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -55,6 +57,7 @@ from server.protocol import (
     MatchmakingRequest,
     ModerationRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
     Welcome,
@@ -99,6 +102,7 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
         self.control = Control(self.games, self.announce)  # the host's levers, every node
         self.moderation = Moderation(self.control)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -222,6 +226,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
         elif isinstance(message, ModerationRequest):
             await self.moderation.handle(session, message)
         else:
@@ -259,6 +265,9 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             roles = await self.moderation.admit(session, None)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:

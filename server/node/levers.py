@@ -58,6 +58,12 @@ def _expires(seconds: float | None) -> float | None:
     return None if seconds is None else time.time() + seconds
 
 
+async def _registered(store: Store, name: str) -> str:
+    """``name`` as the player registered it (the running servers know them by it);
+    ``no_such_player`` if nobody is called so."""
+    return str((await store.query(ops.player_row(name)))["name"])
+
+
 async def grant(store: Store, actor: str, name: str, role: Role) -> str:
     """Give ``name`` the role; returns their name as written."""
     done = await store.apply(ops.grant_role(name, role, time.time(), actor),
@@ -83,6 +89,8 @@ async def ban(store: Store, actor: str, *, name: str | None = None,
     close on every node and every hello of theirs is refused (``banned``)."""
     if address is not None:
         address = ops.check_address(address)
+    if name is not None:
+        name = await _registered(store, name)
     expires = _expires(seconds)
     op = ops.add_sanction("ban", name=name, address=address, reason=reason,
                           now=time.time(), expires=expires, by=actor)
@@ -109,6 +117,7 @@ async def unban(store: Store, actor: str, *, name: str | None = None,
 async def mute(store: Store, actor: str, name: str, reason: str = "",
                seconds: float | None = None) -> Sanction:
     """Refuse ``name``'s chat (``muted``) on every node, for ``seconds`` or until unmuted."""
+    name = await _registered(store, name)
     expires = _expires(seconds)
     sanction = await store.apply(
         ops.add_sanction("mute", name=name, reason=reason, now=time.time(), expires=expires,
@@ -120,6 +129,7 @@ async def mute(store: Store, actor: str, name: str, reason: str = "",
 
 
 async def unmute(store: Store, actor: str, name: str, reason: str = "") -> int:
+    name = await _registered(store, name)
     return int(await store.apply(
         ops.lift_sanctions("mute", time.time(), name=name),
         audit=_entry(actor, "unmute", name, reason),
@@ -128,6 +138,7 @@ async def unmute(store: Store, actor: str, name: str, reason: str = "") -> int:
 
 async def kick(store: Store, actor: str, name: str, reason: str = "") -> None:
     """Close ``name``'s connections on every node (they may connect again)."""
+    name = await _registered(store, name)
     await store.apply(ops.player_row(name), audit=_entry(actor, "kick", name, reason),
                       control=encode_action(Disconnect(
                           name=name, code="kicked",
@@ -179,6 +190,7 @@ async def end_game(store: Store, actor: str, game: str, result: str, reason: str
 async def rename(store: Store, actor: str, old: str, new: str, reason: str = "") -> str:
     """Rename a player (not while they play); their connections close, and their token
     brings them back under the new name. Returns the old name as written."""
+    old = await _registered(store, old)
     before = await store.apply(
         ops.rename_player(old, new), audit=_entry(actor, "rename", old, reason, new),
         control=encode_action(Disconnect(
@@ -190,6 +202,7 @@ async def rename(store: Store, actor: str, old: str, new: str, reason: str = "")
 async def delete_player(store: Store, actor: str, name: str, reason: str = "") -> str:
     """Delete a player's account (not while they play); their games stay under the name
     returned (``deleted-<n>``)."""
+    name = await _registered(store, name)
     gone = await store.apply(
         ops.delete_player(name), audit=_entry(actor, "delete-player", name, reason),
         control=encode_action(Disconnect(name=name, code="kicked",

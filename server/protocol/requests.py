@@ -239,6 +239,15 @@ class TakeBack(_Request, tag="takeback"):
     game: GameId
 
 
+class PlayerGames(_Request, tag="player_games"):
+    """A player's record and a page of their games, newest first: ``limit`` (1-50) games
+    started before the game ``before`` (the last of the page before; none: the newest)."""
+
+    name: Name
+    before: GameId | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 20
+
+
 class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
@@ -348,6 +357,6 @@ ModerationRequest = (
 )  # fmt: skip
 """A report (any player) and the moderators' actions, carried out by ``server.node.moderation``."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping | ModerationRequest
-"""Every client request: hello and ping for the session, then the lobby's and the games', then
-reports and moderation."""
+ClientMessage = Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ModerationRequest
+"""Every client request: hello and ping for the session, then the lobby's and the games',
+then a player's history, then reports and moderation."""

@@ -101,9 +101,20 @@ def check_address(text: str) -> str:
 # -- players ------------------------------------------------------------------------------
 
 
+_PLAYER_ID = ("(SELECT id FROM players WHERE name = ? OR name_key = ?"
+              " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1)")
+"""The id of the player called exactly ``name``, else of the one whose name folds as it does
+(as ``operations.player_by_name`` finds a player); its parameters are ``_by_name(name)``."""
+
+
+def _by_name(name: str) -> tuple[str, str, str]:
+    return name, name_key(name), name
+
+
 def player_row(name: str) -> Op[Any]:
-    """The player's row; ``"no_such_player"`` if there is none."""
-    row = yield from fetch_one(one("SELECT * FROM players WHERE name_key = ?", name_key(name)))
+    """The player's row (see ``_PLAYER_ID``); ``"no_such_player"`` if there is none."""
+    row = yield from fetch_one(one(f"SELECT * FROM players WHERE id = {_PLAYER_ID}",
+                                   *_by_name(name)))
     if row is None:
         raise StoreError(f"no player {name!r}", code="no_such_player")
     return row
@@ -125,7 +136,8 @@ def rename_player(old: str, new: str) -> Op[str]:
     before = row["name"]
     yield from _refuse_while_playing(before)
     clash = yield from fetch_one(one(
-        "SELECT id FROM players WHERE name_key = ? AND id <> ?", name_key(new), row["id"]))
+        "SELECT id FROM players WHERE (name = ? OR name_key = ?) AND id <> ?",
+        new, name_key(new), row["id"]))
     if clash is not None:
         raise StoreError(f"the name {new!r} is taken", code="name_taken")
     yield change("UPDATE players SET name = ?, name_key = ? WHERE id = ?",
@@ -216,8 +228,7 @@ def revoke_role(name: str, role: Role) -> Op[bool]:
 def roles_of(name: str) -> Op[set[str]]:
     """The roles of the player called ``name`` (none if there is no such player)."""
     rows = yield from fetch_all(every(
-        "SELECT role FROM roles JOIN players ON players.id = roles.player_id"
-        " WHERE players.name_key = ?", name_key(name)))
+        f"SELECT role FROM roles WHERE player_id = {_PLAYER_ID}", *_by_name(name)))
     return {row["role"] for row in rows}
 
 
@@ -269,9 +280,9 @@ def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[S
     if name is not None:
         rows = yield from fetch_all(every(
             "SELECT sanctions.*, players.name FROM sanctions JOIN players"
-            " ON players.id = sanctions.player_id WHERE players.name_key = ?"
+            f" ON players.id = sanctions.player_id WHERE players.id = {_PLAYER_ID}"
             " AND lifted IS NULL AND (expires IS NULL OR expires > ?) ORDER BY sanctions.id",
-            name_key(name), now))
+            *_by_name(name), now))
         found += [_sanction(row, row["name"]) for row in rows]
     if address is not None:
         rows = yield from fetch_all(every(

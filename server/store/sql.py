@@ -17,7 +17,14 @@ from typing import ClassVar, TypeVar, Unpack
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
 from server.store import operations
-from server.store.base import GameEnding, NewGame, hash_token, new_game, new_token
+from server.store.base import (
+    GameEnding,
+    NewGame,
+    PlayerGames,
+    hash_token,
+    new_game,
+    new_token,
+)
 from server.store.ending import x_score
 from server.store.levers import LeverStore
 from server.store.query import Dialect, Op, fetch_one, one
@@ -76,9 +83,18 @@ class SQLStore(LeverStore):
         """The player called ``name`` in any case, or None."""
         return await self._read(operations.player_by_name(name))
 
-    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
-        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
-        return await self._read(operations.best_players(limit, min_rated_games))
+    async def leaderboard(
+        self, limit: int = 50, min_rated_games: int = 0, active_since: float | None = None
+    ) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games
+        (and, with ``active_since``, a rated game ended since then)."""
+        return await self._read(operations.best_players(limit, min_rated_games, active_since))
+
+    async def player_games(
+        self, name: str, before: str | None = None, limit: int = 20
+    ) -> PlayerGames | None:
+        """The player and a page of their games, newest first (``Store.player_games``)."""
+        return await self._read(operations.player_games(name, before, limit), snapshot=True)
 
     # Games.
 

@@ -20,8 +20,8 @@ async def test_a_moderator_removes_a_line_and_bans_from_the_reports_queue(
             web_helpers.running_server(tmp_path / "q.db") as running:
         tab = await web_helpers.Page.open(chromium, running.http_url + "/")
         page = tab.page
-        await tab.enter("mod")
-        await levers.grant(running.store, "test", "mod", "moderator")
+        await tab.enter("marta")
+        await levers.grant(running.store, "test", "marta", "moderator")
         await page.reload()  # the welcome now lists the role
         await page.wait_for_selector("#moderation:not([hidden]) h2")
         ann = await web_helpers.client(running, "ann")
@@ -31,12 +31,14 @@ async def test_a_moderator_removes_a_line_and_bans_from_the_reports_queue(
         game = (await ann.expect("game"))["id"]
         await bob.expect("game")
         await page.evaluate("(id) => { location.hash = `game=${id}`; }", game)
-        await tab.in_game()
-        await bob.request(t="chat", game=game, text="you are all idiots")
-        line = (await ann.expect("chat", text="you are all idiots"))["version"]
+        await tab.in_game()  # the moderator watches: the spectators' chat is on screen
+        cleo = await web_helpers.client(running, "cleo")
+        await cleo.request(t="watch", game=game)
+        await cleo.request(t="chat", game=game, text="you are all idiots")
+        line = (await cleo.expect("chat", text="you are all idiots"))["version"]
         await page.wait_for_selector(f'.chat-log li[data-line="{line}"] .chat-tool.remove')
         await page.click(f'.chat-log li[data-line="{line}"] .chat-tool.remove')
-        assert (await ann.expect("chat_removed", game=game))["line"] == line
+        assert (await cleo.expect("chat_removed", game=game))["line"] == line
         await page.wait_for_function(
             "() => document.querySelectorAll('.chat-log li').length === 0")
         # ann reports bob; the moderator refreshes the queue and bans him from it
@@ -56,9 +58,10 @@ async def test_a_moderator_removes_a_line_and_bans_from_the_reports_queue(
             await asyncio.sleep(0.05)
             log = await levers.audit(running.store)
         assert [(e.actor, e.action, e.target) for e in log] == [
-            ("mod", "resolve-report", "1"), ("mod", "ban", "bob"), ("mod", "remove-chat", game),
-            ("test", "grant", "mod")]
+            ("marta", "resolve-report", "1"), ("marta", "ban", "bob"),
+            ("marta", "remove-chat", game), ("test", "grant", "marta")]
         await ann.ws.close()
+        await cleo.ws.close()
         assert tab.dialogs == [] and tab.errors == []
 
 

@@ -80,8 +80,8 @@ async def test_kick_and_announce_reach_every_node(nodes: Nodes) -> None:
 async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_another(
     nodes: Nodes,
 ) -> None:
-    first = await nodes.client("a", "mod")
-    assert (await admin(nodes, "grant", "mod", "moderator"))[0] == 0
+    first = await nodes.client("a", "marta")
+    assert (await admin(nodes, "grant", "marta", "moderator"))[0] == 0
     ann, bob = await nodes.client("a", "ann"), await nodes.client("a", "bob")
     game = await private_game(nodes, "a", ann, bob)
     held = await owner(nodes, game)
@@ -91,10 +91,14 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
     await eve.request(t="watch", game=game)
     mod = await nodes.client(elsewhere[1], token=first.token)
     await ann.request(t="chat", game=game, text="rude words")
-    line = (await eve.expect("chat", text="rude words"))["version"]
+    line = (await bob.expect("chat", text="rude words"))["version"]
+    await eve.request(t="chat", game=game, text="spam from the stands")
+    spam = (await eve.expect("chat", text="spam from the stands"))["version"]
     assert (await mod.request(t="remove_chat", game=game, line=line))["t"] == "ack"
-    for client in (ann, bob, eve):
+    for client in (ann, bob):  # the players' chat, on two nodes
         assert (await client.expect("chat_removed", game=game))["line"] == line
+    assert (await mod.request(t="remove_chat", game=game, line=spam))["t"] == "ack"
+    assert (await eve.expect("chat_removed", game=game))["line"] == spam  # the spectators'
     assert (await mod.request(t="mute", name="ann", reason="rude"))["t"] == "ack"
 
     async def refused() -> bool:
@@ -104,5 +108,5 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
     await until(refused)
     assert (await bob.request(t="chat", game=game, text="thanks"))["t"] == "ack"
     _, log = await admin(nodes, "audit")
-    assert [(e["actor"], e["action"], e["target"]) for e in log[:2]] == [
-        ("mod", "mute", "ann"), ("mod", "remove-chat", game)]
+    assert [(e["actor"], e["action"], e["target"]) for e in log[:3]] == [
+        ("marta", "mute", "ann"), ("marta", "remove-chat", game), ("marta", "remove-chat", game)]

@@ -53,7 +53,7 @@ async def closed_with(client: Client, code: str) -> dict[str, Any]:
     return told
 
 
-async def connected_moderator(server: Server, name: str = "mod") -> Client:
+async def connected_moderator(server: Server, name: str = "marta") -> Client:
     first = await server.client(name)
     assert (await admin(server, "grant", name, "moderator"))[0] == 0
     again = await server.client()
@@ -187,19 +187,30 @@ async def test_a_moderator_mutes_and_unmutes_and_a_muted_players_chat_is_refused
 async def test_a_moderator_removes_a_chat_line_from_every_screen_and_from_the_record(
     server: Server,
 ) -> None:
+    """A line of the players' chat and one of the spectators' chat: each is gone from the
+    screens of its own chat, and from what a screen opened later is shown."""
     mod = await connected_moderator(server)
     ann, bob = await server.client("ann"), await server.client("bob")
     game = await start_private_game(server, ann, bob)
+    carl = await server.client("carl")
+    await carl.request(t="watch", game=game)
     await ann.request(t="chat", game=game, text="something nasty")
     line = (await bob.expect("chat", text="something nasty"))["version"]
     await ann.request(t="chat", game=game, text="sorry")
+    await carl.request(t="chat", game=game, text="spam from the stands")
+    spam = (await carl.expect("chat", text="spam from the stands"))["version"]
     reply = await mod.request(t="remove_chat", game=game, line=line, reason="abuse")
     assert reply["t"] == "ack"
     for client in (ann, bob):
         assert (await client.expect("chat_removed", game=game))["line"] == line
-    watcher = await server.client("carl")
-    state = await watcher.request(t="watch", game=game)
+    assert (await mod.request(t="remove_chat", game=game, line=spam))["t"] == "ack"
+    assert (await carl.expect("chat_removed", game=game))["line"] == spam
+    ann_again = await server.client()
+    await ann_again.hello(token=ann.token)
+    state = await ann_again.request(t="watch", game=game)
     assert [said["text"] for said in state["chat"]] == ["sorry"]
+    dora = await server.client("dora")
+    assert (await dora.request(t="watch", game=game))["chat"] == []
 
 
 async def test_a_player_who_is_not_a_moderator_is_refused_and_nothing_happens(
@@ -226,7 +237,7 @@ async def test_a_moderator_cannot_act_on_an_admin_but_an_admin_can(server: Serve
     assert reply["code"] == "not_moderator"
     boss_again = await server.client()
     assert (await boss_again.hello(token=boss.token))["roles"] == ["admin"]
-    assert (await boss_again.request(t="kick", name="mod"))["t"] == "ack"
+    assert (await boss_again.request(t="kick", name="marta"))["t"] == "ack"
     await closed_with(mod, "kicked")
 
 
@@ -249,7 +260,7 @@ async def test_reports_reach_the_moderators_queue_and_resolving_is_audited(
     assert (await mod.request(t="reports"))["reports"] == []
     _, log = await admin(server, "audit")
     assert (log[0]["actor"], log[0]["action"], log[0]["target"], log[0]["reason"]) == \
-        ("mod", "resolve-report", str(report), "warned")
+        ("marta", "resolve-report", str(report), "warned")
 
 
 async def test_every_action_is_audited_and_the_admin_api_wants_an_admins_token(

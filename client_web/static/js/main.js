@@ -7,6 +7,7 @@ import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { chatTools, isModerator, ModerationView } from "./moderation.js";
+import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
@@ -57,6 +58,8 @@ function clockOf(choice) {
 
 const act = {
   say,
+  send,
+  player: (name) => { playerView.open(name); show("player"); },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -85,7 +88,8 @@ const act = {
   watch: (id) => {
     const model = app.games.get(id);
     send("watch", model ? { game: id, since: model.version } : { game: id });
-    app.opening = id;
+    if (model) act.open(id); // known here: caught up at once, shown now
+    else app.opening = id;
   },
   open: (id) => { app.current = id; show("game"); },
   move: (cell) => {
@@ -223,11 +227,14 @@ function connected(welcome, reconnected) {
 function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
-  const game = hash.get("game") || (changed ? null : welcome.games[0]);
+  const player = hash.get("player");
+  const game = hash.get("game") || (changed || player ? null : welcome.games[0]);
   if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
+  } else if (player) {
+    if (!(app.screen === "player" && playerView.name === player)) act.player(player);
   } else if (game) {
     app.opening = game;
     if (changed && app.games.has(game)) act.open(game);
@@ -289,6 +296,9 @@ function received(message) {
     }
     case "game":
       gameState(message, now);
+      return;
+    case "player_games":
+      playerView.received(message);
       return;
     case "error":
       failed(message);
@@ -402,13 +412,15 @@ async function fetchLeaderboard() {
 let lobbyView;
 let gameView;
 let moderationView;
+let playerView;
 
 function show(screen) {
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
-  else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
+  else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
+  else if (/^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }
@@ -472,6 +484,7 @@ function start() {
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
   moderationView = new ModerationView($("#moderation"), app, act);
+  playerView = new PlayerView($("#player"), app, act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {

@@ -34,6 +34,7 @@ export const CLIENT_FIELDS = {
   chat: ["game", "text"],
   hint: ["game"],
   takeback: ["game"],
+  player_games: ["name", "before", "limit"],
   ping: [],
   report: ["name", "reason", "game"],
   reports: [],
@@ -73,6 +74,7 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  player_games: ["player", "games", "next", "ratings"],
   chat_removed: ["game", "line", "version"],
   reports: ["reports"],
 };
