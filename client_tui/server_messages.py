@@ -49,6 +49,7 @@ from server.protocol import (
     EngineStatus,
     Error,
     GameEnd,
+    GameReviewed,
     GameState,
     LobbyDelta,
     LobbySnapshot,
@@ -98,6 +99,9 @@ class ServerMessages(App[None]):
         self._requests[request_id] = request
         return True
 
+    def show_review(self, message: GameReviewed) -> None:
+        """Show a game's review (``QubicApp`` pushes its screen)."""
+
     # -- server messages -------------------------------------------------------------------
 
     def _received(self, message: ServerMessage) -> None:
@@ -109,6 +113,9 @@ class ServerMessages(App[None]):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
+        elif isinstance(message, GameReviewed):
+            self._requests.pop(message.ref or 0, None)
+            self.show_review(message)
         elif isinstance(message, LobbySnapshot):
             self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
             self.lobby.load(message)

@@ -63,6 +63,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="Reload the leaderboard"),
         Binding("i", "player_page", "Player", show=False, id="lobby.player",
                 tooltip="The page of the player selected online or on the leaderboard"),
+        Binding("a", "app.analysis", "Analysis", show=False, id="lobby.analysis",
+                tooltip="The analysis board: try moves and see who wins"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 

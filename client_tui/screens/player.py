@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
 from client_tui.messages import Outgoing
 from client_tui.text import literal
-from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, Watch
+from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, ReviewGame, Watch
 
 PAGE = 20  # games asked for at a time
 
@@ -63,6 +63,8 @@ class PlayerScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="player.back"),
         Binding("m", "more", "More", id="player.more", tooltip="Load older games"),
+        Binding("v", "review", "Review", id="player.review",
+                tooltip="The review of the finished game selected"),
     ]
 
     def __init__(self, name: str, title: str | None = None) -> None:
@@ -132,3 +134,13 @@ class PlayerScreen(Screen[None]):
         """Open a game of the page: to replay it, watch it, or go back to it (the hook where
         another way to open a finished game, such as its review, comes in)."""
         self.post_message(Outgoing(Watch(game=game_id)))
+
+    def action_review(self) -> None:
+        """Ask for the selected game's review (its screen opens with the reply; a game
+        still going on is refused in words)."""
+        table = self.query_one(DataTable)
+        if not self.ids or not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key in self.ids:
+            self.post_message(Outgoing(ReviewGame(game=key)))

@@ -38,6 +38,7 @@ from server.protocol import (
     RatingPoint,
     Reason,
     Result,
+    ReviewInfo,
     SeekInfo,
     Variant,
 )
@@ -103,6 +104,14 @@ class ApiError(msgspec.Struct, kw_only=True):
 
     code: str
     message: str
+
+
+class ApiReviewPending(msgspec.Struct, kw_only=True):
+    """A review being computed (``GET /api/games/{id}/review``, 202): ask again after
+    ``Retry-After`` seconds."""
+
+    game: str
+    state: str = "computing"
 
 
 def add_api(app: web.Application) -> None:
@@ -255,13 +264,10 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of this API, its schemas made from the answer types."""
-    (lobby, game, player, board, error, verdict, history), components = (
-        msgspec.json.schema_components(
-            [ApiLobby, ApiGame, PlayerProfile, ApiLeaderboard, ApiError, ApiVerdict,
-             ApiPlayerGames],
-            ref_template="#/components/schemas/{name}",
-        )
-    )
+    answers = [ApiLobby, ApiGame, PlayerProfile, ApiLeaderboard, ApiError, ApiVerdict,
+               ApiPlayerGames, ReviewInfo, ApiReviewPending]
+    (lobby, game, player, board, error, verdict, history, review, pending), components = (
+        msgspec.json.schema_components(answers, ref_template="#/components/schemas/{name}"))
 
     def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
         return {"description": what, "content": {"application/json": {"schema": schema}}}
@@ -290,6 +296,20 @@ def openapi() -> dict[str, Any]:
                     "200": {"description": "the game",
                             "content": {"text/plain": {"schema": {"type": "string"}}}},
                     "404": refused}}},
+            "/api/games/{id}/review": {"get": {
+                "summary": "A finished game's review: each move's verdicts before and after "
+                           "for its mover, its class, the best moves, the line that would "
+                           "have won (computed once, then kept)",
+                "parameters": [game_id],
+                "responses": {"200": answer(review, "the review"),
+                              "202": answer(pending, "being computed: ask again after "
+                                                     "Retry-After seconds"),
+                              "404": refused,
+                              "409": answer(error, "`game_not_over`: the game is still "
+                                                   "being played"),
+                              "503": answer(error, "`unavailable`: the solver could not "
+                                                   "review it; try again after "
+                                                   "Retry-After seconds")}}},
             "/api/players/{name}": {"get": {
                 "summary": "A player's record (the name in any case)",
                 "parameters": [{"name": "name", "in": "path", "required": True,

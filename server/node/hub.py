@@ -31,6 +31,7 @@ from functools import partial
 from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.names import ReservedNames
 from server.game.room import GameRoom
@@ -43,6 +44,7 @@ from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
 from server.node.moderation import Moderation
 from server.node.profiles import answer_player_games
+from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -60,6 +62,7 @@ from server.protocol import (
     PlayerGames,
     Pong,
     Rematch,
+    ReviewGame,
     Welcome,
     error_message,
 )
@@ -103,6 +106,8 @@ class Hub:
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
+        self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
+        self.reviews = Reviews(lambda: self.store, self.truth)
         self.control = Control(self.games, self.announce)  # the host's levers, every node
         self.moderation = Moderation(self.control)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -158,6 +163,7 @@ class Hub:
         await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
+        await self.reviews.close()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
@@ -228,6 +234,8 @@ class Hub:
             await self._ping(session, message)
         elif isinstance(message, PlayerGames):
             session.send(await answer_player_games(self.store, message))
+        elif isinstance(message, ReviewGame):
+            self.reviews.handle(session, message)
         elif isinstance(message, ModerationRequest):
             await self.moderation.handle(session, message)
         else:

@@ -375,6 +375,57 @@ class Error(_Event, tag="error"):
     retry_in: float | None = None
 
 
+class VerdictInfo(_Value):
+    """Who wins, for one side: ``win``, ``loss``, ``draw`` or ``unknown`` (``/api/solve``'s
+    words), ``plies`` to the end when known, ``proved_by`` ``book`` or ``search``."""
+
+    verdict: Literal["win", "loss", "draw", "unknown"]
+    plies: int | None = None
+    proved_by: Literal["book", "search"] | None = None
+
+
+ReviewClass = Literal["found", "blunder", "missed_threat", "best", "ok", "unknown"]
+
+
+class MoveReview(_Value):
+    """One move of a review: its mover's verdict before and after it, its ``class``, the
+    best moves there (notation) and, where a forced win was let go, the line that won."""
+
+    ply: int
+    side: Colour
+    cell: int
+    move: str
+    before: VerdictInfo
+    after: VerdictInfo
+    kind: ReviewClass = msgspec.field(name="class")
+    best: list[str] = []
+    line: list[str] = []
+
+
+class ReviewInfo(_Value):
+    """A finished game's review: ``start`` is X's verdict before the first move, ``summary``
+    counts each side's classes; ``seconds`` it took, ``computed`` when (Unix seconds)."""
+
+    game: str
+    variant: Variant
+    x: str
+    o: str
+    result: Result
+    reason: Reason | None
+    start: VerdictInfo
+    moves: list[MoveReview]
+    summary: dict[Colour, dict[ReviewClass, int]]
+    seconds: float
+    computed: float
+
+
+class GameReviewed(_Event, tag="review"):
+    """The review asked for by ``review`` (computed once on the server, then kept)."""
+
+    review: ReviewInfo
+    ref: RequestId | None = None
+
+
 class ChatRemoved(_Event, tag="chat_removed"):
     """A moderator took the chat line of version ``line`` out of the game: remove it."""
 
@@ -405,7 +456,8 @@ ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error | Announce | PlayerGamesPage | ChatRemoved | ReportQueue
+    | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | ChatRemoved
+    | ReportQueue
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

@@ -246,6 +246,10 @@ class PlayerGames(_Request, tag="player_games"):
     name: Name
     before: GameId | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 20
+class ReviewGame(_Request, tag="review"):
+    """Ask for a finished game's review (the reply is ``review``, once it is computed)."""
+
+    game: GameId
 
 
 class Ping(_Request, tag="ping"):
@@ -357,6 +361,8 @@ ModerationRequest = (
 )  # fmt: skip
 """A report (any player) and the moderators' actions, carried out by ``server.node.moderation``."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ModerationRequest
+ClientMessage = (
+    Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame | ModerationRequest
+)
 """Every client request: hello and ping for the session, then the lobby's and the games',
-then a player's history, then reports and moderation."""
+then a player's history and the review of a finished game, then reports and moderation."""

@@ -253,6 +253,14 @@ class Store(Protocol):
         """Every active game with its moves, to resume them after a restart."""
         ...
 
+    async def get_review(self, game_id: str) -> tuple[str, float] | None:
+        """A finished game's stored review (its JSON) and when it was computed, or None."""
+        ...
+
+    async def save_review(self, game_id: str, review: str, computed: float) -> None:
+        """Keep a game's review (JSON, ``server.node.reviews``); one already kept stays."""
+        ...
+
     write_failures: int
     """Writes the database refused for want of it (full, read-only, gone), for /metrics."""
 

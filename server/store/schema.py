@@ -110,6 +110,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             AND (games.x_player = players.name OR games.o_player = players.name))""",
         refold_names,
     ),
+    (  # a finished game's review (server.node.reviews), computed once and kept
+        """CREATE TABLE reviews (
+            game_id TEXT PRIMARY KEY REFERENCES games (id),
+            review TEXT NOT NULL,
+            computed {real} NOT NULL)""",
+    ),
     (  # the host's levers (issue 27): roles, bans and mutes, the audit log, reports, control
         """CREATE TABLE roles (
             player_id {big_integer} NOT NULL REFERENCES players (id) ON DELETE CASCADE,

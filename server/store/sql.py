@@ -16,7 +16,7 @@ from typing import ClassVar, TypeVar, Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
-from server.store import operations
+from server.store import operations, reviews
 from server.store.base import (
     GameEnding,
     NewGame,
@@ -144,3 +144,13 @@ class SQLStore(LeverStore):
     async def unfinished_games(self) -> list[GameRecord]:
         """Every active game with its moves, oldest first, to resume them after a restart."""
         return await self._read(operations.unfinished_games(), snapshot=True)
+
+    # Reviews.
+
+    async def get_review(self, game_id: str) -> tuple[str, float] | None:
+        """A finished game's stored review (JSON) and when it was computed, or None."""
+        return await self._read(reviews.find_review(game_id))
+
+    async def save_review(self, game_id: str, review: str, computed: float) -> None:
+        """Keep a game's review (JSON); a review already kept stays as it is."""
+        await self._write(reviews.insert_review(game_id, review, computed))

@@ -46,7 +46,8 @@ def test_the_description_names_every_route_and_schema() -> None:
     assert set(spec["paths"]) == {"/api/lobby", "/api/games/{id}", "/api/games/{id}.txt",
                                   "/api/players/{name}", "/api/players/{name}/games",
                                   "/api/leaderboard",
-                                  "/api/solve", "/api/openapi.json", "/api/admin/audit"}
+                                  "/api/solve", "/api/openapi.json",
+                                  "/api/games/{id}/review", "/api/admin/audit"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
             "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",

@@ -69,6 +69,7 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.TakeBack(game="g1"),
     p.PlayerGames(name="ann", before="g1", limit=10, id=31),
     p.Ping(id=-3),
+    p.ReviewGame(game="g1", id=23),
     p.ReportPlayer(name="bob", reason="insults in chat", game="g1", id=11),
     p.ListReports(id=12),
     p.ResolveReport(report=3, reason="warned him", id=13),
@@ -130,6 +131,15 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
                             ended=3.0, rating=1500, rating_change=9)],
         next=None, ratings=[p.RatingPoint(at=3.0, rating=1509)], ref=31,
     ),
+    p.GameReviewed(review=p.ReviewInfo(
+        game="g1", variant="3x3x3", x="ann", o="bob", result="0-1", reason="line",
+        start=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+        moves=[p.MoveReview(
+            ply=1, side="x", cell=0, move="1a1",
+            before=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+            after=p.VerdictInfo(verdict="loss", plies=8, proved_by="book"), kind="blunder",
+            best=["2b2"], line=["2b2", "1a1", "3c3"])],
+        summary={"x": {"blunder": 1}, "o": {}}, seconds=0.2, computed=1764160000.0), ref=23),
     p.ChatRemoved(game="g1", line=3, version=10),
     p.ReportQueue(reports=[p.ReportInfo(id=3, at=1795701514.2, by="ann", name="bob", game="g1",
                                         reason="insults in chat")], ref=12),

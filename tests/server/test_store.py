@@ -61,6 +61,7 @@ async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
 UNDO_AFTER_LISTED = (  # the schema's versions after 2, undone newest first
     "DROP TABLE control", "DROP TABLE reports", "DROP TABLE audit", "DROP TABLE sanctions",
     "DROP TABLE roles",
+    "DROP TABLE reviews",
     "DROP INDEX players_by_name", "DROP INDEX games_by_x_player", "DROP INDEX games_by_o_player",
     "ALTER TABLE players DROP COLUMN last_rated",
 )
@@ -613,3 +614,20 @@ async def test_every_acknowledged_move_survives_kill_9(database: str) -> None:
         await store.close()
     assert game is not None and len(game.moves) >= acknowledged
     assert game.cells == list(range(len(game.moves)))
+
+
+async def test_a_review_is_kept_once(database: str) -> None:
+    """A game's review is kept as written; a second one (another node's) leaves it as it
+    was; a game nobody reviewed has none."""
+    store = await open_store(database)
+    try:
+        game = await store.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=1.0)
+        other = await store.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=2.0)
+        await store.save_review(game.id, '{"moves": []}', 10.0)
+        await store.save_review(game.id, '{"moves": [1]}', 11.0)
+        assert await store.get_review(game.id) == ('{"moves": []}', 10.0)
+        assert await store.get_review(other.id) is None
+    finally:
+        await store.close()

@@ -295,6 +295,7 @@ export class GameView {
       else buttons.push(b("rematch", model.rematch.has(opp) ? "Accept rematch" : "Rematch",
         () => act.game("rematch"), "primary"));
     }
+    if (model.over) buttons.push(b("review-game", "Review", () => act.review(model.id)));
     buttons.push(b("to-lobby", "Lobby", () => act.toLobby()));
     fill(this.actions, buttons);
   }

@@ -2,6 +2,7 @@
 // State lives in `app` (never in the DOM); every message from the server updates it and the
 // view that shows it re-renders.
 
+import { AnalysisView } from "./analysis.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
@@ -9,6 +10,7 @@ import { LobbyView } from "./lobby.js";
 import { chatTools, isModerator, ModerationView } from "./moderation.js";
 import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
+import { ReviewView } from "./review.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
@@ -123,6 +125,16 @@ const act = {
     app.reports = app.reports.filter((r) => r.id !== report);
     render();
   },
+  review: (id) => { location.hash = `review=${id}`; }, // any page may link #review=ID too
+  analyse: (variant, cells) => {
+    analysisView.load(variant, cells);
+    show("analysis");
+  },
+  leave: () => {
+    history.replaceState(null, "", location.pathname);
+    if (app.me) act.toLobby();
+    else show("connect");
+  },
   copy: (text) => {
     navigator.clipboard?.writeText(text).then(() => say("Link copied."), () => say("Copy the link by hand."));
   },
@@ -217,7 +229,7 @@ function connected(welcome, reconnected) {
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
-  if (!reconnected) route(welcome);
+  if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
   if (isModerator(welcome)) send("reports");
   if (app.screen === "connect") show("lobby");
 }
@@ -413,10 +425,12 @@ let lobbyView;
 let gameView;
 let moderationView;
 let playerView;
+let reviewView;
+let analysisView;
 
 function show(screen) {
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules", "player"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
@@ -432,6 +446,8 @@ function render() {
 }
 
 function keys(event) {
+  if (app.screen === "review") return reviewView.key(event);
+  if (app.screen === "analysis") return analysisView.key(event);
   if (app.screen !== "game" || event.target.closest("input, textarea, select")) return;
   const moves = { ArrowLeft: () => gameView.step(-1), ArrowRight: () => gameView.step(1),
     Home: () => gameView.stepTo(0), End: () => gameView.stepTo(Infinity),
@@ -477,6 +493,26 @@ function rulesScreen() {
   $("#rules-back").addEventListener("click", () => show(back));
 }
 
+// A review (#review=GAMEID) or the analysis board (#analysis=1a1+2b2[&variant=3x3x3]) asked
+// for by the address: shown at once, with or without a session; false for anything else.
+function study() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.has("review")) {
+    if (reviewView.gameId !== hash.get("review") || app.screen !== "review") reviewView.load(hash.get("review"));
+    show("review");
+    return true;
+  }
+  if (hash.has("analysis")) {
+    const cells = analysisView.parse(hash.get("analysis") || "", hash.get("variant") || "4x4x4");
+    if (app.screen !== "analysis" || analysisView.link() !== location.hash) {
+      analysisView.load(hash.get("variant") || "4x4x4", cells || []);
+    }
+    show("analysis");
+    return true;
+  }
+  return false;
+}
+
 function start() {
   themeSwitch();
   rulesScreen();
@@ -485,6 +521,8 @@ function start() {
   gameView = new GameView($("#game"), app, act);
   moderationView = new ModerationView($("#moderation"), app, act);
   playerView = new PlayerView($("#player"), app, act);
+  reviewView = new ReviewView($("#review"), act);
+  analysisView = new AnalysisView($("#analysis"), act);
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
@@ -499,16 +537,21 @@ function start() {
     if (problem) return;
     link.start(name); // with the token kept for this name, if this device has played it
   });
-  window.addEventListener("hashchange", () => { if (app.me && link.connected) route(app.me, true); });
+  window.addEventListener("hashchange", () => {
+    if (!study()) if (app.me && link.connected) route(app.me, true);
+  });
   window.addEventListener("online", () => link.retryNow());
   window.qubic = { app, link }; // for the tests and the curious
+  const studying = study(); // a review or the analysis board needs no session
   if (savedToken()) {
     link.start(savedName());
   } else {
     $("#net").textContent = ""; // nothing has been tried yet: nothing to report
-    show("connect");
-    $("#name").value = savedName() || "";
-    $("#name").focus();
+    if (!studying) {
+      show("connect");
+      $("#name").value = savedName() || "";
+      $("#name").focus();
+    }
   }
 }
 
