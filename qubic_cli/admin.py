@@ -3,10 +3,11 @@ second (docs/admin.md).
 
 Each action is a small ``AdminCommand`` in ``COMMANDS``, registered with ``register``: its
 arguments and an async ``act(store, args)`` that returns what to print. Another module adds
-its own with the same decorator and one line in ``EXTENSIONS`` (accounts' ``reset-password``
-lives in ``qubic_cli.admin_accounts``). The database is ``--db`` (a SQLite file or a
-postgresql:// URL), else ``$QUBIC_DATABASE_URL`` (or its ``_FILE``), else the configuration
-file's ``database``, as for ``qubic serve`` and ``qubic db``.
+its own with the same decorator and one line in ``EXTENSIONS``; accounts'
+``reset-password`` (``qubic_cli.admin_accounts``) brings its own parser and run instead
+(``add_reset_password``), which ``qubic admin`` adds as it is. The database is ``--db`` (a
+SQLite file or a postgresql:// URL), else ``$QUBIC_DATABASE_URL`` (or its ``_FILE``), else the
+configuration file's ``database``, as for ``qubic serve`` and ``qubic db``.
 """
 
 from __future__ import annotations
@@ -296,14 +297,14 @@ async def _reports(store: Any, args: argparse.Namespace) -> Any:
 # -- the command ----------------------------------------------------------------------------
 
 
-def _load_extensions() -> None:
-    for module in EXTENSIONS:
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module)
+def _extensions() -> list[Any]:
+    """The extension modules installed (importing one may ``register`` its commands)."""
+    return [importlib.import_module(module) for module in EXTENSIONS
+            if importlib.util.find_spec(module) is not None]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    _load_extensions()
+    extensions = _extensions()
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
                         help="a SQLite file (default ./qubic.db) or a postgresql:// URL")
@@ -315,10 +316,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                  parents=[common])
         command.configure(sub)
         sub.set_defaults(admin=command, admin_parser=sub)
+    for extension in extensions:  # a module that adds its own parser and run (accounts')
+        add = getattr(extension, "add_reset_password", None)
+        if add is not None:
+            add(actions)
 
 
 def run(args: argparse.Namespace) -> int:
     from server.errors import StoreError
+
+    if getattr(args, "action_run", None) is not None:  # an extension's own command
+        return int(args.action_run(args))
 
     try:
         apply(args.admin_parser, SETTINGS, "serve", args, args.argv, others=True)

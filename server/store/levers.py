@@ -148,9 +148,9 @@ def rename_player(old: str, new: str) -> Op[str]:
 
 
 def delete_player(name: str) -> Op[str]:
-    """Delete the player's account (roles, bans and mutes go with it); their games stay with
-    the name replaced by ``deleted-<id>``, as do reports by or about them. Returns the
-    replacement. Refused while they play a game."""
+    """Delete the player's account (roles, bans and mutes, devices and recovery codes go with
+    it); their games stay with the name replaced by ``deleted-<id>``, as do reports by or
+    about them. Returns the replacement. Refused while they play a game."""
     row = yield from player_row(name)
     before, gone = row["name"], f"deleted-{row['id']}"
     yield from _refuse_while_playing(before)
@@ -158,8 +158,8 @@ def delete_player(name: str) -> Op[str]:
         yield change(f"UPDATE games SET {column} = ? WHERE {column} = ?", gone, before)
     for column in ("reporter", "reported"):
         yield change(f"UPDATE reports SET {column} = ? WHERE {column} = ?", gone, before)
-    yield change("DELETE FROM roles WHERE player_id = ?", row["id"])
-    yield change("DELETE FROM sanctions WHERE player_id = ?", row["id"])
+    for table in ("roles", "sanctions", "recovery_codes", "devices"):
+        yield change(f"DELETE FROM {table} WHERE player_id = ?", row["id"])
     yield change("DELETE FROM players WHERE id = ?", row["id"])
     return gone
 
@@ -187,6 +187,9 @@ def export_player(name: str) -> Op[dict[str, Any]]:
         "SELECT * FROM reports WHERE reporter = ? OR reported = ? ORDER BY id", me, me))
     audit = yield from fetch_all(every(
         "SELECT * FROM audit WHERE actor = ? OR target = ? ORDER BY id", me, me))
+    devices = yield from fetch_all(every(
+        "SELECT id, label, created, last_seen, address, revoked FROM devices"
+        " WHERE player_id = ? ORDER BY id", row["id"]))
     return {
         "player": player,
         "games": [{
@@ -203,6 +206,9 @@ def export_player(name: str) -> Op[dict[str, Any]]:
                      "reported": r["reported"], "game": r["game"], "reason": r["reason"],
                      "resolved": r["resolved"]} for r in reports],
         "audit": [_audit(a).as_dict() for a in audit],
+        "devices": [{key: d[key] for key in ("id", "label", "created", "last_seen", "address",
+                                             "revoked")} for d in devices],
+        "password_set": row["password"] is not None,
     }
 
 

@@ -27,11 +27,12 @@ from server.errors import StoreError
 from server.store.factory import is_postgres_url
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
-TABLES = ("players", "games", "moves", "roles", "sanctions", "audit", "reports")
+TABLES = ("players", "games", "moves", "devices", "recovery_codes", "roles", "sanctions",
+          "audit", "reports")
 """Every table of a Qubic database, parents first (the order a copy fills them in); the
 control channel's table is not among them: its actions are for the servers running now."""
 
-IDENTITY_TABLES = ("players", "sanctions", "audit", "reports")
+IDENTITY_TABLES = ("players", "devices", "sanctions", "audit", "reports")
 """The tables whose ``id`` PostgreSQL numbers itself: after a copy, it goes on from the
 highest copied."""
 
