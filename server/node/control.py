@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -88,6 +88,14 @@ class EndGame(_Action, tag="end_game"):
     result: str
 
 
+class DropDevices(_Action, tag="drop_devices"):
+    """Close the connections of the player ``name``'s ``devices`` (their tokens were revoked:
+    ``server.node.accounts``), each told ``token_revoked``."""
+
+    name: str
+    devices: list[int]
+
+
 class RemoveChatLine(_Action, tag="remove_chat"):
     """Take the chat line of version ``line`` out of the game: its holder does."""
 
@@ -95,7 +103,9 @@ class RemoveChatLine(_Action, tag="remove_chat"):
     line: int
 
 
-Action = Say | Disconnect | DisconnectAddress | Mute | Unmute | EndGame | RemoveChatLine
+Action = (
+    Say | Disconnect | DisconnectAddress | Mute | Unmute | EndGame | RemoveChatLine | DropDevices
+)
 """Every action the control channel carries."""
 
 _encoder = msgspec.json.Encoder()
@@ -126,8 +136,10 @@ class Control:
     """A node's side of the control channel: the poll, and each action carried out here."""
 
     def __init__(self, rooms: Rooms, announce: Callable[[str], int],
+                 drop_devices: Callable[[str, Collection[int]], int] | None = None,
                  interval: float = POLL_INTERVAL) -> None:
         self.rooms = rooms
+        self.drop_devices = drop_devices
         self.delivery = rooms.delivery
         self.announce = announce
         self.interval = interval
@@ -204,6 +216,9 @@ class Control:
                 result = action.result
                 await self._in_room(action.game, lambda room, name, now:
                                     room.end_by_host(result, now))
+            case DropDevices():
+                if self.drop_devices is not None:
+                    self.drop_devices(action.name, action.devices)
             case RemoveChatLine():
                 line = action.line
                 await self._in_room(action.game, lambda room, name, now:

@@ -40,7 +40,7 @@ from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
 from server.node.bus import Bus, LocalBus
-from server.node.control import Control
+from server.node.control import Control, DropDevices, encode_action
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
@@ -110,12 +110,14 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
-        self.accounts = Accounts(lambda: self.store, self.limits, self._open, self.drop_devices)
+        self.accounts = Accounts(lambda: self.store, self.limits, self._open,
+                                 self._drop_everywhere)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
         self.reviews = Reviews(lambda: self.store, self.truth)
-        self.control = Control(self.games, self.announce)  # the host's levers, every node
+        # the host's levers, and a device's revoke, on every node (server.node.control)
+        self.control = Control(self.games, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
@@ -322,6 +324,23 @@ class Hub:
                 session.close(CLOSE_REVOKED, "this device was logged out")
                 closed += 1
         return closed
+
+    def _drop_everywhere(self, player: str, devices: Collection[int]) -> int:
+        """``drop_devices`` here at once, and on every other node through the control channel
+        (within a second); returns how many were closed here."""
+        closed = self.drop_devices(player, devices)
+        if devices:
+            task = asyncio.get_running_loop().create_task(
+                self._tell_nodes(DropDevices(name=player, devices=sorted(devices))))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return closed
+
+    async def _tell_nodes(self, action: DropDevices) -> None:
+        try:
+            await self.store.apply(control=encode_action(action))
+        except ServerError as error:
+            log.warning("the other nodes were not told of a revoke: %s", error)
 
     async def _ping(self, session: Session, message: Ping) -> None:
         session.send(Pong(ref=message.id))

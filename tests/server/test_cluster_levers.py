@@ -110,3 +110,21 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
     _, log = await admin(nodes, "audit")
     assert [(e["actor"], e["action"], e["target"]) for e in log[:3]] == [
         ("marta", "mute", "ann"), ("marta", "remove-chat", game), ("marta", "remove-chat", game)]
+
+
+async def test_a_revoked_devices_socket_on_another_node_is_closed(nodes: Nodes) -> None:
+    """Accounts' revoke closes the device's connections on every node: at once on the
+    revoking node, through the control channel on the others."""
+    ann = await nodes.client("a", "ann")
+    password = "correct horse battery"
+    assert (await ann.request(t="set_password", password=password))["t"] == "password_set"
+    laptop = await nodes.client("b")
+    welcome = await laptop.request(t="login", name="ann", password=password, device="laptop")
+    assert welcome["t"] == "welcome"
+    assert (await ann.request(t="revoke", others=True))["revoked"] == 1
+    await laptop.error("token_revoked")
+    with pytest.raises(ConnectionClosed):
+        while True:
+            await laptop.recv(10)
+    assert laptop.ws.close_code == 4001
+    assert (await ann.request(t="ping"))["t"] == "pong"  # the revoking device stays
