@@ -47,14 +47,16 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/players/{name}", "/api/players/{name}/games",
                                   "/api/leaderboard",
                                   "/api/solve", "/api/openapi.json",
-                                  "/api/games/{id}/review", "/api/puzzles/next",
+                                  "/api/games/{id}/review", "/api/admin/audit",
+                                  "/api/puzzles/next",
                                   "/api/puzzles/daily", "/api/puzzles/streak",
                                   "/api/puzzles/history", "/api/puzzles/{id}",
                                   "/api/puzzles/{id}/attempt",
                                   "/api/players/{name}/puzzles"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
-            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict"} <= set(schemas)
+            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",
+            "ApiAuditEntry"} <= set(schemas)
     assert set(schemas["ApiGame"]["properties"]["status"].get("enum", ["playing", "over"])) == {
         "playing", "over"}
 
