@@ -31,6 +31,7 @@ from server.protocol import (
     Offer,
     OfferKind,
     Presence,
+    Rematched,
     SeatInfo,
     ServerMessage,
     TakenBack,
@@ -42,7 +43,7 @@ DEFAULT_GRACE = GRACE
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
-Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
+Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | Rematched
 
 
 class Audience(enum.Enum):
@@ -111,6 +112,7 @@ class RoomState:
         self.end: GameEnd | None = None
         self.draw_offer: int | None = None  # the side whose draw offer stands
         self.rematch: set[int] = set()  # the sides that asked for a rematch
+        self.rematch_game: str | None = None  # the rematch's id, once it has started
         self.spectators: dict[PlayerId, str] = {}  # id -> name
         self._presence = [SeatPresence(), SeatPresence()]
         self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
@@ -204,6 +206,7 @@ class RoomState:
             end=self.end,
             spectators=len(self.spectators),
             chat=list(self._chat),
+            rematch_game=self.rematch_game,
         )
 
     def since(self, version: int) -> list[Versioned] | None:

@@ -237,6 +237,15 @@ class TakenBack(_Event, tag="takeback"):
     version: int
 
 
+class Rematched(_Event, tag="rematched"):
+    """The rematch of ``game`` has started as the game ``rematch``: its players have its
+    ``game`` already; a spectator follows it by watching it."""
+
+    game: str
+    rematch: str
+    version: int
+
+
 class GameState(_Event, tag="game"):
     """The whole state of a game for one receiver (``you`` is its colour if seated)."""
 
@@ -256,6 +265,7 @@ class GameState(_Event, tag="game"):
     spectators: int = 0
     chat: list[ChatLine] = []
     ref: RequestId | None = None
+    rematch_game: str | None = None  # the rematch's id, once it has started
 
 
 class Announce(_Event, tag="announce"):
@@ -317,6 +327,7 @@ ServerMessage = (
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
     | EngineStatus | Ack | Error | Announce
+    | Rematched
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]
