@@ -184,7 +184,7 @@ class GameScreen(Screen[None]):
             self.notify("Not your turn yet.", timeout=2)
             return
         if model.board.piece_at(event.cell) is not None:
-            self.notify(f"{model.notation(event.cell)} is taken.", severity="warning", timeout=2)
+            event.board.refuse(f"Not played: {model.notation(event.cell)} is taken")
             return
         if self._pending_ply == model.ply:
             return  # already sent a move for this position
