@@ -16,6 +16,7 @@ export const CLIENT_FIELDS = {
   cancel_quick: [],
   private_create: ["variant", "clock", "rated", "colour"],
   private_join: ["code"],
+  private_cancel: [],
   challenge: ["name", "variant", "clock", "rated", "colour"],
   challenge_accept: ["challenge"],
   challenge_decline: ["challenge"],
@@ -64,10 +65,12 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  rematched: ["game", "rematch", "version"],
 };
 
 // The game events that carry a version and are applied in order.
-export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback"]);
+export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback",
+  "rematched"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];
