@@ -129,7 +129,8 @@ class ServerMessages(App[None]):
             self.push_screen(NoticeDialog(
                 "Private room",
                 f"Your room's code is\n\n    {message.code}\n\nSend it to a friend: they "
-                "press j in the lobby and type it. The game starts when they join.",
+                "press j in the lobby and type it. The game starts when they join; x in the "
+                "lobby closes the room.",
             ))
         elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
             self._challenge(message)

@@ -132,6 +132,7 @@ class GameScreen(Screen[None]):
             show_guides=self.settings.show_guides,
             suggested=None if model.suggestion is None or model.reviewing
             else model.suggestion.cell,
+            playable=model.my_turn and not model.reviewing,
         )
 
     def update(self, model: GameModel | None = None) -> None:

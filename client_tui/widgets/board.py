@@ -146,6 +146,7 @@ class BoardView:
     show_threats: bool = False
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
+    playable: bool = True  # whether Enter may play now (this player's move, the live position)
 
 
 class BoardWidget(Widget, can_focus=True):
@@ -407,6 +408,9 @@ class BoardWidget(Widget, can_focus=True):
             return Text(f"[{here}] is taken · move to an empty cell, or type one like "
                         f"{example}", style("board--hint"))
         lines = " · + its lines (g)" if self.view.show_guides else ""
+        if not self.view.playable:
+            return Text(f"[{here}] not your move now{lines} · arrows look around",
+                        style("board--hint"))
         return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))
 

@@ -83,7 +83,7 @@ async def test_the_cursor_and_the_last_move_differ_in_colour_and_in_shape(
         drawn = board.render().plain
         assert "(X)" in drawn  # the last move, 1c1, in parentheses; the cursor in brackets
         board.cursor = cell("4a4")  # an empty cell
-        assert "[4a4] ⏎ plays it · + its lines (g)" in board.render().plain  # + is named
+        assert "[4a4] not your move now · + its lines (g)" in board.render().plain  # named
 
 
 async def test_enter_on_a_taken_cell_says_why_on_the_line_under_the_board(
@@ -100,6 +100,18 @@ async def test_enter_on_a_taken_cell_says_why_on_the_line_under_the_board(
         assert "Not played: 1a1 is taken · move to an empty cell" in hint
         await pilot.press("right")
         assert "Not played" not in board.render().plain
+
+
+async def test_the_line_under_the_board_offers_enter_only_on_this_players_move(
+    tmp_path: Path,
+) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_game(app, pilot, game())  # bob (O) to move
+        board = screen.query_one(BoardWidget)
+        board.cursor = cell("4a4")
+        hint = board.render().plain.splitlines()[-1]
+        assert "not your move now" in hint and "⏎" not in hint
 
 
 # -- beside the board ---------------------------------------------------------------------

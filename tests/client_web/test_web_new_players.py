@@ -127,7 +127,7 @@ async def test_a_phone_has_big_cells_whole_names_and_the_draw_offer_in_sight(
             await bob.send(t="draw_offer", game=game)
             for button in ("#draw-accept", "#draw-decline"):  # scrolled down to 1a1
                 drawn = await box(page, button)
-                assert 0 <= drawn["y"] and drawn["y"] + drawn["height"] <= PHONE[1], drawn
+                assert drawn["y"] >= 0 and drawn["y"] + drawn["height"] <= PHONE[1], drawn
             await page.evaluate("() => window.scrollTo(0, 0)")
             board = await box(page, ".levels-root")
             for button in ("#draw-accept", "#draw-decline"):  # at the top: above the board
