@@ -473,65 +473,9 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
-        if args.pin:
-            pin_server(server.pid)
-        if args.server_nice:
-            os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
-        if args.workers_nice:
-            for pid in descendants(server.pid):
-                os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
-        rss_start = rss_kib(server.pid)
-        context = multiprocessing.get_context("spawn")
-        ready, go, out = context.Queue(), context.Queue(), context.Queue()
-        patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
-        shares = [
-            Share(slots, spectators, computer, args.rate, args.computer_level, patience)
-            for slots, spectators, computer in zip(split(args.games, args.procs),
-                                                   split(args.spectators, args.procs),
-                                                   split(args.ai_games, args.procs),
-                                                   strict=True)
-        ]
-        workers = [
-            context.Process(target=generator_main, args=(
-                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
-                not args.generator_gc), daemon=True)
-            for p, share in enumerate(shares)
-        ]
-        setup_started = time.monotonic()
-        for worker in workers:
-            worker.start()
-        failures: list[str] = []
-        tallies: list[Tally] = []
-        try:
-            for _ in workers:
-                wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
-            setup = time.monotonic() - setup_started
-            rss_connected = rss_kib(server.pid)
-            start = time.monotonic() + 0.5
-            for _ in workers:
-                go.put((start, args.warmup, args.duration))
-            print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
-                  f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
-                  flush=True)
-            if args.pin_ai:
-                pin_ai(server.pid)
-            time.sleep(max(0.0, start + args.warmup - time.monotonic()))
-            if args.pin_ai:
-                pin_ai(server.pid)  # and any worker started since
-            cpu_from = server.cpu_seconds()
-            metrics_from = server.metrics_or_nothing(failures)
-            load_from = load_average()
-            time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
-            cpu_to = server.cpu_seconds()
-            rss_end = rss_kib(server.pid)
-            metrics = server.metrics_or_nothing(failures)
-            load_to = load_average()
-            for _ in workers:
-                item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
-                if isinstance(item, str):
-                    failures.append(item)
-                else:
-                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+        workers: list[multiprocessing.process.BaseProcess] = []
+        try:  # from here on, whatever fails, the server and the generators are stopped
+            tallies, failures, measured = _conduct(args, server, workers)
         finally:
             exit_code = server.close(kill=args.stop == "kill")
             for worker in workers:
@@ -542,10 +486,76 @@ def run(args: argparse.Namespace) -> int:
         if args.server_log:
             Path(args.server_log).write_text(server.log.read_text())
 
-    report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
-           metrics_from, metrics, load_from, load_to)
+    report(args, tallies, failures, missing, exit_code, *measured)
     errors = sum(sum(t.errors.values()) for t in tallies) + len(failures)
     return 0 if errors == 0 and missing == 0 else 1
+
+
+def _conduct(args: argparse.Namespace, server: ServerProcess,
+             workers: list[multiprocessing.process.BaseProcess]) -> tuple[
+                 list[Tally], list[str], tuple[Any, ...]]:
+    """Start the generators (appending them to ``workers``), let them play through the
+    warm-up and the window, and collect their tallies and the server's figures."""
+    if args.pin:
+        pin_server(server.pid)
+    if args.server_nice:
+        os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
+    if args.workers_nice:
+        for pid in descendants(server.pid):
+            os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
+    rss_start = rss_kib(server.pid)
+    context = multiprocessing.get_context("spawn")
+    ready, go, out = context.Queue(), context.Queue(), context.Queue()
+    patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
+    shares = [
+        Share(slots, spectators, computer, args.rate, args.computer_level, patience)
+        for slots, spectators, computer in zip(split(args.games, args.procs),
+                                               split(args.spectators, args.procs),
+                                               split(args.ai_games, args.procs),
+                                               strict=True)
+    ]
+    workers += [
+        context.Process(target=generator_main, args=(
+            server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
+            not args.generator_gc), daemon=True)
+        for p, share in enumerate(shares)
+    ]
+    setup_started = time.monotonic()
+    for worker in workers:
+        worker.start()
+    failures: list[str] = []
+    tallies: list[Tally] = []
+    for _ in workers:
+        wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
+    setup = time.monotonic() - setup_started
+    rss_connected = rss_kib(server.pid)
+    start = time.monotonic() + 0.5
+    for _ in workers:
+        go.put((start, args.warmup, args.duration))
+    print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
+          f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
+          flush=True)
+    if args.pin_ai:
+        pin_ai(server.pid)
+    time.sleep(max(0.0, start + args.warmup - time.monotonic()))
+    if args.pin_ai:
+        pin_ai(server.pid)  # and any worker started since
+    cpu_from = server.cpu_seconds()
+    metrics_from = server.metrics_or_nothing(failures)
+    load_from = load_average()
+    time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
+    cpu_to = server.cpu_seconds()
+    rss_end = rss_kib(server.pid)
+    metrics = server.metrics_or_nothing(failures)
+    load_to = load_average()
+    for _ in workers:
+        item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
+        if isinstance(item, str):
+            failures.append(item)
+        else:
+            tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+    return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
+                               load_from, load_to)
 
 
 def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
@@ -575,6 +585,10 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  moves/s          {sum(t.acked_in_window for t in tallies) / d:.0f} acknowledged "
           f"(target {args.games * args.rate:g}); games started {started}, finished {finished}; "
           f"late sends {late}")
+    in_window = sum(t.acked_in_window for t in tallies)
+    per_move = (cpu_to[0] - cpu_from[0]) / in_window * 1e3 if in_window else float("nan")
+    print(f"  CPU per move     {per_move:.3f} ms of the server process's CPU (user + system) "
+          f"per acknowledged move in the window")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
     if spectators:

@@ -10,6 +10,7 @@ from typing import Any
 from qubic_cli.common import fail, missing_extra, port_number, seconds
 from qubic_cli.settings import Setting, SettingsError, named_alike, settle
 from server.defaults import GRACE, LEASE_TTL
+from server.http.loop import uvloop_installed
 
 NAME = "serve"
 HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
@@ -31,7 +32,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "solve_rate", "metrics_listen"),
+                 "solve_rate", "metrics_listen", "event_loop"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
 )
 
@@ -99,6 +100,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
+    parser.add_argument("--event-loop", default="auto", choices=["auto", "uvloop", "asyncio"],
+                        help="the event loop: uvloop (less CPU a move; docs/benchmarks.md) or "
+                             "Python's own asyncio loop (default auto: uvloop where it is "
+                             "installed)")
     parser.add_argument("--metrics-token", metavar="TOKEN",
                         help="/metrics asks for 'Authorization: Bearer TOKEN' (give it as "
                              "QUBIC_METRICS_TOKEN or QUBIC_METRICS_TOKEN_FILE, not here)")
@@ -117,6 +122,9 @@ def server_config(args: argparse.Namespace) -> Any:
         raise SettingsError(f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
         raise SettingsError("--node must be a non-empty name without ':'")
+    if args.event_loop == "uvloop" and not uvloop_installed():
+        raise SettingsError("--event-loop uvloop: uvloop is not installed here (pip install "
+                            "uvloop; it does not run on Windows)")
     if args.metrics_listen is not None:
         from server.http.ops import split_address
 
@@ -139,7 +147,7 @@ def server_config(args: argparse.Namespace) -> Any:
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
-        metrics_token=args.metrics_token,
+        metrics_token=args.metrics_token, event_loop=args.event_loop,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)

@@ -18,7 +18,7 @@ import logging
 import signal
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import WSMsgType, web
 
@@ -28,6 +28,7 @@ from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
+from server.http.loop import run as run_loop
 from server.http.ops import add_ops_routes, start_ops_listener
 from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
 from server.http.web import add_web_client
@@ -256,7 +257,7 @@ def run(config: ServerConfig) -> None:
                 await asyncio.wait_for(stop.wait(), config.drain_after)
         await server.stop()
 
-    asyncio.run(main())
+    run_loop(main, config.event_loop)
 
 
 def make_app(hub: Hub, config: ServerConfig) -> web.Application:
@@ -411,14 +412,15 @@ class SocketWriter:
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
                  session: Session, close_wait: float = CLOSE_WAIT,
                  metrics: Metrics | None = None) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        self.ws, self.transport, self.session = ws, transport, session
+        # A write transport, though not always a subclass of asyncio's (uvloop's is not).
+        self.transport = cast(asyncio.WriteTransport, transport)
+        self.ws, self.session = ws, session
         self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
         session.on_frames = self.schedule
-        session.on_close = transport.abort  # hang up at once: a slow consumer
+        session.on_close = self.transport.abort  # hang up at once: a slow consumer
 
     def schedule(self) -> None:
         if not self.scheduled:

@@ -49,4 +49,5 @@ class ServerConfig:
     metrics_token: str | None = None  # /metrics asks for "Authorization: Bearer <token>"
     drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
     solve_rate: float = 2.0  # /api/solve questions a second per client address (burst 5x)
+    event_loop: str = "auto"  # "uvloop", "asyncio", or "auto": uvloop where it is installed
     extra: dict[str, Any] = field(default_factory=dict)

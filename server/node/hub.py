@@ -61,6 +61,7 @@ from server.store.base import Store
 log = logging.getLogger(__name__)
 
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
+ABANDON_CHECK = 10.0  # seconds between looks for abandoned games, at most
 
 __all__ = ["Hub", "HubConfig"]
 
@@ -155,11 +156,18 @@ class Hub:
         self.metrics.gc.stop()
 
     async def _periodic(self) -> None:
+        # Abandoned games are looked for less often than pairing runs: the look walks every
+        # room (a few per cent of the loop's time at 1,000 games, once a second), and a game
+        # ended a twentieth of ``abandon_after`` late (30 s of 600 by default) loses nothing.
+        every = max(PAIRING_INTERVAL, min(ABANDON_CHECK, self.config.abandon_after / 20))
+        next_look = self.games.now() + every
         while True:
             await asyncio.sleep(PAIRING_INTERVAL)
             now = self.games.now()
             await self.lobby.tick(now)
-            await self.games.end_abandoned(now)
+            if now >= next_look:
+                next_look = now + every
+                await self.games.end_abandoned(now)
 
     # -- sessions --------------------------------------------------------------------------
 
