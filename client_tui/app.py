@@ -46,12 +46,14 @@ from client_tui.model import (
     LobbyModel,
     PlayerSession,
 )
+from client_tui.screens.analysis import AnalysisScreen, Fetch, fetch_solve
 from client_tui.screens.connect import ConnectScreen
 from client_tui.screens.dialogs import ConfirmDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.my_games import MyGamesScreen
+from client_tui.screens.review import ReviewScreen
 from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
@@ -59,7 +61,9 @@ from client_tui.text import visible
 from client_tui.tokens import TokenStore
 from server.protocol import (
     ClientMessage,
+    GameReviewed,
     LobbySub,
+    ReviewGame,
     Unwatch,
     Watch,
 )
@@ -359,9 +363,28 @@ class QubicApp(ServerMessages):
             self.push_screen(self.lobby_screen)
 
     def action_my_games(self) -> None:
-        """The games this player has on this server: unfinished ones first."""
-        self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
-                                       self.session.unfinished))
+        """The games this player has on this server, as the server lists them."""
+        self.push_screen(MyGamesScreen(self.session.name))
+
+    def solver(self) -> Fetch | None:
+        """``/api/solve`` on the server this client plays on (None before it is known)."""
+        if self.embedded is not None:
+            return fetch_solve(self.embedded.http_url)
+        return None if self.server_url is None else fetch_solve(http_base(self.server_url))
+
+    def open_review(self, game_id: str) -> None:
+        """Ask for a finished game's review; its screen opens with the reply (``show_review``).
+        Screens post ``Outgoing(ReviewGame(game=...))`` to do the same (the game's end, My
+        games); a player page can call this."""
+        self.send(ReviewGame(game=game_id))
+
+    def show_review(self, message: GameReviewed) -> None:
+        """The reply to ``review`` (from a finished game or My games): its screen."""
+        self.push_screen(ReviewScreen(message.review, self.solver()))
+
+    def action_analysis(self) -> None:
+        """The analysis board, from the empty board."""
+        self.push_screen(AnalysisScreen(self.solver()))
 
     def _back_to_connect(self, reason: str) -> None:
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:

@@ -28,6 +28,7 @@ from client_tui.model import (
 from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
+from client_tui.screens.player import PlayerScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import sentence, visible
 from server.protocol import (
@@ -47,11 +48,13 @@ from server.protocol import (
     EngineStatus,
     Error,
     GameEnd,
+    GameReviewed,
     GameState,
     LobbyDelta,
     LobbySnapshot,
     MovePlayed,
     Offer,
+    PlayerGamesPage,
     Presence,
     PrivateCancel,
     PrivateCreated,
@@ -97,6 +100,9 @@ class ServerMessages(App[None]):
         self._requests[request_id] = request
         return True
 
+    def show_review(self, message: GameReviewed) -> None:
+        """Show a game's review (``QubicApp`` pushes its screen)."""
+
     # -- server messages -------------------------------------------------------------------
 
     def _received(self, message: ServerMessage) -> None:
@@ -108,6 +114,9 @@ class ServerMessages(App[None]):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
+        elif isinstance(message, GameReviewed):
+            self._requests.pop(message.ref or 0, None)
+            self.show_review(message)
         elif isinstance(message, LobbySnapshot):
             self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
             self.lobby.load(message)
@@ -136,6 +145,11 @@ class ServerMessages(App[None]):
             self._challenge(message)
         elif isinstance(message, Error):
             self._error(message)
+        elif isinstance(message, PlayerGamesPage):
+            self._requests.pop(message.ref or 0, None)
+            for screen in self.screen_stack:
+                if isinstance(screen, PlayerScreen) and screen.shows(message):
+                    screen.show_page(message)
         elif isinstance(message, Announce):  # the host speaks: stays up long enough to read
             self.bell()
             self.notify(message.text, title="From the server", severity="warning",

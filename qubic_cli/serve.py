@@ -34,6 +34,8 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
                  "solve_rate", "metrics_listen", "event_loop"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
+    Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
+    *named_alike("spectator_chat", "leaderboard_inactive_days"),
 )
 
 
@@ -104,6 +106,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the event loop: uvloop (less CPU a move; docs/benchmarks.md) or "
                              "Python's own asyncio loop (default auto: uvloop where it is "
                              "installed)")
+    parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
+                        help="a name new players may not take, beside admin, moderator, "
+                             "computer, ... (compared folded: case and look-alike letters); "
+                             "repeat for several")
+    parser.add_argument("--spectator-chat", action=argparse.BooleanOptionalAction, default=True,
+                        help="let spectators chat among themselves (default: on; players "
+                             "never see it)")
+    parser.add_argument("--leaderboard-inactive-days", type=float, default=90.0, metavar="D",
+                        help="a player with no rated game for D days leaves the leaderboard "
+                             "(default 90; 0: never)")
     parser.add_argument("--metrics-token", metavar="TOKEN",
                         help="/metrics asks for 'Authorization: Bearer TOKEN' (give it as "
                              "QUBIC_METRICS_TOKEN or QUBIC_METRICS_TOKEN_FILE, not here)")
@@ -132,6 +144,11 @@ def server_config(args: argparse.Namespace) -> Any:
             split_address(args.metrics_listen)
         except ValueError as error:
             raise SettingsError(f"--metrics-listen: {error}") from None
+    if args.leaderboard_inactive_days < 0:
+        raise SettingsError("--leaderboard-inactive-days must be 0 or more")
+    for name in args.reserved_name:
+        if not name or len(name) > 24:
+            raise SettingsError(f"--reserved-name {name!r} is not a name (1-24 characters)")
     for proxy in args.trusted_proxy:
         try:
             ipaddress.ip_network(proxy, strict=False)
@@ -148,6 +165,8 @@ def server_config(args: argparse.Namespace) -> Any:
         access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
         metrics_token=args.metrics_token, event_loop=args.event_loop,
+        reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
+        leaderboard_inactive_days=args.leaderboard_inactive_days,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)

@@ -29,6 +29,9 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   player online (`v` challenges the player selected in that table; `x` cancels your
   challenges). A challenge to you asks: accept or decline (Enter and Escape decline)
 - `l` — reload the leaderboard
+- `i` — the page of the player selected online (or on the leaderboard): record, rating
+  history, games to replay; `⏎` on the leaderboard opens it too
+- `a` — the analysis board: try moves for both sides and see who wins
 - `tab` — move between the tables
 
 ## Game
@@ -54,8 +57,19 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `h` — against the computer (casual games), a hint: the engine's move, marked `!`
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
+- `v` — once the game is over, its review (also `v` in my games)
 - `esc` — clears a cell being typed; else back to the lobby (asks first during a game)
 - in a question: `←` `→` or `tab` move between the buttons, `y` says yes, `n` or `esc` no
+
+## Review and analysis
+
+- review: `,` `.` (or ← →) step through the moves, `home` `end` jump; each move is marked
+  `!` (a forced win found), `??` (a blunder: a win or a draw thrown away), `?!` (a threat
+  missed); the best move there is marked `!` on the board, the line that would have won is
+  written under it; `a` opens the analysis board on the position shown
+- analysis board: play both sides on the board; `u` takes back, `e` empties the board, `p`
+  sets up moves (`1a1 2b2 …`), `y` copies them; the solver says who wins and what each move
+  does (`wins 3`: a forced win in 3 plies; `?`: not proved)
 
 Everywhere: `?` this help, `ctrl+p` every command of the screen, `ctrl+q` quit.
 The bell rings when a person you play moves, a game you waited for starts, or a challenge

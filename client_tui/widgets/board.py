@@ -147,6 +147,7 @@ class BoardView:
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
     playable: bool = True  # whether Enter may play now (this player's move, the live position)
+    caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
 class BoardWidget(Widget, can_focus=True):
@@ -295,7 +296,8 @@ class BoardWidget(Widget, can_focus=True):
         for z in range(layout.layers):
             left = layout.layer_x(z)
             title = f"level {z + 1}" if g.d == 3 else g.name
-            title_style = style("board--title-active" if z == cursor_z else "board--title")
+            active = z == cursor_z and view.caption is None
+            title_style = style("board--title-active" if active else "board--title")
             grid_left = left + LABEL_WIDTH
             grid_width = layout.layer_width - LABEL_WIDTH
             canvas.put(grid_left + (grid_width - len(title)) // 2, 0, title, title_style)
@@ -323,14 +325,15 @@ class BoardWidget(Widget, can_focus=True):
                 background += self._ground("board--last")
             elif cell in guides:
                 background += self._ground("board--guide")
-            if cell == self.cursor:
+            cursor = cell == self.cursor and view.caption is None
+            if cursor:
                 background += self._ground("board--cursor")
             for dy in range(layout.cell_h):
                 canvas.put(column, line + dy, " " * layout.cell_w, background)
             middle = line + layout.cell_h // 2
             centre = column + (layout.cell_w - 1) // 2
             canvas.put(centre, middle, text, background + text_style)
-            if cell == self.cursor:  # a shape, not only a colour: brackets around the piece
+            if cursor:  # a shape, not only a colour: brackets around the piece
                 before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
@@ -387,6 +390,8 @@ class BoardWidget(Widget, can_focus=True):
 
     def _hint(self) -> Text:
         style = self._style
+        if self.view.caption is not None:
+            return Text(self.view.caption, style("board--hint"))
         if self.refused:
             return Text.assemble((self.refused, style("board--refused")),
                                  (" · move to an empty cell", style("board--hint")))

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, cast
 from aiohttp import WSMsgType, web
 
 from server.engine_pool.local import ComputerMoves, ComputerPool
-from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
 from server.http.loop import run as run_loop
 from server.http.ops import add_ops_routes, start_ops_listener
+from server.http.review import add_review
 from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
@@ -138,7 +138,10 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     try:
         await pool.start(wait=False)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
-                               abandon_after=config.abandon_after)
+                               abandon_after=config.abandon_after,
+                               reserved_names=config.reserved_names,
+                               spectator_chat=config.spectator_chat,
+                               leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
         limits: AddressLimits | None = None
         try:
@@ -269,7 +272,8 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
-    add_solve(app, TruthPool(), config.solve_rate)
+    add_solve(app, hub.truth, config.solve_rate)
+    add_review(app)  # /api/games/{id}/review (server/http/review.py)
     app[ADDRESS_KEY] = lambda request: client_address(
         request.remote or "", request.headers.getall("X-Forwarded-For", []), app[PROXIES_KEY])
     app.on_cleanup.append(_close_truth)

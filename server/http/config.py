@@ -50,4 +50,7 @@ class ServerConfig:
     drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
     solve_rate: float = 2.0  # /api/solve questions a second per client address (burst 5x)
     event_loop: str = "auto"  # "uvloop", "asyncio", or "auto": uvloop where it is installed
+    reserved_names: tuple[str, ...] = ()  # refused to new players beside the built-in ones
+    spectator_chat: bool = True  # spectators may chat among themselves
+    leaderboard_inactive_days: float = 90.0  # days without a rated game off the board; 0: never
     extra: dict[str, Any] = field(default_factory=dict)

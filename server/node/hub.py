@@ -31,7 +31,9 @@ from functools import partial
 from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.bus import Bus, LocalBus
@@ -39,6 +41,8 @@ from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
+from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
 from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
@@ -51,8 +55,10 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
+    ReviewGame,
     Welcome,
     error_message,
 )
@@ -95,6 +101,9 @@ class Hub:
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
+        self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
+        self.reviews = Reviews(lambda: self.store, self.truth)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -146,6 +155,7 @@ class Hub:
         await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
+        await self.reviews.close()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
@@ -212,6 +222,10 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
+        elif isinstance(message, ReviewGame):
+            self.reviews.handle(session, message)
         else:
             assert_never(message)
 
@@ -246,6 +260,9 @@ class Hub:
             token = message.token
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",

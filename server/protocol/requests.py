@@ -242,6 +242,19 @@ class TakeBack(_Request, tag="takeback"):
     game: GameId
 
 
+class PlayerGames(_Request, tag="player_games"):
+    """A player's record and a page of their games, newest first: ``limit`` (1-50) games
+    started before the game ``before`` (the last of the page before; none: the newest)."""
+
+    name: Name
+    before: GameId | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 20
+class ReviewGame(_Request, tag="review"):
+    """Ask for a finished game's review (the reply is ``review``, once it is computed)."""
+
+    game: GameId
+
+
 class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
@@ -269,5 +282,6 @@ GameRequest = (
 """Every request about one game, carried out by the game's owner: the room actions, a hint,
 opening and closing the game."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping
-"""Every client request: hello and ping for the session, then the lobby's and the games'."""
+ClientMessage = Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame
+"""Every client request: hello and ping for the session, then the lobby's and the games',
+then a player's history and the review of a finished game."""

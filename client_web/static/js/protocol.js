@@ -35,6 +35,7 @@ export const CLIENT_FIELDS = {
   chat: ["game", "text"],
   hint: ["game"],
   takeback: ["game"],
+  player_games: ["name", "before", "limit"],
   ping: [],
 };
 
@@ -65,6 +66,7 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  player_games: ["player", "games", "next", "ratings"],
   rematched: ["game", "rematch", "version"],
 };
 
