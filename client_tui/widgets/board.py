@@ -311,23 +311,25 @@ class BoardWidget(Widget, can_focus=True):
                 canvas.put(column + layout.cell_w // 2, layout.height - 1, chr(97 + x), label)
         win = set(view.winning_line)
         guides = self.guide_cells() if view.show_guides else frozenset()
+        ground = {name: self._ground(f"board--{name}") for name in ("win", "last", "guide",
+                                                                     "cursor")}
         for cell in range(g.size):
             x, y, *rest = g.coords(cell)
             z = rest[0] if rest else 0
             column, line = layout.cell_box(x, y, z)
             text, text_style = self._cell_text(cell, board, view)
             if text == "·" and cell in guides:
-                text, text_style = "+", self._ground("board--guide")
+                text, text_style = "+", ground["guide"]
             background = Style()
             if cell in win:
-                background += self._ground("board--win")
+                background += ground["win"]
             elif cell == view.last_move:
-                background += self._ground("board--last")
+                background += ground["last"]
             elif cell in guides:
-                background += self._ground("board--guide")
+                background += ground["guide"]
             cursor = cell == self.cursor and view.caption is None
             if cursor:
-                background += self._ground("board--cursor")
+                background += ground["cursor"]
             for dy in range(layout.cell_h):
                 canvas.put(column, line + dy, " " * layout.cell_w, background)
             middle = line + layout.cell_h // 2
