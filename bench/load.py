@@ -9,6 +9,9 @@ they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per g
 a new game when one ends, so G games stay live. A spectator watches one game slot and follows
 it into its next game. ``--ai-games A`` adds A bots that play the computer (``play_ai``) game
 after game and answer each computer move at once; every computer move must arrive.
+``--bad-logins N`` adds N wrong-password logins a second from the same address, through the
+warmup and the window (``bench/harness/bad_logins.py``): does a password-guessing attack slow
+the others' moves? Their replies are counted by code.
 
 What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
@@ -49,6 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
 from harness.generators import quiet_collector, split, wait_for_item
 from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
@@ -537,6 +541,15 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
           flush=True)
     if args.pin_ai:
         pin_ai(server.pid)
+    reports = len(workers)  # one tally from each generator
+    if args.bad_logins:
+        attacker = context.Process(target=attack_main, args=(
+            server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
+            daemon=True)
+        attacker.start()
+        workers.append(attacker)  # stopped with the generators, whatever happens
+        reports += 1
+    attack: dict[str, int] | None = None
     time.sleep(max(0.0, start + args.warmup - time.monotonic()))
     if args.pin_ai:
         pin_ai(server.pid)  # and any worker started since
@@ -548,21 +561,23 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     rss_end = rss_kib(server.pid)
     metrics = server.metrics_or_nothing(failures)
     load_to = load_average()
-    for _ in workers:
+    for _ in range(reports):
         item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
         if isinstance(item, str):
             failures.append(item)
+        elif "errors" not in item:  # the --bad-logins process's replies by code
+            attack = item
         else:
             tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
     return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
-                               load_from, load_to)
+                               load_from, load_to, attack)
 
 
 def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
            exit_code: int | None, cpu_from: tuple[float, float], cpu_to: tuple[float, float],
            rss_start: int, rss_end: int, metrics_from: dict[str, float],
            metrics: dict[str, float], load_from: str,
-           load_to: str) -> None:
+           load_to: str, attack: dict[str, int] | None = None) -> None:
     d = args.duration
     latencies = [x for t in tallies for x in t.latencies]
     spectators = [x for t in tallies for x in t.spectator_latencies]
@@ -625,6 +640,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  load average     {load_from} at window start, {load_to} at its end")
     print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
           f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
+    if args.bad_logins:
+        print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
+              f"{attack if attack is not None else 'none reported'}")
 
 
 def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
@@ -712,6 +730,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generator-gc", action="store_true",
                         help="leave the generators' collector as Python sets it, instead of "
                              "freezing their connections' objects after setup")
+    parser.add_argument("--bad-logins", type=float, default=0.0, metavar="N",
+                        help="add N wrong-password logins a second from one address (the "
+                             "server's password-attempt limit stays on)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:

@@ -25,6 +25,7 @@ from client_tui.model import (
     format_clock_spec,
     other,
 )
+from client_tui.screens.account import AccountScreen
 from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
@@ -45,6 +46,7 @@ from server.protocol import (
     ChatLine,
     ClientMessage,
     ComputerThinking,
+    Devices,
     EngineStatus,
     Error,
     GameEnd,
@@ -54,6 +56,7 @@ from server.protocol import (
     LobbySnapshot,
     MovePlayed,
     Offer,
+    PasswordSet,
     PlayerGamesPage,
     Presence,
     PrivateCancel,
@@ -143,6 +146,11 @@ class ServerMessages(App[None]):
             ))
         elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
             self._challenge(message)
+        elif isinstance(message, PasswordSet | Devices):
+            self._requests.pop(message.ref or 0, None)
+            for screen in self.screen_stack:
+                if isinstance(screen, AccountScreen):
+                    screen.received(message)
         elif isinstance(message, Error):
             self._error(message)
         elif isinstance(message, PlayerGamesPage):

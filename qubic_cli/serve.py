@@ -27,7 +27,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("host", "port"),
     Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
     *named_alike("ai_workers", "grace", "ai_nice", "ai_time", "max_connections_per_address",
-                 "new_players_per_hour"),
+                 "new_players_per_hour", "password_attempts_per_address"),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
@@ -67,6 +67,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--new-players-per-hour", type=int, default=30, metavar="N",
                         help="new players one client address may make an hour (default 30; 0: "
                              "no limit)")
+    parser.add_argument("--password-attempts-per-address", type=int, default=30, metavar="N",
+                        help="password attempts (login, recover) one client address may make "
+                             "at once; 12 times N come back an hour (default 30; 0: no limit)")
     parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                         help="a reverse proxy (address or network) whose X-Forwarded-For names "
                              "the client; repeat for several (default: none, the header is "
@@ -160,6 +163,7 @@ def server_config(args: argparse.Namespace) -> Any:
         grace=args.grace, ai_move_time=args.ai_time,
         max_connections_per_address=max(0, args.max_connections_per_address),
         new_players_per_address=max(0, args.new_players_per_hour),
+        password_attempts_per_address=max(0, args.password_attempts_per_address),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,

@@ -213,14 +213,15 @@ async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
     count in Redis (server/cluster/address_limits.py)."""
     if links is None:
         return AddressLimits(config.max_connections_per_address,
-                             config.new_players_per_address)
+                             config.new_players_per_address,
+                             config.password_attempts_per_address)
     from server.cluster.address_limits import RedisAddressLimits
 
     assert config.redis_url is not None
     limits = await RedisAddressLimits.open(
         config.redis_url, links.node, max_connections=config.max_connections_per_address,
         new_players=config.new_players_per_address, ttl=config.lease_ttl, prefix=links.prefix,
-        metrics=metrics)
+        metrics=metrics, password_attempts=config.password_attempts_per_address)
     links.bus.watch_over(limits.redis)  # its idle connections dropped when Redis goes
     return limits
 

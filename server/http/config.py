@@ -37,6 +37,7 @@ class ServerConfig:
     synchronous: str = "FULL"
     max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
+    password_attempts_per_address: int = 30  # at once (12 times that an hour); 0: no limit
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis

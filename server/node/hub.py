@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from functools import partial
 from typing import assert_never
 
@@ -34,8 +35,10 @@ from server.engine_pool.local import ComputerMoves
 from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.names import ReservedNames
+from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
+from server.node.accounts import Accounts
 from server.node.bus import Bus, LocalBus
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
@@ -45,8 +48,9 @@ from server.node.profiles import answer_player_games
 from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
-from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
+from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, AddressLimits, Session
 from server.protocol import (
+    AccountRequest,
     Announce,
     ClientMessage,
     ErrorCode,
@@ -58,7 +62,9 @@ from server.protocol import (
     PlayerGames,
     Pong,
     Rematch,
+    RequestId,
     ReviewGame,
+    SessionOpening,
     Welcome,
     error_message,
 )
@@ -100,6 +106,7 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
+        self.accounts = Accounts(lambda: self.store, self.limits, self._open, self.drop_devices)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
@@ -162,6 +169,7 @@ class Hub:
             await self.cluster.close()
         if self._own_bus:
             await self.bus.close()
+        self.accounts.close()
         self.metrics.lag.stop()
         self.metrics.gc.stop()
 
@@ -206,7 +214,7 @@ class Hub:
             if self.draining and isinstance(message, MatchmakingRequest | Rematch):
                 raise ServerError("the server restarts soon: no new games until it is back",
                                   ErrorCode.SHUTTING_DOWN)
-            if not isinstance(message, Hello | Ping) and session.player is None:
+            if not isinstance(message, SessionOpening | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
             await self._dispatch(session, message)
         except ServerError as error:
@@ -222,6 +230,8 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, AccountRequest):
+            await self.accounts.handle(session, message)
         elif isinstance(message, PlayerGames):
             session.send(await answer_player_games(self.store, message))
         elif isinstance(message, ReviewGame):
@@ -253,11 +263,10 @@ class Hub:
     async def _hello(self, session: Session, message: Hello) -> None:
         if session.player is not None:
             raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
-        if message.token is not None:
-            player = await self.store.authenticate(message.token, message.name)
-            if player is None:
-                raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
-            token = message.token
+        if message.token is not None:  # the store says bad_token or token_revoked
+            opened = await self.store.open_session(message.token, message.name, time.time(),
+                                                   session.peer)
+            player, token, device = opened.player, message.token, opened.device
         else:
             assert message.name is not None
             if message.name in self.reserved:
@@ -267,15 +276,38 @@ class Hub:
             if wait is not None:
                 raise LimitReached("too many new players from your address",
                                    ErrorCode.TOO_MANY_PLAYERS, wait)
-            player, token = await self.store.create_player(message.name, time.time())
+            issued = await self.store.register(message.name, time.time(), session.peer)
+            player, token, device = issued.player, issued.token, issued.device
             log.info("new player %s from %s", player.name, session.peer,
                      extra={"player": player.name, "address": session.peer})
+        await self._open(session, player, token, device, message.id)
+
+    async def _open(self, session: Session, player: PlayerRecord, token: str, device: int,
+                    ref: RequestId | None) -> None:
+        """Open ``session`` as ``player`` on ``device`` (a hello, a login, a recovery) and
+        welcome it."""
+        if session.player is not None:
+            raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
+        session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
-                    games=await self.router.games_of(player.name), ref=message.id)
+                    games=await self.router.games_of(player.name), ref=ref)
         )
+
+    def drop_devices(self, player: str, devices: Collection[int]) -> int:
+        """Close this node's sessions of ``player``'s ``devices`` (their tokens were
+        revoked), each told ``token_revoked`` first; returns how many were closed. On a
+        cluster every node must run it for a revoke to close every socket at once."""
+        closed = 0
+        for session in self.delivery.of_player(player):
+            if session.device in devices:
+                self.refuse(session, ServerError("this device was logged out",
+                                                 ErrorCode.TOKEN_REVOKED))
+                session.close(CLOSE_REVOKED, "this device was logged out")
+                closed += 1
+        return closed
 
     async def _ping(self, session: Session, message: Ping) -> None:
         session.send(Pong(ref=message.id))

@@ -72,6 +72,13 @@ class ErrorCode(enum.StrEnum):
     CLAIM_TOO_EARLY = "claim_too_early"
     OPPONENT_PRESENT = "opponent_present"
     SPECTATOR_CHAT_OFF = "spectator_chat_off"
+    # accounts: passwords, devices, recovery (none says whether a name has a password)
+    BAD_PASSWORD = "bad_password"
+    BAD_CREDENTIALS = "bad_credentials"
+    BAD_RECOVERY_CODE = "bad_recovery_code"
+    TOKEN_REVOKED = "token_revoked"
+    TOO_MANY_ATTEMPTS = "too_many_attempts"
+    NO_SUCH_DEVICE = "no_such_device"
     # generic
     NOT_ALLOWED = "not_allowed"
     STORE_UNAVAILABLE = "store_unavailable"

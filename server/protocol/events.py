@@ -435,12 +435,44 @@ class GameReviewed(_Event, tag="review"):
     ref: RequestId | None = None
 
 
+class DeviceInfo(_Value):
+    """One device of yours: a token given out at a first hello, a ``login`` or a ``recover``
+    (``label`` as the device named itself; ``address`` it was last used from; times are Unix
+    seconds). ``current``: the device of this session."""
+
+    id: int
+    label: str | None
+    created: float
+    last_seen: float | None
+    address: str | None
+    current: bool = False
+
+
+class PasswordSet(_Event, tag="password_set"):
+    """Your name is protected by the password just set (reply to ``set_password``).
+    ``recovery_codes`` are shown this once: each opens the account once with ``recover``.
+    ``revoked``: how many other devices were logged out."""
+
+    recovery_codes: list[str]
+    revoked: int = 0
+    ref: RequestId | None = None
+
+
+class Devices(_Event, tag="devices"):
+    """Your devices, oldest first (reply to ``sessions`` and ``revoke``; ``revoked``: how many
+    the ``revoke`` logged out)."""
+
+    devices: list[DeviceInfo]
+    revoked: int = 0
+    ref: RequestId | None = None
+
+
 ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed
-    | Rematched
+    | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
+    | Devices | Rematched
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

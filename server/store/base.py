@@ -19,6 +19,7 @@ from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 from server.errors import StoreError
 from server.game.names import fold_name
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
+from server.store.account_records import AccountStore
 
 
 class Row(Protocol):
@@ -164,8 +165,9 @@ class PlayerGames:
     ratings: tuple[tuple[float, float], ...]
 
 
-class Store(Protocol):
-    """The server's durable state. Open it once at start; ``close()`` it at shutdown."""
+class Store(AccountStore, Protocol):
+    """The server's durable state. Open it once at start; ``close()`` it at shutdown.
+    Its accounts' side (devices, passwords, recovery codes) is ``AccountStore``."""
 
     async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
         """Register ``name``; returns the player and the plain token, which is never stored.

@@ -46,8 +46,11 @@ def insert_player(player: PlayerRecord, token_hash: bytes) -> Op[None]:
 
 
 def player_by_token(token_hash: bytes, name: str | None) -> Op[PlayerRecord | None]:
-    """The player whose token hashes to ``token_hash`` (and called ``name``, if given)."""
-    row = yield from fetch_one(one("SELECT * FROM players WHERE token_hash = ?", token_hash))
+    """The player one of whose devices not logged out has the token hashing to
+    ``token_hash`` (and called ``name``, if given)."""
+    row = yield from fetch_one(one(
+        "SELECT players.* FROM devices JOIN players ON players.id = devices.player_id"
+        " WHERE devices.token_hash = ? AND devices.revoked IS NULL", token_hash))
     if row is None or (name is not None and name_key(row["name"]) != name_key(name)):
         return None
     return player_from_row(row)

@@ -116,6 +116,28 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             review TEXT NOT NULL,
             computed {real} NOT NULL)""",
     ),
+    (  # accounts: a token per device, passwords, recovery codes. players.token_hash is no
+       # longer read (each player's token moves to a device row here); SQLite cannot drop a
+       # UNIQUE column, so it stays, and new players get random bytes in it.
+        """CREATE TABLE devices (
+            id {row_id},
+            player_id {big_integer} NOT NULL REFERENCES players (id),
+            token_hash {blob} NOT NULL UNIQUE,
+            label TEXT,
+            created {real} NOT NULL,
+            last_seen {real},
+            address TEXT,
+            revoked {real})""",
+        "CREATE INDEX devices_of_player ON devices (player_id)",
+        "INSERT INTO devices (player_id, token_hash, created) SELECT id, token_hash, created"
+        " FROM players ORDER BY id",
+        "ALTER TABLE players ADD COLUMN password TEXT",
+        """CREATE TABLE recovery_codes (
+            player_id {big_integer} NOT NULL REFERENCES players (id),
+            code_hash {blob} NOT NULL,
+            used {real},
+            PRIMARY KEY (player_id, code_hash))""",
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

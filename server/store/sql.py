@@ -17,13 +17,13 @@ from typing import ClassVar, TypeVar, Unpack
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
 from server.store import operations, reviews
+from server.store.accounts import SQLAccounts
 from server.store.base import (
     GameEnding,
     NewGame,
     PlayerGames,
     hash_token,
     new_game,
-    new_token,
 )
 from server.store.ending import x_score
 from server.store.query import Dialect, Op, fetch_one, one
@@ -31,7 +31,7 @@ from server.store.query import Dialect, Op, fetch_one, one
 T = TypeVar("T")
 
 
-class SQLStore:
+class SQLStore(SQLAccounts):
     """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
 
     dialect: ClassVar[Dialect]
@@ -66,10 +66,8 @@ class SQLStore:
 
     async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
         """Register ``name``; returns the player and the plain token, which is never stored."""
-        token = new_token()
-        player = PlayerRecord(name=name, created=now)
-        await self._write(operations.insert_player(player, hash_token(token)))
-        return player, token
+        issued = await self.register(name, now)
+        return issued.player, issued.token
 
     async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
         """The player holding ``token`` (and called ``name``, if given), or None.

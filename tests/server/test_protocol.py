@@ -71,6 +71,13 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.PlayerGames(name="ann", before="g1", limit=10, id=31),
     p.Ping(id=-3),
     p.ReviewGame(game="g1", id=23),
+    p.SetPassword(password="correct horse battery", id="p1"),
+    p.SetPassword(password="a new passphrase", current="correct horse battery"),
+    p.Login(name="ann", password="correct horse battery", device="laptop", id="login"),
+    p.Recover(name="ann", recovery_code="k7qm-x2ra-9vwe-tbn4", password="a new passphrase"),
+    p.Sessions(id="s"),
+    p.Revoke(device=2),
+    p.Revoke(others=True, id="r"),
 ]
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
@@ -115,6 +122,9 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
     p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
+    p.PasswordSet(recovery_codes=["k7qm-x2ra-9vwe-tbn4"], revoked=1, ref="p1"),
+    p.Devices(devices=[p.DeviceInfo(id=1, label=None, created=1.0, last_seen=2.0,
+                                    address="10.0.0.1", current=True)], revoked=0, ref="s"),
     p.PlayerGamesPage(
         player=p.PlayerProfile(name="ann", created=1.0, rating=1509, rd=290, games=1,
                                rated_games=1, wins=1, losses=0, draws=0),

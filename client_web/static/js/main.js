@@ -2,6 +2,7 @@
 // State lives in `app` (never in the DOM); every message from the server updates it and the
 // view that shows it re-renders.
 
+import { AccountView, accountRefusal, mountLogin } from "./account.js";
 import { AnalysisView } from "./analysis.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
@@ -60,6 +61,10 @@ const act = {
   say,
   send,
   player: (name) => { playerView.open(name); show("player"); },
+  switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
+    localStorage.removeItem("qubic.name");
+    location.reload();
+  },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -172,9 +177,11 @@ function announce(message) {
 // A refused hello in words for a person (the server's own text is for programs and logs).
 function refusal(event) {
   const name = link.name ? `“${link.name}”` : "That name";
+  const words = accountRefusal(event.code);
+  if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
-    case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
+    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password below.`;
     case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
     case "too_many_players": return "Too many new players from your address just now: try again later.";
     case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
@@ -296,6 +303,10 @@ function received(message) {
     case "player_games":
       playerView.received(message);
       return;
+    case "password_set":
+    case "devices":
+      accountView.received(message);
+      return;
     case "error":
       failed(message);
       break;
@@ -354,7 +365,7 @@ function gameEvent(event, now) {
 }
 
 function failed(error) {
-  say(sentence(error.message));
+  say(accountRefusal(error.code) || sentence(error.message));
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
     if (model) send("watch", { game: model.id, since: model.version });
@@ -412,10 +423,13 @@ let gameView;
 let playerView;
 let reviewView;
 let analysisView;
+let accountView;
 
 function show(screen) {
+  if (app.screen === "account" && screen !== "account") accountView.left();
+  else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
@@ -428,6 +442,7 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  if (app.screen === "account") accountView.render();
 }
 
 function keys(event) {
@@ -565,6 +580,12 @@ function start() {
   playerView = new PlayerView($("#player"), app, act);
   reviewView = new ReviewView($("#review"), act);
   analysisView = new AnalysisView($("#analysis"), act);
+  accountView = new AccountView($("#account"), app, act);
+  mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
+  $("#account-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.me) show("account");
+  });
   soundSwitch(); // its switch is in the lobby
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
