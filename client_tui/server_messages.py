@@ -44,6 +44,7 @@ from server.protocol import (
     ChallengeReceived,
     ChallengeSent,
     ChatLine,
+    ChatRemoved,
     ClientMessage,
     ComputerThinking,
     Devices,
@@ -113,7 +114,8 @@ class ServerMessages(App[None]):
         if isinstance(message, GameState):
             self._game_state(message, now)
         elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | ComputerThinking | EngineStatus | Suggestion | Rematched):
+                        | ComputerThinking | EngineStatus | Suggestion | Rematched
+                        | ChatRemoved):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
