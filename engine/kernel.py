@@ -149,6 +149,16 @@ def _pop(cell, side, cells, counts, hist, cell_lines, cell_degree):  # type: ign
             hist[other, theirs] += 1
 
 
+@njit(cache=True, inline="always")
+def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
+    """Make ``cell`` then the child's principal variation the line of the node at ``here``
+    (row ``here`` of ``pv`` holds the line from that node, up to ``pv_len[here]``)."""
+    pv[here, here] = cell
+    for i in range(here + 1, pv_len[here + 1]):
+        pv[here, i] = pv[here + 1, i]
+    pv_len[here] = max(pv_len[here + 1], here + 1)
+
+
 @njit(cache=True)
 def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-def]
     """The static value of a position for the root player (not the side to move)."""
@@ -260,10 +270,7 @@ def negamax(  # type: ignore[no-untyped-def]
         cutoff = False
         if child > best[k]:
             best[k] = child
-            pv[here, here] = cell
-            for i in range(here + 1, pv_len[here + 1]):
-                pv[here, i] = pv[here + 1, i]
-            pv_len[here] = max(pv_len[here + 1], here + 1)
+            take_pv(pv, pv_len, here, cell)
             if alphabeta:
                 if child > lo[k]:
                     lo[k] = child
@@ -316,10 +323,7 @@ def search_root(  # type: ignore[no-untyped-def]
         if value > best:
             best = value
             best_index = i
-            pv[0, 0] = cell
-            for k in range(1, pv_len[1]):
-                pv[0, k] = pv[1, k]
-            pv_len[0] = max(pv_len[1], 1)
+            take_pv(pv, pv_len, 0, cell)
     return best_index
 
 

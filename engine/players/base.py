@@ -91,6 +91,17 @@ def parse_int(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def parse_float(low: float, high: float, unit: str = "") -> Callable[[str], float]:
+    """A parser of a number from ``low`` to ``high``; ``unit`` (e.g. " seconds") ends its error."""
+    def parse(text: str) -> float:
+        value = float(text)
+        if not low <= value <= high:
+            raise ValueError(f"must be {low:g}-{high:g}{unit}")
+        return value
+
+    return parse
+
+
 def parse_bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("on", "true", "yes", "1"):
