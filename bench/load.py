@@ -9,6 +9,9 @@ they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per g
 a new game when one ends, so G games stay live. A spectator watches one game slot and follows
 it into its next game. ``--ai-games A`` adds A bots that play the computer (``play_ai``) game
 after game and answer each computer move at once; every computer move must arrive.
+``--bad-logins N`` adds N wrong-password logins a second from the same address, through the
+warmup and the window (``bench/harness/bad_logins.py``): does a password-guessing attack slow
+the others' moves? Their replies are counted by code.
 
 What it reports, over the measuring window (after ``--warmup`` seconds of play):
 
@@ -49,6 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
 from harness.generators import quiet_collector, split, wait_for_item
 from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
@@ -473,65 +477,9 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         server.start()
-        if args.pin:
-            pin_server(server.pid)
-        if args.server_nice:
-            os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
-        if args.workers_nice:
-            for pid in descendants(server.pid):
-                os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
-        rss_start = rss_kib(server.pid)
-        context = multiprocessing.get_context("spawn")
-        ready, go, out = context.Queue(), context.Queue(), context.Queue()
-        patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
-        shares = [
-            Share(slots, spectators, computer, args.rate, args.computer_level, patience)
-            for slots, spectators, computer in zip(split(args.games, args.procs),
-                                                   split(args.spectators, args.procs),
-                                                   split(args.ai_games, args.procs),
-                                                   strict=True)
-        ]
-        workers = [
-            context.Process(target=generator_main, args=(
-                server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
-                not args.generator_gc), daemon=True)
-            for p, share in enumerate(shares)
-        ]
-        setup_started = time.monotonic()
-        for worker in workers:
-            worker.start()
-        failures: list[str] = []
-        tallies: list[Tally] = []
-        try:
-            for _ in workers:
-                wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
-            setup = time.monotonic() - setup_started
-            rss_connected = rss_kib(server.pid)
-            start = time.monotonic() + 0.5
-            for _ in workers:
-                go.put((start, args.warmup, args.duration))
-            print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
-                  f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
-                  flush=True)
-            if args.pin_ai:
-                pin_ai(server.pid)
-            time.sleep(max(0.0, start + args.warmup - time.monotonic()))
-            if args.pin_ai:
-                pin_ai(server.pid)  # and any worker started since
-            cpu_from = server.cpu_seconds()
-            metrics_from = server.metrics_or_nothing(failures)
-            load_from = load_average()
-            time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
-            cpu_to = server.cpu_seconds()
-            rss_end = rss_kib(server.pid)
-            metrics = server.metrics_or_nothing(failures)
-            load_to = load_average()
-            for _ in workers:
-                item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
-                if isinstance(item, str):
-                    failures.append(item)
-                else:
-                    tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+        workers: list[multiprocessing.process.BaseProcess] = []
+        try:  # from here on, whatever fails, the server and the generators are stopped
+            tallies, failures, measured = _conduct(args, server, workers)
         finally:
             exit_code = server.close(kill=args.stop == "kill")
             for worker in workers:
@@ -542,17 +490,94 @@ def run(args: argparse.Namespace) -> int:
         if args.server_log:
             Path(args.server_log).write_text(server.log.read_text())
 
-    report(args, tallies, failures, missing, exit_code, cpu_from, cpu_to, rss_start, rss_end,
-           metrics_from, metrics, load_from, load_to)
+    report(args, tallies, failures, missing, exit_code, *measured)
     errors = sum(sum(t.errors.values()) for t in tallies) + len(failures)
     return 0 if errors == 0 and missing == 0 else 1
+
+
+def _conduct(args: argparse.Namespace, server: ServerProcess,
+             workers: list[multiprocessing.process.BaseProcess]) -> tuple[
+                 list[Tally], list[str], tuple[Any, ...]]:
+    """Start the generators (appending them to ``workers``), let them play through the
+    warm-up and the window, and collect their tallies and the server's figures."""
+    if args.pin:
+        pin_server(server.pid)
+    if args.server_nice:
+        os.setpriority(os.PRIO_PROCESS, server.pid, args.server_nice)
+    if args.workers_nice:
+        for pid in descendants(server.pid):
+            os.setpriority(os.PRIO_PROCESS, pid, args.workers_nice)
+    rss_start = rss_kib(server.pid)
+    context = multiprocessing.get_context("spawn")
+    ready, go, out = context.Queue(), context.Queue(), context.Queue()
+    patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
+    shares = [
+        Share(slots, spectators, computer, args.rate, args.computer_level, patience)
+        for slots, spectators, computer in zip(split(args.games, args.procs),
+                                               split(args.spectators, args.procs),
+                                               split(args.ai_games, args.procs),
+                                               strict=True)
+    ]
+    workers += [
+        context.Process(target=generator_main, args=(
+            server.ws_url, p, share, args.seed + p, ready, go, out, args.pin,
+            not args.generator_gc), daemon=True)
+        for p, share in enumerate(shares)
+    ]
+    setup_started = time.monotonic()
+    for worker in workers:
+        worker.start()
+    failures: list[str] = []
+    tallies: list[Tally] = []
+    for _ in workers:
+        wait_for_item(ready, workers, SETUP_TIMEOUT + 60)
+    setup = time.monotonic() - setup_started
+    rss_connected = rss_kib(server.pid)
+    start = time.monotonic() + 0.5
+    for _ in workers:
+        go.put((start, args.warmup, args.duration))
+    print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
+          f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
+          flush=True)
+    if args.pin_ai:
+        pin_ai(server.pid)
+    reports = len(workers)  # one tally from each generator
+    if args.bad_logins:
+        attacker = context.Process(target=attack_main, args=(
+            server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
+            daemon=True)
+        attacker.start()
+        workers.append(attacker)  # stopped with the generators, whatever happens
+        reports += 1
+    attack: dict[str, int] | None = None
+    time.sleep(max(0.0, start + args.warmup - time.monotonic()))
+    if args.pin_ai:
+        pin_ai(server.pid)  # and any worker started since
+    cpu_from = server.cpu_seconds()
+    metrics_from = server.metrics_or_nothing(failures)
+    load_from = load_average()
+    time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
+    cpu_to = server.cpu_seconds()
+    rss_end = rss_kib(server.pid)
+    metrics = server.metrics_or_nothing(failures)
+    load_to = load_average()
+    for _ in range(reports):
+        item = wait_for_item(out, workers, MOVE_TIMEOUT * 3 + 60, dead_ok=True)
+        if isinstance(item, str):
+            failures.append(item)
+        elif "errors" not in item:  # the --bad-logins process's replies by code
+            attack = item
+        else:
+            tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+    return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
+                               load_from, load_to, attack)
 
 
 def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
            exit_code: int | None, cpu_from: tuple[float, float], cpu_to: tuple[float, float],
            rss_start: int, rss_end: int, metrics_from: dict[str, float],
            metrics: dict[str, float], load_from: str,
-           load_to: str) -> None:
+           load_to: str, attack: dict[str, int] | None = None) -> None:
     d = args.duration
     latencies = [x for t in tallies for x in t.latencies]
     spectators = [x for t in tallies for x in t.spectator_latencies]
@@ -575,6 +600,10 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  moves/s          {sum(t.acked_in_window for t in tallies) / d:.0f} acknowledged "
           f"(target {args.games * args.rate:g}); games started {started}, finished {finished}; "
           f"late sends {late}")
+    in_window = sum(t.acked_in_window for t in tallies)
+    per_move = (cpu_to[0] - cpu_from[0]) / in_window * 1e3 if in_window else float("nan")
+    print(f"  CPU per move     {per_move:.3f} ms of the server process's CPU (user + system) "
+          f"per acknowledged move in the window")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
     if spectators:
@@ -611,6 +640,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  load average     {load_from} at window start, {load_to} at its end")
     print(f"  durability       server stopped by {'SIGKILL' if args.stop == 'kill' else 'SIGTERM'}"
           f" (exit {exit_code}); {acked} acknowledged moves, {missing} missing from the database")
+    if args.bad_logins:
+        print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
+              f"{attack if attack is not None else 'none reported'}")
 
 
 def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
@@ -698,6 +730,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generator-gc", action="store_true",
                         help="leave the generators' collector as Python sets it, instead of "
                              "freezing their connections' objects after setup")
+    parser.add_argument("--bad-logins", type=float, default=0.0, metavar="N",
+                        help="add N wrong-password logins a second from one address (the "
+                             "server's password-attempt limit stays on)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:

@@ -46,12 +46,15 @@ from client_tui.model import (
     LobbyModel,
     PlayerSession,
 )
+from client_tui.screens.account import AccountScreen, login_request
+from client_tui.screens.analysis import AnalysisScreen, Fetch, fetch_solve
 from client_tui.screens.connect import ConnectScreen
 from client_tui.screens.dialogs import ConfirmDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.my_games import MyGamesScreen
+from client_tui.screens.review import ReviewScreen
 from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
@@ -59,15 +62,21 @@ from client_tui.text import visible
 from client_tui.tokens import TokenStore
 from server.protocol import (
     ClientMessage,
+    GameReviewed,
     LobbySub,
+    ReviewGame,
     Unwatch,
     Watch,
 )
 
 REFUSALS = {
-    "name_taken": "The name {name!r} is taken on this server: pick another one.",
+    "name_taken": "The name {name!r} is taken on this server: pick another one, or type its "
+                  "password to log in.",
     "bad_name": "{name!r} cannot be a name: use 1–24 letters, digits, _ or -.",
     "bad_token": "The server does not know the player saved for {name!r}.",
+    "token_revoked": "This computer was logged out of {name!r}: log in with your password.",
+    "bad_credentials": "Wrong name or password.",
+    "too_many_attempts": "Too many tries for {name!r}: wait a while, then try again.",
 }
 
 
@@ -165,8 +174,9 @@ class QubicApp(ServerMessages):
             else:
                 self.pop_screen()
 
-    def connect(self, url: str | None, name: str) -> None:
-        """Open a session with ``url`` (None: start and use the embedded server) as ``name``."""
+    def connect(self, url: str | None, name: str, password: str | None = None) -> None:
+        """Open a session with ``url`` (None: start and use the embedded server) as ``name``
+        (with ``password``: a login on this device)."""
         self.server_url = url
         self.session.name = name
         self._retried_name = False
@@ -176,10 +186,10 @@ class QubicApp(ServerMessages):
             "Starting the local server…" if starting
             else f"Connecting to {url or 'the local server'}…"
         )
-        self.run_link(url, name)
+        self.run_link(url, name, password)
 
     @work(exclusive=True, group="link", exit_on_error=False)
-    async def run_link(self, url: str | None, name: str) -> None:
+    async def run_link(self, url: str | None, name: str, password: str | None = None) -> None:
         """The network worker: start the embedded server if needed, then run the link."""
         if url is None:
             if self.embedded is None:
@@ -195,7 +205,8 @@ class QubicApp(ServerMessages):
         else:
             ws_url, self._key = url, url
         token = self.tokens.token(self._key, name)
-        self.link = ServerLink(ws_url, self._link_event, name=name, token=token)
+        self.link = ServerLink(ws_url, self._link_event, name=name, token=token,
+                               opening=login_request(name, password))
         await self.link.run()
 
     def _link_event(self, event: LinkEvent) -> None:
@@ -248,7 +259,7 @@ class QubicApp(ServerMessages):
 
     def on_connect_requested(self, message: ConnectRequested) -> None:
         message.stop()
-        self.connect(message.url, message.name)
+        self.connect(message.url, message.name, message.password)
 
     def on_leave_game(self, message: LeaveGame) -> None:
         message.stop()
@@ -338,10 +349,34 @@ class QubicApp(ServerMessages):
                 self.pop_screen()
             self.push_screen(self.lobby_screen)
 
+    def action_account(self) -> None:
+        """This player's account: protect the name, the devices."""
+        if self.session.name and not isinstance(self.screen, AccountScreen):
+            self.push_screen(AccountScreen(self.session.name))
+
     def action_my_games(self) -> None:
-        """The games this player has on this server: unfinished ones first."""
-        self.push_screen(MyGamesScreen(self.settings.games.get(self._key, []),
-                                       self.session.unfinished))
+        """The games this player has on this server, as the server lists them."""
+        self.push_screen(MyGamesScreen(self.session.name))
+
+    def solver(self) -> Fetch | None:
+        """``/api/solve`` on the server this client plays on (None before it is known)."""
+        if self.embedded is not None:
+            return fetch_solve(self.embedded.http_url)
+        return None if self.server_url is None else fetch_solve(http_base(self.server_url))
+
+    def open_review(self, game_id: str) -> None:
+        """Ask for a finished game's review; its screen opens with the reply (``show_review``).
+        Screens post ``Outgoing(ReviewGame(game=...))`` to do the same (the game's end, My
+        games); a player page can call this."""
+        self.send(ReviewGame(game=game_id))
+
+    def show_review(self, message: GameReviewed) -> None:
+        """The reply to ``review`` (from a finished game or My games): its screen."""
+        self.push_screen(ReviewScreen(message.review, self.solver()))
+
+    def action_analysis(self) -> None:
+        """The analysis board, from the empty board."""
+        self.push_screen(AnalysisScreen(self.solver()))
 
     def _back_to_connect(self, reason: str) -> None:
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
@@ -355,6 +390,8 @@ class QubicApp(ServerMessages):
 
     def _refused(self, event: Refused) -> None:
         name = self.session.name
+        if event.code == "token_revoked":
+            self.tokens.forget(self._key, name)  # dead: the next connect says hello or logs in
         if event.code == "bad_token" and not self._retried_name:
             self.tokens.forget(self._key, name)  # the server forgot us: register the name again
             self._retried_name = True

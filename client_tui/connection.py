@@ -30,6 +30,7 @@ from server.protocol import (
     ClientMessage,
     Error,
     Hello,
+    Login,
     ServerMessage,
     Welcome,
     decode_server_message,
@@ -118,12 +119,14 @@ class ServerLink:
         name: str | None = None,
         token: str | None = None,
         backoff: Backoff | None = None,
+        opening: Login | None = None,
     ) -> None:
         if name is None and token is None:
             raise ValueError("a link needs a name or a token")
         self.url = url
         self.name = name
         self.token = token
+        self.opening = opening  # a login to open the first session with (not hello)
         self._on_event = on_event
         self._backoff = backoff or Backoff()
         self._outbox: asyncio.Queue[ClientMessage] = asyncio.Queue()
@@ -193,6 +196,7 @@ class ServerLink:
             welcome = await asyncio.wait_for(self._hello(ws), OPEN_TIMEOUT)
             self.token = welcome.token
             self.name = welcome.name
+            self.opening = None  # from now on the new token
             self._welcomed = True
             self._emit(Connected(welcome, reconnected))
             writer = asyncio.create_task(self._write(ws))
@@ -207,7 +211,9 @@ class ServerLink:
                     await writer
 
     async def _hello(self, ws: ClientConnection) -> Welcome:
-        hello = Hello(token=self.token) if self.token else Hello(name=self.name)
+        hello: Hello | Login = Hello(token=self.token) if self.token else Hello(name=self.name)
+        if self.opening is not None:
+            hello = self.opening
         await ws.send(encode(hello).decode())
         while True:
             message = _decode(await ws.recv())

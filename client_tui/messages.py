@@ -17,12 +17,14 @@ class Outgoing(Message):
 
 
 class ConnectRequested(Message):
-    """Connect to ``url`` (None: the embedded server) as ``name``."""
+    """Connect to ``url`` (None: the embedded server) as ``name`` (with ``password``: log in
+    on this device with it)."""
 
-    def __init__(self, url: str | None, name: str) -> None:
+    def __init__(self, url: str | None, name: str, password: str | None = None) -> None:
         super().__init__()
         self.url = url
         self.name = name
+        self.password = password
 
 
 class LeaveGame(Message):

@@ -78,6 +78,7 @@ class GameModel:
     end: GameEnd | None = None
     spectators: int = 0
     chat: list[ChatLine] = field(default_factory=list)
+    spectator_chat: bool = True  # the host lets spectators chat (among themselves)
     thinking: ComputerThinking | None = None
     engine: EngineStatus | None = None  # the computer's engine, while it is not ready
     claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
@@ -103,6 +104,7 @@ class GameModel:
             end=state.end,
             spectators=state.spectators,
             chat=list(state.chat)[-CHAT_KEPT:],
+            spectator_chat=state.spectator_chat,
         )
         return model
 

@@ -25,9 +25,11 @@ from client_tui.model import (
     format_clock_spec,
     other,
 )
+from client_tui.screens.account import AccountScreen
 from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
+from client_tui.screens.player import PlayerScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import visible
 from server.protocol import (
@@ -44,14 +46,18 @@ from server.protocol import (
     ChatLine,
     ClientMessage,
     ComputerThinking,
+    Devices,
     EngineStatus,
     Error,
     GameEnd,
+    GameReviewed,
     GameState,
     LobbyDelta,
     LobbySnapshot,
     MovePlayed,
     Offer,
+    PasswordSet,
+    PlayerGamesPage,
     Presence,
     PrivateCreated,
     Queued,
@@ -95,6 +101,9 @@ class ServerMessages(App[None]):
         self._requests[request_id] = request
         return True
 
+    def show_review(self, message: GameReviewed) -> None:
+        """Show a game's review (``QubicApp`` pushes its screen)."""
+
     # -- server messages -------------------------------------------------------------------
 
     def _received(self, message: ServerMessage) -> None:
@@ -106,6 +115,9 @@ class ServerMessages(App[None]):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
+        elif isinstance(message, GameReviewed):
+            self._requests.pop(message.ref or 0, None)
+            self.show_review(message)
         elif isinstance(message, LobbySnapshot):
             self._requests.pop(message.ref or 0, None)  # the lobby is asked for again and again
             self.lobby.load(message)
@@ -131,8 +143,18 @@ class ServerMessages(App[None]):
             ))
         elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
             self._challenge(message)
+        elif isinstance(message, PasswordSet | Devices):
+            self._requests.pop(message.ref or 0, None)
+            for screen in self.screen_stack:
+                if isinstance(screen, AccountScreen):
+                    screen.received(message)
         elif isinstance(message, Error):
             self._error(message)
+        elif isinstance(message, PlayerGamesPage):
+            self._requests.pop(message.ref or 0, None)
+            for screen in self.screen_stack:
+                if isinstance(screen, PlayerScreen) and screen.shows(message):
+                    screen.show_page(message)
         elif isinstance(message, Announce):  # the host speaks: stays up long enough to read
             self.bell()
             self.notify(message.text, title="From the server", severity="warning",

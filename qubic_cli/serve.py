@@ -10,6 +10,7 @@ from typing import Any
 from qubic_cli.common import fail, missing_extra, port_number, seconds
 from qubic_cli.settings import Setting, SettingsError, named_alike, settle
 from server.defaults import GRACE, LEASE_TTL
+from server.http.loop import uvloop_installed
 
 NAME = "serve"
 HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
@@ -26,13 +27,15 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("host", "port"),
     Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
     *named_alike("ai_workers", "grace", "ai_nice", "ai_time", "max_connections_per_address",
-                 "new_players_per_hour"),
+                 "new_players_per_hour", "password_attempts_per_address"),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "solve_rate", "metrics_listen"),
+                 "solve_rate", "metrics_listen", "event_loop"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
+    Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
+    *named_alike("spectator_chat", "leaderboard_inactive_days"),
 )
 
 
@@ -64,6 +67,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--new-players-per-hour", type=int, default=30, metavar="N",
                         help="new players one client address may make an hour (default 30; 0: "
                              "no limit)")
+    parser.add_argument("--password-attempts-per-address", type=int, default=30, metavar="N",
+                        help="password attempts (login, recover) one client address may make "
+                             "at once; 12 times N come back an hour (default 30; 0: no limit)")
     parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                         help="a reverse proxy (address or network) whose X-Forwarded-For names "
                              "the client; repeat for several (default: none, the header is "
@@ -99,6 +105,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
+    parser.add_argument("--event-loop", default="auto", choices=["auto", "uvloop", "asyncio"],
+                        help="the event loop: uvloop (less CPU a move; docs/benchmarks.md) or "
+                             "Python's own asyncio loop (default auto: uvloop where it is "
+                             "installed)")
+    parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
+                        help="a name new players may not take, beside admin, moderator, "
+                             "computer, ... (compared folded: case and look-alike letters); "
+                             "repeat for several")
+    parser.add_argument("--spectator-chat", action=argparse.BooleanOptionalAction, default=True,
+                        help="let spectators chat among themselves (default: on; players "
+                             "never see it)")
+    parser.add_argument("--leaderboard-inactive-days", type=float, default=90.0, metavar="D",
+                        help="a player with no rated game for D days leaves the leaderboard "
+                             "(default 90; 0: never)")
     parser.add_argument("--metrics-token", metavar="TOKEN",
                         help="/metrics asks for 'Authorization: Bearer TOKEN' (give it as "
                              "QUBIC_METRICS_TOKEN or QUBIC_METRICS_TOKEN_FILE, not here)")
@@ -117,6 +137,9 @@ def server_config(args: argparse.Namespace) -> Any:
         raise SettingsError(f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
         raise SettingsError("--node must be a non-empty name without ':'")
+    if args.event_loop == "uvloop" and not uvloop_installed():
+        raise SettingsError("--event-loop uvloop: uvloop is not installed here (pip install "
+                            "uvloop; it does not run on Windows)")
     if args.metrics_listen is not None:
         from server.http.ops import split_address
 
@@ -124,6 +147,11 @@ def server_config(args: argparse.Namespace) -> Any:
             split_address(args.metrics_listen)
         except ValueError as error:
             raise SettingsError(f"--metrics-listen: {error}") from None
+    if args.leaderboard_inactive_days < 0:
+        raise SettingsError("--leaderboard-inactive-days must be 0 or more")
+    for name in args.reserved_name:
+        if not name or len(name) > 24:
+            raise SettingsError(f"--reserved-name {name!r} is not a name (1-24 characters)")
     for proxy in args.trusted_proxy:
         try:
             ipaddress.ip_network(proxy, strict=False)
@@ -135,11 +163,14 @@ def server_config(args: argparse.Namespace) -> Any:
         grace=args.grace, ai_move_time=args.ai_time,
         max_connections_per_address=max(0, args.max_connections_per_address),
         new_players_per_address=max(0, args.new_players_per_hour),
+        password_attempts_per_address=max(0, args.password_attempts_per_address),
         trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
-        metrics_token=args.metrics_token,
+        metrics_token=args.metrics_token, event_loop=args.event_loop,
+        reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
+        leaderboard_inactive_days=args.leaderboard_inactive_days,
     )
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)

@@ -19,7 +19,7 @@ LAYERS: dict[str, int] = {
     "server.defaults": 0, "server.version": 0,
     "server.protocol": 1,
     "server.game": 2,
-    "server.store": 3, "server.engine_pool": 3, "server.redis_io": 3,
+    "server.store": 3, "server.engine_pool": 3, "server.redis_io": 3, "server.accounts": 3,
     "server.node": 4,
     "server.cluster": 5,
     "server.http": 6,

@@ -149,3 +149,29 @@ def test_json_logs_and_the_access_log(tmp_path: Path) -> None:
     access = [entry for entry in lines if entry["logger"] == "qubic.access"]
     assert any(entry["path"] == "/health" and entry["status"] == 200
                and entry["address"] == "127.0.0.1" for entry in access), access
+
+
+def test_the_community_options_from_every_source(tmp_path: Path) -> None:
+    """Reserved names, spectators' chat and the leaderboard's inactivity (issue 27) layer as
+    every option does, reach the server's configuration, and a bad one is refused."""
+    config = tmp_path / "q.toml"
+    config.write_text('reserved_names = ["boss", "chief"]\nspectator_chat = false\n')
+    args, sources = layered(["serve", "--config", str(config), "--leaderboard-inactive-days",
+                             "30"], {"QUBIC_SPECTATOR_CHAT": "true"})
+    made = serve.server_config(args)
+    assert (made.reserved_names, made.spectator_chat, made.leaderboard_inactive_days) == (
+        ("boss", "chief"), True, 30.0)
+    assert (sources["reserved_name"], sources["spectator_chat"],
+            sources["leaderboard_inactive_days"]) == ("file", "env", "flag")
+    args, _ = layered(["serve", "--no-spectator-chat"], {"QUBIC_RESERVED_NAMES": "a,b"})
+    made = serve.server_config(args)
+    assert (made.reserved_names, made.spectator_chat) == (("a", "b"), False)
+    done = qubic("config", "check", "serve", "--json",
+                 environ={"QUBIC_LEADERBOARD_INACTIVE_DAYS": "7"})
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["leaderboard_inactive_days"] == {"value": 7.0, "source": "env"}
+    assert shown["spectator_chat"] == {"value": True, "source": "default"}
+    assert shown["reserved_names"] == {"value": [], "source": "default"}
+    refused = qubic("config", "check", "serve", "--leaderboard-inactive-days", "-1")
+    assert refused.returncode == 2 and "--leaderboard-inactive-days must be 0" in refused.stderr

@@ -52,6 +52,9 @@ class ConnectScreen(Screen[None]):
             yield Label("Name (1–24 letters, digits, _ or -)")
             yield Input(self.player_name, placeholder="your name", max_length=24, id="name",
                         compact=True)
+            yield Label("Password (only to log in on this device to a name you protected)")
+            yield Input("", placeholder="empty: play with this device's own key", password=True,
+                        max_length=128, id="password", compact=True)
             yield Button("Connect", variant="primary", id="connect-button", compact=True)
             yield Static("", id="connect-status")
         yield Footer(compact=True)
@@ -102,5 +105,7 @@ class ConnectScreen(Screen[None]):
             self.set_status(problem, error=True)
             self.query_one("#name", Input).focus()
             return
-        self.set_status("Connecting…")
-        self.post_message(ConnectRequested(url, name))
+        password = self.query_one("#password", Input).value or None
+        self.query_one("#password", Input).value = ""  # not kept on screen
+        self.set_status("Logging in…" if password else "Connecting…")
+        self.post_message(ConnectRequested(url, name, password))

@@ -33,6 +33,7 @@ from server.protocol import (
     Move,
     Rematch,
     Resign,
+    ReviewGame,
     TakeBack,
 )
 
@@ -81,6 +82,8 @@ class GameScreen(Screen[None]):
         Binding("slash", "chat", "Chat", key_display="/", show=False, id="game.chat",
                 tooltip="Type in the chat"),
         Binding("escape", "leave", "Lobby", id="game.leave", tooltip="Back to the lobby"),
+        Binding("v", "review", "Review", id="game.review",
+                tooltip="The game's review: where it was won and lost"),
     ]
 
     def __init__(
@@ -153,7 +156,9 @@ class GameScreen(Screen[None]):
         self.query_one(BoardWidget).view = self._board_view()
         self.query_one(GameInfo).show(model, self.now(), self.show_threats)
         self.query_one(MoveList).show(model.move_texts(), model.shown_ply)
-        self.query_one(ChatPanel).show(model.chat)
+        chat = self.query_one(ChatPanel)
+        chat.describe(model.you is not None, model.spectator_chat)
+        chat.show(model.chat)
         self.refresh_bindings()
 
     def _tick(self) -> None:
@@ -222,6 +227,8 @@ class GameScreen(Screen[None]):
             return playing and model.against_computer and not model.rated
         if action == "say_refused":  # elsewhere the key says why it does nothing
             return not (playing and model.against_computer and not model.rated)
+        if action == "review":
+            return model.over
         if action == "rematch":
             return seated and model.over and model.you not in model.rematch
         if action == "say":  # a key that cannot act here says why
@@ -231,6 +238,9 @@ class GameScreen(Screen[None]):
             if said.startswith("Rematch asked"):
                 return seated and model.over and model.you in model.rematch
         return True
+
+    def action_review(self) -> None:
+        self.post_message(Outgoing(ReviewGame(game=self.model.id)))
 
     def action_say(self, text: str) -> None:
         self.notify(text, timeout=3)

@@ -25,10 +25,15 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `n` — create a private room and show its code
 - `j` — join a private room by its code (`0` and `O` are read the same)
 - `g` — my games: go back to an unfinished one, or open a finished one to replay it
+- `a` — your account: protect your name with a password (to log in on other computers),
+  your devices (log one out, or every other one)
 - `⏎` — accept the selected seek, watch the selected game, or challenge the selected
   player online (`v` challenges the player selected in that table; `x` cancels your
   challenges). A challenge to you asks: accept or decline (Enter and Escape decline)
 - `l` — reload the leaderboard
+- `i` — the page of the player selected online (or on the leaderboard): record, rating
+  history, games to replay; `⏎` on the leaderboard opens it too
+- `a` — the analysis board: try moves for both sides and see who wins
 - `tab` — move between the tables
 
 ## Game
@@ -50,7 +55,18 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `h` — against the computer (casual games), a hint: the engine's move, marked `!`
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
+- `v` — once the game is over, its review (also `v` in my games)
 - `esc` — back to the lobby
+
+## Review and analysis
+
+- review: `,` `.` (or ← →) step through the moves, `home` `end` jump; each move is marked
+  `!` (a forced win found), `??` (a blunder: a win or a draw thrown away), `?!` (a threat
+  missed); the best move there is marked `!` on the board, the line that would have won is
+  written under it; `a` opens the analysis board on the position shown
+- analysis board: play both sides on the board; `u` takes back, `e` empties the board, `p`
+  sets up moves (`1a1 2b2 …`), `y` copies them; the solver says who wins and what each move
+  does (`wins 3`: a forced win in 3 plies; `?`: not proved)
 
 Everywhere: `?` this help, `ctrl+p` every command of the screen, `ctrl+q` quit.
 The level, colour, clock and other options you pick are remembered for next time.

@@ -18,6 +18,7 @@ from client_tui.connection import LeaderboardRow, fetch_leaderboard
 from client_tui.messages import Outgoing, SettingsChanged
 from client_tui.model import LobbyModel, PlayerSession, format_clock_spec
 from client_tui.screens.dialogs import CodeDialog, OptionsDialog
+from client_tui.screens.player import PlayerScreen
 from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import literal
 from server.protocol import (
@@ -56,10 +57,16 @@ class LobbyScreen(Screen[None]):
                 tooltip="Cancel your seek, quick pairing or challenges"),
         Binding("v", "challenge", "Challenge", show=False, id="lobby.challenge",
                 tooltip="Challenge the player selected among the players online"),
+        Binding("a", "app.account", "Account", show=False, id="lobby.account",
+                tooltip="Protect your name with a password; your devices"),
         Binding("g", "app.my_games", "Games", id="lobby.my_games",
                 tooltip="My games: go back to a game, or replay a finished one"),
         Binding("l", "leaderboard", "Leaders", show=False, id="lobby.leaderboard",
                 tooltip="Reload the leaderboard"),
+        Binding("i", "player_page", "Player", show=False, id="lobby.player",
+                tooltip="The page of the player selected online or on the leaderboard"),
+        Binding("a", "app.analysis", "Analysis", show=False, id="lobby.analysis",
+                tooltip="The analysis board: try moves and see who wins"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
@@ -91,7 +98,7 @@ class LobbyScreen(Screen[None]):
             with Vertical(id="lobby-right"):
                 yield Label("Online · ⏎ challenges", classes="section-title")
                 yield DataTable(id="players", cursor_type="row", zebra_stripes=True)
-                yield Label("Leaderboard", classes="section-title")
+                yield Label("Leaderboard · ⏎ player", classes="section-title")
                 yield DataTable(id="leaderboard", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
@@ -207,7 +214,8 @@ class LobbyScreen(Screen[None]):
             table.add_row("", Text(rows, style="dim"), "")
             return
         for rank, row in enumerate(rows, start=1):
-            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)))
+            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)),
+                          key=row.name)
 
     # -- actions (messages up) -------------------------------------------------------------
 
@@ -262,6 +270,19 @@ class LobbyScreen(Screen[None]):
         name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         if name is not None:
             self.challenge(name)
+
+    def action_player_page(self) -> None:
+        """The page of the player selected on the leaderboard (when it has the focus), else
+        among the players online."""
+        leaders = self.query_one("#leaderboard", DataTable)
+        table = leaders if leaders.has_focus else self.query_one("#players", DataTable)
+        if not table.row_count:
+            self.notify("No player to show: select one online or on the leaderboard.",
+                        timeout=3)
+            return
+        name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if name is not None:
+            self.app.push_screen(PlayerScreen(name))
 
     def challenge(self, name: str) -> None:
         """Ask for the terms, then challenge ``name`` (yourself: say why not)."""
@@ -323,3 +344,9 @@ class LobbyScreen(Screen[None]):
     def watch_game(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.post_message(Outgoing(Watch(game=event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#leaderboard")
+    def open_player(self, event: DataTable.RowSelected) -> None:
+        """A leader's page: record, rating history, games."""
+        if event.row_key.value is not None:
+            self.app.push_screen(PlayerScreen(event.row_key.value))

@@ -146,6 +146,7 @@ class BoardView:
     show_threats: bool = False
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
+    caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
 class BoardWidget(Widget, can_focus=True):
@@ -279,7 +280,8 @@ class BoardWidget(Widget, can_focus=True):
         for z in range(layout.layers):
             left = layout.layer_x(z)
             title = f"level {z + 1}" if g.d == 3 else g.name
-            title_style = style("board--title-active" if z == cursor_z else "board--title")
+            active = z == cursor_z and view.caption is None
+            title_style = style("board--title-active" if active else "board--title")
             grid_left = left + LABEL_WIDTH
             grid_width = layout.layer_width - LABEL_WIDTH
             canvas.put(grid_left + (grid_width - len(title)) // 2, 0, title, title_style)
@@ -307,14 +309,15 @@ class BoardWidget(Widget, can_focus=True):
                 background += style("board--last")
             elif cell in guides:
                 background += style("board--guide")
-            if cell == self.cursor:
+            cursor = cell == self.cursor and view.caption is None
+            if cursor:
                 background += style("board--cursor")
             for dy in range(layout.cell_h):
                 canvas.put(column, line + dy, " " * layout.cell_w, background)
             middle = line + layout.cell_h // 2
             centre = column + (layout.cell_w - 1) // 2
             canvas.put(centre, middle, text, background + text_style)
-            if cell == self.cursor:  # a shape, not only a colour: brackets around the piece
+            if cursor:  # a shape, not only a colour: brackets around the piece
                 before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
@@ -358,6 +361,8 @@ class BoardWidget(Widget, can_focus=True):
 
     def _hint(self) -> Text:
         style = self._style
+        if self.view.caption is not None:
+            return Text(self.view.caption, style("board--hint"))
         if self.typed:
             cell, problem = read_typed(self.typed, self.geometry)
             if cell is None:

@@ -1,4 +1,7 @@
-"""A game's chat: the lines said so far and a line to type in."""
+"""A game's chat: the lines said so far and a line to type in.
+
+A game has two chats (docs/protocol.md): the players' and the spectators', each seen only by
+its own. The panel says which one it is, so nobody takes one for the other."""
 
 from __future__ import annotations
 
@@ -62,6 +65,18 @@ class ChatPanel(Vertical):
         # min_width=1: wrap to the panel (the default of 78 columns wraps past its edge)
         yield RichLog(markup=False, wrap=True, highlight=False, max_lines=500, min_width=1)
         yield Input(placeholder="chat: / to type, ⏎ to send", max_length=300, compact=True)
+
+    def describe(self, seated: bool, spectator_chat: bool = True) -> None:
+        """Say which chat this is: the players' (to a seated player) or the spectators'
+        (off, and the line to type in with it, when the host has turned it off)."""
+        field = self.query_one(Input)
+        if seated:
+            field.placeholder = "players' chat · / to type"
+        elif spectator_chat:
+            field.placeholder = "spectators' chat · / to type"
+        else:
+            field.placeholder = "spectators' chat is off on this server"
+        field.disabled = not (seated or spectator_chat)
 
     def show(self, lines: list[ChatLine]) -> None:
         """Show ``lines`` (appending the new ones when the old are unchanged)."""

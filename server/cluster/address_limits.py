@@ -13,6 +13,10 @@ Keys, under the cluster's prefix (``qubic:``):
     The address's bucket of new players, a hash ``tokens``/``at`` (Redis's clock): the same
     token bucket as one node's (``new_players`` at once, that many back an hour). It expires
     when it would be full again, so an address that stops making players leaves nothing.
+``limits:login:name:{folded name}``, ``limits:login:address:{address}``
+    The buckets of password attempts (``login``, ``recover``, a ``set_password`` with the
+    current password) on one name and from one address, hashes as above: an attempt takes a
+    token from both in one script, or from neither when either is empty.
 ``limits:conn:{node}``
     A hash ``address -> open connections`` on that node. A connection is let in when the sum
     over the live nodes' hashes is below the limit, and counted in its node's hash, in one
@@ -53,7 +57,7 @@ from redis.exceptions import RedisError
 from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.metrics import Metrics
-from server.node.session import AddressLimits
+from server.node.session import LOGIN_ATTEMPTS_PER_ADDRESS, AddressLimits
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +126,36 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000))
 return nil
 """
 
+# KEYS: the name's bucket, the address's bucket. ARGV: for each, burst and refill per second
+# (burst 0: no limit). nil if the attempt may be made (a token taken from each), else the
+# seconds until it may (as _NEW_PLAYER).
+_LOGIN = _NOW_MS + """
+local wait = 0
+local after = {}
+for i = 1, 2 do
+  local burst = tonumber(ARGV[2 * i - 1])
+  local rate = tonumber(ARGV[2 * i])
+  if burst > 0 then
+    local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+    local tokens = tonumber(state[1]) or burst
+    local at = tonumber(state[2]) or now
+    tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
+    if tokens < 1 then
+      wait = math.max(wait, math.ceil((1 - tokens) / rate * 10) / 10)
+    end
+    after[i] = {tokens - 1, burst, rate}
+  end
+end
+if wait > 0 then
+  return tostring(wait)
+end
+for i, bucket in pairs(after) do
+  redis.call('HSET', KEYS[i], 'tokens', tostring(bucket[1]), 'at', now)
+  redis.call('PEXPIRE', KEYS[i], math.ceil((bucket[2] - bucket[1]) / bucket[3] * 1000))
+end
+return nil
+"""
+
 
 class RedisAddressLimits(AddressLimits):
     """``AddressLimits`` counted for the whole cluster in Redis; see the module docstring.
@@ -133,9 +167,9 @@ class RedisAddressLimits(AddressLimits):
     def __init__(
         self, client: aioredis.Redis, node: str, *, max_connections: int = 0,
         new_players: int = 0, ttl: float = LEASE_TTL, prefix: str = "qubic:",
-        metrics: Metrics | None = None,
+        metrics: Metrics | None = None, password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
     ) -> None:
-        super().__init__(max_connections, new_players)
+        super().__init__(max_connections, new_players, password_attempts)
         self.redis = client
         self.node = node
         self.ttl = ttl
@@ -150,6 +184,8 @@ class RedisAddressLimits(AddressLimits):
         self._disconnect = client.register_script(_DISCONNECT)
         self._renew_script = client.register_script(_RENEW)
         self._new_player = client.register_script(_NEW_PLAYER)
+        self._login = client.register_script(_LOGIN)
+        self._login_prefix = f"{prefix}limits:login:"
         self._stale = True  # this node's hash may differ from its own count: write it afresh
         self._away = False  # Redis failed the last call (a warning logged)
         self._retry_at = 0.0  # while away, checks call Redis again from this time (loop's)
@@ -229,6 +265,21 @@ class RedisAddressLimits(AddressLimits):
         if not answered or answer is None:
             return None
         self._buckets[address].tokens += 1.0  # not made: this node's own bucket has it back
+        return float(answer)
+
+    async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:
+        wait = self.login_attempt(address, name, now)  # this node's own buckets: the floor
+        if wait is not None or self._closed:
+            return wait
+        (name_burst, name_hour), (address_burst, address_hour) = (
+            self.login_per_name, self.login_per_address)
+        answered, answer = await self._check(
+            self._login, keys=[f"{self._login_prefix}name:{name}",
+                               f"{self._login_prefix}address:{address}"],
+            args=[name_burst, name_hour / 3600, address_burst, address_hour / 3600])
+        if not answered or answer is None:
+            return None
+        self.give_back_login(address, name)  # not made: this node's own buckets have it back
         return float(answer)
 
     async def close(self) -> None:

@@ -5,6 +5,10 @@ One worker process (started on first use, through the same fork server as the co
 players, and again after it dies) answers one position at a time; a position on the proof's
 tree costs it microseconds, one off it up to its budget. Answers are kept in an LRU cache by
 variant, moves and budget, so a thousand viewers of one position cost one search.
+
+The same worker reviews finished games (``engine.review``), one review at a time, each bounded
+(``REVIEW_SECONDS`` of search, then only the proof and the tables), so a position asked
+meanwhile waits at most about that long; ``server.node.reviews`` keeps what it computes.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ log = logging.getLogger(__name__)
 
 CACHE_SIZE = 10_000
 SLACK = 10.0  # seconds past its budget a search may take (a cold start loads the proof)
+REVIEW_SECONDS = 5.0  # seconds of search a review may spend in all
 
 
 def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[str, Any]:
@@ -34,6 +39,13 @@ def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[st
 
     board = Board(variant, list(cells))
     return solve(board, budget).to_json(board.geometry)
+
+
+def review_in_worker(variant: str, cells: Sequence[int], seconds: float) -> dict[str, Any]:
+    """In the worker: the review of the game played as ``cells``, as the API shows it."""
+    from engine.review import review_game
+
+    return review_game(variant, list(cells), total_budget=seconds).to_json()
 
 
 class TruthPool:
@@ -47,6 +59,8 @@ class TruthPool:
         self._inflight: dict[tuple[str, tuple[int, ...], float],
                              asyncio.Future[dict[str, Any]]] = {}
         self.searches = 0  # answers computed (not from the cache)
+        self.reviews = 0  # reviews computed
+        self._review_lock = asyncio.Lock()  # one review in the worker at a time
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -85,6 +99,24 @@ class TruthPool:
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         future.set_result(answer)
+        return answer
+
+    async def review(self, variant: str, cells: Sequence[int],
+                     seconds: float = REVIEW_SECONDS) -> dict[str, Any]:
+        """The review of a game (``engine.review.review_game``'s JSON), computed in the
+        worker; ``ComputerError`` if it cannot answer. Callers share one computation per
+        game themselves (``server.node.reviews``)."""
+        async with self._review_lock:
+            loop = asyncio.get_running_loop()
+            try:
+                answer = await asyncio.wait_for(
+                    loop.run_in_executor(self._pool(), review_in_worker, variant, list(cells),
+                                         seconds),
+                    2 * seconds + SLACK)  # the lines that would have won come on top
+            except (BrokenProcessPool, TimeoutError, OSError) as exc:
+                self._restart()
+                raise ComputerError(f"the solver could not review the game: {exc!r}") from None
+        self.reviews += 1
         return answer
 
     def _restart(self) -> None:

@@ -57,7 +57,8 @@ class Seat:
 
 @dataclass(frozen=True)
 class PlayerRecord:
-    """A registered player. ``games`` counts finished games; ``rated_games`` the rated ones."""
+    """A registered player. ``games`` counts finished games; ``rated_games`` the rated ones;
+    ``last_rated`` is when the last of those ended (None: never, or not known)."""
 
     name: str
     created: float
@@ -69,6 +70,7 @@ class PlayerRecord:
     wins: int = 0
     losses: int = 0
     draws: int = 0
+    last_rated: float | None = None
 
     @property
     def glicko(self) -> Rating:

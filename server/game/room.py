@@ -266,10 +266,16 @@ class GameRoom(RoomState):
         return [self._offer("rematch", side)]
 
     def chat(self, player: PlayerId, text: str, now: float) -> list[Outbound]:
-        """Say ``text`` (already checked by the protocol) in the game's chat."""
+        """Say ``text`` (already checked by the protocol) in the game's chat: a seated
+        player's line reaches the two players only, a spectator's the spectators only (as on
+        lichess: strangers watching cannot speak to the players), unless the host has turned
+        spectators' chat off."""
         side = self.side_of(player)
         if side is None and player not in self.spectators:
             raise RoomError("open the game before you chat in it", ErrorCode.NOT_SEATED)
+        if side is None and not self.spectator_chat:
+            raise RoomError("spectators' chat is off on this server",
+                            ErrorCode.SPECTATOR_CHAT_OFF)
         name = self.seats[side].name if side is not None else self.spectators[player]
         line = ChatLine(
             game=self.id,
@@ -279,7 +285,8 @@ class GameRoom(RoomState):
             version=self._next_version(),
         )
         self._chat.append(line)
-        return [self._keep(line)]
+        audience = Audience.SPECTATORS if side is None else Audience.SEATS
+        return [self._keep(line, audience, players=self._seated())]
 
     # -- help against the computer: hints and takebacks -----------------------------------
 

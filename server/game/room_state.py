@@ -51,6 +51,8 @@ class Audience(enum.Enum):
     ROOM = "room"  # the seated players and every spectator
     PLAYER = "player"  # only ``Outbound.player``
     OTHERS = "others"  # everyone in the room but ``Outbound.player``
+    SEATS = "seats"  # only the seated players, ``Outbound.players`` (the players' chat)
+    SPECTATORS = "spectators"  # everyone in the room but ``Outbound.players`` (theirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,7 @@ class Outbound:
     message: ServerMessage
     audience: Audience = Audience.ROOM
     player: PlayerId | None = None
+    players: tuple[PlayerId, ...] = ()  # the seated players, for SEATS and SPECTATORS
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class RoomState:
         self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
         self._known_from = 0  # the oldest version ``since`` can answer
         self._chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)
+        self.spectator_chat = True  # spectators may chat among themselves (the host's choice)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -203,7 +207,8 @@ class RoomState:
             rematch=[COLOURS[s] for s in sorted(self.rematch)],
             end=self.end,
             spectators=len(self.spectators),
-            chat=list(self._chat),
+            chat=[line for line in self._chat if self._hears(line, side)],
+            spectator_chat=self.spectator_chat,
         )
 
     def since(self, version: int) -> list[Versioned] | None:
@@ -220,6 +225,8 @@ class RoomState:
         missed = None if version is None else self.since(version)
         if missed is None:
             return [Outbound(self.snapshot(player, now), Audience.PLAYER, player)]
+        side = self.side_of(player)
+        missed = [e for e in missed if not isinstance(e, ChatLine) or self._hears(e, side)]
         latest = {event.side: event for event in missed if isinstance(event, Presence)}
         replayed = [
             self._presence_event(COLOURS.index(e.side), now, e.version)
@@ -248,6 +255,15 @@ class RoomState:
         if player in self.spectators:
             raise RoomError("spectators cannot play", ErrorCode.SPECTATOR)
         raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
+
+    @staticmethod
+    def _hears(line: ChatLine, side: int | None) -> bool:
+        """Whether a receiver seated on ``side`` (None: a spectator) is shown ``line``: the
+        players' chat is the players', the spectators' chat the spectators'."""
+        return (line.side is None) == (side is None)
+
+    def _seated(self) -> tuple[PlayerId, PlayerId]:
+        return self.seats[X].player, self.seats[O].player
 
     def _human(self, side: int) -> bool:
         return self.seats[side].computer_level is None
@@ -305,10 +321,11 @@ class RoomState:
         return self.version
 
     def _keep(
-        self, event: Versioned, audience: Audience = Audience.ROOM, player: PlayerId | None = None
+        self, event: Versioned, audience: Audience = Audience.ROOM, player: PlayerId | None = None,
+        players: tuple[PlayerId, ...] = (),
     ) -> Outbound:
         """Keep a versioned event in the history and address it."""
         if len(self._history) == HISTORY_SIZE:
             self._known_from = self._history[0].version
         self._history.append(event)
-        return Outbound(event, audience, player)
+        return Outbound(event, audience, player, players)

@@ -19,10 +19,11 @@ import msgspec
 from aiohttp import web
 
 from engine import format_moves, variant
-from server.game.records import GameRecord, GameStatus, PlayerRecord, Seat
-from server.game.room import computer_seat
+from server.errors import ServerError
+from server.game.records import GameRecord, GameStatus
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
+from server.node.profiles import player_games_page, profile_of, seat_name
 from server.node.routing import Unavailable
 from server.protocol import (
     PROTOCOL_VERSION,
@@ -30,16 +31,22 @@ from server.protocol import (
     ClockSpec,
     ErrorCode,
     GameSummary,
+    PlayedGame,
+    PlayerProfile,
     RatingChange,
+    RatingPoint,
     Reason,
     Result,
+    ReviewInfo,
     SeekInfo,
     Variant,
 )
+from server.store.base import PAGE_MAX
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
 GAME_ID = r"[A-Za-z0-9_-]{1,32}"  # the protocol's GameId (aiohttp matches routes whole)
 LEADERBOARD_MAX = 200
+PAGE_DEFAULT = 20  # games in a page of a player's history unless ``limit`` says
 HUB_KEY = web.AppKey("hub", Hub)
 
 
@@ -75,22 +82,20 @@ class ApiGame(msgspec.Struct, kw_only=True):
     rating_change: RatingChange | None
 
 
-class ApiPlayer(msgspec.Struct, kw_only=True):
-    """A player's record; ``rating`` and ``rd`` (Glicko-2) are rounded."""
-
-    name: str
-    created: float
-    rating: int
-    rd: int
-    games: int
-    rated_games: int
-    wins: int
-    losses: int
-    draws: int
-
-
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
-    players: list[ApiPlayer]
+    """The best players by rating, among those with a rated game ended lately."""
+
+    players: list[PlayerProfile]
+
+
+class ApiPlayerGames(msgspec.Struct, kw_only=True):
+    """A player's record and a page of their games, newest first, as the websocket's
+    ``player_games`` gives them: ``next`` is the ``before`` of the next page (null: none)."""
+
+    player: PlayerProfile
+    games: list[PlayedGame]
+    next: str | None
+    ratings: list[RatingPoint]
 
 
 class ApiError(msgspec.Struct, kw_only=True):
@@ -100,6 +105,14 @@ class ApiError(msgspec.Struct, kw_only=True):
     message: str
 
 
+class ApiReviewPending(msgspec.Struct, kw_only=True):
+    """A review being computed (``GET /api/games/{id}/review``, 202): ask again after
+    ``Retry-After`` seconds."""
+
+    game: str
+    state: str = "computing"
+
+
 def add_api(app: web.Application) -> None:
     """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub."""
     app.router.add_get("/api/openapi.json", api_openapi)
@@ -107,6 +120,7 @@ def add_api(app: web.Application) -> None:
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}.txt", api_game_text)
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}", api_game)
     app.router.add_get("/api/players/{name}", api_player)
+    app.router.add_get("/api/players/{name}/games", api_player_games)
     app.router.add_get("/api/leaderboard", api_leaderboard)
 
 
@@ -124,13 +138,6 @@ def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
     error = {400: web.HTTPBadRequest, 404: web.HTTPNotFound,
              503: web.HTTPServiceUnavailable}[status]
     return error(text=text, content_type="application/json")
-
-
-def seat_name(seat: Seat) -> str:
-    """A seat's name as the protocol shows it: the player's, or ``Computer (level n)``."""
-    if seat.computer_level is not None:
-        return computer_seat(seat.computer_level).name
-    return seat.player or ""
 
 
 def game_of(record: GameRecord) -> ApiGame:
@@ -154,14 +161,6 @@ def game_of(record: GameRecord) -> ApiGame:
         line=None if record.winning_line is None else list(record.winning_line),
         moves=record.cells, notation=format_moves(record.cells, variant(record.variant)),
         created=record.created, ended=record.ended, ratings=ratings, rating_change=changes,
-    )
-
-
-def player_of(record: PlayerRecord) -> ApiPlayer:
-    return ApiPlayer(
-        name=record.name, created=record.created, rating=round(record.rating),
-        rd=round(record.rd), games=record.games, rated_games=record.rated_games,
-        wins=record.wins, losses=record.losses, draws=record.draws,
     )
 
 
@@ -205,23 +204,56 @@ async def api_game_text(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 
-async def api_player(request: web.Request) -> web.Response:
+def _name(request: web.Request) -> str:
     name = request.match_info["name"]
     if NAME.fullmatch(name) is None:
         raise _refuse(400, ErrorCode.BAD_NAME, "a name is 1-24 ASCII letters, digits, _ and -")
+    return name
+
+
+def _limit(request: web.Request, default: int, most: int) -> int:
+    """The query's ``limit``, brought within 1 to ``most``."""
+    text = request.query.get("limit", str(default))
+    if re.fullmatch(r"[0-9]{1,4}", text) is None:
+        raise _refuse(400, ErrorCode.BAD_MESSAGE, "limit is a whole number")
+    return max(1, min(most, int(text)))
+
+
+async def api_player(request: web.Request) -> web.Response:
+    name = _name(request)
     record = await _hub(request).store.get_player(name)
     if record is None:
         raise _refuse(404, ErrorCode.NO_SUCH_PLAYER, f"no player {name}")
-    return _json(player_of(record))
+    return _json(profile_of(record))
+
+
+async def api_player_games(request: web.Request) -> web.Response:
+    """A page of the player's games, newest first: ``?limit=`` (1-50, default 20) games
+    started before the game ``?before=`` (the previous page's ``next``)."""
+    name = _name(request)
+    limit = _limit(request, PAGE_DEFAULT, PAGE_MAX)
+    before = request.query.get("before")
+    if before is not None and re.fullmatch(GAME_ID, before) is None:
+        raise _refuse(400, ErrorCode.BAD_MESSAGE, "before is a game's id")
+    try:
+        page = await player_games_page(_hub(request).store, name, before, limit)
+    except ServerError as error:
+        if error.code not in (ErrorCode.NO_SUCH_PLAYER, ErrorCode.NO_SUCH_GAME):
+            raise  # the database's trouble, answered as every route answers it
+        raise _refuse(404, ErrorCode(error.code), error.message) from None
+    return _json(ApiPlayerGames(player=page.player, games=page.games, next=page.next,
+                                ratings=page.ratings))
 
 
 async def api_leaderboard(request: web.Request) -> web.Response:
-    text = request.query.get("limit", "50")
-    if re.fullmatch(r"[0-9]{1,4}", text) is None:
-        raise _refuse(400, ErrorCode.BAD_MESSAGE, "limit is a whole number")
-    limit = max(1, min(LEADERBOARD_MAX, int(text)))
-    players = await _hub(request).store.leaderboard(limit)
-    return _json(ApiLeaderboard(players=[player_of(p) for p in players]))
+    """The best players by rating among those with a rated game in the last
+    ``leaderboard_inactive`` seconds (all who have one, when that is 0)."""
+    limit = _limit(request, 50, LEADERBOARD_MAX)
+    hub = _hub(request)
+    inactive = hub.config.leaderboard_inactive
+    since = time.time() - inactive if inactive > 0 else None
+    players = await hub.store.leaderboard(limit, min_rated_games=1, active_since=since)
+    return _json(ApiLeaderboard(players=[profile_of(p) for p in players]))
 
 
 async def api_openapi(request: web.Request) -> web.Response:
@@ -230,10 +262,10 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 description of this API, its schemas made from the answer types."""
-    (lobby, game, player, board, error, verdict), components = msgspec.json.schema_components(
-        [ApiLobby, ApiGame, ApiPlayer, ApiLeaderboard, ApiError, ApiVerdict],
-        ref_template="#/components/schemas/{name}",
-    )
+    answers = [ApiLobby, ApiGame, PlayerProfile, ApiLeaderboard, ApiError, ApiVerdict,
+               ApiPlayerGames, ReviewInfo, ApiReviewPending]
+    (lobby, game, player, board, error, verdict, history, review, pending), components = (
+        msgspec.json.schema_components(answers, ref_template="#/components/schemas/{name}"))
 
     def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
         return {"description": what, "content": {"application/json": {"schema": schema}}}
@@ -261,6 +293,20 @@ def openapi() -> dict[str, Any]:
                     "200": {"description": "the game",
                             "content": {"text/plain": {"schema": {"type": "string"}}}},
                     "404": refused}}},
+            "/api/games/{id}/review": {"get": {
+                "summary": "A finished game's review: each move's verdicts before and after "
+                           "for its mover, its class, the best moves, the line that would "
+                           "have won (computed once, then kept)",
+                "parameters": [game_id],
+                "responses": {"200": answer(review, "the review"),
+                              "202": answer(pending, "being computed: ask again after "
+                                                     "Retry-After seconds"),
+                              "404": refused,
+                              "409": answer(error, "`game_not_over`: the game is still "
+                                                   "being played"),
+                              "503": answer(error, "`unavailable`: the solver could not "
+                                                   "review it; try again after "
+                                                   "Retry-After seconds")}}},
             "/api/players/{name}": {"get": {
                 "summary": "A player's record (the name in any case)",
                 "parameters": [{"name": "name", "in": "path", "required": True,
@@ -268,8 +314,26 @@ def openapi() -> dict[str, Any]:
                                            "pattern": "^[A-Za-z0-9_-]{1,24}$"}}],
                 "responses": {"200": answer(player, "the player"), "400": refused,
                               "404": refused}}},
+            "/api/players/{name}/games": {"get": {
+                "summary": "A player's record and a page of their games, newest first, with "
+                           "their moves, and the rating after each of their last 50 rated games",
+                "parameters": [{"name": "name", "in": "path", "required": True,
+                                "schema": {"type": "string",
+                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
+                               {"name": "before", "in": "query", "required": False,
+                                "description": "the previous page's `next`: games started "
+                                               "before this one",
+                                "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}},
+                               {"name": "limit", "in": "query", "required": False,
+                                "schema": {"type": "integer", "minimum": 1,
+                                           "maximum": PAGE_MAX, "default": PAGE_DEFAULT}}],
+                "responses": {"200": answer(history, "the player and the page"),
+                              "400": refused,
+                              "404": answer(error, "`no_such_player`, or `no_such_game`: "
+                                                   "`before` is not one of their games")}}},
             "/api/leaderboard": {"get": {
-                "summary": "The best players by rating",
+                "summary": "The best players by rating among those with a rated game in the "
+                           "last 90 days (the server's leaderboard_inactive_days)",
                 "parameters": [{"name": "limit", "in": "query", "required": False,
                                 "schema": {"type": "integer", "minimum": 1,
                                            "maximum": LEADERBOARD_MAX, "default": 50}}],

@@ -18,17 +18,18 @@ import logging
 import signal
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import WSMsgType, web
 
 from server.engine_pool.local import ComputerMoves, ComputerPool
-from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
+from server.http.loop import run as run_loop
 from server.http.ops import add_ops_routes, start_ops_listener
+from server.http.review import add_review
 from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
@@ -137,7 +138,10 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     try:
         await pool.start(wait=False)
         hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
-                               abandon_after=config.abandon_after)
+                               abandon_after=config.abandon_after,
+                               reserved_names=config.reserved_names,
+                               spectator_chat=config.spectator_chat,
+                               leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
         limits: AddressLimits | None = None
         try:
@@ -209,14 +213,15 @@ async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
     count in Redis (server/cluster/address_limits.py)."""
     if links is None:
         return AddressLimits(config.max_connections_per_address,
-                             config.new_players_per_address)
+                             config.new_players_per_address,
+                             config.password_attempts_per_address)
     from server.cluster.address_limits import RedisAddressLimits
 
     assert config.redis_url is not None
     limits = await RedisAddressLimits.open(
         config.redis_url, links.node, max_connections=config.max_connections_per_address,
         new_players=config.new_players_per_address, ttl=config.lease_ttl, prefix=links.prefix,
-        metrics=metrics)
+        metrics=metrics, password_attempts=config.password_attempts_per_address)
     links.bus.watch_over(limits.redis)  # its idle connections dropped when Redis goes
     return limits
 
@@ -256,7 +261,7 @@ def run(config: ServerConfig) -> None:
                 await asyncio.wait_for(stop.wait(), config.drain_after)
         await server.stop()
 
-    asyncio.run(main())
+    run_loop(main, config.event_loop)
 
 
 def make_app(hub: Hub, config: ServerConfig) -> web.Application:
@@ -268,7 +273,8 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app)  # /api/* (server/http/api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
-    add_solve(app, TruthPool(), config.solve_rate)
+    add_solve(app, hub.truth, config.solve_rate)
+    add_review(app)  # /api/games/{id}/review (server/http/review.py)
     app[ADDRESS_KEY] = lambda request: client_address(
         request.remote or "", request.headers.getall("X-Forwarded-For", []), app[PROXIES_KEY])
     app.on_cleanup.append(_close_truth)
@@ -411,14 +417,15 @@ class SocketWriter:
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
                  session: Session, close_wait: float = CLOSE_WAIT,
                  metrics: Metrics | None = None) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        self.ws, self.transport, self.session = ws, transport, session
+        # A write transport, though not always a subclass of asyncio's (uvloop's is not).
+        self.transport = cast(asyncio.WriteTransport, transport)
+        self.ws, self.session = ws, session
         self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
         session.on_frames = self.schedule
-        session.on_close = transport.abort  # hang up at once: a slow consumer
+        session.on_close = self.transport.abort  # hang up at once: a slow consumer
 
     def schedule(self) -> None:
         if not self.scheduled:

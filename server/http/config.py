@@ -37,6 +37,7 @@ class ServerConfig:
     synchronous: str = "FULL"
     max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
+    password_attempts_per_address: int = 30  # at once (12 times that an hour); 0: no limit
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose X-Forwarded-For counts
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
@@ -49,4 +50,8 @@ class ServerConfig:
     metrics_token: str | None = None  # /metrics asks for "Authorization: Bearer <token>"
     drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
     solve_rate: float = 2.0  # /api/solve questions a second per client address (burst 5x)
+    event_loop: str = "auto"  # "uvloop", "asyncio", or "auto": uvloop where it is installed
+    reserved_names: tuple[str, ...] = ()  # refused to new players beside the built-in ones
+    spectator_chat: bool = True  # spectators may chat among themselves
+    leaderboard_inactive_days: float = 90.0  # days without a rated game off the board; 0: never
     extra: dict[str, Any] = field(default_factory=dict)

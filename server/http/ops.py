@@ -22,6 +22,7 @@ from aiohttp import web
 
 from server.http.api import HUB_KEY
 from server.http.config import ServerConfig
+from server.http.loop import loop_name
 from server.node.hub import Hub
 from server.protocol import ErrorCode
 from server.version import VERSION
@@ -40,6 +41,7 @@ async def health(request: web.Request) -> web.Response:
         "games": sum(not room.over for room in hub.rooms.values()),
         "ai_workers": hub.pool.workers,
         "ai_ready": hub.pool.ready,
+        "event_loop": loop_name(),
         **({} if hub.cluster is None else hub.cluster.health()),
     })
 

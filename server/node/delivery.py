@@ -80,6 +80,7 @@ class Item(msgspec.Struct, array_like=True):
     player: str | None = None  # for PLAYER and OTHERS
     session: int | None = None  # one connection's reply: only that session gets it ...
     node: str = ""  # ... on this node
+    players: list[str] = []  # the seated players, for SEATS and SPECTATORS
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -105,7 +106,8 @@ def pack(
             items.append(Item(encode(event.message), event.audience.value, event.player,
                               only.session, only.node))
         else:
-            items.append(Item(encode(event.message), event.audience.value, event.player))
+            items.append(Item(encode(event.message), event.audience.value, event.player,
+                              players=list(event.players)))
     if reply is not None:
         assert only is not None
         items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
@@ -267,6 +269,10 @@ class Delivery:
                 targets = present
             elif item.audience == Audience.PLAYER.value:
                 targets = [s for s in present if s.name == item.player]
+            elif item.audience == Audience.SEATS.value:
+                targets = [s for s in present if s.name in item.players]
+            elif item.audience == Audience.SPECTATORS.value:
+                targets = [s for s in present if s.name not in item.players]
             else:
                 targets = [s for s in present if s.name != item.player]
             for session in targets:

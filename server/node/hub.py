@@ -27,22 +27,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from functools import partial
 from typing import assert_never
 
 from server.engine_pool.local import ComputerMoves
+from server.engine_pool.truth import TruthPool
 from server.errors import LimitReached, ServerError
+from server.game.names import ReservedNames
+from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
+from server.node.accounts import Accounts
 from server.node.bus import Bus, LocalBus
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.profiles import answer_player_games
+from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
 from server.node.routing import Router
-from server.node.session import CLOSE_GOING_AWAY, AddressLimits, Session
+from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, AddressLimits, Session
 from server.protocol import (
+    AccountRequest,
     Announce,
     ClientMessage,
     ErrorCode,
@@ -51,8 +59,12 @@ from server.protocol import (
     LobbyRequest,
     MatchmakingRequest,
     Ping,
+    PlayerGames,
     Pong,
     Rematch,
+    RequestId,
+    ReviewGame,
+    SessionOpening,
     Welcome,
     error_message,
 )
@@ -61,6 +73,7 @@ from server.store.base import Store
 log = logging.getLogger(__name__)
 
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
+ABANDON_CHECK = 10.0  # seconds between looks for abandoned games, at most
 
 __all__ = ["Hub", "HubConfig"]
 
@@ -93,7 +106,11 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
+        self.accounts = Accounts(lambda: self.store, self.limits, self._open, self.drop_devices)
         self.draining = False  # a restart was announced: no new games
+        self.reserved = ReservedNames(self.config.reserved_names)
+        self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
+        self.reviews = Reviews(lambda: self.store, self.truth)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -145,21 +162,30 @@ class Hub:
         await self.lobby.close()  # in a cluster: another node takes the lobby, then the games
         if self.cluster is not None:
             await self.cluster.hand_over()
+        await self.reviews.close()
         await self.games.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
             await self.cluster.close()
         if self._own_bus:
             await self.bus.close()
+        self.accounts.close()
         self.metrics.lag.stop()
         self.metrics.gc.stop()
 
     async def _periodic(self) -> None:
+        # Abandoned games are looked for less often than pairing runs: the look walks every
+        # room (a few per cent of the loop's time at 1,000 games, once a second), and a game
+        # ended a twentieth of ``abandon_after`` late (30 s of 600 by default) loses nothing.
+        every = max(PAIRING_INTERVAL, min(ABANDON_CHECK, self.config.abandon_after / 20))
+        next_look = self.games.now() + every
         while True:
             await asyncio.sleep(PAIRING_INTERVAL)
             now = self.games.now()
             await self.lobby.tick(now)
-            await self.games.end_abandoned(now)
+            if now >= next_look:
+                next_look = now + every
+                await self.games.end_abandoned(now)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -188,7 +214,7 @@ class Hub:
             if self.draining and isinstance(message, MatchmakingRequest | Rematch):
                 raise ServerError("the server restarts soon: no new games until it is back",
                                   ErrorCode.SHUTTING_DOWN)
-            if not isinstance(message, Hello | Ping) and session.player is None:
+            if not isinstance(message, SessionOpening | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
             await self._dispatch(session, message)
         except ServerError as error:
@@ -204,6 +230,12 @@ class Hub:
             await self._hello(session, message)
         elif isinstance(message, Ping):
             await self._ping(session, message)
+        elif isinstance(message, AccountRequest):
+            await self.accounts.handle(session, message)
+        elif isinstance(message, PlayerGames):
+            session.send(await answer_player_games(self.store, message))
+        elif isinstance(message, ReviewGame):
+            self.reviews.handle(session, message)
         else:
             assert_never(message)
 
@@ -231,26 +263,51 @@ class Hub:
     async def _hello(self, session: Session, message: Hello) -> None:
         if session.player is not None:
             raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
-        if message.token is not None:
-            player = await self.store.authenticate(message.token, message.name)
-            if player is None:
-                raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
-            token = message.token
+        if message.token is not None:  # the store says bad_token or token_revoked
+            opened = await self.store.open_session(message.token, message.name, time.time(),
+                                                   session.peer)
+            player, token, device = opened.player, message.token, opened.device
         else:
             assert message.name is not None
+            if message.name in self.reserved:
+                raise ServerError(f"the name {message.name!r} is reserved: choose another",
+                                  ErrorCode.NAME_RESERVED)
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",
                                    ErrorCode.TOO_MANY_PLAYERS, wait)
-            player, token = await self.store.create_player(message.name, time.time())
+            issued = await self.store.register(message.name, time.time(), session.peer)
+            player, token, device = issued.player, issued.token, issued.device
             log.info("new player %s from %s", player.name, session.peer,
                      extra={"player": player.name, "address": session.peer})
+        await self._open(session, player, token, device, message.id)
+
+    async def _open(self, session: Session, player: PlayerRecord, token: str, device: int,
+                    ref: RequestId | None) -> None:
+        """Open ``session`` as ``player`` on ``device`` (a hello, a login, a recovery) and
+        welcome it."""
+        if session.player is not None:
+            raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
+        session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
-                    games=await self.router.games_of(player.name), ref=message.id)
+                    games=await self.router.games_of(player.name), ref=ref)
         )
+
+    def drop_devices(self, player: str, devices: Collection[int]) -> int:
+        """Close this node's sessions of ``player``'s ``devices`` (their tokens were
+        revoked), each told ``token_revoked`` first; returns how many were closed. On a
+        cluster every node must run it for a revoke to close every socket at once."""
+        closed = 0
+        for session in self.delivery.of_player(player):
+            if session.device in devices:
+                self.refuse(session, ServerError("this device was logged out",
+                                                 ErrorCode.TOKEN_REVOKED))
+                session.close(CLOSE_REVOKED, "this device was logged out")
+                closed += 1
+        return closed
 
     async def _ping(self, session: Session, message: Ping) -> None:
         session.send(Pong(ref=message.id))

@@ -73,6 +73,9 @@ class HubConfig:
     grace: float = GRACE  # seconds a dropped player keeps the seat before a claim is allowed
     ai_move_time: float = 1.0  # seconds the computer thinks per move (less on a short clock)
     abandon_after: float = 600.0  # seconds with no human in a game before it is ended
+    reserved_names: tuple[str, ...] = ()  # refused to new players, beside RESERVED_NAMES
+    spectator_chat: bool = True  # spectators may chat (among themselves)
+    leaderboard_inactive: float = 90 * 86400.0  # seconds without a rated game; 0: never
 
 
 def time_control(clock: ClockSpec | None) -> TimeControl | None:
@@ -202,7 +205,9 @@ class Rooms:
         for seat in (record.x, record.o):
             if seat.player is not None:
                 ratings[seat.player] = await self.player_rating(seat.player)
-        return GameRoom.restore(record, now, self.config.grace, ratings)
+        room = GameRoom.restore(record, now, self.config.grace, ratings)
+        room.spectator_chat = self.config.spectator_chat
+        return room
 
     async def start_game(
         self, seats: tuple[RoomSeat, RoomSeat], variant: str, clock: ClockSpec | None,
@@ -219,6 +224,7 @@ class Rooms:
             rated=rated, now=time.time(), listed=listed,
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
+        room.spectator_chat = self.config.spectator_chat
         self.rooms[room.id] = room
         if not listed:
             self.listing.unlist(room.id)

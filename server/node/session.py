@@ -29,6 +29,10 @@ CLOSE_TOO_BIG = 1009
 CLOSE_TRY_AGAIN_LATER = 1013
 DEFAULT_MAX_QUEUE = 512
 DEFAULT_MAX_QUEUE_BYTES = 1 << 20
+CLOSE_REVOKED = 4001  # the device's token was revoked (docs/protocol.md)
+LOGIN_ATTEMPTS_PER_NAME = (10, 120.0)  # password attempts on one name: at once, back an hour
+LOGIN_ATTEMPTS_PER_ADDRESS = (30, 360.0)  # password attempts from one address: the same
+LOGIN_REFILL = 12  # either bucket takes back 12 times its burst an hour
 
 _ids = itertools.count(1)
 
@@ -75,11 +79,15 @@ class AddressLimits:
     methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
     whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
 
-    def __init__(self, max_connections: int = 0, new_players: int = 0) -> None:
+    def __init__(self, max_connections: int = 0, new_players: int = 0,
+                 password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0]) -> None:
         self.max_connections = max_connections
         self.new_players = new_players
         self.connections: Counter[str] = Counter()
         self._buckets: dict[str, TokenBucket] = {}
+        self.login_per_name = LOGIN_ATTEMPTS_PER_NAME  # (burst, an hour); burst 0: no limit
+        self.login_per_address = (password_attempts, password_attempts * float(LOGIN_REFILL))
+        self._logins: dict[str, TokenBucket] = {}  # "name:<key>" and "address:<address>"
 
     def connect(self, address: str) -> bool:
         """Count a new connection from ``address``, unless it has its most open already."""
@@ -105,6 +113,43 @@ class AddressLimits:
         if bucket.take(now):
             return None
         return bucket.wait(now)
+
+    def login_attempt(self, address: str, name: str, now: float) -> float | None:
+        """Count one password attempt (``login``, ``recover``, a ``set_password`` with the
+        current one) on the name ``name`` (its folded form) from ``address``: None if allowed,
+        else the seconds until one would be. An attempt refused takes nothing."""
+        buckets = [self._login_bucket(f"name:{name}", self.login_per_name, now),
+                   self._login_bucket(f"address:{address}", self.login_per_address, now)]
+        held = [bucket for bucket in buckets if bucket is not None]
+        wait = max((bucket.wait(now) for bucket in held), default=0.0)
+        if wait > 0:
+            return wait
+        for bucket in held:
+            bucket.take(now)
+        return None
+
+    def _login_bucket(self, key: str, limit: tuple[int, float], now: float) -> TokenBucket | None:
+        burst, per_hour = limit
+        if not burst:
+            return None
+        bucket = self._logins.get(key)
+        if bucket is None:
+            if len(self._logins) > 100_000:  # forget full buckets: they hold no information
+                self._logins = {k: b for k, b in self._logins.items() if not b.full(now)}
+            bucket = self._logins[key] = TokenBucket(per_hour / 3600, burst)
+        return bucket
+
+    def give_back_login(self, address: str, name: str) -> None:
+        """An attempt counted by ``login_attempt`` was not made after all (the cluster's
+        count refused it): its tokens go back."""
+        for key in (f"name:{name}", f"address:{address}"):
+            if key in self._logins:
+                self._logins[key].tokens += 1.0
+
+    async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:
+        """Count one password attempt on ``name`` from ``address`` (``login_attempt``); the
+        cluster's count is Redis's."""
+        return self.login_attempt(address, name, now)
 
     async def add_connection(self, address: str) -> bool:
         """Let a new connection from ``address`` in and count it, unless it has its most open."""
@@ -137,6 +182,7 @@ class Session:
         self.id = next(_ids)
         self.peer = peer
         self.player: PlayerRecord | None = None
+        self.device: int | None = None  # the device whose token opened the session
         self.rooms: set[str] = set()
         self.lobby = False
         self.bucket = TokenBucket(rate, burst)

@@ -40,6 +40,7 @@ class ErrorCode(enum.StrEnum):
     NOT_AUTHENTICATED = "not_authenticated"
     ALREADY_AUTHENTICATED = "already_authenticated"
     NAME_TAKEN = "name_taken"
+    NAME_RESERVED = "name_reserved"
     NO_SUCH_PLAYER = "no_such_player"
     TOO_MANY_PLAYERS = "too_many_players"
     # lobby and matchmaking
@@ -70,6 +71,14 @@ class ErrorCode(enum.StrEnum):
     TOO_LATE_TO_ABORT = "too_late_to_abort"
     CLAIM_TOO_EARLY = "claim_too_early"
     OPPONENT_PRESENT = "opponent_present"
+    SPECTATOR_CHAT_OFF = "spectator_chat_off"
+    # accounts: passwords, devices, recovery (none says whether a name has a password)
+    BAD_PASSWORD = "bad_password"
+    BAD_CREDENTIALS = "bad_credentials"
+    BAD_RECOVERY_CODE = "bad_recovery_code"
+    TOKEN_REVOKED = "token_revoked"
+    TOO_MANY_ATTEMPTS = "too_many_attempts"
+    NO_SUCH_DEVICE = "no_such_device"
     # generic
     NOT_ALLOWED = "not_allowed"
     STORE_UNAVAILABLE = "store_unavailable"

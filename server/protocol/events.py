@@ -90,6 +90,52 @@ class GameSummary(_Value):
     ply: int
 
 
+class PlayerProfile(_Value):
+    """A player's record; ``rating`` and ``rd`` (Glicko-2) rounded, times in Unix seconds."""
+
+    name: str
+    created: float
+    rating: int
+    rd: int
+    games: int
+    rated_games: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class PlayedGame(_Value):
+    """One game in a player's history, from that player's side (``side``): ``x`` and ``o``
+    are named as in a game's seats, ``status`` is ``playing`` or ``over`` (``result`` ``*``
+    when called off), ``rating`` the player's before a rated game and ``rating_change`` what
+    it made of it; ``moves`` replay it."""
+
+    id: str
+    variant: Variant
+    clock: ClockSpec | None
+    rated: bool
+    side: Colour
+    x: str
+    o: str
+    x_ai: int | None
+    o_ai: int | None
+    status: Literal["playing", "over"]
+    result: Result | None
+    reason: Reason | None
+    moves: list[int]
+    created: float
+    ended: float | None
+    rating: int | None
+    rating_change: int | None
+
+
+class RatingPoint(_Value):
+    """A player's rating after a rated game that ended at ``at`` (Unix seconds)."""
+
+    at: float
+    rating: int
+
+
 # -- server -> client: messages ---------------------------------------------------------------
 
 
@@ -220,6 +266,9 @@ class Presence(_Event, tag="presence"):
 
 
 class ChatLine(_Event, tag="chat"):
+    """A line of the players' chat (``side`` is the speaker's), which only the two players
+    see, or of the spectators' chat (``side`` null), which only spectators see."""
+
     game: str
     name: str
     side: Colour | None  # None: a spectator
@@ -254,8 +303,9 @@ class GameState(_Event, tag="game"):
     rematch: list[Colour] = []
     end: GameEnd | None = None
     spectators: int = 0
-    chat: list[ChatLine] = []
+    chat: list[ChatLine] = []  # the receiver's chat: the players' to a player, else theirs
     ref: RequestId | None = None
+    spectator_chat: bool = True  # false: the host has turned spectators' chat off
 
 
 class Announce(_Event, tag="announce"):
@@ -264,6 +314,18 @@ class Announce(_Event, tag="announce"):
 
     text: str
     restart_in: float | None = None
+
+
+class PlayerGamesPage(_Event, tag="player_games"):
+    """A player's record and a page of their games, newest first (reply to
+    ``player_games``): ``next`` is the ``before`` of the next page (null: none older);
+    ``ratings`` the rating after each of the player's last 50 rated games, oldest first."""
+
+    player: PlayerProfile
+    games: list[PlayedGame]
+    next: str | None
+    ratings: list[RatingPoint]
+    ref: RequestId | None = None
 
 
 class Pong(_Event, tag="pong"):
@@ -312,11 +374,95 @@ class Error(_Event, tag="error"):
     retry_in: float | None = None
 
 
+class VerdictInfo(_Value):
+    """Who wins, for one side: ``win``, ``loss``, ``draw`` or ``unknown`` (``/api/solve``'s
+    words), ``plies`` to the end when known, ``proved_by`` ``book`` or ``search``."""
+
+    verdict: Literal["win", "loss", "draw", "unknown"]
+    plies: int | None = None
+    proved_by: Literal["book", "search"] | None = None
+
+
+ReviewClass = Literal["found", "blunder", "missed_threat", "best", "ok", "unknown"]
+
+
+class MoveReview(_Value):
+    """One move of a review: its mover's verdict before and after it, its ``class``, the
+    best moves there (notation) and, where a forced win was let go, the line that won."""
+
+    ply: int
+    side: Colour
+    cell: int
+    move: str
+    before: VerdictInfo
+    after: VerdictInfo
+    kind: ReviewClass = msgspec.field(name="class")
+    best: list[str] = []
+    line: list[str] = []
+
+
+class ReviewInfo(_Value):
+    """A finished game's review: ``start`` is X's verdict before the first move, ``summary``
+    counts each side's classes; ``seconds`` it took, ``computed`` when (Unix seconds)."""
+
+    game: str
+    variant: Variant
+    x: str
+    o: str
+    result: Result
+    reason: Reason | None
+    start: VerdictInfo
+    moves: list[MoveReview]
+    summary: dict[Colour, dict[ReviewClass, int]]
+    seconds: float
+    computed: float
+
+
+class GameReviewed(_Event, tag="review"):
+    """The review asked for by ``review`` (computed once on the server, then kept)."""
+
+    review: ReviewInfo
+    ref: RequestId | None = None
+
+
+class DeviceInfo(_Value):
+    """One device of yours: a token given out at a first hello, a ``login`` or a ``recover``
+    (``label`` as the device named itself; ``address`` it was last used from; times are Unix
+    seconds). ``current``: the device of this session."""
+
+    id: int
+    label: str | None
+    created: float
+    last_seen: float | None
+    address: str | None
+    current: bool = False
+
+
+class PasswordSet(_Event, tag="password_set"):
+    """Your name is protected by the password just set (reply to ``set_password``).
+    ``recovery_codes`` are shown this once: each opens the account once with ``recover``.
+    ``revoked``: how many other devices were logged out."""
+
+    recovery_codes: list[str]
+    revoked: int = 0
+    ref: RequestId | None = None
+
+
+class Devices(_Event, tag="devices"):
+    """Your devices, oldest first (reply to ``sessions`` and ``revoke``; ``revoked``: how many
+    the ``revoke`` logged out)."""
+
+    devices: list[DeviceInfo]
+    revoked: int = 0
+    ref: RequestId | None = None
+
+
 ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
-    | EngineStatus | Ack | Error | Announce
+    | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
+    | Devices
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

@@ -35,6 +35,12 @@ CellText = Annotated[
 ]
 CellIndex = Annotated[int, msgspec.Meta(ge=0, le=728)]
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+PASSWORD_MIN, PASSWORD_MAX = 8, 128  # characters; docs/protocol.md and docs/security.md say so
+Password = Annotated[str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX)]
+NewPassword = Annotated[str, msgspec.Meta(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
+RecoveryCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+DeviceLabel = Annotated[str, msgspec.Meta(max_length=40)]
+DeviceId = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
 Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
 EngineState = Literal["preparing", "unavailable", "ready"]
 Reason = Literal[
@@ -238,9 +244,100 @@ class TakeBack(_Request, tag="takeback"):
     game: GameId
 
 
+class PlayerGames(_Request, tag="player_games"):
+    """A player's record and a page of their games, newest first: ``limit`` (1-50) games
+    started before the game ``before`` (the last of the page before; none: the newest)."""
+
+    name: Name
+    before: GameId | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 20
+class ReviewGame(_Request, tag="review"):
+    """Ask for a finished game's review (the reply is ``review``, once it is computed)."""
+
+    game: GameId
+
+
 class Ping(_Request, tag="ping"):
     """Application-level ping; the server answers ``pong``."""
 
+
+def _secret_repr(self: msgspec.Struct) -> str:
+    """A request's repr with its passwords and codes left out, so no log line can hold one."""
+    secret = {"password", "current", "recovery_code"}
+    shown = ", ".join(f"{field}={'***' if field in secret else repr(getattr(self, field))}"
+                      for field in self.__struct_fields__)
+    return f"{type(self).__name__}({shown})"
+
+
+class SetPassword(_Request, tag="set_password"):
+    """Protect your name with ``password`` (or change it: then ``current`` is the one now set).
+    The reply, ``password_set``, carries new recovery codes; every other device is logged
+    out."""
+
+    password: NewPassword
+    current: Password | None = None
+
+    __repr__ = _secret_repr
+
+    def __post_init__(self) -> None:
+        _check_password(self.password)
+
+
+class Login(_Request, tag="login"):
+    """Open the session as ``name`` by its password, from any device: the reply is a
+    ``welcome`` with a new token for this device (``device`` labels it in ``sessions``)."""
+
+    name: Name
+    password: Password
+    device: DeviceLabel | None = None
+
+    __repr__ = _secret_repr
+
+
+class Recover(_Request, tag="recover"):
+    """Lost the password: a recovery code (each works once) sets ``password`` and opens the
+    session as ``login`` does; every other device is logged out."""
+
+    name: Name
+    recovery_code: RecoveryCode
+    password: NewPassword
+    device: DeviceLabel | None = None
+
+    __repr__ = _secret_repr
+
+    def __post_init__(self) -> None:
+        _check_password(self.password)
+
+
+class Sessions(_Request, tag="sessions"):
+    """List your devices (each token given out): the reply is ``devices``."""
+
+
+class Revoke(_Request, tag="revoke"):
+    """Log a device out (``device``, an id from ``devices``) or every device but this one
+    (``others``); the reply is ``devices`` again."""
+
+    device: DeviceId | None = None
+    others: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.device is None) == (not self.others):
+            raise ProtocolError("revoke needs either a `device` or `others: true`",
+                                "bad_message")
+
+
+def _check_password(password: str) -> None:
+    """The password rule beyond its length: no control characters, not only spaces."""
+    if has_control_characters(password) or not password.strip():
+        raise ProtocolError("a password may not hold control characters or be only spaces",
+                            "bad_password")
+
+
+AccountRequest = SetPassword | Login | Recover | Sessions | Revoke
+"""The requests about who a player is: passwords, devices and their tokens."""
+
+SessionOpening = Hello | Login | Recover
+"""The requests that open a session (all else needs one open)."""
 
 MatchmakingRequest = (
     Seek | CancelSeek | AcceptSeek | Quick | CancelQuick | PrivateCreate | PrivateJoin
@@ -265,5 +362,9 @@ GameRequest = (
 """Every request about one game, carried out by the game's owner: the room actions, a hint,
 opening and closing the game."""
 
-ClientMessage = Hello | LobbyRequest | GameRequest | Ping
-"""Every client request: hello and ping for the session, then the lobby's and the games'."""
+ClientMessage = (
+    Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame | AccountRequest
+)  # fmt: skip
+"""Every client request: hello and ping for the session, then the lobby's and the games',
+then a player's history and the review of a finished game, then the account's (passwords,
+devices)."""

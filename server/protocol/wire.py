@@ -28,6 +28,8 @@ _CODE_BY_FIELD = {
     "level": ErrorCode.BAD_LEVEL,
     "variant": ErrorCode.BAD_VARIANT,
     "clock": ErrorCode.BAD_CLOCK,
+    "password": ErrorCode.BAD_PASSWORD,
+    "current": ErrorCode.BAD_PASSWORD,
 }
 M = TypeVar("M")
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from server.errors import StoreError
+from server.game.names import fold_name
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
+from server.store.account_records import AccountStore
 
 
 class Row(Protocol):
@@ -139,12 +140,34 @@ def hash_token(token: str) -> bytes:
 
 
 def name_key(name: str) -> str:
-    """The form in which names are unique: NFKC-normalised and case-folded."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """The form in which names are unique: folded (``server.game.names.fold_name``), so a
+    name that differs from another only in case or in look-alike letters is the same name.
+
+    A player registered before look-alikes were folded may keep an older key when their name
+    folds onto another's (see ``server.store.schema``): every look-up by name tries the exact
+    name first, so both are still found."""
+    return fold_name(name)
 
 
-class Store(Protocol):
-    """The server's durable state. Open it once at start; ``close()`` it at shutdown."""
+PAGE_MAX = 50  # games in one page of a player's history at most
+RATINGS_KEPT = 50  # rated games whose ratings a player's history gives
+
+
+@dataclass(frozen=True)
+class PlayerGames:
+    """One page of a player's games, newest first (``Store.player_games``): ``more`` says an
+    older page follows (ask for it with the last game's id as ``before``); ``ratings`` are
+    (when, rating after) of the player's last ``RATINGS_KEPT`` rated games, oldest first."""
+
+    player: PlayerRecord
+    games: tuple[GameRecord, ...]
+    more: bool
+    ratings: tuple[tuple[float, float], ...]
+
+
+class Store(AccountStore, Protocol):
+    """The server's durable state. Open it once at start; ``close()`` it at shutdown.
+    Its accounts' side (devices, passwords, recovery codes) is ``AccountStore``."""
 
     async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
         """Register ``name``; returns the player and the plain token, which is never stored.
@@ -162,8 +185,20 @@ class Store(Protocol):
         """The player called ``name`` in any case, or None."""
         ...
 
-    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
-        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+    async def leaderboard(
+        self, limit: int = 50, min_rated_games: int = 0, active_since: float | None = None
+    ) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games
+        (and, with ``active_since``, a rated game ended since then)."""
+        ...
+
+    async def player_games(
+        self, name: str, before: str | None = None, limit: int = 20
+    ) -> PlayerGames | None:
+        """The player called ``name`` and a page of their games with their moves, newest
+        first: ``limit`` (at most ``PAGE_MAX``) games started before the game ``before``
+        (from the newest without it). None if there is no such player; ``StoreError``
+        ``"no_such_game"`` if ``before`` is not one of theirs."""
         ...
 
     async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
@@ -216,6 +251,14 @@ class Store(Protocol):
 
     async def unfinished_games(self) -> list[GameRecord]:
         """Every active game with its moves, to resume them after a restart."""
+        ...
+
+    async def get_review(self, game_id: str) -> tuple[str, float] | None:
+        """A finished game's stored review (its JSON) and when it was computed, or None."""
+        ...
+
+    async def save_review(self, game_id: str, review: str, computed: float) -> None:
+        """Keep a game's review (JSON, ``server.node.reviews``); one already kept stays."""
         ...
 
     write_failures: int

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from server.game.ratings import rate_game
 from server.game.records import RESULT_SCORES, GameRecord, GameStatus, PlayerRecord
-from server.store.base import name_key
 
 _COUNTER = {1.0: "wins", 0.0: "losses", 0.5: "draws"}
 
@@ -50,7 +49,8 @@ def end_game(
     Both players' ``games`` and their win, loss or draw count go up by one. A rated game
     between two registered players also rates both with Glicko-2 from their ratings before
     the game (one game is one rating period) and records those ratings and the changes on the
-    game. A player on both seats is counted twice, and keeps O's rating.
+    game, with ``now`` as their ``last_rated``. A player on both seats is counted twice,
+    and keeps O's rating. Players are told apart by their names as registered.
     """
     score = x_score(result)
     ended = dataclasses.replace(
@@ -72,19 +72,20 @@ def end_game(
             o_rating_change=new_o.rating - o.rating,
         )
         for player, new in ((x, new_x), (o, new_o)):
-            current = after.get(name_key(player.name), player)
-            after[name_key(player.name)] = dataclasses.replace(
+            current = after.get(player.name, player)
+            after[player.name] = dataclasses.replace(
                 current,
                 rating=new.rating,
                 rd=new.rd,
                 volatility=new.volatility,
                 rated_games=current.rated_games + 1,
+                last_rated=now,
             )
     for seated, seat_score in ((x, score), (o, 1.0 - score)):
         if seated is not None:
-            current = after.get(name_key(seated.name), seated)
+            current = after.get(seated.name, seated)
             counter = _COUNTER[seat_score]
-            after[name_key(seated.name)] = dataclasses.replace(
+            after[seated.name] = dataclasses.replace(
                 current, games=current.games + 1, **{counter: getattr(current, counter) + 1}
             )
     return FinishedGame(ended, tuple(after.values()))

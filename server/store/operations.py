@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from server.errors import StoreError
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord
 from server.store.base import (
+    PAGE_MAX,
+    RATINGS_KEPT,
+    PlayerGames,
     Row,
     check_fence,
     check_take_back,
@@ -43,26 +46,91 @@ def insert_player(player: PlayerRecord, token_hash: bytes) -> Op[None]:
 
 
 def player_by_token(token_hash: bytes, name: str | None) -> Op[PlayerRecord | None]:
-    """The player whose token hashes to ``token_hash`` (and called ``name``, if given)."""
-    row = yield from fetch_one(one("SELECT * FROM players WHERE token_hash = ?", token_hash))
-    if row is None or (name is not None and row["name_key"] != name_key(name)):
+    """The player one of whose devices not logged out has the token hashing to
+    ``token_hash`` (and called ``name``, if given)."""
+    row = yield from fetch_one(one(
+        "SELECT players.* FROM devices JOIN players ON players.id = devices.player_id"
+        " WHERE devices.token_hash = ? AND devices.revoked IS NULL", token_hash))
+    if row is None or (name is not None and name_key(row["name"]) != name_key(name)):
         return None
     return player_from_row(row)
 
 
 def player_by_name(name: str) -> Op[PlayerRecord | None]:
-    """The player called ``name`` in any case, or None."""
-    row = yield from fetch_one(one("SELECT * FROM players WHERE name_key = ?", name_key(name)))
+    """The player called exactly ``name``, else the one whose name folds as it does (in
+    another case, with look-alike letters), or None."""
+    row = yield from fetch_one(one(
+        "SELECT * FROM players WHERE name = ? OR name_key = ?"
+        " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1",
+        name, name_key(name), name,
+    ))  # fmt: skip
     return None if row is None else player_from_row(row)
 
 
-def best_players(limit: int, min_rated_games: int) -> Op[list[PlayerRecord]]:
-    """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
+def best_players(
+    limit: int, min_rated_games: int, active_since: float | None
+) -> Op[list[PlayerRecord]]:
+    """The best ``limit`` players by rating with at least ``min_rated_games`` rated games
+    (and, with ``active_since``, a rated game ended since then)."""
+    active = "" if active_since is None else " AND last_rated >= ?"
+    since = () if active_since is None else (active_since,)
     rows = yield from fetch_all(every(
-        "SELECT * FROM players WHERE rated_games >= ? ORDER BY rating DESC, name_key LIMIT ?",
-        min_rated_games, limit,
+        f"SELECT * FROM players WHERE rated_games >= ?{active}"
+        " ORDER BY rating DESC, name_key LIMIT ?",
+        min_rated_games, *since, limit,
     ))  # fmt: skip
     return [player_from_row(row) for row in rows]
+
+
+def player_games(name: str, before: str | None, limit: int) -> Op[PlayerGames | None]:
+    """``Store.player_games``: the player, a page of their games with their moves (newest
+    first, by when they started, then id) and their last rated games' ratings."""
+    player = yield from player_by_name(name)
+    if player is None:
+        return None
+    exact = player.name
+    after: tuple[object, ...] = ()
+    older = ""
+    if before is not None:
+        start = yield from fetch_one(one(
+            "SELECT created FROM games WHERE id = ? AND (x_player = ? OR o_player = ?)",
+            before, exact, exact,
+        ))  # fmt: skip
+        if start is None:
+            raise StoreError(f"{exact} played no game {before}", code="no_such_game")
+        older = " AND (created < ? OR (created = ? AND id < ?))"
+        after = (start["created"], start["created"], before)
+    limit = max(1, min(PAGE_MAX, limit))
+    rows = yield from fetch_all(every(
+        f"SELECT * FROM games WHERE (x_player = ? OR o_player = ?){older}"
+        " ORDER BY created DESC, id DESC LIMIT ?",
+        exact, exact, *after, limit + 1,
+    ))  # fmt: skip
+    more, rows = len(rows) > limit, rows[:limit]
+    moves: dict[str, list[MoveRecord]] = {row["id"]: [] for row in rows}
+    if rows:
+        for move in (yield from fetch_all(every(
+            f"SELECT * FROM moves WHERE game_id IN ({', '.join('?' * len(rows))})"
+            " ORDER BY game_id, ply",
+            *moves,
+        ))):  # fmt: skip
+            moves[move["game_id"]].append(move_from_row(move))
+    rated = yield from fetch_all(every(
+        "SELECT ended, x_player, x_rating, x_rating_change, o_rating, o_rating_change"
+        " FROM games WHERE (x_player = ? OR o_player = ?) AND status = 'finished'"
+        " AND x_rating_change IS NOT NULL ORDER BY ended DESC LIMIT ?",
+        exact, exact, RATINGS_KEPT,
+    ))  # fmt: skip
+    ratings = []
+    for row in reversed(rated):  # oldest first
+        side = "x" if row["x_player"] == exact else "o"
+        ratings.append((row["ended"], row[f"{side}_rating"] + row[f"{side}_rating_change"]))
+    return PlayerGames(
+        player=player,
+        games=tuple(game_from_row(row, moves[row["id"]]) for row in rows),
+        more=more,
+        ratings=tuple(ratings),
+    )
 
 
 # Games.
@@ -138,15 +206,15 @@ def finish_game(
     game = game_from_row((yield from lock_active_game(dialect, game_id, fence)), ())
     names = [seat.player for seat in (game.x, game.o) if seat.player is not None]
     players: dict[str, PlayerRecord] = {}
-    if names:
+    if names:  # seats hold the names as registered
         locked = yield from fetch_all(every(
-            f"SELECT * FROM players WHERE name_key IN ({', '.join('?' * len(names))})"
+            f"SELECT * FROM players WHERE name IN ({', '.join('?' * len(names))})"
             f" ORDER BY id{dialect.for_update}",
-            *(name_key(name) for name in names),
+            *names,
         ))  # fmt: skip
-        players = {row["name_key"]: player_from_row(row) for row in locked}
+        players = {row["name"]: player_from_row(row) for row in locked}
     x, o = (
-        None if seat.player is None else players.get(name_key(seat.player))
+        None if seat.player is None else players.get(seat.player)
         for seat in (game.x, game.o)
     )
     end = end_game(
@@ -163,9 +231,9 @@ def finish_game(
     for player in end.players:
         yield change(
             "UPDATE players SET rating = ?, rd = ?, volatility = ?, games = ?,"
-            " rated_games = ?, wins = ?, losses = ?, draws = ? WHERE name_key = ?",
+            " rated_games = ?, wins = ?, losses = ?, draws = ?, last_rated = ? WHERE name = ?",
             player.rating, player.rd, player.volatility, player.games, player.rated_games,
-            player.wins, player.losses, player.draws, name_key(player.name),
+            player.wins, player.losses, player.draws, player.last_rated, player.name,
         )  # fmt: skip
     return (yield from load_game(game_id))
 

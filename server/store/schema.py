@@ -9,16 +9,46 @@ Databases written before the schema was shared keep opening: PostgreSQL always k
 ``qubic_schema`` with these very versions, and a SQLite file's single-row ``schema_version``
 (versions 1-3: the tables, then ``fence``, then ``listed``) is adopted in place, in the same
 transaction as any migration that follows (``LEGACY_SQLITE_VERSIONS``).
+
+A step of a migration is a statement, or an operation (``Op``) where SQL alone cannot say it:
+``refold_names`` recomputes every player's ``name_key`` in Python when the way names fold
+changes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 
 from server.errors import StoreError
+from server.store.base import name_key
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+
+def refold_names() -> Op[None]:
+    """Give every player the ``name_key`` their name folds to now (``name_key``).
+
+    Names are never changed. When names that were different fold to one key, one player
+    takes it: the one whose key it already is, or else the oldest; each of the others keeps
+    the key it had, which cannot be anyone's new key (it is not a folded form), is still
+    found by its exact name (every look-up by name tries that first), and plays on as before.
+    Newcomers are refused all of these names, as any name that folds onto a player's key."""
+    rows = yield from fetch_all(
+        every("SELECT id, name, name_key FROM players ORDER BY created, id")
+    )
+    taken = {row["name_key"] for row in rows if name_key(row["name"]) == row["name_key"]}
+    for row in rows:
+        key = name_key(row["name"])
+        if key == row["name_key"] or key in taken:
+            continue
+        taken.add(key)
+        yield change("UPDATE players SET name_key = ? WHERE id = ?", key, row["id"])
+
+
+Step = str | Callable[[], Op[None]]
+"""A statement (its types written through the dialect), or an operation to run."""
+
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE players (
             id {row_id},
@@ -69,6 +99,45 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (game_id, ply)){table_options}""",
     ),
     ("ALTER TABLE games ADD COLUMN listed {boolean} NOT NULL DEFAULT {false}",),
+    (  # a player's history and profile (issue 27): look-ups by exact name, games by player,
+       # when the last rated game ended (the leaderboard drops the inactive), look-alike names
+        "CREATE INDEX players_by_name ON players (name)",
+        "CREATE INDEX games_by_x_player ON games (x_player, created)",
+        "CREATE INDEX games_by_o_player ON games (o_player, created)",
+        "ALTER TABLE players ADD COLUMN last_rated {real}",
+        """UPDATE players SET last_rated = (SELECT MAX(games.ended) FROM games
+            WHERE games.status = 'finished' AND games.rated
+            AND (games.x_player = players.name OR games.o_player = players.name))""",
+        refold_names,
+    ),
+    (  # a finished game's review (server.node.reviews), computed once and kept
+        """CREATE TABLE reviews (
+            game_id TEXT PRIMARY KEY REFERENCES games (id),
+            review TEXT NOT NULL,
+            computed {real} NOT NULL)""",
+    ),
+    (  # accounts: a token per device, passwords, recovery codes. players.token_hash is no
+       # longer read (each player's token moves to a device row here); SQLite cannot drop a
+       # UNIQUE column, so it stays, and new players get random bytes in it.
+        """CREATE TABLE devices (
+            id {row_id},
+            player_id {big_integer} NOT NULL REFERENCES players (id),
+            token_hash {blob} NOT NULL UNIQUE,
+            label TEXT,
+            created {real} NOT NULL,
+            last_seen {real},
+            address TEXT,
+            revoked {real})""",
+        "CREATE INDEX devices_of_player ON devices (player_id)",
+        "INSERT INTO devices (player_id, token_hash, created) SELECT id, token_hash, created"
+        " FROM players ORDER BY id",
+        "ALTER TABLE players ADD COLUMN password TEXT",
+        """CREATE TABLE recovery_codes (
+            player_id {big_integer} NOT NULL REFERENCES players (id),
+            code_hash {blob} NOT NULL,
+            used {real},
+            PRIMARY KEY (player_id, code_hash))""",
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 
@@ -82,10 +151,12 @@ LEGACY_SQLITE_VERSIONS = {1: 1, 2: 1, 3: 2}
 LEGACY_FENCE = "ALTER TABLE games ADD COLUMN fence INTEGER NOT NULL DEFAULT 0"
 
 
-def statements(dialect: Dialect, version: int) -> list[str]:
-    """The statements that bring a database from ``version - 1`` to ``version``."""
+def statements(dialect: Dialect, version: int) -> list[str | Callable[[], Op[None]]]:
+    """The steps that bring a database from ``version - 1`` to ``version``: statements in
+    this database's types, and operations."""
     types = asdict(dialect)
-    return [statement.format(**types) for statement in MIGRATIONS[version - 1]]
+    return [step.format(**types) if isinstance(step, str) else step
+            for step in MIGRATIONS[version - 1]]
 
 
 def migrate(dialect: Dialect, where: str) -> Op[int]:
@@ -113,8 +184,11 @@ def migrate(dialect: Dialect, where: str) -> Op[int]:
     if found > SCHEMA_VERSION:
         raise _newer(where, found)
     for version in range(found + 1, SCHEMA_VERSION + 1):
-        for statement in statements(dialect, version):
-            yield change(statement)
+        for step in statements(dialect, version):
+            if isinstance(step, str):
+                yield change(step)
+            else:
+                yield from step()
         yield change(f"INSERT INTO {VERSION_TABLE} (version) VALUES (?)", version)
     return found
 

@@ -16,15 +16,22 @@ from typing import ClassVar, TypeVar, Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
-from server.store import operations
-from server.store.base import GameEnding, NewGame, hash_token, new_game, new_token
+from server.store import operations, reviews
+from server.store.accounts import SQLAccounts
+from server.store.base import (
+    GameEnding,
+    NewGame,
+    PlayerGames,
+    hash_token,
+    new_game,
+)
 from server.store.ending import x_score
 from server.store.query import Dialect, Op, fetch_one, one
 
 T = TypeVar("T")
 
 
-class SQLStore:
+class SQLStore(SQLAccounts):
     """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
 
     dialect: ClassVar[Dialect]
@@ -59,10 +66,8 @@ class SQLStore:
 
     async def create_player(self, name: str, now: float) -> tuple[PlayerRecord, str]:
         """Register ``name``; returns the player and the plain token, which is never stored."""
-        token = new_token()
-        player = PlayerRecord(name=name, created=now)
-        await self._write(operations.insert_player(player, hash_token(token)))
-        return player, token
+        issued = await self.register(name, now)
+        return issued.player, issued.token
 
     async def authenticate(self, token: str, name: str | None = None) -> PlayerRecord | None:
         """The player holding ``token`` (and called ``name``, if given), or None.
@@ -75,9 +80,18 @@ class SQLStore:
         """The player called ``name`` in any case, or None."""
         return await self._read(operations.player_by_name(name))
 
-    async def leaderboard(self, limit: int = 50, min_rated_games: int = 0) -> list[PlayerRecord]:
-        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games."""
-        return await self._read(operations.best_players(limit, min_rated_games))
+    async def leaderboard(
+        self, limit: int = 50, min_rated_games: int = 0, active_since: float | None = None
+    ) -> list[PlayerRecord]:
+        """The best ``limit`` players by rating with at least ``min_rated_games`` rated games
+        (and, with ``active_since``, a rated game ended since then)."""
+        return await self._read(operations.best_players(limit, min_rated_games, active_since))
+
+    async def player_games(
+        self, name: str, before: str | None = None, limit: int = 20
+    ) -> PlayerGames | None:
+        """The player and a page of their games, newest first (``Store.player_games``)."""
+        return await self._read(operations.player_games(name, before, limit), snapshot=True)
 
     # Games.
 
@@ -127,3 +141,13 @@ class SQLStore:
     async def unfinished_games(self) -> list[GameRecord]:
         """Every active game with its moves, oldest first, to resume them after a restart."""
         return await self._read(operations.unfinished_games(), snapshot=True)
+
+    # Reviews.
+
+    async def get_review(self, game_id: str) -> tuple[str, float] | None:
+        """A finished game's stored review (JSON) and when it was computed, or None."""
+        return await self._read(reviews.find_review(game_id))
+
+    async def save_review(self, game_id: str, review: str, computed: float) -> None:
+        """Keep a game's review (JSON); a review already kept stays as it is."""
+        await self._write(reviews.insert_review(game_id, review, computed))

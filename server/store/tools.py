@@ -26,7 +26,7 @@ from server.errors import StoreError
 from server.store.factory import is_postgres_url
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
-TABLES = ("players", "games", "moves")
+TABLES = ("players", "games", "moves", "devices", "recovery_codes")
 """Every table of a Qubic database, parents first (the order a copy fills them in)."""
 
 BOOLEAN_COLUMNS = {"games": ("rated", "listed")}
@@ -259,10 +259,11 @@ async def copy_to_postgres(sqlite_path: str | os.PathLike[str], url: str) -> dic
                                   for i, v in enumerate(row)) for row in rows]
                 await conn.copy_records_to_table(table, records=rows, columns=columns)
                 copied[table] = len(rows)
-            # The players' ids were copied: the next new player's id follows the highest.
-            await conn.execute(
-                "SELECT setval(pg_get_serial_sequence('players', 'id'),"
-                " COALESCE((SELECT MAX(id) FROM players), 0) + 1, false)")
+            # The players' and devices' ids were copied: the next new one follows the highest.
+            for table in ("players", "devices"):
+                await conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                    f" COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)")
     finally:
         await conn.close()
     return copied

@@ -13,8 +13,12 @@ from server.protocol import (
     GameState,
     GameSummary,
     LobbySnapshot,
+    PlayedGame,
+    PlayerGamesPage,
     PlayerOnline,
+    PlayerProfile,
     RatingChange,
+    RatingPoint,
     SeatInfo,
     SeekInfo,
 )
@@ -84,4 +88,35 @@ def ended_game() -> GameState:
         moves=moves, clocks=clocks, status="over", version=9, you="x",
         end=GameEnd(game="g3", version=9, result="1-0", reason="line", winner="x",
                     line=moves[0::2], clocks=clocks, rating_change=RatingChange(x=9, o=-9)),
+    )
+
+
+def player_page(name: str = "bob") -> PlayerGamesPage:
+    """bob's page: his record, the ratings of his last six rated games, four games (one going
+    on, one against the computer, one aborted) and more to come."""
+    day = 1_767_225_600.0  # 1 January 2026, UTC
+    ratings = [1500, 1523, 1507, 1541, 1588, 1612]
+    games = [
+        PlayedGame(id="g9", variant="4x4x4", clock=ClockSpec(initial=300, increment=5),
+                   rated=True, side="x", x=name, o="ann", x_ai=None, o_ai=None,
+                   status="playing", result=None, reason=None, moves=[0, 21, 42],
+                   created=day + 9 * 86400, ended=None, rating=None, rating_change=None),
+        PlayedGame(id="g8", variant="4x4x4", clock=None, rated=True, side="o", x="dan",
+                   o=name, x_ai=None, o_ai=None, status="over", result="0-1", reason="line",
+                   moves=list(range(15)), created=day + 8 * 86400, ended=day + 8 * 86400 + 600,
+                   rating=1588, rating_change=24),
+        PlayedGame(id="g7", variant="3x3x3", clock=None, rated=False, side="x", x=name,
+                   o="Computer (level 5)", x_ai=None, o_ai=5, status="over", result="0-1",
+                   reason="resign", moves=[13, 0, 4, 2], created=day + 7 * 86400,
+                   ended=day + 7 * 86400 + 60, rating=None, rating_change=None),
+        PlayedGame(id="g6", variant="4x4", clock=None, rated=False, side="o", x="cat", o=name,
+                   x_ai=None, o_ai=None, status="over", result="*", reason="abort", moves=[],
+                   created=day + 6 * 86400, ended=day + 6 * 86400 + 5, rating=None,
+                   rating_change=None),
+    ]
+    return PlayerGamesPage(
+        player=PlayerProfile(name=name, created=day, rating=1612, rd=84, games=9, rated_games=6,
+                             wins=5, losses=3, draws=1),
+        games=games, next="g6",
+        ratings=[RatingPoint(at=day + i * 86400, rating=r) for i, r in enumerate(ratings)],
     )

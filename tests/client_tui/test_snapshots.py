@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scenes import challenge, ended_game, game, lobby, threats_game
+from scenes import challenge, ended_game, game, lobby, player_page, threats_game
 from textual.pilot import Pilot
 from tui_helpers import unconnected
 
@@ -14,6 +14,7 @@ from client_tui.app import LinkMessage
 from client_tui.connection import LeaderboardRow, Received
 from client_tui.screens.dialogs import ConfirmDialog, OptionsDialog
 from client_tui.screens.game import GameScreen
+from client_tui.screens.player import PlayerScreen
 from server.protocol import GameState
 
 SIZES = [(80, 24), (120, 40)]
@@ -94,6 +95,22 @@ def test_challenge_prompt(snap_compare, tmp_path: Path, size: tuple[int, int]) -
         app.post_message(LinkMessage(Received(challenge())))
         while not isinstance(app.screen, ConfirmDialog):
             await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+@sizes
+def test_player_page(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    """A player's page: record, rating history, games (opened from the leaderboard)."""
+    app = unconnected(tmp_path)
+
+    async def show(pilot: Pilot) -> None:
+        await show_lobby(app, pilot)
+        app.push_screen(PlayerScreen("bob"))
+        await pilot.pause()
+        app.post_message(LinkMessage(Received(player_page())))
+        await pilot.pause()
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=show)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from scenes import ended_game, game, lobby, threats_game
+from scenes import game, lobby, threats_game
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, RichLog, Select
@@ -18,7 +18,6 @@ from client_tui.model import GameModel
 from client_tui.screens.connect import ConnectScreen
 from client_tui.screens.dialogs import ConfirmDialog, OptionsDialog, normalise_code
 from client_tui.screens.game import GameScreen
-from client_tui.screens.my_games import MyGamesScreen
 from client_tui.screens.too_small import TooSmallScreen
 from client_tui.settings import GameOptions
 from client_tui.tokens import TokenStore
@@ -150,7 +149,7 @@ async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> 
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         asked: list[object] = []
-        app.connect = lambda url, name: asked.append((url, name))  # type: ignore[method-assign]
+        app.connect = lambda url, name, password=None: asked.append((url, name))  # type: ignore[method-assign]
         app.connect_screen.starting = True
         await pilot.click("#connect-button")
         await pilot.pause()
@@ -312,27 +311,6 @@ async def test_a_terminal_too_small_says_so(tmp_path: Path) -> None:
 # -- features ------------------------------------------------------------------------------
 
 
-async def test_my_games_lists_unfinished_and_finished_games(tmp_path: Path) -> None:
-    app = unconnected(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        app._key = "embedded:test"
-        app.session.unfinished = ["far"]
-        await open_game(app, pilot, game())  # on: ann vs bob, started in this session
-        await pilot.press("escape", "y")
-        await until(pilot, lambda: app.screen is app.lobby_screen, "the lobby")
-        feed(app, ended_game())  # won: ann vs bob
-        await until(pilot, lambda: isinstance(app.screen, GameScreen), "the ended game")
-        await pilot.press("escape")
-        await until(pilot, lambda: app.screen is app.lobby_screen, "the lobby")
-        await pilot.press("g")
-        await until(pilot, lambda: isinstance(app.screen, MyGamesScreen), "my games")
-        await pilot.pause()
-        rows = "\n".join(screen_text(app))
-        assert "far" in rows  # known to the server only
-        assert rows.index("on ") < rows.index("won ")
-        assert "bob" in rows and "4x4x4 as X" in rows
-
-
 async def test_settings_are_remembered_between_runs(tmp_path: Path) -> None:
     first = unconnected(tmp_path)
     async with first.run_test(size=(80, 24)) as pilot:
@@ -371,7 +349,7 @@ async def test_odd_names_are_refused_as_the_command_line_does(tmp_path: Path) ->
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         asked: list[object] = []
-        app.connect = lambda url, name: asked.append((url, name))  # type: ignore[method-assign]
+        app.connect = lambda url, name, password=None: asked.append((url, name))  # type: ignore[method-assign]
         name = app.connect_screen.query_one("#name", Input)
         name.value = ""
         name.focus()

@@ -1,5 +1,6 @@
 """Screenshots of the web client for docs/web/: the lobby, a game in progress (levels and
-3-D) and the end screen, at 1280x800 and 390x844. Run by hand after changing the client:
+3-D), the end screen and a player's page, at 1280x800 and 390x844. Run by hand after
+changing the client:
 
     .venv/bin/python tests/client_web/make_screenshots.py
 
@@ -78,6 +79,10 @@ async def shoot(chromium: Any, size: str, db: Path) -> None:
             await page.click("#view-cube")
             await page.mouse.move(0, 0)
             await snap(page, OUT / f"end-cube-{size}.png")
+            await page.click(".seat.o a.player-link")  # bob's page, from his card
+            await page.wait_for_selector("#player:not([hidden]) table.games")
+            await page.mouse.move(0, 0)
+            await snap(page, OUT / f"player-{size}.png")
         finally:
             await cat.ws.close()
             await dan.ws.close()

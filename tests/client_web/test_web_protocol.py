@@ -22,9 +22,9 @@ VARIANTS = ("4x4x4", "3x3x3", "4x4")
 
 def documented_examples() -> list[str]:
     """Every example message of the protocol document: its JSON blocks, as
-    test_protocol.py reads them, one message a line."""
+    test_protocol.py reads them, one message a block (a long one may span lines)."""
     blocks = re.findall(r"```json\n(.*?)\n```", DOC.read_text(encoding="utf-8"), re.S)
-    return [line for block in blocks for line in block.splitlines() if line.strip()]
+    return [block for block in blocks if block.strip()]
 
 
 def fields(union: Any) -> dict[str, list[str]]:

@@ -14,8 +14,9 @@ import pytest_asyncio
 from conftest import Nodes, Server, play, start_private_game
 
 from server.cluster.lobby import ClusterLobby
-from server.http.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, ApiPlayer, openapi
+from server.http.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, openapi
 from server.http.app import RunningServer
+from server.protocol import PlayerProfile
 
 
 def http_get(url: str) -> tuple[int, str, str]:
@@ -43,12 +44,13 @@ def test_the_description_names_every_route_and_schema() -> None:
     spec = openapi()
     assert spec["openapi"].startswith("3.")
     assert set(spec["paths"]) == {"/api/lobby", "/api/games/{id}", "/api/games/{id}.txt",
-                                  "/api/players/{name}", "/api/leaderboard",
-                                  "/api/solve", "/api/openapi.json"}
+                                  "/api/players/{name}", "/api/players/{name}/games",
+                                  "/api/leaderboard",
+                                  "/api/solve", "/api/openapi.json",
+                                  "/api/games/{id}/review"}
     schemas = spec["components"]["schemas"]
-    assert {"ApiGame", "ApiPlayer", "ApiLobby", "ApiError", "SeekInfo", "GameSummary",
-            "ApiVerdict", "ApiMoveVerdict"} <= set(
-        schemas)
+    assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
+            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict"} <= set(schemas)
     assert set(schemas["ApiGame"]["properties"]["status"].get("enum", ["playing", "over"])) == {
         "playing", "over"}
 
@@ -72,9 +74,9 @@ async def test_the_api_speaks_the_protocols_words(server: Server) -> None:
     status, text = await get(server, f"/api/games/{computer['id']}.txt")
     assert '[O "Computer (level 8)"]' in text and '[Result "*"]' in text
     strict(ApiLobby, (await get(server, "/api/lobby"))[1])
-    assert strict(ApiPlayer, (await get(server, "/api/players/ANN"))[1]).name == "ann"
+    assert strict(PlayerProfile, (await get(server, "/api/players/ANN"))[1]).name == "ann"
     board = strict(ApiLeaderboard, (await get(server, "/api/leaderboard?limit=1"))[1])
-    assert len(board.players) == 1
+    assert board.players == []  # nobody has played a rated game
 
 
 async def test_refusals_are_json_with_a_protocol_code(server: Server) -> None:

@@ -104,12 +104,14 @@ async def test_a_game_end_to_end_with_the_rooms_and_delivery_on_redis(
         await play(bob, game, "1a2", 1)
         for client in (ann, bob, eve):
             await client.expect("move", game=game, ply=2)
-        ref = await bob.send(t="chat", game=game, text="good luck")
-        for client in (ann, eve):
-            await client.expect("chat", text="good luck")
+        ref = await bob.send(t="chat", game=game, text="good luck")  # the players' chat
+        await ann.expect("chat", text="good luck")
         await bob.expect("ack", ref=ref)
         said = [m for m in bob.seen if m["t"] == "chat" or m.get("ref") == ref]
         assert [m["t"] for m in said] == ["chat", "ack"]  # the chat reached bob before its ack
+        ref = await eve.send(t="chat", game=game, text="nice")  # the spectators' chat
+        await eve.expect("ack", ref=ref)
+        assert [m["text"] for m in eve.seen if m["t"] == "chat"] == ["nice"]
         ref = await bob.send(t="resign", game=game)
         await bob.expect("ack", ref=ref)
         ended = [m for m in bob.seen if m["t"] == "end" or m.get("ref") == ref]
@@ -120,7 +122,8 @@ async def test_a_game_end_to_end_with_the_rooms_and_delivery_on_redis(
         ref = await eve.send(t="watch", game=game, since=1)  # a catch-up, then its ack
         await eve.expect("ack", ref=ref)
         caught = [m["t"] for m in eve.seen[seen:]]
-        assert caught == ["move", "chat", "end", "ack"], caught
+        assert caught == ["move", "chat", "end", "ack"], caught  # her chat, not the players'
+        assert [m["text"] for m in eve.seen[seen:] if m["t"] == "chat"] == ["nice"]
     finally:
         await running.stop()
     assert bus.closed

@@ -204,11 +204,14 @@ async def stops_reading(server: Server) -> None:
     hub = server.running.hub
     ann, bob = await server.client("ann"), await server.client("bob")
     busy = await start_private_game(server, ann, bob)
-    for i in range(50):  # a game whose full state is big: 50 chat lines of 300 characters
-        await (ann if i % 2 else bob).send(t="chat", game=busy, text="y" * 300)
-    for player in (ann, bob):
-        await player.expect("chat", game=busy, version=50)
-        player.inbox.clear()
+    sam = await server.client("sam")
+    await sam.request(t="watch", game=busy)
+    # a game whose full state is big to a spectator: 50 lines of the spectators' chat of 300
+    # characters
+    for _ in range(50):
+        await sam.send(t="chat", game=busy, text="y" * 300)
+    await sam.expect("chat", game=busy, version=50)
+    sam.inbox.clear()
     # The stuck client: a tiny receive buffer, and a websocket library told to stop reading
     # from the socket once one message waits unread; it never calls recv(). It asks for the
     # big game's state 90 times a second, within the rate limit.

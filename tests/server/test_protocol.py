@@ -67,7 +67,16 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Chat(game="g1", text="gg, well played ✓"),
     p.Hint(game="g1", id=4),
     p.TakeBack(game="g1"),
+    p.PlayerGames(name="ann", before="g1", limit=10, id=31),
     p.Ping(id=-3),
+    p.ReviewGame(game="g1", id=23),
+    p.SetPassword(password="correct horse battery", id="p1"),
+    p.SetPassword(password="a new passphrase", current="correct horse battery"),
+    p.Login(name="ann", password="correct horse battery", device="laptop", id="login"),
+    p.Recover(name="ann", recovery_code="k7qm-x2ra-9vwe-tbn4", password="a new passphrase"),
+    p.Sessions(id="s"),
+    p.Revoke(device=2),
+    p.Revoke(others=True, id="r"),
 ]
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
@@ -111,6 +120,27 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Ack(ref="m5"),
     p.Error(code="stale_move", message="stale", ref="m5"),
     p.Announce(text="The server restarts in 30 seconds.", restart_in=30.0),
+    p.PasswordSet(recovery_codes=["k7qm-x2ra-9vwe-tbn4"], revoked=1, ref="p1"),
+    p.Devices(devices=[p.DeviceInfo(id=1, label=None, created=1.0, last_seen=2.0,
+                                    address="10.0.0.1", current=True)], revoked=0, ref="s"),
+    p.PlayerGamesPage(
+        player=p.PlayerProfile(name="ann", created=1.0, rating=1509, rd=290, games=1,
+                               rated_games=1, wins=1, losses=0, draws=0),
+        games=[p.PlayedGame(id="g1", variant="4x4", clock=None, rated=True, side="x", x="ann",
+                            o="bob", x_ai=None, o_ai=None, status="over", result="1-0",
+                            reason="line", moves=[0, 5, 1, 6, 2, 7, 3], created=2.0,
+                            ended=3.0, rating=1500, rating_change=9)],
+        next=None, ratings=[p.RatingPoint(at=3.0, rating=1509)], ref=31,
+    ),
+    p.GameReviewed(review=p.ReviewInfo(
+        game="g1", variant="3x3x3", x="ann", o="bob", result="0-1", reason="line",
+        start=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+        moves=[p.MoveReview(
+            ply=1, side="x", cell=0, move="1a1",
+            before=p.VerdictInfo(verdict="win", plies=7, proved_by="book"),
+            after=p.VerdictInfo(verdict="loss", plies=8, proved_by="book"), kind="blunder",
+            best=["2b2"], line=["2b2", "1a1", "3c3"])],
+        summary={"x": {"blunder": 1}, "o": {}}, seconds=0.2, computed=1764160000.0), ref=23),
 ]
 
 

@@ -58,6 +58,17 @@ async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
         await opened.close()
 
 
+UNDO_AFTER_LISTED = (  # the schema's versions after 2, undone newest first
+    # accounts (issue 27): each player's first token back where it was
+    "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
+    " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",
+    "DROP TABLE recovery_codes", "DROP TABLE devices", "ALTER TABLE players DROP COLUMN password",
+    "DROP TABLE reviews",
+    "DROP INDEX players_by_name", "DROP INDEX games_by_x_player", "DROP INDEX games_by_o_player",
+    "ALTER TABLE players DROP COLUMN last_rated",
+)
+
+
 async def raw(database: str, sql: str) -> list[tuple[Any, ...]]:
     """Run one statement on the database behind the store's back; the rows it returns."""
     if not is_postgres_url(database):
@@ -111,9 +122,12 @@ async def test_the_token_is_stored_only_as_its_hash(store: Store, database: str)
         assert not any(token.encode() in path.read_bytes() for path in files if path.exists())
         await store.close()
         assert token.encode() not in Path(database).read_bytes()
-    (row,) = await raw(database, "SELECT * FROM players")
+    (row,) = await raw(database, "SELECT * FROM devices")  # a token per device (issue 27)
     assert hashlib.sha256(token.encode()).digest() in row
-    assert not any(isinstance(value, str | bytes) and token in str(value) for value in row)
+    for table in ("players", "devices"):
+        for row in await raw(database, f"SELECT * FROM {table}"):
+            assert not any(isinstance(value, str | bytes) and token in str(value)
+                           for value in row)
 
 
 # Games and moves.
@@ -248,9 +262,11 @@ async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> Non
         )
     finally:
         await opened.close()
-    # back to the schema before the field
+    # back to the schema before the field (version 2), undoing the versions after it too
+    for undo in UNDO_AFTER_LISTED:
+        await raw(database, undo)
     await raw(database, "ALTER TABLE games DROP COLUMN listed")
-    await raw(database, f"DELETE FROM qubic_schema WHERE version = {SCHEMA_VERSION}")
+    await raw(database, "DELETE FROM qubic_schema WHERE version >= 2")
     opened = await open_store(database)
     try:
         public = await opened.create_game(
@@ -603,3 +619,20 @@ async def test_every_acknowledged_move_survives_kill_9(database: str) -> None:
         await store.close()
     assert game is not None and len(game.moves) >= acknowledged
     assert game.cells == list(range(len(game.moves)))
+
+
+async def test_a_review_is_kept_once(database: str) -> None:
+    """A game's review is kept as written; a second one (another node's) leaves it as it
+    was; a game nobody reviewed has none."""
+    store = await open_store(database)
+    try:
+        game = await store.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=1.0)
+        other = await store.create_game(
+            variant="4x4x4", x=ALICE, o=BOB, clock=None, rated=False, now=2.0)
+        await store.save_review(game.id, '{"moves": []}', 10.0)
+        await store.save_review(game.id, '{"moves": [1]}', 11.0)
+        assert await store.get_review(game.id) == ('{"moves": []}', 10.0)
+        assert await store.get_review(other.id) is None
+    finally:
+        await store.close()

@@ -40,6 +40,7 @@ export class GameModel {
     this.end = state.end;
     this.spectators = state.spectators;
     this.chat = [...state.chat];
+    this.spectatorChat = state.spectator_chat !== false; // the host lets spectators chat
     this.thinking = null;
     this.engine = null;
     this.claimAt = {};

@@ -6,6 +6,7 @@ import { fill, h } from "./dom.js";
 import { other, SIDES } from "./game.js";
 import { formatClock, formatClockSpec } from "./protocol.js";
 import { LevelsView } from "./levels.js";
+import { nameLink } from "./player.js";
 
 export class GameView {
   constructor(root, app, act) {
@@ -54,6 +55,8 @@ export class GameView {
         ["live", "»", "Live position", () => this.stepTo(Infinity)]]
         .map(([id, glyph, label, fn]) => h("button", { type: "button", id: `nav-${id}`,
           "aria-label": label, title: label, onclick: fn }, glyph)));
+    this.chatTitle = h("h3", { class: "chat-title" }, "Chat");
+    this.chatNote = h("p", { class: "chat-note" });
     this.chatLog = h("ul", { class: "chat-log", "aria-label": "Chat", "aria-live": "polite" });
     this.chatInput = h("input", { id: "chat-input", maxlength: 300, autocomplete: "off",
       placeholder: "Say something", "aria-label": "Chat message" });
@@ -69,7 +72,7 @@ export class GameView {
         h("div", { class: "seats" }, this.seatEls.x, this.seatEls.o),
         this.status, this.result, this.actions,
         h("div", { class: "moves-box" }, this.nav, this.moveList),
-        h("div", { class: "chat" }, this.chatLog, chatForm)));
+        h("div", { class: "chat" }, this.chatTitle, this.chatNote, this.chatLog, chatForm)));
     this.setMode("levels");
   }
 
@@ -200,7 +203,7 @@ export class GameView {
       el.classList.toggle("gone", !seat.online);
       fill(el,
         h("span", { class: "mark", "aria-hidden": "true" }, side.toUpperCase()),
-        h("span", { class: "name" }, seat.name),
+        nameLink(seat.name, this.act, seat.ai),
         h("span", { class: "rating" }, ` ${rating}`),
         model.you === side ? h("span", { class: "you" }, " (you)") : null,
         seat.online ? null : h("span", { class: "away" }, " · away"),
@@ -292,6 +295,7 @@ export class GameView {
       else buttons.push(b("rematch", model.rematch.has(opp) ? "Accept rematch" : "Rematch",
         () => act.game("rematch"), "primary"));
     }
+    if (model.over) buttons.push(b("review-game", "Review", () => act.review(model.id)));
     buttons.push(b("to-lobby", "Lobby", () => act.toLobby()));
     fill(this.actions, buttons);
   }
@@ -319,6 +323,14 @@ export class GameView {
 
   renderChat() {
     const model = this.model;
+    // Two chats (docs/protocol.md): a seated player is in the players', a spectator in the
+    // spectators'; neither sees the other's. Say which, and that it is off if the host says so.
+    const seated = model.you !== null;
+    const open = seated || model.spectatorChat;
+    this.chatTitle.textContent = seated ? "Players' chat" : "Spectators' chat";
+    this.chatNote.textContent = seated ? "Only you two read it." :
+      open ? "Only spectators read it; the players do not." : "Spectators' chat is off on this server.";
+    this.chatInput.disabled = !open;
     const lines = model.chat.map((c) => h("li", {},
       h("span", { class: `who ${c.side || "spectator"}` }, c.name), ": ",
       h("span", { class: "text" }, c.text)));

@@ -2,6 +2,7 @@
 // live games to watch, your unfinished games, the leaderboard and who is online.
 
 import { fill, h, select } from "./dom.js";
+import { nameLink } from "./player.js";
 import { formatClockSpec, LEVELS, VARIANTS } from "./protocol.js";
 
 export const CLOCKS = ["untimed", "1+1", "3+2", "5+3", "10+5", "30+0"];
@@ -54,7 +55,9 @@ export class LobbyView {
     this.challenges = h("ul", { class: "challenges" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
-      h("div", { class: "panel" }, h("h2", {}, "Your games"), this.mine),
+      h("div", { class: "panel" }, h("h2", {}, "Your games"), this.mine,
+        h("button", { type: "button", id: "my-games", onclick: () => act.player(this.app.me.name) },
+          "All my games")),
       h("div", { class: "panel" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
       h("div", { class: "panel" }, h("h2", {}, "Players online"), this.challenges, this.online,
@@ -103,7 +106,7 @@ export class LobbyView {
       h("table", {}, h("thead", {}, h("tr", {}, ["Player", "Rating", "Board", "Clock", "", ""]
         .map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, seeks.map((s) => h("tr", { dataset: { seek: s.id } },
-        h("td", { class: "name" }, s.name),
+        h("td", {}, nameLink(s.name, act)),
         h("td", {}, String(s.rating)),
         h("td", {}, s.variant),
         h("td", {}, formatClockSpec(s.clock)),
@@ -116,7 +119,8 @@ export class LobbyView {
     const games = [...app.lobby.games.values()];
     fill(this.live, games.length === 0 ? h("p", { class: "empty" }, "No games being played.") :
       h("ul", {}, games.map((g) => h("li", { dataset: { game: g.id } },
-        h("span", { class: "name" }, g.x), " vs ", h("span", { class: "name" }, g.o),
+        nameLink(g.x, act, g.x.startsWith("Computer (") ? 0 : null), " vs ",
+        nameLink(g.o, act, g.o.startsWith("Computer (") ? 0 : null),
         ` · ${g.variant} · ${formatClockSpec(g.clock)} · move ${g.ply} `,
         h("button", { type: "button", onclick: () => act.watch(g.id) }, "Watch")))));
 
@@ -138,11 +142,11 @@ export class LobbyView {
         onclick: () => act.answerChallenge(c.id, false) }, "Decline"))));
     const me = app.me ? app.me.name.toLowerCase() : null;
     fill(this.players, app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
-      h("span", { class: "name" }, p.name), p.rating === null ? "" : ` ${p.rating} `,
+      nameLink(p.name, act), p.rating === null ? "" : ` ${p.rating} `,
       p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
         title: "Challenge on the terms chosen under New game",
         onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));
     fill(this.leaders, app.leaderboard.length === 0 ? h("li", { class: "empty" }, "No rated games yet.") :
-      app.leaderboard.map((p) => h("li", {}, h("span", { class: "name" }, p.name), ` ${p.rating}`)));
+      app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), ` ${p.rating}`)));
   }
 }

@@ -2,11 +2,15 @@
 // State lives in `app` (never in the DOM); every message from the server updates it and the
 // view that shows it re-renders.
 
+import { AccountView, accountRefusal, mountLogin } from "./account.js";
+import { AnalysisView } from "./analysis.js";
 import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
+import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
+import { ReviewView } from "./review.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
@@ -55,6 +59,12 @@ function clockOf(choice) {
 
 const act = {
   say,
+  send,
+  player: (name) => { playerView.open(name); show("player"); },
+  switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
+    localStorage.removeItem("qubic.name");
+    location.reload();
+  },
   playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
@@ -83,7 +93,8 @@ const act = {
   watch: (id) => {
     const model = app.games.get(id);
     send("watch", model ? { game: id, since: model.version } : { game: id });
-    app.opening = id;
+    if (model) act.open(id); // known here: caught up at once, shown now
+    else app.opening = id;
   },
   open: (id) => { app.current = id; show("game"); },
   move: (cell) => {
@@ -101,6 +112,16 @@ const act = {
     }
     app.current = null;
     show("lobby");
+  },
+  review: (id) => { location.hash = `review=${id}`; }, // any page may link #review=ID too
+  analyse: (variant, cells) => {
+    analysisView.load(variant, cells);
+    show("analysis");
+  },
+  leave: () => {
+    history.replaceState(null, "", location.pathname);
+    if (app.me) act.toLobby();
+    else show("connect");
   },
   copy: (text) => {
     navigator.clipboard?.writeText(text).then(() => say("Link copied."), () => say("Copy the link by hand."));
@@ -155,9 +176,11 @@ function announce(message) {
 // A refused hello in words for a person (the server's own text is for programs and logs).
 function refusal(event) {
   const name = link.name ? `“${link.name}”` : "That name";
+  const words = accountRefusal(event.code);
+  if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
-    case "name_taken": return `${name} is taken. Choose another name, or play from the device that has it.`;
+    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password below.`;
     case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
     case "too_many_players": return "Too many new players from your address just now: try again later.";
     case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
@@ -196,7 +219,7 @@ function connected(welcome, reconnected) {
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
-  if (!reconnected) route(welcome);
+  if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
   if (app.screen === "connect") show("lobby");
 }
 
@@ -205,11 +228,14 @@ function connected(welcome, reconnected) {
 function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
-  const game = hash.get("game") || (changed ? null : welcome.games[0]);
+  const player = hash.get("player");
+  const game = hash.get("game") || (changed || player ? null : welcome.games[0]);
   if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
+  } else if (player) {
+    if (!(app.screen === "player" && playerView.name === player)) act.player(player);
   } else if (game) {
     app.opening = game;
     if (changed && app.games.has(game)) act.open(game);
@@ -272,6 +298,13 @@ function received(message) {
     case "game":
       gameState(message, now);
       return;
+    case "player_games":
+      playerView.received(message);
+      return;
+    case "password_set":
+    case "devices":
+      accountView.received(message);
+      return;
     case "error":
       failed(message);
       break;
@@ -320,7 +353,7 @@ function gameEvent(event, now) {
 }
 
 function failed(error) {
-  say(sentence(error.message));
+  say(accountRefusal(error.code) || sentence(error.message));
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
     if (model) send("watch", { game: model.id, since: model.version });
@@ -375,13 +408,20 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let playerView;
+let reviewView;
+let analysisView;
+let accountView;
 
 function show(screen) {
+  if (app.screen === "account" && screen !== "account") accountView.left();
+  else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
-  for (const id of ["connect", "lobby", "game", "rules"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
-  else if (location.hash.startsWith("#game=")) history.replaceState(null, "", location.pathname);
+  else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
+  else if (/^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }
@@ -389,9 +429,12 @@ function show(screen) {
 function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
+  if (app.screen === "account") accountView.render();
 }
 
 function keys(event) {
+  if (app.screen === "review") return reviewView.key(event);
+  if (app.screen === "analysis") return analysisView.key(event);
   if (app.screen !== "game" || event.target.closest("input, textarea, select")) return;
   const moves = { ArrowLeft: () => gameView.step(-1), ArrowRight: () => gameView.step(1),
     Home: () => gameView.stepTo(0), End: () => gameView.stepTo(Infinity),
@@ -437,12 +480,41 @@ function rulesScreen() {
   $("#rules-back").addEventListener("click", () => show(back));
 }
 
+// A review (#review=GAMEID) or the analysis board (#analysis=1a1+2b2[&variant=3x3x3]) asked
+// for by the address: shown at once, with or without a session; false for anything else.
+function study() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.has("review")) {
+    if (reviewView.gameId !== hash.get("review") || app.screen !== "review") reviewView.load(hash.get("review"));
+    show("review");
+    return true;
+  }
+  if (hash.has("analysis")) {
+    const cells = analysisView.parse(hash.get("analysis") || "", hash.get("variant") || "4x4x4");
+    if (app.screen !== "analysis" || analysisView.link() !== location.hash) {
+      analysisView.load(hash.get("variant") || "4x4x4", cells || []);
+    }
+    show("analysis");
+    return true;
+  }
+  return false;
+}
+
 function start() {
   themeSwitch();
   rulesScreen();
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  playerView = new PlayerView($("#player"), app, act);
+  reviewView = new ReviewView($("#review"), act);
+  analysisView = new AnalysisView($("#analysis"), act);
+  accountView = new AccountView($("#account"), app, act);
+  mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
+  $("#account-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    if (app.me) show("account");
+  });
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
@@ -457,16 +529,21 @@ function start() {
     if (problem) return;
     link.start(name); // with the token kept for this name, if this device has played it
   });
-  window.addEventListener("hashchange", () => { if (app.me && link.connected) route(app.me, true); });
+  window.addEventListener("hashchange", () => {
+    if (!study()) if (app.me && link.connected) route(app.me, true);
+  });
   window.addEventListener("online", () => link.retryNow());
   window.qubic = { app, link }; // for the tests and the curious
+  const studying = study(); // a review or the analysis board needs no session
   if (savedToken()) {
     link.start(savedName());
   } else {
     $("#net").textContent = ""; // nothing has been tried yet: nothing to report
-    show("connect");
-    $("#name").value = savedName() || "";
-    $("#name").focus();
+    if (!studying) {
+      show("connect");
+      $("#name").value = savedName() || "";
+      $("#name").focus();
+    }
   }
 }
 

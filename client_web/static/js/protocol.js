@@ -34,7 +34,14 @@ export const CLIENT_FIELDS = {
   chat: ["game", "text"],
   hint: ["game"],
   takeback: ["game"],
+  player_games: ["name", "before", "limit"],
+  review: ["game"],
   ping: [],
+  set_password: ["password", "current"],
+  login: ["name", "password", "device"],
+  recover: ["name", "recovery_code", "password", "device"],
+  sessions: [],
+  revoke: ["device", "others"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
@@ -64,6 +71,10 @@ export const SERVER_FIELDS = {
   ack: [],
   error: ["code", "message"],
   engine: ["game", "state"],
+  password_set: ["recovery_codes", "revoked"],
+  devices: ["devices", "revoked"],
+  player_games: ["player", "games", "next", "ratings"],
+  review: ["review"],
 };
 
 // The game events that carry a version and are applied in order.

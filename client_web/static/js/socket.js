@@ -53,7 +53,7 @@ export function keepToken(name, token) {
   localStorage.setItem(NAME_KEY, name);
 }
 
-// Forget the token of `name` only: the server refused it (bad_token).
+// Forget the token of `name` only: the server refused it (bad_token, token_revoked).
 export function forgetToken(name) {
   const kept = tokens();
   delete kept[fold(name)];
@@ -79,9 +79,17 @@ export class Link {
     this.name = null;
     this.closed = false;
     this.timers = {};
+    this.opening = null; // a login or recover to open the next session with, instead of hello
   }
 
   get connected() { return this.ws !== null && this.welcomed; }
+
+  // Open the session with a password (`login`) or a recovery code (`recover`): the welcome's
+  // new token is kept for the name as any other, and reconnections use it.
+  startWith(t, fields) {
+    this.opening = { t, fields };
+    this.start(fields.name);
+  }
 
   // Open the session as `name` (a new player) or with the saved token.
   start(name = null) {
@@ -97,6 +105,10 @@ export class Link {
     this.ws = ws;
     this.welcomed = false;
     ws.onopen = () => {
+      if (this.opening) {
+        ws.send(JSON.stringify(request(this.opening.t, { ...this.opening.fields, id: "hello" })));
+        return;
+      }
       const token = this.name ? savedToken(this.name) : savedToken();
       const hello = token ? { token } : { name: this.name };
       ws.send(JSON.stringify(request("hello", { ...hello, id: "hello" })));
@@ -112,6 +124,7 @@ export class Link {
     if (message === null) return; // a message from a newer server: ignore it
     if (!this.welcomed) {
       if (message.t === "welcome") {
+        this.opening = null;
         keepToken(message.name, message.token);
         this.name = message.name;
         this.welcomed = true;
@@ -121,7 +134,11 @@ export class Link {
         this.schedulePing();
         this.onEvent({ type: "connected", welcome: message, reconnected });
       } else if (message.t === "error" && message.ref === "hello") {
-        if (message.code === "bad_token" && this.name) forgetToken(this.name);
+        // A token the server refuses opens nothing any more (logged out, or unknown): only
+        // that name's is forgotten.
+        const dead = message.code === "bad_token" || message.code === "token_revoked";
+        if (dead && this.name && !this.opening) forgetToken(this.name);
+        this.opening = null;
         this.closed = true;
         ws.close();
         this.onEvent({ type: "refused", code: message.code, message: message.message });

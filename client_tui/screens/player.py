@@ -1,0 +1,146 @@
+"""A player's page, read from the server: their record, their rating's history and their
+games, newest first, each opened with Enter (a game going on to watch or retake a seat, a
+finished one to step through with , and .). "My games" is this page for oneself
+(``client_tui.screens.my_games``), so it is the same on every machine.
+
+The screen asks with ``player_games`` (a page at a time: ``m`` asks for the next, older one)
+and the app hands it each ``player_games`` reply whose player it shows (``show_page``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
+
+from client_tui.messages import Outgoing
+from client_tui.text import literal
+from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, ReviewGame, Watch
+
+PAGE = 20  # games asked for at a time
+
+
+def outcome(game: PlayedGame) -> Text:
+    """The game from its player's side: on, won, lost, draw or aborted."""
+    if game.status == "playing":
+        return Text("on", "bold green")
+    if game.result == "*":
+        return Text("aborted", "dim")
+    if game.result == "1/2-1/2":
+        return Text("draw")
+    won = (game.result == "1-0") == (game.side == "x")
+    return Text("won", "bold") if won else Text("lost")
+
+
+def game_cells(game: PlayedGame) -> list[Text]:
+    """One row of the games table: outcome, opponent, board and side, moves, rating change,
+    when it started (UTC: the same on every machine)."""
+    opponent = game.o if game.side == "x" else game.x
+    change = Text("")
+    if game.rating_change is not None:
+        change = Text(f"{game.rating_change:+d}", "green" if game.rating_change > 0 else "red")
+    when = time.strftime("%d %b %Y", time.gmtime(game.created))
+    board = f"{game.variant} as {game.side.upper()}" + (" rated" if game.rated else "")
+    return [outcome(game), literal(opponent), Text(board), Text(str(len(game.moves))),
+            change, Text(when, "dim")]
+
+
+def summary(page: PlayerGamesPage) -> str:
+    """The record in one line: rating, games, wins, losses, draws."""
+    p = page.player
+    return (f"Rating {p.rating} ±{p.rd} · {p.games} games ({p.rated_games} rated) · "
+            f"{p.wins} won · {p.losses} lost · {p.draws} drawn")
+
+
+class PlayerScreen(Screen[None]):
+    """A player's record, rating history and games; ⏎ opens a game, m loads older ones."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="player.back"),
+        Binding("m", "more", "More", id="player.more", tooltip="Load older games"),
+        Binding("v", "review", "Review", id="player.review",
+                tooltip="The review of the finished game selected"),
+    ]
+
+    def __init__(self, name: str, title: str | None = None) -> None:
+        super().__init__()
+        self.player = name
+        self.heading = title or name
+        self.next: str | None = None  # the cursor of the next, older page, once known
+        self.loaded = False
+        self.ids: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Loading…", id="player-record")
+        yield Label("Rating after each rated game (last 50)", classes="section-title")
+        yield Sparkline([], id="player-ratings")
+        yield Label("Games, newest first · ⏎ opens (a finished game: , . step through it)",
+                    classes="section-title")
+        yield DataTable(id="player-games", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.title = self.heading
+        table = self.query_one(DataTable)
+        table.add_columns("", "Opponent", "Board", "Moves", "Rating", "Started")
+        table.focus()
+        self.post_message(Outgoing(PlayerGames(name=self.player, limit=PAGE), quiet=True))
+
+    def shows(self, page: PlayerGamesPage) -> bool:
+        """Whether ``page`` is of the player this screen shows (any case)."""
+        return page.player.name.casefold() == self.player.casefold()
+
+    def show_page(self, page: PlayerGamesPage) -> None:
+        """Add a page of games (the first also fills the record and the rating history)."""
+        table = self.query_one(DataTable)
+        if not self.loaded:
+            self.loaded = True
+            self.player = page.player.name
+            self.query_one("#player-record", Static).update(literal(summary(page)))
+            ratings = [point.rating for point in page.ratings]
+            self.query_one(Sparkline).data = ratings
+            if ratings:
+                low, high = min(ratings), max(ratings)
+                label = self.query(Label).first()
+                label.update(f"Rating after each rated game (last {len(ratings)}): "
+                             f"{ratings[0]} → {ratings[-1]}, from {low} to {high}")
+        for game in page.games:
+            if game.id not in self.ids:
+                self.ids.append(game.id)
+                table.add_row(*game_cells(game), key=game.id)
+        if not self.ids:
+            table.add_row(Text(""), Text("No games yet.", "dim"), *[Text("")] * 4)
+        self.next = page.next
+
+    def action_more(self) -> None:
+        if self.next is None:
+            self.notify("No older games.", timeout=2)
+            return
+        self.post_message(Outgoing(PlayerGames(name=self.player, before=self.next, limit=PAGE)))
+        self.next = None
+
+    @on(DataTable.RowSelected)
+    def open_game(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None and event.row_key.value in self.ids:
+            self.open(event.row_key.value)
+
+    def open(self, game_id: str) -> None:
+        """Open a game of the page: to replay it, watch it, or go back to it (the hook where
+        another way to open a finished game, such as its review, comes in)."""
+        self.post_message(Outgoing(Watch(game=game_id)))
+
+    def action_review(self) -> None:
+        """Ask for the selected game's review (its screen opens with the reply; a game
+        still going on is refused in words)."""
+        table = self.query_one(DataTable)
+        if not self.ids or not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key in self.ids:
+            self.post_message(Outgoing(ReviewGame(game=key)))

@@ -1,0 +1,107 @@
+"""``qubic admin reset-password NAME``: a host resets a player's password on the database.
+
+``add_reset_password(actions)`` adds the action to ``qubic admin``'s subparsers and
+``reset_password(args)`` does the work. Until ``qubic admin`` has a module of its own
+(``qubic_cli/admin.py``), this module is ``qubic admin`` itself, with this one action.
+
+The new password is made here (``secrets``) and printed once for the host to pass on: a
+secret is never taken on the command line, where other users could read it in the process
+list. Every device of the player is logged out and the recovery codes are deleted; the
+player logs in with the printed password and sets one of their own, which gives new codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import time
+
+from qubic_cli.common import fail
+from qubic_cli.settings import Setting, SettingsError, apply
+
+NAME = "admin"
+HELP = "a host's commands on the database: reset-password"
+DESCRIPTION = """\
+A host's commands, run on the server's database (--db: a SQLite file or a postgresql:// URL,
+else $QUBIC_DATABASE_URL or the configuration file's `database`, as for `qubic serve`).
+
+  reset-password NAME      a new random password for NAME, printed once; every device of
+                           theirs logged out, their recovery codes deleted
+
+examples:
+  qubic admin reset-password ann --db qubic.db
+"""
+
+SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
+
+
+def add_reset_password(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    """Add ``reset-password`` to ``qubic admin``'s actions; its ``run`` is ``reset_password``."""
+    parser: argparse.ArgumentParser = actions.add_parser(
+        "reset-password", help="a new random password for a player, printed once",
+        description="A new random password for the player NAME, printed once (a secret is "
+                    "never taken on the command line); every device of theirs is logged out "
+                    "and their recovery codes are deleted. They log in with it and set their "
+                    "own password, which gives them new codes.")
+    parser.add_argument("name", help="the player")
+    parser.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
+                        help="a SQLite file (default ./qubic.db) or a postgresql:// URL")
+    parser.add_argument("--config", metavar="FILE", help="a TOML file, as for qubic serve")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.set_defaults(action_run=reset_password, action_parser=parser)
+    return parser
+
+
+def reset_password(args: argparse.Namespace) -> int:
+    """Reset ``args.name``'s password on ``args.db``; prints it. 0, or 1 with no such player."""
+    from server.errors import StoreError
+
+    try:
+        apply(args.action_parser, SETTINGS, "serve", args, args.argv, others=True)
+    except SettingsError as error:
+        return fail(NAME, str(error))
+    password = "-".join(secrets.token_urlsafe(6) for _ in range(3))
+    try:
+        outcome = asyncio.run(_reset(args.db, args.name, password))
+    except StoreError as error:
+        return fail(NAME, str(error))
+    if outcome is None:
+        print(f"qubic {NAME}: no player is called {args.name!r}")
+        return 1
+    if args.json:
+        print(json.dumps(outcome, indent=2))
+    else:
+        print(f"The password of {outcome['name']} is now: {password}\n"
+              f"{outcome['devices_logged_out']} devices logged out; recovery codes deleted. "
+              "Pass the password on: they log in with it and set their own.")
+    return 0
+
+
+async def _reset(database: str, name: str, password: str) -> dict[str, object] | None:
+    from server.accounts.passwords import hash_password
+    from server.store.factory import open_store
+
+    store = await open_store(database)
+    try:
+        player = await store.get_player(name)
+        if player is None:
+            return None
+        revoked = await store.set_password(player.name, await asyncio.to_thread(
+            hash_password, password), [], keep=None, now=time.time())
+        return {"name": player.name, "password": password, "devices_logged_out": len(revoked)}
+    finally:
+        await store.close()
+
+
+# -- ``qubic admin`` until it has a module of its own ------------------------------------------
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="action", required=True)
+    add_reset_password(actions)
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(args.action_run(args))

@@ -1,0 +1,166 @@
+"""Account requests: protecting a name with a password, logging in from another device,
+listing and revoking devices, recovering with a one-time code.
+
+Every answer that checks a secret takes as long whether or not the name exists or has a
+password (a dummy hash when there is none), and a refusal says ``bad_credentials`` or
+``bad_recovery_code`` either way, so nobody learns whether a name is protected. Password
+attempts are counted per name and per address in the hub's ``AddressLimits`` (in Redis on a
+cluster) before any hashing, so a flood of guesses is refused cheaply with ``retry_in``.
+
+A device revoked here is closed on this node by ``drop`` (``Hub.drop_devices``); its token is
+refused at the next hello on any node, as every hello reads the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import assert_never
+
+from server.accounts.passwords import (
+    PasswordHasher,
+    hash_recovery_code,
+    new_recovery_codes,
+    password_problem,
+)
+from server.errors import LimitReached, ServerError
+from server.game.records import PlayerRecord
+from server.node.session import AddressLimits, Session
+from server.protocol import (
+    AccountRequest,
+    DeviceInfo,
+    Devices,
+    ErrorCode,
+    Login,
+    PasswordSet,
+    Recover,
+    RequestId,
+    Revoke,
+    Sessions,
+    SetPassword,
+)
+from server.store.base import Store, name_key
+
+log = logging.getLogger(__name__)
+
+Welcome = Callable[[Session, PlayerRecord, str, int, RequestId | None], Awaitable[None]]
+"""Open ``session`` as the player with this token and device, replying ``welcome``."""
+Drop = Callable[[str, Collection[int]], int]
+"""Close the sessions of these devices of the player here; how many were closed."""
+
+
+class Accounts:
+    """The account requests of the sessions here (``AccountRequest``)."""
+
+    def __init__(self, store: Callable[[], Store], limits: AddressLimits,
+                 welcome: Welcome, drop: Drop, hasher: PasswordHasher | None = None) -> None:
+        self._store = store
+        self.limits = limits
+        self.welcome = welcome
+        self.drop = drop
+        self.hasher = hasher or PasswordHasher()
+
+    async def handle(self, session: Session, message: AccountRequest) -> None:
+        if isinstance(message, Login | Recover) and session.player is not None:
+            raise ServerError("this connection has said hello",
+                              ErrorCode.ALREADY_AUTHENTICATED)
+        if isinstance(message, Login):
+            await self._login(session, message)
+        elif isinstance(message, Recover):
+            await self._recover(session, message)
+        elif isinstance(message, SetPassword):
+            await self._set_password(session, message)
+        elif isinstance(message, Sessions):
+            await self._devices(session, message.id)
+        elif isinstance(message, Revoke):
+            await self._revoke(session, message)
+        else:
+            assert_never(message)
+
+    def close(self) -> None:
+        self.hasher.close()
+
+    # -- the requests ----------------------------------------------------------------------
+
+    async def _login(self, session: Session, message: Login) -> None:
+        await self._attempt(session, message.name)
+        found = await self._store().password_of(message.name)
+        if not await self.hasher.verify(message.password, None if found is None else found[1]):
+            raise ServerError("wrong name or password", ErrorCode.BAD_CREDENTIALS)
+        assert found is not None
+        issued = await self._store().add_device(found[0].name, message.device, time.time(),
+                                                session.peer)
+        log.info("login of %s from %s", issued.player.name, session.peer,
+                 extra={"player": issued.player.name, "address": session.peer})
+        await self.welcome(session, issued.player, issued.token, issued.device, message.id)
+
+    async def _recover(self, session: Session, message: Recover) -> None:
+        self._check_rule(message.password, message.name)
+        await self._attempt(session, message.name)
+        password = await self.hasher.hash(message.password)  # before the check: as slow
+        issued, revoked = await self._store().recover(
+            message.name, hash_recovery_code(message.recovery_code), password, message.device,
+            time.time(), session.peer)
+        self.drop(issued.player.name, revoked)
+        log.info("%s recovered with a code from %s; %d devices logged out",
+                 issued.player.name, session.peer, len(revoked),
+                 extra={"player": issued.player.name, "address": session.peer})
+        await self.welcome(session, issued.player, issued.token, issued.device, message.id)
+
+    async def _set_password(self, session: Session, message: SetPassword) -> None:
+        assert session.player is not None
+        name = session.player.name
+        self._check_rule(message.password, name)
+        found = await self._store().password_of(name)
+        if found is not None and found[1] is not None:  # a change: the password now, first
+            await self._attempt(session, name)
+            if message.current is None or not await self.hasher.verify(message.current,
+                                                                        found[1]):
+                raise ServerError("that is not your password now (give it as `current`)",
+                                  ErrorCode.BAD_CREDENTIALS)
+        password = await self.hasher.hash(message.password)
+        codes = new_recovery_codes()
+        revoked = await self._store().set_password(
+            name, password, [hash_recovery_code(code) for code in codes],
+            keep=session.device, now=time.time())
+        log.info("%s set a password; %d other devices logged out", name, len(revoked),
+                 extra={"player": name, "address": session.peer})
+        session.send(PasswordSet(recovery_codes=codes, revoked=len(revoked), ref=message.id))
+        self.drop(name, revoked)
+
+    async def _devices(self, session: Session, ref: RequestId | None,
+                       revoked: int = 0) -> None:
+        assert session.player is not None
+        devices = await self._store().devices(session.player.name)
+        session.send(Devices(devices=[
+            DeviceInfo(id=d.id, label=d.label, created=d.created, last_seen=d.last_seen,
+                       address=d.address, current=d.id == session.device)
+            for d in devices], revoked=revoked, ref=ref))
+
+    async def _revoke(self, session: Session, message: Revoke) -> None:
+        assert session.player is not None
+        name = session.player.name
+        wanted = None if message.device is None else [message.device]
+        revoked = await self._store().revoke(name, wanted, keep=session.device,
+                                             now=time.time())
+        if wanted is not None and not revoked:
+            raise ServerError("you have no such device", ErrorCode.NO_SUCH_DEVICE)
+        await self._devices(session, message.id, len(revoked))
+        self.drop(name, revoked)
+
+    # -- checks ----------------------------------------------------------------------------
+
+    async def _attempt(self, session: Session, name: str) -> None:
+        """Count a password attempt on ``name`` from the session's address, or refuse it."""
+        wait = await self.limits.add_login_attempt(session.peer, name_key(name),
+                                                   time.monotonic())
+        if wait is not None:
+            raise LimitReached("too many password attempts: wait before trying again",
+                               ErrorCode.TOO_MANY_ATTEMPTS, wait)
+
+    @staticmethod
+    def _check_rule(password: str, name: str) -> None:
+        problem = password_problem(password, name)
+        if problem is not None:
+            raise ServerError(problem, ErrorCode.BAD_PASSWORD)
