@@ -18,6 +18,7 @@ from engine import Board, Cell, format_cell
 from server.protocol import (
     ChallengeInfo,
     ChatLine,
+    ChatRemoved,
     Clocks,
     ClockSpec,
     Colour,
@@ -42,7 +43,7 @@ SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
 GameEvent = (
     MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
-    | Suggestion
+    | Suggestion | ChatRemoved
 )
 
 
@@ -166,6 +167,8 @@ class GameModel:
                 self.rematch.add(event.by)
         elif isinstance(event, Presence):
             self._presence(event, now)
+        elif isinstance(event, ChatRemoved):  # a moderator took the line out
+            self.chat = [line for line in self.chat if line.version != event.line]
         else:
             self.chat = [*self.chat, event][-CHAT_KEPT:]
         self.version = event.version
@@ -335,6 +338,7 @@ REASONS = {
     "agreement": "draw agreed",
     "abort": "the game was aborted",
     "claim": "the opponent left",
+    "host": "ended by the host",
 }
 
 

@@ -44,6 +44,7 @@ from server.protocol import (
     ChallengeReceived,
     ChallengeSent,
     ChatLine,
+    ChatRemoved,
     ClientMessage,
     ComputerThinking,
     Devices,
@@ -111,7 +112,7 @@ class ServerMessages(App[None]):
         if isinstance(message, GameState):
             self._game_state(message, now)
         elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | ComputerThinking | EngineStatus | Suggestion):
+                        | ComputerThinking | EngineStatus | Suggestion | ChatRemoved):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)

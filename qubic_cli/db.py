@@ -23,8 +23,9 @@ file's `database`, as for `qubic serve`.
                            pg_dump's custom format for PostgreSQL)
   restore FILE [--force]   put a backup in place (stop the server first; --force replaces
                            an existing SQLite file)
-  migrate --to URL         copy a SQLite server's players, games and moves into an empty
-                           PostgreSQL database, in one transaction
+  migrate --to URL         copy a SQLite server's players, games and moves (and roles, bans,
+                           mutes, audit log, reports) into an empty PostgreSQL database, in
+                           one transaction
 
 examples:
   qubic db status --db qubic.db

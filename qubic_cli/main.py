@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 SUBCOMMANDS = (
-    "qubic_cli.admin_accounts",  # qubic admin (reset-password) until qubic_cli/admin.py
+    "qubic_cli.admin",
     "qubic_cli.arena",
     "qubic_cli.analyse",
     "qubic_cli.config",

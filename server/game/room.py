@@ -43,6 +43,7 @@ from server.game.room_state import (
 from server.protocol import (
     COLOURS,
     ChatLine,
+    ChatRemoved,
     ClockSpec,
     ErrorCode,
     GameEnd,
@@ -287,6 +288,30 @@ class GameRoom(RoomState):
         self._chat.append(line)
         audience = Audience.SPECTATORS if side is None else Audience.SEATS
         return [self._keep(line, audience, players=self._seated())]
+
+    # -- the host's levers (server.node.control) -------------------------------------------
+
+    def remove_chat(self, line: int, now: float) -> list[Outbound]:
+        """Take the chat line of version ``line`` out of the game's chat and history, so a
+        snapshot or catch-up never shows it again, and tell its chat (the players' or the
+        spectators') to remove it."""
+        said = next((said for said in self._chat if said.version == line), None)
+        if said is None:
+            raise RoomError(f"no chat line {line} in game {self.id}", ErrorCode.NOT_ALLOWED)
+        self._chat.remove(said)
+        history = [e for e in self._history if not (isinstance(e, ChatLine) and e.version == line)]
+        self._history.clear()
+        self._history.extend(history)
+        removed = ChatRemoved(game=self.id, line=line, version=self._next_version())
+        audience = Audience.SPECTATORS if said.side is None else Audience.SEATS
+        return [self._keep(removed, audience, players=self._seated())]
+
+    def end_by_host(self, result: str, now: float) -> list[Outbound]:
+        """End the game as the host decides: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` (called
+        off), with the reason ``host``."""
+        self._require_playing()
+        winner = {"1-0": X, "0-1": O}.get(result)
+        return self._finish(winner, "host", now, result=result)
 
     # -- help against the computer: hints and takebacks -----------------------------------
 

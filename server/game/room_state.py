@@ -22,6 +22,7 @@ from server.game.records import MoveRecord
 from server.protocol import (
     COLOURS,
     ChatLine,
+    ChatRemoved,
     Clocks,
     ClockSpec,
     ErrorCode,
@@ -42,7 +43,7 @@ DEFAULT_GRACE = GRACE
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
-Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
+Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ChatRemoved
 
 
 class Audience(enum.Enum):

@@ -21,6 +21,7 @@ from aiohttp import web
 from engine import format_moves, variant
 from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
+from server.http.admin_api import add_admin_api, admin_paths
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
@@ -122,6 +123,7 @@ def add_api(app: web.Application) -> None:
     app.router.add_get("/api/players/{name}", api_player)
     app.router.add_get("/api/players/{name}/games", api_player_games)
     app.router.add_get("/api/leaderboard", api_leaderboard)
+    add_admin_api(app, HUB_KEY)  # /api/admin/* (server/http/admin_api.py)
 
 
 def _hub(request: web.Request) -> Hub:
@@ -271,6 +273,7 @@ def openapi() -> dict[str, Any]:
         return {"description": what, "content": {"application/json": {"schema": schema}}}
 
     refused = answer(error, "refused: `code` says why")
+    admin, admin_schemas, security = admin_paths()
     game_id = {"name": "id", "in": "path", "required": True,
                "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}}
     return {
@@ -359,6 +362,8 @@ def openapi() -> dict[str, Any]:
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",
                                       "content": {"application/json": {}}}}}},
+            **admin,
         },
-        "components": {"schemas": components},
+        "components": {"schemas": {**components, **admin_schemas},
+                       "securitySchemes": security},
     }

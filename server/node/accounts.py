@@ -7,8 +7,9 @@ password (a dummy hash when there is none), and a refusal says ``bad_credentials
 attempts are counted per name and per address in the hub's ``AddressLimits`` (in Redis on a
 cluster) before any hashing, so a flood of guesses is refused cheaply with ``retry_in``.
 
-A device revoked here is closed on this node by ``drop`` (``Hub.drop_devices``); its token is
-refused at the next hello on any node, as every hello reads the store.
+A device revoked here is closed by ``drop`` (``Hub._drop_everywhere``: on this node at once,
+on the others through the control channel, ``server.node.control``); its token is refused at
+the next hello on any node, as every hello reads the store.
 """
 
 from __future__ import annotations

@@ -40,10 +40,12 @@ from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
 from server.node.bus import Bus, LocalBus
+from server.node.control import Control, DropDevices, encode_action
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService
 from server.node.membership import Joined, Membership
+from server.node.moderation import Moderation
 from server.node.profiles import answer_player_games
 from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
@@ -52,12 +54,14 @@ from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, AddressLimits, 
 from server.protocol import (
     AccountRequest,
     Announce,
+    Chat,
     ClientMessage,
     ErrorCode,
     GameRequest,
     Hello,
     LobbyRequest,
     MatchmakingRequest,
+    ModerationRequest,
     Ping,
     PlayerGames,
     Pong,
@@ -106,11 +110,15 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
-        self.accounts = Accounts(lambda: self.store, self.limits, self._open, self.drop_devices)
+        self.accounts = Accounts(lambda: self.store, self.limits, self._open,
+                                 self._drop_everywhere)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
         self.reviews = Reviews(lambda: self.store, self.truth)
+        # the host's levers, and a device's revoke, on every node (server.node.control)
+        self.control = Control(self.games, self.announce, self.drop_devices)
+        self.moderation = Moderation(self.control)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -146,6 +154,7 @@ class Hub:
         else:
             await self.games.resume()
         await self.lobby.start()
+        await self.control.start()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -156,6 +165,7 @@ class Hub:
         """Stop taking work, stop the computer's searches and say goodbye to every client
         (in a cluster, first hand every game over to the other nodes)."""
         self.games.closing = True
+        await self.control.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -216,6 +226,8 @@ class Hub:
                                   ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, SessionOpening | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
+            if isinstance(message, Chat):
+                self.moderation.check_chat(session)
             await self._dispatch(session, message)
         except ServerError as error:
             self.refuse(session, error, message.id)
@@ -236,6 +248,8 @@ class Hub:
             session.send(await answer_player_games(self.store, message))
         elif isinstance(message, ReviewGame):
             self.reviews.handle(session, message)
+        elif isinstance(message, ModerationRequest):
+            await self.moderation.handle(session, message)
         else:
             assert_never(message)
 
@@ -272,6 +286,7 @@ class Hub:
             if message.name in self.reserved:
                 raise ServerError(f"the name {message.name!r} is reserved: choose another",
                                   ErrorCode.NAME_RESERVED)
+            await self.moderation.admit(session, None)  # a banned address makes no player
             wait = await self.limits.add_player(session.peer, self.games.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",
@@ -288,12 +303,13 @@ class Hub:
         welcome it."""
         if session.player is not None:
             raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
+        roles = await self.moderation.admit(session, player.name)  # banned: refused here
         session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
-                    games=await self.router.games_of(player.name), ref=ref)
+                    games=await self.router.games_of(player.name), ref=ref, roles=roles)
         )
 
     def drop_devices(self, player: str, devices: Collection[int]) -> int:
@@ -308,6 +324,23 @@ class Hub:
                 session.close(CLOSE_REVOKED, "this device was logged out")
                 closed += 1
         return closed
+
+    def _drop_everywhere(self, player: str, devices: Collection[int]) -> int:
+        """``drop_devices`` here at once, and on every other node through the control channel
+        (within a second); returns how many were closed here."""
+        closed = self.drop_devices(player, devices)
+        if devices:
+            task = asyncio.get_running_loop().create_task(
+                self._tell_nodes(DropDevices(name=player, devices=sorted(devices))))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return closed
+
+    async def _tell_nodes(self, action: DropDevices) -> None:
+        try:
+            await self.store.apply(control=encode_action(action))
+        except ServerError as error:
+            log.warning("the other nodes were not told of a revoke: %s", error)
 
     async def _ping(self, session: Session, message: Ping) -> None:
         session.send(Pong(ref=message.id))

@@ -85,3 +85,10 @@ class ErrorCode(enum.StrEnum):
     SHUTTING_DOWN = "shutting_down"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
+    # the host's levers (docs/admin.md)
+    BANNED = "banned"
+    MUTED = "muted"
+    KICKED = "kicked"
+    NOT_MODERATOR = "not_moderator"
+    NOT_ADMIN = "not_admin"
+    NO_SUCH_REPORT = "no_such_report"

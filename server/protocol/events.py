@@ -153,6 +153,7 @@ class Welcome(_Event, tag="welcome"):
     protocol: int = PROTOCOL_VERSION
     server: str = f"qubic/{VERSION}"  # the server's name and version
     ref: RequestId | None = None
+    roles: list[str] = []  # "admin", "moderator": what the client may offer (docs/admin.md)
 
 
 class LobbySnapshot(_Event, tag="lobby"):
@@ -457,12 +458,38 @@ class Devices(_Event, tag="devices"):
     ref: RequestId | None = None
 
 
+class ChatRemoved(_Event, tag="chat_removed"):
+    """A moderator took the chat line of version ``line`` out of the game: remove it."""
+
+    game: str
+    line: int
+    version: int
+
+
+class ReportInfo(_Value):
+    """One open report: ``by`` reported ``name`` at Unix time ``at``."""
+
+    id: int
+    at: float
+    by: str
+    name: str
+    game: str | None
+    reason: str
+
+
+class ReportQueue(_Event, tag="reports"):
+    """The open reports, oldest first (reply to ``reports``, for moderators)."""
+
+    reports: list[ReportInfo]
+    ref: RequestId | None = None
+
+
 ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
     | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
-    | Devices
+    | Devices | ChatRemoved | ReportQueue
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

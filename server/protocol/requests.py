@@ -44,7 +44,8 @@ DeviceId = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
 Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
 EngineState = Literal["preparing", "unavailable", "ready"]
 Reason = Literal[
-    "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned"
+    "line", "full", "dead", "resign", "time", "agreement", "abort", "claim", "abandoned",
+    "host",
 ]
 ChallengeGoneReason = Literal["declined", "cancelled", "offline"]
 OfferKind = Literal["draw", "draw_declined", "rematch"]
@@ -362,9 +363,92 @@ GameRequest = (
 """Every request about one game, carried out by the game's owner: the room actions, a hint,
 opening and closing the game."""
 
+# -- the host's levers: reports from anyone, moderators' actions (docs/admin.md) ---------------
+
+Why = Annotated[str, msgspec.Meta(max_length=300)]
+Minutes = Annotated[int, msgspec.Meta(ge=1, le=10 * 366 * 24 * 60)]
+
+
+class _Moderation(_Request):
+    """A request whose free text (``reason``) is checked like chat."""
+
+    def __post_init__(self) -> None:
+        reason = getattr(self, "reason", "")
+        if has_control_characters(reason):
+            raise ProtocolError("`reason` may not hold control characters", "bad_message")
+
+
+class ReportPlayer(_Moderation, tag="report"):
+    """Report the player ``name`` to the moderators (about ``game``, if given)."""
+
+    name: Name
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+    game: GameId | None = None
+
+
+class ListReports(_Moderation, tag="reports"):
+    """Moderators: the open reports, oldest first (the reply is ``reports``)."""
+
+
+class ResolveReport(_Moderation, tag="resolve_report"):
+    """Moderators: close a report, having acted on it or not."""
+
+    report: Annotated[int, msgspec.Meta(ge=1)]
+    reason: Why = ""
+
+
+class RemoveChat(_Moderation, tag="remove_chat"):
+    """Moderators: take the chat line of version ``line`` out of the game, on every screen."""
+
+    game: GameId
+    line: Version
+    reason: Why = ""
+
+
+class MutePlayer(_Moderation, tag="mute"):
+    """Moderators: refuse the player's chat for ``minutes`` (none: until unmuted)."""
+
+    name: Name
+    minutes: Minutes | None = None
+    reason: Why = ""
+
+
+class UnmutePlayer(_Moderation, tag="unmute"):
+    name: Name
+    reason: Why = ""
+
+
+class KickPlayer(_Moderation, tag="kick"):
+    """Moderators: close the player's connections on every node (they may come back)."""
+
+    name: Name
+    reason: Why = ""
+
+
+class BanPlayer(_Moderation, tag="ban"):
+    """Moderators: close the player's connections and refuse them for ``minutes`` (none:
+    until unbanned)."""
+
+    name: Name
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+    minutes: Minutes | None = None
+
+
+class UnbanPlayer(_Moderation, tag="unban"):
+    name: Name
+    reason: Why = ""
+
+
+ModerationRequest = (
+    ReportPlayer | ListReports | ResolveReport | RemoveChat | MutePlayer | UnmutePlayer
+    | KickPlayer | BanPlayer | UnbanPlayer
+)  # fmt: skip
+"""A report (any player) and the moderators' actions, carried out by ``server.node.moderation``."""
+
 ClientMessage = (
     Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame | AccountRequest
+    | ModerationRequest
 )  # fmt: skip
 """Every client request: hello and ping for the session, then the lobby's and the games',
 then a player's history and the review of a finished game, then the account's (passwords,
-devices)."""
+devices), then reports and moderation."""

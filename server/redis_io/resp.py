@@ -22,7 +22,7 @@ import socket
 import ssl
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio.connection import SSLConnection, parse_url
 
@@ -82,8 +82,8 @@ class RespConnection(asyncio.Protocol):
         return self._transport is not None and not self.lost.done()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A stream transport, though not always a subclass of asyncio's (uvloop's is not).
+        self._transport = cast(asyncio.Transport, transport)
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)

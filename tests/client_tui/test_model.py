@@ -17,6 +17,7 @@ from client_tui.model import (
 from engine import Board, O, X
 from server.protocol import (
     ChatLine,
+    ChatRemoved,
     Clocks,
     ClockSpec,
     ComputerThinking,
@@ -91,6 +92,14 @@ def test_offers_chat_presence_and_the_end() -> None:
     assert describe_end(model) == "You lose 0-1 · resignation · rating -8"
     model.apply(Offer(game="g1", kind="rematch", by="o", version=6), 74.0)
     assert model.rematch == {"o"}
+
+
+def test_a_chat_line_removed_by_a_moderator_leaves_the_chat() -> None:
+    model = GameModel.from_state(state(), now=0.0)
+    for version, text in ((1, "rude"), (2, "fine")):
+        model.apply(ChatLine(game="g1", name="bob", side="o", text=text, version=version), 0.0)
+    assert model.apply(ChatRemoved(game="g1", line=1, version=3), 0.0) is Applied.CHANGED
+    assert [line.text for line in model.chat] == ["fine"] and model.version == 3
 
 
 def test_the_computer_thinking_is_cleared_by_its_move() -> None:

@@ -2,9 +2,8 @@
 logged in on one node, revoked from another, is refused at the next hello on every node;
 password guesses are counted once for the cluster.
 
-Closing a revoked device's socket on another node than the revoking one is the lead's to route
-(``Hub.drop_devices`` on every node, through the control channel); the socket on the revoking
-node is closed, as the SQLite tests show."""
+Closing a revoked device's socket on another node than the revoking one goes through the
+control channel (``Hub.drop_devices`` on every node): test_cluster_levers.py shows it."""
 
 from __future__ import annotations
 

@@ -47,10 +47,11 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/players/{name}", "/api/players/{name}/games",
                                   "/api/leaderboard",
                                   "/api/solve", "/api/openapi.json",
-                                  "/api/games/{id}/review"}
+                                  "/api/games/{id}/review", "/api/admin/audit"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
-            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict"} <= set(schemas)
+            "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",
+            "ApiAuditEntry"} <= set(schemas)
     assert set(schemas["ApiGame"]["properties"]["status"].get("enum", ["playing", "over"])) == {
         "playing", "over"}
 

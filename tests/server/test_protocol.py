@@ -77,6 +77,15 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Sessions(id="s"),
     p.Revoke(device=2),
     p.Revoke(others=True, id="r"),
+    p.ReportPlayer(name="bob", reason="insults in chat", game="g1", id=11),
+    p.ListReports(id=12),
+    p.ResolveReport(report=3, reason="warned him", id=13),
+    p.RemoveChat(game="g1", line=3, reason="abuse", id=14),
+    p.MutePlayer(name="bob", minutes=60, reason="insults", id=15),
+    p.UnmutePlayer(name="bob"),
+    p.KickPlayer(name="bob", reason="cool off"),
+    p.BanPlayer(name="bob", reason="cheating", minutes=10080, id=16),
+    p.UnbanPlayer(name="bob", reason="appeal granted"),
 ]
 
 SERVER_EXAMPLES: list[p.ServerMessage] = [
@@ -141,6 +150,9 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
             after=p.VerdictInfo(verdict="loss", plies=8, proved_by="book"), kind="blunder",
             best=["2b2"], line=["2b2", "1a1", "3c3"])],
         summary={"x": {"blunder": 1}, "o": {}}, seconds=0.2, computed=1764160000.0), ref=23),
+    p.ChatRemoved(game="g1", line=3, version=10),
+    p.ReportQueue(reports=[p.ReportInfo(id=3, at=1795701514.2, by="ann", name="bob", game="g1",
+                                        reason="insults in chat")], ref=12),
 ]
 
 

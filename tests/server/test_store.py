@@ -59,6 +59,8 @@ async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
 
 
 UNDO_AFTER_LISTED = (  # the schema's versions after 2, undone newest first
+    "DROP TABLE control", "DROP TABLE reports", "DROP TABLE audit", "DROP TABLE sanctions",
+    "DROP TABLE roles",
     # accounts (issue 27): each player's first token back where it was
     "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
     " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",

@@ -103,6 +103,9 @@ export class GameModel {
         this.chat.push(event);
         if (this.chat.length > 200) this.chat.shift();
         break;
+      case "chat_removed": // a moderator took the line out
+        this.chat = this.chat.filter((line) => line.version !== event.line);
+        break;
       default:
         return IGNORED;
     }

@@ -331,9 +331,9 @@ export class GameView {
     this.chatNote.textContent = seated ? "Only you two read it." :
       open ? "Only spectators read it; the players do not." : "Spectators' chat is off on this server.";
     this.chatInput.disabled = !open;
-    const lines = model.chat.map((c) => h("li", {},
+    const lines = model.chat.map((c) => h("li", { "data-line": c.version },
       h("span", { class: `who ${c.side || "spectator"}` }, c.name), ": ",
-      h("span", { class: "text" }, c.text)));
+      h("span", { class: "text" }, c.text), this.act.chatTools(c, model.id)));
     const stick = this.chatLog.scrollTop + this.chatLog.clientHeight >= this.chatLog.scrollHeight - 4;
     fill(this.chatLog, lines);
     if (stick) this.chatLog.scrollTop = this.chatLog.scrollHeight;

@@ -8,6 +8,7 @@ import { $, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
+import { chatTools, isModerator, ModerationView } from "./moderation.js";
 import { PlayerView } from "./player.js";
 import { parseClock, VERSIONED } from "./protocol.js";
 import { ReviewView } from "./review.js";
@@ -26,6 +27,7 @@ const app = {
   pendingMove: null, // the id of a move request not yet answered
   requests: new Map(), // id -> what was asked, for errors
   screen: "connect",
+  reports: [], // the moderators' queue, as last asked for
 };
 
 const link = new Link(serverUrl(), onLinkEvent);
@@ -112,6 +114,21 @@ const act = {
     }
     app.current = null;
     show("lobby");
+  },
+  // reports and moderation (moderation.js; docs/admin.md)
+  chatTools: (line, game) => chatTools(line, game, app.me, act),
+  report: (name, reason, game) => {
+    if (send("report", { name, reason, game }) !== null) say(`${name} is reported to the moderators.`);
+  },
+  removeChat: (game, line) => send("remove_chat", { game, line }),
+  moderate: (t, name, fields = {}) => {
+    if (send(t, { name, ...fields }) !== null) say(`${t}: ${name} (it takes a moment).`);
+  },
+  reports: () => send("reports"),
+  resolveReport: (report) => {
+    send("resolve_report", { report });
+    app.reports = app.reports.filter((r) => r.id !== report);
+    render();
   },
   review: (id) => { location.hash = `review=${id}`; }, // any page may link #review=ID too
   analyse: (variant, cells) => {
@@ -220,6 +237,7 @@ function connected(welcome, reconnected) {
   for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
   if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
+  if (isModerator(welcome)) send("reports");
   if (app.screen === "connect") show("lobby");
 }
 
@@ -308,6 +326,9 @@ function received(message) {
     case "error":
       failed(message);
       break;
+    case "reports":
+      app.reports = message.reports;
+      break;
     default:
       if (VERSIONED.has(message.t) || message.t === "ai_thinking" || message.t === "engine") {
         gameEvent(message, now);
@@ -360,6 +381,11 @@ function failed(error) {
   }
   if (error.code === "not_queued") app.queued = null;
   if (error.code === "no_such_game" && app.opening) app.opening = null;
+  if (error.code === "kicked" || error.code === "banned") { // the server closes: stay away
+    link.close();
+    $("#connect-error").textContent = sentence(error.message);
+    show("connect");
+  }
 }
 
 // The player's rating from the server (as /api/players and the leaderboard round it): adding
@@ -408,6 +434,7 @@ async function fetchLeaderboard() {
 
 let lobbyView;
 let gameView;
+let moderationView;
 let playerView;
 let reviewView;
 let analysisView;
@@ -430,6 +457,7 @@ function render() {
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
   if (app.screen === "account") accountView.render();
+  moderationView.render();
 }
 
 function keys(event) {
@@ -506,6 +534,7 @@ function start() {
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
   gameView = new GameView($("#game"), app, act);
+  moderationView = new ModerationView($("#moderation"), app, act);
   playerView = new PlayerView($("#player"), app, act);
   reviewView = new ReviewView($("#review"), act);
   analysisView = new AnalysisView($("#analysis"), act);

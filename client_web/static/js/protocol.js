@@ -42,6 +42,15 @@ export const CLIENT_FIELDS = {
   recover: ["name", "recovery_code", "password", "device"],
   sessions: [],
   revoke: ["device", "others"],
+  report: ["name", "reason", "game"],
+  reports: [],
+  resolve_report: ["report", "reason"],
+  remove_chat: ["game", "line", "reason"],
+  mute: ["name", "minutes", "reason"],
+  unmute: ["name", "reason"],
+  kick: ["name", "reason"],
+  ban: ["name", "reason", "minutes"],
+  unban: ["name", "reason"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
@@ -75,10 +84,13 @@ export const SERVER_FIELDS = {
   devices: ["devices", "revoked"],
   player_games: ["player", "games", "next", "ratings"],
   review: ["review"],
+  chat_removed: ["game", "line", "version"],
+  reports: ["reports"],
 };
 
 // The game events that carry a version and are applied in order.
-export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback"]);
+export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback",
+  "chat_removed"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];

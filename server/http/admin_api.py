@@ -1,0 +1,127 @@
+"""The admin API: ``GET /api/admin/audit``, the audit log, for admins only (docs/api.md).
+
+An admin authenticates as on the websocket, by the secret token of a player who holds the
+role ``admin`` (``qubic admin grant NAME admin``), sent as ``Authorization: Bearer <token>``.
+No header (or another scheme) is refused with 401 ``not_authenticated``, a token of nobody
+with 401 ``bad_token``, a player who is not an admin with 403 ``not_admin``; each answer
+says nothing else.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from server.node import levers
+from server.node.hub import Hub
+from server.protocol import ErrorCode
+
+AUDIT_MAX = 500
+
+
+class ApiAuditEntry(msgspec.Struct, kw_only=True):
+    """One action: ``actor`` did ``action`` to ``target`` at Unix time ``at``, because
+    ``reason``; ``detail`` is what else the action took (a role, a duration, a result)."""
+
+    id: int
+    at: float
+    actor: str
+    action: str
+    target: str | None
+    reason: str | None
+    detail: str | None
+
+
+class ApiAudit(msgspec.Struct, kw_only=True):
+    """The newest entries first; ``before`` for the next page (null: no more)."""
+
+    entries: list[ApiAuditEntry]
+    before: int | None
+
+
+class ApiRefusal(msgspec.Struct, kw_only=True):
+    code: str
+    message: str
+
+
+def add_admin_api(app: web.Application, hub_key: web.AppKey[Hub]) -> None:
+    """Route ``/api/admin/*`` on ``app``, whose ``hub_key`` holds the hub."""
+    app.router.add_get("/api/admin/audit", partial(api_admin_audit, hub_key))
+
+
+def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
+    text = msgspec.json.encode(ApiRefusal(code=code.value, message=message)).decode()
+    kind = {400: web.HTTPBadRequest, 401: web.HTTPUnauthorized, 403: web.HTTPForbidden}[status]
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return kind(text=text, content_type="application/json", headers=headers)
+
+
+async def admin_of(hub: Hub, request: web.Request) -> str:
+    """The admin making ``request``, by the bearer token; refused as the module says."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise _refuse(401, ErrorCode.NOT_AUTHENTICATED,
+                      "send an admin's token: Authorization: Bearer <token>")
+    store = hub.store
+    player = await store.authenticate(token.strip())
+    if player is None:
+        raise _refuse(401, ErrorCode.BAD_TOKEN, "no player has this token")
+    if "admin" not in await levers.roles_of(store, player.name):
+        raise _refuse(403, ErrorCode.NOT_ADMIN, "only an admin may read this")
+    return player.name
+
+
+def _number(request: web.Request, key: str, default: int | None, low: int, high: int
+            ) -> int | None:
+    text = request.query.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise _refuse(400, ErrorCode.BAD_MESSAGE, f"`{key}` is a whole number {low}-{high}")
+    return value
+
+
+async def api_admin_audit(hub_key: web.AppKey[Hub], request: web.Request) -> web.Response:
+    hub = request.app[hub_key]
+    await admin_of(hub, request)
+    limit = _number(request, "limit", 50, 1, AUDIT_MAX)
+    before = _number(request, "before", None, 1, 2**62)
+    assert limit is not None
+    entries = await levers.audit(hub.store, limit, before)
+    page = ApiAudit(entries=[ApiAuditEntry(**e.as_dict()) for e in entries],
+                    before=entries[-1].id if len(entries) == limit else None)
+    return web.Response(body=msgspec.json.encode(page), content_type="application/json")
+
+
+def admin_paths() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The admin API's OpenAPI paths, the schemas they use and its security scheme."""
+    (audit, refusal), components = msgspec.json.schema_components(
+        [ApiAudit, ApiRefusal], ref_template="#/components/schemas/{name}")
+
+    def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
+        return {"description": what, "content": {"application/json": {"schema": schema}}}
+
+    paths = {"/api/admin/audit": {"get": {
+        "summary": "The audit log, newest first (an admin's token only)",
+        "security": [{"adminToken": []}],
+        "parameters": [
+            {"name": "limit", "in": "query", "required": False,
+             "schema": {"type": "integer", "minimum": 1, "maximum": AUDIT_MAX, "default": 50}},
+            {"name": "before", "in": "query", "required": False,
+             "description": "entries older than this id (the previous page's `before`)",
+             "schema": {"type": "integer", "minimum": 1}}],
+        "responses": {
+            "200": answer(audit, "the entries"),
+            "400": answer(refusal, "`bad_message`: a bad limit or before"),
+            "401": answer(refusal, "`not_authenticated` (no bearer token) or `bad_token`"),
+            "403": answer(refusal, "`not_admin`: the token's player is not an admin")}}}}
+    security = {"adminToken": {"type": "http", "scheme": "bearer",
+                               "description": "the token of a player with the role admin"}}
+    return paths, components, security

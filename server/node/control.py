@@ -1,0 +1,258 @@
+"""The control channel: what a host or a moderator decides, carried out on every node.
+
+A lever (``server.node.levers``: a ban, a kick, an announcement, ...) is written by whoever
+pulls it, ``qubic admin`` on the database or a moderator's request on any node, as one row
+of the ``control`` table, in the same transaction as its record and its audit entry
+(``server.store.levers``). Every hub polls that table (``POLL_INTERVAL``), starting after
+the newest row it found at start-up, and carries out each new action here, in one ``match``:
+close a player's or an address's connections, say something to everyone, mute and unmute,
+and, on the one node that holds the game, end it or take a chat line out of it. The
+embedded server and every node of a cluster run the same code, the table being in the
+database they share (PostgreSQL for a cluster), so nothing but the database is needed for a
+lever to reach every node within a second, and a command line needs no address of a server.
+
+Adding a lever that acts on running nodes is one more Struct in ``Action`` and one more case
+in ``Control.act``; old rows are pruned after ``KEPT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import assert_never
+
+import msgspec
+
+from server.errors import ServerError, StoreError
+from server.node.delivery import Peer
+from server.node.room_interfaces import SoleOwnership
+from server.node.rooms import Action as RoomChange
+from server.node.rooms import Rooms
+from server.node.session import CLOSE_POLICY, Session
+from server.protocol import Error
+from server.store.levers import address_matches, control_since, last_control, prune_control
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL = 0.25  # seconds between two looks at the control table
+KEPT = 3600.0  # seconds an action stays in the table (a node down longer missed it anyway)
+PRUNE_EVERY = 600.0  # seconds between two prunings by one node
+
+
+class _Action(msgspec.Struct, tag_field="do", kw_only=True):
+    pass
+
+
+class Say(_Action, tag="announce"):
+    """Tell every connection ``text`` (an ``announce`` message)."""
+
+    text: str
+
+
+class Disconnect(_Action, tag="disconnect"):
+    """Close every connection of the player ``name`` (as registered) after an ``error`` with
+    ``code`` and ``reason`` (a kick, a ban, a rename, a deletion)."""
+
+    name: str
+    code: str
+    reason: str
+
+
+class DisconnectAddress(_Action, tag="disconnect_address"):
+    """Close every connection from ``address`` (an address or a network): a ban of it."""
+
+    address: str
+    reason: str
+
+
+class Mute(_Action, tag="mute"):
+    """Refuse the player's chat until Unix time ``until`` (None: until unmuted)."""
+
+    name: str
+    until: float | None
+    reason: str
+
+
+class Unmute(_Action, tag="unmute"):
+    name: str
+
+
+class EndGame(_Action, tag="end_game"):
+    """End the game with ``result`` (``1-0``, ``0-1``, ``1/2-1/2``, ``*``): its holder does."""
+
+    game: str
+    result: str
+
+
+class DropDevices(_Action, tag="drop_devices"):
+    """Close the connections of the player ``name``'s ``devices`` (their tokens were revoked:
+    ``server.node.accounts``), each told ``token_revoked``."""
+
+    name: str
+    devices: list[int]
+
+
+class RemoveChatLine(_Action, tag="remove_chat"):
+    """Take the chat line of version ``line`` out of the game: its holder does."""
+
+    game: str
+    line: int
+
+
+Action = (
+    Say | Disconnect | DisconnectAddress | Mute | Unmute | EndGame | RemoveChatLine | DropDevices
+)
+"""Every action the control channel carries."""
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Action)
+
+
+def encode_action(action: Action) -> str:
+    """The text of ``action`` as the control table keeps it."""
+    return _encoder.encode(action).decode()
+
+
+def decode_action(text: str) -> Action:
+    return _decoder.decode(text)
+
+
+@dataclass(frozen=True)
+class Muted:
+    """A mute in force: until when (None: until lifted) and why."""
+
+    until: float | None
+    reason: str
+
+    def holds(self, now: float) -> bool:
+        return self.until is None or now < self.until
+
+
+class Control:
+    """A node's side of the control channel: the poll, and each action carried out here."""
+
+    def __init__(self, rooms: Rooms, announce: Callable[[str], int],
+                 drop_devices: Callable[[str, Collection[int]], int] | None = None,
+                 interval: float = POLL_INTERVAL) -> None:
+        self.rooms = rooms
+        self.drop_devices = drop_devices
+        self.delivery = rooms.delivery
+        self.announce = announce
+        self.interval = interval
+        self.mutes: dict[str, Muted] = {}  # player (as registered) -> the mute heard of here
+        self.last = 0  # the newest action carried out (or found at start-up)
+        self.acted = 0  # actions carried out here, for the tests and /metrics
+        self._task: asyncio.Task[None] | None = None
+        self._pruned = 0.0
+
+    async def start(self) -> None:
+        """Start polling after the newest action there is now."""
+        self.last = await self.rooms.store.query(last_control())
+        self._pruned = time.monotonic()
+        self._task = asyncio.get_running_loop().create_task(self._poll(), name="control")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _poll(self) -> None:
+        failing = False  # the database was away at the last round: said once, not each round
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.poll()
+            except StoreError as error:  # the database is away: the next round tries again
+                if not failing:
+                    log.warning("control: cannot read the control table: %s", error)
+                failing = True
+            except Exception:  # a bug must not stop the levers for good
+                log.exception("control: the poll failed")
+            else:
+                if failing:
+                    log.info("control: the control table is read again")
+                failing = False
+
+    async def poll(self) -> None:
+        """Carry out every action written since the last one seen."""
+        store = self.rooms.store
+        for row_id, text in await store.query(control_since(self.last)):
+            self.last = row_id
+            try:
+                await self.act(decode_action(text))
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                log.warning("control: action %d is not one this node knows: %s", row_id, text)
+            except ServerError as error:
+                log.warning("control: action %d failed here: %s", row_id, error)
+            except Exception:
+                log.exception("control: action %d failed here", row_id)
+            self.acted += 1
+        if time.monotonic() - self._pruned > PRUNE_EVERY:
+            self._pruned = time.monotonic()
+            await store.apply(prune_control(time.time() - KEPT))
+
+    async def act(self, action: Action) -> None:
+        """Carry ``action`` out on this node (one case per action: mypy checks each has one)."""
+        match action:
+            case Say():
+                self.announce(action.text)
+            case Disconnect():
+                self._close(self.delivery.of_player(action.name), action.code, action.reason)
+            case DisconnectAddress():
+                self._close([s for s in self.delivery.sessions
+                             if address_matches(action.address, s.peer)],
+                            "banned", action.reason)
+            case Mute():
+                self.mutes[action.name] = Muted(action.until, action.reason)
+            case Unmute():
+                self.mutes.pop(action.name, None)
+            case EndGame():
+                result = action.result
+                await self._in_room(action.game, lambda room, name, now:
+                                    room.end_by_host(result, now))
+            case DropDevices():
+                if self.drop_devices is not None:
+                    self.drop_devices(action.name, action.devices)
+            case RemoveChatLine():
+                line = action.line
+                await self._in_room(action.game, lambda room, name, now:
+                                    room.remove_chat(line, now))
+            case _:
+                assert_never(action)
+
+    def note_mute(self, name: str, until: float | None, reason: str) -> None:
+        """A mute of ``name`` found in the database (at their hello)."""
+        self.mutes[name] = Muted(until, reason)
+
+    def muted(self, name: str, now: float) -> Muted | None:
+        """The mute in force on the player ``name``, if any (an expired one is forgotten)."""
+        mute = self.mutes.get(name)
+        if mute is not None and not mute.holds(now):
+            del self.mutes[name]
+            return None
+        return mute
+
+    def holds(self, game_id: str) -> bool:
+        """Whether this node holds the game (the embedded server holds every room it has)."""
+        rooms = self.rooms
+        if game_id not in rooms.rooms:
+            return False
+        return (isinstance(rooms.ownership, SoleOwnership)
+                or rooms.ownership.token(game_id) is not None)
+
+    async def _in_room(self, game_id: str, change: RoomChange) -> None:
+        if self.holds(game_id):
+            await self.rooms.act(Peer("", 0, ""), game_id, None, change)
+
+    def _close(self, sessions: list[Session], code: str, reason: str) -> None:
+        for session in sessions:
+            log.info("control: closing %r (%s)", session, code)
+            session.send(Error(code=code, message=reason))
+            session.close(CLOSE_POLICY, code)
+

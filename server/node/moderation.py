@@ -1,0 +1,129 @@
+"""Moderation as the hub sees it: who may come in, who may chat, and the requests of
+reporters and moderators.
+
+- ``admit``: at ``hello``, a banned player (by name, whatever the address) or address is
+  refused with ``banned`` and the reason; a mute in force is noted for ``check_chat``; the
+  player's roles go into the welcome.
+- ``check_chat``: a muted player's chat is refused with ``muted``.
+- ``handle``: a ``report`` from anyone; the moderators' requests (remove a chat line, mute,
+  kick, ban, their undoing, the reports' queue) from a moderator or admin only
+  (``not_moderator``), and against another moderator or an admin from an admin only. Each
+  pulls a lever of ``server.node.levers``, which the control channel carries to every node.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import assert_never
+
+from server.errors import ServerError
+from server.node import levers
+from server.node.control import Control
+from server.node.session import Session
+from server.protocol import (
+    Ack,
+    BanPlayer,
+    ErrorCode,
+    KickPlayer,
+    ListReports,
+    ModerationRequest,
+    MutePlayer,
+    RemoveChat,
+    ReportInfo,
+    ReportPlayer,
+    ReportQueue,
+    ResolveReport,
+    UnbanPlayer,
+    UnmutePlayer,
+)
+from server.store.base import Store
+from server.store.levers import sanctions_of
+
+MODERATORS = frozenset({"admin", "moderator"})
+QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
+
+
+class Moderation:
+    """The hub's part for bans, mutes, reports and moderators' requests."""
+
+    def __init__(self, control: Control) -> None:
+        self.control = control
+
+    @property
+    def store(self) -> Store:
+        return self.control.rooms.store
+
+    async def admit(self, session: Session, name: str | None) -> list[str]:
+        """Refuse a banned player or address (``banned``); note a mute; returns the roles
+        of ``name`` (None: a new player, checked by address only)."""
+        now = time.time()
+        found = await self.store.query(sanctions_of(name, session.peer, now))
+        for sanction in found:
+            if sanction.kind == "ban":
+                raise ServerError(levers.ban_message(sanction.expires, sanction.reason),
+                                  ErrorCode.BANNED)
+        if name is None:
+            return []
+        mutes = [s for s in found if s.kind == "mute"]
+        if mutes:
+            self.control.note_mute(name, mutes[-1].expires, mutes[-1].reason)
+        return sorted(await levers.roles_of(self.store, name))
+
+    def check_chat(self, session: Session) -> None:
+        """Refuse the chat of a muted player (``muted``)."""
+        if session.name is None:
+            return
+        muted = self.control.muted(session.name, time.time())
+        if muted is not None:
+            raise ServerError(levers.mute_message(muted.until, muted.reason), ErrorCode.MUTED)
+
+    async def handle(self, session: Session, message: ModerationRequest) -> None:
+        """Carry out a report or a moderator's request; refusals are ``ServerError``."""
+        name = session.name
+        assert name is not None
+        store = self.store
+        if isinstance(message, ReportPlayer):
+            await levers.report(store, name, message.name, message.reason, message.game)
+            session.send(Ack(ref=message.id))
+            return
+        roles = await levers.roles_of(store, name)
+        if not roles & MODERATORS:
+            raise ServerError("only a moderator may do that", ErrorCode.NOT_MODERATOR)
+        target = getattr(message, "name", None)
+        if target is not None and "admin" not in roles \
+                and await levers.roles_of(store, target) & MODERATORS:
+            raise ServerError("only an admin may act on a moderator or an admin",
+                              ErrorCode.NOT_MODERATOR)
+        match message:
+            case ListReports():
+                queue = await levers.reports(store, QUEUE_SHOWN)
+                session.send(ReportQueue(reports=[
+                    ReportInfo(id=r.id, at=r.at, by=r.reporter, name=r.reported, game=r.game,
+                               reason=r.reason) for r in queue], ref=message.id))
+                return
+            case ResolveReport():
+                await levers.resolve_report(store, name, message.report, message.reason)
+            case RemoveChat():
+                await levers.remove_chat(store, name, message.game, message.line,
+                                         message.reason)
+            case MutePlayer():
+                await levers.mute(store, name, message.name, message.reason,
+                                  _seconds(message.minutes))
+            case UnmutePlayer():
+                await levers.unmute(store, name, message.name, message.reason)
+            case KickPlayer():
+                await levers.kick(store, name, message.name, message.reason)
+            case BanPlayer():
+                await levers.ban(store, name, name=message.name, reason=message.reason,
+                                 seconds=_seconds(message.minutes))
+            case UnbanPlayer():
+                await levers.unban(store, name, name=message.name, reason=message.reason)
+            case ReportPlayer():
+                raise AssertionError("handled above")
+            case _:
+                assert_never(message)
+        session.send(Ack(ref=message.id))
+
+
+def _seconds(minutes: int | None) -> float | None:
+    return None if minutes is None else minutes * 60.0

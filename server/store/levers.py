@@ -1,0 +1,436 @@
+"""The host's levers in the database: roles, bans and mutes, the audit log, reports, the
+control channel's rows, and a player's rename, deletion and export (issue 27).
+
+Written once as operations (``server.store.query``) for both SQL stores, like
+``server.store.operations``. ``LeverStore`` is the part of ``SQLStore`` that runs them: one
+write carries an action, its audit entry and its control row together (``apply``), so a
+ban that is recorded is also logged and heard by every node, or none of the three happens.
+
+A ban or mute names a player by id (it follows a rename) or, for a ban, an address or a
+network (``203.0.113.0/24``); it is active while not lifted and not expired. The control
+table is a log every node polls (``server.node.control``); on PostgreSQL its writers take a
+table lock so that ids become visible in their order and a poller never skips one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeVar
+
+from server.errors import StoreError
+from server.store.base import name_key
+from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
+
+T = TypeVar("T")
+
+Role = Literal["admin", "moderator"]
+ROLES: tuple[Role, ...] = ("admin", "moderator")
+SanctionKind = Literal["ban", "mute"]
+
+
+@dataclass(frozen=True)
+class Sanction:
+    """A ban or a mute: of a player (``name``) or, for a ban, of an ``address``."""
+
+    id: int
+    kind: SanctionKind
+    name: str | None
+    address: str | None
+    reason: str
+    created: float
+    expires: float | None  # None: until lifted
+    by: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "name": self.name, "address": self.address,
+                "reason": self.reason, "created": self.created, "expires": self.expires,
+                "by": self.by}
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One admin's or moderator's action: who, what, to whom, when, why."""
+
+    actor: str
+    action: str
+    target: str | None
+    reason: str | None
+    at: float
+    detail: str | None = None
+    id: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": self.at, "actor": self.actor, "action": self.action,
+                "target": self.target, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Report:
+    """A player's report of another, open until a moderator resolves it."""
+
+    id: int
+    at: float
+    reporter: str
+    reported: str
+    game: str | None
+    reason: str
+
+
+def address_matches(banned: str, address: str) -> bool:
+    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``);
+    an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) is the IPv4 one."""
+    try:
+        seen = ipaddress.ip_address(address)
+        if isinstance(seen, ipaddress.IPv6Address) and seen.ipv4_mapped is not None:
+            seen = seen.ipv4_mapped
+        return seen in ipaddress.ip_network(banned, strict=False)
+    except ValueError:
+        return banned == address
+
+
+def check_address(text: str) -> str:
+    """``text`` as an address or network to ban, normalised; ``ValueError`` if it is none."""
+    network = ipaddress.ip_network(text, strict=False)
+    if network.num_addresses == 1:
+        return str(network.network_address)
+    return str(network)
+
+
+# -- players ------------------------------------------------------------------------------
+
+
+_PLAYER_ID = ("(SELECT id FROM players WHERE name = ? OR name_key = ?"
+              " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1)")
+"""The id of the player called exactly ``name``, else of the one whose name folds as it does
+(as ``operations.player_by_name`` finds a player); its parameters are ``_by_name(name)``."""
+
+
+def _by_name(name: str) -> tuple[str, str, str]:
+    return name, name_key(name), name
+
+
+def player_row(name: str) -> Op[Any]:
+    """The player's row (see ``_PLAYER_ID``); ``"no_such_player"`` if there is none."""
+    row = yield from fetch_one(one(f"SELECT * FROM players WHERE id = {_PLAYER_ID}",
+                                   *_by_name(name)))
+    if row is None:
+        raise StoreError(f"no player {name!r}", code="no_such_player")
+    return row
+
+
+def _refuse_while_playing(name: str) -> Op[None]:
+    row = yield from fetch_one(one(
+        "SELECT id FROM games WHERE status = 'active' AND (x_player = ? OR o_player = ?)",
+        name, name))
+    if row is not None:
+        raise StoreError(f"{name} is playing game {row['id']}: end it first "
+                         f"(qubic admin end-game {row['id']} --result ...)", code="not_allowed")
+
+
+def rename_player(old: str, new: str) -> Op[str]:
+    """Rename the player ``old`` (in any case) to ``new`` in their record and every game of
+    theirs; returns the old name as it was written. Refused while they play a game."""
+    row = yield from player_row(old)
+    before = row["name"]
+    yield from _refuse_while_playing(before)
+    clash = yield from fetch_one(one(
+        "SELECT id FROM players WHERE (name = ? OR name_key = ?) AND id <> ?",
+        new, name_key(new), row["id"]))
+    if clash is not None:
+        raise StoreError(f"the name {new!r} is taken", code="name_taken")
+    yield change("UPDATE players SET name = ?, name_key = ? WHERE id = ?",
+                 new, name_key(new), row["id"])
+    for column in ("x_player", "o_player"):
+        yield change(f"UPDATE games SET {column} = ? WHERE {column} = ?", new, before)
+    return str(before)
+
+
+def delete_player(name: str) -> Op[str]:
+    """Delete the player's account (roles, bans and mutes, devices and recovery codes go with
+    it); their games stay with the name replaced by ``deleted-<id>``, as do reports by or
+    about them. Returns the replacement. Refused while they play a game."""
+    row = yield from player_row(name)
+    before, gone = row["name"], f"deleted-{row['id']}"
+    yield from _refuse_while_playing(before)
+    for column in ("x_player", "o_player"):
+        yield change(f"UPDATE games SET {column} = ? WHERE {column} = ?", gone, before)
+    for column in ("reporter", "reported"):
+        yield change(f"UPDATE reports SET {column} = ? WHERE {column} = ?", gone, before)
+    for table in ("roles", "sanctions", "recovery_codes", "devices"):
+        yield change(f"DELETE FROM {table} WHERE player_id = ?", row["id"])
+    yield change("DELETE FROM players WHERE id = ?", row["id"])
+    return gone
+
+
+def export_player(name: str) -> Op[dict[str, Any]]:
+    """Everything the database holds about the player, as plain JSON values."""
+    row = yield from player_row(name)
+    player = {key: row[key] for key in (
+        "name", "created", "rating", "rd", "volatility", "games", "rated_games", "wins",
+        "losses", "draws")}
+    me = row["name"]
+    games = yield from fetch_all(every(
+        "SELECT * FROM games WHERE x_player = ? OR o_player = ? ORDER BY created", me, me))
+    moves: dict[str, list[int]] = {}
+    for move in (yield from fetch_all(every(
+            "SELECT moves.game_id, moves.cell FROM moves JOIN games ON games.id = moves.game_id"
+            " WHERE games.x_player = ? OR games.o_player = ? ORDER BY moves.game_id, moves.ply",
+            me, me))):
+        moves.setdefault(move["game_id"], []).append(move["cell"])
+    roles = yield from fetch_all(every(
+        "SELECT role, granted, granted_by FROM roles WHERE player_id = ?", row["id"]))
+    sanctions = yield from fetch_all(every(
+        "SELECT * FROM sanctions WHERE player_id = ? ORDER BY id", row["id"]))
+    reports = yield from fetch_all(every(
+        "SELECT * FROM reports WHERE reporter = ? OR reported = ? ORDER BY id", me, me))
+    audit = yield from fetch_all(every(
+        "SELECT * FROM audit WHERE actor = ? OR target = ? ORDER BY id", me, me))
+    devices = yield from fetch_all(every(
+        "SELECT id, label, created, last_seen, address, revoked FROM devices"
+        " WHERE player_id = ? ORDER BY id", row["id"]))
+    return {
+        "player": player,
+        "games": [{
+            "id": g["id"], "variant": g["variant"], "created": g["created"],
+            "x": g["x_player"] or f"computer level {g['x_computer']}",
+            "o": g["o_player"] or f"computer level {g['o_computer']}",
+            "rated": bool(g["rated"]), "status": g["status"], "result": g["result"],
+            "reason": g["reason"], "ended": g["ended"], "moves": moves.get(g["id"], []),
+        } for g in games],
+        "roles": [{"role": r["role"], "granted": r["granted"], "by": r["granted_by"]}
+                  for r in roles],
+        "sanctions": [_sanction(s, me).as_dict() for s in sanctions],
+        "reports": [{"id": r["id"], "at": r["at"], "reporter": r["reporter"],
+                     "reported": r["reported"], "game": r["game"], "reason": r["reason"],
+                     "resolved": r["resolved"]} for r in reports],
+        "audit": [_audit(a).as_dict() for a in audit],
+        "devices": [{key: d[key] for key in ("id", "label", "created", "last_seen", "address",
+                                             "revoked")} for d in devices],
+        "password_set": row["password"] is not None,
+    }
+
+
+# -- roles --------------------------------------------------------------------------------
+
+
+def grant_role(name: str, role: Role, now: float, by: str) -> Op[str]:
+    """Give the player ``role`` (again: nothing changes); returns their name as written."""
+    row = yield from player_row(name)
+    yield change("INSERT INTO roles (player_id, role, granted, granted_by) VALUES (?, ?, ?, ?)"
+                 " ON CONFLICT (player_id, role) DO NOTHING", row["id"], role, now, by)
+    return str(row["name"])
+
+
+def revoke_role(name: str, role: Role) -> Op[bool]:
+    """Take ``role`` from the player; whether they had it."""
+    row = yield from player_row(name)
+    gone = yield from run_count(change(
+        "DELETE FROM roles WHERE player_id = ? AND role = ?", row["id"], role))
+    return gone > 0
+
+
+def roles_of(name: str) -> Op[set[str]]:
+    """The roles of the player called ``name`` (none if there is no such player)."""
+    rows = yield from fetch_all(every(
+        f"SELECT role FROM roles WHERE player_id = {_PLAYER_ID}", *_by_name(name)))
+    return {row["role"] for row in rows}
+
+
+# -- bans and mutes -----------------------------------------------------------------------
+
+
+def _sanction(row: Any, name: str | None) -> Sanction:
+    return Sanction(row["id"], row["kind"], name, row["address"], row["reason"],
+                    row["created"], row["expires"], row["by_name"])
+
+
+def add_sanction(
+    kind: SanctionKind, *, name: str | None = None, address: str | None = None, reason: str,
+    now: float, expires: float | None, by: str,
+) -> Op[Sanction]:
+    """Ban or mute the player ``name``, or ban ``address`` (an address or a network)."""
+    player_id = None
+    if name is not None:
+        row = yield from player_row(name)
+        player_id, name = row["id"], row["name"]
+    row = yield from fetch_one(one(
+        "INSERT INTO sanctions (kind, player_id, address, reason, created, expires, by_name)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        kind, player_id, address, reason, now, expires, by))
+    assert row is not None
+    return Sanction(row["id"], kind, name, address, reason, now, expires, by)
+
+
+def lift_sanctions(
+    kind: SanctionKind, now: float, *, name: str | None = None, address: str | None = None,
+) -> Op[int]:
+    """Lift every active ``kind`` of the player ``name`` or of ``address``; how many."""
+    if name is not None:
+        row = yield from player_row(name)
+        lifted = yield from run_count(change(
+            "UPDATE sanctions SET lifted = ? WHERE kind = ? AND player_id = ?"
+            " AND lifted IS NULL", now, kind, row["id"]))
+    else:
+        lifted = yield from run_count(change(
+            "UPDATE sanctions SET lifted = ? WHERE kind = ? AND address = ?"
+            " AND lifted IS NULL", now, kind, address))
+    return lifted
+
+
+def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[Sanction]]:
+    """The active bans and mutes of the player ``name`` and the active bans of ``address``
+    (an address ban of a network it is in, too)."""
+    found: list[Sanction] = []
+    if name is not None:
+        rows = yield from fetch_all(every(
+            "SELECT sanctions.*, players.name FROM sanctions JOIN players"
+            f" ON players.id = sanctions.player_id WHERE players.id = {_PLAYER_ID}"
+            " AND lifted IS NULL AND (expires IS NULL OR expires > ?) ORDER BY sanctions.id",
+            *_by_name(name), now))
+        found += [_sanction(row, row["name"]) for row in rows]
+    if address is not None:
+        rows = yield from fetch_all(every(
+            "SELECT * FROM sanctions WHERE address IS NOT NULL AND lifted IS NULL"
+            " AND (expires IS NULL OR expires > ?) ORDER BY id", now))
+        found += [_sanction(row, None) for row in rows
+                  if address_matches(row["address"], address)]
+    return found
+
+
+def active_sanctions(now: float) -> Op[list[Sanction]]:
+    """Every active ban and mute, newest first (``qubic admin sanctions``)."""
+    rows = yield from fetch_all(every(
+        "SELECT sanctions.*, players.name FROM sanctions LEFT JOIN players"
+        " ON players.id = sanctions.player_id WHERE lifted IS NULL"
+        " AND (expires IS NULL OR expires > ?) ORDER BY sanctions.id DESC", now))
+    return [_sanction(row, row["name"]) for row in rows]
+
+
+# -- the audit log ------------------------------------------------------------------------
+
+
+def _audit(row: Any) -> AuditEntry:
+    return AuditEntry(row["actor"], row["action"], row["target"], row["reason"], row["at"],
+                      row["detail"], row["id"])
+
+
+def append_audit(entry: AuditEntry) -> Op[None]:
+    yield change("INSERT INTO audit (at, actor, action, target, reason, detail)"
+                 " VALUES (?, ?, ?, ?, ?, ?)", entry.at, entry.actor, entry.action,
+                 entry.target, entry.reason, entry.detail)
+
+
+def audit_log(limit: int, before: int | None = None) -> Op[list[AuditEntry]]:
+    """The newest ``limit`` entries (older than id ``before``, if given), newest first."""
+    rows = yield from fetch_all(every(
+        "SELECT * FROM audit WHERE id < ? ORDER BY id DESC LIMIT ?",
+        before if before is not None else 2**62, limit))
+    return [_audit(row) for row in rows]
+
+
+# -- reports ------------------------------------------------------------------------------
+
+
+def add_report(reporter: str, reported: str, game: str | None, reason: str, now: float
+               ) -> Op[int]:
+    """File ``reporter``'s report of ``reported``; returns its id."""
+    row = yield from player_row(reported)
+    added = yield from fetch_one(one(
+        "INSERT INTO reports (at, reporter, reported, game, reason) VALUES (?, ?, ?, ?, ?)"
+        " RETURNING id", now, reporter, row["name"], game, reason))
+    assert added is not None
+    return int(added["id"])
+
+
+def open_reports(limit: int) -> Op[list[Report]]:
+    """The oldest ``limit`` reports not yet resolved."""
+    rows = yield from fetch_all(every(
+        "SELECT * FROM reports WHERE resolved IS NULL ORDER BY id LIMIT ?", limit))
+    return [Report(r["id"], r["at"], r["reporter"], r["reported"], r["game"], r["reason"])
+            for r in rows]
+
+
+def resolve_report(report: int, now: float, by: str) -> Op[Report]:
+    """Close the report; ``"no_such_report"`` unless it is open."""
+    row = yield from fetch_one(one(
+        "SELECT * FROM reports WHERE id = ? AND resolved IS NULL", report))
+    if row is None:
+        raise StoreError(f"no open report {report}", code="no_such_report")
+    yield change("UPDATE reports SET resolved = ?, resolved_by = ? WHERE id = ?",
+                 now, by, report)
+    return Report(row["id"], row["at"], row["reporter"], row["reported"], row["game"],
+                  row["reason"])
+
+
+# -- the control channel ------------------------------------------------------------------
+
+
+def append_control(dialect: Dialect, action: str, now: float) -> Op[int]:
+    """Add an action (JSON) for every node to carry out; returns its id."""
+    if dialect.name == "postgresql":  # ids visible in their order: see the module docstring
+        yield change("LOCK TABLE control IN SHARE ROW EXCLUSIVE MODE")
+    row = yield from fetch_one(one(
+        "INSERT INTO control (at, action) VALUES (?, ?) RETURNING id", now, action))
+    assert row is not None
+    return int(row["id"])
+
+
+def control_since(last: int) -> Op[list[tuple[int, str]]]:
+    """The actions after id ``last``, oldest first."""
+    rows = yield from fetch_all(every(
+        "SELECT id, action FROM control WHERE id > ? ORDER BY id", last))
+    return [(int(row["id"]), str(row["action"])) for row in rows]
+
+
+def last_control() -> Op[int]:
+    """The newest action's id (0: none): a node starting up acts on what comes after."""
+    row = yield from fetch_one(one("SELECT COALESCE(MAX(id), 0) AS last FROM control"))
+    assert row is not None
+    return int(row["last"])
+
+
+def prune_control(before: float) -> Op[int]:
+    """Forget the actions written before ``before`` (the newest always stays, so that ids
+    never start again from 1 on SQLite); how many went."""
+    return (yield from run_count(change(
+        "DELETE FROM control WHERE at < ? AND id < (SELECT MAX(id) FROM control)", before)))
+
+
+# -- the store's side ---------------------------------------------------------------------
+
+
+class LeverStore:
+    """What ``SQLStore`` runs for the levers: any operation above, with an audit entry and a
+    control action written in the same transaction."""
+
+    dialect: ClassVar[Dialect]
+
+    async def _write(self, op: Op[T]) -> T:
+        raise NotImplementedError
+
+    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
+        raise NotImplementedError
+
+    async def apply(
+        self, op: Op[T] | None = None, *, audit: AuditEntry | None = None,
+        control: str | None = None,
+    ) -> T | None:
+        """Run ``op`` (a write above), then log ``audit`` and add ``control`` (an encoded
+        ``server.node.control`` action), all in one transaction; returns ``op``'s result."""
+        dialect = self.dialect
+
+        def together() -> Op[T | None]:
+            result = None if op is None else (yield from op)
+            if audit is not None:
+                yield from append_audit(audit)
+            if control is not None:
+                yield from append_control(dialect, control, time.time())
+            return result
+
+        return await self._write(together())
+
+    async def query(self, op: Op[T]) -> T:
+        """Run ``op``, which only reads."""
+        return await self._read(op)
