@@ -10,7 +10,8 @@
   this process just before and just after it: the ratio of their nodes/s.
 - cold compile: a subprocess with an empty ``NUMBA_CACHE_DIR`` calling ``warm_up()``; warm load:
   a second subprocess with the same cache dir. Medians over ``--compile-repeat`` fresh dirs.
-- perft(4) from the empty cube (15,249,024 sequences).
+
+The kernel's perft, against a plain C perft, is bench/perft.py.
 """
 
 from __future__ import annotations
@@ -103,9 +104,6 @@ def main() -> None:
 
     import numba
 
-    from engine import Board
-    from engine.kernel import count_sequences
-
     print(f"engine speed: numba {numba.__version__}, Python {sys.version.split()[0]}, "
           f"{os.cpu_count()} cpus (shared)")
     rows = measure(args.depth, list(range(len(POSITIONS))), args.repeat)
@@ -143,16 +141,6 @@ def main() -> None:
           f"{statistics.median(cold_p):6.2f} s")
     print(f"  warm (same cache dir again):  {statistics.median(warm):6.2f} s / "
           f"{statistics.median(warm_p):6.2f} s")
-
-    times = []
-    for _ in range(args.repeat):
-        started = time.perf_counter()
-        count = count_sequences(Board("4x4x4"), 4)
-        times.append(time.perf_counter() - started)
-    seconds = statistics.median(times)
-    check = "ok" if count == 15_249_024 else "WRONG, expected 15,249,024"
-    print(f"\nperft(4) from the empty cube: {count:,} ({check}) in {seconds:.3f} s "
-          f"(median of {args.repeat}), {count / seconds:,.0f} leaves/s")
 
 
 if __name__ == "__main__":

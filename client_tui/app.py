@@ -243,17 +243,37 @@ class QubicApp(ServerMessages):
             self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The command palette (ctrl+p, or the header's icon): the screen's keys first."""
+        """The command palette (ctrl+p, or the header's icon): the game's commands only.
+
+        The screen's keys first: only Qubic's own bindings (each has an id), not the
+        framework's ("Copy selected text", "Focus Next"); then the bell, the theme and quit.
+        """
         seen = set()
         for key, active in screen.active_bindings.items():
             binding = active.binding
-            if not active.enabled or not binding.description or binding.action in seen:
+            if (not active.enabled or not binding.description or binding.id is None
+                    or binding.action in seen):
                 continue
             seen.add(binding.action)
             shown = binding.key_display or self.get_key_display(binding)
             yield SystemCommand(binding.tooltip or binding.description, f"key: {shown or key}",
                                 partial(self.run_action, binding.action, active.node))
-        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Bell: " + ("on" if self.settings.bell else "off"),
+            "Turn " + ("off" if self.settings.bell else "on") + " the bell that rings when "
+            "the opponent moves, a game is found or a challenge comes",
+            self.action_toggle_bell,
+        )
+        for command in super().get_system_commands(screen):
+            if command.title in ("Theme", "Quit"):
+                yield command
+
+    def action_toggle_bell(self) -> None:
+        """Ring, or stop ringing, for the opponent's moves, games found and challenges."""
+        self.settings.bell = not self.settings.bell
+        self.save_settings()
+        self.notify("The bell rings when the opponent moves, a game is found or a challenge "
+                    "comes." if self.settings.bell else "The bell is off.", timeout=3)
 
     def on_settings_changed(self, message: SettingsChanged) -> None:
         message.stop()

@@ -33,6 +33,7 @@ from server.protocol import (
     Offer,
     PlayerOnline,
     Presence,
+    Rematched,
     SeatInfo,
     SeekInfo,
     Suggestion,
@@ -43,7 +44,7 @@ SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
 GameEvent = (
     MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
-    | Suggestion | ChatRemoved
+    | Suggestion | Rematched | ChatRemoved
 )
 
 
@@ -76,6 +77,7 @@ class GameModel:
     clocks_at: float = 0.0  # when ``clocks`` was read (the client's monotonic seconds)
     draw_offer: Colour | None = None
     rematch: set[Colour] = field(default_factory=set)
+    rematch_game: str | None = None  # the rematch's id, once it has started
     end: GameEnd | None = None
     spectators: int = 0
     chat: list[ChatLine] = field(default_factory=list)
@@ -102,6 +104,7 @@ class GameModel:
             clocks_at=now,
             draw_offer=state.draw_offer,
             rematch=set(state.rematch),
+            rematch_game=state.rematch_game,
             end=state.end,
             spectators=state.spectators,
             chat=list(state.chat)[-CHAT_KEPT:],
@@ -167,6 +170,8 @@ class GameModel:
                 self.rematch.add(event.by)
         elif isinstance(event, Presence):
             self._presence(event, now)
+        elif isinstance(event, Rematched):
+            self.rematch_game = event.rematch
         elif isinstance(event, ChatRemoved):  # a moderator took the line out
             self.chat = [line for line in self.chat if line.version != event.line]
         else:
@@ -214,16 +219,6 @@ class GameModel:
     def my_turn(self) -> bool:
         """Whether this client may move now (seated, the game on, its turn)."""
         return self.you is not None and not self.over and self.turn == self.you
-
-    def carry_ratings(self, before: GameModel) -> None:
-        """Show the ratings ``before`` (a finished game) knew for the same players: a rematch
-        starts with the ratings the server had when the first game began."""
-        known = {seat.name: seat.rating for seat in before.seats if seat.ai is None}
-        self.seats = [
-            msgspec.structs.replace(seat, rating=known[seat.name])
-            if seat.ai is None and known.get(seat.name) is not None else seat
-            for seat in self.seats
-        ]
 
     def seat(self, side: Colour) -> SeatInfo:
         return self.seats[SIDES.index(side)]
@@ -357,6 +352,8 @@ def describe_end(model: GameModel) -> str:
             "You win" if end.winner == model.you else "You lose"
         )
     text = f"{head} {end.result} · {REASONS.get(end.reason, end.reason)}"
+    if end.line:  # named, not only coloured: for monochrome terminals and colour-blind eyes
+        text += f": {model.notation(min(end.line))}-{model.notation(max(end.line))}"
     change = end.rating_change
     if change is not None:
         if model.you is not None:

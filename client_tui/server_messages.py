@@ -31,7 +31,7 @@ from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.player import PlayerScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
-from client_tui.text import visible
+from client_tui.text import sentence, visible
 from server.protocol import (
     Announce,
     CancelQuick,
@@ -60,8 +60,10 @@ from server.protocol import (
     PasswordSet,
     PlayerGamesPage,
     Presence,
+    PrivateCancel,
     PrivateCreated,
     Queued,
+    Rematched,
     Seeking,
     ServerMessage,
     Suggestion,
@@ -112,7 +114,8 @@ class ServerMessages(App[None]):
         if isinstance(message, GameState):
             self._game_state(message, now)
         elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | ComputerThinking | EngineStatus | Suggestion | ChatRemoved):
+                        | ComputerThinking | EngineStatus | Suggestion | Rematched
+                        | ChatRemoved):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
@@ -140,7 +143,8 @@ class ServerMessages(App[None]):
             self.push_screen(NoticeDialog(
                 "Private room",
                 f"Your room's code is\n\n    {message.code}\n\nSend it to a friend: they "
-                "press j in the lobby and type it. The game starts when they join.",
+                "press j in the lobby and type it. The game starts when they join; x in the "
+                "lobby closes the room.",
             ))
         elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
             self._challenge(message)
@@ -168,6 +172,9 @@ class ServerMessages(App[None]):
                 self.session.my_seek = None
             elif isinstance(request, CancelQuick):
                 self.session.queued = None
+            elif isinstance(request, PrivateCancel):
+                self.session.private_code = None
+                self.notify("Private room closed: its code opens nothing now.", timeout=3)
             self._refresh_lobby()
 
     # -- challenges ------------------------------------------------------------------------
@@ -180,6 +187,7 @@ class ServerMessages(App[None]):
             self.notify(visible(f"Challenge sent to {message.challenge.to}; waiting for an "
                                 "answer (x in the lobby cancels)."), timeout=4, markup=False)
         elif isinstance(message, ChallengeReceived):
+            self.ring()
             self._prompt_challenge(message.challenge)
         else:
             sent = session.challenges_out.pop(message.challenge, None)
@@ -238,14 +246,26 @@ class ServerMessages(App[None]):
             self.games.pop(request.game, None)
         if error.code == "not_queued":
             self.session.queued = None
+            if isinstance(request, PrivateCancel):
+                self.session.private_code = None
+                self._refresh_lobby()
         if error.code == "no_such_challenge" and isinstance(request, ChallengeCancel):
             self.session.challenges_out.pop(request.challenge, None)
             self._refresh_lobby()
-        self.notify(visible(error.message), title=visible(error.code.replace("_", " ")),
-                    severity="error", timeout=5, markup=False)
+        # one sentence, no title: the code's words would only say it a second time
+        self.notify(sentence(visible(error.message)), severity="error", timeout=5,
+                    markup=False)
+
+    def ring(self) -> None:
+        """Call the player back (the terminal's bell), unless the settings say not to."""
+        if self.settings.bell:
+            self.bell()
 
     def _game_state(self, state: GameState, now: float) -> None:
         model = GameModel.from_state(state, now)
+        if (state.ref is None and state.id not in self.games and model.you is not None
+                and not model.over and not model.against_computer):
+            self.ring()  # a game found that this client did not just ask for: a seek taken
         self._remember(model)
         old = self.games.get(state.id)
         if old is not None and old.view_ply is not None:
@@ -270,8 +290,6 @@ class ServerMessages(App[None]):
         if isinstance(current, GameScreen):
             shown = current.model
             if shown.over or shown.you is None:
-                if shown.over and shown.you is not None and model.you is not None:
-                    model.carry_ratings(shown)  # a rematch
                 self.games.pop(shown.id, None)
                 self.switch_screen(GameScreen(model, self.clock, self.settings))
             else:
@@ -293,6 +311,11 @@ class ServerMessages(App[None]):
             return
         if isinstance(event, GameEnd):
             self._remember(model)
+        if (isinstance(event, MovePlayed) and model.you not in (None, event.side)
+                and not model.against_computer):
+            self.ring()  # a person moved: the computer's quick replies ring nobody back
+        if isinstance(event, Rematched) and model.you is None:
+            self.send(Watch(game=event.rematch))  # a spectator follows the players
         if isinstance(event, GameEnd) and event.rating_change and model.you is not None:
             change = event.rating_change.x if model.you == "x" else event.rating_change.o
             if self.session.rating is not None:

@@ -7,7 +7,7 @@ types gives the defaults: settings are a convenience, never a reason not to star
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -67,13 +67,28 @@ class Settings(msgspec.Struct, kw_only=True):
     """Everything remembered; each field has a default, so an old file still loads."""
 
     options: dict[DialogKind, GameOptions] = {}  # the last options chosen in each dialog
+    last_kind: DialogKind | None = None  # the dialog whose options were chosen last
     show_threats: bool = True  # mark where each side would complete a line
     show_guides: bool = True  # mark the lines through the board's cursor
     servers: list[str] = []  # the servers connected to, the last one first
     games: dict[str, list[PlayedGame]] = {}  # by server (its URL or the local database)
+    bell: bool = True  # ring when the opponent moves, a game is found or a challenge comes
 
     def options_for(self, kind: DialogKind) -> GameOptions:
-        return self.options.get(kind, GameOptions())
+        """The options a ``kind`` dialog opens with: its own last ones, with the board and
+        the time control just picked in another dialog for a game against a person (who
+        chose 5+3 to seek means 5+3 when he challenges next). The computer's are its own."""
+        options = self.options.get(kind, GameOptions())
+        last = self.options.get(self.last_kind) if self.last_kind else None
+        if kind == "computer" or last is None or self.last_kind == kind:
+            return options
+        return replace(options, variant=last.variant, clock=last.clock)
+
+    def chose(self, kind: DialogKind, options: GameOptions) -> None:
+        """Remember ``options`` as chosen in a ``kind`` dialog."""
+        self.options[kind] = options
+        if kind != "computer":
+            self.last_kind = kind
 
     def used_server(self, url: str) -> None:
         """Put ``url`` first among the servers remembered."""

@@ -40,3 +40,13 @@ def _hidden(char: str) -> bool:
 def literal(text: str, style: str = "") -> Text:
     """A ``Text`` showing ``text`` exactly (markup stays text, controls become visible)."""
     return Text(visible(text), style=style, no_wrap=False)
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: a capital first and a full stop last (the server's refusals
+    are short lowercase phrases; the web client shows them the same way)."""
+    trimmed = text.strip()
+    if not trimmed:
+        return ""
+    capital = trimmed[0].upper() + trimmed[1:]
+    return capital if capital[-1] in ".!?…:" else f"{capital}."

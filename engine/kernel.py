@@ -46,29 +46,37 @@ EVAL_ABSOLUTE = 1  # +1/-1/0 by who has more of the longest open lines (Rubinoff
 
 @dataclass(frozen=True, eq=False)
 class Tables:
-    """The geometry as numpy arrays for the kernel; one per board, cached."""
+    """The geometry as numpy arrays for the kernels; one per board, cached.
+
+    The tables are unsigned: numba wraps a negative index around (a compare and a select on
+    every access through a signed integer), and a value read from an unsigned array is known
+    not to be negative, so every ``counts[side, cell_lines[cell, i]]`` goes without it.
+    """
 
     n: int
     size: int
     n_lines: int
-    line_cells: np.ndarray  # int32[L, n]
-    cell_lines: np.ndarray  # int32[C, max degree], padded with -1
-    cell_degree: np.ndarray  # int32[C]
+    line_cells: np.ndarray  # uint16[L, n]
+    cell_lines: np.ndarray  # uint16[C, max degree], padded with PAD
+    cell_degree: np.ndarray  # uint16[C]
+
+
+PAD = np.iinfo(np.uint16).max  # cell_lines past a cell's degree
 
 
 @cache
 def tables_for(geometry: Geometry) -> Tables:
     degree = max(len(t) for t in geometry.lines_through)
-    cell_lines = np.full((geometry.size, degree), -1, dtype=np.int32)
+    cell_lines = np.full((geometry.size, degree), PAD, dtype=np.uint16)
     for cell, through in enumerate(geometry.lines_through):
         cell_lines[cell, : len(through)] = through
     return Tables(
         n=geometry.n,
         size=geometry.size,
         n_lines=len(geometry.lines),
-        line_cells=np.array(geometry.lines, dtype=np.int32),
+        line_cells=np.array(geometry.lines, dtype=np.uint16),
         cell_lines=cell_lines,
-        cell_degree=np.array([len(t) for t in geometry.lines_through], dtype=np.int32),
+        cell_degree=np.array([len(t) for t in geometry.lines_through], dtype=np.uint16),
     )
 
 
@@ -76,16 +84,16 @@ def tables_for(geometry: Geometry) -> Tables:
 class State:
     """A position in the kernel's form; searches change it and restore it."""
 
-    cells: np.ndarray  # int8[C]: 0 empty, 1 X, 2 O
-    counts: np.ndarray  # int8[2, L]: stones of each side on each line
+    cells: np.ndarray  # uint8[C]: 0 empty, 1 X, 2 O
+    counts: np.ndarray  # uint8[2, L]: stones of each side on each line (unsigned: see Tables)
     hist: np.ndarray  # int32[2, n + 1]: open lines by stone count, per side
     side: int  # side to move
 
     @classmethod
     def from_board(cls, board: Board) -> State:
         t = tables_for(board.geometry)
-        cells = np.zeros(t.size, dtype=np.int8)
-        counts = np.zeros((2, t.n_lines), dtype=np.int8)
+        cells = np.zeros(t.size, dtype=np.uint8)
+        counts = np.zeros((2, t.n_lines), dtype=np.uint8)
         hist = np.zeros((2, t.n + 1), dtype=np.int32)
         hist[0, 0] = hist[1, 0] = t.n_lines
         side = 0
@@ -139,6 +147,16 @@ def _pop(cell, side, cells, counts, hist, cell_lines, cell_degree):  # type: ign
             hist[side, mine] += 1
         if mine == 0:
             hist[other, theirs] += 1
+
+
+@njit(cache=True, inline="always")
+def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
+    """Make ``cell`` then the child's principal variation the line of the node at ``here``
+    (row ``here`` of ``pv`` holds the line from that node, up to ``pv_len[here]``)."""
+    pv[here, here] = cell
+    for i in range(here + 1, pv_len[here + 1]):
+        pv[here, i] = pv[here + 1, i]
+    pv_len[here] = max(pv_len[here + 1], here + 1)
 
 
 @njit(cache=True)
@@ -252,10 +270,7 @@ def negamax(  # type: ignore[no-untyped-def]
         cutoff = False
         if child > best[k]:
             best[k] = child
-            pv[here, here] = cell
-            for i in range(here + 1, pv_len[here + 1]):
-                pv[here, i] = pv[here + 1, i]
-            pv_len[here] = max(pv_len[here + 1], here + 1)
+            take_pv(pv, pv_len, here, cell)
             if alphabeta:
                 if child > lo[k]:
                     lo[k] = child
@@ -308,28 +323,39 @@ def search_root(  # type: ignore[no-untyped-def]
         if value > best:
             best = value
             best_index = i
-            pv[0, 0] = cell
-            for k in range(1, pv_len[1]):
-                pv[0, k] = pv[1, k]
-            pv_len[0] = max(pv_len[1], 1)
+            take_pv(pv, pv_len, 0, cell)
     return best_index
 
 
 @njit(cache=True)
 def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type: ignore[no-untyped-def]
-    """The number of move sequences of ``depth`` plies, stopping at won games."""
+    """The number of move sequences of ``depth`` plies, stopping at won games.
+
+    Every sequence is played out with push and pop, the last ply too: the count checks the
+    moves, and its speed is the push and pop the searches make. The last ply is a loop of its
+    own (as a C perft's recursion is), so the moves that end sequences skip the frame stack.
+    """
     if depth == 0:
         return 1
     size = cells.shape[0]
-    next_cell = np.zeros(depth + 1, dtype=np.int32)
-    played = np.zeros(depth + 1, dtype=np.int32)
+    next_cell = np.zeros(depth + 1, dtype=np.int64)
+    played = np.zeros(depth + 1, dtype=np.int64)
     total = 0
     k = 0
     to_move = side
+    last = depth - 1
     while k >= 0:
-        cell = next_cell[k]
-        while cell < size and cells[cell] != 0:
-            cell += 1
+        if k == last:
+            for cell in range(size):
+                if cells[cell] == 0:
+                    _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
+                    _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+                    total += 1
+            cell = size
+        else:
+            cell = next_cell[k]
+            while cell < size and cells[cell] != 0:
+                cell += 1
         if cell == size:  # this frame is done: undo the move that led here
             k -= 1
             if k >= 0:
@@ -337,9 +363,8 @@ def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type
                 _pop(played[k], to_move, cells, counts, hist, cell_lines, cell_degree)
             continue
         next_cell[k] = cell + 1
-        won = _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
-        if won or k == depth - 1:
-            total += 1
+        if _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n):
+            total += 1  # a won game ends its sequence
             _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
         else:
             played[k] = cell

@@ -28,7 +28,7 @@ from numba import njit
 
 from engine.board import Board
 from engine.geometry import Cell, Geometry
-from engine.kernel import INF, WIN, now, tables_for
+from engine.kernel import INF, WIN, now, tables_for, take_pv
 from engine.threats import (
     MAX_THREATS,
     Position,
@@ -391,10 +391,7 @@ def pvs(  # type: ignore[no-untyped-def]
         if score > best[k]:
             best[k] = score
             best_move[k] = c
-            pv[k, k] = c
-            for i in range(k + 1, pv_len[k + 1]):
-                pv[k, i] = pv[k + 1, i]
-            pv_len[k] = max(pv_len[k + 1], k + 1)
+            take_pv(pv, pv_len, k, c)
             if score > lo[k]:
                 lo[k] = score
                 if lo[k] >= hi[k]:

@@ -57,8 +57,8 @@ def zobrist(size: int) -> np.ndarray:
 class Position:
     """A position in the threat/master kernels' form; searches change it and restore it."""
 
-    cells: np.ndarray  # int8[C]: 0 empty, 1 X, 2 O
-    counts: np.ndarray  # int8[2, L]
+    cells: np.ndarray  # uint8[C]: 0 empty, 1 X, 2 O
+    counts: np.ndarray  # uint8[2, L] (unsigned, as engine.kernel.Tables says why)
     hist: np.ndarray  # int32[2, n + 1]
     cellk: np.ndarray  # int8[2, n, C]
     key: int  # Zobrist key (uint64 as int)
@@ -67,8 +67,8 @@ class Position:
     @classmethod
     def from_board(cls, board: Board) -> Position:
         t = tables_for(board.geometry)
-        cells = np.zeros(t.size, dtype=np.int8)
-        counts = np.zeros((2, t.n_lines), dtype=np.int8)
+        cells = np.zeros(t.size, dtype=np.uint8)
+        counts = np.zeros((2, t.n_lines), dtype=np.uint8)
         hist = np.zeros((2, t.n + 1), dtype=np.int32)
         hist[0, 0] = hist[1, 0] = t.n_lines
         cellk = np.zeros((2, t.n, t.size), dtype=np.int8)

@@ -147,11 +147,15 @@ class CodeDialog(ModalScreen[str | None]):
 
 class ConfirmDialog(ModalScreen[bool]):
     """A yes/no question; ``y`` says yes, ``n``/Escape/Enter say no (the focus opens on the
-    safe answer: a key pressed by habit never resigns or leaves)."""
+    safe answer: a key pressed by habit never resigns or leaves). The safe answer is the
+    first button, so Tab and Right go on to the other and Shift+Tab and Left come back."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="dialog.yes"),
         Binding("n,escape", "answer(False)", "No", id="dialog.no"),
+        Binding("left", "app.focus_previous", "Previous button", show=False,
+                id="dialog.left"),
+        Binding("right", "app.focus_next", "Next button", show=False, id="dialog.right"),
     ]
 
     def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
@@ -164,8 +168,8 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Static(self.question, markup=False, classes="dialog-text")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(self.yes, variant="error", id="yes")
                 yield Button(self.no, id="no")
+                yield Button(self.yes, variant="error", id="yes")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

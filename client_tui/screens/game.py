@@ -135,6 +135,7 @@ class GameScreen(Screen[None]):
             show_guides=self.settings.show_guides,
             suggested=None if model.suggestion is None or model.reviewing
             else model.suggestion.cell,
+            playable=model.my_turn and not model.reviewing,
         )
 
     def update(self, model: GameModel | None = None) -> None:
@@ -189,7 +190,7 @@ class GameScreen(Screen[None]):
             self.notify("Not your turn yet.", timeout=2)
             return
         if model.board.piece_at(event.cell) is not None:
-            self.notify(f"{model.notation(event.cell)} is taken.", severity="warning", timeout=2)
+            event.board.refuse(f"Not played: {model.notation(event.cell)} is taken")
             return
         if self._pending_ply == model.ply:
             return  # already sent a move for this position

@@ -22,7 +22,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `o` — change the computer's level, the board, your colour and the clock
 - `p` — quick pairing against a person of close rating (`x` cancels)
 - `s` — post a seek that anyone can accept (`x` cancels)
-- `n` — create a private room and show its code
+- `n` — create a private room and show its code (`x` closes it)
 - `j` — join a private room by its code (`0` and `O` are read the same)
 - `g` — my games: go back to an unfinished one, or open a finished one to replay it
 - `a` — your account: protect your name with a password (to log in on other computers),
@@ -44,10 +44,14 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `⏎`, space, click — play the cell under the cursor
 - `2b3` then `⏎` — play a cell by its name; an unfinished or wrong one is never played,
   the line under the board says why (`esc` clears what you typed)
-- the cursor is drawn in brackets `[ ]`; the last move is underlined on a yellow ground
+- an occupied cell is never played: the line under the board says so
+- the cursor is drawn in brackets `[ ]` on a grey ground; the last move in parentheses
+  `( )`, underlined on a yellow ground; a winning line is green and named in the result
 - `t` — show or hide each side's threats (`x`/`o`: that side wins there next; shown at first)
-- `g` — show or hide the lines through the cursor cell (marked `+`)
-- `,` `.` — step back / forward through the moves; `end` returns to the game
+- `g` — show or hide the lines through the cursor cell: the grey `+` marks every empty
+  cell on a line through it (where a move would join it), shown at first
+- `,` `.` — step back / forward through the moves; `home` the position before the first
+  move; `end` returns to the game
 - `r` — resign
 - `o` — offer a draw, or accept the one offered; `n` declines
 - `k` — abort (before both sides have moved)
@@ -57,7 +61,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
 - `v` — once the game is over, its review (also `v` in my games)
-- `esc` — back to the lobby
+- `esc` — clears a cell being typed; else back to the lobby (asks first during a game)
+- in a question: `←` `→` or `tab` move between the buttons, `y` says yes, `n` or `esc` no
 
 ## Review and analysis
 
@@ -70,6 +75,9 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   does (`wins 3`: a forced win in 3 plies; `?`: not proved)
 
 Everywhere: `?` this help, `ctrl+p` every command of the screen, `ctrl+q` quit.
+The bell rings when a person you play moves, a game you waited for starts, or a challenge
+comes; `ctrl+p` "Bell" turns it off (on at first: a terminal has no other way to call you
+back from another window).
 The level, colour, clock and other options you pick are remembered for next time.
 """
 

@@ -29,6 +29,7 @@ from server.protocol import (
     ChallengeCancel,
     LobbySub,
     PlayAI,
+    PrivateCancel,
     PrivateCreate,
     PrivateJoin,
     Quick,
@@ -54,7 +55,7 @@ class LobbyScreen(Screen[None]):
                 tooltip="Create a private room and get its code"),
         Binding("j", "join", "Join", id="lobby.join", tooltip="Join a private room by its code"),
         Binding("x", "cancel_wait", "Cancel", id="lobby.cancel",
-                tooltip="Cancel your seek, quick pairing or challenges"),
+                tooltip="Cancel your seek, quick pairing, private room or challenges"),
         Binding("v", "challenge", "Challenge", show=False, id="lobby.challenge",
                 tooltip="Challenge the player selected among the players online"),
         Binding("a", "app.account", "Account", show=False, id="lobby.account",
@@ -111,7 +112,7 @@ class LobbyScreen(Screen[None]):
 
     @computer.setter
     def computer(self, options: GameOptions) -> None:
-        self.options["computer"] = options
+        self.settings.chose("computer", options)
 
     def on_mount(self) -> None:
         self._ready = True
@@ -182,7 +183,8 @@ class LobbyScreen(Screen[None]):
         if session.my_seek:
             waiting.append("Your seek is posted; waiting for someone to accept (x cancels)")
         if session.private_code:
-            waiting.append(f"Private room code: {session.private_code} — send it to a friend")
+            waiting.append(f"Private room code: {session.private_code} — send it to a friend "
+                           "(x cancels)")
         if session.challenges_out:
             names = ", ".join(c.to for c in session.challenges_out.values())
             waiting.append(f"You challenged {names}; waiting for an answer (x cancels)")
@@ -239,7 +241,7 @@ class LobbyScreen(Screen[None]):
     def _ask(self, kind: DialogKind, then: object) -> None:
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
-                self.options[kind] = options
+                self.settings.chose(kind, options)
                 self.post_message(SettingsChanged())
                 then(options)  # type: ignore[operator]
 
@@ -294,7 +296,7 @@ class LobbyScreen(Screen[None]):
 
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
-                self.options["challenge"] = options
+                self.settings.chose("challenge", options)
                 self.post_message(SettingsChanged())
                 self.post_message(Outgoing(Challenge(
                     name=name, variant=options.variant, clock=options.clock,
@@ -310,11 +312,13 @@ class LobbyScreen(Screen[None]):
             self.post_message(Outgoing(CancelSeek(seek=self.session.my_seek)))
         if self.session.queued:
             self.post_message(Outgoing(CancelQuick()))
+        if self.session.private_code:
+            self.post_message(Outgoing(PrivateCancel()))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_wait":
             return bool(self.session.my_seek or self.session.queued
-                        or self.session.challenges_out)
+                        or self.session.private_code or self.session.challenges_out)
         return True
 
     @work(thread=True, exclusive=True, group="leaderboard", exit_on_error=False)

@@ -146,6 +146,7 @@ class BoardView:
     show_threats: bool = False
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
+    playable: bool = True  # whether Enter may play now (this player's move, the live position)
     caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
@@ -170,8 +171,9 @@ class BoardWidget(Widget, can_focus=True):
     BoardWidget > .board--guide { color: $text; background: $foreground 8%; }
     BoardWidget > .board--last { background: $warning 35%; text-style: underline; }
     BoardWidget > .board--win { background: $success 55%; }
-    BoardWidget > .board--cursor { background: $foreground 25%; }
-    BoardWidget:focus > .board--cursor { background: $accent 60%; text-style: bold; }
+    /* grey, never the last move's amber (the default theme's $accent is its $warning) */
+    BoardWidget > .board--cursor { background: $foreground 20%; }
+    BoardWidget:focus > .board--cursor { background: $foreground 40%; text-style: bold; }
     BoardWidget > .board--hint { color: $text-muted; }
     BoardWidget > .board--refused { color: $text-warning; text-style: bold; }
     BoardWidget > .board--suggested { color: $text-success; background: $success 30%;
@@ -202,6 +204,7 @@ class BoardWidget(Widget, can_focus=True):
                                           always_update=True)
     cursor: reactive[Cell] = reactive(0)
     typed: reactive[str] = reactive("")
+    refused: reactive[str] = reactive("")  # why the cell picked was not played, until a key
 
     class CellPicked(Message):
         """The player picked ``cell`` to play (Enter, space, a typed coordinate or a click)."""
@@ -235,6 +238,19 @@ class BoardWidget(Widget, can_focus=True):
         if old.board.geometry is not new.board.geometry:
             self.cursor = _centre(new.board.geometry)
             self.typed = ""
+        if old.board.ply != new.board.ply:
+            self.refused = ""
+
+    def watch_cursor(self) -> None:
+        self.refused = ""
+
+    def watch_typed(self) -> None:
+        self.refused = ""
+
+    def refuse(self, why: str) -> None:
+        """Say on the line under the board why the cell picked was not played (the line the
+        help promises); it stays until the cursor moves, a key is typed or a move lands."""
+        self.refused = why
 
     @property
     def geometry(self) -> Geometry:
@@ -295,23 +311,25 @@ class BoardWidget(Widget, can_focus=True):
                 canvas.put(column + layout.cell_w // 2, layout.height - 1, chr(97 + x), label)
         win = set(view.winning_line)
         guides = self.guide_cells() if view.show_guides else frozenset()
+        ground = {name: self._ground(f"board--{name}") for name in ("win", "last", "guide",
+                                                                     "cursor")}
         for cell in range(g.size):
             x, y, *rest = g.coords(cell)
             z = rest[0] if rest else 0
             column, line = layout.cell_box(x, y, z)
             text, text_style = self._cell_text(cell, board, view)
             if text == "·" and cell in guides:
-                text, text_style = "+", style("board--guide")
+                text, text_style = "+", ground["guide"]
             background = Style()
             if cell in win:
-                background += style("board--win")
+                background += ground["win"]
             elif cell == view.last_move:
-                background += style("board--last")
+                background += ground["last"]
             elif cell in guides:
-                background += style("board--guide")
+                background += ground["guide"]
             cursor = cell == self.cursor and view.caption is None
             if cursor:
-                background += style("board--cursor")
+                background += ground["cursor"]
             for dy in range(layout.cell_h):
                 canvas.put(column, line + dy, " " * layout.cell_w, background)
             middle = line + layout.cell_h // 2
@@ -319,6 +337,10 @@ class BoardWidget(Widget, can_focus=True):
             canvas.put(centre, middle, text, background + text_style)
             if cursor:  # a shape, not only a colour: brackets around the piece
                 before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
+                canvas.put(centre - 1, middle, before, background)
+                canvas.put(centre + 1, middle, after, background)
+            elif cell == view.last_move and cell not in win:  # and parentheses: the last move
+                before, after = ("(", ")") if layout.cell_w >= 3 else ("", ")")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
         rendered = Text("\n").join(canvas.lines())
@@ -333,6 +355,15 @@ class BoardWidget(Widget, can_focus=True):
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
+
+    def _ground(self, name: str) -> Style:
+        """A component's style with its background as drawn: a partial style keeps a colour
+        such as ``$foreground 8%`` at full strength (the faint grey of the lines through the
+        cursor drawn light grey, and the cursor no different); the full one blends it."""
+        partial = self._style(name)
+        if partial.bgcolor is None:
+            return partial
+        return partial + Style(bgcolor=self.get_component_rich_style(name).bgcolor)
 
     def _cell_text(self, cell: Cell, board: Board, view: BoardView) -> tuple[str, Style]:
         style = self._style
@@ -363,6 +394,9 @@ class BoardWidget(Widget, can_focus=True):
         style = self._style
         if self.view.caption is not None:
             return Text(self.view.caption, style("board--hint"))
+        if self.refused:
+            return Text.assemble((self.refused, style("board--refused")),
+                                 (" · move to an empty cell", style("board--hint")))
         if self.typed:
             cell, problem = read_typed(self.typed, self.geometry)
             if cell is None:
@@ -380,7 +414,11 @@ class BoardWidget(Widget, can_focus=True):
         if board.piece_at(self.cursor) is not None:  # promise only what Enter does
             return Text(f"[{here}] is taken · move to an empty cell, or type one like "
                         f"{example}", style("board--hint"))
-        return Text(f"[{here}] ⏎ plays it · or type a cell like {example}",
+        lines = " · + its lines (g)" if self.view.show_guides else ""
+        if not self.view.playable:
+            return Text(f"[{here}] not your move now{lines} · arrows look around",
+                        style("board--hint"))
+        return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))
 
     # -- input -------------------------------------------------------------------------------

@@ -111,8 +111,10 @@ def note_line(model: GameModel, now: float, show_threats: bool = False) -> Text 
     """An offer or a claim waiting for this player, else a threat (when shown), if any."""
     mine = model.you
     if model.over:
+        if model.rematch_game is not None:
+            return Text("A rematch followed this game", "italic")
         if len(model.rematch) == 2:
-            return Text("Rematch agreed: it has started", "italic")
+            return Text("Rematch agreed: starting it…", "italic")
         if model.rematch:
             if mine is not None and mine not in model.rematch:
                 return Text("Rematch asked: m accepts", "bold #d7af5f")
@@ -143,39 +145,44 @@ class GameInfo(Widget):
         self._model: GameModel | None = None
         self._now = 0.0
         self._threats = False
+        self._height = 1  # the lines drawn last: the layout changes when their number does
 
     def show(self, model: GameModel, now: float, show_threats: bool = False) -> None:
         """Draw ``model`` as it stands at ``now`` (for the clocks)."""
-        before = self._lines()
         self._model = model
         self._now = now
         self._threats = show_threats
-        self.refresh(layout=self._lines() != before)
-
-    def _note(self) -> Text | None:
-        return None if self._model is None else note_line(self._model, self._now, self._threats)
-
-    def _lines(self) -> int:
-        if self._model is None:
-            return 1
-        return 4 if self._note() is not None else 3
+        # the model is changed in place, so the height drawn last is what to compare with
+        self.refresh(layout=len(self._rows(self.content_size.width)) != self._height)
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return self._lines()
+        self._height = len(self._rows(width))
+        return self._height
 
-    def render(self) -> Text:
+    def _rows(self, width: int) -> list[Text]:
+        """The seats, the status (a result too long for one line wraps: a spectator's names
+        the winner and both rating changes) and a note, if any."""
         model = self._model
         if model is None:
-            return Text("")
-        width = max(10, self.content_size.width)
+            return [Text("")]
+        width = max(10, width)
         lines = [seat_line(model, side, self._now, width) for side in SIDES]
         status = status_line(model, self._now)
         kind = game_kind(model)
         if status.cell_len + len(kind) + 2 <= width:
             status.append(" " * (width - status.cell_len - len(kind)))
             status.append(kind, "dim")
-        for line in (status, self._note()):
-            if line is not None:
-                line.truncate(width, overflow="ellipsis")
-                lines.append(line)
-        return Text("\n").join(lines)
+            lines.append(status)
+        elif model.over and not model.reviewing:
+            lines.extend(status.wrap(self.app.console, width))
+        else:
+            status.truncate(width, overflow="ellipsis")
+            lines.append(status)
+        note = note_line(model, self._now, self._threats)
+        if note is not None:
+            note.truncate(width, overflow="ellipsis")
+            lines.append(note)
+        return lines
+
+    def render(self) -> Text:
+        return Text("\n").join(self._rows(self.content_size.width))

@@ -22,9 +22,20 @@ import numpy as np
 from numba import njit
 
 from engine.board import Board
-from engine.kernel import INF, MAX_PLY, WIN, State, _pop, _push, mate_plies, now, tables_for
-from engine.players.base import Decision, Forced, Limit, Option, Player, parse_int
-from engine.players.mcts import _win_cells, parse_float
+from engine.kernel import (
+    INF,
+    MAX_PLY,
+    WIN,
+    State,
+    _poll,
+    _pop,
+    _push,
+    mate_plies,
+    tables_for,
+    take_pv,
+)
+from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
+from engine.players.mcts import _win_cells
 from engine.players.mcts import warm_up as mcts_warm_up
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
@@ -110,9 +121,8 @@ def negamax(  # type: ignore[no-untyped-def]
         if step == _ENTER:
             here = ply + k
             stats[NODES] += 1
-            if (stats[NODES] & POLL_MASK) == 0 and (
-                    stop[0] != 0 or (deadline > 0.0 and now() > deadline)):
-                stats[ABORTED] = 1
+            if (stats[NODES] & POLL_MASK) == 0:
+                _poll(stats, stop, deadline)
             if stats[ABORTED] != 0:
                 return 0
             pv_len[here] = here
@@ -157,10 +167,7 @@ def negamax(  # type: ignore[no-untyped-def]
         child = -value
         if child > best[k]:
             best[k] = child
-            pv[here, here] = cell
-            for i in range(here + 1, pv_len[here + 1]):
-                pv[here, i] = pv[here + 1, i]
-            pv_len[here] = max(pv_len[here + 1], here + 1)
+            take_pv(pv, pv_len, here, cell)
             if child > lo[k]:
                 lo[k] = child
         if lo[k] >= hi[k]:
@@ -208,10 +215,7 @@ def search_root(  # type: ignore[no-untyped-def]
         if value > best:
             best = value
             best_index = i
-            pv[0, 0] = cell
-            for k in range(1, pv_len[1]):
-                pv[0, k] = pv[1, k]
-            pv_len[0] = max(pv_len[1], 1)
+            take_pv(pv, pv_len, 0, cell)
     return best_index
 
 

@@ -7,7 +7,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -81,14 +81,27 @@ class Option:
     help: str
 
 
-def parse_int(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = int(text)
+Number = TypeVar("Number", int, float)
+
+
+def _in_range(convert: Callable[[str], Number], low: Number, high: Number,
+              bounds: str) -> Callable[[str], Number]:
+    def parse(text: str) -> Number:
+        value = convert(text)
         if not low <= value <= high:
-            raise ValueError(f"must be {low}-{high}")
+            raise ValueError(f"must be {bounds}")
         return value
 
     return parse
+
+
+def parse_int(low: int, high: int) -> Callable[[str], int]:
+    return _in_range(int, low, high, f"{low}-{high}")
+
+
+def parse_float(low: float, high: float, unit: str = "") -> Callable[[str], float]:
+    """A parser of a number from ``low`` to ``high``; ``unit`` (e.g. " seconds") ends its error."""
+    return _in_range(float, low, high, f"{low:g}-{high:g}{unit}")
 
 
 def parse_bool(text: str) -> bool:

@@ -13,12 +13,20 @@ noise on the evaluation and a share of careless moves.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from engine.board import Board, line_value
 from engine.book import book_at, book_for
 from engine.geometry import Cell, Geometry
-from engine.players.base import Decision, Forced, Limit, Option, Player, parse_bool, parse_int
+from engine.players.base import (
+    Decision,
+    Forced,
+    Limit,
+    Option,
+    Player,
+    parse_bool,
+    parse_float,
+    parse_int,
+)
 from engine.proof import strategy_height
 from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.solver import Solver
@@ -38,16 +46,6 @@ REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to co
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
 
-def parse_seconds(low: float, high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        value = float(text)
-        if not low <= value <= high:
-            raise ValueError(f"must be {low:g}-{high:g} seconds")
-        return value
-
-    return parse
-
-
 class MasterPlayer(Player):
     """Iterative-deepening PVS with a transposition table and threat-space search.
 
@@ -59,7 +57,8 @@ class MasterPlayer(Player):
     summary = "threat-space search + PVS alpha-beta with a transposition table; proves wins"
     options = {
         "depth": Option(parse_int(1, 64), 64, "maximum depth of the main search"),
-        "time": Option(parse_seconds(0.01, 3600.0), 1.0, "seconds a move if the limit has none"),
+        "time": Option(parse_float(0.01, 3600.0, " seconds"), 1.0,
+                       "seconds a move if the limit has none"),
         "tss": Option(parse_bool, True, "threat-space search on/off"),
         "noise": Option(parse_int(0, 1_000_000), 0, "noise amplitude on the evaluation"),
         "careless": Option(parse_int(0, 100), 0, "percent of moves played at random"),

@@ -23,7 +23,7 @@ from numba import njit
 
 from engine.board import Board
 from engine.kernel import State, _pop, _push, now, tables_for
-from engine.players.base import Decision, Forced, Limit, Option, Player, parse_int
+from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
 CAPACITY = 1 << 21  # tree nodes at most; past it the tree stops growing and playouts go on
@@ -40,16 +40,6 @@ OPEN, WON, DRAWN = 0, 1, 2
 # stats slots
 S_ITERATIONS, S_DEPTH, S_NODES, S_ABORTED = 0, 1, 2, 3
 STATS_SIZE = 4
-
-
-def parse_float(low: float, high: float):  # type: ignore[no-untyped-def]
-    def parse(text: str) -> float:
-        value = float(text)
-        if not low <= value <= high:
-            raise ValueError(f"must be {low:g}-{high:g}")
-        return value
-
-    return parse
 
 
 @njit(cache=True, inline="always")

@@ -349,6 +349,15 @@ class Matchmaker:
         x, o = _colours(room.host, player, room.colour, self._rng)
         return Pairing(x, o, room.variant, room.clock, room.rated, private=True)
 
+    def close_private_room(self, host: str) -> PrivateRoom:
+        """Close ``host``'s private room before anyone joins; raises ``MatchmakingError``
+        (``not_queued``) if he has none open."""
+        place = self._waiting.get(host)
+        if not isinstance(place, PrivateRoom):
+            raise MatchmakingError(f"{host} has no private room open", "not_queued")
+        self.withdraw(host)
+        return place
+
     def expire(self, now: float) -> list[PrivateRoom]:
         """Close the private rooms whose time is up; returns them so hosts can be told."""
         expired = [room for room in self._rooms.values() if room.expires <= now]

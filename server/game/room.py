@@ -50,6 +50,7 @@ from server.protocol import (
     MovePlayed,
     RatingChange,
     Reason,
+    Rematched,
     TakenBack,
 )
 
@@ -265,6 +266,13 @@ class GameRoom(RoomState):
         if self.computer_side is not None:
             self.rematch.add(self.computer_side)
         return [self._offer("rematch", side)]
+
+    def rematch_started(self, game_id: str) -> list[Outbound]:
+        """The rematch has started as ``game_id``: everyone in the room is told, so that a
+        spectator can follow it (its players are seated in it already)."""
+        self.rematch_game = game_id
+        event = Rematched(game=self.id, rematch=game_id, version=self._next_version())
+        return [self._keep(event)]
 
     def chat(self, player: PlayerId, text: str, now: float) -> list[Outbound]:
         """Say ``text`` (already checked by the protocol) in the game's chat: a seated

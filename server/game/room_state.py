@@ -32,6 +32,7 @@ from server.protocol import (
     Offer,
     OfferKind,
     Presence,
+    Rematched,
     SeatInfo,
     ServerMessage,
     TakenBack,
@@ -43,7 +44,9 @@ DEFAULT_GRACE = GRACE
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
-Versioned = MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ChatRemoved
+Versioned = (
+    MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ChatRemoved | Rematched
+)
 
 
 class Audience(enum.Enum):
@@ -115,6 +118,7 @@ class RoomState:
         self.end: GameEnd | None = None
         self.draw_offer: int | None = None  # the side whose draw offer stands
         self.rematch: set[int] = set()  # the sides that asked for a rematch
+        self.rematch_game: str | None = None  # the rematch's id, once it has started
         self.spectators: dict[PlayerId, str] = {}  # id -> name
         self._presence = [SeatPresence(), SeatPresence()]
         self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
@@ -210,6 +214,7 @@ class RoomState:
             spectators=len(self.spectators),
             chat=[line for line in self._chat if self._hears(line, side)],
             spectator_chat=self.spectator_chat,
+            rematch_game=self.rematch_game,
         )
 
     def since(self, version: int) -> list[Versioned] | None:

@@ -57,6 +57,7 @@ from server.protocol import (
     MatchmakingRequest,
     PlayAI,
     PlayerOnline,
+    PrivateCancel,
     PrivateCreate,
     PrivateCreated,
     PrivateJoin,
@@ -168,6 +169,8 @@ class Lobby:
                 await self.private_create(caller, message)
             case PrivateJoin():
                 await self.private_join(caller, message)
+            case PrivateCancel():
+                await self.private_cancel(caller, message)
             case PlayAI():
                 await self.play_ai(caller, message)
             case Challenge():
@@ -360,6 +363,10 @@ class Lobby:
         pairing = self.matchmaker.join_private_room(message.code, session.name or "",
                                                     self._now())
         await self._start_pairing(pairing, ref=message.id, requester=session)
+
+    async def private_cancel(self, session: Caller, message: PrivateCancel) -> None:
+        self.matchmaker.close_private_room(session.name or "")
+        session.send(Ack(ref=message.id))
 
     async def play_ai(self, session: Caller, message: PlayAI) -> None:
         name = session.name or ""

@@ -28,7 +28,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine import O, X
 from server.defaults import GRACE
@@ -535,5 +535,15 @@ class Rooms:
         return room
 
     async def _start_rematch(self, room: GameRoom) -> None:
-        await self.start_game(room.rematch_seats(), room.board.geometry.name, room.clock_spec,
-                              room.rated)
+        """Start the rematch, its players at their ratings now (the game just rated changed
+        them), and tell the finished game's room, spectators too, where it went."""
+        x, o = [
+            seat if seat.computer_level is not None
+            else replace(seat, rating=round(await self.player_rating(seat.player)))
+            for seat in room.rematch_seats()
+        ]
+        rematch = await self.start_game((x, o), room.board.geometry.name, room.clock_spec,
+                                        room.rated)
+        async with self.locks[room.id]:
+            if self.rooms.get(room.id) is room:
+                self.deliver(room, room.rematch_started(rematch.id))

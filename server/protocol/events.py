@@ -288,6 +288,15 @@ class TakenBack(_Event, tag="takeback"):
     version: int
 
 
+class Rematched(_Event, tag="rematched"):
+    """The rematch of ``game`` has started as the game ``rematch``: its players have its
+    ``game`` already; a spectator follows it by watching it."""
+
+    game: str
+    rematch: str
+    version: int
+
+
 class GameState(_Event, tag="game"):
     """The whole state of a game for one receiver (``you`` is its colour if seated)."""
 
@@ -308,6 +317,7 @@ class GameState(_Event, tag="game"):
     chat: list[ChatLine] = []  # the receiver's chat: the players' to a player, else theirs
     ref: RequestId | None = None
     spectator_chat: bool = True  # false: the host has turned spectators' chat off
+    rematch_game: str | None = None  # the rematch's id, once it has started
 
 
 class Announce(_Event, tag="announce"):
@@ -564,7 +574,8 @@ ServerMessage = (
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
     | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
     | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
-    | Devices | ChatRemoved | ReportQueue | PuzzleShown | PuzzleResult | PuzzleHistoryList
+    | Devices | ChatRemoved | ReportQueue | Rematched | PuzzleShown | PuzzleResult
+    | PuzzleHistoryList
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]

@@ -142,6 +142,10 @@ class PrivateJoin(_Request, tag="private_join"):
     code: PrivateCode
 
 
+class PrivateCancel(_Request, tag="private_cancel"):
+    """Close your private room before a friend joins it."""
+
+
 class Challenge(_Terms, tag="challenge", kw_only=True):
     """Ask the online player ``name`` for a game on these terms (``colour`` is yours)."""
 
@@ -380,7 +384,7 @@ SessionOpening = Hello | Login | Recover
 
 MatchmakingRequest = (
     Seek | CancelSeek | AcceptSeek | Quick | CancelQuick | PrivateCreate | PrivateJoin
-    | Challenge | ChallengeAccept | ChallengeDecline | ChallengeCancel | PlayAI
+    | Challenge | ChallengeAccept | ChallengeDecline | ChallengeCancel | PlayAI | PrivateCancel
 )  # fmt: skip
 """The lobby's requests that pair players or start a game: the one lobby decides them (in a
 cluster, on the node holding it)."""

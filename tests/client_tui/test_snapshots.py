@@ -1,5 +1,6 @@
 """Screenshots at 80x24 and 120x40 (fixed names, frozen clock): the lobby, a game with its
-threats shown, a game's end, and dialogs (a game's options, a challenge to answer)."""
+threats shown, a game's end (played and watched), and dialogs (a game's options, a challenge
+to answer, resigning), and a player's page."""
 
 from __future__ import annotations
 
@@ -93,6 +94,31 @@ def test_challenge_prompt(snap_compare, tmp_path: Path, size: tuple[int, int]) -
     async def show(pilot: Pilot) -> None:
         await show_lobby(app, pilot)
         app.post_message(LinkMessage(Received(challenge())))
+        while not isinstance(app.screen, ConfirmDialog):
+            await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+@sizes
+def test_game_end_watched(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    state = ended_game()
+    state.you = None  # a spectator: the result names the winner and both rating changes
+    assert game_snapshot(snap_compare, tmp_path, size, state)
+
+
+@sizes
+def test_resign_dialog(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    app = unconnected(tmp_path)
+
+    async def show(pilot: Pilot) -> None:
+        app.show_lobby()
+        app.post_message(LinkMessage(Received(threats_game())))
+        while not isinstance(app.screen, GameScreen):
+            await pilot.pause()
+        await pilot.pause()
+        await pilot.press("r")
         while not isinstance(app.screen, ConfirmDialog):
             await pilot.pause()
         await pilot.pause()

@@ -102,7 +102,7 @@ async def test_the_cursor_and_the_last_move_differ_by_shape(tmp_path: Path) -> N
         around_cursor, cursor_style, _ = board_cell(app, "2b2")
         around_last, last_style, _ = board_cell(app, "1c1")  # the last move, not the cursor
         assert around_cursor == "[X]"  # brackets: visible in any number of colours
-        assert around_last == " X " and "underline" in last_style
+        assert around_last == "(X)" and "underline" in last_style  # parentheses, underlined
         assert "underline" not in cursor_style
 
 
@@ -253,8 +253,8 @@ async def test_no_rematch_request_once_we_asked_and_the_rematch_keeps_new_rating
         assert "Rematch agreed" in info(app)  # not "asked by O, X"
         rematch = threats_game()
         rematch.id, rematch.moves, rematch.you, rematch.version = "g4", [], "o", 1
-        rematch.seats = [SeatInfo(name="bob", rating=1612), SeatInfo(name="ann", rating=1500)]
-        feed(app, rematch)  # the server sends the ratings from before the first game
+        rematch.seats = [SeatInfo(name="bob", rating=1603), SeatInfo(name="ann", rating=1509)]
+        feed(app, rematch)  # the server seats the rematch at the ratings after the game
         await until(pilot, lambda: app.screen.model.id == "g4", "the rematch")
         assert "ann (1509)" in info(app) and "bob (1603)" in info(app)
 

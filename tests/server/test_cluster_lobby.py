@@ -386,9 +386,11 @@ async def spread(nodes: Nodes) -> Spread:
     e2e.test_quick_pairing_pairs_two_players,
     e2e.test_seeks_are_listed_live_and_accepted,
     e2e.test_a_private_room_by_code,
+    e2e.test_a_private_room_is_cancelled_by_its_host,
     e2e.test_one_player_has_at_most_three_computer_games_going,
     e2e.test_a_spectator_sees_every_move_and_the_end,
     e2e.test_a_rematch_swaps_colours,
+    e2e.test_a_rated_rematch_shows_new_ratings_and_its_spectators_follow,
     challenges.test_a_challenge_accepted_starts_the_game_for_both,
     challenges.test_declined_cancelled_refused_and_lapsed,
 ], ids=lambda test: test.__name__.removeprefix("test_"))

@@ -240,6 +240,19 @@ async def test_a_private_room_by_code(server: Server) -> None:
     assert (await bob.expect("game"))["you"] == "x"
 
 
+async def test_a_private_room_is_cancelled_by_its_host(server: Server) -> None:
+    ann, bob = await clients(server, "ann", "bob")
+    created = await ann.request(t="private_create")
+    closed = await ann.request(t="private_cancel")
+    assert closed["t"] == "ack", closed
+    await bob.send(t="private_join", code=created["code"])
+    await bob.error("no_such_code")
+    again = await ann.request(t="private_cancel")
+    assert again["t"] == "error" and again["code"] == "not_queued", again
+    queued = await ann.request(t="quick")  # waiting nowhere now: quick pairing is open
+    assert queued["t"] == "queued", queued
+
+
 async def test_the_server_restarted_mid_game_resumes_it(tmp_path: Path) -> None:
     server = Server(tmp_path / "q.db")
     await server.start()
@@ -326,6 +339,28 @@ async def test_a_rematch_swaps_colours(server: Server) -> None:
     again = await ann.expect("game")
     assert again["id"] != game and again["you"] == "o"
     assert (await bob.expect("game"))["you"] == "x"
+
+
+async def test_a_rated_rematch_shows_new_ratings_and_its_spectators_follow(
+    server: Server,
+) -> None:
+    ann, bob, cat = await clients(server, "ann", "bob", "cat")
+    game = await start_private_game(server, ann, bob, rated=True)
+    await cat.request(t="watch", game=game)
+    await play_out(ann, bob, game, ROW)
+    change = (await ann.expect("end"))["rating_change"]
+    await cat.expect("end")
+    await ann.send(t="rematch", game=game)
+    await bob.expect("offer", kind="rematch")
+    await bob.send(t="rematch", game=game)
+    again = await ann.expect("game")
+    seats = {seat["name"]: seat["rating"] for seat in again["seats"]}
+    assert seats["ann"] != 1500 and abs(seats["ann"] - (1500 + change["x"])) <= 1, seats
+    assert seats["bob"] != 1500 and abs(seats["bob"] - (1500 + change["o"])) <= 1, seats
+    told = await cat.expect("rematched")
+    assert told["game"] == game and told["rematch"] == again["id"]
+    late = await (await server.client("dan")).request(t="watch", game=game)
+    assert late["rematch_game"] == again["id"]
 
 
 async def test_chat_reaches_the_room_literally(server: Server) -> None:

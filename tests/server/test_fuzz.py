@@ -78,6 +78,7 @@ TEMPLATES: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "cancel_quick": {},
     "private_create": {"variant": variants, "clock": clocks, "colour": colours},
     "private_join": {"code": st.text(max_size=40)},
+    "private_cancel": {},
     "play_ai": {"level": st.integers(-1, 10), "variant": variants, "colour": colours},
     "watch": {"game": game_ids, "since": st.none() | st.integers()},
     "unwatch": in_game,

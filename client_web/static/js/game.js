@@ -37,6 +37,7 @@ export class GameModel {
     this.clocksAt = now;
     this.drawOffer = state.draw_offer;
     this.rematch = new Set(state.rematch);
+    this.rematchGame = state.rematch_game ?? null; // the rematch's id, once it has started
     this.end = state.end;
     this.spectators = state.spectators;
     this.chat = [...state.chat];
@@ -98,6 +99,9 @@ export class GameModel {
         if (this.viewPly !== null && this.viewPly >= this.ply) this.viewPly = null;
         this.thinking = null;
         this.setClocks(event.clocks, now);
+        break;
+      case "rematched":
+        this.rematchGame = event.rematch;
         break;
       case "chat":
         this.chat.push(event);

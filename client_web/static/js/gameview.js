@@ -47,6 +47,7 @@ export class GameView {
     this.status = h("p", { class: "status", role: "status", "aria-live": "polite" });
     this.result = h("div", { class: "result", "aria-live": "polite" });
     this.actions = h("div", { class: "actions" });
+    this.offer = h("div", { class: "offer", "aria-live": "polite" }); // a draw to answer
     this.moveList = h("ol", { class: "moves", "aria-label": "Moves" });
     this.nav = h("div", { class: "nav", role: "group", "aria-label": "Step through the moves" },
       [["first", "«", "First position", () => this.stepTo(0)],
@@ -70,7 +71,7 @@ export class GameView {
       h("div", { class: "game-main" }, this.tabs, this.boardArea, this.typeForm, this.hint),
       h("aside", { class: "game-side" },
         h("div", { class: "seats" }, this.seatEls.x, this.seatEls.o),
-        this.status, this.result, this.actions,
+        this.status, this.result, this.offer, this.actions,
         h("div", { class: "moves-box" }, this.nav, this.moveList),
         h("div", { class: "chat" }, this.chatTitle, this.chatNote, this.chatLog, chatForm)));
     this.setMode("levels");
@@ -267,6 +268,7 @@ export class GameView {
     this.claimShown = `${model.canClaim(now)} ${gone === null ? "" : Math.ceil(gone / 1000)}`;
     const b = (id, label, fn, cls) => h("button", { type: "button", id, class: cls, onclick: fn }, label);
     const buttons = [];
+    const offer = []; // on its own, so that a phone shows it above the board
     if (model.you !== null && !model.over) {
       if (model.ply < 2) buttons.push(b("abort", "Abort", () => act.game("abort")));
       else if (this.confirmResign) {
@@ -277,8 +279,8 @@ export class GameView {
       }
       if (!model.againstComputer && model.ply >= 2) {
         if (model.drawOffer === other(model.you)) {
-          buttons.push(b("draw-accept", "Accept draw", () => act.game("draw_accept"), "primary"));
-          buttons.push(b("draw-decline", "Decline", () => act.game("draw_decline")));
+          offer.push(b("draw-accept", "Accept draw", () => act.game("draw_accept"), "primary"),
+            b("draw-decline", "Decline", () => act.game("draw_decline")));
         } else if (model.drawOffer === model.you) {
           buttons.push(h("button", { type: "button", disabled: true }, "Draw offered"));
         } else {
@@ -298,6 +300,7 @@ export class GameView {
     if (model.over) buttons.push(b("review-game", "Review", () => act.review(model.id)));
     buttons.push(b("to-lobby", "Lobby", () => act.toLobby()));
     fill(this.actions, buttons);
+    fill(this.offer, offer);
   }
 
   renderMoves() {

@@ -55,14 +55,16 @@ export class LobbyView {
     this.challenges = h("ul", { class: "challenges" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
-      h("div", { class: "panel" }, h("h2", {}, "Your games"), this.mine,
+      h("div", { class: "panel mine" }, h("h2", {}, "Your games"), this.mine,
         h("button", { type: "button", id: "my-games", onclick: () => act.player(this.app.me.name) },
           "All my games")),
-      h("div", { class: "panel" }, h("h2", {}, "Open seeks"), this.seeks),
+      h("div", { class: "panel seeks" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
       h("div", { class: "panel" }, h("h2", {}, "Players online"), this.challenges, this.online,
         this.players),
-      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.leaders));
+      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.leaders,
+        h("label", { class: "check sound" }, h("input", { type: "checkbox", id: "sound" }),
+          "A sound when the opponent moves, a game starts or a challenge comes")));
   }
 
   choice() {
@@ -97,7 +99,9 @@ export class LobbyView {
           "Send your friend this link:"),
         h("p", {}, h("input", { id: "room-link", readonly: true, value: link,
           "aria-label": "Link to the room", onfocus: (e) => e.target.select() }),
-        h("button", { type: "button", onclick: () => act.copy(link) }, "Copy"))));
+        h("button", { type: "button", onclick: () => act.copy(link) }, "Copy"),
+        h("button", { type: "button", id: "private-cancel", onclick: () => act.privateCancel() },
+          "Cancel"))));
     }
     fill(this.waiting, waits);
 
@@ -106,7 +110,7 @@ export class LobbyView {
       h("table", {}, h("thead", {}, h("tr", {}, ["Player", "Rating", "Board", "Clock", "", ""]
         .map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, seeks.map((s) => h("tr", { dataset: { seek: s.id } },
-        h("td", {}, nameLink(s.name, act)),
+        h("td", { class: "name", title: s.name }, nameLink(s.name, act)),
         h("td", {}, String(s.rating)),
         h("td", {}, s.variant),
         h("td", {}, formatClockSpec(s.clock)),

@@ -89,6 +89,7 @@ const act = {
     render();
   },
   privateCreate: (c) => send("private_create", { variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
+  privateCancel: () => { send("private_cancel"); app.privateRoom = null; render(); },
   privateJoin: (code) => {
     if (!/^[A-Za-z0-9_-]{4,32}$/.test(code)) say("A room code is 4-32 letters, digits, _ or -.");
     else send("private_join", { code });
@@ -303,6 +304,7 @@ function received(message) {
     case "challenge": {
       const c = message.challenge;
       app.challenges.set(c.id, c);
+      callBack(`Challenge from ${c.by}`);
       say(`${c.by} challenges you to a ${c.rated ? "rated" : "casual"} game: answer in the lobby.`);
       break;
     }
@@ -352,6 +354,10 @@ function gameState(state, now) {
   app.games.set(state.id, model);
   // A game this player starts (or a rematch) takes the screen, as does one asked for.
   const starting = state.you !== null && state.status === "playing" && !known;
+  // a game this tab did not just ask for: a seek accepted, a pairing, a friend in the room
+  if (starting && (state.ref === null || state.ref === undefined) && !model.againstComputer) {
+    callBack("Game started");
+  }
   if (starting || app.opening === state.id || app.current === null) {
     if (starting) {
       app.mySeek = null;
@@ -370,6 +376,12 @@ function gameEvent(event, now) {
   if (!model) return;
   const result = model.apply(event, now);
   if (result === GAP) send("watch", { game: model.id, since: model.version });
+  if (result === CHANGED && event.t === "move" && model.you !== null && event.side !== model.you) {
+    callBack("Your move");
+  }
+  if (result === CHANGED && event.t === "rematched" && model.you === null && model.id === app.current) {
+    act.watch(event.rematch); // a spectator follows the players to their rematch
+  }
   if (event.t === "end") fetchLeaderboard();
   if (result === CHANGED && event.t === "end" && event.rating_change) {
     if (model.you !== null) refreshRating(); // the header shows the new rating as the server rounds it
@@ -456,7 +468,8 @@ function show(screen) {
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
-  else if (/^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+  // a link is kept through the name asked for first (the connect screen)
+  else if (screen !== "connect" && /^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   document.body.dataset.screen = screen;
   render();
 }
@@ -484,6 +497,64 @@ function keys(event) {
   } else if (/^[1-9a-i]$/i.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) {
     gameView.cellInput.focus(); // typing a cell anywhere starts the move box
   }
+}
+
+// -- calling the player back ------------------------------------------------------------------
+// When the opponent moves, a game starts that this tab did not just ask for, or a challenge
+// comes: the tab's title counts them while the page is hidden or the window has lost the focus
+// ("(1) Your move — Qubic"), and a short sound plays if the player turned it on (off at first:
+// browsers refuse to play sound before a click on the page, and the switch is that click).
+
+const attention = {
+  away: typeof document.hasFocus === "function" && !document.hasFocus(),
+  unseen: 0,
+  sound: localStorage.getItem("qubic.sound") === "on",
+  audio: null,
+  played: 0, // sounds played, for the tests
+};
+
+function callBack(what) {
+  if (attention.sound) beep();
+  if (!document.hidden && !attention.away) return;
+  attention.unseen += 1;
+  document.title = `(${attention.unseen}) ${what} — Qubic`;
+}
+
+function backAgain() {
+  attention.away = false;
+  attention.unseen = 0;
+  document.title = "Qubic";
+}
+
+function beep() {
+  try {
+    attention.audio = attention.audio || new AudioContext();
+    const audio = attention.audio;
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.setValueAtTime(0.12, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.2);
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.2);
+    attention.played += 1;
+  } catch {
+    // no sound here (no Web Audio): the title still says it
+  }
+}
+
+function soundSwitch() {
+  const box = $("#sound");
+  box.checked = attention.sound;
+  box.addEventListener("change", () => {
+    attention.sound = box.checked;
+    localStorage.setItem("qubic.sound", attention.sound ? "on" : "off");
+    if (attention.sound) beep(); // this click lets the page play sound from now on
+  });
+  window.addEventListener("blur", () => { attention.away = true; });
+  window.addEventListener("focus", backAgain);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) backAgain(); });
 }
 
 const THEMES = ["system", "light", "dark"];
@@ -560,6 +631,7 @@ function start() {
     e.preventDefault();
     if (app.me) show("account");
   });
+  soundSwitch(); // its switch is in the lobby
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
@@ -578,7 +650,7 @@ function start() {
     if (!study()) if (app.me && link.connected) route(app.me, true);
   });
   window.addEventListener("online", () => link.retryNow());
-  window.qubic = { app, link }; // for the tests and the curious
+  window.qubic = { app, link, attention }; // for the tests and the curious
   const studying = study(); // a review or the analysis board needs no session
   if (savedToken()) {
     link.start(savedName());

@@ -16,6 +16,7 @@ export const CLIENT_FIELDS = {
   cancel_quick: [],
   private_create: ["variant", "clock", "rated", "colour"],
   private_join: ["code"],
+  private_cancel: [],
   challenge: ["name", "variant", "clock", "rated", "colour"],
   challenge_accept: ["challenge"],
   challenge_decline: ["challenge"],
@@ -91,6 +92,7 @@ export const SERVER_FIELDS = {
   review: ["review"],
   chat_removed: ["game", "line", "version"],
   reports: ["reports"],
+  rematched: ["game", "rematch", "version"],
   puzzle: ["puzzle", "mode", "rating"],
   puzzle_result: ["puzzle", "verdict", "reply", "solution", "rating", "rating_change"],
   puzzle_history: ["attempts", "rating", "best_streak"],
@@ -98,7 +100,7 @@ export const SERVER_FIELDS = {
 
 // The game events that carry a version and are applied in order.
 export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback",
-  "chat_removed"]);
+  "chat_removed", "rematched"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];
