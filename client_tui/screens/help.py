@@ -25,7 +25,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `n` — create a private room and show its code (`x` closes it)
 - `j` — join a private room by its code (`0` and `O` are read the same)
 - `g` — my games: go back to an unfinished one, or open a finished one to replay it
-- `a` — your account: protect your name with a password (to log in on other computers),
+- `u` — your account (user): protect your name with a password (to log in on other computers),
   your devices (log one out, or every other one)
 - `z` — puzzles: win in N or survive; `n` next, `d` the puzzle of the day, `s` a streak
 - `⏎` — accept the selected seek, watch the selected game, or challenge the selected

@@ -58,7 +58,7 @@ class LobbyScreen(Screen[None]):
                 tooltip="Cancel your seek, quick pairing, private room or challenges"),
         Binding("v", "challenge", "Challenge", show=False, id="lobby.challenge",
                 tooltip="Challenge the player selected among the players online"),
-        Binding("a", "app.account", "Account", show=False, id="lobby.account",
+        Binding("u", "app.account", "Account", show=False, id="lobby.account",
                 tooltip="Protect your name with a password; your devices"),
         Binding("g", "app.my_games", "Games", id="lobby.my_games",
                 tooltip="My games: go back to a game, or replay a finished one"),

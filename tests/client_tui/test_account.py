@@ -59,7 +59,7 @@ async def set_password(pilot: Pilot, app: QubicApp, password: str) -> None:
 
 
 async def open_account(pilot: Pilot, app: QubicApp) -> None:
-    await pilot.press("a")
+    await pilot.press("u")
     await until(pilot, lambda: isinstance(app.screen, AccountScreen) and rows(app) > 0,
                 "the account screen with its devices")
 
