@@ -10,6 +10,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from schema_undo import rewind
 
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
@@ -39,13 +40,6 @@ async def store(database: str) -> AsyncIterator[Store]:
         await opened.close()
 
 
-UNDO_AFTER_NAMES = (  # the versions after the names', newest first: the accounts' (each
-    # player's first token back where it was), the reviews'
-    "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
-    " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",
-    "DROP TABLE recovery_codes", "DROP TABLE devices", "ALTER TABLE players DROP COLUMN password",
-    "DROP TABLE reviews",
-)
 
 
 async def raw(database: str, *statements: str) -> None:
@@ -134,9 +128,9 @@ async def test_names_that_fold_together_after_the_upgrade_both_stay(database: st
         await opened.close()
     # Back to the schema before the folding, with the names' keys as it made them, and a
     # look-alike (digit ones for the letters i and l) that it let in as another name.
+    await rewind(database, NAMES_VERSION)
     await raw(
         database,
-        *UNDO_AFTER_NAMES,
         "DROP INDEX players_by_name", "DROP INDEX games_by_x_player",
         "DROP INDEX games_by_o_player", "ALTER TABLE players DROP COLUMN last_rated",
         f"DELETE FROM qubic_schema WHERE version >= {NAMES_VERSION}",

@@ -1,0 +1,34 @@
+"""Taking a test database back to an older schema version, to test what an upgrade does to
+the rows it finds: ``rewind(database, version)`` undoes every version after ``version``,
+newest first, and forgets them in ``qubic_schema``.
+
+``UNDO`` holds, for each version after the first two, the statements that undo it (one entry
+a version: a migration appended to ``server.store.schema.MIGRATIONS`` needs its entry here,
+and ``test_every_version_can_be_undone`` says so)."""
+
+from __future__ import annotations
+
+from test_store import raw
+
+UNDO: dict[int, tuple[str, ...]] = {
+    7: ("DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players", "DROP TABLE puzzles"),
+    6: ("DROP TABLE control", "DROP TABLE reports", "DROP TABLE audit", "DROP TABLE sanctions",
+        "DROP TABLE roles"),
+    5: (  # accounts: each player's first token back where it lived before devices
+        "UPDATE players SET token_hash = (SELECT token_hash FROM devices"
+        " WHERE devices.player_id = players.id ORDER BY devices.id LIMIT 1)",
+        "DROP TABLE recovery_codes", "DROP TABLE devices",
+        "ALTER TABLE players DROP COLUMN password"),
+    4: ("DROP TABLE reviews",),
+    3: ("DROP INDEX players_by_name", "DROP INDEX games_by_x_player",
+        "DROP INDEX games_by_o_player", "ALTER TABLE players DROP COLUMN last_rated"),
+}
+
+
+async def rewind(database: str, version: int) -> None:
+    """Undo the schema's versions after ``version`` (their rows' data as far as UNDO says)."""
+    for undone in sorted(UNDO, reverse=True):
+        if undone > version:
+            for statement in UNDO[undone]:
+                await raw(database, statement)
+    await raw(database, f"DELETE FROM qubic_schema WHERE version > {version}")
