@@ -192,8 +192,10 @@ class Rooms:
             self._forget_later(room)
         return room
 
-    async def player_rating(self, name: str) -> float:
-        rating = self.delivery.rating(name)
+    async def player_rating(self, name: str, *, stored: bool = False) -> float:
+        """A player's rating: as a session here knows it, or with ``stored`` (or no session
+        here) as the store holds it, which a game's end updates before anyone hears of it."""
+        rating = None if stored else self.delivery.rating(name)
         if rating is not None:
             return rating
         record = await self.store.get_player(name)
@@ -539,7 +541,9 @@ class Rooms:
         them), and tell the finished game's room, spectators too, where it went."""
         x, o = [
             seat if seat.computer_level is not None
-            else replace(seat, rating=round(await self.player_rating(seat.player)))
+            # from the store: a session's copy learns the new rating only when the end
+            # reaches it, which on a cluster may be after both players asked for the rematch
+            else replace(seat, rating=round(await self.player_rating(seat.player, stored=True)))
             for seat in room.rematch_seats()
         ]
         rematch = await self.start_game((x, o), room.board.geometry.name, room.clock_spec,
