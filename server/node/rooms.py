@@ -202,11 +202,13 @@ class Rooms:
         return record.rating if record is not None else 1500.0
 
     async def _restore(self, record: GameRecord, now: float) -> GameRoom:
-        """A stored game's room, its human seats showing their current ratings."""
+        """A stored game's room, its human seats showing their ratings as the store holds
+        them (a session here may not have heard yet of the game that changed them: a
+        rematch that another node starts is restored here at once)."""
         ratings = {}
         for seat in (record.x, record.o):
             if seat.player is not None:
-                ratings[seat.player] = await self.player_rating(seat.player)
+                ratings[seat.player] = await self.player_rating(seat.player, stored=True)
         room = GameRoom.restore(record, now, self.config.grace, ratings)
         room.spectator_chat = self.config.spectator_chat
         return room
@@ -542,7 +544,7 @@ class Rooms:
         x, o = [
             seat if seat.computer_level is not None
             # from the store: a session's copy learns the new rating only when the end
-            # reaches it, which on a cluster may be after both players asked for the rematch
+            # reaches it, which on another node may be after both asked for the rematch
             else replace(seat, rating=round(await self.player_rating(seat.player, stored=True)))
             for seat in room.rematch_seats()
         ]
