@@ -154,7 +154,10 @@ class PostgresStore(SQLStore):
             raise StoreError(
                 f"the write conflicts with the database: {exc}", code="internal"
             ) from exc
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+                OSError) as exc:
+            # (InternalClientError: a pooled connection left mid-query by a cancelled caller,
+            # as /health/ready's timed check can leave one while the database is away)
             self.write_failures += 1  # the database refused or is gone: /metrics counts it
             raise StoreError(f"cannot use the database {self._where}: {exc}") from exc
         finally:
