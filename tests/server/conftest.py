@@ -17,6 +17,8 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from server.http.app import RunningServer, ServerConfig, start_server
+from server.store.base import Store
+from server.store.factory import open_store
 
 TIMEOUT = 20.0
 
@@ -286,3 +288,23 @@ class ClusterServer:
         self.nodes.clients.append(client.ws)
         self._homes[id(client)] = node
         await client.hello(token=client.token)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store lives, for the store tests that run on both: a SQLite file
+    (``tmp_path / "qubic.db"``), or a fresh database on the test PostgreSQL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "qubic.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+async def store(database: str) -> AsyncIterator[Store]:
+    """The store opened on ``database``, closed after the test."""
+    opened = await open_store(database)
+    try:
+        yield opened
+    finally:
+        await opened.close()

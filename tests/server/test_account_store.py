@@ -5,8 +5,6 @@ device row by the migration."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from schema_undo import rewind
@@ -20,23 +18,6 @@ from server.store.schema import MIGRATIONS
 
 ACCOUNTS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS)
                         if any("CREATE TABLE devices" in str(step) for step in steps))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "qubic.db")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
-@pytest.fixture
-async def store(database: str) -> AsyncIterator[Store]:
-    opened = await open_store(database)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 async def code_of(store: Store, token: str, name: str | None = None) -> str:

@@ -20,9 +20,8 @@ from server.protocol import ChatLine, ChatRemoved, GameEnd
 from server.store import levers as ops
 from server.store.base import Store
 
-# the store's fixtures, on SQLite and on PostgreSQL
-db, database, store, other_node = (test_store.db, test_store.database, test_store.store,
-                                   test_store.other_node)
+# the store's fixtures: database and store on SQLite and PostgreSQL come from conftest.py
+db, other_node = test_store.db, test_store.other_node
 
 
 async def test_sanctions_follow_the_player_expire_and_are_lifted(store: Store) -> None:

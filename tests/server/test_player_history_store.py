@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import asyncpg
 import pytest
@@ -21,23 +19,6 @@ from server.store.schema import MIGRATIONS, refold_names
 ALICE, BOB, CARL = Seat.human("Alice"), Seat.human("Bob"), Seat.human("Carl")
 NAMES_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if refold_names in steps)
 """The schema version that folds look-alike names and adds ``last_rated``."""
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "qubic.db")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
-@pytest.fixture
-async def store(database: str) -> AsyncIterator[Store]:
-    opened = await open_store(database)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 

@@ -30,24 +30,6 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "qubic.db"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, db: Path) -> str:
-    """Where the store lives: a SQLite file, or a fresh database on the test PostgreSQL."""
-    if request.param == "sqlite":
-        return str(db)
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
-@pytest.fixture
-async def store(database: str) -> AsyncIterator[Store]:
-    opened = await open_store(database)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
 @pytest.fixture
 async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
     """A second store on the same database, as a second server node would open it."""
