@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import Client, Nodes
+from conftest import Nodes
 from test_cluster import move_to, owner, private_game
+from test_levers import closed_with
 from websockets.exceptions import ConnectionClosed
 
 from qubic_cli.main import main
@@ -29,15 +30,6 @@ async def admin(nodes: Nodes, *argv: str) -> tuple[int, Any]:
 
     code = await asyncio.to_thread(run)
     return code, json.loads(out.getvalue()) if out.getvalue().strip() else err.getvalue()
-
-
-async def closed_with(client: Client, code: str) -> dict[str, Any]:
-    told = await client.error(code)
-    with pytest.raises(ConnectionClosed):
-        while True:
-            await client.recv(10)
-    assert client.ws.close_code == 1008
-    return told
 
 
 async def until(check: Callable[[], Awaitable[bool]], rounds: int = 200) -> None:
