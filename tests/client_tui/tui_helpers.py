@@ -51,8 +51,20 @@ async def until(
     deadline = loop.time() + timeout
     while not condition():
         if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
+            raise AssertionError(f"timed out waiting for {what or condition}; "
+                                 f"{where(pilot.app)}")
         await pilot.pause(0.05)
+
+
+def where(app: object) -> str:
+    """What a client was showing, for a failure's message: its screen, connect status and
+    last notifications."""
+    if not isinstance(app, QubicApp):
+        return f"screen {type(getattr(app, 'screen', None)).__name__}"
+    status = app.connect_screen._status
+    told = [n.message for n in list(app._notifications)[-3:]]
+    return (f"screen {type(app.screen).__name__}, state {app.title!r} {app.sub_title!r}, "
+            f"connect status {status!r}, notifications {told!r}")
 
 
 def unconnected(tmp_path: Path, name: str = "ann", now: float = 100.0) -> QubicApp:

@@ -111,3 +111,27 @@ async def test_log_out_everywhere_else_and_recover(tmp_path: Path) -> None:
         await lost.page.wait_for_selector("#net.up")
         await home.page.wait_for_selector("#connect:not([hidden])")  # logged out by the recovery
         assert lost.errors == [] and home.errors == []
+
+
+async def test_a_password_being_typed_survives_lobby_traffic(tmp_path: Path) -> None:
+    """The account screen is drawn again on every message; what is typed in its form, and the
+    focus, stay (once they were wiped when an answer came in between typing and the click)."""
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        home = await Page.open(chromium, running.http_url + "/")
+        await home.enter("ann")
+        await home.page.click("#account-link")
+        await devices_shown(home, 1)
+        await home.page.fill("#password-new", PASSWORD)
+        await home.page.fill("#password-again", PASSWORD)
+        online = await home.page.evaluate("() => window.qubic.app.lobby.online")
+        other = await Page.open(chromium, running.http_url + "/")
+        await other.enter("bob")  # the lobby changes on ann's screen
+        await home.page.wait_for_function(
+            "(n) => window.qubic.app.lobby.online > n", arg=online)
+        assert await home.page.input_value("#password-new") == PASSWORD
+        assert await home.page.input_value("#password-again") == PASSWORD
+        assert await home.page.evaluate("() => document.activeElement.id") == "password-again"
+        await home.page.click("#password-set")
+        await home.page.wait_for_selector("#recovery-codes li")
+        assert home.errors == [] and other.errors == []

@@ -86,6 +86,8 @@ export class AccountView {
     this.devices = null; // the last `devices` list
     this.codes = null; // recovery codes just given: shown until the screen is left
     this.note = "";
+    this.form = null; // the protect form, kept across renders: an answer must not wipe what is being typed
+    this.formName = null;
   }
 
   // The server's answers to this screen's requests.
@@ -95,6 +97,7 @@ export class AccountView {
       if (message.revoked) this.note = message.revoked === 1 ? "1 device logged out." : `${message.revoked} devices logged out.`;
     } else if (message.t === "password_set") {
       this.codes = message.recovery_codes;
+      this.form = null; // a fresh, empty form
       this.note = `Your name is protected.${message.revoked ? ` ${message.revoked} other device(s) logged out.` : ""}`;
       this.act.send("sessions");
     }
@@ -109,21 +112,35 @@ export class AccountView {
 
   left() {
     this.codes = null; // shown once
+    this.form = null; // and no password left typed in a hidden form
   }
 
   render() {
     const me = this.app.me;
     if (!me) return;
-    fill(this.root,
+    // Everything around the protect form is drawn anew; the form itself stays in place, so
+    // an answer arriving while a password is typed neither wipes it nor takes the focus.
+    const form = this.keptForm(me.name);
+    for (const child of [...this.root.children]) if (child !== form) child.remove();
+    if (form.parentNode !== this.root) this.root.append(form);
+    form.before(
       h("h2", {}, "Your account: ", h("span", { class: "name" }, me.name)),
-      h("p", { id: "account-note", role: "status" }, this.note),
-      this.protectForm(me.name),
+      h("p", { id: "account-note", role: "status" }, this.note));
+    form.after(...[
       this.codes ? this.codeList() : null,
       this.deviceList(),
       h("p", {},
         h("button", { type: "button", id: "switch-player", onclick: () => this.act.switchPlayer() }, "Play as another name on this device"),
         " ",
-        h("button", { type: "button", id: "account-back", onclick: () => this.act.toLobby() }, "Back")));
+        h("button", { type: "button", id: "account-back", onclick: () => this.act.toLobby() }, "Back"))].filter(Boolean));
+  }
+
+  keptForm(name) {
+    if (!this.form || this.formName !== name) {
+      this.form = this.protectForm(name);
+      this.formName = name;
+    }
+    return this.form;
   }
 
   protectForm(name) {
