@@ -133,7 +133,6 @@ async def test_a_phone_has_big_cells_whole_names_and_the_draw_offer_in_sight(
             for button in ("#draw-accept", "#draw-decline"):  # at the top: above the board
                 drawn = await box(page, button)
                 assert drawn["y"] + drawn["height"] <= board["y"], drawn
-            await page.screenshot(path="/tmp/np/phone-draw.png")
             assert tab.errors == []
         finally:
             await bob.ws.close()

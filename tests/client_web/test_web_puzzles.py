@@ -4,6 +4,7 @@ the day and a streak, at desktop and phone sizes (screenshots in docs/web/)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -31,9 +32,13 @@ async def shown_puzzle(tab: Page, running: RunningServer) -> StoredPuzzle:
     return stored
 
 
-async def shot(tab: Page, name: str) -> None:
+async def shot(tab: Page, name: str, where: Path) -> None:
+    """A screenshot in ``where`` (the test's temporary folder); in docs/web/ instead when
+    QUBIC_DOCS_SHOTS=1 asks for the documentation's pictures to be made again (a test run
+    leaves the source tree as it found it)."""
     await tab.page.evaluate("() => { document.activeElement?.blur(); window.scrollTo(0, 0); }")
-    await tab.page.screenshot(path=str(DOCS / name))
+    folder = DOCS if os.environ.get("QUBIC_DOCS_SHOTS") == "1" else where
+    await tab.page.screenshot(path=str(folder / name))
 
 
 async def solve_in_the_page(tab: Page, stored: StoredPuzzle) -> None:
@@ -59,12 +64,12 @@ async def test_a_puzzle_solved_and_one_missed_at_desktop_size(tmp_path: Path) ->
         await tab.enter("ann")
         await tab.page.click("#puzzles-link")
         stored = await shown_puzzle(tab, running)
-        await shot(tab, "puzzle-wide.png")
+        await shot(tab, "puzzle-wide.png", tmp_path)
         await solve_in_the_page(tab, stored)
         feedback = await tab.page.text_content("#puzzles .puzzle-feedback") or ""
         assert re.fullmatch(r"Solved! Your puzzle rating: \d+ \(\+\d+\)\.", feedback), feedback
         await tab.page.wait_for_selector("#puzzles .puzzle-history li.solved")
-        await shot(tab, "puzzle-solved-wide.png")
+        await shot(tab, "puzzle-solved-wide.png", tmp_path)
         await tab.page.click("#puzzle-next")
         second = await shown_puzzle(tab, running)
         assert second.id != stored.id
@@ -78,7 +83,7 @@ async def test_a_puzzle_solved_and_one_missed_at_desktop_size(tmp_path: Path) ->
         if wrong not in second.puzzle.solution.main_line():  # the move tried stays marked
             assert await tab.page.text_content(
                 f'#puzzles .cell.tried[data-name="{format_cell(wrong, G)}"]') == "✗"
-        await shot(tab, "puzzle-wrong-wide.png")
+        await shot(tab, "puzzle-wrong-wide.png", tmp_path)
         # the puzzle of the day
         await tab.page.click("#puzzle-daily")
         await shown_puzzle(tab, running)
@@ -100,11 +105,11 @@ async def test_a_streak_on_a_phone(tmp_path: Path) -> None:
         stored = await shown_puzzle(tab, running)
         box = await tab.page.locator("#puzzles .cell").first.bounding_box()
         assert box is not None and box["width"] >= 30
-        await shot(tab, "puzzle-phone.png")
+        await shot(tab, "puzzle-phone.png", tmp_path)
         await solve_in_the_page(tab, stored)
         assert "streak 1 (best 1)" in (await tab.page.text_content("#puzzles .puzzle-meta") or "")
         await tab.page.click("#puzzle-streak-next")
         following = await shown_puzzle(tab, running)
         assert following.id != stored.id
-        await shot(tab, "puzzle-streak-phone.png")
+        await shot(tab, "puzzle-streak-phone.png", tmp_path)
         assert tab.errors == [] and tab.dialogs == []
