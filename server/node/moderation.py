@@ -3,7 +3,8 @@ reporters and moderators.
 
 - ``admit``: at ``hello``, a banned player (by name, whatever the address) or address is
   refused with ``banned`` and the reason; a mute in force is noted for ``check_chat``; the
-  player's roles go into the welcome.
+  player's roles go into the welcome, and a moderator's or admin's session is marked
+  ``moderator`` (a game it watches shows it the players' chat beside the spectators').
 - ``check_chat``: a muted player's chat is refused with ``muted``.
 - ``handle``: a ``report`` from anyone; the moderators' requests (remove a chat line, mute,
   kick, ban, their undoing, the reports' queue) from a moderator or admin only
@@ -67,7 +68,9 @@ class Moderation:
         mutes = [s for s in found if s.kind == "mute"]
         if mutes:
             self.control.note_mute(name, mutes[-1].expires, mutes[-1].reason)
-        return sorted(await levers.roles_of(self.store, name))
+        roles = await levers.roles_of(self.store, name)
+        session.moderator = not roles.isdisjoint(MODERATORS)  # reads both chats of a game
+        return sorted(roles)
 
     def check_chat(self, session: Session) -> None:
         """Refuse the chat of a muted player (``muted``)."""

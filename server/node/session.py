@@ -183,6 +183,7 @@ class Session:
         self.peer = peer
         self.player: PlayerRecord | None = None
         self.device: int | None = None  # the device whose token opened the session
+        self.moderator = False  # its player was a moderator or admin at hello: sees both chats
         self.rooms: set[str] = set()
         self.lobby = False
         self.bucket = TokenBucket(rate, burst)
