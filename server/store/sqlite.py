@@ -234,20 +234,24 @@ class SQLiteStore(SQLStore):
         refused = False  # a write of the group failed for want of the database
         try:
             conn.execute("BEGIN IMMEDIATE")
+            alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
             for write in group:
-                conn.execute("SAVEPOINT write")
+                if not alone:
+                    conn.execute("SAVEPOINT write")
                 try:
                     result = write.run(conn)
                 except Exception as exc:
-                    conn.execute("ROLLBACK TO write")
+                    conn.execute("ROLLBACK" if alone else "ROLLBACK TO write")
                     outcomes.append((False, _write_error(exc)))
                     if _unwritable(exc):
                         self._refused(exc)
                         refused = True
                 else:
                     outcomes.append((True, result))
-                conn.execute("RELEASE write")
-            conn.execute("COMMIT")
+                if not alone:
+                    conn.execute("RELEASE write")
+            if conn.in_transaction:
+                conn.execute("COMMIT")
             if not refused:
                 self.write_failing = None  # the database takes writes again
             took = time.perf_counter() - began
