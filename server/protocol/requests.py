@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -304,15 +304,29 @@ PuzzleRequest = PuzzleNext | PuzzleDaily | PuzzleStreak | PuzzleAttempt | Puzzle
 """The puzzles' requests (``server.node.puzzles`` answers them)."""
 
 
-def _secret_repr(self: msgspec.Struct) -> str:
-    """A request's repr with its passwords and codes left out, so no log line can hold one."""
-    secret = {"password", "current", "recovery_code"}
-    shown = ", ".join(f"{field}={'***' if field in secret else repr(getattr(self, field))}"
-                      for field in self.__struct_fields__)
-    return f"{type(self).__name__}({shown})"
+class _Secret(_Request):
+    """A request that carries a password or a recovery code: its repr leaves them out, so no
+    log line can hold one."""
+
+    def __repr__(self) -> str:
+        secret = {"password", "current", "recovery_code"}
+        shown = ", ".join(f"{field}={'***' if field in secret else repr(getattr(self, field))}"
+                          for field in self.__struct_fields__)
+        return f"{type(self).__name__}({shown})"
 
 
-class SetPassword(_Request, tag="set_password"):
+class _SettingPassword(_Secret):
+    """A request that sets a new ``password``: the password rule beyond its length holds. Each
+    request declares ``password`` itself, where it stands among its fields."""
+
+    if TYPE_CHECKING:
+        password: str
+
+    def __post_init__(self) -> None:
+        _check_password(self.password)
+
+
+class SetPassword(_SettingPassword, tag="set_password"):
     """Protect your name with ``password`` (or change it: then ``current`` is the one now set).
     The reply, ``password_set``, carries new recovery codes; every other device is logged
     out."""
@@ -320,13 +334,8 @@ class SetPassword(_Request, tag="set_password"):
     password: NewPassword
     current: Password | None = None
 
-    __repr__ = _secret_repr
 
-    def __post_init__(self) -> None:
-        _check_password(self.password)
-
-
-class Login(_Request, tag="login"):
+class Login(_Secret, tag="login"):
     """Open the session as ``name`` by its password, from any device: the reply is a
     ``welcome`` with a new token for this device (``device`` labels it in ``sessions``)."""
 
@@ -334,10 +343,8 @@ class Login(_Request, tag="login"):
     password: Password
     device: DeviceLabel | None = None
 
-    __repr__ = _secret_repr
 
-
-class Recover(_Request, tag="recover"):
+class Recover(_SettingPassword, tag="recover"):
     """Lost the password: a recovery code (each works once) sets ``password`` and opens the
     session as ``login`` does; every other device is logged out."""
 
@@ -345,11 +352,6 @@ class Recover(_Request, tag="recover"):
     recovery_code: RecoveryCode
     password: NewPassword
     device: DeviceLabel | None = None
-
-    __repr__ = _secret_repr
-
-    def __post_init__(self) -> None:
-        _check_password(self.password)
 
 
 class Sessions(_Request, tag="sessions"):
