@@ -32,6 +32,7 @@ from server.protocol import (
     CellIndex,
     ClockSpec,
     ErrorCode,
+    GameHeading,
     GameSummary,
     PlayedGame,
     PlayerProfile,
@@ -46,7 +47,6 @@ from server.protocol import (
     Result,
     ReviewInfo,
     SeekInfo,
-    Variant,
 )
 from server.store.base import PAGE_MAX
 
@@ -66,15 +66,9 @@ class ApiLobby(msgspec.Struct, kw_only=True):
     online: int
 
 
-class ApiGame(msgspec.Struct, kw_only=True):
+class ApiGame(GameHeading, gc=True):
     """A game, live or over. ``result`` is null while it is ``playing``; ``"*"`` if aborted."""
 
-    id: str
-    variant: Variant
-    clock: ClockSpec | None
-    rated: bool
-    x: str
-    o: str
     x_ai: int | None  # the computer's level, or null for a player
     o_ai: int | None
     status: str  # "playing" or "over"
