@@ -177,57 +177,60 @@ class PlayAI(_Request, tag="play_ai"):
     clock: ClockSpec | None = None
 
 
-class Watch(_Request, tag="watch"):
-    """Open a game: as a spectator, or to retake your seat; ``since`` asks for catch-up."""
+class _GameRequest(_Request):
+    """A request about one game, the one ``game`` names."""
 
     game: GameId
+
+
+class Watch(_GameRequest, tag="watch"):
+    """Open a game: as a spectator, or to retake your seat; ``since`` asks for catch-up."""
+
     since: Version | None = None
 
 
-class Unwatch(_Request, tag="unwatch"):
-    game: GameId
+class Unwatch(_GameRequest, tag="unwatch"):
+    """Close a game opened by ``watch``: a seated player leaves it."""
 
 
-class Move(_Request, tag="move"):
+class Move(_GameRequest, tag="move"):
     """Play ``cell`` (``"2b3"`` or an index) in the position after ``ply`` moves (0 at first)."""
 
-    game: GameId
     cell: CellText | CellIndex
     ply: Ply
 
 
-class Resign(_Request, tag="resign"):
-    game: GameId
+class Resign(_GameRequest, tag="resign"):
+    """Lose the game now (before both sides have moved: call it off, as ``abort``)."""
 
 
-class DrawOffer(_Request, tag="draw_offer"):
-    game: GameId
+class DrawOffer(_GameRequest, tag="draw_offer"):
+    """Offer a draw (accepts the opponent's, when theirs stands)."""
 
 
-class DrawAccept(_Request, tag="draw_accept"):
-    game: GameId
+class DrawAccept(_GameRequest, tag="draw_accept"):
+    """Accept the draw offered."""
 
 
-class DrawDecline(_Request, tag="draw_decline"):
-    game: GameId
+class DrawDecline(_GameRequest, tag="draw_decline"):
+    """Decline the draw offered."""
 
 
-class Abort(_Request, tag="abort"):
-    game: GameId
+class Abort(_GameRequest, tag="abort"):
+    """Abort the game (before both sides have moved)."""
 
 
-class Rematch(_Request, tag="rematch"):
-    game: GameId
+class Rematch(_GameRequest, tag="rematch"):
+    """After the game, ask for a rematch: both asking (the computer always does) starts it."""
 
 
-class Claim(_Request, tag="claim"):
+class Claim(_GameRequest, tag="claim"):
     """Claim the win once the opponent has been gone longer than the grace period."""
 
-    game: GameId
 
+class Chat(_GameRequest, tag="chat"):
+    """Say ``text`` in the game's chat: the players' if you are seated, else the spectators'."""
 
-class Chat(_Request, tag="chat"):
-    game: GameId
     text: ChatText
 
     def __post_init__(self) -> None:
@@ -237,16 +240,12 @@ class Chat(_Request, tag="chat"):
             raise ProtocolError("chat `text` is blank", "bad_chat")
 
 
-class Hint(_Request, tag="hint"):
+class Hint(_GameRequest, tag="hint"):
     """Ask the engine for a move for you (a casual game against the computer, your turn)."""
 
-    game: GameId
 
-
-class TakeBack(_Request, tag="takeback"):
+class TakeBack(_GameRequest, tag="takeback"):
     """Take back your last move and the computer's reply (a casual game against it)."""
-
-    game: GameId
 
 
 class PlayerGames(_Request, tag="player_games"):
