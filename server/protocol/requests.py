@@ -152,20 +152,22 @@ class Challenge(_Terms, tag="challenge", kw_only=True):
     name: Name
 
 
-class ChallengeAccept(_Request, tag="challenge_accept"):
+class _ChallengeRequest(_Request):
+    """A request about one challenge, the one ``challenge`` names."""
+
+    challenge: ChallengeId
+
+
+class ChallengeAccept(_ChallengeRequest, tag="challenge_accept"):
     """Accept a challenge sent to you: the game starts."""
 
-    challenge: ChallengeId
+
+class ChallengeDecline(_ChallengeRequest, tag="challenge_decline"):
+    """Decline a challenge sent to you: its sender is told."""
 
 
-class ChallengeDecline(_Request, tag="challenge_decline"):
-    challenge: ChallengeId
-
-
-class ChallengeCancel(_Request, tag="challenge_cancel"):
+class ChallengeCancel(_ChallengeRequest, tag="challenge_cancel"):
     """Withdraw a challenge you sent."""
-
-    challenge: ChallengeId
 
 
 class PlayAI(_Request, tag="play_ai"):
