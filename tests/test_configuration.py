@@ -190,3 +190,17 @@ def test_the_flood_limits_from_every_source(tmp_path: Path) -> None:
             sources["reports_per_hour"]) == ("file", "flag", "env")
     made = serve.server_config(layered(["serve"], {})[0])
     assert (made.puzzles_rate, made.player_games_rate, made.reports_per_hour) == (5.0, 2.0, 10)
+
+
+def test_the_sqlite_synchronous_setting_from_every_source(tmp_path: Path) -> None:
+    """``--synchronous`` (issue 30) reaches the server's configuration in SQLite's words, and
+    a value SQLite would take but we do not offer (``off``) is refused."""
+    assert serve.server_config(layered(["serve"], {})[0]).synchronous == "FULL"
+    args, sources = layered(["serve"], {"QUBIC_SYNCHRONOUS": "normal"})
+    assert serve.server_config(args).synchronous == "NORMAL" and sources["synchronous"] == "env"
+    config = tmp_path / "q.toml"
+    config.write_text('synchronous = "normal"\n')
+    args, sources = layered(["serve", "--config", str(config), "--synchronous", "full"], {})
+    assert serve.server_config(args).synchronous == "FULL" and sources["synchronous"] == "flag"
+    refused = qubic("config", "check", "serve", "--synchronous", "off")
+    assert refused.returncode == 2 and "--synchronous" in refused.stderr
