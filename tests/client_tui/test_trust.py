@@ -149,7 +149,7 @@ async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> 
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         asked: list[object] = []
-        app.connect = lambda url, name, password=None: asked.append((url, name))  # type: ignore[method-assign]
+        app.connect = lambda url, name, *rest: asked.append((url, name))  # type: ignore[method-assign]
         app.connect_screen.starting = True
         await pilot.click("#connect-button")
         await pilot.pause()
@@ -349,7 +349,7 @@ async def test_odd_names_are_refused_as_the_command_line_does(tmp_path: Path) ->
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         asked: list[object] = []
-        app.connect = lambda url, name, password=None: asked.append((url, name))  # type: ignore[method-assign]
+        app.connect = lambda url, name, *rest: asked.append((url, name))  # type: ignore[method-assign]
         name = app.connect_screen.query_one("#name", Input)
         name.value = ""
         name.focus()

@@ -145,7 +145,7 @@ DEEP_WIN = "1a1 1d1 1d4 1a4 4a1 2c3 4d4 2c2 1c3 1b2 4b2 4c3"
 def test_the_first_player_plays_a_win_that_df_pn_proves() -> None:
     board = Board.from_notation("4x4x4", DEEP_WIN)
     player = make_player("master")
-    decision = player.decide(board, Limit(time=4))
+    decision = player.decide(board, Limit(time=10))  # the proof phase gets its share, loaded or not
     solver = player._solvers["4x4x4"]  # the proof phase ran, and proved the root
     assert solver.status(board) is not None and solver.status(board)[0] == 0
     board.push(decision.move)
