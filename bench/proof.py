@@ -11,7 +11,7 @@ The full proof itself is ``qubic prove --json`` (one process) or ``qubic prove -
 - verify: ``qubic prove --verify --json`` in a subprocess: its seconds and counts.
 - on the tree: positions of games where X (the master) plays the strategy against random O
   moves; off the tree: the same games with X's moves random too. ``solve(board, budget)``
-  latency, p50 and p99, and how many verdicts were not ``unknown``.
+  latency, p50 and p99 (by ``harness.stats``' rule), and how many verdicts were not ``unknown``.
 - with ``--survival S``: ``--o-spec`` (the master) as O at S seconds a move against the
   master as X (which plays the proved strategy from the first move), one game per class of
   O's first reply to 1a1: the plies each game lasted beside the proof's bound from that
@@ -31,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from harness.stats import percentiles  # noqa: E402
 
 from engine import Board, format_moves  # noqa: E402
 from engine.strategy import strategy_move, strategy_path  # noqa: E402
@@ -73,10 +75,8 @@ def latency(boards: list[Board], budget: float) -> dict[str, float]:
         verdict = solve(board, budget)
         seconds.append(time.perf_counter() - started)
         known += verdict.verdict != UNKNOWN
-    seconds.sort()
-    return {"p50": statistics.median(seconds),
-            "p99": seconds[min(len(seconds) - 1, int(0.99 * len(seconds)))],
-            "known": known, "positions": len(boards)}
+    p50, p99 = percentiles(seconds, (0.5, 0.99))
+    return {"p50": p50, "p99": p99, "known": known, "positions": len(boards)}
 
 
 def survival(seconds: float, o_spec: str) -> dict[str, object]:

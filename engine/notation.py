@@ -14,15 +14,18 @@ from functools import cache
 from engine.errors import NotationError
 from engine.geometry import Cell, Geometry
 
-_CELL_2D = re.compile(r"^([a-z])([1-9])$")
-_CELL_3D = re.compile(r"^([1-9])([a-z])([1-9])$")
+# Per dimension: the pattern of a cell's text and the order its parts are named in an error.
+_CELL_TEXT: dict[int, tuple[re.Pattern[str], str]] = {
+    3: (re.compile(r"^(?P<level>[1-9])(?P<column>[a-z])(?P<row>[1-9])$"), "level, column, row"),
+    2: (re.compile(r"^(?P<column>[a-z])(?P<row>[1-9])$"), "column, row"),
+}
 
 
 def format_cell(cell: Cell, geometry: Geometry) -> str:
     """The notation of a cell, e.g. ``format_cell(0, geometry(4, 3)) == "1a1"``."""
     if not 0 <= cell < geometry.size:
         raise NotationError(f"{cell} is not a cell of {geometry.name} (0-{geometry.size - 1})")
-    if geometry.d not in (2, 3):
+    if geometry.d not in _CELL_TEXT:
         raise NotationError(f"{geometry.name} has no notation (only 2-D and 3-D boards do)")
     return _cell_names(geometry)[cell]  # every move is written: a table, not arithmetic
 
@@ -39,28 +42,20 @@ def _cell_names(geometry: Geometry) -> tuple[str, ...]:
 
 def parse_cell(text: str, geometry: Geometry) -> Cell:
     """The cell written as ``text`` (``"2b3"`` on a cube, ``"b3"`` on a square board)."""
-    raw = text
-    text = text.strip().lower()
+    if geometry.d not in _CELL_TEXT:
+        raise NotationError(f"{geometry.name} has no notation (only 2-D and 3-D boards do)")
+    pattern, parts = _CELL_TEXT[geometry.d]
+    match = pattern.match(text.strip().lower())
+    if match is None:
+        names = _cell_names(geometry)
+        raise NotationError(
+            f"{text!r} is not a cell of {geometry.name}: write {parts} like {names[0]} "
+            f"or {names[-1]}"
+        )
     n = geometry.n
     last_column = chr(ord("a") + n - 1)
-    if geometry.d == 3:
-        match = _CELL_3D.match(text)
-        if match is None:
-            raise NotationError(
-                f"{raw!r} is not a cell of {geometry.name}: write level, column, row "
-                f"like 1a1 or {n}{last_column}{n}"
-            )
-        level, column, row = int(match[1]), match[2], int(match[3])
-    elif geometry.d == 2:
-        match = _CELL_2D.match(text)
-        if match is None:
-            raise NotationError(
-                f"{raw!r} is not a cell of {geometry.name}: write column, row like a1 "
-                f"or {last_column}{n}"
-            )
-        level, column, row = 1, match[1], int(match[2])
-    else:
-        raise NotationError(f"{geometry.name} has no notation (only 2-D and 3-D boards do)")
+    found = match.groupdict()  # a square board's cells have no level: 1
+    level, column, row = int(found.get("level", 1)), found["column"], int(found["row"])
     x = ord(column) - ord("a")
     problems = []
     if not 1 <= level <= n:
@@ -70,7 +65,7 @@ def parse_cell(text: str, geometry: Geometry) -> Cell:
     if not 1 <= row <= n:
         problems.append(f"row must be 1-{n}")
     if problems:
-        raise NotationError(f"{raw!r} is not a cell of {geometry.name}: {', '.join(problems)}")
+        raise NotationError(f"{text!r} is not a cell of {geometry.name}: {', '.join(problems)}")
     coords = [x, row - 1] + ([level - 1] if geometry.d == 3 else [])
     return geometry.cell_at(coords)
 

@@ -9,58 +9,27 @@ background, so the server itself never compiles and listens at once; ``qubic ana
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 
-
-def _kernel() -> float:
-    from engine import kernel
-
-    return kernel.warm_up()
-
-
-def _master() -> float:
-    from engine import search
-
-    return search.warm_up()
-
-
-def _solver() -> float:
-    from engine import solver
-
-    return solver.warm_up()
-
-
-def _proof() -> float:
-    from engine import proof
-
-    return proof.warm_up()
-
-
-def _mcts() -> float:
-    from engine.players import mcts
-
-    return mcts.warm_up()
-
-
-def _alphabeta() -> float:
-    from engine.players import alphabeta
-
-    return alphabeta.warm_up()
-
-
-Stage = tuple[str, Callable[[], float], float]
+# A stage: its name, the module whose ``warm_up()`` compiles it (imported only when the stage
+# runs, so importing this module loads no numba), and its share of the progress bar.
+Stage = tuple[str, str, float]
 
 # What the lobby's computer levels use, each stage with its share of a cold compile's time
 # (measured: kernel 5 s, master 8 s, solver 4 s), so progress moves about evenly.
 LEVELS: tuple[Stage, ...] = (
-    ("search kernel", _kernel, 0.30),
-    ("master", _master, 0.45),
-    ("solver", _solver, 0.25),
-    ("proved strategy", _proof, 0.05),
+    ("search kernel", "engine.kernel", 0.30),
+    ("master", "engine.search", 0.45),
+    ("solver", "engine.solver", 0.25),
+    ("proved strategy", "engine.proof", 0.05),
 )
 # The sparring partners of other families, which only the arena and analysis use.
-SPARRING: tuple[Stage, ...] = (("mcts", _mcts, 0.5), ("alphabeta", _alphabeta, 0.5))
+SPARRING: tuple[Stage, ...] = (
+    ("mcts", "engine.players.mcts", 0.5),
+    ("alphabeta", "engine.players.alphabeta", 0.5),
+)
 
 
 def warm_up(progress: Callable[[float], None] | None = None, *, sparring: bool = False) -> float:
@@ -69,10 +38,10 @@ def warm_up(progress: Callable[[float], None] | None = None, *, sparring: bool =
     seconds. ``progress`` is called with the fraction done (0-1) after each stage."""
     started = time.perf_counter()
     stages = LEVELS + SPARRING if sparring else LEVELS
-    total = sum(share for _name, _stage, share in stages)
+    total = sum(share for _name, _module, share in stages)
     done = 0.0
-    for _name, stage, share in stages:
-        stage()
+    for _name, module, share in stages:
+        importlib.import_module(module).warm_up()
         done += share
         if progress is not None:
             progress(min(1.0, done / total))

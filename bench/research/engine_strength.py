@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench.harness.stats import percentiles  # noqa: E402
 from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.arena import (  # noqa: E402
     A,
@@ -259,10 +260,9 @@ def cmd_deadline(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             player.decide(board, Limit(time=seconds))
             overs.append((time.perf_counter() - started - seconds) * 1000)
-        overs.sort()
-        p99 = overs[min(len(overs) - 1, int(0.99 * len(overs)))]
-        print(f"| {seconds} | {len(overs)} | {statistics.median(overs):+.1f} | {p99:+.1f} "
-              f"| {overs[-1]:+.1f} | {sum(o > 50 for o in overs)} |", flush=True)
+        p50, p99 = percentiles(overs, (0.5, 0.99))
+        print(f"| {seconds} | {len(overs)} | {p50:+.1f} | {p99:+.1f} "
+              f"| {max(overs):+.1f} | {sum(o > 50 for o in overs)} |", flush=True)
 
 
 def cmd_suite(args: argparse.Namespace) -> None:

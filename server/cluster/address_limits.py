@@ -60,7 +60,12 @@ from redis.exceptions import RedisError
 from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.metrics import Metrics
-from server.node.session import LOGIN_ATTEMPTS_PER_ADDRESS, REPORTS_PER_HOUR, AddressLimits
+from server.node.session import (
+    LOGIN_ATTEMPTS_PER_ADDRESS,
+    REPORTS_PER_HOUR,
+    AddressLimits,
+    TokenBucket,
+)
 
 log = logging.getLogger(__name__)
 
@@ -262,29 +267,27 @@ class RedisAddressLimits(AddressLimits):
     async def add_player(self, address: str, now: float) -> float | None:
         if not self.new_players:
             return None
-        wait = self.new_player(address, now)  # this node's own bucket: the floor
-        if wait is not None or self._closed:
-            return wait
-        answered, answer = await self._check(
-            self._new_player, keys=[self._new_prefix + address],
-            args=[self.new_players, self.new_players / 3600])
-        if not answered or answer is None:
-            return None
-        self._buckets[address].tokens += 1.0  # not made: this node's own bucket has it back
-        return float(answer)
+        return await self._take_hourly(self.new_player(address, now), self.new_players,
+                                       self._new_prefix, self._buckets, address)
 
     async def add_report(self, name: str, now: float) -> float | None:
         if not self.reports:
             return None
-        wait = self.report(name, now)  # this node's own bucket: the floor
+        return await self._take_hourly(self.report(name, now), self.reports,
+                                       self._report_prefix, self._reports, name)
+
+    async def _take_hourly(self, wait: float | None, per_hour: int, prefix: str,
+                           buckets: dict[str, TokenBucket], key: str) -> float | None:
+        """Take one from the cluster's bucket of ``per_hour`` (refilled at that many an hour)
+        for ``key``, once this node's own (``buckets[key]``, already taken from, ``wait`` its
+        answer) has let it through: that one is the floor."""
         if wait is not None or self._closed:
             return wait
         answered, answer = await self._check(
-            self._new_player, keys=[self._report_prefix + name],
-            args=[self.reports, self.reports / 3600])
+            self._new_player, keys=[prefix + key], args=[per_hour, per_hour / 3600])
         if not answered or answer is None:
             return None
-        self._reports[name].tokens += 1.0  # not made: this node's own bucket has it back
+        buckets[key].tokens += 1.0  # not made: this node's own bucket has it back
         return float(answer)
 
     async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:

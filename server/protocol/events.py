@@ -1,4 +1,6 @@
-"""Server -> client: the values nested in messages, and the closed union of events."""
+"""Server -> client: the game and lobby events with the values nested in them, and the closed
+union of every event (``learning_events`` holds the puzzles and reviews, ``account_events``
+the devices, passwords and moderation)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,15 @@ from typing import Literal
 
 import msgspec
 
+from server.protocol.account_events import ChatRemoved, Devices, PasswordSet, ReportQueue
 from server.protocol.codes import PROTOCOL_VERSION
+from server.protocol.event_base import _Event, _Value
+from server.protocol.learning_events import (
+    GameReviewed,
+    PuzzleHistoryList,
+    PuzzleResult,
+    PuzzleShown,
+)
 from server.protocol.requests import (
     ChallengeGoneReason,
     ClientMessage,
@@ -15,7 +25,6 @@ from server.protocol.requests import (
     ColourChoice,
     EngineState,
     OfferKind,
-    PuzzleMode,
     Reason,
     RequestId,
     Result,
@@ -24,10 +33,6 @@ from server.protocol.requests import (
 from server.version import VERSION
 
 # -- server -> client: values nested in messages ----------------------------------------------
-
-
-class _Value(msgspec.Struct, kw_only=True, gc=False):
-    pass
 
 
 class Clocks(_Value):
@@ -144,10 +149,6 @@ class RatingPoint(_Value):
 
 
 # -- server -> client: messages ---------------------------------------------------------------
-
-
-class _Event(msgspec.Struct, tag_field="t", kw_only=True, gc=False):
-    pass
 
 
 class Welcome(_Event, tag="welcome"):
@@ -390,189 +391,6 @@ class Error(_Event, tag="error"):
     message: str
     ref: RequestId | None = None
     retry_in: float | None = None
-
-
-class PuzzleInfo(_Value):
-    """A puzzle: the position (``moves`` that led to it), the task (``kind`` ``win`` in
-    ``length`` of the side to move's moves, or ``survive``: one move after which the other
-    side cannot win within ``horizon`` moves), its ``title`` and rating."""
-
-    id: int
-    variant: Variant
-    moves: list[int]
-    notation: str
-    to_move: Colour
-    kind: Literal["win", "survive"]
-    length: int
-    horizon: int
-    title: str
-    rating: int
-    plays: int
-    solves: int
-
-
-class PuzzleShown(_Event, tag="puzzle"):
-    """A puzzle to solve (reply to ``puzzle_next``, ``puzzle_daily``, ``puzzle_streak``):
-    ``rating`` is yours (null over HTTP without a token); ``streak`` and ``best_streak``
-    for a streak; ``day`` (``YYYY-MM-DD``, UTC) for the puzzle of the day."""
-
-    puzzle: PuzzleInfo
-    mode: PuzzleMode
-    rating: int | None = None
-    streak: int | None = None
-    best_streak: int | None = None
-    day: str | None = None
-    ref: RequestId | None = None
-
-
-class PuzzleResult(_Event, tag="puzzle_result"):
-    """The judgement of an attempt's last move: ``right`` (``reply`` is the opponent's
-    answer; go on), ``solved``, or ``wrong`` (``solution``: the moves from the puzzle's
-    position that solve it, replies included). A finished try gives your ``rating`` and, if
-    it was rated (your first try of the puzzle, not in a streak), ``rating_change``."""
-
-    puzzle: int
-    verdict: Literal["right", "wrong", "solved"]
-    reply: int | None = None
-    solution: list[int] = msgspec.field(default_factory=list)
-    rated: bool = False
-    rating: int | None = None
-    rating_change: int | None = None
-    streak: int | None = None
-    best_streak: int | None = None
-    ref: RequestId | None = None
-
-
-class PuzzleTry(_Value):
-    """One finished puzzle of a player's history."""
-
-    puzzle: int
-    title: str
-    mode: PuzzleMode
-    solved: bool
-    rated: bool
-    rating_before: int
-    rating_after: int
-    at: float
-
-
-class PuzzleHistoryList(_Event, tag="puzzle_history"):
-    """A player's latest finished puzzles, newest first, with the puzzle rating and the best
-    streak (reply to ``puzzle_history``)."""
-
-    attempts: list[PuzzleTry]
-    rating: int
-    best_streak: int
-    ref: RequestId | None = None
-
-
-class VerdictInfo(_Value):
-    """Who wins, for one side: ``win``, ``loss``, ``draw`` or ``unknown`` (``/api/solve``'s
-    words), ``plies`` to the end when known, ``proved_by`` ``book`` or ``search``."""
-
-    verdict: Literal["win", "loss", "draw", "unknown"]
-    plies: int | None = None
-    proved_by: Literal["book", "search"] | None = None
-
-
-ReviewClass = Literal["found", "blunder", "missed_threat", "best", "ok", "unknown"]
-
-
-class MoveReview(_Value):
-    """One move of a review: its mover's verdict before and after it, its ``class``, the
-    best moves there (notation) and, where a forced win was let go, the line that won."""
-
-    ply: int
-    side: Colour
-    cell: int
-    move: str
-    before: VerdictInfo
-    after: VerdictInfo
-    kind: ReviewClass = msgspec.field(name="class")
-    best: list[str] = []
-    line: list[str] = []
-
-
-class ReviewInfo(_Value):
-    """A finished game's review: ``start`` is X's verdict before the first move, ``summary``
-    counts each side's classes; ``seconds`` it took, ``computed`` when (Unix seconds)."""
-
-    game: str
-    variant: Variant
-    x: str
-    o: str
-    result: Result
-    reason: Reason | None
-    start: VerdictInfo
-    moves: list[MoveReview]
-    summary: dict[Colour, dict[ReviewClass, int]]
-    seconds: float
-    computed: float
-
-
-class GameReviewed(_Event, tag="review"):
-    """The review asked for by ``review`` (computed once on the server, then kept)."""
-
-    review: ReviewInfo
-    ref: RequestId | None = None
-
-
-class DeviceInfo(_Value):
-    """One device of yours: a token given out at a first hello, a ``login`` or a ``recover``
-    (``label`` as the device named itself; ``address`` it was last used from; times are Unix
-    seconds). ``current``: the device of this session."""
-
-    id: int
-    label: str | None
-    created: float
-    last_seen: float | None
-    address: str | None
-    current: bool = False
-
-
-class PasswordSet(_Event, tag="password_set"):
-    """Your name is protected by the password just set (reply to ``set_password``).
-    ``recovery_codes`` are shown this once: each opens the account once with ``recover``.
-    ``revoked``: how many other devices were logged out."""
-
-    recovery_codes: list[str]
-    revoked: int = 0
-    ref: RequestId | None = None
-
-
-class Devices(_Event, tag="devices"):
-    """Your devices, oldest first (reply to ``sessions`` and ``revoke``; ``revoked``: how many
-    the ``revoke`` logged out)."""
-
-    devices: list[DeviceInfo]
-    revoked: int = 0
-    ref: RequestId | None = None
-
-
-class ChatRemoved(_Event, tag="chat_removed"):
-    """A moderator took the chat line of version ``line`` out of the game: remove it."""
-
-    game: str
-    line: int
-    version: int
-
-
-class ReportInfo(_Value):
-    """One open report: ``by`` reported ``name`` at Unix time ``at``."""
-
-    id: int
-    at: float
-    by: str
-    name: str
-    game: str | None
-    reason: str
-
-
-class ReportQueue(_Event, tag="reports"):
-    """The open reports, oldest first (reply to ``reports``, for moderators)."""
-
-    reports: list[ReportInfo]
-    ref: RequestId | None = None
 
 
 ServerMessage = (

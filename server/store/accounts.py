@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import ClassVar, TypeVar
+from typing import TypeVar
 
 from server.errors import StoreError
 from server.game.records import PlayerRecord
@@ -24,6 +24,7 @@ from server.store import operations
 from server.store.account_records import DeviceRecord, Issued, Opened
 from server.store.base import Row, hash_token, name_key, new_token, player_from_row
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
+from server.store.runner import SQLRunner
 
 T = TypeVar("T")
 
@@ -169,16 +170,8 @@ def recovery_codes_left(name: str) -> Op[int]:
 # -- the interface's methods over SQL ----------------------------------------------------------
 
 
-class SQLAccounts:
+class SQLAccounts(SQLRunner):
     """``AccountStore`` over SQL, mixed into ``SQLStore`` (which runs the operations)."""
-
-    dialect: ClassVar[Dialect]
-
-    async def _write(self, op: Op[T]) -> T:
-        raise NotImplementedError
-
-    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
-        raise NotImplementedError
 
     async def register(self, name: str, now: float, address: str | None = None) -> Issued:
         token = new_token()

@@ -17,11 +17,12 @@ from __future__ import annotations
 import ipaddress
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
 from server.store.base import name_key
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
+from server.store.runner import SQLRunner
 
 T = TypeVar("T")
 
@@ -401,17 +402,9 @@ def prune_control(before: float) -> Op[int]:
 # -- the store's side ---------------------------------------------------------------------
 
 
-class LeverStore:
+class LeverStore(SQLRunner):
     """What ``SQLStore`` runs for the levers: any operation above, with an audit entry and a
     control action written in the same transaction."""
-
-    dialect: ClassVar[Dialect]
-
-    async def _write(self, op: Op[T]) -> T:
-        raise NotImplementedError
-
-    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
-        raise NotImplementedError
 
     async def apply(
         self, op: Op[T] | None = None, *, audit: AuditEntry | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import ClassVar, TypeVar, Unpack
+from typing import Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
@@ -27,15 +27,13 @@ from server.store.base import (
 )
 from server.store.ending import x_score
 from server.store.levers import LeverStore
-from server.store.query import Dialect, Op, fetch_one, one
-
-T = TypeVar("T")
+from server.store.query import fetch_one, one
 
 
 class SQLStore(SQLAccounts, LeverStore):
-    """``Store`` over SQL; a subclass names its ``dialect`` and runs operations."""
+    """``Store`` over SQL; a subclass names its ``dialect`` and runs operations (the hooks of
+    ``SQLRunner``)."""
 
-    dialect: ClassVar[Dialect]
     write_failures = 0  # writes the database refused (disk full, read-only, gone): /metrics
     write_failing: str | None = None  # why the last write failed, until one succeeds again
 
@@ -53,15 +51,6 @@ class SQLStore(SQLAccounts, LeverStore):
         except (StoreError, TimeoutError):
             return "the database does not answer"
         return None
-
-    async def _write(self, op: Op[T]) -> T:
-        """Run ``op`` in a transaction of its own (or a savepoint of a group) and commit it;
-        returns its result once committed. Errors of the database become ``StoreError``."""
-        raise NotImplementedError
-
-    async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:
-        """Run ``op``, which only reads; ``snapshot``: all its queries see one snapshot."""
-        raise NotImplementedError
 
     # Players.
 
