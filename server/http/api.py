@@ -22,6 +22,8 @@ from engine import format_moves, variant
 from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
 from server.http.admin_api import add_admin_api, admin_paths
+from server.http.openapi_parts import answer, limit_parameter, path_parameter
+from server.http.rate import Limits, limited
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
@@ -32,6 +34,7 @@ from server.protocol import (
     CellIndex,
     ClockSpec,
     ErrorCode,
+    GameHeading,
     GameSummary,
     PlayedGame,
     PlayerProfile,
@@ -46,11 +49,11 @@ from server.protocol import (
     Result,
     ReviewInfo,
     SeekInfo,
-    Variant,
 )
 from server.store.base import PAGE_MAX
 
-NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
+NAME_PATTERN = r"[A-Za-z0-9_-]{1,24}"  # the protocol's Name
+NAME = re.compile(NAME_PATTERN)  # matched whole
 GAME_ID = r"[A-Za-z0-9_-]{1,32}"  # the protocol's GameId (aiohttp matches routes whole)
 PUZZLE_ID = r"[0-9]{1,15}"
 LEADERBOARD_MAX = 200
@@ -66,15 +69,9 @@ class ApiLobby(msgspec.Struct, kw_only=True):
     online: int
 
 
-class ApiGame(msgspec.Struct, kw_only=True):
+class ApiGame(GameHeading, gc=True):
     """A game, live or over. ``result`` is null while it is ``playing``; ``"*"`` if aborted."""
 
-    id: str
-    variant: Variant
-    clock: ClockSpec | None
-    rated: bool
-    x: str
-    o: str
     x_ai: int | None  # the computer's level, or null for a player
     o_ai: int | None
     status: str  # "playing" or "over"
@@ -129,14 +126,21 @@ class ApiReviewPending(msgspec.Struct, kw_only=True):
     state: str = "computing"
 
 
-def add_api(app: web.Application) -> None:
-    """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub."""
+PLAYER_GAMES_RATE = 2.0  # /api/players/{name}/games a second per address (--player-games-rate)
+
+
+def add_api(app: web.Application, player_games_rate: float = PLAYER_GAMES_RATE) -> None:
+    """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub; a player's games
+    (a query of the database per page) ``player_games_rate`` times a second per client
+    address (``server.http.rate``)."""
     app.router.add_get("/api/openapi.json", api_openapi)
     app.router.add_get("/api/lobby", api_lobby)
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}.txt", api_game_text)
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}", api_game)
     app.router.add_get("/api/players/{name}", api_player)
-    app.router.add_get("/api/players/{name}/games", api_player_games)
+    app.router.add_get("/api/players/{name}/games", limited(
+        Limits(player_games_rate), "too many pages of games asked: wait a moment",
+        api_player_games))
     app.router.add_get("/api/leaderboard", api_leaderboard)
     add_admin_api(app, HUB_KEY)  # /api/admin/* (server/http/admin_api.py)
 
@@ -278,14 +282,13 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 
 def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any,
-                  answer: Any, refused: Any) -> dict[str, Any]:
+                  refused: Any, too_many: Any) -> dict[str, Any]:
     """The routes of server/http/puzzles_api.py."""
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     no_token = answer({"$ref": "#/components/schemas/ApiError"},
                       "`not_authenticated` (no token) or `bad_token`")
-    puzzle_id = {"name": "id", "in": "path", "required": True,
-                 "schema": {"type": "string", "pattern": f"^{PUZZLE_ID}$"}}
-    return {
+    puzzle_id = path_parameter("id", PUZZLE_ID)
+    paths: dict[str, Any] = {
         "/api/puzzles/next": {"get": {
             "summary": "A puzzle near your puzzle rating that you have not finished",
             "security": bearer,
@@ -308,19 +311,13 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
         "/api/puzzles/history": {"get": {
             "summary": "Your latest finished puzzles, newest first",
             "security": bearer,
-            "parameters": [{"name": "limit", "in": "query", "required": False,
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
-                                       "default": 20}}],
+            "parameters": [limit_parameter(100, 20)],
             "responses": {"200": answer(history, "your history"), "400": refused,
                           "401": no_token}}},
         "/api/players/{name}/puzzles": {"get": {
             "summary": "A player's puzzle rating, best streak and latest finished puzzles "
                        "(public)",
-            "parameters": [{"name": "name", "in": "path", "required": True,
-                            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
-                           {"name": "limit", "in": "query", "required": False,
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
-                                       "default": 20}}],
+            "parameters": [path_parameter("name", NAME_PATTERN), limit_parameter(100, 20)],
             "responses": {"200": answer(history, "the player's puzzles"), "400": refused,
                           "404": refused}}},
         "/api/puzzles/{id}": {"get": {
@@ -335,6 +332,10 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
             "responses": {"200": answer(result, "the judgement"), "400": refused,
                           "401": no_token, "403": refused, "404": refused}}},
     }
+    for route in paths.values():  # all of them behind one rate per address (--puzzles-rate)
+        for operation in route.values():
+            operation["responses"]["429"] = too_many
+    return paths
 
 
 def openapi() -> dict[str, Any]:
@@ -346,13 +347,12 @@ def openapi() -> dict[str, Any]:
      puzzle_history, info, attempt), components = (
         msgspec.json.schema_components(answers, ref_template="#/components/schemas/{name}"))
 
-    def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
-        return {"description": what, "content": {"application/json": {"schema": schema}}}
-
     refused = answer(error, "refused: `code` says why")
+    too_many = answer(error, "`rate_limited`: too many requests from your address; try "
+                             "again after Retry-After seconds")
     admin, admin_schemas, security = admin_paths()
-    game_id = {"name": "id", "in": "path", "required": True,
-               "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}}
+    game_id = path_parameter("id", GAME_ID)
+    player_name = path_parameter("name", NAME_PATTERN)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Qubic HTTP API", "version": str(PROTOCOL_VERSION),
@@ -389,34 +389,26 @@ def openapi() -> dict[str, Any]:
                                                    "Retry-After seconds")}}},
             "/api/players/{name}": {"get": {
                 "summary": "A player's record (the name in any case)",
-                "parameters": [{"name": "name", "in": "path", "required": True,
-                                "schema": {"type": "string",
-                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}}],
+                "parameters": [player_name],
                 "responses": {"200": answer(player, "the player"), "400": refused,
                               "404": refused}}},
             "/api/players/{name}/games": {"get": {
                 "summary": "A player's record and a page of their games, newest first, with "
                            "their moves, and the rating after each of their last 50 rated games",
-                "parameters": [{"name": "name", "in": "path", "required": True,
-                                "schema": {"type": "string",
-                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
+                "parameters": [player_name,
                                {"name": "before", "in": "query", "required": False,
                                 "description": "the previous page's `next`: games started "
                                                "before this one",
                                 "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}},
-                               {"name": "limit", "in": "query", "required": False,
-                                "schema": {"type": "integer", "minimum": 1,
-                                           "maximum": PAGE_MAX, "default": PAGE_DEFAULT}}],
+                               limit_parameter(PAGE_MAX, PAGE_DEFAULT)],
                 "responses": {"200": answer(history, "the player and the page"),
-                              "400": refused,
+                              "400": refused, "429": too_many,
                               "404": answer(error, "`no_such_player`, or `no_such_game`: "
                                                    "`before` is not one of their games")}}},
             "/api/leaderboard": {"get": {
                 "summary": "The best players by rating among those with a rated game in the "
                            "last 90 days (the server's leaderboard_inactive_days)",
-                "parameters": [{"name": "limit", "in": "query", "required": False,
-                                "schema": {"type": "integer", "minimum": 1,
-                                           "maximum": LEADERBOARD_MAX, "default": 50}}],
+                "parameters": [limit_parameter(LEADERBOARD_MAX, 50)],
                 "responses": {"200": answer(board, "the players, best first"),
                               "400": refused}}},
             "/api/solve": {"get": {
@@ -431,11 +423,10 @@ def openapi() -> dict[str, Any]:
                                     "commas or +", "schema": {"type": "string"}}],
                 "responses": {"200": answer(verdict, "the verdicts, best move first"),
                               "400": refused,
-                              "429": answer(error, "`rate_limited`: try again after "
-                                                   "Retry-After seconds"),
+                              "429": too_many,
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
-            **_puzzle_paths(shown, result, puzzle_history, info, attempt, answer, refused),
+            **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused, too_many),
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",
