@@ -6,8 +6,9 @@
    and a win seen as a count reaching 4. Perft counts the move sequences of DEPTH plies from
    the empty board, a won game ending its sequence, exactly as engine.kernel.perft does.
 
-   Built with -DHISTOGRAM, make/unmake also keep the kernel's open-line histogram: the same
-   work as the kernel's push and pop, for a like-for-like row.
+   Built with -DHISTOGRAM, make/unmake also keep the open-line histogram the kernel's
+   evaluators read: what the kernel's push and pop did until they were reduced to the line
+   counts (session 16), kept as the row that shows what that histogram costs C itself.
 
    bench/perft.py compiles it with `cc -O2` and runs it beside the numba kernel:
 
@@ -69,8 +70,8 @@ static inline void unmake(int cell, int side) {
     for (int i = 0; i < cell_degree[cell]; i++) counts[side][cell_lines[cell][i]]--;
 }
 #else
-/* With -DHISTOGRAM, make/unmake also keep what engine/kernel.py's push and pop keep for its
-   evaluators: per side, the open lines (none of the other side's stones) by stone count. */
+/* With -DHISTOGRAM, make/unmake also keep what engine/kernel.py's evaluators read: per side,
+   the open lines (none of the other side's stones) by stone count. */
 static int hist[2][N + 1];
 
 static inline int make(int cell, int side) {

@@ -1,11 +1,13 @@
 """The search kernel: negamax with optional alpha-beta, compiled by numba.
 
 One kernel serves every searching player through its options. The position is a cell array
-(0 empty, 1 X, 2 O) with incremental per-line stone counts and, per side, a histogram of
-*open* lines by how many stones they hold (``hist[s, k]``: lines with k stones of side s and
-none of the other). Pushing a stone touches only the lines through its cell, a win is seen as
-a histogram entry reaching n, and every evaluator reads the histogram in O(n) at a leaf.
-This works on any n^d board, 5x5x5's 125 cells included.
+(0 empty, 1 X, 2 O) with incremental per-line stone counts: pushing a stone adds one to the
+counts of the lines through its cell, and a win is a count reaching n. The evaluators read,
+per side, a histogram of *open* lines by how many stones they hold (``hist[s, k]``: lines
+with k stones of side s and none of the other) in O(n) at a leaf; a search keeps it a ply at
+a time beside the counts (:func:`tally_child`), so push and pop stay as cheap as a plain C
+program's and the histogram is paid only where it is read. This works on any n^d board,
+5x5x5's 125 cells included.
 
 Scores are from the side to move (negamax). A win at ply p (counted from the root) scores
 ``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
@@ -95,11 +97,11 @@ class State:
         cells = np.zeros(t.size, dtype=np.uint8)
         counts = np.zeros((2, t.n_lines), dtype=np.uint8)
         hist = np.zeros((2, t.n + 1), dtype=np.int32)
-        hist[0, 0] = hist[1, 0] = t.n_lines
         side = 0
         for cell in board.moves:
-            _push(cell, side, cells, counts, hist, t.cell_lines, t.cell_degree, t.n)
+            _push(cell, side, cells, counts, t.cell_lines, t.cell_degree, t.n)
             side ^= 1
+        histogram(counts, t.n, hist)
         return cls(cells, counts, hist, side)
 
 
@@ -112,41 +114,71 @@ def now() -> float:
 
 
 @njit(cache=True, inline="always")
-def _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
-    """Place a stone of ``side``; returns True when it completes a line."""
+def _push(cell, side, cells, counts, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+    """Place a stone of ``side``; returns True when it completes a line.
+
+    Only the cell and the line counts change: what an evaluator reads off them (the open-line
+    histogram) is its own business, kept by :func:`tally` in the searches that evaluate, so
+    making and unmaking a move costs what it costs a plain C program.
+    """
     cells[cell] = side + 1
-    other = 1 - side
     won = False
+    for i in range(cell_degree[cell]):
+        line = cell_lines[cell, i]
+        mine = counts[side, line] + 1
+        counts[side, line] = mine
+        if mine == n:
+            won = True
+    return won
+
+
+@njit(cache=True, inline="always")
+def _pop(cell, side, cells, counts, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+    """Take back a stone of ``side`` placed by ``_push``."""
+    cells[cell] = 0
+    for i in range(cell_degree[cell]):
+        line = cell_lines[cell, i]
+        counts[side, line] -= 1
+
+
+@njit(cache=True, inline="always")
+def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):  # type: ignore[no-untyped-def]
+    """Move the open-line histogram ``hist`` by a stone of ``side`` at ``cell`` (``sign`` 1)
+    or take that stone out of it (``sign`` -1); ``counts`` are read without that stone, so
+    call it before :func:`_push` and after :func:`_pop`."""
+    other = 1 - side
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
         mine = counts[side, line]
         theirs = counts[other, line]
         if theirs == 0:
-            hist[side, mine] -= 1
-            hist[side, mine + 1] += 1
-            if mine + 1 == n:
-                won = True
+            hist[side, mine] -= sign
+            hist[side, mine + 1] += sign
         if mine == 0:
-            hist[other, theirs] -= 1
-        counts[side, line] = mine + 1
-    return won
+            hist[other, theirs] -= sign
 
 
 @njit(cache=True, inline="always")
-def _pop(cell, side, cells, counts, hist, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
-    """Take back a stone of ``side`` placed by ``_push``."""
-    cells[cell] = 0
-    other = 1 - side
-    for i in range(cell_degree[cell]):
-        line = cell_lines[cell, i]
-        mine = counts[side, line] - 1
-        theirs = counts[other, line]
-        counts[side, line] = mine
-        if theirs == 0:
-            hist[side, mine + 1] -= 1
-            hist[side, mine] += 1
-        if mine == 0:
-            hist[other, theirs] += 1
+def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+    """Write to ``child`` the histogram ``hist`` becomes with a stone of ``side`` at ``cell``
+    (``counts`` without it): a search keeps one histogram a ply and never undoes one."""
+    for s in range(2):
+        for k in range(hist.shape[1]):
+            child[s, k] = hist[s, k]
+    tally(cell, side, counts, child, cell_lines, cell_degree, 1)
+
+
+@njit(cache=True)
+def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
+    """Fill ``hist[s, k]`` with the lines holding k stones of side s and none of the other."""
+    hist[:, :] = 0
+    for line in range(counts.shape[1]):
+        x = counts[0, line]
+        o = counts[1, line]
+        if o == 0:
+            hist[0, x] += 1
+        if x == 0:
+            hist[1, o] += 1
 
 
 @njit(cache=True, inline="always")
@@ -193,10 +225,15 @@ def negamax(  # type: ignore[no-untyped-def]
 
     Iterative, with one frame per ply on explicit stacks: numba's cache cannot be trusted
     with recursive functions (numba issues 6061 and 6713), and per-ply move lists are what
-    move ordering needs anyway. Frame k is the node at ply ``ply + k``.
+    move ordering needs anyway. Frame k is the node at ply ``ply + k``; ``hist`` is the
+    histogram of frame 0, and frame k's is ``hists[k]``, made from its parent's by
+    :func:`tally_child`. A leaf's move is never made: its histogram is all a leaf reads, and
+    it says whether the move won.
     """
     size = cells.shape[0]
     frames = depth + 1
+    hists = np.empty((frames, 2, n + 1), dtype=np.int32)
+    hists[0] = hist
     moves = np.empty((frames, size), dtype=np.int32)
     n_moves = np.zeros(frames, dtype=np.int32)
     next_move = np.zeros(frames, dtype=np.int32)
@@ -222,7 +259,7 @@ def negamax(  # type: ignore[no-untyped-def]
             step = NEXT
             if k == depth:
                 stats[EVALS] += 1
-                value = evaluate(hist, root, kind, w_mine, w_theirs, n)
+                value = evaluate(hists[k], root, kind, w_mine, w_theirs, n)
                 if to_move != root:
                     value = -value
                 step = RETURN
@@ -244,9 +281,14 @@ def negamax(  # type: ignore[no-untyped-def]
             cell = moves[k, next_move[k]]
             next_move[k] += 1
             stats[CHILDREN] += 1
+            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
+            if k + 1 == depth:
+                won = hists[k + 1, to_move, n] > hists[k, to_move, n]
+            else:
+                won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
-            if _push(cell, 1 - to_move, cells, counts, hist, cell_lines, cell_degree, n):
+            if won:
                 stats[NODES] += 1
                 pv_len[ply + k] = ply + k
                 value = -(WIN - (ply + k))  # the side now to move has lost
@@ -263,7 +305,8 @@ def negamax(  # type: ignore[no-untyped-def]
         to_move = 1 - to_move
         here = ply + k
         cell = moves[k, next_move[k] - 1]
-        _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+        if k + 1 < depth:
+            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             return 0
         child = -value
@@ -298,25 +341,27 @@ def search_root(  # type: ignore[no-untyped-def]
     """
     best = -INF
     best_index = -1
+    child_hist = np.empty_like(hist)
     for i in range(root_moves.shape[0]):
         scores[i] = NOT_SEARCHED
     stats[INTERIOR] += 1
     for i in range(root_moves.shape[0]):
         cell = root_moves[i]
         stats[CHILDREN] += 1
-        if _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):
+        tally_child(cell, side, counts, hist, child_hist, cell_lines, cell_degree)
+        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
             stats[NODES] += 1
             pv_len[1] = 1
             value = WIN - 1
         else:
             alpha = best - 1 if alphabeta and best > -INF else -INF
             value = -negamax(
-                cells, counts, hist, cell_lines, cell_degree, n,
+                cells, counts, child_hist, cell_lines, cell_degree, n,
                 1 - side, depth - 1, -INF, -alpha, 1, alphabeta,
                 side, kind, w_mine, w_theirs,
                 deadline, stop, stats, pv, pv_len,
             )
-        _pop(cell, side, cells, counts, hist, cell_lines, cell_degree)
+        _pop(cell, side, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             break
         scores[i] = value
@@ -328,11 +373,12 @@ def search_root(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type: ignore[no-untyped-def]
+def perft(cells, counts, cell_lines, cell_degree, n, side, depth):  # type: ignore[no-untyped-def]
     """The number of move sequences of ``depth`` plies, stopping at won games.
 
     Every sequence is played out with push and pop, the last ply too: the count checks the
-    moves, and its speed is the push and pop the searches make. The last ply is a loop of its
+    moves, and its speed is the push and pop the searches make (the kernel's and alpha-beta's
+    at every node but a leaf, MCTS's everywhere). The last ply is a loop of its
     own (as a C perft's recursion is), so the moves that end sequences skip the frame stack.
     """
     if depth == 0:
@@ -348,8 +394,8 @@ def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type
         if k == last:
             for cell in range(size):
                 if cells[cell] == 0:
-                    _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
-                    _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+                    _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+                    _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
                     total += 1
             cell = size
         else:
@@ -360,12 +406,12 @@ def perft(cells, counts, hist, cell_lines, cell_degree, n, side, depth):  # type
             k -= 1
             if k >= 0:
                 to_move = 1 - to_move
-                _pop(played[k], to_move, cells, counts, hist, cell_lines, cell_degree)
+                _pop(played[k], to_move, cells, counts, cell_lines, cell_degree)
             continue
         next_cell[k] = cell + 1
-        if _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n):
+        if _push(cell, to_move, cells, counts, cell_lines, cell_degree, n):
             total += 1  # a won game ends its sequence
-            _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
         else:
             played[k] = cell
             k += 1
@@ -436,8 +482,7 @@ def count_sequences(board: Board, depth: int) -> int:
     t = tables_for(board.geometry)
     state = State.from_board(board)
     return int(
-        perft(state.cells, state.counts, state.hist, t.cell_lines, t.cell_degree, t.n,
-              state.side, depth)
+        perft(state.cells, state.counts, t.cell_lines, t.cell_degree, t.n, state.side, depth)
     )
 
 

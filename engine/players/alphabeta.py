@@ -33,6 +33,7 @@ from engine.kernel import (
     mate_plies,
     tables_for,
     take_pv,
+    tally_child,
 )
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 from engine.players.mcts import _win_cells
@@ -101,9 +102,13 @@ def negamax(  # type: ignore[no-untyped-def]
     deadline, stop, stats, pv, pv_len,
 ):
     """The value for ``side`` (to move) of the position searched ``depth`` plies deep with
-    alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``."""
+    alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``, its
+    histogram ``hists[k]`` (``hist`` at frame 0), and a leaf's move is never made: its
+    histogram is all a leaf reads (as in :func:`engine.kernel.negamax`)."""
     size = cells.shape[0]
     frames = depth + 1
+    hists = np.empty((frames, 2, n + 1), dtype=np.int32)
+    hists[0] = hist
     moves = np.empty((frames, size), dtype=np.int32)
     keys = np.empty(size, dtype=np.int64)
     n_moves = np.zeros(frames, dtype=np.int32)
@@ -127,13 +132,13 @@ def negamax(  # type: ignore[no-untyped-def]
                 return 0
             pv_len[here] = here
             step = _RETURN
-            if hist[to_move, n - 1] > 0:
+            if hists[k, to_move, n - 1] > 0:
                 value = WIN - (here + 1)  # it completes a line next ply
             elif k == depth:
                 stats[EVALS] += 1
-                value = _evaluate(to_move, hist, weights, n)
+                value = _evaluate(to_move, hists[k], weights, n)
             else:
-                count = _generate(to_move, cells, counts, hist, cell_lines, cell_degree,
+                count = _generate(to_move, cells, counts, hists[k], cell_lines, cell_degree,
                                   line_cells, n, order_weights, history, moves[k], keys)
                 n_moves[k] = count
                 next_move[k] = 0
@@ -147,7 +152,9 @@ def negamax(  # type: ignore[no-untyped-def]
             cell = moves[k, next_move[k]]
             next_move[k] += 1
             stats[CHILDREN] += 1
-            _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
+            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
+            if k + 1 < depth:
+                _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
             lo[k] = -hi[k - 1]
@@ -161,7 +168,8 @@ def negamax(  # type: ignore[no-untyped-def]
         to_move = 1 - to_move
         here = ply + k
         cell = moves[k, next_move[k] - 1]
-        _pop(cell, to_move, cells, counts, hist, cell_lines, cell_degree)
+        if k + 1 < depth:
+            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             return 0
         child = -value
@@ -193,22 +201,24 @@ def search_root(  # type: ignore[no-untyped-def]
     the score of move i (an upper bound for moves that did not beat the best)."""
     best = -INF
     best_index = -1
+    child_hist = np.empty_like(hist)
     for i in range(root_moves.shape[0]):
         scores[i] = -INF
     stats[INTERIOR] += 1
     for i in range(root_moves.shape[0]):
         cell = root_moves[i]
         stats[CHILDREN] += 1
-        if _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):
+        tally_child(cell, side, counts, hist, child_hist, cell_lines, cell_degree)
+        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
             pv_len[1] = 1
             value = WIN - 1
         else:
             value = -negamax(
-                cells, counts, hist, cell_lines, cell_degree, line_cells, n,
+                cells, counts, child_hist, cell_lines, cell_degree, line_cells, n,
                 1 - side, depth - 1, -INF, -best, 1, weights, order_weights, history,
                 deadline, stop, stats, pv, pv_len,
             )
-        _pop(cell, side, cells, counts, hist, cell_lines, cell_degree)
+        _pop(cell, side, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             break
         scores[i] = value

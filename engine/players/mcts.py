@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from engine.board import Board
-from engine.kernel import State, _pop, _push, now, tables_for
+from engine.kernel import State, _pop, _push, now, tables_for, tally
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
@@ -129,14 +129,16 @@ def _playout(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n, 
                 break
         played[plies] = cell
         plies += 1
-        if _push(cell, side, cells, counts, hist, cell_lines, cell_degree, n):
+        tally(cell, side, counts, hist, cell_lines, cell_degree, 1)
+        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
             winner = side
             side = 1 - side
             break
         side = 1 - side
     for i in range(plies - 1, -1, -1):
         side = 1 - side
-        _pop(played[i], side, cells, counts, hist, cell_lines, cell_degree)
+        _pop(played[i], side, cells, counts, cell_lines, cell_degree)
+        tally(played[i], side, counts, hist, cell_lines, cell_degree, -1)
     return winner
 
 
@@ -222,7 +224,8 @@ def uct(  # type: ignore[no-untyped-def]
                         chosen = child
                     child = nodes[child, N_SIBLING]
             cell = nodes[chosen, N_MOVE]
-            won = _push(cell, to_move, cells, counts, hist, cell_lines, cell_degree, n)
+            tally(cell, to_move, counts, hist, cell_lines, cell_degree, 1)
+            won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             depth += 1
             path[depth] = chosen
             played[depth - 1] = cell
@@ -250,7 +253,8 @@ def uct(  # type: ignore[no-untyped-def]
                     wins[at] += 1.0
                 elif result == -1:
                     wins[at] += 0.5
-                _pop(played[k - 1], mover, cells, counts, hist, cell_lines, cell_degree)
+                _pop(played[k - 1], mover, cells, counts, cell_lines, cell_degree)
+                tally(played[k - 1], mover, counts, hist, cell_lines, cell_degree, -1)
         done += 1
     stats[S_ITERATIONS] = done
     stats[S_NODES] = used

@@ -152,3 +152,52 @@ def test_five_by_five_by_five_has_more_cells_than_a_word() -> None:
     result = kernel.search(board, 2, w_mine=w, w_theirs=w)
     assert 0 <= result.moves[result.best] < 125
     assert kernel.count_sequences(Board("5x5x5"), 2) == 125 * 124
+
+
+def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
+    # push and pop change only the counts; the searches move the histogram with tally, and
+    # it must stay the direct count of the counts, a win included, all the way back
+    rng = random.Random(3)
+    board = Board("4x4x4")
+    t = kernel.tables_for(board.geometry)
+    state = kernel.State.from_board(board)
+    start = state.hist.copy()
+    direct = np.empty_like(state.hist)
+    while board.outcome() is None:
+        cell, side = rng.choice(board.legal_moves), board.turn
+        kernel.tally(cell, side, state.counts, state.hist, t.cell_lines, t.cell_degree, 1)
+        won = kernel._push(cell, side, state.cells, state.counts, t.cell_lines,
+                           t.cell_degree, t.n)
+        board.push(cell)
+        kernel.histogram(state.counts, t.n, direct)
+        assert (state.hist == direct).all()
+        assert won == (board.winning_line is not None)
+    assert state.hist[1 - board.turn, t.n] >= 1 or not board.winning_line
+    while board.moves:
+        cell = board.moves[-1]
+        board.pop()
+        kernel._pop(cell, board.turn, state.cells, state.counts, t.cell_lines, t.cell_degree)
+        kernel.tally(cell, board.turn, state.counts, state.hist, t.cell_lines, t.cell_degree,
+                     -1)
+    assert (state.hist == start).all() and not state.counts.any() and not state.cells.any()
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_a_search_takes_back_every_stone_it_plays(depth: int) -> None:
+    # a leaf's move is never made, so the moves into leaves must not be taken back either
+    board = Board.from_notation("4x4x4", "1a1 2b2 1a2 3c3")
+    t = kernel.tables_for(board.geometry)
+    state = kernel.State.from_board(board)
+    before = (state.cells.copy(), state.counts.copy(), state.hist.copy())
+    moves = np.array(board.legal_moves, dtype=np.int32)
+    stats = np.zeros(kernel.STATS_SIZE, dtype=np.int64)
+    pv = np.zeros((kernel.MAX_PLY, kernel.MAX_PLY), dtype=np.int32)
+    pv_len = np.zeros(kernel.MAX_PLY, dtype=np.int32)
+    kernel.search_root(
+        state.cells, state.counts, state.hist, t.cell_lines, t.cell_degree, t.n,
+        state.side, depth, True, moves, kernel.EVAL_LINEAR, W4, W4,
+        0.0, np.zeros(1, dtype=np.int8), stats, pv, pv_len, np.zeros(len(moves), np.int64),
+    )
+    assert stats[kernel.NODES] >= len(moves)
+    for was, now in zip(before, (state.cells, state.counts, state.hist), strict=True):
+        assert (was == now).all()
