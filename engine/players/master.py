@@ -28,9 +28,10 @@ from engine.players.base import (
     parse_int,
 )
 from engine.proof import strategy_height
+from engine.resistance import choose as choose_resistance
 from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.solver import Solver
-from engine.strategy import o_proved, strategy_move, x_proved
+from engine.strategy import strategy_move, x_proved
 from engine.traps import TrapFinder
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
@@ -133,11 +134,12 @@ class MasterPlayer(Player):
                                 forced=None if plies is None else Forced("win", plies))
         if self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None:
             budget = limit.time if limit.time is not None else float(self.settings["time"])
-            resisted = _longest_resistance(board, started + RESIST_SHARE * budget)
+            finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
+            resisted = choose_resistance(board, started + RESIST_SHARE * budget, finder)
             if resisted is not None:
-                cell, plies = resisted
-                return Decision(move=cell, elapsed=time.perf_counter() - started,
-                                forced=Forced("loss", plies))
+                chosen = resisted[0]
+                return Decision(move=chosen.move, elapsed=time.perf_counter() - started,
+                                forced=Forced("loss", chosen.plies))
         forced_moves = _forced_moves(board)
         if forced_moves is not None:
             moves = forced_moves
@@ -172,12 +174,17 @@ class MasterPlayer(Player):
             self._set_trap(board, deadline, thought)
         return _decision(thought, time.perf_counter() - started)
 
+    def trap_finder(self, geometry: Geometry) -> TrapFinder:
+        """The trap model (its small tables kept between moves) for one board."""
+        finder = self._traps.get(geometry.name)
+        if finder is None:
+            finder = self._traps[geometry.name] = TrapFinder(geometry)
+        return finder
+
     def _set_trap(self, board: Board, deadline: float, thought: Thought) -> None:
         """Lost: the time the search left goes to choosing the losing move whose win is
         hardest for the opponent to find (:mod:`engine.traps`)."""
-        finder = self._traps.get(board.geometry.name)
-        if finder is None:
-            finder = self._traps[board.geometry.name] = TrapFinder(board.geometry)
+        finder = self.trap_finder(board.geometry)
         ranking = thought.ranking or [thought.move]
         move, _ = finder.choose(board, ranking, thought.scores, deadline - PROOF_LOOKUP)
         if move != thought.move:
@@ -230,26 +237,6 @@ def _proved_move(board: Board) -> tuple[Cell, int | None] | None:
     if cell is None or not x_proved(board):
         return None
     return cell, strategy_height(board, REPLAY)
-
-
-def _longest_resistance(board: Board, deadline: float) -> tuple[Cell, int] | None:
-    """O's reply with the longest line under the proved strategy, when the proof has O lost
-    here (every reply leaves X a position the proof proved) and every reply's line is found
-    by replaying the strategy before ``deadline``; None otherwise (then O searches)."""
-    if board.geometry.name != "4x4x4" or board.turn != 1 or not o_proved(board):
-        return None
-    best: tuple[Cell, int] | None = None
-    moves = board.legal_moves
-    for index, cell in enumerate(moves):
-        board.push(cell)
-        left = (deadline - time.perf_counter()) / (len(moves) - index)
-        plies = 0 if board.winning_line is not None else strategy_height(board, left)
-        board.pop()
-        if plies is None or left <= 0:
-            return None
-        if best is None or plies + 1 > best[1]:
-            best = (cell, plies + 1)
-    return best
 
 
 def _forced_moves(board: Board) -> list[Cell] | None:
