@@ -2,15 +2,17 @@
 seeds, against X players it was not tuned on, and against the proof's perfect X.
 
     .venv/bin/python bench/resist.py --time 0.25 --seeds 12 --seed 2611 \\
-        --x alphabeta --x mcts:c=1.0 --x level6 --x level7 [--survival]
+        --x alphabeta --x mcts:c=1.0 --x level6 --x level7 [--survival] \\
+        [--resist resist=on --resist resist=on,bookfirst=on]
 
-For each seed and each X player, two games are played in turn, one process, one game at a
-time: O is ``master`` and then ``master:resist=on`` (``--o``), each with the same seeds
-(``engine.arena.game_seeds``) and X the same player. Every move gets ``--time`` seconds.
+For each seed and each X player, a game a setting is played in turn, one process, one game
+at a time: O is ``master`` (``--o``) as it is ("off"), then with each ``--resist`` options
+(by default ``resist=on``), each with the same seeds (``engine.arena.game_seeds``) and X the
+same player. Every move gets ``--time`` seconds.
 Reported per X player and setting: O's wins, draws and losses, the median plies of the
 games, and how many O moves met a position the proof has O lost (where ``resist`` decides).
 With ``--survival``: ``bench/proof.py``'s survival against perfect X (one game per class of
-O's reply to 1a1) for both settings. The rows are printed as games end; a markdown table and
+O's reply to 1a1) for every setting. The rows are printed as games end; a markdown table and
 the JSON at the end.
 """
 
@@ -35,8 +37,6 @@ from engine.players import Limit, make_player  # noqa: E402
 from engine.resistance import ProofTables  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
-SETTINGS = ("off", "on")
-
 
 def play(x_spec: str, o_spec: str, seeds: tuple[int, int], seconds: float) -> dict[str, object]:
     """One game from the empty board; O's moves counted where the proof has O lost."""
@@ -59,16 +59,19 @@ def main() -> None:
     parser.add_argument("--x", action="append", dest="xs", metavar="SPEC",
                         help="an X player (repeat); default alphabeta, mcts:c=1.0, level6, "
                              "level7")
-    parser.add_argument("--o", default="master", help="O's spec, without and with resist=on")
+    parser.add_argument("--o", default="master", help="O's spec, as it is and with --resist")
+    parser.add_argument("--resist", action="append", metavar="OPTIONS",
+                        help="options added to --o for a setting (repeat); default resist=on")
     parser.add_argument("--time", type=float, default=0.25, help="seconds a move")
     parser.add_argument("--seeds", type=int, default=12, help="games a player and setting")
     parser.add_argument("--seed", type=int, default=2611, help="the match seed")
     parser.add_argument("--survival", action="store_true",
-                        help="also O against the proof's perfect X, both settings")
+                        help="also O against the proof's perfect X, every setting")
     args = parser.parse_args()
     xs = args.xs or ["alphabeta", "mcts:c=1.0", "level6", "level7"]
     join = "," if ":" in args.o else ":"
-    specs = {"off": args.o, "on": f"{args.o}{join}resist=on"}
+    specs = {"off": args.o} | {options: f"{args.o}{join}{options}"
+                                for options in args.resist or ["resist=on"]}
     warm_up()
     print(f"`.venv/bin/python bench/resist.py {shlex.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f} before)", flush=True)
@@ -77,11 +80,11 @@ def main() -> None:
     for index in range(args.seeds):
         seeds = game_seeds(args.seed, index)
         for x_spec in xs:
-            for setting in SETTINGS:
+            for setting in specs:
                 game = play(x_spec, specs[setting], seeds, args.time)
                 game.update(x=x_spec, setting=setting, index=index)
                 games.append(game)
-                print(f"{index} {x_spec} resist={setting}: {game['winner']} in "
+                print(f"{index} {x_spec} {setting}: {game['winner']} in "
                       f"{game['plies']} plies, {game['o_moves_lost_by_proof']} O moves lost "
                       f"by the proof", flush=True)
     report: dict[str, object] = {"command": f"bench/resist.py {shlex.join(sys.argv[1:])}",
@@ -89,7 +92,7 @@ def main() -> None:
     print("\n| X | resist | O won | draws | X won | median plies | O moves the proof had lost "
           "|\n|---|---|---|---|---|---|---|")
     for x_spec in xs:
-        for setting in SETTINGS:
+        for setting in specs:
             mine = [g for g in games if g["x"] == x_spec and g["setting"] == setting]
             row = {"x": x_spec, "resist": setting,
                    "o_won": sum(g["winner"] == "O" for g in mine),
@@ -103,10 +106,10 @@ def main() -> None:
                   f"| {row['median_plies']} | {row['o_moves_lost_by_proof']} |", flush=True)
     if args.survival:
         report["survival"] = {setting: survival(args.time, specs[setting])
-                              for setting in SETTINGS}
+                              for setting in specs}
         for setting, data in report["survival"].items():  # type: ignore[attr-defined]
             at_bound = sum(g["plies"] == g["bound"] for g in data["games"])
-            print(f"perfect X, resist={setting}: median {data['median_plies']} plies, "
+            print(f"perfect X, {setting}: median {data['median_plies']} plies, "
                   f"X won {data['x_won']} of {len(data['games'])}, {at_bound} as long as the "
                   f"proof allows", flush=True)
     report["seconds"] = round(time.perf_counter() - started, 1)

@@ -72,7 +72,8 @@ class Work:
 
 
 def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
-           work: Work | None = None) -> tuple[Resistance, list[Resistance]] | None:
+           work: Work | None = None, lookups: int = LOOKUPS,
+           ) -> tuple[Resistance, list[Resistance]] | None:
     """O's reply by the three rules and every reply's standing (rule 1 for all, the others
     for those they examined), or None when the proof has not O lost here or a replay is not
     done by ``deadline`` (a ``time.perf_counter()`` value; then O searches as usual). Rule 3
@@ -85,7 +86,7 @@ def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
     if board.geometry.name != VARIANT or board.turn != 1 or board.outcome() is not None:
         return None
     work = work if work is not None else Work()
-    tables = ProofTables()
+    tables = ProofTables(lookups)
     try:
         if not tables.o_lost(*board.stones):
             return None
@@ -113,7 +114,7 @@ def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
     tied = [cell for cell in moves if standing[cell].plies == longest]
     if len(tied) > 1:
         counted = []
-        tables = ProofTables()
+        tables = ProofTables(lookups)
         try:
             for cell in tied[:TIED]:
                 board.push(cell)

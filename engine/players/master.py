@@ -83,6 +83,9 @@ class MasterPlayer(Player):
                          "as O on 4x4x4 in a position the proof has lost, play the reply "
                          "whose line under the proved strategy is longest (no depth cap "
                          "only; off by default: not yet measured against fallible X)"),
+        "bookfirst": Option(parse_bool, False,
+                            "with resist on, the opening book's move where the book has one, "
+                            "and the resistance only where it is silent"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -132,7 +135,8 @@ class MasterPlayer(Player):
                 cell, plies = played
                 return Decision(move=cell, elapsed=time.perf_counter() - started,
                                 forced=None if plies is None else Forced("win", plies))
-        if self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None:
+        if (self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None
+                and not (self.settings["bookfirst"] and self.book_move(board) is not None)):
             budget = limit.time if limit.time is not None else float(self.settings["time"])
             finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
             resisted = choose_resistance(board, started + RESIST_SHARE * budget, finder)
@@ -145,10 +149,8 @@ class MasterPlayer(Player):
             moves = forced_moves
         elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
             return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
-        if self.settings["book"] and forced_moves is None:
-            path = str(self.settings["bookfile"])
-            book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
-            cell = book.move(board)
+        if forced_moves is None:
+            cell = self.book_move(board)
             if cell is not None:
                 return Decision(move=cell, elapsed=time.perf_counter() - started)
         seconds = limit.time
@@ -173,6 +175,15 @@ class MasterPlayer(Player):
               and depth == 64 and len(moves) > 1):
             self._set_trap(board, deadline, thought)
         return _decision(thought, time.perf_counter() - started)
+
+    def book_move(self, board: Board) -> Cell | None:
+        """The opening book's move here (the shipped book or ``bookfile``), or None (also
+        with ``book=off``)."""
+        if not self.settings["book"]:
+            return None
+        path = str(self.settings["bookfile"])
+        book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
+        return book.move(board)
 
     def trap_finder(self, geometry: Geometry) -> TrapFinder:
         """The trap model (its small tables kept between moves) for one board."""
