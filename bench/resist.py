@@ -3,12 +3,12 @@ seeds, against X players it was not tuned on, and against the proof's perfect X.
 
     .venv/bin/python bench/resist.py --time 0.25 --seeds 12 --seed 2611 \\
         --x alphabeta --x mcts:c=1.0 --x level6 --x level7 [--survival] \\
-        [--resist resist=on --resist resist=on,bookfirst=on]
+        [--resist resist=on,bookfirst=off --resist resist=on,bookfirst=on]
 
 For each seed and each X player, a game a setting is played in turn, one process, one game
-at a time: O is ``master`` (``--o``) as it is ("off"), then with each ``--resist`` options
-(by default ``resist=on``), each with the same seeds (``engine.arena.game_seeds``) and X the
-same player. Every move gets ``--time`` seconds.
+at a time: O is ``master`` (``--o``) with ``resist=off``, then with each ``--resist``
+options (by default ``resist=on``: the master's defaults), each with the same seeds
+(``engine.arena.game_seeds``) and X the same player. Every move gets ``--time`` seconds.
 Reported per X player and setting: O's wins, draws and losses, the median plies of the
 games, and how many O moves met a position the proof has O lost (where ``resist`` decides).
 With ``--survival``: ``bench/proof.py``'s survival against perfect X (one game per class of
@@ -59,7 +59,8 @@ def main() -> None:
     parser.add_argument("--x", action="append", dest="xs", metavar="SPEC",
                         help="an X player (repeat); default alphabeta, mcts:c=1.0, level6, "
                              "level7")
-    parser.add_argument("--o", default="master", help="O's spec, as it is and with --resist")
+    parser.add_argument("--o", default="master", help="O's spec, with resist=off and with "
+                        "each --resist")
     parser.add_argument("--resist", action="append", metavar="OPTIONS",
                         help="options added to --o for a setting (repeat); default resist=on")
     parser.add_argument("--time", type=float, default=0.25, help="seconds a move")
@@ -70,8 +71,8 @@ def main() -> None:
     args = parser.parse_args()
     xs = args.xs or ["alphabeta", "mcts:c=1.0", "level6", "level7"]
     join = "," if ":" in args.o else ":"
-    specs = {"off": args.o} | {options: f"{args.o}{join}{options}"
-                                for options in args.resist or ["resist=on"]}
+    specs = {options: f"{args.o}{join}{options}"
+             for options in ["resist=off", *(args.resist or ["resist=on"])]}
     warm_up()
     print(f"`.venv/bin/python bench/resist.py {shlex.join(sys.argv[1:])}` "
           f"(load average {os.getloadavg()[0]:.2f} before)", flush=True)
@@ -89,7 +90,7 @@ def main() -> None:
                       f"by the proof", flush=True)
     report: dict[str, object] = {"command": f"bench/resist.py {shlex.join(sys.argv[1:])}",
                                  "games": games, "rows": []}
-    print("\n| X | resist | O won | draws | X won | median plies | O moves the proof had lost "
+    print("\n| X | O's options | O won | draws | X won | median plies | O moves the proof had lost "
           "|\n|---|---|---|---|---|---|---|")
     for x_spec in xs:
         for setting in specs:

@@ -2,8 +2,10 @@
 :mod:`engine.proof`) wherever it covers the position, with no search; otherwise threat-space
 search inside PVS alpha-beta (see :mod:`engine.search`), the opening book
 (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins the search
-does not see. When the search proves the game lost, the time it leaves goes to setting a trap
-(:mod:`engine.traps`): the losing move whose win is hardest to find.
+does not see. As O on 4x4x4 where the proof has O lost and the book is silent, the reply that
+makes X's win hardest (:mod:`engine.resistance`); elsewhere, when the search proves the game
+lost, the time it leaves goes to setting a trap (:mod:`engine.traps`): the losing move whose
+win is hardest to find.
 
 With its default options it plays as strongly as we can make it within the time it is given.
 Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
@@ -42,7 +44,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
-RESIST_SHARE = 0.8  # of a move's time, for the replays that rank O's replies when lost
+RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
@@ -79,13 +81,15 @@ class MasterPlayer(Player):
         "proof": Option(parse_bool, True,
                         "as X on 4x4x4, play the proved strategy (engine/proof.py) at once on "
                         "the proof's tree (no depth cap only)"),
-        "resist": Option(parse_bool, False,
+        "resist": Option(parse_bool, True,
                          "as O on 4x4x4 in a position the proof has lost, play the reply "
-                         "whose line under the proved strategy is longest (no depth cap "
-                         "only; off by default: not yet measured against fallible X)"),
-        "bookfirst": Option(parse_bool, False,
+                         "that makes X's win hardest (engine/resistance.py: the proof's "
+                         "longest line, then X's fewest winning replies, then traps; no "
+                         "depth cap only)"),
+        "bookfirst": Option(parse_bool, True,
                             "with resist on, the opening book's move where the book has one, "
-                            "and the resistance only where it is silent"),
+                            "and the resistance only where it is silent (off: the "
+                            "resistance from O's first move)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),

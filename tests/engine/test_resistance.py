@@ -12,7 +12,7 @@ import pytest
 
 from engine import Board
 from engine.geometry import variant
-from engine.players import Limit, make_player
+from engine.players import LEVELS, Limit, make_player
 from engine.proof import strategy_height
 from engine.resistance import (
     LOOKUPS,
@@ -89,17 +89,21 @@ def test_the_longest_depth_then_the_fewest_winning_replies(moves: str, expected:
 
 
 def test_the_master_resists_by_the_rules_and_the_same_every_time() -> None:
-    """The master with resist=on, traps on, plays rule 2's unique choice, reports the proved
-    loss, and two players of the same seed (and a second call) play the same."""
+    """The master (level 8: resist on by default, traps on) plays rule 2's unique choice,
+    reports the proved loss, and two players of the same seed (and a second call) play the
+    same; with resist=off it searches instead."""
     board = Board.from_notation("4x4x4", TWO_TIED)
-    first = make_player("master:resist=on", seed=11)
+    assert LEVELS[8] == "master"
+    first = make_player("master", seed=11)
     moves = set()
-    for player in (first, first, make_player("master:resist=on", seed=11)):
+    for player in (first, first, make_player("master", seed=11)):
         decision = player.decide(board, Limit(time=5.0))
         assert decision.forced is not None and decision.forced.result == "loss"
         assert decision.forced.plies == 14 and decision.nodes == 0
         moves.add(decision.move)
     assert moves == {Board.from_notation("4x4x4", "3d1").moves[0]}
+    searched = make_player("master:resist=off", seed=11).decide(board, Limit(time=0.5))
+    assert searched.nodes > 0
 
 
 def test_the_choice_is_the_same_with_traps_and_counts_its_work() -> None:
@@ -149,3 +153,19 @@ def test_no_resistance_off_the_proof() -> None:
     off = Board.from_notation("4x4x4", "1a2 1b1 1a3")  # X's stones not the strategy's
     assert not o_proved(off)
     assert choose(off, deadline) is None
+
+
+def test_bookfirst_keeps_the_book_where_it_has_a_move() -> None:
+    """After 1a1 the proof's longest line follows O's 2c2-class replies (the game ends at ply
+    51), the book answers 1d4 (ply 47): with bookfirst=off the master plays the first, by
+    default (bookfirst on) the second; where the book is silent (TWO_TIED), it resists all
+    the same."""
+    board = Board.from_notation("4x4x4", "1a1")
+    deepest = make_player("master:bookfirst=off").decide(board, Limit(time=5.0))
+    assert deepest.forced is not None and deepest.forced.plies == 50
+    booked = make_player("master").decide(board, Limit(time=5.0))
+    assert booked.move == Board.from_notation("4x4x4", "1d4").moves[0]
+    assert booked.forced is None
+    quiet = Board.from_notation("4x4x4", TWO_TIED)
+    resisted = make_player("master").decide(quiet, Limit(time=5.0))
+    assert resisted.move == Board.from_notation("4x4x4", "3d1").moves[0]
