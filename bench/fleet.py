@@ -39,11 +39,11 @@ import time
 from pathlib import Path
 
 import msgspec
+from harness.positions import random_positions
 from harness.procs import cpu_seconds, descendants, machine_seconds
 from harness.services import RedisServer  # the tests' real redis-server
 from harness.stats import percentile
 
-from engine import Board
 from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis
 from server.engine_pool.local import ComputerJob, ComputerMoves, ComputerPool
 
@@ -52,17 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def openings(count: int, seed: int = 7) -> list[tuple[int, ...]]:
     """Positions of 2 to 8 random stones with no line made, X to move or O to move."""
-    rng = random.Random(seed)
-    found: list[tuple[int, ...]] = []
-    while len(found) < count:
-        board = Board("4x4x4")
-        for _ in range(rng.randint(2, 8)):
-            board.push(rng.choice(board.legal_moves))
-            if board.outcome() is not None:
-                break
-        else:
-            found.append(tuple(board.moves))
-    return found
+    return random_positions(count, random.Random(seed), 2, 8)
 
 
 async def drive(source: ComputerMoves, spec: str, games: int, duration: float,

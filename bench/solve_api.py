@@ -26,6 +26,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from harness.positions import random_positions
 from harness.server import ServerProcess
 from harness.stats import ms
 
@@ -53,16 +54,8 @@ def on_tree(count: int, rng: random.Random) -> list[list[int]]:
 
 
 def off_tree(count: int, rng: random.Random) -> list[list[int]]:
-    positions: list[list[int]] = []
-    while len(positions) < count:
-        board = Board("4x4x4")
-        for _ in range(rng.randint(4, 12)):
-            board.push(rng.choice(board.legal_moves))
-            if board.outcome() is not None:
-                break
-        if board.outcome() is None:
-            positions.append(list(board.moves))
-    return positions
+    """Positions of 4 to 12 random moves, most of which the proof does not cover."""
+    return [list(moves) for moves in random_positions(count, rng, 4, 12)]
 
 
 def ask(base: str, cells: list[int], board: Board) -> tuple[float, dict]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from engine.errors import NotationError
 from engine.geometry import Cell, Geometry
@@ -21,13 +22,19 @@ def format_cell(cell: Cell, geometry: Geometry) -> str:
     """The notation of a cell, e.g. ``format_cell(0, geometry(4, 3)) == "1a1"``."""
     if not 0 <= cell < geometry.size:
         raise NotationError(f"{cell} is not a cell of {geometry.name} (0-{geometry.size - 1})")
-    x, y, *rest = geometry.coords(cell)
-    text = f"{chr(ord('a') + x)}{y + 1}"
-    if geometry.d == 3:
-        return f"{rest[0] + 1}{text}"
-    if geometry.d == 2:
-        return text
-    raise NotationError(f"{geometry.name} has no notation (only 2-D and 3-D boards do)")
+    if geometry.d not in (2, 3):
+        raise NotationError(f"{geometry.name} has no notation (only 2-D and 3-D boards do)")
+    return _cell_names(geometry)[cell]  # every move is written: a table, not arithmetic
+
+
+@cache
+def _cell_names(geometry: Geometry) -> tuple[str, ...]:
+    names = []
+    for cell in range(geometry.size):
+        x, y, *rest = geometry.coords(cell)
+        text = f"{chr(ord('a') + x)}{y + 1}"
+        names.append(f"{rest[0] + 1}{text}" if geometry.d == 3 else text)
+    return tuple(names)
 
 
 def parse_cell(text: str, geometry: Geometry) -> Cell:

@@ -32,7 +32,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "solve_rate", "metrics_listen", "event_loop"),
+                 "solve_rate", "metrics_listen", "event_loop", "synchronous"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
@@ -109,6 +109,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the event loop: uvloop (less CPU a move; docs/benchmarks.md) or "
                              "Python's own asyncio loop (default auto: uvloop where it is "
                              "installed)")
+    parser.add_argument("--synchronous", default="full", choices=["full", "normal"],
+                        help="SQLite only: full (default) syncs every commit to the disk, so an "
+                             "acknowledged move survives a power loss; normal leaves the last "
+                             "commits to the operating system: they survive the server being "
+                             "killed or crashing, not a power loss, for less CPU a move "
+                             "(docs/benchmarks.md)")
     parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
                         help="a name new players may not take, beside admin, moderator, "
                              "computer, ... (compared folded: case and look-alike letters); "
@@ -169,6 +175,7 @@ def server_config(args: argparse.Namespace) -> Any:
         access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
         metrics_token=args.metrics_token, event_loop=args.event_loop,
+        synchronous=args.synchronous.upper(),
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
     )

@@ -175,3 +175,17 @@ def test_the_community_options_from_every_source(tmp_path: Path) -> None:
     assert shown["reserved_names"] == {"value": [], "source": "default"}
     refused = qubic("config", "check", "serve", "--leaderboard-inactive-days", "-1")
     assert refused.returncode == 2 and "--leaderboard-inactive-days must be 0" in refused.stderr
+
+
+def test_the_sqlite_synchronous_setting_from_every_source(tmp_path: Path) -> None:
+    """``--synchronous`` (issue 30) reaches the server's configuration in SQLite's words, and
+    a value SQLite would take but we do not offer (``off``) is refused."""
+    assert serve.server_config(layered(["serve"], {})[0]).synchronous == "FULL"
+    args, sources = layered(["serve"], {"QUBIC_SYNCHRONOUS": "normal"})
+    assert serve.server_config(args).synchronous == "NORMAL" and sources["synchronous"] == "env"
+    config = tmp_path / "q.toml"
+    config.write_text('synchronous = "normal"\n')
+    args, sources = layered(["serve", "--config", str(config), "--synchronous", "full"], {})
+    assert serve.server_config(args).synchronous == "FULL" and sources["synchronous"] == "flag"
+    refused = qubic("config", "check", "serve", "--synchronous", "off")
+    assert refused.returncode == 2 and "--synchronous" in refused.stderr

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from server.http.openapi_parts import answer, limit_parameter
 from server.node import levers
 from server.node.hub import Hub
 from server.protocol import ErrorCode
@@ -105,15 +106,11 @@ def admin_paths() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     (audit, refusal), components = msgspec.json.schema_components(
         [ApiAudit, ApiRefusal], ref_template="#/components/schemas/{name}")
 
-    def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
-        return {"description": what, "content": {"application/json": {"schema": schema}}}
-
     paths = {"/api/admin/audit": {"get": {
         "summary": "The audit log, newest first (an admin's token only)",
         "security": [{"adminToken": []}],
         "parameters": [
-            {"name": "limit", "in": "query", "required": False,
-             "schema": {"type": "integer", "minimum": 1, "maximum": AUDIT_MAX, "default": 50}},
+            limit_parameter(AUDIT_MAX, 50),
             {"name": "before", "in": "query", "required": False,
              "description": "entries older than this id (the previous page's `before`)",
              "schema": {"type": "integer", "minimum": 1}}],

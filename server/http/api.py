@@ -22,6 +22,7 @@ from engine import format_moves, variant
 from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
 from server.http.admin_api import add_admin_api, admin_paths
+from server.http.openapi_parts import answer, limit_parameter, path_parameter
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
@@ -32,6 +33,7 @@ from server.protocol import (
     CellIndex,
     ClockSpec,
     ErrorCode,
+    GameHeading,
     GameSummary,
     PlayedGame,
     PlayerProfile,
@@ -46,11 +48,11 @@ from server.protocol import (
     Result,
     ReviewInfo,
     SeekInfo,
-    Variant,
 )
 from server.store.base import PAGE_MAX
 
-NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")  # the protocol's Name, matched whole
+NAME_PATTERN = r"[A-Za-z0-9_-]{1,24}"  # the protocol's Name
+NAME = re.compile(NAME_PATTERN)  # matched whole
 GAME_ID = r"[A-Za-z0-9_-]{1,32}"  # the protocol's GameId (aiohttp matches routes whole)
 PUZZLE_ID = r"[0-9]{1,15}"
 LEADERBOARD_MAX = 200
@@ -66,15 +68,9 @@ class ApiLobby(msgspec.Struct, kw_only=True):
     online: int
 
 
-class ApiGame(msgspec.Struct, kw_only=True):
+class ApiGame(GameHeading, gc=True):
     """A game, live or over. ``result`` is null while it is ``playing``; ``"*"`` if aborted."""
 
-    id: str
-    variant: Variant
-    clock: ClockSpec | None
-    rated: bool
-    x: str
-    o: str
     x_ai: int | None  # the computer's level, or null for a player
     o_ai: int | None
     status: str  # "playing" or "over"
@@ -278,13 +274,12 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 
 def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any,
-                  answer: Any, refused: Any) -> dict[str, Any]:
+                  refused: Any) -> dict[str, Any]:
     """The routes of server/http/puzzles_api.py."""
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     no_token = answer({"$ref": "#/components/schemas/ApiError"},
                       "`not_authenticated` (no token) or `bad_token`")
-    puzzle_id = {"name": "id", "in": "path", "required": True,
-                 "schema": {"type": "string", "pattern": f"^{PUZZLE_ID}$"}}
+    puzzle_id = path_parameter("id", PUZZLE_ID)
     return {
         "/api/puzzles/next": {"get": {
             "summary": "A puzzle near your puzzle rating that you have not finished",
@@ -308,19 +303,13 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
         "/api/puzzles/history": {"get": {
             "summary": "Your latest finished puzzles, newest first",
             "security": bearer,
-            "parameters": [{"name": "limit", "in": "query", "required": False,
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
-                                       "default": 20}}],
+            "parameters": [limit_parameter(100, 20)],
             "responses": {"200": answer(history, "your history"), "400": refused,
                           "401": no_token}}},
         "/api/players/{name}/puzzles": {"get": {
             "summary": "A player's puzzle rating, best streak and latest finished puzzles "
                        "(public)",
-            "parameters": [{"name": "name", "in": "path", "required": True,
-                            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
-                           {"name": "limit", "in": "query", "required": False,
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 100,
-                                       "default": 20}}],
+            "parameters": [path_parameter("name", NAME_PATTERN), limit_parameter(100, 20)],
             "responses": {"200": answer(history, "the player's puzzles"), "400": refused,
                           "404": refused}}},
         "/api/puzzles/{id}": {"get": {
@@ -346,13 +335,10 @@ def openapi() -> dict[str, Any]:
      puzzle_history, info, attempt), components = (
         msgspec.json.schema_components(answers, ref_template="#/components/schemas/{name}"))
 
-    def answer(schema: dict[str, Any], what: str) -> dict[str, Any]:
-        return {"description": what, "content": {"application/json": {"schema": schema}}}
-
     refused = answer(error, "refused: `code` says why")
     admin, admin_schemas, security = admin_paths()
-    game_id = {"name": "id", "in": "path", "required": True,
-               "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}}
+    game_id = path_parameter("id", GAME_ID)
+    player_name = path_parameter("name", NAME_PATTERN)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Qubic HTTP API", "version": str(PROTOCOL_VERSION),
@@ -389,24 +375,18 @@ def openapi() -> dict[str, Any]:
                                                    "Retry-After seconds")}}},
             "/api/players/{name}": {"get": {
                 "summary": "A player's record (the name in any case)",
-                "parameters": [{"name": "name", "in": "path", "required": True,
-                                "schema": {"type": "string",
-                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}}],
+                "parameters": [player_name],
                 "responses": {"200": answer(player, "the player"), "400": refused,
                               "404": refused}}},
             "/api/players/{name}/games": {"get": {
                 "summary": "A player's record and a page of their games, newest first, with "
                            "their moves, and the rating after each of their last 50 rated games",
-                "parameters": [{"name": "name", "in": "path", "required": True,
-                                "schema": {"type": "string",
-                                           "pattern": "^[A-Za-z0-9_-]{1,24}$"}},
+                "parameters": [player_name,
                                {"name": "before", "in": "query", "required": False,
                                 "description": "the previous page's `next`: games started "
                                                "before this one",
                                 "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}},
-                               {"name": "limit", "in": "query", "required": False,
-                                "schema": {"type": "integer", "minimum": 1,
-                                           "maximum": PAGE_MAX, "default": PAGE_DEFAULT}}],
+                               limit_parameter(PAGE_MAX, PAGE_DEFAULT)],
                 "responses": {"200": answer(history, "the player and the page"),
                               "400": refused,
                               "404": answer(error, "`no_such_player`, or `no_such_game`: "
@@ -414,9 +394,7 @@ def openapi() -> dict[str, Any]:
             "/api/leaderboard": {"get": {
                 "summary": "The best players by rating among those with a rated game in the "
                            "last 90 days (the server's leaderboard_inactive_days)",
-                "parameters": [{"name": "limit", "in": "query", "required": False,
-                                "schema": {"type": "integer", "minimum": 1,
-                                           "maximum": LEADERBOARD_MAX, "default": 50}}],
+                "parameters": [limit_parameter(LEADERBOARD_MAX, 50)],
                 "responses": {"200": answer(board, "the players, best first"),
                               "400": refused}}},
             "/api/solve": {"get": {
@@ -435,7 +413,7 @@ def openapi() -> dict[str, Any]:
                                                    "Retry-After seconds"),
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
-            **_puzzle_paths(shown, result, puzzle_history, info, attempt, answer, refused),
+            **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused),
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",

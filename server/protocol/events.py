@@ -81,13 +81,19 @@ class ChallengeInfo(_Value):
     colour: ColourChoice
 
 
-class GameSummary(_Value):
+class GameHeading(_Value):
+    """A game's id, terms and players: what the lobby's listing and the HTTP API's game
+    (``server.http.api.ApiGame``) both begin with."""
+
     id: str
     variant: Variant
     clock: ClockSpec | None
     rated: bool
     x: str
     o: str
+
+
+class GameSummary(GameHeading):
     ply: int
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -152,20 +152,22 @@ class Challenge(_Terms, tag="challenge", kw_only=True):
     name: Name
 
 
-class ChallengeAccept(_Request, tag="challenge_accept"):
+class _ChallengeRequest(_Request):
+    """A request about one challenge, the one ``challenge`` names."""
+
+    challenge: ChallengeId
+
+
+class ChallengeAccept(_ChallengeRequest, tag="challenge_accept"):
     """Accept a challenge sent to you: the game starts."""
 
-    challenge: ChallengeId
+
+class ChallengeDecline(_ChallengeRequest, tag="challenge_decline"):
+    """Decline a challenge sent to you: its sender is told."""
 
 
-class ChallengeDecline(_Request, tag="challenge_decline"):
-    challenge: ChallengeId
-
-
-class ChallengeCancel(_Request, tag="challenge_cancel"):
+class ChallengeCancel(_ChallengeRequest, tag="challenge_cancel"):
     """Withdraw a challenge you sent."""
-
-    challenge: ChallengeId
 
 
 class PlayAI(_Request, tag="play_ai"):
@@ -177,57 +179,60 @@ class PlayAI(_Request, tag="play_ai"):
     clock: ClockSpec | None = None
 
 
-class Watch(_Request, tag="watch"):
-    """Open a game: as a spectator, or to retake your seat; ``since`` asks for catch-up."""
+class _GameRequest(_Request):
+    """A request about one game, the one ``game`` names."""
 
     game: GameId
+
+
+class Watch(_GameRequest, tag="watch"):
+    """Open a game: as a spectator, or to retake your seat; ``since`` asks for catch-up."""
+
     since: Version | None = None
 
 
-class Unwatch(_Request, tag="unwatch"):
-    game: GameId
+class Unwatch(_GameRequest, tag="unwatch"):
+    """Close a game opened by ``watch``: a seated player leaves it."""
 
 
-class Move(_Request, tag="move"):
+class Move(_GameRequest, tag="move"):
     """Play ``cell`` (``"2b3"`` or an index) in the position after ``ply`` moves (0 at first)."""
 
-    game: GameId
     cell: CellText | CellIndex
     ply: Ply
 
 
-class Resign(_Request, tag="resign"):
-    game: GameId
+class Resign(_GameRequest, tag="resign"):
+    """Lose the game now (before both sides have moved: call it off, as ``abort``)."""
 
 
-class DrawOffer(_Request, tag="draw_offer"):
-    game: GameId
+class DrawOffer(_GameRequest, tag="draw_offer"):
+    """Offer a draw (accepts the opponent's, when theirs stands)."""
 
 
-class DrawAccept(_Request, tag="draw_accept"):
-    game: GameId
+class DrawAccept(_GameRequest, tag="draw_accept"):
+    """Accept the draw offered."""
 
 
-class DrawDecline(_Request, tag="draw_decline"):
-    game: GameId
+class DrawDecline(_GameRequest, tag="draw_decline"):
+    """Decline the draw offered."""
 
 
-class Abort(_Request, tag="abort"):
-    game: GameId
+class Abort(_GameRequest, tag="abort"):
+    """Abort the game (before both sides have moved)."""
 
 
-class Rematch(_Request, tag="rematch"):
-    game: GameId
+class Rematch(_GameRequest, tag="rematch"):
+    """After the game, ask for a rematch: both asking (the computer always does) starts it."""
 
 
-class Claim(_Request, tag="claim"):
+class Claim(_GameRequest, tag="claim"):
     """Claim the win once the opponent has been gone longer than the grace period."""
 
-    game: GameId
 
+class Chat(_GameRequest, tag="chat"):
+    """Say ``text`` in the game's chat: the players' if you are seated, else the spectators'."""
 
-class Chat(_Request, tag="chat"):
-    game: GameId
     text: ChatText
 
     def __post_init__(self) -> None:
@@ -237,16 +242,12 @@ class Chat(_Request, tag="chat"):
             raise ProtocolError("chat `text` is blank", "bad_chat")
 
 
-class Hint(_Request, tag="hint"):
+class Hint(_GameRequest, tag="hint"):
     """Ask the engine for a move for you (a casual game against the computer, your turn)."""
 
-    game: GameId
 
-
-class TakeBack(_Request, tag="takeback"):
+class TakeBack(_GameRequest, tag="takeback"):
     """Take back your last move and the computer's reply (a casual game against it)."""
-
-    game: GameId
 
 
 class PlayerGames(_Request, tag="player_games"):
@@ -304,15 +305,29 @@ PuzzleRequest = PuzzleNext | PuzzleDaily | PuzzleStreak | PuzzleAttempt | Puzzle
 """The puzzles' requests (``server.node.puzzles`` answers them)."""
 
 
-def _secret_repr(self: msgspec.Struct) -> str:
-    """A request's repr with its passwords and codes left out, so no log line can hold one."""
-    secret = {"password", "current", "recovery_code"}
-    shown = ", ".join(f"{field}={'***' if field in secret else repr(getattr(self, field))}"
-                      for field in self.__struct_fields__)
-    return f"{type(self).__name__}({shown})"
+class _Secret(_Request):
+    """A request that carries a password or a recovery code: its repr leaves them out, so no
+    log line can hold one."""
+
+    def __repr__(self) -> str:
+        secret = {"password", "current", "recovery_code"}
+        shown = ", ".join(f"{field}={'***' if field in secret else repr(getattr(self, field))}"
+                          for field in self.__struct_fields__)
+        return f"{type(self).__name__}({shown})"
 
 
-class SetPassword(_Request, tag="set_password"):
+class _SettingPassword(_Secret):
+    """A request that sets a new ``password``: the password rule beyond its length holds. Each
+    request declares ``password`` itself, where it stands among its fields."""
+
+    if TYPE_CHECKING:
+        password: str
+
+    def __post_init__(self) -> None:
+        _check_password(self.password)
+
+
+class SetPassword(_SettingPassword, tag="set_password"):
     """Protect your name with ``password`` (or change it: then ``current`` is the one now set).
     The reply, ``password_set``, carries new recovery codes; every other device is logged
     out."""
@@ -320,13 +335,8 @@ class SetPassword(_Request, tag="set_password"):
     password: NewPassword
     current: Password | None = None
 
-    __repr__ = _secret_repr
 
-    def __post_init__(self) -> None:
-        _check_password(self.password)
-
-
-class Login(_Request, tag="login"):
+class Login(_Secret, tag="login"):
     """Open the session as ``name`` by its password, from any device: the reply is a
     ``welcome`` with a new token for this device (``device`` labels it in ``sessions``)."""
 
@@ -334,10 +344,8 @@ class Login(_Request, tag="login"):
     password: Password
     device: DeviceLabel | None = None
 
-    __repr__ = _secret_repr
 
-
-class Recover(_Request, tag="recover"):
+class Recover(_SettingPassword, tag="recover"):
     """Lost the password: a recovery code (each works once) sets ``password`` and opens the
     session as ``login`` does; every other device is logged out."""
 
@@ -345,11 +353,6 @@ class Recover(_Request, tag="recover"):
     recovery_code: RecoveryCode
     password: NewPassword
     device: DeviceLabel | None = None
-
-    __repr__ = _secret_repr
-
-    def __post_init__(self) -> None:
-        _check_password(self.password)
 
 
 class Sessions(_Request, tag="sessions"):

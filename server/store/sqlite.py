@@ -1,7 +1,8 @@
 """The store on one SQLite file: one writer thread with group commit, one reader thread.
 
-The event loop never touches SQLite. Writes go on a queue to a dedicated writer thread, which
-drains everything queued, runs it as one transaction (each write in its own savepoint, so one
+The event loop never touches SQLite. The writes asked for in one turn of the event loop go
+together on a queue to a dedicated writer thread (one wake-up for them all), which drains
+everything queued, runs it as one transaction (each write in its own savepoint, so one
 refused write does not sink the others), commits, and then resolves every waiter's future with
 one ``loop.call_soon_threadsafe``. A thousand games each making a move per second thus cost a
 handful of commits per second, not a thousand. Reads run on a second connection in a
@@ -137,7 +138,8 @@ class SQLiteStore(SQLStore):
     ) -> None:
         self.path = path
         self._loop = asyncio.get_running_loop()
-        self._queue: queue.SimpleQueue[_Write | object] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
+        self._handing: list[_Write] = []  # asked for in this turn of the loop, not yet queued
         self._writer_conn = writer
         self._reader_conn = reader
         self._reader_thread = reader_thread
@@ -199,8 +201,17 @@ class SQLiteStore(SQLStore):
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._queue.put(_Write(run, future))
+        self._handing.append(_Write(run, future))
+        if len(self._handing) == 1:
+            self._loop.call_soon(self._hand_over)
         return await future
+
+    def _hand_over(self) -> None:
+        """Queue the writes asked for in this turn of the loop as one item: the writer thread
+        is woken once for them all (not once a write), and they share a commit."""
+        batch, self._handing = self._handing, []
+        if batch:
+            self._queue.put(batch)
 
     def _write_loop(self) -> None:
         stopping = False
@@ -211,19 +222,20 @@ class SQLiteStore(SQLStore):
                 if item is _STOP:
                     stopping = True
                 else:
-                    assert isinstance(item, _Write)
-                    group.append(item)
+                    assert isinstance(item, list)
+                    group.extend(item)
                 if len(group) >= MAX_GROUP:
                     break
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-            if group:
-                outcomes = self._commit_group(group)
+            for start in range(0, len(group), MAX_GROUP):
+                part = group[start:start + MAX_GROUP]
+                outcomes = self._commit_group(part)
                 # A closed event loop raises RuntimeError: nobody is waiting any more.
                 with contextlib.suppress(RuntimeError):
-                    self._loop.call_soon_threadsafe(_resolve, group, outcomes)
+                    self._loop.call_soon_threadsafe(_resolve, part, outcomes)
         self._writer_conn.close()
 
     def _commit_group(self, group: list[_Write]) -> list[tuple[bool, Any]]:
@@ -234,20 +246,24 @@ class SQLiteStore(SQLStore):
         refused = False  # a write of the group failed for want of the database
         try:
             conn.execute("BEGIN IMMEDIATE")
+            alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
             for write in group:
-                conn.execute("SAVEPOINT write")
+                if not alone:
+                    conn.execute("SAVEPOINT write")
                 try:
                     result = write.run(conn)
                 except Exception as exc:
-                    conn.execute("ROLLBACK TO write")
+                    conn.execute("ROLLBACK" if alone else "ROLLBACK TO write")
                     outcomes.append((False, _write_error(exc)))
                     if _unwritable(exc):
                         self._refused(exc)
                         refused = True
                 else:
                     outcomes.append((True, result))
-                conn.execute("RELEASE write")
-            conn.execute("COMMIT")
+                if not alone:
+                    conn.execute("RELEASE write")
+            if conn.in_transaction:
+                conn.execute("COMMIT")
             if not refused:
                 self.write_failing = None  # the database takes writes again
             took = time.perf_counter() - began
@@ -277,6 +293,7 @@ class SQLiteStore(SQLStore):
         if self._closed:
             return
         self._closed = True
+        self._hand_over()  # what this turn asked for is committed before the stop
         self._queue.put(_STOP)
         await asyncio.to_thread(self._writer.join)
         await self._loop.run_in_executor(self._reader_thread, self._reader_conn.close)

@@ -19,7 +19,7 @@ from client_tui.tokens import TokenStore
 from qubic_cli.embedded import start_embedded
 from server.http.app import RunningServer, ServerConfig, start_server
 
-TIMEOUT = 20.0
+TIMEOUT = 45.0  # a poll: only a failure waits it out; CI runs two test files at once
 
 
 @contextlib.asynccontextmanager

@@ -114,11 +114,14 @@ async def test_kill_9_mid_game_then_restart_resumes_every_game_where_it_was(
     second.stop()
 
 
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
 async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
-    tmp_path: Path, processes: list[ServerProcess]
+    tmp_path: Path, processes: list[ServerProcess], synchronous: str
 ) -> None:
+    """With SQLite's either setting (``--synchronous``): ``normal`` leaves the last commits to
+    the operating system, which keeps them when only the server dies."""
     db = tmp_path / "q.db"
-    server = ServerProcess(db).start()
+    server = ServerProcess(db, "--synchronous", synchronous).start()
     processes.append(server)
     acked: list[tuple[str, int, int]] = []
     stop = asyncio.Event()

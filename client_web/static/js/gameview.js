@@ -10,9 +10,7 @@ import { nameLink } from "./player.js";
 
 export class GameView {
   constructor(root, app, act) {
-    this.root = root;
-    this.app = app;
-    this.act = act;
+    Object.assign(this, { root, app, act });
     this.hover = null;
     this.mode = "levels";
     this.showThreats = true;

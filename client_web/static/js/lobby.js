@@ -11,9 +11,7 @@ const COLOUR_CHOICES = [["random", "Random"], ["x", "X (moves first)"], ["o", "O
 export class LobbyView {
   // `app` holds the state; `act` the actions (play_ai, quick, seek, ...).
   constructor(root, app, act) {
-    this.root = root;
-    this.app = app;
-    this.act = act;
+    Object.assign(this, { root, app, act });
     this.build();
   }
 

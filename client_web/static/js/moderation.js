@@ -35,9 +35,7 @@ export function chatTools(line, game, me, act) {
 // The moderators' panel under the lobby: the reports' queue and a form to act on a name.
 export class ModerationView {
   constructor(root, app, act) {
-    this.root = root;
-    this.app = app;
-    this.act = act;
+    Object.assign(this, { root, app, act });
     this.name = h("input", { name: "target", maxlength: 24, autocomplete: "off",
       placeholder: "name", "aria-label": "Player's name" });
     this.reason = h("input", { name: "reason", maxlength: 300, autocomplete: "off",

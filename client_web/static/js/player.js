@@ -66,9 +66,7 @@ function ratingChart(points) {
 
 export class PlayerView {
   constructor(root, app, act) {
-    this.root = root;
-    this.app = app;
-    this.act = act;
+    Object.assign(this, { root, app, act });
     this.name = null;
     this.page = null; // the first page: the record and the ratings
     this.games = [];
