@@ -12,16 +12,21 @@ it left equal:
    plays another. Counted with the proof's tree, not the solver: an X move counts as winning
    when it completes a line, is the strategy's move, or leads to a position the proof proved
    one level down (every O reply into a position of the proof, or a line X completes at
-   once). That is a lower bound (a move the proof does not cover may win too), but it is
-   exact where the proof is, costs no search (a few thousand table look-ups, bounded by the
-   board's moves) and does not depend on the clock, as a solver's budget would. A reply that
+   once). That is a lower bound (a move the proof does not cover may win too, and near the
+   proof's root most replies count 1-4), but it costs no search (a few hundred to a few
+   thousand table look-ups, at most :data:`LOOKUPS`) and does not depend on the clock, as a
+   solver's budget would. A reply that
    leaves X a single move that does not lose at once (the block of O's three) gives X no
-   choice to get wrong: it is ranked after every reply that does.
+   choice to get wrong: it is ranked after every reply that does. The first :data:`TIED`
+   replies of equal depth, in board order, are counted.
 3. **Traps** as the master sets them off the proof (:mod:`engine.traps`): among replies
    still equal, the one whose win a shallow searcher is least likely to find.
 
 None of these rules was chosen from match results: they follow from the proof (its depth
-and its tree) and from what a searching opponent sees (the traps).
+and its tree) and from what a searching opponent sees (the traps). The master keeps its
+opening book first where the book has a move (its ``bookfirst`` option): that was chosen
+after measuring, since resisting from O's first move did no better against fallible X and
+worse against one (docs/benchmarks.md, "O's best resistance").
 """
 
 from __future__ import annotations
@@ -41,8 +46,6 @@ REPLAY_POSITIONS = 20_000  # X positions one replay of the strategy may expand (
 LOOKUPS = 20_000  # positions looked up in the proof's tables: for the gate, then for rule 2
 NO_CHOICE = 1_000  # rule 2's count for a reply that leaves X a single move not losing at once
 UNEXAMINED = (0, 0, -99, 0)  # rule 3's key for a reply the trap model did not examine
-
-
 FULL = (1 << 64) - 1  # every cell of 4x4x4
 
 
@@ -67,7 +70,7 @@ class Work:
 
     replays: int = 0  # strategy replays (one per legal reply)
     positions: int = 0  # X positions the replays expanded
-    lookups: int = 0  # positions looked up in the proof's tables for rule 2
+    lookups: int = 0  # positions looked up in the proof's tables: the gate and rule 2
     traps: int = 0  # replies the trap model examined
 
 
@@ -80,9 +83,9 @@ def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
     runs only with a ``finder``, and decides only when it has examined every reply still
     equal by ``deadline``; otherwise the first of them in board order stands.
 
-    "The proof has O lost" is :func:`o_proved` with forced blocks followed :data:`BLOCKS`
-    deep, asked of the proof's compiled tables (``o_proved`` canonicalises in Python: up to
-    a second on a position of ply 7-9)."""
+    "The proof has O lost" is :func:`engine.strategy.o_proved` asked of the proof's compiled
+    tables (:class:`ProofTables`; ``o_proved`` canonicalises in Python: up to a second on a
+    position of ply 7-9), within ``lookups`` positions looked up."""
     if board.geometry.name != VARIANT or board.turn != 1 or board.outcome() is not None:
         return None
     work = work if work is not None else Work()
