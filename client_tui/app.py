@@ -70,6 +70,7 @@ from server.protocol import (
     PuzzleRequest,
     PuzzleResult,
     PuzzleShown,
+    Recover,
     ReviewGame,
     ServerMessage,
     Unwatch,
@@ -84,6 +85,7 @@ REFUSALS = {
     "token_revoked": "This computer was logged out of {name!r}: log in with your password.",
     "bad_credentials": "Wrong name or password.",
     "too_many_attempts": "Too many tries for {name!r}: wait a while, then try again.",
+    "bad_recovery_code": "That name and recovery code do not match (each code works once).",
 }
 
 
@@ -152,6 +154,7 @@ class QubicApp(ServerMessages):
         self._requests: dict[int | str, ClientMessage] = {}
         self._next_id = 1
         self._retried_name = False
+        self._recovering = False  # the session opens with a recovery code: said once in
         self.puzzles = PuzzleModel()  # the puzzle screen's state, kept between visits
 
     def _remembered_name(self, url: str | None) -> str | None:
@@ -182,9 +185,11 @@ class QubicApp(ServerMessages):
             else:
                 self.pop_screen()
 
-    def connect(self, url: str | None, name: str, password: str | None = None) -> None:
+    def connect(self, url: str | None, name: str, password: str | None = None,
+                recovery: Recover | None = None) -> None:
         """Open a session with ``url`` (None: start and use the embedded server) as ``name``
-        (with ``password``: a login on this device)."""
+        (with ``password``: a login on this device; with ``recovery``: that ``recover``)."""
+        self._recovering = recovery is not None
         self.server_url = url
         self.session.name = name
         self._retried_name = False
@@ -194,10 +199,11 @@ class QubicApp(ServerMessages):
             "Starting the local server…" if starting
             else f"Connecting to {url or 'the local server'}…"
         )
-        self.run_link(url, name, password)
+        self.run_link(url, name, password, recovery)
 
     @work(exclusive=True, group="link", exit_on_error=False)
-    async def run_link(self, url: str | None, name: str, password: str | None = None) -> None:
+    async def run_link(self, url: str | None, name: str, password: str | None = None,
+                       recovery: Recover | None = None) -> None:
         """The network worker: start the embedded server if needed, then run the link."""
         if url is None:
             if self.embedded is None:
@@ -214,7 +220,7 @@ class QubicApp(ServerMessages):
             ws_url, self._key = url, url
         token = self.tokens.token(self._key, name)
         self.link = ServerLink(ws_url, self._link_event, name=name, token=token,
-                               opening=login_request(name, password))
+                               opening=recovery or login_request(name, password))
         await self.link.run()
 
     def _link_event(self, event: LinkEvent) -> None:
@@ -287,7 +293,7 @@ class QubicApp(ServerMessages):
 
     def on_connect_requested(self, message: ConnectRequested) -> None:
         message.stop()
-        self.connect(message.url, message.name, message.password)
+        self.connect(message.url, message.name, message.password, message.recovery)
 
     def on_leave_game(self, message: LeaveGame) -> None:
         message.stop()
@@ -362,6 +368,10 @@ class QubicApp(ServerMessages):
             self.show_lobby()
             for game_id in welcome.games:
                 self.send(Watch(game=game_id))
+            if self._recovering:
+                self.notify("Recovered: your new password is set, that code is used up, and "
+                            "every other device is logged out.", timeout=6)
+        self._recovering = False
         if self.lobby_screen is not None:
             self.lobby_screen.refresh_lobby()
 

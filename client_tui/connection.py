@@ -31,6 +31,7 @@ from server.protocol import (
     Error,
     Hello,
     Login,
+    Recover,
     ServerMessage,
     Welcome,
     decode_server_message,
@@ -119,14 +120,14 @@ class ServerLink:
         name: str | None = None,
         token: str | None = None,
         backoff: Backoff | None = None,
-        opening: Login | None = None,
+        opening: Login | Recover | None = None,
     ) -> None:
         if name is None and token is None:
             raise ValueError("a link needs a name or a token")
         self.url = url
         self.name = name
         self.token = token
-        self.opening = opening  # a login to open the first session with (not hello)
+        self.opening = opening  # a login or recover to open the first session with (not hello)
         self._on_event = on_event
         self._backoff = backoff or Backoff()
         self._outbox: asyncio.Queue[ClientMessage] = asyncio.Queue()
@@ -211,7 +212,8 @@ class ServerLink:
                     await writer
 
     async def _hello(self, ws: ClientConnection) -> Welcome:
-        hello: Hello | Login = Hello(token=self.token) if self.token else Hello(name=self.name)
+        hello: Hello | Login | Recover = (Hello(token=self.token) if self.token
+                                          else Hello(name=self.name))
         if self.opening is not None:
             hello = self.opening
         await ws.send(encode(hello).decode())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from server.protocol import ClientMessage
+from server.protocol import ClientMessage, Recover
 
 
 class Outgoing(Message):
@@ -18,13 +18,15 @@ class Outgoing(Message):
 
 class ConnectRequested(Message):
     """Connect to ``url`` (None: the embedded server) as ``name`` (with ``password``: log in
-    on this device with it)."""
+    on this device with it; with ``recovery``: open the session with that ``recover``)."""
 
-    def __init__(self, url: str | None, name: str, password: str | None = None) -> None:
+    def __init__(self, url: str | None, name: str, password: str | None = None,
+                 recovery: Recover | None = None) -> None:
         super().__init__()
         self.url = url
         self.name = name
         self.password = password
+        self.recovery = recovery
 
 
 class LeaveGame(Message):

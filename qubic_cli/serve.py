@@ -36,6 +36,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
+    *named_alike("puzzles_rate", "player_games_rate", "reports_per_hour"),
 )
 
 
@@ -102,6 +103,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solve-rate", type=float, default=2.0, metavar="N",
                         help="/api/solve questions a second one client address may ask "
                              "(a burst of 5 x N; default 2)")
+    parser.add_argument("--puzzles-rate", type=float, default=5.0, metavar="N",
+                        help="requests a second one client address may make to the puzzles' "
+                             "HTTP routes (/api/puzzles/*, /api/players/NAME/puzzles; a burst "
+                             "of 5 x N; default 5)")
+    parser.add_argument("--player-games-rate", type=float, default=2.0, metavar="N",
+                        help="/api/players/NAME/games pages a second one client address may "
+                             "ask (a burst of 5 x N; default 2)")
+    parser.add_argument("--reports-per-hour", type=int, default=10, metavar="N",
+                        help="reports one player may make: N at once, N back an hour "
+                             "(default 10; 0: no limit)")
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
@@ -174,6 +185,9 @@ def server_config(args: argparse.Namespace) -> Any:
         redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
         access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
+        puzzles_rate=max(0.1, args.puzzles_rate),
+        player_games_rate=max(0.1, args.player_games_rate),
+        reports_per_hour=max(0, args.reports_per_hour),
         metrics_token=args.metrics_token, event_loop=args.event_loop,
         synchronous=args.synchronous.upper(),
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,

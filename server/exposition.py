@@ -30,6 +30,8 @@ HELP: dict[str, str] = {
     "address_limit_checks_failed_open":
         "Per-address checks answered by this node's own count alone (Redis unreachable).",
     "errors": "Requests refused, by error code (docs/protocol.md lists the codes).",
+    "control_action_failures":
+        "Control-channel actions this node could not read or carry out.",
     # counters read from their owners (see COUNTED)
     "ai_rebuilds": "Times the computer players' process pool was rebuilt after a worker died.",
     "fleet_jobs_failed": "Computer-move jobs the fleet could not answer.",
@@ -39,6 +41,7 @@ HELP: dict[str, str] = {
     "cluster_leases_lost": "Game leases this node lost before it released them.",
     "cluster_requests_forwarded": "Game requests forwarded to the game's owner node.",
     "store_write_failures": "Writes the database refused for want of it (full, read-only, gone).",
+    "control_actions": "Control-channel actions (the host's levers) carried out here, by kind.",
     # gauges
     "connections": "Websocket connections open now.",
     "players_online": "Players with at least one connection now.",
@@ -64,6 +67,7 @@ HELP: dict[str, str] = {
     "event_loop_own_lag_histogram_seconds":
         "How late the event loop's timer fired, less the time the machine kept it waiting.",
     "store_commit_seconds": "Seconds a database commit took.",
+    "control_poll_seconds": "Seconds a look at the control table took, its actions included.",
     "gc_pause_seconds": "Garbage-collector pauses, by generation.",
     # the process and the build
     "build_info": "The running build: 1, labelled with its version and Python's.",
@@ -77,7 +81,7 @@ HELP: dict[str, str] = {
 
 COUNTED = frozenset({"ai_rebuilds", "fleet_jobs_failed", "fleet_stale_answers",
                      "cluster_claims", "cluster_games_handed_off", "cluster_leases_lost",
-                     "cluster_requests_forwarded", "store_write_failures"})
+                     "cluster_requests_forwarded", "store_write_failures", "control_actions"})
 """Figures registered as gauges that only ever grow: exported as counters (``_total``)."""
 
 RENAMED = {"connections": "connections_accepted"}

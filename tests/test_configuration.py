@@ -177,6 +177,21 @@ def test_the_community_options_from_every_source(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--leaderboard-inactive-days must be 0" in refused.stderr
 
 
+def test_the_flood_limits_from_every_source(tmp_path: Path) -> None:
+    """The rates of the puzzles' routes and of a player's games, and the reports a player may
+    make, layer as every option does and reach the server's configuration."""
+    config = tmp_path / "q.toml"
+    config.write_text("puzzles_rate = 3.5\n[serve]\nreports_per_hour = 4\n")
+    args, sources = layered(["serve", "--config", str(config), "--player-games-rate", "1"],
+                            {"QUBIC_REPORTS_PER_HOUR": "6"})
+    made = serve.server_config(args)
+    assert (made.puzzles_rate, made.player_games_rate, made.reports_per_hour) == (3.5, 1.0, 6)
+    assert (sources["puzzles_rate"], sources["player_games_rate"],
+            sources["reports_per_hour"]) == ("file", "flag", "env")
+    made = serve.server_config(layered(["serve"], {})[0])
+    assert (made.puzzles_rate, made.player_games_rate, made.reports_per_hour) == (5.0, 2.0, 10)
+
+
 def test_the_sqlite_synchronous_setting_from_every_source(tmp_path: Path) -> None:
     """``--synchronous`` (issue 30) reaches the server's configuration in SQLite's words, and
     a value SQLite would take but we do not offer (``off``) is refused."""

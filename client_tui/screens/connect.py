@@ -1,4 +1,5 @@
-"""The connect screen: which server (none: play offline) and under which name."""
+"""The connect screen: which server (none: play offline) and under which name; a password to
+log in on this device, or a recovery code for a lost one (``RecoverDialog``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import re
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Center, Vertical
+from textual.containers import Center, Horizontal, Vertical
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Header, Input, Label, Static
 
 from client_tui.messages import ConnectRequested
+from client_tui.screens.recover import RecoverDialog
 from client_tui.settings import Settings
 from client_tui.text import literal
+from server.protocol import Recover
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 
@@ -55,7 +58,11 @@ class ConnectScreen(Screen[None]):
             yield Label("Password (only to log in on this device to a name you protected)")
             yield Input("", placeholder="empty: play with this device's own key", password=True,
                         max_length=128, id="password", compact=True)
-            yield Button("Connect", variant="primary", id="connect-button", compact=True)
+            with Horizontal(id="connect-buttons"):
+                yield Button("Connect", variant="primary", id="connect-button", compact=True)
+                yield Button("Lost your password?", id="recover-button", compact=True,
+                             tooltip="Log in with one of your recovery codes and set a new "
+                                     "password")
             yield Static("", id="connect-status")
         yield Footer(compact=True)
 
@@ -94,18 +101,42 @@ class ConnectScreen(Screen[None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#connect-button")
     def connect(self) -> None:
+        name = self._checked_name()
+        if name is None:
+            return
+        url = self.query_one("#url", Input).value.strip() or None
+        password = self.query_one("#password", Input).value or None
+        self.query_one("#password", Input).value = ""  # not kept on screen
+        self.set_status("Logging in…" if password else "Connecting…")
+        self.post_message(ConnectRequested(url, name, password))
+
+    @on(Button.Pressed, "#recover-button")
+    def recover(self) -> None:
+        """Ask for a recovery code and a new password for the name typed, then connect with
+        them."""
+        name = self._checked_name()
+        if name is None:
+            return
+        url = self.query_one("#url", Input).value.strip() or None
+
+        def recovering(request: Recover | None) -> None:
+            if request is not None:
+                self.set_status("Recovering…")
+                self.post_message(ConnectRequested(url, name, recovery=request))
+
+        self.app.push_screen(RecoverDialog(name), recovering)
+
+    def _checked_name(self) -> str | None:
+        """The name typed, or None (said on screen) if it is not one or a connection to
+        the local server is still starting."""
         if self.starting:
             self.notify("Still starting the local server: the lobby opens when it is ready.",
                         timeout=3)
-            return
-        url = self.query_one("#url", Input).value.strip() or None
+            return None
         name = self.query_one("#name", Input).value.strip()
         problem = name_problem(name)
         if problem is not None:
             self.set_status(problem, error=True)
             self.query_one("#name", Input).focus()
-            return
-        password = self.query_one("#password", Input).value or None
-        self.query_one("#password", Input).value = ""  # not kept on screen
-        self.set_status("Logging in…" if password else "Connecting…")
-        self.post_message(ConnectRequested(url, name, password))
+            return None
+        return name

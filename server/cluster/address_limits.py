@@ -17,6 +17,9 @@ Keys, under the cluster's prefix (``qubic:``):
     The buckets of password attempts (``login``, ``recover``, a ``set_password`` with the
     current password) on one name and from one address, hashes as above: an attempt takes a
     token from both in one script, or from neither when either is empty.
+``limits:report:{name}``
+    The bucket of ``report``s one player may make, a hash as above (``_NEW_PLAYER``'s script:
+    ``reports`` at once, that many back an hour).
 ``limits:conn:{node}``
     A hash ``address -> open connections`` on that node. A connection is let in when the sum
     over the live nodes' hashes is below the limit, and counted in its node's hash, in one
@@ -57,7 +60,7 @@ from redis.exceptions import RedisError
 from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.metrics import Metrics
-from server.node.session import LOGIN_ATTEMPTS_PER_ADDRESS, AddressLimits
+from server.node.session import LOGIN_ATTEMPTS_PER_ADDRESS, REPORTS_PER_HOUR, AddressLimits
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +110,8 @@ end
 return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 """
 
-# KEYS: the address's bucket. ARGV: burst, refill per second. nil if a new player may be made
+# KEYS: the address's bucket (or a reporter's). ARGV: burst, refill per second. nil if a new
+# player (a report) may be made
 # (and a token is taken), else the seconds until one may, rounded up to 0.1 s (a string: Redis
 # would cut a Lua number to an integer). TokenBucket's arithmetic, on Redis's clock.
 _NEW_PLAYER = _NOW_MS + """
@@ -168,8 +172,9 @@ class RedisAddressLimits(AddressLimits):
         self, client: aioredis.Redis, node: str, *, max_connections: int = 0,
         new_players: int = 0, ttl: float = LEASE_TTL, prefix: str = "qubic:",
         metrics: Metrics | None = None, password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
+        reports: int = REPORTS_PER_HOUR,
     ) -> None:
-        super().__init__(max_connections, new_players, password_attempts)
+        super().__init__(max_connections, new_players, password_attempts, reports)
         self.redis = client
         self.node = node
         self.ttl = ttl
@@ -180,6 +185,7 @@ class RedisAddressLimits(AddressLimits):
         self._conn_prefix = f"{prefix}limits:conn:"
         self._conn_key = self._conn_prefix + node
         self._new_prefix = f"{prefix}limits:new:"
+        self._report_prefix = f"{prefix}limits:report:"
         self._connect = client.register_script(_CONNECT)
         self._disconnect = client.register_script(_DISCONNECT)
         self._renew_script = client.register_script(_RENEW)
@@ -265,6 +271,20 @@ class RedisAddressLimits(AddressLimits):
         if not answered or answer is None:
             return None
         self._buckets[address].tokens += 1.0  # not made: this node's own bucket has it back
+        return float(answer)
+
+    async def add_report(self, name: str, now: float) -> float | None:
+        if not self.reports:
+            return None
+        wait = self.report(name, now)  # this node's own bucket: the floor
+        if wait is not None or self._closed:
+            return wait
+        answered, answer = await self._check(
+            self._new_player, keys=[self._report_prefix + name],
+            args=[self.reports, self.reports / 3600])
+        if not answered or answer is None:
+            return None
+        self._reports[name].tokens += 1.0  # not made: this node's own bucket has it back
         return float(answer)
 
     async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:

@@ -76,7 +76,7 @@ class ClusterRouter(Router):
     ) -> None:
         frame = b"" if message is None else encode(message)
         forward = Forward(kind, game_id, frame, peer.node, peer.session, peer.name,
-                          peer.has_open)
+                          peer.has_open, moderator=peer.moderator)
         await self.route(forward, message)
 
     def leave(self, session: Session, game_id: str) -> None:
@@ -97,7 +97,8 @@ class ClusterRouter(Router):
             raise Unavailable("the cluster cannot be reached (Redis); try again", self.ttl)
         for _ in range(3):
             if ownership.owns(game_id):
-                peer = Peer(forward.node, forward.session, forward.name, forward.has_open)
+                peer = Peer(forward.node, forward.session, forward.name, forward.has_open,
+                            forward.moderator)
                 try:
                     await self.execute(peer, forward.kind, game_id, message)
                 except RoomMoved:

@@ -39,6 +39,7 @@ class Forward(Envelope, tag="f"):
     name: str
     has_open: bool
     hops: int = 0
+    moderator: bool = False  # a moderator's session: hears both chats of a game it watches
 
 
 class Reply(Envelope, tag="r"):

@@ -66,13 +66,15 @@ class GameRoom(RoomState):
     # -- presence --------------------------------------------------------------------------
 
     def join(
-        self, player: PlayerId, name: str, now: float, since: int | None = None
+        self, player: PlayerId, name: str, now: float, since: int | None = None,
+        moderator: bool = False,
     ) -> list[Outbound]:
-        """``player`` opens the game: retakes its seat or watches; it gets state or catch-up."""
+        """``player`` opens the game: retakes its seat or watches; it gets state or catch-up
+        (a ``moderator`` watching: with both chats)."""
         events = self.connected(player, now) if self.side_of(player) is not None else []
         if self.side_of(player) is None:
             self.spectators[player] = name
-        return events + self.catch_up(player, since, now)
+        return events + self.catch_up(player, since, now, moderator)
 
     def leave(self, player: PlayerId, now: float) -> list[Outbound]:
         """``player`` closed the game (its last connection to it)."""
@@ -278,7 +280,8 @@ class GameRoom(RoomState):
         """Say ``text`` (already checked by the protocol) in the game's chat: a seated
         player's line reaches the two players only, a spectator's the spectators only (as on
         lichess: strangers watching cannot speak to the players), unless the host has turned
-        spectators' chat off."""
+        spectators' chat off. Moderators watching read both (``Audience.SEATS``) and speak
+        in the spectators'."""
         side = self.side_of(player)
         if side is None and player not in self.spectators:
             raise RoomError("open the game before you chat in it", ErrorCode.NOT_SEATED)

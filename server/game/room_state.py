@@ -55,7 +55,8 @@ class Audience(enum.Enum):
     ROOM = "room"  # the seated players and every spectator
     PLAYER = "player"  # only ``Outbound.player``
     OTHERS = "others"  # everyone in the room but ``Outbound.player``
-    SEATS = "seats"  # only the seated players, ``Outbound.players`` (the players' chat)
+    SEATS = "seats"  # the seated players, ``Outbound.players``, and the moderators watching
+    # (the players' chat)
     SPECTATORS = "spectators"  # everyone in the room but ``Outbound.players`` (theirs)
 
 
@@ -194,8 +195,10 @@ class RoomState:
             running=None if ticking is None else COLOURS[ticking],
         )
 
-    def snapshot(self, player: PlayerId | None, now: float) -> GameState:
-        """The full state as ``player`` should see it (``you`` is its colour if seated)."""
+    def snapshot(self, player: PlayerId | None, now: float, moderator: bool = False
+                 ) -> GameState:
+        """The full state as ``player`` should see it (``you`` is its colour if seated; a
+        ``moderator`` watching is shown both chats)."""
         side = None if player is None else self.side_of(player)
         return GameState(
             id=self.id,
@@ -212,7 +215,7 @@ class RoomState:
             rematch=[COLOURS[s] for s in sorted(self.rematch)],
             end=self.end,
             spectators=len(self.spectators),
-            chat=[line for line in self._chat if self._hears(line, side)],
+            chat=[line for line in self._chat if self._hears(line, side, moderator)],
             spectator_chat=self.spectator_chat,
             rematch_game=self.rematch_game,
         )
@@ -223,16 +226,19 @@ class RoomState:
             return None
         return [event for event in self._history if event.version > version]
 
-    def catch_up(self, player: PlayerId, version: int | None, now: float) -> list[Outbound]:
-        """What ``player`` needs to be current: the missed events, else a full snapshot.
+    def catch_up(self, player: PlayerId, version: int | None, now: float,
+                 moderator: bool = False) -> list[Outbound]:
+        """What ``player`` needs to be current: the missed events, else a full snapshot
+        (a ``moderator`` watching hears both chats).
 
         A replayed ``presence`` that is still the side's latest, with that side still away,
         says how long it is *now* until a claim (its ``claim_in`` is of the replay's time)."""
         missed = None if version is None else self.since(version)
         if missed is None:
-            return [Outbound(self.snapshot(player, now), Audience.PLAYER, player)]
+            return [Outbound(self.snapshot(player, now, moderator), Audience.PLAYER, player)]
         side = self.side_of(player)
-        missed = [e for e in missed if not isinstance(e, ChatLine) or self._hears(e, side)]
+        missed = [e for e in missed
+                  if not isinstance(e, ChatLine) or self._hears(e, side, moderator)]
         latest = {event.side: event for event in missed if isinstance(event, Presence)}
         replayed = [
             self._presence_event(COLOURS.index(e.side), now, e.version)
@@ -263,10 +269,11 @@ class RoomState:
         raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
 
     @staticmethod
-    def _hears(line: ChatLine, side: int | None) -> bool:
+    def _hears(line: ChatLine, side: int | None, moderator: bool = False) -> bool:
         """Whether a receiver seated on ``side`` (None: a spectator) is shown ``line``: the
-        players' chat is the players', the spectators' chat the spectators'."""
-        return (line.side is None) == (side is None)
+        players' chat is the players', the spectators' chat the spectators'; a moderator
+        watching (not seated) hears both, so that a line of either can be removed."""
+        return (line.side is None) == (side is None) or (moderator and side is None)
 
     def _seated(self) -> tuple[PlayerId, PlayerId]:
         return self.seats[X].player, self.seats[O].player

@@ -23,6 +23,7 @@ from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
 from server.http.admin_api import add_admin_api, admin_paths
 from server.http.openapi_parts import answer, limit_parameter, path_parameter
+from server.http.rate import Limits, limited
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
@@ -125,14 +126,21 @@ class ApiReviewPending(msgspec.Struct, kw_only=True):
     state: str = "computing"
 
 
-def add_api(app: web.Application) -> None:
-    """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub."""
+PLAYER_GAMES_RATE = 2.0  # /api/players/{name}/games a second per address (--player-games-rate)
+
+
+def add_api(app: web.Application, player_games_rate: float = PLAYER_GAMES_RATE) -> None:
+    """Route ``/api/*`` on ``app``, whose ``HUB_KEY`` holds the hub; a player's games
+    (a query of the database per page) ``player_games_rate`` times a second per client
+    address (``server.http.rate``)."""
     app.router.add_get("/api/openapi.json", api_openapi)
     app.router.add_get("/api/lobby", api_lobby)
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}.txt", api_game_text)
     app.router.add_get(f"/api/games/{{id:{GAME_ID}}}", api_game)
     app.router.add_get("/api/players/{name}", api_player)
-    app.router.add_get("/api/players/{name}/games", api_player_games)
+    app.router.add_get("/api/players/{name}/games", limited(
+        Limits(player_games_rate), "too many pages of games asked: wait a moment",
+        api_player_games))
     app.router.add_get("/api/leaderboard", api_leaderboard)
     add_admin_api(app, HUB_KEY)  # /api/admin/* (server/http/admin_api.py)
 
@@ -274,13 +282,13 @@ async def api_openapi(request: web.Request) -> web.Response:
 
 
 def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any,
-                  refused: Any) -> dict[str, Any]:
+                  refused: Any, too_many: Any) -> dict[str, Any]:
     """The routes of server/http/puzzles_api.py."""
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     no_token = answer({"$ref": "#/components/schemas/ApiError"},
                       "`not_authenticated` (no token) or `bad_token`")
     puzzle_id = path_parameter("id", PUZZLE_ID)
-    return {
+    paths: dict[str, Any] = {
         "/api/puzzles/next": {"get": {
             "summary": "A puzzle near your puzzle rating that you have not finished",
             "security": bearer,
@@ -324,6 +332,10 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
             "responses": {"200": answer(result, "the judgement"), "400": refused,
                           "401": no_token, "403": refused, "404": refused}}},
     }
+    for route in paths.values():  # all of them behind one rate per address (--puzzles-rate)
+        for operation in route.values():
+            operation["responses"]["429"] = too_many
+    return paths
 
 
 def openapi() -> dict[str, Any]:
@@ -336,6 +348,8 @@ def openapi() -> dict[str, Any]:
         msgspec.json.schema_components(answers, ref_template="#/components/schemas/{name}"))
 
     refused = answer(error, "refused: `code` says why")
+    too_many = answer(error, "`rate_limited`: too many requests from your address; try "
+                             "again after Retry-After seconds")
     admin, admin_schemas, security = admin_paths()
     game_id = path_parameter("id", GAME_ID)
     player_name = path_parameter("name", NAME_PATTERN)
@@ -388,7 +402,7 @@ def openapi() -> dict[str, Any]:
                                 "schema": {"type": "string", "pattern": f"^{GAME_ID}$"}},
                                limit_parameter(PAGE_MAX, PAGE_DEFAULT)],
                 "responses": {"200": answer(history, "the player and the page"),
-                              "400": refused,
+                              "400": refused, "429": too_many,
                               "404": answer(error, "`no_such_player`, or `no_such_game`: "
                                                    "`before` is not one of their games")}}},
             "/api/leaderboard": {"get": {
@@ -409,11 +423,10 @@ def openapi() -> dict[str, Any]:
                                     "commas or +", "schema": {"type": "string"}}],
                 "responses": {"200": answer(verdict, "the verdicts, best move first"),
                               "400": refused,
-                              "429": answer(error, "`rate_limited`: try again after "
-                                                   "Retry-After seconds"),
+                              "429": too_many,
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
-            **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused),
+            **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused, too_many),
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",

@@ -30,8 +30,9 @@ from server.http.logs import AccessLogger
 from server.http.loop import run as run_loop
 from server.http.ops import add_ops_routes, start_ops_listener
 from server.http.puzzles_api import add_puzzles
+from server.http.rate import ADDRESS_KEY
 from server.http.review import add_review
-from server.http.solve import ADDRESS_KEY, TRUTH_KEY, add_solve
+from server.http.solve import TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
@@ -215,14 +216,15 @@ async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
     if links is None:
         return AddressLimits(config.max_connections_per_address,
                              config.new_players_per_address,
-                             config.password_attempts_per_address)
+                             config.password_attempts_per_address, config.reports_per_hour)
     from server.cluster.address_limits import RedisAddressLimits
 
     assert config.redis_url is not None
     limits = await RedisAddressLimits.open(
         config.redis_url, links.node, max_connections=config.max_connections_per_address,
         new_players=config.new_players_per_address, ttl=config.lease_ttl, prefix=links.prefix,
-        metrics=metrics, password_attempts=config.password_attempts_per_address)
+        metrics=metrics, password_attempts=config.password_attempts_per_address,
+        reports=config.reports_per_hour)
     links.bus.watch_over(limits.redis)  # its idle connections dropped when Redis goes
     return limits
 
@@ -272,8 +274,8 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     app[PROXIES_KEY] = [ipaddress.ip_network(p, strict=False) for p in config.trusted_proxies]
     app.router.add_get("/ws", websocket)
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
-    add_api(app)  # /api/* (server/http/api.py)
-    add_puzzles(app)  # /api/puzzles/* (server/http/puzzles_api.py)
+    add_api(app, config.player_games_rate)  # /api/* (server/http/api.py)
+    add_puzzles(app, config.puzzles_rate)  # /api/puzzles/* (server/http/puzzles_api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
     add_solve(app, hub.truth, config.solve_rate)
     add_review(app)  # /api/games/{id}/review (server/http/review.py)

@@ -50,6 +50,9 @@ class ServerConfig:
     metrics_token: str | None = None  # /metrics asks for "Authorization: Bearer <token>"
     drain_after: float = 0.0  # at SIGTERM: tell the players, start no game, stop this late
     solve_rate: float = 2.0  # /api/solve questions a second per client address (burst 5x)
+    puzzles_rate: float = 5.0  # /api/puzzles/* requests a second per client address (burst 5x)
+    player_games_rate: float = 2.0  # /api/players/{name}/games a second per address (burst 5x)
+    reports_per_hour: int = 10  # reports a player may make at once, that many back an hour
     event_loop: str = "auto"  # "uvloop", "asyncio", or "auto": uvloop where it is installed
     reserved_names: tuple[str, ...] = ()  # refused to new players beside the built-in ones
     spectator_chat: bool = True  # spectators may chat among themselves

@@ -15,6 +15,10 @@ without it, ``bad_token`` with one no player holds).
   finished puzzles (public, as a player's games are);
 - ``POST /api/puzzles/{id}/attempt`` with ``{"moves": [...], "mode": "next"}``: judge your
   moves so far.
+
+Every one of them counts against one rate per client address (``--puzzles-rate``, 5 a second
+by default, a burst of five times that; ``server.http.rate``): past it, 429 ``rate_limited``
+with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from aiohttp import web
 from server.errors import ServerError, StoreError
 from server.game.records import PlayerRecord
 from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError
+from server.http.rate import Handler, Limits, limited
 from server.node.puzzles import Puzzles
 from server.protocol import ErrorCode
 
@@ -39,15 +44,25 @@ STATUS = {
 }
 
 
-def add_puzzles(app: web.Application) -> None:
-    """Route ``/api/puzzles/*`` on ``app`` (whose ``HUB_KEY`` holds the hub)."""
-    app.router.add_get("/api/puzzles/next", api_next)
-    app.router.add_get("/api/puzzles/daily", api_daily)
-    app.router.add_get("/api/puzzles/streak", api_streak)
-    app.router.add_get("/api/puzzles/history", api_history)
-    app.router.add_get(f"/api/puzzles/{{id:{PUZZLE_ID}}}", api_puzzle)
-    app.router.add_post(f"/api/puzzles/{{id:{PUZZLE_ID}}}/attempt", api_attempt)
-    app.router.add_get("/api/players/{name}/puzzles", api_player_puzzles)
+RATE = 5.0  # requests a second per client address to all of them (--puzzles-rate)
+
+
+def add_puzzles(app: web.Application, rate: float = RATE) -> None:
+    """Route ``/api/puzzles/*`` on ``app`` (whose ``HUB_KEY`` holds the hub), ``rate``
+    requests a second per client address."""
+    limits = Limits(rate)
+
+    def route(method: str, path: str, handler: Handler) -> None:
+        app.router.add_route(method, path, limited(
+            limits, "too many puzzle requests: wait a moment", handler))
+
+    route("GET", "/api/puzzles/next", api_next)
+    route("GET", "/api/puzzles/daily", api_daily)
+    route("GET", "/api/puzzles/streak", api_streak)
+    route("GET", "/api/puzzles/history", api_history)
+    route("GET", f"/api/puzzles/{{id:{PUZZLE_ID}}}", api_puzzle)
+    route("POST", f"/api/puzzles/{{id:{PUZZLE_ID}}}/attempt", api_attempt)
+    route("GET", "/api/players/{name}/puzzles", api_player_puzzles)
 
 
 def _puzzles(request: web.Request) -> Puzzles:

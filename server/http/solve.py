@@ -13,14 +13,12 @@ cell that is not one (``bad_cell``), a move on a taken cell (``illegal_move``), 
 the game was over (``game_over``), more moves than the board has cells or a query past
 ``MAX_QUERY`` characters (``bad_message``). Each client address may ask ``rate`` times a
 second (``--solve-rate``, 2 by default; a burst of five times that); past that, 429
-``rate_limited`` with ``Retry-After``.
+``rate_limited`` with ``Retry-After`` (``server.http.rate``).
 """
 
 from __future__ import annotations
 
-import math
 import re
-import time
 
 import msgspec
 from aiohttp import web
@@ -28,16 +26,13 @@ from aiohttp import web
 from engine import Board, GameOver, IllegalMove, NotationError, format_cell, parse_cell, variant
 from server.engine_pool.computer_moves import ComputerError
 from server.engine_pool.truth import TruthPool
-from server.node.session import TokenBucket
+from server.http.rate import Limits, limited
 from server.protocol import VARIANTS, ErrorCode
 
 TRUTH_KEY = web.AppKey("truth", TruthPool)
-ADDRESS_KEY = web.AppKey("solve_address", object)  # request -> the client's address
 SOLVE_BUDGET = 1.0  # seconds of search for a position off the proof's tree
-RATE = 2.0  # requests a second per client address (the default of --solve-rate) ...
-BURST = 10  # ... and at once (five seconds' worth)
+RATE = 2.0  # requests a second per client address (the default of --solve-rate)
 MAX_QUERY = 2048
-MAX_BUCKETS = 10_000  # addresses remembered; the oldest are forgotten past this
 
 
 class ApiMoveVerdict(msgspec.Struct):
@@ -97,25 +92,6 @@ def parse_position(variant_name: str, moves: str) -> Board:
     return board
 
 
-class Limits:
-    """A token bucket per client address, forgetting the oldest past ``MAX_BUCKETS``."""
-
-    def __init__(self, rate: float = RATE) -> None:
-        self.rate, self.burst = rate, max(1, round(rate * 5))
-        self.buckets: dict[str, TokenBucket] = {}
-
-    def wait(self, address: str, now: float) -> float | None:
-        """None if ``address`` may ask now, else the seconds until it may."""
-        bucket = self.buckets.pop(address, None) or TokenBucket(self.rate, self.burst)
-        self.buckets[address] = bucket  # most recent last
-        if len(self.buckets) > MAX_BUCKETS:
-            self.buckets.pop(next(iter(self.buckets)))
-        return None if bucket.take(now) else max(0.01, bucket.wait(now))
-
-
-LIMITS_KEY = web.AppKey("solve_limits", Limits)
-
-
 def _refusal(status: int, code: ErrorCode, message: str,
              headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"code": code.value, "message": message}, status=status,
@@ -125,12 +101,6 @@ def _refusal(status: int, code: ErrorCode, message: str,
 async def api_solve(request: web.Request) -> web.Response:
     if len(request.query_string) > MAX_QUERY:
         return _refusal(400, ErrorCode.BAD_MESSAGE, f"the query is over {MAX_QUERY} characters")
-    address_of = request.app.get(ADDRESS_KEY)
-    address = address_of(request) if callable(address_of) else (request.remote or "")
-    wait = request.app[LIMITS_KEY].wait(address, time.monotonic())
-    if wait is not None:
-        return _refusal(429, ErrorCode.RATE_LIMITED, "too many positions asked: wait a moment",
-                        {"Retry-After": str(math.ceil(wait))})
     try:
         board = parse_position(request.query.get("variant", "4x4x4"),
                                request.query.get("moves", ""))
@@ -155,5 +125,5 @@ async def api_solve(request: web.Request) -> web.Response:
 
 def add_solve(app: web.Application, truth: TruthPool, rate: float = RATE) -> None:
     app[TRUTH_KEY] = truth
-    app[LIMITS_KEY] = Limits(rate)
-    app.router.add_get("/api/solve", api_solve)
+    app.router.add_get("/api/solve", limited(Limits(rate), "too many positions asked: wait a "
+                                             "moment", api_solve))

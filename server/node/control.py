@@ -13,21 +13,31 @@ lever to reach every node within a second, and a command line needs no address o
 
 Adding a lever that acts on running nodes is one more Struct in ``Action`` and one more case
 in ``Control.act``; old rows are pruned after ``KEPT``.
+
+On ``/metrics``: ``qubic_control_actions_total{kind}``, the actions carried out here by kind
+(each is at 0 from the start; an action about a game changes something only on the node that
+holds it, but is counted on every node that read it), ``qubic_control_action_failures_total``
+(actions this node could not read or carry out) and ``qubic_control_poll_seconds``, a
+histogram of how long each look at the table took, its actions included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import assert_never
+from functools import partial
+from typing import assert_never, get_args
 
 import msgspec
 
 from server.errors import ServerError, StoreError
+from server.metrics import LAG_BUCKETS
 from server.node.delivery import Peer
 from server.node.room_interfaces import SoleOwnership
 from server.node.rooms import Action as RoomChange
@@ -108,6 +118,9 @@ Action = (
 )
 """Every action the control channel carries."""
 
+KINDS: tuple[str, ...] = tuple(str(kind.__struct_config__.tag) for kind in get_args(Action))
+"""The ``do`` of every action, as ``/metrics`` labels them."""
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Action)
 
@@ -145,9 +158,23 @@ class Control:
         self.interval = interval
         self.mutes: dict[str, Muted] = {}  # player (as registered) -> the mute heard of here
         self.last = 0  # the newest action carried out (or found at start-up)
-        self.acted = 0  # actions carried out here, for the tests and /metrics
+        self.acted = 0  # actions read here (carried out or failed), for the tests
+        self.applied: Counter[str] = Counter()  # actions carried out here, by kind
+        # how long each poll took: counts over metrics.LAG_BUCKETS and +Inf, and their sum
+        self.poll_buckets = [0] * (len(LAG_BUCKETS) + 1)
+        self.poll_seconds = 0.0
         self._task: asyncio.Task[None] | None = None
         self._pruned = 0.0
+        self._register_metrics()
+
+    def _register_metrics(self) -> None:
+        metrics = self.rooms.metrics
+        for kind in KINDS:
+            applied = partial(self.applied.__getitem__, kind)  # 0 until one is carried out
+            metrics.gauges[f'control_actions{{kind="{kind}"}}'] = applied
+        metrics.counters.setdefault("control_action_failures", 0)  # in /metrics from the start
+        metrics.histograms["control_poll_seconds"] = lambda: (self.poll_buckets,
+                                                              self.poll_seconds)
 
     async def start(self) -> None:
         """Start polling after the newest action there is now."""
@@ -180,19 +207,34 @@ class Control:
                 failing = False
 
     async def poll(self) -> None:
-        """Carry out every action written since the last one seen."""
+        """Carry out every action written since the last one seen (timed for /metrics,
+        whether it succeeds or not)."""
+        started = time.perf_counter()
+        try:
+            await self._poll_once()
+        finally:
+            took = time.perf_counter() - started
+            self.poll_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
+            self.poll_seconds += took
+
+    async def _poll_once(self) -> None:
         store = self.rooms.store
         for row_id, text in await store.query(control_since(self.last)):
             self.last = row_id
+            self.acted += 1
             try:
-                await self.act(decode_action(text))
+                action = decode_action(text)
+                await self.act(action)
             except (msgspec.ValidationError, msgspec.DecodeError):
                 log.warning("control: action %d is not one this node knows: %s", row_id, text)
             except ServerError as error:
                 log.warning("control: action %d failed here: %s", row_id, error)
             except Exception:
                 log.exception("control: action %d failed here", row_id)
-            self.acted += 1
+            else:
+                self.applied[str(action.__struct_config__.tag)] += 1
+                continue
+            self.rooms.metrics.count("control_action_failures")
         if time.monotonic() - self._pruned > PRUNE_EVERY:
             self._pruned = time.monotonic()
             await store.apply(prune_control(time.time() - KEPT))

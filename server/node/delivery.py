@@ -60,16 +60,18 @@ def game_topic(game_id: str) -> str:
 class Peer:
     """A session as a game's owner sees it: its node, its id there, its player, and whether
     it has the game open (then the game's events, and a reply after them, reach it in the
-    game's batches). On the embedded server every peer's node is ``""``."""
+    game's batches), and whether its player is a moderator (a game it watches shows it both
+    chats). On the embedded server every peer's node is ``""``."""
 
     node: str
     session: int
     name: str
     has_open: bool = False
+    moderator: bool = False
 
     @classmethod
     def of(cls, session: Session, node: str = "", has_open: bool = False) -> Peer:
-        return cls(node, session.id, session.name or "", has_open)
+        return cls(node, session.id, session.name or "", has_open, session.moderator)
 
 
 class Item(msgspec.Struct, array_like=True):
@@ -269,8 +271,8 @@ class Delivery:
                 targets = present
             elif item.audience == Audience.PLAYER.value:
                 targets = [s for s in present if s.name == item.player]
-            elif item.audience == Audience.SEATS.value:
-                targets = [s for s in present if s.name in item.players]
+            elif item.audience == Audience.SEATS.value:  # and the moderators watching
+                targets = [s for s in present if s.name in item.players or s.moderator]
             elif item.audience == Audience.SPECTATORS.value:
                 targets = [s for s in present if s.name not in item.players]
             else:

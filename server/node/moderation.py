@@ -3,12 +3,15 @@ reporters and moderators.
 
 - ``admit``: at ``hello``, a banned player (by name, whatever the address) or address is
   refused with ``banned`` and the reason; a mute in force is noted for ``check_chat``; the
-  player's roles go into the welcome.
+  player's roles go into the welcome, and a moderator's or admin's session is marked
+  ``moderator`` (a game it watches shows it the players' chat beside the spectators').
 - ``check_chat``: a muted player's chat is refused with ``muted``.
-- ``handle``: a ``report`` from anyone; the moderators' requests (remove a chat line, mute,
-  kick, ban, their undoing, the reports' queue) from a moderator or admin only
-  (``not_moderator``), and against another moderator or an admin from an admin only. Each
-  pulls a lever of ``server.node.levers``, which the control channel carries to every node.
+- ``handle``: a ``report`` from anyone (so many an hour per player, ``too_many_reports``
+  past that, counted for the whole cluster as the other limits are); the moderators'
+  requests (remove a chat line, mute, kick, ban, their undoing, the reports' queue) from a
+  moderator or admin only (``not_moderator``), and against another moderator or an admin
+  from an admin only. Each pulls a lever of ``server.node.levers``, which the control
+  channel carries to every node.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from __future__ import annotations
 import time
 from typing import assert_never
 
-from server.errors import ServerError
+from server.errors import LimitReached, ServerError
 from server.node import levers
 from server.node.control import Control
-from server.node.session import Session
+from server.node.session import AddressLimits, Session
 from server.protocol import (
     Ack,
     BanPlayer,
@@ -46,8 +49,9 @@ QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 class Moderation:
     """The hub's part for bans, mutes, reports and moderators' requests."""
 
-    def __init__(self, control: Control) -> None:
+    def __init__(self, control: Control, limits: AddressLimits) -> None:
         self.control = control
+        self.limits = limits
 
     @property
     def store(self) -> Store:
@@ -67,7 +71,9 @@ class Moderation:
         mutes = [s for s in found if s.kind == "mute"]
         if mutes:
             self.control.note_mute(name, mutes[-1].expires, mutes[-1].reason)
-        return sorted(await levers.roles_of(self.store, name))
+        roles = await levers.roles_of(self.store, name)
+        session.moderator = not roles.isdisjoint(MODERATORS)  # reads both chats of a game
+        return sorted(roles)
 
     def check_chat(self, session: Session) -> None:
         """Refuse the chat of a muted player (``muted``)."""
@@ -83,6 +89,10 @@ class Moderation:
         assert name is not None
         store = self.store
         if isinstance(message, ReportPlayer):
+            wait = await self.limits.add_report(name, self.control.rooms.now())
+            if wait is not None:
+                raise LimitReached("you have reported a lot lately: wait a while",
+                                   ErrorCode.TOO_MANY_REPORTS, wait)
             await levers.report(store, name, message.name, message.reason, message.game)
             session.send(Ack(ref=message.id))
             return

@@ -266,7 +266,7 @@ class Rooms:
         async with self.locks[room.id]:
             self._still_here(room)
             self._opened(room.id, peer)
-            events = room.join(peer.name, peer.name, self._loop.time(), since)
+            events = room.join(peer.name, peer.name, self._loop.time(), since, peer.moderator)
             replied = not ack
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):

@@ -33,6 +33,7 @@ CLOSE_REVOKED = 4001  # the device's token was revoked (docs/protocol.md)
 LOGIN_ATTEMPTS_PER_NAME = (10, 120.0)  # password attempts on one name: at once, back an hour
 LOGIN_ATTEMPTS_PER_ADDRESS = (30, 360.0)  # password attempts from one address: the same
 LOGIN_REFILL = 12  # either bucket takes back 12 times its burst an hour
+REPORTS_PER_HOUR = 10  # reports one player may make: at once, and back an hour
 
 _ids = itertools.count(1)
 
@@ -80,11 +81,14 @@ class AddressLimits:
     whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
 
     def __init__(self, max_connections: int = 0, new_players: int = 0,
-                 password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0]) -> None:
+                 password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
+                 reports: int = REPORTS_PER_HOUR) -> None:
         self.max_connections = max_connections
         self.new_players = new_players
+        self.reports = reports  # a player's reports: at once, and back an hour; 0: no limit
         self.connections: Counter[str] = Counter()
         self._buckets: dict[str, TokenBucket] = {}
+        self._reports: dict[str, TokenBucket] = {}  # by reporter's name
         self.login_per_name = LOGIN_ATTEMPTS_PER_NAME  # (burst, an hour); burst 0: no limit
         self.login_per_address = (password_attempts, password_attempts * float(LOGIN_REFILL))
         self._logins: dict[str, TokenBucket] = {}  # "name:<key>" and "address:<address>"
@@ -105,14 +109,14 @@ class AddressLimits:
         """Count a new player made from ``address``: None if allowed, else the seconds to wait."""
         if not self.new_players:
             return None
-        bucket = self._buckets.get(address)
-        if bucket is None:
-            if len(self._buckets) > 100_000:  # forget full buckets: they hold no information
-                self._buckets = {a: b for a, b in self._buckets.items() if not b.full(now)}
-            bucket = self._buckets[address] = TokenBucket(self.new_players / 3600, self.new_players)
-        if bucket.take(now):
+        return _take(self._buckets, address, self.new_players, now)
+
+    def report(self, name: str, now: float) -> float | None:
+        """Count one ``report`` by the player ``name``: None if allowed, else the seconds
+        to wait (a bucket of ``reports`` that refills at that many an hour)."""
+        if not self.reports:
             return None
-        return bucket.wait(now)
+        return _take(self._reports, name, self.reports, now)
 
     def login_attempt(self, address: str, name: str, now: float) -> float | None:
         """Count one password attempt (``login``, ``recover``, a ``set_password`` with the
@@ -159,6 +163,10 @@ class AddressLimits:
         """A connection counted by ``add_connection`` has closed."""
         self.disconnect(address)
 
+    async def add_report(self, name: str, now: float) -> float | None:
+        """Count one ``report`` by ``name`` (``report``); the cluster's count is Redis's."""
+        return self.report(name, now)
+
     async def add_player(self, address: str, now: float) -> float | None:
         """Count a new player made from ``address``: None if allowed, else the seconds to wait
         (``now``: the hub's clock; the cluster's count uses Redis's)."""
@@ -166,6 +174,20 @@ class AddressLimits:
 
     async def close(self) -> None:
         """Nothing to give back here; the cluster's count takes this node's out."""
+
+
+def _take(buckets: dict[str, TokenBucket], key: str, per_hour: int, now: float) -> float | None:
+    """Take a token from ``key``'s bucket (``per_hour`` at once, that many back an hour):
+    None if there was one, else the seconds until there is."""
+    bucket = buckets.get(key)
+    if bucket is None:
+        if len(buckets) > 100_000:  # forget full buckets: they hold no information
+            for full in [k for k, b in buckets.items() if b.full(now)]:
+                del buckets[full]
+        bucket = buckets[key] = TokenBucket(per_hour / 3600, per_hour)
+    if bucket.take(now):
+        return None
+    return bucket.wait(now)
 
 
 class Session:
@@ -183,6 +205,7 @@ class Session:
         self.peer = peer
         self.player: PlayerRecord | None = None
         self.device: int | None = None  # the device whose token opened the session
+        self.moderator = False  # its player was a moderator or admin at hello: sees both chats
         self.rooms: set[str] = set()
         self.lobby = False
         self.bucket = TokenBucket(rate, burst)

@@ -95,3 +95,4 @@ class ErrorCode(enum.StrEnum):
     NOT_MODERATOR = "not_moderator"
     NOT_ADMIN = "not_admin"
     NO_SUCH_REPORT = "no_such_report"
+    TOO_MANY_REPORTS = "too_many_reports"

@@ -93,3 +93,46 @@ async def test_a_player_reports_from_a_chat_line_and_a_kick_keeps_the_page_away(
         assert await page.text_content("#who .name") == "ann"
         await bob.ws.close()
         assert tab.dialogs == [] and tab.errors == []
+
+
+async def test_a_moderator_watching_sees_both_chats_marked_and_removes_a_players_line(
+    tmp_path: Path,
+) -> None:
+    """The players' chat reaches a moderator's screen beside the spectators', each line
+    saying which chat it is in; its removal takes it off the players' screens too."""
+    async with web_helpers.browser() as chromium, \
+            web_helpers.running_server(tmp_path / "q.db") as running:
+        tab = await web_helpers.Page.open(chromium, running.http_url + "/")
+        page = tab.page
+        await tab.enter("marta")
+        await levers.grant(running.store, "test", "marta", "moderator")
+        await page.reload()
+        await page.wait_for_selector("#moderation:not([hidden]) h2")
+        ann = await web_helpers.client(running, "ann")
+        bob = await web_helpers.client(running, "bob")
+        created = await ann.request(t="private_create", colour="x")
+        await bob.send(t="private_join", code=created["code"])
+        game = (await ann.expect("game"))["id"]
+        await bob.expect("game")
+        await page.evaluate("(id) => { location.hash = `game=${id}`; }", game)
+        await tab.in_game()
+        assert await page.text_content(".chat-title") == "Both chats"
+        cleo = await web_helpers.client(running, "cleo")
+        await cleo.request(t="watch", game=game)
+        await cleo.request(t="chat", game=game, text="go ann")
+        await ann.request(t="chat", game=game, text="you play like a fool")
+        line = (await bob.expect("chat", text="you play like a fool"))["version"]
+        said = f'.chat-log li[data-line="{line}"]'
+        await page.wait_for_selector(said + " .chat-tool.remove")
+        assert await page.text_content(said + " .channel") == "players"
+        assert await page.text_content('.chat-log li[data-channel="spectators"] .channel') \
+            == "spectators"
+        await page.click(said + " .chat-tool.remove")
+        for player in (ann, bob):
+            assert (await player.expect("chat_removed", game=game))["line"] == line
+        await page.wait_for_function(
+            "() => document.querySelectorAll('.chat-log li').length === 1")
+        assert (await cleo.request(t="watch", game=game))["chat"][0]["text"] == "go ann"
+        for client in (ann, bob, cleo):
+            await client.ws.close()
+        assert tab.dialogs == [] and tab.errors == []

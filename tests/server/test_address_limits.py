@@ -92,6 +92,19 @@ async def test_new_players_of_one_address_share_one_bucket_on_every_node(redis_u
         assert a.new_player(ADDRESS, 0.0) is None
 
 
+async def test_a_players_reports_share_one_bucket_on_every_node(redis_url: str) -> None:
+    async with limits_on(redis_url, "a", "b", reports=2) as (a, b):
+        assert await a.add_report("ann", 0.0) is None
+        assert await b.add_report("ann", 0.0) is None
+        # the third, on either node: one back every 30 minutes
+        assert await a.add_report("ann", 0.0) == pytest.approx(1800.0, abs=1.0)
+        assert await b.add_report("ann", 0.0) == pytest.approx(1800.0, abs=1.0)
+        assert await b.add_report("bob", 0.0) is None  # another player: their own
+        assert "qubic:limits:report:ann" in await keys(redis_url)
+        # a refusal by the cluster gives the node's own bucket its token back
+        assert a.report("ann", 0.0) is None
+
+
 async def test_connections_of_one_address_are_counted_over_every_node(redis_url: str) -> None:
     async with limits_on(redis_url, "a", "b", "c", max_connections=2) as (a, b, c):
         assert await a.add_connection(ADDRESS) and await b.add_connection(ADDRESS)

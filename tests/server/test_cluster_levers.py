@@ -120,3 +120,31 @@ async def test_a_revoked_devices_socket_on_another_node_is_closed(nodes: Nodes) 
             await laptop.recv(10)
     assert laptop.ws.close_code == 4001
     assert (await ann.request(t="ping"))["t"] == "pong"  # the revoking device stays
+
+
+async def test_a_moderator_on_a_node_that_does_not_hold_the_game_reads_and_removes_the_players_chat(
+    nodes: Nodes,
+) -> None:
+    """The players' chat reaches a moderator watching from another node than the game's
+    (and its state there shows both chats); a spectator beside it reads only theirs."""
+    first = await nodes.client("a", "marta")
+    assert (await admin(nodes, "grant", "marta", "moderator"))[0] == 0
+    ann, bob = await nodes.client("a", "ann"), await nodes.client("a", "bob")
+    game = await private_game(nodes, "a", ann, bob)
+    held = await owner(nodes, game)
+    elsewhere = [node for node in "abc" if node != held]
+    await ann.request(t="chat", game=game, text="said before")
+    await bob.expect("chat", text="said before")
+    eve = await nodes.client(elsewhere[0], "eve")
+    mod = await nodes.client(elsewhere[0], token=first.token)
+    state = await mod.request(t="watch", game=game)
+    assert [(c["text"], c["side"]) for c in state["chat"]] == [("said before", "x")]
+    assert (await eve.request(t="watch", game=game))["chat"] == []
+    await ann.request(t="chat", game=game, text="rude words")
+    line = (await mod.expect("chat", text="rude words"))["version"]
+    await eve.request(t="chat", game=game, text="from the stands")
+    assert (await eve.expect("chat"))["text"] == "from the stands"  # not the players' line
+    assert (await mod.expect("chat", text="from the stands"))["side"] is None
+    assert (await mod.request(t="remove_chat", game=game, line=line))["t"] == "ack"
+    for client in (ann, bob, mod):
+        assert (await client.expect("chat_removed", game=game))["line"] == line

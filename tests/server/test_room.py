@@ -596,3 +596,21 @@ def test_a_computer_game_is_abandoned_when_its_human_has_left() -> None:
     assert room.abandoned_since() == 5.0  # the computer never counts as someone in the game
     (end,) = only(room.abandon(900.0), GameEnd)
     assert (end.result, end.reason) == ("0-1", "abandoned")
+
+
+def test_a_moderator_watching_is_shown_both_chats_and_a_seated_one_only_the_players() -> None:
+    room = new_room()
+    room.join(EVE, "Eve", 0.0)
+    room.join("marta", "Marta", 0.0, moderator=True)
+    room.chat(ANN, "players'", 1.0)
+    room.chat(EVE, "spectators'", 2.0)
+
+    def shown(player: str, moderator: bool) -> list[str]:
+        return [line.text for line in room.snapshot(player, 3.0, moderator).chat]
+
+    assert shown("marta", True) == ["players'", "spectators'"]
+    assert shown(EVE, False) == ["spectators'"]
+    assert shown(ANN, True) == ["players'"]  # a moderator who plays is a player here
+    caught = room.join("marta", "Marta", 3.0, since=0, moderator=True)
+    assert [e.message.text for e in caught if isinstance(e.message, ChatLine)] == \
+        ["players'", "spectators'"]

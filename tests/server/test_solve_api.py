@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from conftest import Server
 
-from server.http import solve
+from server.http import rate, solve
+
+BURST = rate.Limits(solve.RATE).burst
 
 
 def fetch(server: Server, query: str) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -48,10 +50,10 @@ async def test_bad_positions_are_refused_with_their_code(
 
 
 async def test_a_flood_of_questions_is_limited_per_address(server: Server) -> None:
-    answers = [await get(server, "moves=1a1+1a1") for _ in range(solve.BURST + 3)]
+    answers = [await get(server, "moves=1a1+1a1") for _ in range(BURST + 3)]
     statuses = [status for status, _, _ in answers]
-    assert statuses[:solve.BURST] == [400] * solve.BURST
-    assert 429 in statuses[solve.BURST:]
+    assert statuses[:BURST] == [400] * BURST
+    assert 429 in statuses[BURST:]
     limited = next(a for a in answers if a[0] == 429)
     assert limited[1]["code"] == "rate_limited" and int(limited[2]["Retry-After"]) >= 1
     status, body, _ = await get(server, "moves=1a1+1a1")  # still limited, not crashed

@@ -6,6 +6,7 @@ import { fill, h } from "./dom.js";
 import { other, SIDES } from "./game.js";
 import { formatClock, formatClockSpec } from "./protocol.js";
 import { LevelsView } from "./levels.js";
+import { isModerator } from "./moderation.js";
 import { nameLink } from "./player.js";
 
 export class GameView {
@@ -326,13 +327,18 @@ export class GameView {
     const model = this.model;
     // Two chats (docs/protocol.md): a seated player is in the players', a spectator in the
     // spectators'; neither sees the other's. Say which, and that it is off if the host says so.
+    // A moderator watching is sent both, so each line says which chat it is in.
     const seated = model.you !== null;
+    const both = !seated && isModerator(this.app.me);
     const open = seated || model.spectatorChat;
-    this.chatTitle.textContent = seated ? "Players' chat" : "Spectators' chat";
+    this.chatTitle.textContent = seated ? "Players' chat" : both ? "Both chats" : "Spectators' chat";
     this.chatNote.textContent = seated ? "Only you two read it." :
+      both ? "You moderate: you read the players' chat too; you write in the spectators'." :
       open ? "Only spectators read it; the players do not." : "Spectators' chat is off on this server.";
     this.chatInput.disabled = !open;
-    const lines = model.chat.map((c) => h("li", { "data-line": c.version },
+    const channel = (c) => both ? h("span", { class: "channel" }, c.side ? "players" : "spectators") : null;
+    const lines = model.chat.map((c) => h("li", { "data-line": c.version,
+      "data-channel": c.side ? "players" : "spectators" }, channel(c),
       h("span", { class: `who ${c.side || "spectator"}` }, c.name), ": ",
       h("span", { class: "text" }, c.text), this.act.chatTools(c, model.id)));
     const stick = this.chatLog.scrollTop + this.chatLog.clientHeight >= this.chatLog.scrollHeight - 4;
