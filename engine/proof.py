@@ -440,8 +440,9 @@ class _Walker:
         self.shipped = dict(self.prover.strategy.heights)
         self.prover.heights.update(self.shipped)
 
-    def height(self, board: Board, seconds: float) -> int | None:
+    def height(self, board: Board, seconds: float, positions: int = 0) -> int | None:
         prover = self.prover
+        prover.limit = positions
         if len(prover.heights) > WALK_CACHE:
             prover.heights.clear()
             prover.heights.update(self.shipped)
@@ -459,15 +460,22 @@ def _walker() -> _Walker:
     return _Walker()
 
 
-def strategy_height(board: Board, seconds: float = 0.1) -> int | None:
+def strategy_height(board: Board, seconds: float = 0.1, positions: int = 0) -> int | None:
     """Plies to X's win from ``board`` (either side to move) when X plays the shipped strategy
     and O resists longest, found by replaying it with no search; None when the position is
     off the proof (the strategy loses a line or is silent somewhere) or the replay takes more
-    than ``seconds`` (the first six plies' heights are shipped, so early positions are
-    instant)."""
+    than ``seconds`` or (unless 0) expands more than ``positions`` X positions not yet known
+    (the first six plies' heights are shipped, so early positions are instant)."""
     if board.geometry.name != VARIANT or board.outcome() is not None:
         return None
-    return _walker().height(board, seconds)
+    return _walker().height(board, seconds, positions)
+
+
+def proof_prover() -> Prover:
+    """The prover :func:`strategy_height` replays with (its compiled look-ups, the shipped
+    tables and the heights it has found), for callers that ask the proof many small questions
+    (:mod:`engine.resistance`); its ``tally`` counts the last replay's work."""
+    return _walker().prover
 
 
 def warm_up() -> float:

@@ -2,8 +2,10 @@
 :mod:`engine.proof`) wherever it covers the position, with no search; otherwise threat-space
 search inside PVS alpha-beta (see :mod:`engine.search`), the opening book
 (:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins the search
-does not see. When the search proves the game lost, the time it leaves goes to setting a trap
-(:mod:`engine.traps`): the losing move whose win is hardest to find.
+does not see. As O on 4x4x4 where the proof has O lost and the book is silent, the reply that
+makes X's win hardest (:mod:`engine.resistance`); elsewhere, when the search proves the game
+lost, the time it leaves goes to setting a trap (:mod:`engine.traps`): the losing move whose
+win is hardest to find.
 
 With its default options it plays as strongly as we can make it within the time it is given.
 Its options weaken it for the lower levels of the ladder: a depth cap, no threat search,
@@ -28,9 +30,10 @@ from engine.players.base import (
     parse_int,
 )
 from engine.proof import strategy_height
+from engine.resistance import choose as choose_resistance
 from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
 from engine.solver import Solver
-from engine.strategy import o_proved, strategy_move, x_proved
+from engine.strategy import strategy_move, x_proved
 from engine.traps import TrapFinder
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
@@ -41,7 +44,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 # (unless its threat search finds a win at the root: then it looks for a faster one instead)
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
-RESIST_SHARE = 0.8  # of a move's time, for the replays that rank O's replies when lost
+RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 
@@ -78,10 +81,15 @@ class MasterPlayer(Player):
         "proof": Option(parse_bool, True,
                         "as X on 4x4x4, play the proved strategy (engine/proof.py) at once on "
                         "the proof's tree (no depth cap only)"),
-        "resist": Option(parse_bool, False,
+        "resist": Option(parse_bool, True,
                          "as O on 4x4x4 in a position the proof has lost, play the reply "
-                         "whose line under the proved strategy is longest (no depth cap "
-                         "only; off by default: not yet measured against fallible X)"),
+                         "that makes X's win hardest (engine/resistance.py: the proof's "
+                         "longest line, then X's fewest winning replies, then traps; no "
+                         "depth cap only)"),
+        "bookfirst": Option(parse_bool, True,
+                            "with resist on, the opening book's move where the book has one, "
+                            "and the resistance only where it is silent (off: the "
+                            "resistance from O's first move)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -131,22 +139,22 @@ class MasterPlayer(Player):
                 cell, plies = played
                 return Decision(move=cell, elapsed=time.perf_counter() - started,
                                 forced=None if plies is None else Forced("win", plies))
-        if self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None:
+        if (self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None
+                and not (self.settings["bookfirst"] and self.book_move(board) is not None)):
             budget = limit.time if limit.time is not None else float(self.settings["time"])
-            resisted = _longest_resistance(board, started + RESIST_SHARE * budget)
+            finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
+            resisted = choose_resistance(board, started + RESIST_SHARE * budget, finder)
             if resisted is not None:
-                cell, plies = resisted
-                return Decision(move=cell, elapsed=time.perf_counter() - started,
-                                forced=Forced("loss", plies))
+                chosen = resisted[0]
+                return Decision(move=chosen.move, elapsed=time.perf_counter() - started,
+                                forced=Forced("loss", chosen.plies))
         forced_moves = _forced_moves(board)
         if forced_moves is not None:
             moves = forced_moves
         elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
             return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
-        if self.settings["book"] and forced_moves is None:
-            path = str(self.settings["bookfile"])
-            book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
-            cell = book.move(board)
+        if forced_moves is None:
+            cell = self.book_move(board)
             if cell is not None:
                 return Decision(move=cell, elapsed=time.perf_counter() - started)
         seconds = limit.time
@@ -172,12 +180,26 @@ class MasterPlayer(Player):
             self._set_trap(board, deadline, thought)
         return _decision(thought, time.perf_counter() - started)
 
+    def book_move(self, board: Board) -> Cell | None:
+        """The opening book's move here (the shipped book or ``bookfile``), or None (also
+        with ``book=off``)."""
+        if not self.settings["book"]:
+            return None
+        path = str(self.settings["bookfile"])
+        book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
+        return book.move(board)
+
+    def trap_finder(self, geometry: Geometry) -> TrapFinder:
+        """The trap model (its small tables kept between moves) for one board."""
+        finder = self._traps.get(geometry.name)
+        if finder is None:
+            finder = self._traps[geometry.name] = TrapFinder(geometry)
+        return finder
+
     def _set_trap(self, board: Board, deadline: float, thought: Thought) -> None:
         """Lost: the time the search left goes to choosing the losing move whose win is
         hardest for the opponent to find (:mod:`engine.traps`)."""
-        finder = self._traps.get(board.geometry.name)
-        if finder is None:
-            finder = self._traps[board.geometry.name] = TrapFinder(board.geometry)
+        finder = self.trap_finder(board.geometry)
         ranking = thought.ranking or [thought.move]
         move, _ = finder.choose(board, ranking, thought.scores, deadline - PROOF_LOOKUP)
         if move != thought.move:
@@ -230,26 +252,6 @@ def _proved_move(board: Board) -> tuple[Cell, int | None] | None:
     if cell is None or not x_proved(board):
         return None
     return cell, strategy_height(board, REPLAY)
-
-
-def _longest_resistance(board: Board, deadline: float) -> tuple[Cell, int] | None:
-    """O's reply with the longest line under the proved strategy, when the proof has O lost
-    here (every reply leaves X a position the proof proved) and every reply's line is found
-    by replaying the strategy before ``deadline``; None otherwise (then O searches)."""
-    if board.geometry.name != "4x4x4" or board.turn != 1 or not o_proved(board):
-        return None
-    best: tuple[Cell, int] | None = None
-    moves = board.legal_moves
-    for index, cell in enumerate(moves):
-        board.push(cell)
-        left = (deadline - time.perf_counter()) / (len(moves) - index)
-        plies = 0 if board.winning_line is not None else strategy_height(board, left)
-        board.pop()
-        if plies is None or left <= 0:
-            return None
-        if best is None or plies + 1 > best[1]:
-            best = (cell, plies + 1)
-    return best
 
 
 def _forced_moves(board: Board) -> list[Cell] | None:

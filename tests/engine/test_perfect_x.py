@@ -78,9 +78,10 @@ def test_lower_levels_keep_their_own_play() -> None:
     assert top.settings["depth"] == 64 and top.settings["proof"]
 
 
-def test_lost_o_resists_longest_with_the_option() -> None:
-    """master:resist=on as O where the proof has it lost: the reply with the longest line
-    under the strategy, reported as a proved loss in that many plies."""
+def test_lost_o_resists_longest() -> None:
+    """The master as O where the proof has it lost (and, with bookfirst=off, before its book
+    too): the reply with the longest line under the strategy, reported as a proved loss in
+    that many plies."""
     from engine.proof import strategy_height
 
     board = Board.from_notation("4x4x4", "1a1 2b2")
@@ -94,7 +95,7 @@ def test_lost_o_resists_longest_with_the_option() -> None:
         board.pop()
     assert None not in heights
     longest = max(h for h in heights if h is not None) + 1
-    decision = make_player("master:resist=on").decide(board, Limit(time=5.0))
+    decision = make_player("master:bookfirst=off").decide(board, Limit(time=5.0))
     assert decision.forced is not None and decision.forced.result == "loss"
     assert decision.forced.plies == longest and decision.nodes == 0
     board.push(decision.move)
