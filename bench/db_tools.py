@@ -88,7 +88,10 @@ def main() -> None:
               f"(written in {time.perf_counter() - began:.1f} s)")
 
         def clear(*paths: Path) -> Callable[[], None]:
-            return lambda: [p.unlink(missing_ok=True) for p in paths]  # type: ignore[func-returns-value]
+            def remove() -> None:
+                for p in paths:
+                    p.unlink(missing_ok=True)
+            return remove
 
         seconds = timed(lambda: tools.sqlite_backup(db, copy), args.repeat, clear(copy))
         print(f"sqlite backup:   {seconds:7.2f} s   {copy.stat().st_size:,} bytes")

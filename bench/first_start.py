@@ -34,7 +34,7 @@ async def _child(started: float, data_dir: str) -> dict[str, float]:
     import websockets
 
     import client_tui.app  # noqa: F401  (the terminal client's imports, as qubic play pays them)
-    from client_tui.embedded import start_embedded
+    from qubic_cli.embedded import start_embedded
 
     server = await start_embedded(Path(data_dir) / "qubic.db")
     try:

@@ -465,7 +465,7 @@ def strategy_height(board: Board, seconds: float = 0.1, positions: int = 0) -> i
     and O resists longest, found by replaying it with no search; None when the position is
     off the proof (the strategy loses a line or is silent somewhere) or the replay takes more
     than ``seconds`` or (unless 0) expands more than ``positions`` X positions not yet known
-    (the first six plies' heights are shipped, so early positions are instant)."""
+    (the heights of positions up to ply 8 are shipped, so early positions are instant)."""
     if board.geometry.name != VARIANT or board.outcome() is not None:
         return None
     return _walker().height(board, seconds, positions)

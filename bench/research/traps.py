@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from engine.board import Board  # noqa: E402
 from engine.notation import format_cell  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
+from engine.players.master import MasterPlayer  # noqa: E402
 from engine.search import mate_plies  # noqa: E402
 from engine.traps import TrapFinder, best  # noqa: E402
 
@@ -52,7 +53,9 @@ def probe(moves: str, opponent: str, seconds: float, candidates: int) -> dict | 
     played = moves.split()
     for ply in range(1, len(played), 2):
         board = Board.from_notation("4x4x4", " ".join(played[:ply]))
-        master = make_player("master:traps=off", 1).master(board.geometry, board.turn)
+        player = make_player("master:traps=off", 1)
+        assert isinstance(player, MasterPlayer)
+        master = player.master(board.geometry, board.turn)
         thought = master.think(board, deadline=time.perf_counter() + 0.5)
         if thought.proved and thought.score < 0:
             break
