@@ -4,14 +4,14 @@
 
 bench/perft.c is a plain C perft of 4x4x4 (a cell array, each side's stone count on each line
 updated on make/unmake, a win seen as a count reaching 4), compiled here with ``cc -O2``.
-engine.kernel.perft counts the same sequences with the kernel's own push and pop (the line
-counts alone, as the C's: the searches keep the open-line histogram they evaluate with
-themselves, a ply at a time); ``-DHISTOGRAM`` builds the C with that histogram in make/unmake,
-as the kernel's push and pop kept it until session 16. The last row is the same perft over
-engine.threats.push and pop, the master's, the threat search's, the proof's and the solver's,
-which also keep the histogram and ``cellk`` (per cell, the lines through it by stones) that
-those searches read at every node; it runs only up to ``--threats-depth`` (at depth 5 it
-takes minutes a repeat). Each repeat runs the C and the kernel back to back
+engine.perft counts the same sequences with the kernel's own push and pop (the line counts
+alone, as the C's: the searches keep the open-line histogram they evaluate with themselves, a
+ply at a time); ``-DHISTOGRAM`` builds the C with that histogram in make/unmake, as the
+kernel's push and pop kept it until session 16. The last row is the same perft loop, compiled
+for engine.threats.push and pop (the master's, the threat search's, the proof's and the
+solver's), which also keep the histogram and ``cellk`` (per cell, the lines through it by
+stones) that those searches read at every node; it runs only up to ``--threats-depth`` (at
+depth 5 it takes minutes a repeat). Each repeat runs the C and the kernel back to back
 (the machine is shared, so the ratio is taken inside a repeat); the figures are medians, and
 the counts must be equal: a perft that disagrees stops the benchmark. Both sides time CPU
 seconds (``CLOCK_PROCESS_CPUTIME_ID``, ``time.process_time``), not the wall clock, so that
@@ -29,12 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-from numba import njit
-
 from engine import Board
-from engine.kernel import tables_for
-from engine.threats import Position, pop, push
+from engine.perft import count_sequences
 
 SOURCE = Path(__file__).resolve().parent / "perft.c"
 EXPECTED = {1: 64, 2: 4_032, 3: 249_984, 4: 15_249_024, 5: 914_941_440}
@@ -53,66 +49,10 @@ def run_c(binary: Path, depth: int) -> tuple[int, float]:
     return int(count), float(seconds)
 
 
-@njit(cache=True)
-def threats_perft(cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n, side,  # type: ignore[no-untyped-def]
-                  depth):
-    """engine.kernel.perft's loop over engine.threats.push and pop."""
-    size = cells.shape[0]
-    next_cell = np.zeros(depth + 1, dtype=np.int64)
-    played = np.zeros(depth + 1, dtype=np.int64)
-    total = 0
-    k = 0
-    to_move = side
-    last = depth - 1
-    while k >= 0:
-        if k == last:
-            for cell in range(size):
-                if cells[cell] == 0:
-                    push(cell, to_move, cells, counts, hist, cellk, line_cells, cell_lines,
-                         cell_degree, n)
-                    pop(cell, to_move, cells, counts, hist, cellk, line_cells, cell_lines,
-                        cell_degree, n)
-                    total += 1
-            cell = size
-        else:
-            cell = next_cell[k]
-            while cell < size and cells[cell] != 0:
-                cell += 1
-        if cell == size:
-            k -= 1
-            if k >= 0:
-                to_move = 1 - to_move
-                pop(played[k], to_move, cells, counts, hist, cellk, line_cells, cell_lines,
-                    cell_degree, n)
-            continue
-        next_cell[k] = cell + 1
-        if push(cell, to_move, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
-                n):
-            total += 1
-            pop(cell, to_move, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
-                n)
-        else:
-            played[k] = cell
-            k += 1
-            next_cell[k] = 0
-            to_move = 1 - to_move
-    return total
-
-
-def run_threats(depth: int) -> tuple[int, float]:
-    pos = Position.from_board(Board("4x4x4"))
-    t = tables_for(Board("4x4x4").geometry)
+def run_perft(depth: int, *, threats: bool = False) -> tuple[int, float]:
+    """One perft of 4x4x4 from the empty board: its count and its CPU seconds."""
     started = time.process_time()
-    count = threats_perft(pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells,
-                          t.cell_lines, t.cell_degree, t.n, pos.side, depth)
-    return int(count), time.process_time() - started
-
-
-def run_kernel(depth: int) -> tuple[int, float]:
-    from engine.kernel import count_sequences
-
-    started = time.process_time()
-    count = count_sequences(Board("4x4x4"), depth)
+    count = count_sequences(Board("4x4x4"), depth, threats=threats)
     return count, time.process_time() - started
 
 
@@ -125,10 +65,8 @@ def main() -> None:
                         help="the deepest perft of the threats.push row")
     args = parser.parse_args()
 
-    from engine.kernel import warm_up
-
-    warm_up()
-    run_threats(2)
+    run_perft(2)  # compile (or load) both versions of the perft before timing them
+    run_perft(2, threats=True)
     version = subprocess.run([args.cc, "--version"], capture_output=True, text=True,
                              check=True).stdout.splitlines()[0]
     print(f"perft of 4x4x4 from the empty board: numba kernel against `{args.cc} -O2` "
@@ -139,8 +77,8 @@ def main() -> None:
         runners: dict[str, Callable[[int], tuple[int, float]]] = {
             "C, plain": lambda depth: run_c(plain, depth),
             "C, with the histogram": lambda depth: run_c(histogram, depth),
-            "numba kernel": run_kernel,
-            "numba, threats.push": run_threats,
+            "numba kernel": run_perft,
+            "numba, threats.push": lambda depth: run_perft(depth, threats=True),
         }
         for depth in args.depths:
             rows = {name: runner for name, runner in runners.items()

@@ -62,6 +62,11 @@ class Tables:
     cell_lines: np.ndarray  # uint16[C, max degree], padded with PAD
     cell_degree: np.ndarray  # uint16[C]
 
+    def empty_board(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(cells, counts, hist)`` of a position, all zero, for it to fill."""
+        return (np.zeros(self.size, dtype=np.uint8), np.zeros((2, self.n_lines), dtype=np.uint8),
+                np.zeros((2, self.n + 1), dtype=np.int32))
+
 
 PAD = np.iinfo(np.uint16).max  # cell_lines past a cell's degree
 
@@ -94,9 +99,7 @@ class State:
     @classmethod
     def from_board(cls, board: Board) -> State:
         t = tables_for(board.geometry)
-        cells = np.zeros(t.size, dtype=np.uint8)
-        counts = np.zeros((2, t.n_lines), dtype=np.uint8)
-        hist = np.zeros((2, t.n + 1), dtype=np.int32)
+        cells, counts, hist = t.empty_board()
         side = 0
         for cell in board.moves:
             _push(cell, side, cells, counts, t.cell_lines, t.cell_degree, t.n)
@@ -168,6 +171,26 @@ def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # ty
     tally(cell, side, counts, child, cell_lines, cell_degree, 1)
 
 
+@njit(cache=True, inline="always")
+def empty_cells(cells, out):  # type: ignore[no-untyped-def]
+    """Write the empty cells to ``out`` in cell order; returns how many there are."""
+    count = 0
+    for cell in range(cells.shape[0]):
+        if cells[cell] == 0:
+            out[count] = cell
+            count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def board_full(cells):  # type: ignore[no-untyped-def]
+    """Whether no cell is empty (a draw, when no line was made)."""
+    for cell in range(cells.shape[0]):  # noqa: SIM110 (numba: no all() over a generator)
+        if cells[cell] == 0:
+            return False
+    return True
+
+
 @njit(cache=True)
 def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
     """Fill ``hist[s, k]`` with the lines holding k stones of side s and none of the other."""
@@ -209,52 +232,111 @@ def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def _poll(stats, stop, deadline):  # type: ignore[no-untyped-def]
-    if stop[0] != 0 or (deadline > 0.0 and now() > deadline):
+def stopped(stop, deadline):  # type: ignore[no-untyped-def]
+    """Whether a search is to stop: its stop flag is raised or its deadline (a :func:`now`
+    value; 0: none) has passed."""
+    return stop[0] != 0 or (deadline > 0.0 and now() > deadline)
+
+
+@njit(cache=True, inline="always")
+def count_node(stats, poll_mask, stop, deadline):  # type: ignore[no-untyped-def]
+    """Count a node, polling the stop flag and the deadline every ``poll_mask + 1`` nodes;
+    True when the search is to stop."""
+    stats[NODES] += 1
+    if (stats[NODES] & poll_mask) == 0 and stopped(stop, deadline):
         stats[ABORTED] = 1
+    return stats[ABORTED] != 0
 
 
-@njit(cache=True)
-def negamax(  # type: ignore[no-untyped-def]
-    cells, counts, hist, cell_lines, cell_degree, n,
-    side, depth, alpha, beta, ply, alphabeta,
-    root, kind, w_mine, w_theirs,
-    deadline, stop, stats, pv, pv_len,
-):
-    """The value of the position for ``side`` searched ``depth`` plies deep.
-
-    Iterative, with one frame per ply on explicit stacks: numba's cache cannot be trusted
-    with recursive functions (numba issues 6061 and 6713), and per-ply move lists are what
-    move ordering needs anyway. Frame k is the node at ply ``ply + k``; ``hist`` is the
-    histogram of frame 0, and frame k's is ``hists[k]``, made from its parent's by
-    :func:`tally_child`. A leaf's move is never made: its histogram is all a leaf reads, and
-    it says whether the move won.
-    """
-    size = cells.shape[0]
-    frames = depth + 1
-    hists = np.empty((frames, 2, n + 1), dtype=np.int32)
-    hists[0] = hist
+@njit(cache=True, inline="always")
+def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
+    """The explicit stacks of an iterative search, one entry a frame: its moves, how many,
+    the next to try, its two bounds ``lo`` and ``hi`` (frame 0's are ``alpha`` and ``beta``:
+    alpha-beta's window, df-pn's proof and disproof thresholds) and the best value found."""
     moves = np.empty((frames, size), dtype=np.int32)
     n_moves = np.zeros(frames, dtype=np.int32)
     next_move = np.zeros(frames, dtype=np.int32)
     lo = np.empty(frames, dtype=np.int64)
     hi = np.empty(frames, dtype=np.int64)
     best = np.empty(frames, dtype=np.int64)
-
-    k = 0
     lo[0] = alpha
     hi[0] = beta
+    return moves, n_moves, next_move, lo, hi, best
+
+
+@njit(cache=True, inline="always")
+def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
+    """One open-line histogram a frame, frame 0's a copy of ``hist``."""
+    hists = np.empty((frames, 2, hist.shape[1]), dtype=np.int32)
+    hists[0] = hist
+    return hists
+
+
+@njit(cache=True, inline="always")
+def descend(k, depth, side, moves, next_move, lo, hi, hists, cells, counts,  # type: ignore[no-untyped-def]
+            cell_lines, cell_degree, n, stats):
+    """Play frame k's next move for frame k + 1: its histogram (from frame k's, by
+    :func:`tally_child`), its window (frame k's negated) and the move itself, which a leaf's
+    (k + 1 == depth) is not: its histogram is all a leaf reads, and it says whether the move
+    won. Returns the cell and whether the move completed a line."""
+    cell = moves[k, next_move[k]]
+    next_move[k] += 1
+    stats[CHILDREN] += 1
+    tally_child(cell, side, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
+    if k + 1 == depth:
+        won = hists[k + 1, side, n] > hists[k, side, n]
+    else:
+        won = _push(cell, side, cells, counts, cell_lines, cell_degree, n)
+    lo[k + 1] = -hi[k]
+    hi[k + 1] = -lo[k]
+    return cell, won
+
+
+@njit(cache=True, inline="always")
+def ascend(k, here, depth, side, value, alphabeta, moves, next_move, lo, best, pv, pv_len,  # type: ignore[no-untyped-def]
+           cells, counts, cell_lines, cell_degree):
+    """Frame k + 1 has finished with ``value`` (for its own side): take back frame k's move
+    (unless it led to a leaf, which :func:`descend` does not make) and raise frame k's best
+    value, its line (the node is at ply ``here``) and, with ``alphabeta``, its alpha by it.
+    Returns the cell."""
+    cell = moves[k, next_move[k] - 1]
+    if k + 1 < depth:
+        _pop(cell, side, cells, counts, cell_lines, cell_degree)
+    child = -value
+    if child > best[k]:
+        best[k] = child
+        take_pv(pv, pv_len, here, cell)
+        if alphabeta and child > lo[k]:
+            lo[k] = child
+    return cell
+
+
+@njit(cache=True)
+def negamax(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cell_lines, cell_degree, n,
+    side, depth, alpha, beta, ply,
+    deadline, stop, stats, pv, pv_len,
+    alphabeta, root, kind, w_mine, w_theirs,
+):
+    """The value of the position for ``side`` searched ``depth`` plies deep.
+
+    Iterative, with one frame per ply on explicit stacks (:func:`frame_stacks`): numba's
+    cache cannot be trusted with recursive functions (numba issues 6061 and 6713), and
+    per-ply move lists are what move ordering needs anyway. Frame k is the node at ply
+    ``ply + k``; ``hist`` is the histogram of frame 0, and frame k's is ``hists[k]``. Moves
+    are made by :func:`descend` and taken back by :func:`ascend`.
+    """
+    size = cells.shape[0]
+    hists = frame_hists(hist, depth + 1)
+    moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
+    k = 0
     to_move = side
     step = ENTER
     value = 0  # the value of the frame just finished, from its own side's point of view
     while True:
         if step == ENTER:
-            here = ply + k
-            stats[NODES] += 1
-            if (stats[NODES] & POLL_MASK) == 0:
-                _poll(stats, stop, deadline)
-            pv_len[here] = here
-            if stats[ABORTED] != 0:
+            pv_len[ply + k] = ply + k
+            if count_node(stats, POLL_MASK, stop, deadline):
                 return 0
             step = NEXT
             if k == depth:
@@ -264,11 +346,7 @@ def negamax(  # type: ignore[no-untyped-def]
                     value = -value
                 step = RETURN
             else:
-                count = 0
-                for cell in range(size):
-                    if cells[cell] == 0:
-                        moves[k, count] = cell
-                        count += 1
+                count = empty_cells(cells, moves[k])
                 n_moves[k] = count
                 next_move[k] = 0
                 best[k] = -INF
@@ -278,72 +356,51 @@ def negamax(  # type: ignore[no-untyped-def]
                 else:
                     stats[INTERIOR] += 1
         if step == NEXT:
-            cell = moves[k, next_move[k]]
-            next_move[k] += 1
-            stats[CHILDREN] += 1
-            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
-            if k + 1 == depth:
-                won = hists[k + 1, to_move, n] > hists[k, to_move, n]
-            else:
-                won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+            _, won = descend(k, depth, to_move, moves, next_move, lo, hi, hists, cells, counts,
+                             cell_lines, cell_degree, n, stats)
             k += 1
             to_move = 1 - to_move
-            if won:
-                stats[NODES] += 1
-                pv_len[ply + k] = ply + k
-                value = -(WIN - (ply + k))  # the side now to move has lost
-                step = RETURN
-            else:
-                lo[k] = -hi[k - 1]
-                hi[k] = -lo[k - 1]
+            if not won:
                 step = ENTER
                 continue
-        # step == RETURN: frame k has finished with ``value``; hand it to its parent
+            stats[NODES] += 1
+            pv_len[ply + k] = ply + k
+            value = -(WIN - (ply + k))  # the side now to move has lost
+        # step RETURN, or a won child: frame k has finished with ``value``; hand it to its
+        # parent
         if k == 0:
             return value
         k -= 1
         to_move = 1 - to_move
-        here = ply + k
-        cell = moves[k, next_move[k] - 1]
-        if k + 1 < depth:
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
-        if stats[ABORTED] != 0:
-            return 0
-        child = -value
-        cutoff = False
-        if child > best[k]:
-            best[k] = child
-            take_pv(pv, pv_len, here, cell)
-            if alphabeta:
-                if child > lo[k]:
-                    lo[k] = child
-                cutoff = lo[k] >= hi[k]
-        if cutoff or next_move[k] == n_moves[k]:
+        ascend(k, ply + k, depth, to_move, value, alphabeta, moves, next_move, lo, best, pv,
+               pv_len, cells, counts, cell_lines, cell_degree)
+        if (alphabeta and lo[k] >= hi[k]) or next_move[k] == n_moves[k]:
             value = best[k]
             step = RETURN
         else:
             step = NEXT
 
 
-@njit(cache=True)
-def search_root(  # type: ignore[no-untyped-def]
-    cells, counts, hist, cell_lines, cell_degree, n,
-    side, depth, alphabeta, root_moves,
-    kind, w_mine, w_theirs,
-    deadline, stop, stats, pv, pv_len, scores,
+@njit(cache=True, inline="always")
+def search_moves(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cell_lines, cell_degree, n, side, depth, root_moves, prune, keep_ties,
+    deadline, stop, stats, pv, pv_len, scores, child_search, own,
 ):
     """Score every root move ``depth`` plies deep; returns the index of the best.
 
-    With alpha-beta each move is searched with alpha one below the best so far, so a move
-    that ties the best gets its exact score and the caller can choose among the ties.
-    ``scores[i]`` is NOT_SEARCHED for moves not reached before an abort. ``pv[0]`` holds the
-    principal variation of the best move.
+    Each move's position is searched by ``child_search``, a negamax taking this kernel's
+    arguments and then ``own``, its own (the kernel's :func:`negamax` and the alphabeta
+    player's). With ``prune`` each move is searched with alpha at the best so far, or with
+    ``keep_ties`` one below it, so a move that ties the best gets its exact score and the
+    caller can choose among the ties. ``scores[i]`` is NOT_SEARCHED for moves not reached
+    before an abort; ``pv[0]`` holds the principal variation of the best move. Inlined into
+    each caller, where ``child_search`` is fixed: numba's cache keeps no function that takes
+    another as an argument.
     """
     best = -INF
     best_index = -1
     child_hist = np.empty_like(hist)
-    for i in range(root_moves.shape[0]):
-        scores[i] = NOT_SEARCHED
+    scores[:] = NOT_SEARCHED
     stats[INTERIOR] += 1
     for i in range(root_moves.shape[0]):
         cell = root_moves[i]
@@ -354,13 +411,12 @@ def search_root(  # type: ignore[no-untyped-def]
             pv_len[1] = 1
             value = WIN - 1
         else:
-            alpha = best - 1 if alphabeta and best > -INF else -INF
-            value = -negamax(
-                cells, counts, child_hist, cell_lines, cell_degree, n,
-                1 - side, depth - 1, -INF, -alpha, 1, alphabeta,
-                side, kind, w_mine, w_theirs,
-                deadline, stop, stats, pv, pv_len,
-            )
+            alpha = -INF
+            if prune and best > -INF:
+                alpha = best - 1 if keep_ties else best
+            value = -child_search(cells, counts, child_hist, cell_lines, cell_degree, n,
+                                  1 - side, depth - 1, -INF, -alpha, 1,
+                                  deadline, stop, stats, pv, pv_len, *own)
         _pop(cell, side, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             break
@@ -373,51 +429,18 @@ def search_root(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def perft(cells, counts, cell_lines, cell_degree, n, side, depth):  # type: ignore[no-untyped-def]
-    """The number of move sequences of ``depth`` plies, stopping at won games.
-
-    Every sequence is played out with push and pop, the last ply too: the count checks the
-    moves, and its speed is the push and pop the searches make (the kernel's and alpha-beta's
-    at every node but a leaf, MCTS's everywhere). The last ply is a loop of its
-    own (as a C perft's recursion is), so the moves that end sequences skip the frame stack.
-    """
-    if depth == 0:
-        return 1
-    size = cells.shape[0]
-    next_cell = np.zeros(depth + 1, dtype=np.int64)
-    played = np.zeros(depth + 1, dtype=np.int64)
-    total = 0
-    k = 0
-    to_move = side
-    last = depth - 1
-    while k >= 0:
-        if k == last:
-            for cell in range(size):
-                if cells[cell] == 0:
-                    _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
-                    _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
-                    total += 1
-            cell = size
-        else:
-            cell = next_cell[k]
-            while cell < size and cells[cell] != 0:
-                cell += 1
-        if cell == size:  # this frame is done: undo the move that led here
-            k -= 1
-            if k >= 0:
-                to_move = 1 - to_move
-                _pop(played[k], to_move, cells, counts, cell_lines, cell_degree)
-            continue
-        next_cell[k] = cell + 1
-        if _push(cell, to_move, cells, counts, cell_lines, cell_degree, n):
-            total += 1  # a won game ends its sequence
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
-        else:
-            played[k] = cell
-            k += 1
-            next_cell[k] = 0
-            to_move = 1 - to_move
-    return total
+def search_root(  # type: ignore[no-untyped-def]
+    cells, counts, hist, cell_lines, cell_degree, n,
+    side, depth, alphabeta, root_moves,
+    kind, w_mine, w_theirs,
+    deadline, stop, stats, pv, pv_len, scores,
+):
+    """:func:`search_moves` over :func:`negamax`, ties kept (with alpha-beta)."""
+    return search_moves(
+        cells, counts, hist, cell_lines, cell_degree, n, side, depth, root_moves,
+        alphabeta, True, deadline, stop, stats, pv, pv_len, scores,
+        negamax, (alphabeta, side, kind, w_mine, w_theirs),
+    )
 
 
 @dataclass(frozen=True)
@@ -477,15 +500,6 @@ def search(
     )
 
 
-def count_sequences(board: Board, depth: int) -> int:
-    """Perft: move sequences of ``depth`` plies from ``board`` (a won game ends a sequence)."""
-    t = tables_for(board.geometry)
-    state = State.from_board(board)
-    return int(
-        perft(state.cells, state.counts, t.cell_lines, t.cell_degree, t.n, state.side, depth)
-    )
-
-
 def mate_plies(score: int) -> int | None:
     """Plies to the end for a proved win (positive score) or loss (negative); else None."""
     if abs(score) >= WIN - MAX_PLY and abs(score) <= WIN:
@@ -500,5 +514,4 @@ def warm_up() -> float:
     weights = np.ones(4, dtype=np.int64)
     search(board, 2, w_mine=weights, w_theirs=weights)
     search(board, 2, alphabeta=False, kind=EVAL_ABSOLUTE, w_mine=weights, w_theirs=weights)
-    count_sequences(board, 2)
     return time.perf_counter() - started

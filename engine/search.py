@@ -28,7 +28,7 @@ from numba import njit
 
 from engine.board import Board
 from engine.geometry import Cell, Geometry
-from engine.kernel import INF, WIN, now, tables_for, take_pv
+from engine.kernel import INF, WIN, board_full, frame_stacks, stopped, tables_for, take_pv
 from engine.threats import (
     MAX_THREATS,
     Position,
@@ -141,14 +141,9 @@ def pvs(  # type: ignore[no-untyped-def]
     the deadline or the stop flag came first (the position arrays are then left dirty)."""
     size = cells.shape[0]
     frames = size + 2
-    moves = np.empty((frames, size), dtype=np.int32)
+    moves, n_moves, idx, lo, hi, best = frame_stacks(frames, size, alpha, beta)
     order = np.empty(size, dtype=np.int64)
-    n_moves = np.zeros(frames, dtype=np.int32)
-    idx = np.zeros(frames, dtype=np.int32)
-    lo = np.zeros(frames, dtype=np.int64)
-    hi = np.zeros(frames, dtype=np.int64)
     lo0 = np.zeros(frames, dtype=np.int64)
-    best = np.zeros(frames, dtype=np.int64)
     best_move = np.zeros(frames, dtype=np.int32)
     dep = np.zeros(frames, dtype=np.int32)
     ext = np.zeros(frames, dtype=np.int32)
@@ -156,14 +151,12 @@ def pvs(  # type: ignore[no-untyped-def]
     probe = np.zeros(frames, dtype=np.int8)  # the current child is a null-window probe
     keys = np.zeros(frames, dtype=np.uint64)
     tmask = tt_keys.shape[0] - 2
-    tss_stats = np.zeros(1, dtype=np.int64)
+    tss_nodes = stats[TSS_NODES:TSS_NODES + 1]  # the threat searches count into stats
     noise = params[P_NOISE]
     salt = np.uint64(params[P_SALT])
     use_tt = params[P_USE_TT] != 0
 
     k = 0
-    lo[0] = alpha
-    hi[0] = beta
     dep[0] = depth
     keys[0] = key
     to_move = side
@@ -174,9 +167,7 @@ def pvs(  # type: ignore[no-untyped-def]
     while True:
         if mode == _ENTER:
             stats[NODES] += 1
-            if (stats[NODES] & POLL_MASK) == 0 and (
-                stop[0] != 0 or (deadline > 0.0 and now() > deadline)
-            ):
+            if (stats[NODES] & POLL_MASK) == 0 and stopped(stop, deadline):
                 stats[ABORTED] = 1
             if stats[ABORTED] != 0:
                 return 0
@@ -193,13 +184,9 @@ def pvs(  # type: ignore[no-untyped-def]
                 value = WIN - (k + 1)
             else:
                 count, threat = win_cells(o, cells, cellk, n)
-                empties = 0
-                for c in range(size):
-                    if cells[c] == 0:
-                        empties += 1
                 if count >= 2:
                     value = -(WIN - (k + 2))
-                elif empties == 0:
+                elif board_full(cells):
                     value = 0
                 elif k > 0 and WIN - (k + 1) <= lo[k]:
                     value = WIN - (k + 1)  # no win here can be faster than alpha
@@ -255,14 +242,12 @@ def pvs(  # type: ignore[no-untyped-def]
                             if k > 0 and budget > 0 and hist[s, n - 2] > 0:
                                 threats = (params[P_THREATS_INTERIOR] if interior
                                            else params[P_THREATS_LEAF])
-                                tss_stats[0] = 0
                                 plies = threat_search(
                                     cells, counts, hist, cellk, line_cells, cell_lines,
                                     cell_degree, n, s, keys[k], zob, threats, budget,
-                                    tss_keys, tss_depth, tss_path, tss_stats, tss_scratch,
+                                    tss_keys, tss_depth, tss_path, tss_nodes, tss_scratch,
                                     deadline,
                                 )
-                                stats[TSS_NODES] += tss_stats[0]
                             tss_value = -INF
                             if plies > 0:
                                 stats[TSS_WINS] += 1
@@ -271,23 +256,20 @@ def pvs(  # type: ignore[no-untyped-def]
                                     if k + i < frames:
                                         pv[k, k + i] = tss_path[i]
                                 pv_len[k] = min(k + plies, frames)
-                                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot,
-                                       keys[k], tss_value + k, 0, LOWER, tss_path[0], use_tt)
+                                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, keys[k], k,
+                                       tss_value, 0, LOWER, tss_path[0], use_tt)
                             if plies == 0 and dep[k] <= 0 and ext[k] < params[P_EXTEND] and (
                                 params[P_TSS_LEAF] > 0 and hist[o, n - 2] > 0
-                            ):
+                            ) and threat_search(
+                                cells, counts, hist, cellk, line_cells, cell_lines,
+                                cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
+                                params[P_TSS_LEAF], tss_keys, tss_depth, tss_path, tss_nodes,
+                                tss_scratch, deadline,
+                            ) > 0:
                                 # a leaf where the opponent, were it to move, has a threat
                                 # win: search one more ply (every move) to meet it
-                                tss_stats[0] = 0
-                                if threat_search(
-                                    cells, counts, hist, cellk, line_cells, cell_lines,
-                                    cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
-                                    params[P_TSS_LEAF], tss_keys, tss_depth, tss_path,
-                                    tss_stats, tss_scratch, deadline,
-                                ) > 0:
-                                    dep[k] = 1
-                                    ext[k] += 1
-                                stats[TSS_NODES] += tss_stats[0]
+                                dep[k] = 1
+                                ext[k] += 1
                             if plies > 0 and (dep[k] <= 0 or tss_value >= hi[k]):
                                 # a proved win: at least this good, so a cutoff (or at a
                                 # leaf, the value); otherwise the search looks for a faster one
@@ -335,15 +317,7 @@ def pvs(  # type: ignore[no-untyped-def]
             if idx[k] >= n_moves[k]:
                 value = best[k]
                 flag = EXACT if best[k] > lo0[k] else UPPER
-                slot = np.int64(keys[k] & np.uint64(tmask))
-                if tt_keys[slot] != keys[k] and tt_keys[slot + 1] == keys[k]:
-                    slot += 1
-                v = value
-                if v > MATE_BOUND:
-                    v += k
-                elif v < -MATE_BOUND:
-                    v -= k
-                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, keys[k], v,
+                _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, keys[k], k, value,
                        dep[k], flag, best_move[k], use_tt)
                 mode = _UP
             else:
@@ -400,28 +374,25 @@ def pvs(  # type: ignore[no-untyped-def]
                             killers[k, 1] = killers[k, 0]
                             killers[k, 0] = c
                         history[s, c] += dep[k] * dep[k]
-                    slot = np.int64(keys[k] & np.uint64(tmask))
-                    if tt_keys[slot] != keys[k] and tt_keys[slot + 1] == keys[k]:
-                        slot += 1
-                    v = score
-                    if v > MATE_BOUND:
-                        v += k
-                    elif v < -MATE_BOUND:
-                        v -= k
-                    _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, keys[k], v,
+                    _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, keys[k], k, score,
                            dep[k], LOWER, c, use_tt)
                     value = score
                     mode = _UP
 
 
 @njit(cache=True, inline="always")
-def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, key, score, depth, flag,  # type: ignore[no-untyped-def]
+def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, key, ply, score, depth, flag,  # type: ignore[no-untyped-def]
            move, use_tt):
-    """Store an entry in the two-slot bucket of ``slot``: over the same key, else over the
-    shallower of the two."""
+    """Store the score of the node at ``ply`` (a mate score counted from that node, not from
+    the root) in the two-slot bucket of ``key``: over the same key, else over the shallower
+    of the two."""
     if not use_tt:
         return
-    base = slot & ~np.int64(1)
+    if score > MATE_BOUND:
+        score += ply
+    elif score < -MATE_BOUND:
+        score -= ply
+    base = np.int64(key & np.uint64(tt_keys.shape[0] - 2))
     if tt_keys[base] == key:
         slot = base
     elif tt_keys[base + 1] == key:
@@ -430,7 +401,9 @@ def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, slot, key, score, dept
         slot = base
     else:
         slot = base + 1
-    if tt_keys[slot] == key and tt_depth[slot] > depth and flag != EXACT and abs(score) < WIN - 200:
+    if tt_keys[slot] == key and tt_depth[slot] > depth and flag != EXACT and (
+        abs(score) < MATE_BOUND
+    ):
         return  # keep a deeper result for the same position
     tt_keys[slot] = key
     tt_score[slot] = score

@@ -31,7 +31,7 @@ from numba import njit
 
 from engine.board import Board
 from engine.geometry import Cell, Geometry
-from engine.kernel import now, tables_for
+from engine.kernel import board_full, empty_cells, frame_stacks, stopped, tables_for
 from engine.threats import (
     MAX_THREATS,
     ThreatTable,
@@ -170,10 +170,8 @@ def dfpn(  # type: ignore[no-untyped-def]
     size = cells.shape[0]
     nsym = syms.shape[0]
     frames = size + 2
-    moves = np.empty((frames, size), dtype=np.int32)
-    n_moves = np.zeros(frames, dtype=np.int32)
-    th_pn = np.zeros(frames, dtype=np.int64)
-    th_dn = np.zeros(frames, dtype=np.int64)
+    # a frame's thresholds: its proof and disproof numbers must stay below them
+    moves, n_moves, _, th_pn, th_dn, _ = frame_stacks(frames, size, PN_INF - 1, PN_INF - 1)
     fkey = np.zeros(frames, dtype=np.uint64)
     fplain = np.zeros(frames, dtype=np.uint64)
     played = np.zeros(frames, dtype=np.int32)
@@ -182,7 +180,7 @@ def dfpn(  # type: ignore[no-untyped-def]
     tpath = np.zeros((frames, 2 * MAX_THREATS + 4), dtype=np.int32)
     plen = np.zeros(frames, dtype=np.int32)
     replay = np.zeros(2 * MAX_THREATS + 8, dtype=np.int32)
-    tss_stats = np.zeros(1, dtype=np.int64)
+    tss_nodes = stats[S_TSS_NODES:S_TSS_NODES + 1]  # the threat searches count into stats
 
     canonical0 = stones < sym_plies
     root_key = plain_key
@@ -195,8 +193,6 @@ def dfpn(  # type: ignore[no-untyped-def]
         symk[0, s] = sym_keys[s]
     fkey[0] = root_key
     fplain[0] = plain_key
-    th_pn[0] = PN_INF - 1
-    th_dn[0] = PN_INF - 1
     d = 0
     to_move = side
     mode = _ENTER
@@ -207,8 +203,7 @@ def dfpn(  # type: ignore[no-untyped-def]
             if d > stats[S_MAX_DEPTH]:
                 stats[S_MAX_DEPTH] = d
             if (stats[S_NODES] & 255) == 0 and (
-                stop[0] != 0 or (deadline > 0.0 and now() > deadline)
-                or (node_budget > 0 and stats[S_NODES] > node_budget)
+                stopped(stop, deadline) or (node_budget > 0 and stats[S_NODES] > node_budget)
             ):
                 stats[S_ABORTED] = 1
             if stats[S_ABORTED] != 0:
@@ -229,27 +224,20 @@ def dfpn(  # type: ignore[no-untyped-def]
                     p, q = (0, PN_INF) if is_or else (PN_INF, 0)
                 else:
                     count, threat = win_cells(o, cells, cellk, n)
-                    empties = 0
-                    for c in range(size):
-                        if cells[c] == 0:
-                            empties += 1
                     open_lines = 0
                     for k in range(n):
                         open_lines += hist[attacker, k]
                     if count >= 2:
                         p, q = (PN_INF, 0) if is_or else (0, PN_INF)
-                    elif empties == 0 or open_lines == 0:
+                    elif open_lines == 0 or board_full(cells):
                         p, q = PN_INF, 0  # a draw: the attacker has not won
                     elif count <= 1 and hist[s, n - 2] > 0:
                         stats[S_EVALS] += 1
-                        tss_stats[0] = 0
-                        plies = threat_search(
+                        if threat_search(
                             cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
                             n, s, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                            tss_depth, tss_path, tss_stats, tss_scratch, deadline,
-                        )
-                        stats[S_TSS_NODES] += tss_stats[0]
-                        if plies > 0:
+                            tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
+                        ) > 0:
                             p, q = (0, PN_INF) if is_or else (PN_INF, 0)
                 if p >= 0:
                     _store(keys, pn, dn, work, key, p, q, 1)
@@ -258,31 +246,22 @@ def dfpn(  # type: ignore[no-untyped-def]
                 # generate the moves: the block when forced, else every empty cell
                 s = to_move
                 count, threat = win_cells(1 - s, cells, cellk, n)
-                m = 0
                 if count == 1:
                     moves[d, 0] = threat
-                    m = 1
+                    n_moves[d] = 1
                 else:
-                    for c in range(size):
-                        if cells[c] == 0:
-                            moves[d, m] = c
-                            m += 1
-                n_moves[d] = m
+                    n_moves[d] = empty_cells(cells, moves[d])
                 # at a defender node, the attacker's threat win as if it were to move: every
                 # defender move off its path that leaves it intact is refuted by it
                 plen[d] = 0
                 if use_replay and s != attacker and count == 0 and hist[attacker, n - 2] > 0:
-                    tss_stats[0] = 0
-                    plies = threat_search(
+                    plen[d] = threat_search(
                         cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
                         n, attacker, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                        tss_depth, tss_path, tss_stats, tss_scratch, deadline,
+                        tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
                     )
-                    stats[S_TSS_NODES] += tss_stats[0]
-                    if plies > 0:
-                        plen[d] = plies
-                        for i in range(plies):
-                            tpath[d, i] = tss_path[i]
+                    for i in range(plen[d]):
+                        tpath[d, i] = tss_path[i]
         if mode == _LOOP:
             s = to_move
             is_or = s == attacker

@@ -67,9 +67,7 @@ class Position:
     @classmethod
     def from_board(cls, board: Board) -> Position:
         t = tables_for(board.geometry)
-        cells = np.zeros(t.size, dtype=np.uint8)
-        counts = np.zeros((2, t.n_lines), dtype=np.uint8)
-        hist = np.zeros((2, t.n + 1), dtype=np.int32)
+        cells, counts, hist = t.empty_board()
         hist[0, 0] = hist[1, 0] = t.n_lines
         cellk = np.zeros((2, t.n, t.size), dtype=np.int8)
         cellk[0, 0] = cellk[1, 0] = t.cell_degree

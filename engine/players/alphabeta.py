@@ -23,17 +23,27 @@ from numba import njit
 
 from engine.board import Board
 from engine.kernel import (
+    ABORTED,
+    CHILDREN,
+    ENTER,
+    EVALS,
     INF,
+    INTERIOR,
     MAX_PLY,
+    NEXT,
+    NODES,
+    RETURN,
+    STATS_SIZE,
     WIN,
     State,
-    _poll,
-    _pop,
-    _push,
+    ascend,
+    count_node,
+    descend,
+    frame_hists,
+    frame_stacks,
     mate_plies,
+    search_moves,
     tables_for,
-    take_pv,
-    tally_child,
 )
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 from engine.players.mcts import _win_cells
@@ -45,12 +55,6 @@ POLL_MASK = 1023
 # the side not to move has it: the one to move must block it)
 WEIGHTS = (0, 1, 8, 48, 200, 800, 3200, 12800, 51200)
 ORDER_WEIGHTS = (1, 4, 16, 256, 1024, 4096, 16384, 65536, 262144)
-
-# stats slots
-NODES, EVALS, INTERIOR, CHILDREN, ABORTED = 0, 1, 2, 3, 4
-STATS_SIZE = 5
-
-_ENTER, _NEXT, _RETURN = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -97,41 +101,30 @@ def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
 
 @njit(cache=True)
 def negamax(  # type: ignore[no-untyped-def]
-    cells, counts, hist, cell_lines, cell_degree, line_cells, n,
-    side, depth, alpha, beta, ply, weights, order_weights, history,
-    deadline, stop, stats, pv, pv_len,
+    cells, counts, hist, cell_lines, cell_degree, n, side, depth, alpha, beta, ply, deadline,
+    stop, stats, pv, pv_len,  # engine.kernel.negamax's arguments: search_moves passes them
+    line_cells, weights, order_weights, history,
 ):
     """The value for ``side`` (to move) of the position searched ``depth`` plies deep with
     alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``, its
-    histogram ``hists[k]`` (``hist`` at frame 0), and a leaf's move is never made: its
-    histogram is all a leaf reads (as in :func:`engine.kernel.negamax`)."""
-    size = cells.shape[0]
-    frames = depth + 1
-    hists = np.empty((frames, 2, n + 1), dtype=np.int32)
-    hists[0] = hist
-    moves = np.empty((frames, size), dtype=np.int32)
-    keys = np.empty(size, dtype=np.int64)
-    n_moves = np.zeros(frames, dtype=np.int32)
-    next_move = np.zeros(frames, dtype=np.int32)
-    lo = np.empty(frames, dtype=np.int64)
-    hi = np.empty(frames, dtype=np.int64)
-    best = np.empty(frames, dtype=np.int64)
+    histogram ``hists[k]`` (``hist`` at frame 0). The frames, and the making and taking back
+    of moves, are :func:`engine.kernel.negamax`'s; what is this player's own is the order of
+    the moves (with the forced blocks and the history) and the win seen a ply early."""
+    moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, cells.shape[0], alpha,
+                                                          beta)
+    hists = frame_hists(hist, depth + 1)
+    keys = np.empty(cells.shape[0], dtype=np.int64)
     k = 0
-    lo[0] = alpha
-    hi[0] = beta
     to_move = side
-    step = _ENTER
+    step = ENTER
     value = 0
     while True:
-        if step == _ENTER:
+        if step == ENTER:
             here = ply + k
-            stats[NODES] += 1
-            if (stats[NODES] & POLL_MASK) == 0:
-                _poll(stats, stop, deadline)
-            if stats[ABORTED] != 0:
+            if count_node(stats, POLL_MASK, stop, deadline):
                 return 0
             pv_len[here] = here
-            step = _RETURN
+            step = RETURN
             if hists[k, to_move, n - 1] > 0:
                 value = WIN - (here + 1)  # it completes a line next ply
             elif k == depth:
@@ -147,47 +140,32 @@ def negamax(  # type: ignore[no-untyped-def]
                     value = 0  # a full board: a draw
                 else:
                     stats[INTERIOR] += 1
-                    step = _NEXT
-        if step == _NEXT:
-            cell = moves[k, next_move[k]]
-            next_move[k] += 1
-            stats[CHILDREN] += 1
-            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
-            if k + 1 < depth:
-                _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+                    step = NEXT
+        if step == NEXT:
+            # no move completes a line: a side that could has been scored at ENTER
+            descend(k, depth, to_move, moves, next_move, lo, hi, hists, cells, counts,
+                    cell_lines, cell_degree, n, stats)
             k += 1
             to_move = 1 - to_move
-            lo[k] = -hi[k - 1]
-            hi[k] = -lo[k - 1]
-            step = _ENTER
+            step = ENTER
             continue
-        # _RETURN: frame k has finished with ``value``; hand it to its parent
+        # RETURN: frame k has finished with ``value``; hand it to its parent
         if k == 0:
             return value
         k -= 1
         to_move = 1 - to_move
-        here = ply + k
-        cell = moves[k, next_move[k] - 1]
-        if k + 1 < depth:
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
-        if stats[ABORTED] != 0:
-            return 0
-        child = -value
-        if child > best[k]:
-            best[k] = child
-            take_pv(pv, pv_len, here, cell)
-            if child > lo[k]:
-                lo[k] = child
+        cell = ascend(k, ply + k, depth, to_move, value, True, moves, next_move, lo, best, pv,
+                      pv_len, cells, counts, cell_lines, cell_degree)
         if lo[k] >= hi[k]:
             left = depth - k
             history[to_move, cell] += left * left
             value = best[k]
-            step = _RETURN
+            step = RETURN
         elif next_move[k] == n_moves[k]:
             value = best[k]
-            step = _RETURN
+            step = RETURN
         else:
-            step = _NEXT
+            step = NEXT
 
 
 @njit(cache=True)
@@ -197,36 +175,15 @@ def search_root(  # type: ignore[no-untyped-def]
     deadline, stop, stats, pv, pv_len, scores,
 ):
     """Search every root move ``depth`` plies deep, in order, each with alpha at the best so
-    far; returns the index of the best (-1 if the first was not finished). ``scores[i]`` is
-    the score of move i (an upper bound for moves that did not beat the best)."""
-    best = -INF
-    best_index = -1
-    child_hist = np.empty_like(hist)
-    for i in range(root_moves.shape[0]):
-        scores[i] = -INF
-    stats[INTERIOR] += 1
-    for i in range(root_moves.shape[0]):
-        cell = root_moves[i]
-        stats[CHILDREN] += 1
-        tally_child(cell, side, counts, hist, child_hist, cell_lines, cell_degree)
-        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
-            pv_len[1] = 1
-            value = WIN - 1
-        else:
-            value = -negamax(
-                cells, counts, child_hist, cell_lines, cell_degree, line_cells, n,
-                1 - side, depth - 1, -INF, -best, 1, weights, order_weights, history,
-                deadline, stop, stats, pv, pv_len,
-            )
-        _pop(cell, side, cells, counts, cell_lines, cell_degree)
-        if stats[ABORTED] != 0:
-            break
-        scores[i] = value
-        if value > best:
-            best = value
-            best_index = i
-            take_pv(pv, pv_len, 0, cell)
-    return best_index
+    far (:func:`engine.kernel.search_moves` over this player's :func:`negamax`); returns the
+    index of the best (-1 if the first was not finished). ``scores[i]`` is the score of move
+    i (an upper bound for moves that did not beat the best). No root move wins at once: the
+    player plays a free win without searching."""
+    return search_moves(
+        cells, counts, hist, cell_lines, cell_degree, n, side, depth, root_moves,
+        True, False, deadline, stop, stats, pv, pv_len, scores,
+        negamax, (line_cells, weights, order_weights, history),
+    )
 
 
 class AlphaBetaPlayer(Player):

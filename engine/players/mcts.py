@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from engine.board import Board
-from engine.kernel import State, _pop, _push, now, tables_for, tally
+from engine.kernel import State, _pop, _push, empty_cells, now, tables_for, tally
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
@@ -91,12 +91,7 @@ def _candidates(side, cells, counts, hist, line_cells, n, out):  # type: ignore[
         return 1
     if hist[1 - side, n - 1] > 0:
         return _win_cells(1 - side, cells, counts, line_cells, n, out)
-    count = 0
-    for cell in range(cells.shape[0]):
-        if cells[cell] == 0:
-            out[count] = cell
-            count += 1
-    return count
+    return empty_cells(cells, out)
 
 
 @njit(cache=True)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from engine import Board, kernel
+from engine.perft import count_sequences
 
 W4 = np.array([0, 1, 10, 100, 0], dtype=np.int64)
 W3 = np.array([0, 1, 10, 0], dtype=np.int64)
@@ -13,12 +14,17 @@ W3 = np.array([0, 1, 10, 0], dtype=np.int64)
 
 @pytest.mark.parametrize(("depth", "count"), [(1, 64), (2, 4032), (3, 249_984), (4, 15_249_024)])
 def test_perft_from_the_empty_cube(depth: int, count: int) -> None:
-    assert kernel.count_sequences(Board("4x4x4"), depth) == count
+    assert count_sequences(Board("4x4x4"), depth) == count
 
 
 def test_perft_counts_every_game_of_noughts_and_crosses() -> None:
     # 255,168 distinct games of 3x3 tic-tac-toe: sequences stop when a line is made.
-    assert kernel.count_sequences(Board("3x3"), 9) == 255_168
+    assert count_sequences(Board("3x3"), 9) == 255_168
+
+
+def test_perft_over_the_threat_searchs_push_and_pop_counts_the_same() -> None:
+    assert count_sequences(Board("4x4x4"), 3, threats=True) == 249_984
+    assert count_sequences(Board("3x3"), 9, threats=True) == 255_168
 
 
 def test_state_histogram_matches_a_direct_count() -> None:
@@ -151,7 +157,7 @@ def test_five_by_five_by_five_has_more_cells_than_a_word() -> None:
     w = np.array([0, 1, 10, 100, 1000, 0], dtype=np.int64)
     result = kernel.search(board, 2, w_mine=w, w_theirs=w)
     assert 0 <= result.moves[result.best] < 125
-    assert kernel.count_sequences(Board("5x5x5"), 2) == 125 * 124
+    assert count_sequences(Board("5x5x5"), 2) == 125 * 124
 
 
 def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
