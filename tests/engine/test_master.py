@@ -218,7 +218,7 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
 
 
 def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
-    from engine.search import DEFAULT_EVAL, THEIR_TERMS, wary_weights
+    from engine.pvs import DEFAULT_EVAL, THEIR_TERMS, wary_weights
 
     assert (wary_weights(100) == DEFAULT_EVAL).all()
     wary = wary_weights(200)
