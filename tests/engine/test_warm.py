@@ -20,8 +20,9 @@ PLAY = r"""
 import importlib, json
 from numba.core.registry import CPUDispatcher
 
-MODULES = ["engine.kernel", "engine.search", "engine.solver", "engine.threats", "engine.proof",
-           "engine.traps", "engine.players.mcts", "engine.players.alphabeta"]
+MODULES = ["engine.kernel", "engine.pvs", "engine.search", "engine.dfpn", "engine.solver",
+           "engine.threats", "engine.proof", "engine.traps", "engine.players.mcts",
+           "engine.players.alphabeta"]
 
 def signatures():
     found = {}
