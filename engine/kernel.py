@@ -13,7 +13,9 @@ Scores are from the side to move (negamax). A win at ply p (counted from the roo
 ``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
 static evaluations, interior nodes and the children they expanded (their ratio is the
 average branching factor), and polls both a stop flag and its own deadline every
-``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside.
+``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside. Its frames and root
+loop (:func:`frame_stacks`, :func:`descend`, :func:`ascend`, :func:`search_moves`) serve the
+alphabeta player's negamax too; the master's and the solver's searches take their stacks here.
 """
 
 from __future__ import annotations
