@@ -4,7 +4,7 @@ a chat line removed)."""
 from __future__ import annotations
 
 from server.protocol.event_base import _Event, _Value
-from server.protocol.requests import RequestId
+from server.protocol.field_types import RequestId
 
 
 class DeviceInfo(_Value):

@@ -11,15 +11,8 @@ import msgspec
 from server.protocol.account_events import ChatRemoved, Devices, PasswordSet, ReportQueue
 from server.protocol.codes import PROTOCOL_VERSION
 from server.protocol.event_base import _Event, _Value
-from server.protocol.learning_events import (
-    GameReviewed,
-    PuzzleHistoryList,
-    PuzzleResult,
-    PuzzleShown,
-)
-from server.protocol.requests import (
+from server.protocol.field_types import (
     ChallengeGoneReason,
-    ClientMessage,
     ClockSpec,
     Colour,
     ColourChoice,
@@ -30,6 +23,13 @@ from server.protocol.requests import (
     Result,
     Variant,
 )
+from server.protocol.learning_events import (
+    GameReviewed,
+    PuzzleHistoryList,
+    PuzzleResult,
+    PuzzleShown,
+)
+from server.protocol.requests import ClientMessage
 from server.version import VERSION
 
 # -- server -> client: values nested in messages ----------------------------------------------
