@@ -35,7 +35,7 @@ from server.cluster.messages import (
     Reply,
     Started,
     decode_envelope,
-    encode_envelope,
+    encode_message,
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError, ServerError
@@ -125,7 +125,7 @@ class Cluster:
             queued = await drain(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(
-                    [(topic, encode_envelope(envelope)) for topic, envelope in queued])
+                    [(topic, encode_message(envelope)) for topic, envelope in queued])
             except BusError as exc:
                 log.warning("%d messages (for %s) were lost: %s", len(queued),
                             ", ".join(topic for topic, _ in queued), exc)
