@@ -220,8 +220,8 @@ def server_config(args: argparse.Namespace) -> Any:
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
     )
-    config = dataclasses.replace(
-        config, **{limit.field: limit.value(args) for limit in FLOOD_LIMITS})
+    limits: dict[str, Any] = {limit.field: limit.value(args) for limit in FLOOD_LIMITS}
+    config = dataclasses.replace(config, **limits)
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
     return config
