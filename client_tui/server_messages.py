@@ -43,12 +43,8 @@ from server.protocol import (
     ChallengeInfo,
     ChallengeReceived,
     ChallengeSent,
-    ChatLine,
-    ChatRemoved,
     ClientMessage,
-    ComputerThinking,
     Devices,
-    EngineStatus,
     Error,
     GameEnd,
     GameReviewed,
@@ -59,7 +55,6 @@ from server.protocol import (
     Offer,
     PasswordSet,
     PlayerGamesPage,
-    Presence,
     PrivateCancel,
     PrivateCreated,
     Queued,
@@ -113,9 +108,7 @@ class ServerMessages(App[None]):
         now = self.clock()
         if isinstance(message, GameState):
             self._game_state(message, now)
-        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | ComputerThinking | EngineStatus | Suggestion | Rematched
-                        | ChatRemoved):
+        elif isinstance(message, GameEvent):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
