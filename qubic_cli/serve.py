@@ -32,7 +32,8 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "solve_rate", "metrics_listen", "event_loop", "synchronous"),
+                 "solve_rate", "metrics_listen", "event_loop", "synchronous",
+                 "commit_interval"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
@@ -126,6 +127,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "commits to the operating system: they survive the server being "
                              "killed or crashing, not a power loss, for less CPU a move "
                              "(docs/benchmarks.md)")
+    parser.add_argument("--commit-interval", type=float, default=2.0, metavar="MS",
+                        help="SQLite only: under load a commit begins at most every MS "
+                             "milliseconds and the moves that arrive meanwhile share it (less "
+                             "CPU a move, up to MS more latency); after a quiet spell a move "
+                             "commits at once; 0: every group at once (default 2)")
     parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
                         help="a name new players may not take, beside admin, moderator, "
                              "computer, ... (compared folded: case and look-alike letters); "
@@ -190,6 +196,7 @@ def server_config(args: argparse.Namespace) -> Any:
         reports_per_hour=max(0, args.reports_per_hour),
         metrics_token=args.metrics_token, event_loop=args.event_loop,
         synchronous=args.synchronous.upper(),
+        commit_interval=max(0.0, args.commit_interval) / 1000,
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
     )

@@ -99,8 +99,7 @@ class Cluster:
 
     async def hand_over(self) -> None:
         """SIGTERM: stop renewing, then hand every game over (``ClusterOwnership``)."""
-        for task in self._loops[:1]:
-            task.cancel()
+        await stop_tasks(self._loops[:1])  # for sure: a cancel can be lost in a publish
         await self.ownership.hand_over()
 
     async def close(self) -> None:
