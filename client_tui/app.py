@@ -46,6 +46,7 @@ from client_tui.model import (
     LobbyModel,
     PlayerSession,
 )
+from client_tui.puzzle_model import PuzzleEvent, PuzzleModel
 from client_tui.screens.account import AccountScreen, login_request
 from client_tui.screens.analysis import AnalysisScreen, Fetch, fetch_solve
 from client_tui.screens.connect import ConnectScreen
@@ -54,7 +55,7 @@ from client_tui.screens.game import GameScreen
 from client_tui.screens.help import HelpScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.my_games import MyGamesScreen
-from client_tui.screens.puzzle import PuzzleModel, PuzzleScreen
+from client_tui.screens.puzzle import PuzzleScreen
 from client_tui.screens.review import ReviewScreen
 from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from client_tui.server_messages import ServerMessages
@@ -66,10 +67,7 @@ from server.protocol import (
     Error,
     GameReviewed,
     LobbySub,
-    PuzzleHistoryList,
     PuzzleRequest,
-    PuzzleResult,
-    PuzzleShown,
     Recover,
     ReviewGame,
     ServerMessage,
@@ -425,7 +423,7 @@ class QubicApp(ServerMessages):
         """The puzzles' replies go to the puzzle screen (and a refused puzzle request takes
         back what it asked); everything else as ``ServerMessages`` reads it."""
         screen = next((s for s in self.screen_stack if isinstance(s, PuzzleScreen)), None)
-        if isinstance(message, PuzzleShown | PuzzleResult | PuzzleHistoryList):
+        if isinstance(message, PuzzleEvent):
             self._requests.pop(message.ref or 0, None)
             if screen is not None:
                 screen.received(message)

@@ -16,7 +16,10 @@ import msgspec
 from client_tui.text import visible
 from engine import Board, Cell, format_cell
 from server.protocol import (
+    ChallengeGone,
     ChallengeInfo,
+    ChallengeReceived,
+    ChallengeSent,
     ChatLine,
     ChatRemoved,
     Clocks,
@@ -46,6 +49,9 @@ GameEvent = (
     MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
     | Suggestion | Rematched | ChatRemoved
 )
+ChallengeEvent = ChallengeSent | ChallengeReceived | ChallengeGone
+"""What the server says of a challenge from or to this player; it changes the session's
+``challenges_out`` and ``challenges_in``."""
 
 
 class Applied(enum.Enum):

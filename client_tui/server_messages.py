@@ -17,6 +17,7 @@ from textual.app import App
 from client_tui.connection import ServerLink
 from client_tui.model import (
     Applied,
+    ChallengeEvent,
     GameEvent,
     GameModel,
     LobbyModel,
@@ -39,16 +40,11 @@ from server.protocol import (
     ChallengeAccept,
     ChallengeCancel,
     ChallengeDecline,
-    ChallengeGone,
     ChallengeInfo,
     ChallengeReceived,
     ChallengeSent,
-    ChatLine,
-    ChatRemoved,
     ClientMessage,
-    ComputerThinking,
     Devices,
-    EngineStatus,
     Error,
     GameEnd,
     GameReviewed,
@@ -59,7 +55,6 @@ from server.protocol import (
     Offer,
     PasswordSet,
     PlayerGamesPage,
-    Presence,
     PrivateCancel,
     PrivateCreated,
     Queued,
@@ -113,9 +108,7 @@ class ServerMessages(App[None]):
         now = self.clock()
         if isinstance(message, GameState):
             self._game_state(message, now)
-        elif isinstance(message, MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack
-                        | ComputerThinking | EngineStatus | Suggestion | Rematched
-                        | ChatRemoved):
+        elif isinstance(message, GameEvent):
             if isinstance(message, Suggestion):
                 self._requests.pop(message.ref or 0, None)
             self._game_event(message, now)
@@ -146,7 +139,7 @@ class ServerMessages(App[None]):
                 "press j in the lobby and type it. The game starts when they join; x in the "
                 "lobby closes the room.",
             ))
-        elif isinstance(message, ChallengeSent | ChallengeReceived | ChallengeGone):
+        elif isinstance(message, ChallengeEvent):
             self._challenge(message)
         elif isinstance(message, PasswordSet | Devices):
             self._requests.pop(message.ref or 0, None)
@@ -179,7 +172,7 @@ class ServerMessages(App[None]):
 
     # -- challenges ------------------------------------------------------------------------
 
-    def _challenge(self, message: ChallengeSent | ChallengeReceived | ChallengeGone) -> None:
+    def _challenge(self, message: ChallengeEvent) -> None:
         session = self.session
         if isinstance(message, ChallengeSent):
             self._requests.pop(message.ref or 0, None)

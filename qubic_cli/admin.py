@@ -240,7 +240,7 @@ async def _do_rename(store: Any, args: argparse.Namespace) -> Any:
     import msgspec
 
     from server.node import levers
-    from server.protocol.requests import Name
+    from server.protocol.field_types import Name
 
     try:
         msgspec.convert(args.new, Name)

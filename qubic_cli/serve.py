@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
+from dataclasses import dataclass
 from typing import Any
 
 from qubic_cli.common import fail, missing_extra, port_number, seconds
@@ -23,20 +24,68 @@ again. SIGINT or SIGTERM shuts it down cleanly.
 """
 
 
+@dataclass(frozen=True)
+class FloodLimit:
+    """An option that bounds one kind of flood (docs/security.md): a count N (0: no limit),
+    or, for a ``rate``, N a second with bursts of 5 x N. ``what`` says in --help what N is;
+    ``field`` is the ``ServerConfig`` field it sets."""
+
+    flag: str
+    field: str
+    default: float
+    what: str
+    rate: bool = False
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        if self.rate:
+            parser.add_argument(self.flag, type=float, default=self.default, metavar="N",
+                                help=f"{self.what} (a burst of 5 x N; default {self.default:g})")
+        else:
+            parser.add_argument(self.flag, type=int, default=int(self.default), metavar="N",
+                                help=f"{self.what} (default {self.default:g}; 0: no limit)")
+
+    def value(self, args: argparse.Namespace) -> float:
+        """The limit ``args`` set: a count of 0 or more, a rate of at least 0.1 a second."""
+        given: float = getattr(args, self.dest)
+        return max(0.1, given) if self.rate else max(0, given)
+
+
+FLOOD_LIMITS = (
+    FloodLimit("--max-connections-per-address", "max_connections_per_address", 64,
+               "open websockets one client address may have"),
+    FloodLimit("--new-players-per-hour", "new_players_per_address", 30,
+               "new players one client address may make an hour"),
+    FloodLimit("--password-attempts-per-address", "password_attempts_per_address", 30,
+               "password attempts (login, recover) one client address may make at once; 12 "
+               "times N come back an hour"),
+    FloodLimit("--reports-per-hour", "reports_per_hour", 10,
+               "reports one player may make: N at once, N back an hour"),
+    FloodLimit("--solve-rate", "solve_rate", 2.0,
+               "/api/solve questions a second one client address may ask", rate=True),
+    FloodLimit("--puzzles-rate", "puzzles_rate", 5.0,
+               "requests a second one client address may make to the puzzles' HTTP routes, "
+               "/api/puzzles/* and /api/players/NAME/puzzles", rate=True),
+    FloodLimit("--player-games-rate", "player_games_rate", 2.0,
+               "/api/players/NAME/games pages a second one client address may ask", rate=True),
+)
+
 SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
     *named_alike("host", "port"),
     Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
-    *named_alike("ai_workers", "grace", "ai_nice", "ai_time", "max_connections_per_address",
-                 "new_players_per_hour", "password_attempts_per_address"),
+    *named_alike("ai_workers", "grace", "ai_nice", "ai_time"),
+    *named_alike(*(limit.dest for limit in FLOOD_LIMITS)),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "solve_rate", "metrics_listen", "event_loop", "synchronous"),
+                 "metrics_listen", "event_loop", "synchronous", "commit_interval"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
-    *named_alike("puzzles_rate", "player_games_rate", "reports_per_hour"),
 )
 
 
@@ -62,15 +111,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "searches never delay the games (0-19; default 10)")
     parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
                         help="seconds the computer thinks per move at most (default 1)")
-    parser.add_argument("--max-connections-per-address", type=int, default=64, metavar="N",
-                        help="open websockets one client address may have (default 64; 0: no "
-                             "limit)")
-    parser.add_argument("--new-players-per-hour", type=int, default=30, metavar="N",
-                        help="new players one client address may make an hour (default 30; 0: "
-                             "no limit)")
-    parser.add_argument("--password-attempts-per-address", type=int, default=30, metavar="N",
-                        help="password attempts (login, recover) one client address may make "
-                             "at once; 12 times N come back an hour (default 30; 0: no limit)")
+    for limit in FLOOD_LIMITS:
+        limit.add_to(parser)
     parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                         help="a reverse proxy (address or network) whose X-Forwarded-For names "
                              "the client; repeat for several (default: none, the header is "
@@ -100,19 +142,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="at SIGTERM or SIGINT, first tell every player the server restarts "
                              "in S seconds, start no new game, and stop S seconds later (a "
                              "second signal stops at once; default 0: stop at once)")
-    parser.add_argument("--solve-rate", type=float, default=2.0, metavar="N",
-                        help="/api/solve questions a second one client address may ask "
-                             "(a burst of 5 x N; default 2)")
-    parser.add_argument("--puzzles-rate", type=float, default=5.0, metavar="N",
-                        help="requests a second one client address may make to the puzzles' "
-                             "HTTP routes (/api/puzzles/*, /api/players/NAME/puzzles; a burst "
-                             "of 5 x N; default 5)")
-    parser.add_argument("--player-games-rate", type=float, default=2.0, metavar="N",
-                        help="/api/players/NAME/games pages a second one client address may "
-                             "ask (a burst of 5 x N; default 2)")
-    parser.add_argument("--reports-per-hour", type=int, default=10, metavar="N",
-                        help="reports one player may make: N at once, N back an hour "
-                             "(default 10; 0: no limit)")
     parser.add_argument("--metrics-listen", metavar="HOST:PORT",
                         help="serve /metrics on this address instead of the game's port, "
                              "e.g. 127.0.0.1:9100")
@@ -126,6 +155,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "commits to the operating system: they survive the server being "
                              "killed or crashing, not a power loss, for less CPU a move "
                              "(docs/benchmarks.md)")
+    parser.add_argument("--commit-interval", type=float, default=2.0, metavar="MS",
+                        help="SQLite only: under load a commit begins at most every MS "
+                             "milliseconds and the moves that arrive meanwhile share it (less "
+                             "CPU a move, up to MS more latency); after a quiet spell a move "
+                             "commits at once; 0: every group at once (default 2)")
     parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
                         help="a name new players may not take, beside admin, moderator, "
                              "computer, ... (compared folded: case and look-alike letters); "
@@ -177,22 +211,17 @@ def server_config(args: argparse.Namespace) -> Any:
                 f"--trusted-proxy {proxy!r} is not an address or network") from None
     config = ServerConfig(
         host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
-        grace=args.grace, ai_move_time=args.ai_time,
-        max_connections_per_address=max(0, args.max_connections_per_address),
-        new_players_per_address=max(0, args.new_players_per_hour),
-        password_attempts_per_address=max(0, args.password_attempts_per_address),
-        trusted_proxies=tuple(args.trusted_proxy), abandon_after=args.abandon_after,
-        redis_url=args.redis, node=args.node, lease_ttl=args.lease_ttl,
-        access_log=args.access_log, metrics_listen=args.metrics_listen,
-        drain_after=max(0.0, args.drain_after), solve_rate=max(0.1, args.solve_rate),
-        puzzles_rate=max(0.1, args.puzzles_rate),
-        player_games_rate=max(0.1, args.player_games_rate),
-        reports_per_hour=max(0, args.reports_per_hour),
-        metrics_token=args.metrics_token, event_loop=args.event_loop,
-        synchronous=args.synchronous.upper(),
+        grace=args.grace, ai_move_time=args.ai_time, trusted_proxies=tuple(args.trusted_proxy),
+        abandon_after=args.abandon_after, redis_url=args.redis, node=args.node,
+        lease_ttl=args.lease_ttl, access_log=args.access_log, metrics_listen=args.metrics_listen,
+        drain_after=max(0.0, args.drain_after), metrics_token=args.metrics_token,
+        event_loop=args.event_loop, synchronous=args.synchronous.upper(),
+        commit_interval=max(0.0, args.commit_interval) / 1000,
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
     )
+    limits: dict[str, Any] = {limit.field: limit.value(args) for limit in FLOOD_LIMITS}
+    config = dataclasses.replace(config, **limits)
     if args.ai_nice is not None:
         config = dataclasses.replace(config, ai_nice=args.ai_nice)
     return config

@@ -190,6 +190,21 @@ def test_prove_a_subtree(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "verified: X wins every line" in out
 
 
+def test_prove_lists_a_gap_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """X's 1b2 (an edge-or-face cell, not the strategy's corner class) leaves the proof's
+    tree at once: replayed from the shipped file with no search, the walk stops there, names
+    the position and fails, in text and in JSON."""
+    code, out, _ = run(["prove", "--subtree", "1b2 4d4", "--verify"], capsys)
+    assert code == 1
+    assert "NOT proved: 1 gaps" in out
+    assert "gap: 1b2 4d4 (not in the completed dictionary)" in out
+    assert "verified: X wins every line" not in out
+    code, out, _ = run(["prove", "--subtree", "1b2 4d4", "--verify", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 1 and data["proved"] is False
+    assert data["gaps"] == [{"moves": "1b2 4d4", "reason": "not in the completed dictionary"}]
+
+
 @pytest.mark.parametrize("argv", [["--subtree", "1a1"], ["--subtree", "9z9"],
                                   ["--subtree", "1a1 1b1", "--save"]])
 def test_prove_refuses_bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -204,3 +204,21 @@ def test_the_sqlite_synchronous_setting_from_every_source(tmp_path: Path) -> Non
     assert serve.server_config(args).synchronous == "FULL" and sources["synchronous"] == "flag"
     refused = qubic("config", "check", "serve", "--synchronous", "off")
     assert refused.returncode == 2 and "--synchronous" in refused.stderr
+
+
+def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
+    """``--commit-interval`` (issue 30) is given in milliseconds and reaches the server's
+    configuration in seconds, from a flag, the environment or the file."""
+    assert serve.server_config(layered(["serve"], {})[0]).commit_interval == 0.002
+    args, sources = layered(["serve"], {"QUBIC_COMMIT_INTERVAL": "0"})
+    assert serve.server_config(args).commit_interval == 0 and sources["commit_interval"] == "env"
+    config = tmp_path / "qubic.toml"
+    config.write_text("commit_interval = 5\n")
+    args, sources = layered(["serve", "--config", str(config)], {})
+    assert serve.server_config(args).commit_interval == 0.005
+    assert sources["commit_interval"] == "file"
+    args, sources = layered(["serve", "--config", str(config), "--commit-interval", "1"], {})
+    assert serve.server_config(args).commit_interval == 0.001
+    assert sources["commit_interval"] == "flag"
+    refused = qubic("config", "check", "serve", "--commit-interval", "soon")
+    assert refused.returncode == 2 and "--commit-interval" in refused.stderr

@@ -55,7 +55,7 @@ from server.cluster.messages import (
     Tell,
     Vacant,
     decode_lobby,
-    encode_lobby,
+    encode_message,
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError
@@ -144,7 +144,7 @@ class ClusterLobby:
             await holding.stop(persist=True)
             with contextlib.suppress(LeaseError, RedisError, OSError, BusError):
                 await self.links.leases.release(holding.lease)
-                await self.bus.publish(LOBBY_TOPIC, encode_lobby(Vacant(self.node)))
+                await self.bus.publish(LOBBY_TOPIC, encode_message(Vacant(self.node)))
         await stop_tasks(self._loops)  # a cancel can be lost in the bus's publish
         for subscription in self._subscriptions:
             with contextlib.suppress(BusError, RedisError, OSError):
@@ -156,7 +156,7 @@ class ClusterLobby:
     def publish(self, envelope: LobbyEnvelope) -> None:
         """Publish on the lobby's topics, in order (one task)."""
         topic = REQUESTS_TOPIC if isinstance(envelope, Ask | Report) else LOBBY_TOPIC
-        self._outbox.put_nowait((topic, encode_lobby(envelope)))
+        self._outbox.put_nowait((topic, encode_message(envelope)))
 
     async def _send(self) -> None:
         while True:

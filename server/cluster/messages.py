@@ -3,14 +3,17 @@
 Games. On a node's topic ``node:{id}``: a request forwarded to the game's owner (``Forward``),
 a reply to one session outside a game's batch (``Reply``), a game handed to the node
 (``HandOff``) and the node's echo to itself (``Echo``). On the ``cluster`` topic: a game
-started (``Started``) and a node leaving (``Leaving``). ``encode_envelope`` and
-``decode_envelope`` read and write them.
+started (``Started``) and a node leaving (``Leaving``).
 
 The lobby (``server.cluster.lobby``). On ``lobby:requests``, for the node holding the lobby: a
 session's lobby request (``Ask``) and what a node has to report (``Report``). On ``lobby``,
 from the holder to every node: a request's replies (``Answer``), a message for one player
 (``Tell``), one for every subscriber (``Delta``), a new holder (``Holder``) and a holder gone
-(``Vacant``). ``encode_lobby`` and ``decode_lobby`` read and write them.
+(``Vacant``).
+
+Every message goes on the bus as msgpack by the one ``encode_message``, and comes off it by the
+decoder of its topic's kind: ``decode_envelope`` (a node's topic, the cluster topic) or
+``decode_lobby`` (the lobby's topics).
 """
 
 from __future__ import annotations
@@ -76,10 +79,6 @@ class Echo(Envelope, tag="e"):
 
     sent: float
 
-
-encode_envelope = msgspec.msgpack.Encoder().encode
-decode_envelope = msgspec.msgpack.Decoder(
-    Forward | Reply | Started | Leaving | HandOff | Echo).decode
 
 # -- the lobby ------------------------------------------------------------------------------
 
@@ -148,6 +147,10 @@ class Vacant(LobbyEnvelope, tag="V"):
     node: str
 
 
-encode_lobby = msgspec.msgpack.Encoder().encode
+# -- on the bus -----------------------------------------------------------------------------
+
+encode_message = msgspec.msgpack.Encoder().encode
+decode_envelope = msgspec.msgpack.Decoder(
+    Forward | Reply | Started | Leaving | HandOff | Echo).decode
 decode_lobby = msgspec.msgpack.Decoder(
     Ask | Report | Answer | Tell | Delta | Holder | Vacant).decode

@@ -44,7 +44,7 @@ from server.cluster.messages import (
     HandOff,
     Leaving,
     Started,
-    encode_envelope,
+    encode_message,
 )
 from server.errors import BusError, RoomError, ServerError, StoreError
 from server.game.records import GameStatus
@@ -166,7 +166,7 @@ class ClusterOwnership:
         # at once, not through the outbox: it reaches other nodes before anything this
         # node says after the game has started (the lobby's answer to the request)
         await self.bus.publish(CLUSTER_TOPIC,
-                               encode_envelope(Started(self.node, room.id, players)))
+                               encode_message(Started(self.node, room.id, players)))
         target = rendezvous(room.id, self.alive)
         if self.spread and target != self.node:  # spread: the lobby starts every game
             self._spawn(self._hand_off(room.id, target), f"hand-off-{room.id}")
@@ -422,7 +422,7 @@ class ClusterOwnership:
                 pipe.delete(self._owned_key(self.node), self._beat_key)
                 pipe.srem(self._nodes_key, self.node)
                 await pipe.execute()
-            await self.bus.publish(CLUSTER_TOPIC, encode_envelope(Leaving(self.node, games)))
+            await self.bus.publish(CLUSTER_TOPIC, encode_message(Leaving(self.node, games)))
         except (RedisError, OSError, BusError) as exc:
             log.warning("could not hand the games over (%s): they are taken over in %.1f s",
                         exc, self.ttl)

@@ -35,7 +35,7 @@ from server.cluster.messages import (
     Reply,
     Started,
     decode_envelope,
-    encode_envelope,
+    encode_message,
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError, ServerError
@@ -99,8 +99,7 @@ class Cluster:
 
     async def hand_over(self) -> None:
         """SIGTERM: stop renewing, then hand every game over (``ClusterOwnership``)."""
-        for task in self._loops[:1]:
-            task.cancel()
+        await stop_tasks(self._loops[:1])  # for sure: a cancel can be lost in a publish
         await self.ownership.hand_over()
 
     async def close(self) -> None:
@@ -125,7 +124,7 @@ class Cluster:
             queued = await drain(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(
-                    [(topic, encode_envelope(envelope)) for topic, envelope in queued])
+                    [(topic, encode_message(envelope)) for topic, envelope in queued])
             except BusError as exc:
                 log.warning("%d messages (for %s) were lost: %s", len(queued),
                             ", ".join(topic for topic, _ in queued), exc)

@@ -85,6 +85,26 @@ def day_start(day: datetime.date) -> float:
     return datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.UTC).timestamp()
 
 
+@dataclass(frozen=True)
+class Streak:
+    """A player's puzzle streak: ``count`` puzzles solved in a row in the streak going on, the
+    ``best`` count, and ``run``, how many streaks were started (``streak_index`` varies each
+    run's puzzles by it)."""
+
+    count: int = 0
+    best: int = 0
+    run: int = 0
+
+    def restarted(self) -> Streak:
+        """A new streak: the count back to 0, the next run."""
+        return Streak(0, self.best, self.run + 1)
+
+    def after(self, solved: bool) -> Streak:
+        """The streak after one of its puzzles is finished: one more if solved, else 0."""
+        count = self.count + 1 if solved else 0
+        return Streak(count, max(self.best, count), self.run)
+
+
 def streak_index(streak: int, count: int, run: int) -> int:
     """The position, among ``count`` puzzles ordered easiest first, of a streak's puzzle
     after ``streak`` solves: the easiest fifth first, harder with every solve; ``run``

@@ -130,7 +130,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     ``ComputerError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
     with a warm-up of their own).
     """
-    store = await open_store(config.db_path, synchronous=config.synchronous)  # type: ignore[arg-type]
+    store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
+                             commit_interval=config.commit_interval)
     try:
         if pool is None:
             pool = await _computer_players(config)

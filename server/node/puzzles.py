@@ -42,7 +42,7 @@ from server.protocol import (
 )
 from server.store import puzzles as ops
 from server.store.base import Store
-from server.store.puzzles import PuzzleStore, StoredPuzzle
+from server.store.puzzles import PuzzlePlayer, PuzzleStore, StoredPuzzle
 
 __all__ = ["Puzzles", "info_of"]
 
@@ -128,15 +128,16 @@ class Puzzles:
         db = await self._db()
         player = await (db.write(ops.start_streak(name)) if new
                         else db.read(ops.puzzle_player(name)))
-        stored = await self._puzzle(db, await self._streak_puzzle(db, player.streak,
-                                                                  player.streak_run))
+        stored = await self._puzzle(db, await self._streak_puzzle(db, player))
         return PuzzleShown(puzzle=info_of(stored), mode="streak",
-                           rating=round(player.rating.rating), streak=player.streak,
-                           best_streak=player.best_streak)
+                           rating=round(player.rating.rating), streak=player.streak.count,
+                           best_streak=player.streak.best)
 
-    async def _streak_puzzle(self, db: PuzzleStore, streak: int, run: int) -> int:
+    async def _streak_puzzle(self, db: PuzzleStore, player: PuzzlePlayer) -> int:
+        streak = player.streak
         count = await db.read(ops.count_puzzles())
-        chosen = await db.read(ops.nth_easiest(streak_index(streak, count, run))) if count else None
+        chosen = (await db.read(ops.nth_easiest(streak_index(streak.count, count, streak.run)))
+                  if count else None)
         if chosen is None:
             raise ServerError("this server has no puzzles", ErrorCode.NO_PUZZLES)
         return chosen
@@ -148,7 +149,7 @@ class Puzzles:
         stored = await self._puzzle(db, puzzle_id)
         if mode == "streak":
             player = await db.read(ops.puzzle_player(name))
-            if puzzle_id != await self._streak_puzzle(db, player.streak, player.streak_run):
+            if puzzle_id != await self._streak_puzzle(db, player):
                 raise ServerError("this is not your streak's puzzle: ask puzzle_streak",
                                   ErrorCode.NOT_ALLOWED)
         try:
@@ -165,8 +166,8 @@ class Puzzles:
             rated=recorded.rated, rating=round(after.rating.rating),
             rating_change=(round(after.rating.rating) - round(recorded.rating_before)
                            if recorded.rated else None),
-            streak=after.streak if mode == "streak" else None,
-            best_streak=after.best_streak if mode == "streak" else None,
+            streak=after.streak.count if mode == "streak" else None,
+            best_streak=after.streak.best if mode == "streak" else None,
         )
 
     async def history(self, name: str, limit: int = 20) -> PuzzleHistoryList:
@@ -179,7 +180,7 @@ class Puzzles:
                                 rating_before=round(t.rating_before),
                                 rating_after=round(t.rating_after), at=t.at)
                       for t in tries],
-            rating=round(player.rating.rating), best_streak=player.best_streak)
+            rating=round(player.rating.rating), best_streak=player.streak.best)
 
     async def handle(self, session: Session, message: PuzzleRequest) -> None:
         """Answer a websocket request of ``session`` (a player: it has said hello)."""

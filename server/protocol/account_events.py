@@ -3,8 +3,8 @@ a chat line removed)."""
 
 from __future__ import annotations
 
-from server.protocol.event_base import _Event, _Value
-from server.protocol.requests import RequestId
+from server.protocol.event_base import _Event, _GameEvent, _Value
+from server.protocol.field_types import RequestId
 
 
 class DeviceInfo(_Value):
@@ -39,10 +39,9 @@ class Devices(_Event, tag="devices"):
     ref: RequestId | None = None
 
 
-class ChatRemoved(_Event, tag="chat_removed"):
+class ChatRemoved(_GameEvent, tag="chat_removed"):
     """A moderator took the chat line of version ``line`` out of the game: remove it."""
 
-    game: str
     line: int
     version: int
 

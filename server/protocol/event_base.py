@@ -13,3 +13,9 @@ class _Value(msgspec.Struct, kw_only=True, gc=False):
 
 class _Event(msgspec.Struct, tag_field="t", kw_only=True, gc=False):
     """A message, tagged by ``"t"``: one member of ``ServerMessage``."""
+
+
+class _GameEvent(_Event):
+    """An event about one game, the one ``game`` names (its first field on the wire)."""
+
+    game: str

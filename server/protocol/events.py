@@ -10,16 +10,9 @@ import msgspec
 
 from server.protocol.account_events import ChatRemoved, Devices, PasswordSet, ReportQueue
 from server.protocol.codes import PROTOCOL_VERSION
-from server.protocol.event_base import _Event, _Value
-from server.protocol.learning_events import (
-    GameReviewed,
-    PuzzleHistoryList,
-    PuzzleResult,
-    PuzzleShown,
-)
-from server.protocol.requests import (
+from server.protocol.event_base import _Event, _GameEvent, _Value
+from server.protocol.field_types import (
     ChallengeGoneReason,
-    ClientMessage,
     ClockSpec,
     Colour,
     ColourChoice,
@@ -30,6 +23,13 @@ from server.protocol.requests import (
     Result,
     Variant,
 )
+from server.protocol.learning_events import (
+    GameReviewed,
+    PuzzleHistoryList,
+    PuzzleResult,
+    PuzzleShown,
+)
+from server.protocol.requests import ClientMessage
 from server.version import VERSION
 
 # -- server -> client: values nested in messages ----------------------------------------------
@@ -230,10 +230,9 @@ class PrivateCreated(_Event, tag="private"):
     ref: RequestId | None = None
 
 
-class MovePlayed(_Event, tag="move"):
+class MovePlayed(_GameEvent, tag="move"):
     """A move was played; ``ply`` counts the moves so far (X's first move is ply 1)."""
 
-    game: str
     ply: int
     cell: int
     notation: str
@@ -242,10 +241,9 @@ class MovePlayed(_Event, tag="move"):
     version: int
 
 
-class GameEnd(_Event, tag="end"):
+class GameEnd(_GameEvent, tag="end"):
     """The game is over; ``rating_change`` is null for unrated and aborted games."""
 
-    game: str
     version: int
     result: Result
     reason: Reason
@@ -255,51 +253,46 @@ class GameEnd(_Event, tag="end"):
     rating_change: RatingChange | None = None
 
 
-class Offer(_Event, tag="offer"):
+class Offer(_GameEvent, tag="offer"):
     """A draw offered or declined, or a rematch asked for, by side ``by``."""
 
-    game: str
     kind: OfferKind
     by: Colour
     version: int
 
 
-class Presence(_Event, tag="presence"):
+class Presence(_GameEvent, tag="presence"):
     """A seated player left or came back; ``claim_in`` is seconds until the other may claim."""
 
-    game: str
     version: int
     side: Colour
     online: bool
     claim_in: float | None = None
 
 
-class ChatLine(_Event, tag="chat"):
+class ChatLine(_GameEvent, tag="chat"):
     """A line of the players' chat (``side`` is the speaker's), which only the two players
     see, or of the spectators' chat (``side`` null), which only spectators see."""
 
-    game: str
     name: str
     side: Colour | None  # None: a spectator
     text: str
     version: int
 
 
-class TakenBack(_Event, tag="takeback"):
+class TakenBack(_GameEvent, tag="takeback"):
     """Moves were taken back by side ``by``: the game is at ``ply`` again."""
 
-    game: str
     ply: int
     by: Colour
     clocks: Clocks | None
     version: int
 
 
-class Rematched(_Event, tag="rematched"):
+class Rematched(_GameEvent, tag="rematched"):
     """The rematch of ``game`` has started as the game ``rematch``: its players have its
     ``game`` already; a spectator follows it by watching it."""
 
-    game: str
     rematch: str
     version: int
 
@@ -351,28 +344,28 @@ class Pong(_Event, tag="pong"):
     ref: RequestId | None = None
 
 
-class ComputerThinking(_Event, tag="ai_thinking"):
-    game: str
+class ComputerThinking(_GameEvent, tag="ai_thinking"):
+    """The computer is searching its move for the position after ``ply`` moves; ``depth`` when
+    known (not versioned: purely informative)."""
+
     ply: int
     depth: int | None = None
 
 
-class Suggestion(_Event, tag="hint"):
+class Suggestion(_GameEvent, tag="hint"):
     """The engine's suggested move for the position after ``ply`` moves (reply to ``hint``)."""
 
-    game: str
     ply: int
     cell: int
     notation: str
     ref: RequestId | None = None
 
 
-class EngineStatus(_Event, tag="engine"):
+class EngineStatus(_GameEvent, tag="engine"):
     """Why the computer has not started thinking: its engine is being prepared (its first
     start compiles it; ``progress`` 0-1) or no worker of the fleet is connected
     (``unavailable``); then ``ready``."""
 
-    game: str
     state: EngineState
     progress: float
     message: str

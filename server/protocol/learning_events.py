@@ -8,7 +8,7 @@ from typing import Literal
 import msgspec
 
 from server.protocol.event_base import _Event, _Value
-from server.protocol.requests import Colour, PuzzleMode, Reason, RequestId, Result, Variant
+from server.protocol.field_types import Colour, PuzzleMode, Reason, RequestId, Result, Variant
 
 
 class PuzzleInfo(_Value):

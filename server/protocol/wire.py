@@ -11,7 +11,8 @@ import msgspec
 from server.errors import ProtocolError, ServerError
 from server.protocol.codes import MAX_FRAME_BYTES, ErrorCode
 from server.protocol.events import Error, ServerMessage
-from server.protocol.requests import ClientMessage, RequestId
+from server.protocol.field_types import RequestId
+from server.protocol.requests import ClientMessage
 
 # -- encoding and decoding --------------------------------------------------------------------
 

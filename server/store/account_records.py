@@ -32,11 +32,10 @@ class Opened:
 
 
 @dataclass(frozen=True)
-class Issued:
-    """A token given out: the player, the new device, and the plain token (never stored)."""
+class Issued(Opened):
+    """A token given out: the session it opens (the player, the new device) and the plain
+    token (never stored)."""
 
-    player: PlayerRecord
-    device: int
     token: str
 
 

@@ -16,11 +16,13 @@ def is_postgres_url(database: str | os.PathLike[str]) -> bool:
 
 
 async def open_store(
-    database: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "FULL"
+    database: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "FULL",
+    commit_interval: float | None = None,
 ) -> Store:
     """The PostgreSQL store for a ``postgresql://`` URL, else the SQLite store on that file.
 
-    ``synchronous`` applies to SQLite only (PostgreSQL's durability is its own setting).
+    ``synchronous`` and ``commit_interval`` (seconds; None: the store's default) apply to
+    SQLite only (PostgreSQL's durability and group commit are its own settings).
     Raises ``StoreError`` saying why if the database cannot be used.
     """
     if is_postgres_url(database):
@@ -33,4 +35,7 @@ async def open_store(
         return await PostgresStore.open(str(database))
     from server.store.sqlite import SQLiteStore
 
-    return await SQLiteStore.open(database, synchronous=synchronous)
+    if commit_interval is None:
+        return await SQLiteStore.open(database, synchronous=synchronous)
+    return await SQLiteStore.open(database, synchronous=synchronous,
+                                  commit_interval=commit_interval)

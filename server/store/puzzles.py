@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from engine import Board
 from engine.puzzles import Puzzle, Step, canonical_key
 from server.errors import StoreError
-from server.game.puzzles import rate_attempt
+from server.game.puzzles import Streak, rate_attempt
 from server.game.ratings import Rating
 from server.store.base import Row, Store, name_key
 from server.store.query import Op, change, every, fetch_all, fetch_one, one, run_count
@@ -41,13 +41,11 @@ class StoredPuzzle:
 
 @dataclass(frozen=True)
 class PuzzlePlayer:
-    """A player's puzzle record: rating, rated tries, the streak going on and the best."""
+    """A player's puzzle record: rating, rated tries and streak."""
 
     rating: Rating
     rated: int = 0
-    streak: int = 0
-    best_streak: int = 0
-    streak_run: int = 0
+    streak: Streak = Streak()
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ def _player_of(row: Row | None) -> PuzzlePlayer:
     if row is None:
         return PuzzlePlayer(Rating())
     return PuzzlePlayer(Rating(row["rating"], row["rd"], row["volatility"]), row["rated"],
-                        row["streak"], row["best_streak"], row["streak_run"])
+                        Streak(row["streak"], row["best_streak"], row["streak_run"]))
 
 
 def key_of(name: str) -> Op[str]:
@@ -186,15 +184,14 @@ def puzzle_player(name: str) -> Op[PuzzlePlayer]:
 
 
 def _save_player(key: str, player: PuzzlePlayer) -> Op[None]:
-    r = player.rating
+    r, streak = player.rating, player.streak
     yield change(
         "INSERT INTO puzzle_players (name_key, rating, rd, volatility, rated, streak,"
         " best_streak, streak_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (name_key) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
         " volatility = excluded.volatility, rated = excluded.rated, streak = excluded.streak,"
         " best_streak = excluded.best_streak, streak_run = excluded.streak_run",
-        key, r.rating, r.rd, r.volatility, player.rated, player.streak, player.best_streak,
-        player.streak_run,
+        key, r.rating, r.rd, r.volatility, player.rated, streak.count, streak.best, streak.run,
     )  # fmt: skip
 
 
@@ -202,8 +199,7 @@ def start_streak(name: str) -> Op[PuzzlePlayer]:
     """A new streak for ``name``: the count back to 0, the next run's puzzles."""
     key = yield from key_of(name)
     player = yield from puzzle_player(name)
-    player = PuzzlePlayer(player.rating, player.rated, 0, player.best_streak,
-                          player.streak_run + 1)
+    player = replace(player, streak=player.streak.restarted())
     yield from _save_player(key, player)
     return player
 
@@ -230,11 +226,8 @@ def record_attempt(name: str, puzzle_id: int, mode: str, solved: bool, now: floa
                      puzzle_id)
     yield change("UPDATE puzzles SET plays = plays + 1, solves = solves + ? WHERE id = ?",
                  int(solved), puzzle_id)
-    streak, best = player.streak, player.best_streak
-    if mode == "streak":
-        streak = streak + 1 if solved else 0
-        best = max(best, streak)
-    updated = PuzzlePlayer(rating, player.rated + int(rated), streak, best, player.streak_run)
+    streak = player.streak.after(solved) if mode == "streak" else player.streak
+    updated = PuzzlePlayer(rating, player.rated + int(rated), streak)
     yield from _save_player(key, updated)
     yield change(
         "INSERT INTO puzzle_attempts (name_key, puzzle_id, mode, solved, rated,"

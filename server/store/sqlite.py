@@ -4,8 +4,11 @@ The event loop never touches SQLite. The writes asked for in one turn of the eve
 together on a queue to a dedicated writer thread (one wake-up for them all), which drains
 everything queued, runs it as one transaction (each write in its own savepoint, so one
 refused write does not sink the others), commits, and then resolves every waiter's future with
-one ``loop.call_soon_threadsafe``. A thousand games each making a move per second thus cost a
-handful of commits per second, not a thousand. Reads run on a second connection in a
+one ``loop.call_soon_threadsafe``. Under load a commit begins at most every ``commit_interval``
+(2 ms by default): the writes that arrive while the interval runs join the next group, so a
+thousand games each making a move a second cost a few hundred commits a second, not a thousand
+(each commit costs about 0.2 ms of CPU: docs/benchmarks.md, "CPU per move"); a write after a
+quiet spell commits at once. Reads run on a second connection in a
 single-thread executor; WAL lets them proceed while the writer commits. What each write and
 read does is ``server.store.sql.SQLStore``'s, shared with PostgreSQL; this module only runs it.
 
@@ -122,6 +125,7 @@ class _Write:
 
 
 _STOP = object()
+COMMIT_INTERVAL = 0.002  # seconds between the starts of two commits under load, at least
 
 
 class SQLiteStore(SQLStore):
@@ -135,8 +139,11 @@ class SQLiteStore(SQLStore):
         writer: sqlite3.Connection,
         reader: sqlite3.Connection,
         reader_thread: ThreadPoolExecutor,
+        commit_interval: float = COMMIT_INTERVAL,
     ) -> None:
         self.path = path
+        self.commit_interval = commit_interval
+        self._last_commit = float("-inf")  # when the writer's last group began (monotonic)
         self._loop = asyncio.get_running_loop()
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
         self._handing: list[_Write] = []  # asked for in this turn of the loop, not yet queued
@@ -160,12 +167,14 @@ class SQLiteStore(SQLStore):
         *,
         synchronous: Literal["NORMAL", "FULL"] = "FULL",
         busy_timeout: float = 5.0,
+        commit_interval: float = COMMIT_INTERVAL,
     ) -> SQLiteStore:
         """Open (or create) the database at ``path``, migrating its schema.
 
         Raises ``StoreError`` saying why if the file cannot be opened or created, is locked by
         another writer for longer than ``busy_timeout`` seconds, is read-only, or is not a
-        database.
+        database. ``commit_interval``: the least time in seconds between the starts of two
+        commits (0: each group commits as soon as it is queued).
         """
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
@@ -179,7 +188,7 @@ class SQLiteStore(SQLStore):
             writer.close()
             reader_thread.shutdown(wait=False)
             raise
-        return cls(name, writer, reader, reader_thread)
+        return cls(name, writer, reader, reader_thread, commit_interval)
 
     async def __aenter__(self) -> SQLiteStore:
         return self
@@ -218,6 +227,12 @@ class SQLiteStore(SQLStore):
         while not stopping:
             group: list[_Write] = []
             item = self._queue.get()
+            # Under load the next commit waits for the interval to pass since the last began,
+            # and every write that arrives meanwhile joins it; after a quiet spell a write
+            # commits at once.
+            wait = self._last_commit + self.commit_interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
             while True:
                 if item is _STOP:
                     stopping = True
@@ -230,6 +245,7 @@ class SQLiteStore(SQLStore):
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
+            self._last_commit = time.monotonic()
             for start in range(0, len(group), MAX_GROUP):
                 part = group[start:start + MAX_GROUP]
                 outcomes = self._commit_group(part)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from client_tui.model import (
@@ -173,3 +176,11 @@ def test_the_lobby_follows_its_deltas() -> None:
     assert lobby.players == [ann, bob]  # players: null in a delta, unchanged
     lobby.apply(LobbyDelta(online=1, players=[bob]))
     assert lobby.players == [bob] and lobby.online == 1
+
+
+def test_the_models_come_without_textual() -> None:
+    """The client's state is plain objects that the screens draw: importing the models (the
+    games', the lobby's, the puzzles') brings no Textual with it."""
+    code = "import sys, client_tui.model, client_tui.puzzle_model; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

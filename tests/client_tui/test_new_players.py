@@ -114,6 +114,39 @@ async def test_the_line_under_the_board_offers_enter_only_on_this_players_move(
         assert "not your move now" in hint and "⏎" not in hint
 
 
+async def test_a_spectator_is_not_offered_enter(tmp_path: Path) -> None:
+    """Watching a game with X to move: the line under the board offers no move to play."""
+    state = threats_game()  # X (ann) to move
+    state.you = None
+    app = unconnected(tmp_path, name="cat")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_game(app, pilot, state)
+        board = screen.query_one(BoardWidget)
+        board.cursor = cell("4a4")  # an empty cell
+        hint = board.render().plain.splitlines()[-1]
+        assert "⏎" not in hint and "plays it" not in hint, hint
+
+
+async def test_a_player_looking_back_is_not_offered_enter(tmp_path: Path) -> None:
+    """On this player's move, stepped back two moves (X to move there too): the position on
+    screen is not the one Enter would play in, so the line offers no move; back at the live
+    position it does again."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_game(app, pilot, threats_game())  # ann (X) to move
+        board = screen.query_one(BoardWidget)
+        board.cursor = cell("4a4")
+        assert "⏎ plays it" in board.render().plain.splitlines()[-1]
+        await pilot.press("comma", "comma")
+        await pilot.pause()
+        assert screen.model.reviewing and board.view.board.ply == 4
+        hint = board.render().plain.splitlines()[-1]
+        assert "⏎" not in hint and "plays it" not in hint, hint
+        await pilot.press("end")
+        await pilot.pause()
+        assert "⏎ plays it" in board.render().plain.splitlines()[-1]
+
+
 # -- beside the board ---------------------------------------------------------------------
 
 

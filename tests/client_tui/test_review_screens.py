@@ -116,6 +116,8 @@ async def test_the_analysis_board_from_the_lobby(server: RunningServer, tmp_path
         await pilot.press(*"1a1 4d4 1b1 4c4 1c1 4a1", "enter")
         assert [format_cell(c, screen.board.geometry) for c in screen.board.moves] == [
             "1a1", "4d4", "1b1", "4c4", "1c1", "4a1"]
+        await pilot.press("y")  # shared as a move string
+        assert app.clipboard == "1a1 4d4 1b1 4c4 1c1 4a1"
         await until(pilot, lambda: "1d1 wins 1" in text_of(app, "#analysis-moves"),
                     "the winning move listed", 60)
         assert screen.query_one(BoardWidget).view.suggested == 3  # 1d1 marked on the board

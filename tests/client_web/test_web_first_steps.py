@@ -107,12 +107,14 @@ async def test_a_token_kept_by_an_older_client_is_moved_not_lost(tmp_path: Path)
 
 
 async def test_after_a_rated_game_the_header_shows_the_servers_rating(tmp_path: Path) -> None:
+    """The header, the players' cards and the result after rated games; the second game's
+    rating is one where adding the rounded change to the rounded rating is off by one."""
     async with web_helpers.browser() as chromium, \
             web_helpers.running_server(tmp_path / "q.db") as running:
         tab = await Page.open(chromium, running.http_url + "/")
         await tab.enter("ann")
         async with web_helpers.protocol_client(running) as bob:
-            await bob.hello("bob")
+            token = (await bob.hello("bob"))["token"]
             created = await bob.request(t="private_create", colour="o", rated=True)
             await tab.page.fill("input[name=code]", created["code"])
             await tab.page.click("form.join button")
@@ -138,6 +140,30 @@ async def test_after_a_rated_game_the_header_shows_the_servers_rating(tmp_path: 
             arg=f"1500 → {player['rating']}")
         assert (await tab.page.text_content(".seat.o .rating") or "").strip() == \
             f"1500 → {other['rating']}"
+        # A second rated game, drawn: ann goes from 1662.31 to 1576.69 (Glicko-2, both new
+        # players), where the rounded rating plus the rounded change (1662 - 86) is one short
+        # of the server's 1577. The header shows the server's.
+        async with web_helpers.protocol_client(running) as bob:
+            await bob.hello("bob", token=token)  # bob again, on his kept token
+            await tab.page.click("#to-lobby")
+            created = await bob.request(t="private_create", colour="o", rated=True)
+            await tab.page.fill("input[name=code]", created["code"])
+            await tab.page.click("form.join button")
+            game = (await bob.expect("game"))["id"]
+            await tab.page.wait_for_function("(id) => window.qubic.app.current === id",
+                                             arg=game)
+            await tab.my_turn()
+            await tab.click_cell("1a1")
+            await bob.expect("move", game=game, ply=1)
+            await bob.request(t="move", game=game, cell="4d4", ply=1)
+            await tab.wait_ply(2)
+            await bob.send(t="draw_offer", game=game)
+            await tab.page.click("#draw-accept")
+            await bob.expect("end", game=game)
+        player = await web_helpers.get_json(running, "/api/players/ann")
+        assert player["rating"] == 1577
+        await tab.page.wait_for_function(
+            "() => document.querySelector('#who').textContent.endsWith(' · 1577')")
         assert tab.errors == []
 
 

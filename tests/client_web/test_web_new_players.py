@@ -168,3 +168,53 @@ async def test_the_title_and_the_sound_call_the_player_back(tmp_path: Path) -> N
         await bob.send(t="challenge", name="ann")
         await page.wait_for_function("(n) => window.qubic.attention.played > n", arg=played)
         assert await page.evaluate(title) == "Qubic"  # the window has the focus: no count
+
+
+RECORD_DRAWING = """() => {
+  // Every canvas call that paints, in order, with the colour it paints in.
+  const log = [];
+  window.drawn = log;
+  const P = CanvasRenderingContext2D.prototype;
+  for (const name of ["clearRect", "fill", "stroke", "fillText"]) {
+    const original = P[name];
+    P[name] = function (...args) {
+      const text = name === "fillText" ? String(args[0]) : null;
+      log.push({ op: name, colour: name === "stroke" ? this.strokeStyle : this.fillStyle,
+                 text, x: text === null ? null : args[1],
+                 width: text === null ? null : this.measureText(text).width });
+      return original.apply(this, args);
+    };
+  }
+}"""
+
+
+async def test_in_3d_the_winning_line_is_drawn_over_the_pieces_and_the_levels_named(
+    tmp_path: Path,
+) -> None:
+    """The cube's last picture after X's win: the winning line (and a ring round each of its
+    four cells) painted after every piece, no longer under them, and each level labelled,
+    its label inside the canvas."""
+    async with web_helpers.ann_in_a_browser_and_bob(tmp_path) as (tab, bob):
+        page = tab.page
+        game = await tab.join_room_of(bob)  # bob hosts as O: ann is X
+        for ply, cell in enumerate(ROW):
+            if ply % 2 == 0:
+                await tab.my_turn()
+                await tab.click_cell(cell)
+                await bob.expect("move", game=game, ply=ply + 1)
+            else:
+                await bob.request(t="move", game=game, cell=cell, ply=ply)
+        await page.wait_for_selector("#result-text")
+        await page.evaluate(RECORD_DRAWING)
+        await page.click("#view-cube")
+        await page.wait_for_function("() => window.drawn.some((c) => c.op === 'clearRect')")
+        drawn = await page.evaluate("() => window.drawn")
+        start = max(i for i, c in enumerate(drawn) if c["op"] == "clearRect")
+        frame = drawn[start:]  # the last whole picture (each is drawn in one go)
+        win = [i for i, c in enumerate(frame) if c["op"] == "stroke" and c["colour"] == "#f5b700"]
+        pieces = [i for i, c in enumerate(frame) if c["op"] == "fill"]
+        assert pieces and len(win) == 1 + 4, frame  # the line, then a ring round each cell
+        assert min(win) > max(pieces)
+        labels = [c for c in frame if c["op"] == "fillText"]
+        assert [c["text"] for c in labels] == [f"Level {z}" for z in (1, 2, 3, 4)]
+        assert all(c["x"] >= c["width"] for c in labels)  # right-aligned: none cut off

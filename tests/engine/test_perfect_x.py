@@ -78,6 +78,28 @@ def test_lower_levels_keep_their_own_play() -> None:
     assert top.settings["depth"] == 64 and top.settings["proof"]
 
 
+def test_the_levels_below_8_search_on_the_proofs_tree() -> None:
+    """Where level 8 plays the strategy with no search, levels 1-7 think as before: the
+    depth cap keeps the proof out of their play, not only out of their settings."""
+    board = Board.from_notation("4x4x4", "1a1 4d4 4a1 1a4 1d1 1b1")  # X to move, no threat
+    expected = strategy_move(board)
+    assert expected is not None
+    top = make_player(LEVELS[8]).decide(board, Limit(time=0.2))
+    assert top.move == expected and top.nodes == 0
+    for level in (3, 7):  # (levels 1 and 2 play a random move by design now and then)
+        decision = make_player(LEVELS[level], seed=1).decide(board, Limit(time=0.2))
+        assert decision.nodes > 0, level
+
+
+def test_off_the_proof_the_master_searches() -> None:
+    """X deviated at move one (1b2 is not of the strategy's corner class): the strategy has
+    no move there, and the master as X searches as it did before the proof."""
+    board = Board.from_notation("4x4x4", "1b2 4d4")
+    assert strategy_move(board) is None
+    decision = make_player("master").decide(board, Limit(time=0.3))
+    assert decision.nodes > 0 and board.is_legal(decision.move)
+
+
 def test_lost_o_resists_longest() -> None:
     """The master as O where the proof has it lost (and, with bookfirst=off, before its book
     too): the reply with the longest line under the strategy, reported as a proved loss in

@@ -20,6 +20,7 @@ from services import RedisServer
 from test_cluster import holders, move_to, owner, private_game
 
 from server.node.routing import Asked, Awaiting
+from server.tasks import stop_tasks
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
@@ -230,7 +231,7 @@ async def test_a_request_forwarded_to_an_owner_that_dies_gets_unavailable(
     assert frozen is not None
     # the owner stops (as if killed): it hears no forwarded request, its heartbeat and
     # leases run out, and another node takes the game over
-    frozen._loops[0].cancel()
+    await stop_tasks(frozen._loops[:1])  # once: a cancel can be lost in a publish
     await frozen._subscriptions[0].cancel()
     ref = await asker.send(t="chat", game=game, text="hello?")
     refused = await asker.error("unavailable", ref=ref)

@@ -9,6 +9,7 @@ import pytest
 
 from engine.puzzles import Step
 from server.game.puzzles import (
+    Streak,
     daily_index,
     day_start,
     judge,
@@ -75,6 +76,15 @@ def test_a_streak_climbs_and_stays_in_range() -> None:
     order = [streak_index(s, 100, run=3) for s in range(30)]
     assert order == sorted(order) and order[0] < 5 and order[-1] == 99
     assert streak_index(0, 1, 7) == 0
+
+
+def test_a_streak_counts_solves_keeps_its_best_and_restarts_as_the_next_run() -> None:
+    two = Streak().after(True).after(True)
+    assert two == Streak(count=2, best=2, run=0)
+    missed = two.after(False)
+    assert missed == Streak(count=0, best=2, run=0)
+    assert missed.after(True) == Streak(count=1, best=2, run=0)
+    assert Streak(count=3, best=5, run=1).restarted() == Streak(count=0, best=5, run=2)
 
 
 def test_nearest() -> None:

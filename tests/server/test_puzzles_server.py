@@ -245,7 +245,7 @@ async def test_the_puzzle_operations_on_postgresql(postgres_url: str) -> None:
         unseen = await puzzles.read(ops.nearest_unseen("gus", 0.0))
         assert len(unseen) == 1 and unseen[0][0] != ids[0][0]  # the easiest left
         streak = await puzzles.write(ops.start_streak("gus"))
-        assert streak.streak_run == 1
+        assert streak.streak.run == 1
     finally:
         await store.close()
 

@@ -71,8 +71,20 @@ async def test_the_empty_board_is_a_win_for_x_from_the_proof(server: Server) -> 
     assert best["verdict"] == "loss" and best["proved_by"] == "book"  # O loses after it
     assert best["plies"] is not None and best["plies"] >= 7  # no win faster than 4 X moves
     assert {m["move"] for m in body["moves"]} >= {"1a1"} and len(body["moves"]) == 64
+    assert server.running is not None
+    searched = server.running.hub.truth.searches
     again = await get(server, "moves=")  # the cache answers, the same
     assert again[1] == body
+    assert server.running.hub.truth.searches == searched  # not asked of the worker again
+
+
+async def test_a_finished_game_is_lost_for_the_side_to_move(server: Server) -> None:
+    """X's 1d1 completed level 1's first row: no move is left, and O (to move) has lost, in
+    0 plies; a move after it is refused (above)."""
+    status, body, _ = await get(server, "moves=1a1+4d4+1b1+4c4+1c1+4a1+1d1")
+    assert status == 200, body
+    assert (body["to_move"], body["verdict"], body["plies"], body["moves"]) == (
+        "o", "loss", 0, [])
 
 
 async def test_a_position_after_x_deviates_is_answered_without_a_guess(server: Server) -> None:

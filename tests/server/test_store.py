@@ -288,6 +288,38 @@ async def test_two_thousand_concurrent_moves(store: Store) -> None:
     assert all(game.cells == list(range(1, 11)) for game in unfinished)
 
 
+@pytest.mark.parametrize("interval", [0.0, 1.0])
+async def test_moves_in_quick_succession_share_a_commit_within_the_interval(
+    tmp_path: Path, interval: float
+) -> None:
+    """SQLite's commit interval (``--commit-interval``, issue 30): ten moves asked for one
+    after another, each in its own turn of the loop (1 ms apart; 20 ms with no interval).
+    With no interval each group commits as soon as it is queued (about one commit a move);
+    with a second's interval the first
+    commits at once (nothing was committed before it) and the nine after it wait for the
+    interval and share one commit. Every move is written either way."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=interval)
+    try:
+        games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                         rated=False, now=0) for _ in range(10)]
+        await asyncio.sleep(interval)  # the games' own commits are behind the interval
+        before = store.commits
+        pending = []
+        for game in games:
+            pending.append(asyncio.create_task(
+                store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0))))
+            await asyncio.sleep(0.001 if interval else 0.02)
+        await asyncio.gather(*pending)
+        if interval:
+            assert store.commits - before == 2
+        else:
+            assert store.commits - before > 2
+        unfinished = await store.unfinished_games()
+        assert sorted(game.cells for game in unfinished) == [[0]] * 10
+    finally:
+        await store.close()
+
+
 async def test_close_commits_every_queued_write(database: str) -> None:
     store = await open_store(database)
     games = [
