@@ -13,9 +13,12 @@ Scores are from the side to move (negamax). A win at ply p (counted from the roo
 ``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
 static evaluations, interior nodes and the children they expanded (their ratio is the
 average branching factor), and polls both a stop flag and its own deadline every
-``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside. Its frames and root
-loop (:func:`frame_stacks`, :func:`descend`, :func:`ascend`, :func:`search_moves`) serve the
+``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside. Its frame stacks
+(:func:`frame_stacks`, :func:`frame_hists`) and root loop (:func:`search_moves`) serve the
 alphabeta player's negamax too; the master's and the solver's searches take their stacks here.
+The steps of the loop itself (make a move, take it back) are written out in each search, not
+shared: numba compiled the kernel 2-4x slower, and the alphabeta player about 25% slower,
+with them in shared helpers (measured, session 18; see :func:`negamax`).
 """
 
 from __future__ import annotations
@@ -240,27 +243,25 @@ def stopped(stop, deadline):  # type: ignore[no-untyped-def]
     return stop[0] != 0 or (deadline > 0.0 and now() > deadline)
 
 
-@njit(cache=True, inline="always")
-def count_node(stats, poll_mask, stop, deadline):  # type: ignore[no-untyped-def]
-    """Count a node, polling the stop flag and the deadline every ``poll_mask + 1`` nodes;
-    True when the search is to stop."""
-    stats[NODES] += 1
-    if (stats[NODES] & poll_mask) == 0 and stopped(stop, deadline):
+@njit(cache=True)
+def _poll(stats, stop, deadline):  # type: ignore[no-untyped-def]
+    """Set the stats' ABORTED slot when the search is to stop (see :func:`stopped`)."""
+    if stopped(stop, deadline):
         stats[ABORTED] = 1
-    return stats[ABORTED] != 0
 
 
 @njit(cache=True, inline="always")
 def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
     """The explicit stacks of an iterative search, one entry a frame: its moves, how many,
     the next to try, its two bounds ``lo`` and ``hi`` (frame 0's are ``alpha`` and ``beta``:
-    alpha-beta's window, df-pn's proof and disproof thresholds) and the best value found."""
-    moves = np.empty((frames, size), dtype=np.int32)
+    alpha-beta's window, df-pn's proof and disproof thresholds) and the best value found.
+    All zeros but frame 0's bounds, so that no search can read memory left from before."""
+    moves = np.zeros((frames, size), dtype=np.int32)
     n_moves = np.zeros(frames, dtype=np.int32)
     next_move = np.zeros(frames, dtype=np.int32)
-    lo = np.empty(frames, dtype=np.int64)
-    hi = np.empty(frames, dtype=np.int64)
-    best = np.empty(frames, dtype=np.int64)
+    lo = np.zeros(frames, dtype=np.int64)
+    hi = np.zeros(frames, dtype=np.int64)
+    best = np.zeros(frames, dtype=np.int64)
     lo[0] = alpha
     hi[0] = beta
     return moves, n_moves, next_move, lo, hi, best
@@ -269,48 +270,9 @@ def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
 @njit(cache=True, inline="always")
 def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
     """One open-line histogram a frame, frame 0's a copy of ``hist``."""
-    hists = np.empty((frames, 2, hist.shape[1]), dtype=np.int32)
+    hists = np.zeros((frames, 2, hist.shape[1]), dtype=np.int32)
     hists[0] = hist
     return hists
-
-
-@njit(cache=True, inline="always")
-def descend(k, depth, side, moves, next_move, lo, hi, hists, cells, counts,  # type: ignore[no-untyped-def]
-            cell_lines, cell_degree, n, stats):
-    """Play frame k's next move for frame k + 1: its histogram (from frame k's, by
-    :func:`tally_child`), its window (frame k's negated) and the move itself, which a leaf's
-    (k + 1 == depth) is not: its histogram is all a leaf reads, and it says whether the move
-    won. Returns the cell and whether the move completed a line."""
-    cell = moves[k, next_move[k]]
-    next_move[k] += 1
-    stats[CHILDREN] += 1
-    tally_child(cell, side, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
-    if k + 1 == depth:
-        won = hists[k + 1, side, n] > hists[k, side, n]
-    else:
-        won = _push(cell, side, cells, counts, cell_lines, cell_degree, n)
-    lo[k + 1] = -hi[k]
-    hi[k + 1] = -lo[k]
-    return cell, won
-
-
-@njit(cache=True, inline="always")
-def ascend(k, here, depth, side, value, alphabeta, moves, next_move, lo, best, pv, pv_len,  # type: ignore[no-untyped-def]
-           cells, counts, cell_lines, cell_degree):
-    """Frame k + 1 has finished with ``value`` (for its own side): take back frame k's move
-    (unless it led to a leaf, which :func:`descend` does not make) and raise frame k's best
-    value, its line (the node is at ply ``here``) and, with ``alphabeta``, its alpha by it.
-    Returns the cell."""
-    cell = moves[k, next_move[k] - 1]
-    if k + 1 < depth:
-        _pop(cell, side, cells, counts, cell_lines, cell_degree)
-    child = -value
-    if child > best[k]:
-        best[k] = child
-        take_pv(pv, pv_len, here, cell)
-        if alphabeta and child > lo[k]:
-            lo[k] = child
-    return cell
 
 
 @njit(cache=True)
@@ -325,8 +287,14 @@ def negamax(  # type: ignore[no-untyped-def]
     Iterative, with one frame per ply on explicit stacks (:func:`frame_stacks`): numba's
     cache cannot be trusted with recursive functions (numba issues 6061 and 6713), and
     per-ply move lists are what move ordering needs anyway. Frame k is the node at ply
-    ``ply + k``; ``hist`` is the histogram of frame 0, and frame k's is ``hists[k]``. Moves
-    are made by :func:`descend` and taken back by :func:`ascend`.
+    ``ply + k``; ``hist`` is the histogram of frame 0, and frame k's is ``hists[k]``, made
+    from its parent's by :func:`tally_child`. A leaf's move is never made: its histogram is
+    all a leaf reads, and it says whether the move won.
+
+    The NEXT and RETURN steps are written here in full, as the alphabeta player writes its
+    own: moved into shared ``@njit`` helpers (inlined or not), with even the order of the
+    abort check and the cutoff test changed, LLVM made this loop 2-4x slower (session 18).
+    The arguments after ``pv_len`` are this search's own (:func:`search_moves` passes them).
     """
     size = cells.shape[0]
     hists = frame_hists(hist, depth + 1)
@@ -337,8 +305,12 @@ def negamax(  # type: ignore[no-untyped-def]
     value = 0  # the value of the frame just finished, from its own side's point of view
     while True:
         if step == ENTER:
-            pv_len[ply + k] = ply + k
-            if count_node(stats, POLL_MASK, stop, deadline):
+            here = ply + k
+            stats[NODES] += 1
+            if (stats[NODES] & POLL_MASK) == 0:
+                _poll(stats, stop, deadline)
+            pv_len[here] = here
+            if stats[ABORTED] != 0:
                 return 0
             step = NEXT
             if k == depth:
@@ -358,25 +330,47 @@ def negamax(  # type: ignore[no-untyped-def]
                 else:
                     stats[INTERIOR] += 1
         if step == NEXT:
-            _, won = descend(k, depth, to_move, moves, next_move, lo, hi, hists, cells, counts,
-                             cell_lines, cell_degree, n, stats)
+            cell = moves[k, next_move[k]]
+            next_move[k] += 1
+            stats[CHILDREN] += 1
+            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
+            if k + 1 == depth:
+                won = hists[k + 1, to_move, n] > hists[k, to_move, n]
+            else:
+                won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
-            if not won:
+            if won:
+                stats[NODES] += 1
+                pv_len[ply + k] = ply + k
+                value = -(WIN - (ply + k))  # the side now to move has lost
+                step = RETURN
+            else:
+                lo[k] = -hi[k - 1]
+                hi[k] = -lo[k - 1]
                 step = ENTER
                 continue
-            stats[NODES] += 1
-            pv_len[ply + k] = ply + k
-            value = -(WIN - (ply + k))  # the side now to move has lost
-        # step RETURN, or a won child: frame k has finished with ``value``; hand it to its
-        # parent
+        # step == RETURN: frame k has finished with ``value``; hand it to its parent
         if k == 0:
             return value
         k -= 1
         to_move = 1 - to_move
-        ascend(k, ply + k, depth, to_move, value, alphabeta, moves, next_move, lo, best, pv,
-               pv_len, cells, counts, cell_lines, cell_degree)
-        if (alphabeta and lo[k] >= hi[k]) or next_move[k] == n_moves[k]:
+        here = ply + k
+        cell = moves[k, next_move[k] - 1]
+        if k + 1 < depth:
+            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
+        if stats[ABORTED] != 0:
+            return 0
+        child = -value
+        cutoff = False
+        if child > best[k]:
+            best[k] = child
+            take_pv(pv, pv_len, here, cell)
+            if alphabeta:
+                if child > lo[k]:
+                    lo[k] = child
+                cutoff = lo[k] >= hi[k]
+        if cutoff or next_move[k] == n_moves[k]:
             value = best[k]
             step = RETURN
         else:

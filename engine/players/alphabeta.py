@@ -36,14 +36,16 @@ from engine.kernel import (
     STATS_SIZE,
     WIN,
     State,
-    ascend,
-    count_node,
-    descend,
+    _poll,
+    _pop,
+    _push,
     frame_hists,
     frame_stacks,
     mate_plies,
     search_moves,
     tables_for,
+    take_pv,
+    tally_child,
 )
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 from engine.players.mcts import _win_cells
@@ -102,18 +104,22 @@ def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
 @njit(cache=True)
 def negamax(  # type: ignore[no-untyped-def]
     cells, counts, hist, cell_lines, cell_degree, n, side, depth, alpha, beta, ply, deadline,
-    stop, stats, pv, pv_len,  # engine.kernel.negamax's arguments: search_moves passes them
+    stop, stats, pv, pv_len,
     line_cells, weights, order_weights, history,
 ):
     """The value for ``side`` (to move) of the position searched ``depth`` plies deep with
     alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``, its
-    histogram ``hists[k]`` (``hist`` at frame 0). The frames, and the making and taking back
-    of moves, are :func:`engine.kernel.negamax`'s; what is this player's own is the order of
-    the moves (with the forced blocks and the history) and the win seen a ply early."""
-    moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, cells.shape[0], alpha,
-                                                          beta)
+    histogram ``hists[k]`` (``hist`` at frame 0), and a leaf's move is never made: its
+    histogram is all a leaf reads (as in :func:`engine.kernel.negamax`, whose frame stacks
+    it takes). What is this player's own is the order of the moves (with the forced blocks
+    and the history) and the win seen a ply early; the steps that make and take back moves
+    are written out here as in the kernel's (shared helpers made this search about 25%
+    slower, session 18). The arguments up to ``pv_len`` are the kernel's negamax's:
+    :func:`engine.kernel.search_moves` passes them."""
+    size = cells.shape[0]
+    moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
     hists = frame_hists(hist, depth + 1)
-    keys = np.empty(cells.shape[0], dtype=np.int64)
+    keys = np.empty(size, dtype=np.int64)
     k = 0
     to_move = side
     step = ENTER
@@ -121,7 +127,10 @@ def negamax(  # type: ignore[no-untyped-def]
     while True:
         if step == ENTER:
             here = ply + k
-            if count_node(stats, POLL_MASK, stop, deadline):
+            stats[NODES] += 1
+            if (stats[NODES] & POLL_MASK) == 0:
+                _poll(stats, stop, deadline)
+            if stats[ABORTED] != 0:
                 return 0
             pv_len[here] = here
             step = RETURN
@@ -143,10 +152,16 @@ def negamax(  # type: ignore[no-untyped-def]
                     step = NEXT
         if step == NEXT:
             # no move completes a line: a side that could has been scored at ENTER
-            descend(k, depth, to_move, moves, next_move, lo, hi, hists, cells, counts,
-                    cell_lines, cell_degree, n, stats)
+            cell = moves[k, next_move[k]]
+            next_move[k] += 1
+            stats[CHILDREN] += 1
+            tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
+            if k + 1 < depth:
+                _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
+            lo[k] = -hi[k - 1]
+            hi[k] = -lo[k - 1]
             step = ENTER
             continue
         # RETURN: frame k has finished with ``value``; hand it to its parent
@@ -154,8 +169,18 @@ def negamax(  # type: ignore[no-untyped-def]
             return value
         k -= 1
         to_move = 1 - to_move
-        cell = ascend(k, ply + k, depth, to_move, value, True, moves, next_move, lo, best, pv,
-                      pv_len, cells, counts, cell_lines, cell_degree)
+        here = ply + k
+        cell = moves[k, next_move[k] - 1]
+        if k + 1 < depth:
+            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
+        if stats[ABORTED] != 0:
+            return 0
+        child = -value
+        if child > best[k]:
+            best[k] = child
+            take_pv(pv, pv_len, here, cell)
+            if child > lo[k]:
+                lo[k] = child
         if lo[k] >= hi[k]:
             left = depth - k
             history[to_move, cell] += left * left
