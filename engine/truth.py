@@ -21,20 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from engine import proof
-from engine.board import Board, line_value
+from engine.board import Board
 from engine.geometry import Cell, Geometry
 from engine.notation import format_cell
+from engine.probe import forced_win
 from engine.solver import Solver
 from engine.strategy import o_proved, x_proved
-from engine.threats import ThreatTable, threat_win
+from engine.threats import threat_win
 
 WIN, LOSS, DRAW, UNKNOWN = "win", "loss", "draw", "unknown"
 BOOK, SEARCH = "book", "search"
 CACHE_SIZE = 20_000
 WALK_SECONDS = 0.05  # the least time a replay gets (positions near the proof's root need more)
 THREAT_NODES = 20_000  # threat-search nodes for one position before df-pn
-PROBE_NODES = 5_000  # threat-search nodes at a leaf of the three-ply probe
-ROOT_SHARE = 0.4  # of the budget, for the position itself; the rest goes to its moves
+PROBE_DEPTH = 3  # the probe's depth: the attacker's moves before its leaves
+PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before df-pn
+ROOT_SHARE = 0.4  # of the time df-pn gets, for the position itself; the rest to its moves
 
 
 @dataclass(frozen=True)
@@ -63,32 +65,54 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     """The verdict of ``board`` for the side to move, and (unless ``moves`` is False) of
     every legal move, within about ``budget_s`` seconds of search (none when the proof
     covers the position: then the moves get only the proof and the threat search, so the
-    answer is instant and a move off the proof may be ``unknown``). The moves are searched
-    first (their verdicts often settle the position's); the position's own df-pn gets what
-    they leave."""
+    answer is instant and a move off the proof may be ``unknown``).
+
+    The budget goes first to what is cheap and settles most: every move's table, proof and
+    threat search (no time), then the probe (:mod:`engine.probe`) over the position and its
+    unsettled moves, one depth at a time for all of them (a loss needs every move proved, so
+    no one move may eat the budget), and last df-pn over what is left, the moves first."""
     if not moves:
         return _verdict(board, budget_s)
     started = time.perf_counter()
     root = _verdict(board, 0.0)  # the proof and the threat search: no df-pn yet
-    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no df-pn at all
+    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no search at all
         budget_s = 0.0
     deadline = started + budget_s
-    keep = budget_s * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
     legal = board.legal_moves
     verdicts: dict[Cell, Verdict] = {}
-    for _ in range(2):  # a first pass over every move, then the time left to the unknown ones
-        todo = [c for c in legal if c not in verdicts or verdicts[c].verdict == UNKNOWN]
-        for index, cell in enumerate(todo):
-            board.push(cell)
-            left = deadline - keep - time.perf_counter()
-            verdicts[cell] = _verdict(board, max(left, 0.0) / (len(todo) - index))
-            board.pop()
+    for cell in legal:
+        board.push(cell)
+        verdicts[cell] = _verdict(board, 0.0)
+        board.pop()
+    for depth in range(1, PROBE_DEPTH + 1):
+        if root.verdict == UNKNOWN and not _settled(verdicts):
+            root = _probed(board, depth, deadline)
+        for cell in legal:
+            if verdicts[cell].verdict == UNKNOWN and time.perf_counter() < deadline:
+                board.push(cell)
+                verdicts[cell] = _probed(board, depth, deadline)
+                board.pop()
+    keep = (deadline - time.perf_counter()) * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
+    todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
+    for index, cell in enumerate(todo):
+        left = deadline - keep - time.perf_counter()
+        if left <= 0:
+            break
+        board.push(cell)
+        verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False)
+        board.pop()
     found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
                     for cell, v in verdicts.items()), key=_rank)
     root = _from_moves(root, found)
     if root.verdict == UNKNOWN and deadline > time.perf_counter():
-        root = _from_moves(_verdict(board, deadline - time.perf_counter()), found)
+        root = _from_moves(_verdict(board, deadline - time.perf_counter(), probe=False), found)
     return Verdict(root.verdict, root.plies, root.proved_by, moves=tuple(found))
+
+
+def _settled(verdicts: dict[Cell, Verdict]) -> bool:
+    """Whether the moves' verdicts already settle the position (one wins, or all lose)."""
+    return any(v.verdict == LOSS for v in verdicts.values()) or all(
+        v.verdict == WIN for v in verdicts.values())
 
 
 def _rank(v: Verdict) -> tuple[int, int]:
@@ -124,8 +148,9 @@ def _derived(moves: list[Verdict]) -> Verdict | None:
     return None
 
 
-def _verdict(board: Board, seconds: float) -> Verdict:
-    """The verdict of one position (no moves), from the cache, the proof or a search."""
+def _verdict(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
+    """The verdict of one position (no moves), from the cache, the proof or a search (the
+    probe skipped if ``probe`` is False: the caller has run it)."""
     x, o = board.stones
     key = (board.geometry.name, x, o)
     found = _cache.get(key)
@@ -133,7 +158,7 @@ def _verdict(board: Board, seconds: float) -> Verdict:
         _cache.move_to_end(key)
         return found[0]
     verdict = (_finished(board) or _table(board) or _book(board, seconds)
-               or _search(board, seconds))
+               or _search(board, seconds, probe=probe))
     _remember(board, verdict, seconds)
     return verdict
 
@@ -197,7 +222,8 @@ def _book(board: Board, seconds: float) -> Verdict | None:
     return Verdict(WIN if board.turn == 0 else LOSS, plies, BOOK)
 
 
-def _search(board: Board, seconds: float) -> Verdict:
+def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
+    """The threat search; then, given time, the probe (half of it) and df-pn."""
     side = board.turn
     line = threat_win(board, budget=THREAT_NODES)
     if line is not None:
@@ -207,13 +233,16 @@ def _search(board: Board, seconds: float) -> Verdict:
         return Verdict(WIN, len(line), SEARCH)
     if seconds <= 0:
         return Verdict(UNKNOWN)
-    if board.geometry.name == proof.VARIANT and side == 0 and _into_the_proof(
-            board, time.perf_counter() + seconds / 2):
-        return Verdict(WIN, None, SEARCH)
+    if probe:
+        started = time.perf_counter()
+        found = _probe(board, PROBE_DEPTH, started + seconds * PROBE_SHARE)
+        if found is not None:
+            return found
+        seconds -= time.perf_counter() - started
     proofs = {}
     for attacker, share in ((0, 0.75), (1, 0.25)):  # the first player first: it wins most
         proofs[attacker] = _solver(board.geometry, attacker).prove(
-            board, attacker=attacker, seconds=seconds * share)
+            board, attacker=attacker, seconds=max(seconds * share, 0.001))
         if proofs[attacker].proved:
             return Verdict(WIN if attacker == side else LOSS, None, SEARCH)
     if proofs[0].disproved and proofs[1].disproved:
@@ -221,33 +250,30 @@ def _search(board: Board, seconds: float) -> Verdict:
     return Verdict(UNKNOWN)
 
 
-def _into_the_proof(board: Board, deadline: float) -> bool:
-    """Whether X (to move) has a move after which every O reply leaves X a position the
-    proof proved or a continuous-threat win: a three-ply search with the proof at its leaves,
-    the likeliest moves first, until ``deadline``."""
-    table = _threat_table()
-    for cell in sorted(board.legal_moves, key=lambda c: -line_value(board, c)):
-        if time.perf_counter() > deadline:
-            return False
-        board.push(cell)
-        proved = True
-        for reply in board.legal_moves:
-            board.push(reply)
-            proved = board.winning_line is None and (
-                x_proved(board) or threat_win(board, budget=PROBE_NODES, table=table)
-                is not None)
-            board.pop()
-            if not proved:
-                break
+def _probed(board: Board, depth: int, deadline: float) -> Verdict:
+    """The verdict of one position from the cache, else the probe at ``depth`` alone (the
+    shallower depths were tried by the caller) within ``deadline``; remembered if proved."""
+    found = _verdict(board, 0.0)
+    if found.verdict != UNKNOWN or time.perf_counter() >= deadline:
+        return found
+    proved = _probe(board, depth, deadline, shallowest=depth)
+    if proved is None:
+        return found
+    _remember(board, proved, 0.0)
+    return proved
+
+
+def _probe(board: Board, depth: int, deadline: float, shallowest: int = 1) -> Verdict | None:
+    """The side to move's win proved by :func:`engine.probe.forced_win`, or None; the
+    position after its winning move is remembered as lost for the opponent."""
+    proved, plies, move = forced_win(board, depth, deadline, shallowest=shallowest)
+    if not proved:
+        return None
+    if move is not None:
+        board.push(move)
+        _remember(board, Verdict(LOSS, None if plies is None else plies - 1, SEARCH), 0.0)
         board.pop()
-        if proved:
-            return True
-    return False
-
-
-@cache
-def _threat_table() -> ThreatTable:
-    return ThreatTable(18)
+    return Verdict(WIN, plies, SEARCH)
 
 
 @cache

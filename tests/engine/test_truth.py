@@ -44,12 +44,11 @@ def test_the_empty_board_is_won_by_the_book_at_once() -> None:
     assert best.move == 0 and best.verdict == LOSS and best.proved_by == BOOK
 
 
-@pytest.mark.slow
 def test_example_position_gets_a_real_verdict() -> None:
-    """Off the proof (X's 4a4 is not the strategy's 4a1): 33 of O's 59 replies transpose into
-    the proof, the others need the threat search, a three-ply probe into the proof or df-pn;
-    about 10 s alone, so a generous budget (solve stops when the moves are settled; at 1 s the
-    answer is 'unknown', never a guess)."""
+    """Off the proof (X's 4a4 is not the strategy's 4a1): O's 59 replies are proved won for X
+    by the proof, the threat search or the probe (engine/probe.py; df-pn alone needed about
+    10 s here), so O's loss follows; solve returns once the moves are settled, well within
+    a generous budget (what is not settled in it is 'unknown', never a guess)."""
     board = Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3 1a4")
     verdict = solve(board, budget_s=120.0)
     assert verdict.verdict == LOSS  # O to move: X wins
