@@ -7,13 +7,16 @@ proves, or None. The search follows the game's rules only, so a win it returns i
   single three: then the block is the defender's only move that does not lose on the next
   ply (the others are counted as lost in two plies), and two threes are a loss in two;
 - at the attacker's nodes one move that wins is enough; a three of the defender makes its
-  block the attacker's only move (two of them and a line of its own to complete not there:
-  no win here), and moves are tried in order, those that make a three first (the defender's
-  reply is then forced, so they cost no depth), then by the lines they hold;
+  block the attacker's only move (two of them, and no line of its own to complete: no win
+  here), and moves are tried in order, those that make a three first (the defender's reply
+  is then forced), then by the open lines through them;
 - the leaves are the attacker's continuous-threat win (:func:`engine.threats.threat_win`),
   which is itself a proof, or, on 4x4x4 with X to move, a position the shipped proof proved
-  (:func:`engine.strategy.x_proved`);
-- ``depth`` counts the attacker's *quiet* moves (those that make no three) on a line.
+  (:func:`engine.strategy.x_proved`), its plies by replaying the strategy below it
+  (:func:`engine.proof.strategy_height`) where that is quick;
+- ``depth`` counts the attacker's moves on a line (a forced block costs none); a defender's
+  node above the last depth follows at most ``hard_replies`` replies that no leaf settles
+  (more, and it is given up: unproved, never wrongly proved), at the last depth none.
 
 It is the fast path of :mod:`engine.truth` off the proof's tree: positions a few quiet moves
 away from a threat win or from the proof, which df-pn (:mod:`engine.solver`) reaches only
@@ -21,8 +24,8 @@ after tens of thousands of nodes, because it cannot ask the proof's tables at it
 
 ``plies`` is an upper bound on the plies to the end under the proved play (the defender
 resisting longest within the tree searched): the defender's moves are all followed and every
-leaf's count is an upper bound itself; it is None where a leaf is the proof's (its height is
-not replayed here).
+leaf's count is an upper bound itself; it is None where a leaf is the proof's and its replay
+did not finish at once.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 from engine.board import Board
 from engine.geometry import Cell
 from engine.kernel import tables_for
+from engine.proof import strategy_height
 from engine.strategy import x_proved
 from engine.threats import (
     MAX_THREATS,
@@ -50,6 +54,7 @@ from engine.threats import (
 
 LEAF_NODES = 5_000  # threat-search nodes at a leaf
 HARD_REPLIES = 2  # defender replies no leaf settles that a node above depth 0 follows
+HEIGHT_SECONDS = 0.01  # to replay the proof's plies below a leaf (most take microseconds)
 PROVED_BY_PROOF = -1  # plies of a win the proof's tables vouch for (height not replayed)
 
 
@@ -150,12 +155,13 @@ class _Probe:
                 self.move = int(self.path[0])
             return int(plies)
         if self.proof and x_proved(self.board):
-            return PROVED_BY_PROOF
+            height = strategy_height(self.board, HEIGHT_SECONDS)
+            return PROVED_BY_PROOF if height is None else height
         return None
 
 
 def forced_win(board: Board, depth: int = 3, deadline: float = 0.0, *, shallowest: int = 1,
-               leaf_nodes: int = LEAF_NODES, hard_replies: int = HARD_REPLIES,
+               leaf_nodes: int = LEAF_NODES, hard_replies: int | None = None,
                hint: Cell | None = None) -> tuple[bool, int | None, Cell | None]:
     """``(proved, plies, move)``: whether the side to move forces a win with at most ``depth``
     moves of its own before a leaf proves it (see the module's docstring), the plies of that
@@ -165,7 +171,8 @@ def forced_win(board: Board, depth: int = 3, deadline: float = 0.0, *, shallowes
     up are tried in turn, so the first proof found is a shallow one."""
     if board.outcome() is not None:
         return False, None, None
-    probe = _Probe(board, deadline, leaf_nodes, hard_replies, _threat_table())
+    probe = _Probe(board, deadline, leaf_nodes,
+                   HARD_REPLIES if hard_replies is None else hard_replies, _threat_table())
     plies = None
     try:
         for limit in range(shallowest, depth + 1):

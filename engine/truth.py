@@ -34,7 +34,8 @@ BOOK, SEARCH = "book", "search"
 CACHE_SIZE = 20_000
 WALK_SECONDS = 0.05  # the least time a replay gets (positions near the proof's root need more)
 THREAT_NODES = 20_000  # threat-search nodes for one position before df-pn
-PROBE_DEPTH = 3  # the probe's depth: the attacker's moves before its leaves
+# the probe's rounds: (depth, replies beyond its leaves followed), narrow and shallow first
+PROBE_ROUNDS = ((1, 2), (2, 2), (3, 2), (3, 4))
 PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before df-pn
 ROOT_SHARE = 0.4  # of the time df-pn gets, for the position itself; the rest to its moves
 
@@ -84,13 +85,13 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
         board.push(cell)
         verdicts[cell] = _verdict(board, 0.0)
         board.pop()
-    for depth in range(1, PROBE_DEPTH + 1):
+    for depth, width in PROBE_ROUNDS:
         if root.verdict == UNKNOWN and not _settled(verdicts):
-            root = _probed(board, depth, deadline)
+            root = _probed(board, depth, width, deadline)
         for cell in legal:
             if verdicts[cell].verdict == UNKNOWN and time.perf_counter() < deadline:
                 board.push(cell)
-                verdicts[cell] = _probed(board, depth, deadline)
+                verdicts[cell] = _probed(board, depth, width, deadline)
                 board.pop()
     keep = (deadline - time.perf_counter()) * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
     todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
@@ -235,9 +236,10 @@ def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
         return Verdict(UNKNOWN)
     if probe:
         started = time.perf_counter()
-        found = _probe(board, PROBE_DEPTH, started + seconds * PROBE_SHARE)
-        if found is not None:
-            return found
+        for depth, width in PROBE_ROUNDS:
+            found = _probe(board, depth, width, started + seconds * PROBE_SHARE)
+            if found is not None:
+                return found
         seconds -= time.perf_counter() - started
     proofs = {}
     for attacker, share in ((0, 0.75), (1, 0.25)):  # the first player first: it wins most
@@ -250,23 +252,26 @@ def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
     return Verdict(UNKNOWN)
 
 
-def _probed(board: Board, depth: int, deadline: float) -> Verdict:
-    """The verdict of one position from the cache, else the probe at ``depth`` alone (the
-    shallower depths were tried by the caller) within ``deadline``; remembered if proved."""
+def _probed(board: Board, depth: int, width: int, deadline: float) -> Verdict:
+    """The verdict of one position from the cache, else one round of the probe within
+    ``deadline``; remembered if proved."""
     found = _verdict(board, 0.0)
     if found.verdict != UNKNOWN or time.perf_counter() >= deadline:
         return found
-    proved = _probe(board, depth, deadline, shallowest=depth)
+    proved = _probe(board, depth, width, deadline)
     if proved is None:
         return found
     _remember(board, proved, 0.0)
     return proved
 
 
-def _probe(board: Board, depth: int, deadline: float, shallowest: int = 1) -> Verdict | None:
-    """The side to move's win proved by :func:`engine.probe.forced_win`, or None; the
-    position after its winning move is remembered as lost for the opponent."""
-    proved, plies, move = forced_win(board, depth, deadline, shallowest=shallowest)
+def _probe(board: Board, depth: int, width: int, deadline: float) -> Verdict | None:
+    """The side to move's win proved by :func:`engine.probe.forced_win` at ``depth`` alone
+    (the rounds before tried the shallower ones), following ``width`` replies beyond its
+    leaves, or None; the position after its winning move is remembered as lost for the
+    opponent."""
+    proved, plies, move = forced_win(board, depth, deadline, shallowest=depth,
+                                     hard_replies=width)
     if not proved:
         return None
     if move is not None:

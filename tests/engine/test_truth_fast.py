@@ -30,6 +30,8 @@ def test_the_issue_example_is_a_loss_at_a_modest_budget() -> None:
     assert verdict.verdict == LOSS
     assert len(verdict.moves) == 59 and all(m.verdict == WIN for m in verdict.moves)
     assert all(m.plies is None or m.plies >= 3 for m in verdict.moves)
+    if all(m.plies is not None for m in verdict.moves):  # O resists by the longest
+        assert verdict.plies == 1 + max(m.plies for m in verdict.moves)
 
 
 def test_the_probe_proves_the_example_replies_df_pn_finds_slowest() -> None:
