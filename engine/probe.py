@@ -36,10 +36,11 @@ from functools import cache
 import numpy as np
 
 from engine.board import Board
+from engine.dictionary import move as dictionary_move
 from engine.geometry import Cell
 from engine.kernel import tables_for
 from engine.proof import strategy_height
-from engine.strategy import x_proved
+from engine.strategy import shipped_strategy
 from engine.threats import (
     MAX_THREATS,
     Position,
@@ -133,13 +134,13 @@ class _Probe:
         weighted by their stones (:func:`engine.board.line_value`), those that make a three
         first if ``threes_first``."""
         side = self.board.turn
-        k = self.pos.cellk.astype(np.int64)
+        k = self.pos.cellk
         n = self.t.n
-        value = self.mine_weights @ k[side] + self.their_weights @ k[side ^ 1]
+        value = self.mine_weights @ k[side] + self.their_weights @ k[side ^ 1]  # int64
         if threes_first:
             value = value + (k[side, n - 2] > 0) * (1 << 40)
         empty = np.flatnonzero(self.pos.cells == 0)
-        return [int(c) for c in empty[np.argsort(-value[empty], kind="stable")]]
+        return empty[np.argsort(-value[empty], kind="stable")].tolist()  # type: ignore[no-any-return]
 
     def leaf(self) -> int | None:
         """Plies of the side to move's win proved by a leaf check, or None."""
@@ -154,7 +155,7 @@ class _Probe:
             if self.board.ply == self.root_ply:
                 self.move = int(self.path[0])
             return int(plies)
-        if self.proof and x_proved(self.board):
+        if self.proof and _in_the_proof(self.board):
             height = strategy_height(self.board, HEIGHT_SECONDS)
             return PROVED_BY_PROOF if height is None else height
         return None
@@ -184,6 +185,13 @@ def forced_win(board: Board, depth: int = 3, deadline: float = 0.0, *, shallowes
     if plies is None:
         return False, None, None
     return True, None if plies == PROVED_BY_PROOF else plies, probe.move
+
+
+def _in_the_proof(board: Board) -> bool:
+    """:func:`engine.strategy.x_proved` for X to move where neither side has a line to
+    complete (the probe has seen to that on its own arrays): a position of the dictionary
+    or of the completed dictionary, which the proof proved."""
+    return dictionary_move(board) is not None or shipped_strategy().move(board) is not None
 
 
 def _attack(probe: _Probe, depth: int, hint: Cell | None = None) -> int | None:

@@ -37,7 +37,9 @@ THREAT_NODES = 20_000  # threat-search nodes for one position before df-pn
 # the probe's rounds: (depth, replies beyond its leaves followed), narrow and shallow first
 PROBE_ROUNDS = ((1, 2), (2, 2), (3, 2), (3, 4))
 PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before df-pn
-ROOT_SHARE = 0.4  # of the time df-pn gets, for the position itself; the rest to its moves
+ROOT_PROBE_SHARE = 0.4  # of the budget, at most, for the probe of the position itself
+ROOT_SHARE = 0.4  # of the time after it, kept for the position's df-pn; the rest to its moves
+PROBE_SLACK = 3  # a move's probe may take this many times its fair share of the time left
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,15 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     answer is instant and a move off the proof may be ``unknown``).
 
     The budget goes first to what is cheap and settles most: every move's table, proof and
-    threat search (no time), then the probe (:mod:`engine.probe`) over the position and its
-    unsettled moves, one depth at a time for all of them (a loss needs every move proved, so
-    no one move may eat the budget), and last df-pn over what is left, the moves first."""
+    threat search (no time); the probe (:mod:`engine.probe`) for the position's own win (at
+    most ROOT_PROBE_SHARE of the budget); then, while ROOT_SHARE of what is left is kept for
+    the position's df-pn (unless half its moves or more are already proved to lose: a lost
+    position is proved through its moves, which df-pn of the position itself would have to
+    prove all the same), the probe over the unsettled moves, one round at a time for all of
+    them (a loss needs every move proved, so no one move may eat the budget; a round that
+    proves none ends them), and df-pn over
+    the moves still unsettled, twice round; last the position's df-pn, if its moves have not
+    settled it."""
     if not moves:
         return _verdict(board, budget_s)
     started = time.perf_counter()
@@ -85,23 +93,35 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
         board.push(cell)
         verdicts[cell] = _verdict(board, 0.0)
         board.pop()
+    if root.verdict == UNKNOWN and not _settled(verdicts):
+        for depth, width in PROBE_ROUNDS:
+            root = _probed(board, depth, width, started + budget_s * ROOT_PROBE_SHARE)
+    keep = 0.0
+    lost = sum(v.verdict == WIN for v in verdicts.values()) * 2 >= len(verdicts)
+    if root.verdict == UNKNOWN and not _settled(verdicts) and not lost:
+        keep = (deadline - time.perf_counter()) * ROOT_SHARE
     for depth, width in PROBE_ROUNDS:
-        if root.verdict == UNKNOWN and not _settled(verdicts):
-            root = _probed(board, depth, width, deadline)
-        for cell in legal:
-            if verdicts[cell].verdict == UNKNOWN and time.perf_counter() < deadline:
-                board.push(cell)
-                verdicts[cell] = _probed(board, depth, width, deadline)
-                board.pop()
-    keep = (deadline - time.perf_counter()) * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
-    todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
-    for index, cell in enumerate(todo):
-        left = deadline - keep - time.perf_counter()
-        if left <= 0:
-            break
-        board.push(cell)
-        verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False)
-        board.pop()
+        todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
+        for index, cell in enumerate(todo):
+            now = time.perf_counter()
+            share = (deadline - keep - now) / (len(todo) - index)
+            if share <= 0:
+                break
+            board.push(cell)
+            verdicts[cell] = _probed(board, depth, width,
+                                     min(deadline - keep, now + PROBE_SLACK * share))
+            board.pop()
+        if all(verdicts[c].verdict == UNKNOWN for c in todo):
+            break  # a round that proved nothing: the deeper ones would not either, mostly
+    for _ in range(2):  # df-pn, a second time round with what the first left
+        todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
+        for index, cell in enumerate(todo):
+            left = deadline - keep - time.perf_counter()
+            if left <= 0:
+                break
+            board.push(cell)
+            verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False)
+            board.pop()
     found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
                     for cell, v in verdicts.items()), key=_rank)
     root = _from_moves(root, found)
@@ -242,9 +262,11 @@ def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
                 return found
         seconds -= time.perf_counter() - started
     proofs = {}
-    for attacker, share in ((0, 0.75), (1, 0.25)):  # the first player first: it wins most
+    ends = time.perf_counter() + seconds
+    for attacker, share in ((0, 0.75), (1, 1.0)):  # the first player first: it wins most
+        left = ends - time.perf_counter()  # the second gets what the first left
         proofs[attacker] = _solver(board.geometry, attacker).prove(
-            board, attacker=attacker, seconds=max(seconds * share, 0.001))
+            board, attacker=attacker, seconds=max(left * share, 0.001))
         if proofs[attacker].proved:
             return Verdict(WIN if attacker == side else LOSS, None, SEARCH)
     if proofs[0].disproved and proofs[1].disproved:
