@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -82,30 +84,57 @@ def deeper(samples: int, seed: int) -> None:
     table = sb.table("3x3x3")
     assert table is not None
     rng = random.Random(seed)
-    search = sb._exact_search("3x3x3")  # noqa: SLF001 (the engine's own, warm as it is there)
+    search = sb._exact_search("3x3x3")  # noqa: SLF001 (the engine's own, as it is there)
     search.value(0, 0)  # compiled or loaded from numba's cache before the clock runs
-    times, nodes, by_ply = [], [], {}
-    while len(times) < samples:
+    games = []
+    while len(games) < samples:  # random games stopped past the table
         board = Board("3x3x3")
         stop = rng.randrange(table.depth + 1, 20)
         while board.ply < stop and board.outcome() is None:
             board.push(rng.choice(board.legal_moves))
-        if board.outcome() is not None or board.ply <= table.depth:
-            continue
-        before = int(search.stats[0])
-        started = time.perf_counter()
-        found = sb.result(board)
-        took = time.perf_counter() - started
-        assert found is not None and not found[2]
-        times.append(took)
-        nodes.append(int(search.stats[0]) - before)
-        by_ply.setdefault(board.ply, []).append(took)
-    order = sorted(range(samples), key=lambda i: times[i])
-    worst = order[-1]
-    print(f"3x3x3 below ply {table.depth}: {samples} positions (seed {seed}); median "
-          f"{1e3 * statistics.median(times):.3f} ms, worst {1e3 * times[worst]:.2f} ms "
-          f"({nodes[worst]:,} nodes); most nodes {max(nodes):,}; worst by ply "
-          + ", ".join(f"{p}: {1e3 * max(t):.2f} ms" for p, t in sorted(by_ply.items())))
+        if board.outcome() is None and board.ply > table.depth:
+            games.append(board)
+    deepest = np.flatnonzero(np.bitwise_count(table.keys) == table.depth)
+    children = []
+    while len(children) < samples:  # a move from a random position of the deepest ply
+        key = int(table.keys[deepest[rng.randrange(len(deepest))]])
+        board = sb_board(key >> 27, key & (1 << 27) - 1)
+        if board.outcome() is None:
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is None:
+                children.append(board)
+    for label, boards in (("random games", games), ("after the deepest ply", children)):
+        for cold in (False, True):
+            times, nodes = [], []
+            for board in boards:
+                if cold:
+                    search.tt_keys[:] = 0
+                before = int(search.stats[0])
+                started = time.perf_counter()
+                found = sb.result(board)
+                times.append(time.perf_counter() - started)
+                nodes.append(int(search.stats[0]) - before)
+                assert found is not None and not found[2]
+            worst = max(range(samples), key=lambda i: times[i])
+            print(f"3x3x3 past ply {table.depth}, {label}, {samples} positions (seed {seed}), "
+                  f"{'cold (table cleared before each)' if cold else 'warm'}: median "
+                  f"{1e3 * statistics.median(times):.3f} ms, worst {1e3 * times[worst]:.2f} ms "
+                  f"({nodes[worst]:,} nodes, {boards[worst].notation()}), most nodes "
+                  f"{max(nodes):,}", flush=True)
+
+
+def sb_board(x: int, o: int) -> Board:
+    """A board holding the stones of a reachable position, no line completed before the
+    last move."""
+    xs = [c for c in range(27) if x >> c & 1]
+    os = [c for c in range(27) if o >> c & 1]
+    moves = [c for pair in zip(xs, [*os, -1], strict=False) for c in pair if c >= 0]
+    board = Board("3x3x3")
+    for cell in moves:
+        if board.outcome() is not None:
+            break
+        board.push(cell)
+    return board
 
 
 def openings(name: str, seconds: float) -> dict[str, object]:

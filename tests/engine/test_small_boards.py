@@ -153,6 +153,16 @@ def test_every_entry_is_the_minimax_of_the_next_ply(name: str) -> None:
         assert not len(wrong), f"deepest: {len(wrong)} wrong, e.g. key {int(keys[wrong[0]])}"
 
 
+def test_the_exact_search_agrees_with_the_3x3x3_table_at_every_ply() -> None:
+    """The two ways to the same results (levels backed up, and the alpha-beta search with a
+    full window) agree on a sample of every ply of the table."""
+    found = table("3x3x3")
+    assert found is not None
+    chosen = np.array(sample(found, 2718, per_ply=2000))
+    searched = ExactSearch(variant("3x3x3")).values(found.keys[chosen])
+    assert searched.tolist() == found.values[chosen].tolist()
+
+
 def _by_result(board: Board) -> Result | None:
     found = small_boards.result(board)
     return None if found is None else found[:2]
