@@ -27,6 +27,7 @@ import numpy as np
 from engine.board import Board
 from engine.geometry import variant
 from engine.small_search import (
+    BUILD_TT_BITS,
     DRAW_CODE,
     LOSS_CODE,
     PLIES_MASK,
@@ -173,7 +174,7 @@ def solve_levels(name: str, levels: list[np.ndarray], complete: bool) -> list[np
                                 np.zeros(0, dtype=np.uint8), rules.size, rules.n,
                                 rules.lines, rules.images)
     elif name in NO_DRAWS:
-        deepest = ExactSearch(variant(name)).values(levels[-1])
+        deepest = ExactSearch(variant(name), BUILD_TT_BITS).values(levels[-1])
     else:
         raise ValueError(f"{name} has draws: its exact search needs every level")
     values = [deepest]

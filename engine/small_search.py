@@ -37,7 +37,8 @@ MATE = 1000  # a win at ply p (from the searched root) scores MATE - p
 INF = 30000
 NO_SCORE = -INF - 1  # no move searched yet at a frame
 EXACT, LOWER, UPPER = 0, 1, 2
-TT_BITS = 22  # 4 M entries, 44 MB: plenty for any 3x3x3 position below the shipped levels
+TT_BITS = 18  # 256 K entries, 2.8 MB: past 3x3x3's table a question takes tens of nodes
+BUILD_TT_BITS = 22  # 4 M entries, 44 MB: for a whole ply of the table at once
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ import pytest
 from engine import Board, small_boards
 from engine.geometry import variant
 from engine.small_boards import SmallTable, decode, encode, table, table_path
-from engine.small_search import ExactSearch, back_up_level, rules_for
+from engine.small_search import BUILD_TT_BITS, ExactSearch, back_up_level, rules_for
 from engine.truth import BOOK, DRAW, LOSS, SEARCH, UNKNOWN, WIN, solve
 
 Result = tuple[str, int]
@@ -149,7 +149,7 @@ def test_every_entry_is_the_minimax_of_the_next_ply(name: str) -> None:
         assert not len(wrong), f"ply {ply}: {len(wrong)} wrong, e.g. key {int(keys[wrong[0]])}"
     if not found.complete:
         keys, values = levels[-1]
-        wrong = np.flatnonzero(ExactSearch(variant(name)).values(keys) != values)
+        wrong = np.flatnonzero(ExactSearch(variant(name), BUILD_TT_BITS).values(keys) != values)
         assert not len(wrong), f"deepest: {len(wrong)} wrong, e.g. key {int(keys[wrong[0]])}"
 
 
