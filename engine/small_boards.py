@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
+import time
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -141,6 +142,17 @@ def result(board: Board) -> tuple[str, int, bool] | None:
         return None
     value = _exact_search(board.geometry.name).value(x, o)
     return VERDICTS[value >> 6], value & PLIES_MASK, False
+
+
+def warm_up() -> float:
+    """Compile (or load) the look-up's and the exact search's kernels, which a question about
+    a small board needs (the tables themselves are read on the first question); returns the
+    seconds it took."""
+    started = time.perf_counter()
+    rules = rules_for(variant("3x3x3"))
+    canonical_key(np.uint64(1), np.uint64(2), rules.size, rules.images)
+    ExactSearch(variant("3x3x3"), tt_bits=8).value(1 << 13, 1)
+    return time.perf_counter() - started
 
 
 def build_levels(name: str, depth: int) -> tuple[list[np.ndarray], bool]:
