@@ -16,6 +16,9 @@ from engine.truth import LOSS, WIN, solve
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 SOME = SUITE[2:8]  # six positions of the suite, each a forced win in 5 for X or O
+# In the fifth (... 1c2 1b2) the solver proves none of the other moves losing (they are
+# `unknown` to it, whatever the budget), so no blunder can be shown there.
+NO_PROVED_BLUNDER = {SUITE[6]["moves"]}
 
 
 def _review_last(moves: list[int], last: int) -> object:
@@ -34,9 +37,10 @@ def test_the_winning_move_is_found_and_another_one_throws_the_win_away(entry: di
     assert found.before.verdict == WIN and found.kind == FOUND
     assert found.before.plies is None or found.before.plies >= entry["plies"]
     assert found.best and found.best[0] in entry["winning"]
-    losing = [m.move for m in solve(board, 0.5).moves if m.verdict == WIN]
-    if not losing:
-        pytest.skip("the solver proves no move of this position losing within 0.5 s")
+    if entry["moves"] in NO_PROVED_BLUNDER:
+        return
+    losing = [m.move for m in solve(board, 2.0).moves if m.verdict == WIN]
+    assert losing, "the solver proves no other move of this position losing"
     thrown = _review_last(board.moves, losing[0])
     assert thrown.kind == BLUNDER and thrown.after.verdict == LOSS
     assert thrown.line and thrown.line[0] == found.best[0]
