@@ -3,9 +3,10 @@ themselves, the same positions as the rules give, the file intact, and the solve
 verdicts (threat search and df-pn, tables off) never contradicting them nor claiming a win
 faster than the table's.
 
-The checks rebuild positions with :class:`engine.Board` and :meth:`Geometry.canonical`, not
-with the numba kernels that wrote the tables; the samples' seeds were fixed before the first
-run and never changed."""
+The sampled checks rebuild positions with :class:`engine.Board` and
+:meth:`Geometry.canonical`, not with the numba kernels that wrote the tables; one check runs
+those kernels again over every entry, so that no single entry can be wrong unseen. The
+samples' seeds were fixed before the first run and never changed."""
 
 from __future__ import annotations
 
