@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine import proof
+from engine import proof, small_boards
 from engine.board import Board
 from engine.geometry import Cell, Geometry
 from engine.notation import format_cell
@@ -204,13 +204,15 @@ def _finished(board: Board) -> Verdict | None:
 
 
 def SMALL_BOARDS_PATH() -> Path:  # noqa: N802 (a constant of the package's data)
-    """The shipped table of the small boards (``bench/small_boards.py`` writes it)."""
+    """What the solver showed on the boards with no table (5x5, 5x5x5): the empty board and
+    the first moves (``bench/small_boards.py --openings`` writes it)."""
     return Path(str(resources.files("engine") / "data" / "small_boards.json"))
 
 
 @cache
 def _small_boards() -> dict[str, dict[str, list[Any]]]:
-    """Per variant: verdict and plies by canonical position (``"<x hex> <o hex>"``)."""
+    """Per variant with no table: verdict and plies by canonical position
+    (``"<x hex> <o hex>"``)."""
     path = SMALL_BOARDS_PATH()
     if not path.exists():
         return {}
@@ -220,8 +222,13 @@ def _small_boards() -> dict[str, dict[str, list[Any]]]:
 
 
 def _table(board: Board) -> Verdict | None:
-    """The small boards' table: every 3x3 position, the empty board and first moves of the
-    others, where they were proved."""
+    """The small boards: 3x3 and 4x4 from their complete tables, 3x3x3 from its table to
+    its depth (``proved_by`` ``book``) and by the exact search below it (``search``); on
+    5x5 and 5x5x5 whatever the openings' file proved."""
+    exact = small_boards.result(board)
+    if exact is not None:
+        verdict, plies, from_table = exact
+        return Verdict(verdict, plies, BOOK if from_table else SEARCH)
     known = _small_boards().get(board.geometry.name)
     if not known:
         return None

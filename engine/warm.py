@@ -24,6 +24,7 @@ LEVELS: tuple[Stage, ...] = (
     ("master", "engine.search", 0.45),
     ("solver", "engine.solver", 0.25),
     ("proved strategy", "engine.proof", 0.05),
+    ("small boards", "engine.small_boards", 0.15),  # the truth's tables (/api/solve): 3 s cold
 )
 # The sparring partners of other families, which only the arena and analysis use.
 SPARRING: tuple[Stage, ...] = (

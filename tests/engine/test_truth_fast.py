@@ -11,11 +11,11 @@ import random
 import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
-from engine import Board, parse_cell
+from engine import Board, parse_cell, small_boards
 from engine.geometry import variant
 from engine.probe import forced_win
 from engine.solver import Solver
-from engine.truth import LOSS, SEARCH, UNKNOWN, WIN, _small_boards, solve
+from engine.truth import LOSS, SEARCH, UNKNOWN, WIN, solve
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
@@ -46,34 +46,44 @@ def test_the_probe_proves_the_example_replies_df_pn_finds_slowest() -> None:
 
 
 def test_the_probe_agrees_with_the_3x3_table() -> None:
-    """Every 3x3 position with the side to move (the table holds them all, by plain minimax):
-    the probe proves a win only where the table has one, with at least its plies (the
-    table's are the fastest win's)."""
-    g = variant("3x3")
+    """Every 3x3 position with the game still on (the shipped table has them all, by exact
+    search): the probe proves a win only where the table has one, with at least its plies
+    (the table's are the fastest win's)."""
     proved = 0
-    for key, (verdict, plies) in _small_boards()["3x3"].items():
-        x, o = (int(part, 16) for part in key.split())
-        if x.bit_count() not in (o.bit_count(), o.bit_count() + 1) or plies == 0:
+    seen: set[tuple[int, int]] = set()
+    stack = [Board("3x3")]
+    while stack:
+        board = stack.pop()
+        key = (board.stones[0], board.stones[1])
+        if key in seen or board.outcome() is not None:
             continue
-        board = Board(g, _moves_of(x, o))
-        found, found_plies, _ = forced_win(board, 3)
-        if found:
-            proved += 1
-            assert verdict == WIN, key
-            assert found_plies is not None and found_plies >= plies, key
-    assert proved > 50
+        seen.add(key)
+        proved += _agrees_with_the_table(board)
+        for cell in board.legal_moves:
+            stack.append(Board("3x3", [*board.moves, cell]))
+    assert len(seen) > 4000 and proved > 500
 
 
-def _moves_of(x: int, o: int) -> list[int]:
-    """A move order reaching the stones ``x`` and ``o`` (X first, alternating)."""
-    xs = [c for c in range(64) if x >> c & 1]
-    os = [c for c in range(64) if o >> c & 1]
-    moves = []
-    for i in range(len(xs)):
-        moves.append(xs[i])
-        if i < len(os):
-            moves.append(os[i])
-    return moves
+def test_the_probe_agrees_with_the_4x4_table() -> None:
+    """Random 4x4 positions (the table is complete there too): the same."""
+    rng = random.Random(26005)
+    proved = 0
+    for _ in range(300):
+        board = random_position(rng, (4, 12), "4x4")
+        if board is not None:
+            proved += _agrees_with_the_table(board)
+    assert proved > 20
+
+
+def _agrees_with_the_table(board: Board) -> bool:
+    """Whether the probe proves a win, asserting the table agrees with it."""
+    found, plies, _ = forced_win(board, 3)
+    if found:
+        exact = small_boards.result(board)
+        assert exact is not None, board.moves
+        assert exact[0] == WIN, board.moves
+        assert plies is not None and plies >= exact[1], board.moves
+    return found
 
 
 @pytest.mark.parametrize("entry", SUITE, ids=lambda e: f"{e['plies']}-{e['moves'][-8:]}")
