@@ -120,7 +120,8 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
             if left <= 0:
                 break
             board.push(cell)
-            verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False)
+            verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False,
+                                      first=board.turn ^ 1)  # does the move win?
             board.pop()
     found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
                     for cell, v in verdicts.items()), key=_rank)
@@ -169,9 +170,10 @@ def _derived(moves: list[Verdict]) -> Verdict | None:
     return None
 
 
-def _verdict(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
+def _verdict(board: Board, seconds: float, *, probe: bool = True, first: int = 0) -> Verdict:
     """The verdict of one position (no moves), from the cache, the proof or a search (the
-    probe skipped if ``probe`` is False: the caller has run it)."""
+    probe skipped if ``probe`` is False: the caller has run it; df-pn for ``first``'s win
+    first)."""
     x, o = board.stones
     key = (board.geometry.name, x, o)
     found = _cache.get(key)
@@ -179,7 +181,7 @@ def _verdict(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
         _cache.move_to_end(key)
         return found[0]
     verdict = (_finished(board) or _table(board) or _book(board, seconds)
-               or _search(board, seconds, probe=probe))
+               or _search(board, seconds, probe=probe, first=first))
     _remember(board, verdict, seconds)
     return verdict
 
@@ -250,8 +252,10 @@ def _book(board: Board, seconds: float) -> Verdict | None:
     return Verdict(WIN if board.turn == 0 else LOSS, plies, BOOK)
 
 
-def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
-    """The threat search; then, given time, the probe (half of it) and df-pn."""
+def _search(board: Board, seconds: float, *, probe: bool = True, first: int = 0) -> Verdict:
+    """The threat search; then, given time, the probe (half of it) and df-pn, for the win of
+    ``first`` (by default the first player: it wins most) with three quarters of the time
+    left, then for the other's with the rest."""
     side = board.turn
     line = threat_win(board, budget=THREAT_NODES)
     if line is not None:
@@ -270,7 +274,7 @@ def _search(board: Board, seconds: float, *, probe: bool = True) -> Verdict:
         seconds -= time.perf_counter() - started
     proofs = {}
     ends = time.perf_counter() + seconds
-    for attacker, share in ((0, 0.75), (1, 1.0)):  # the first player first: it wins most
+    for attacker, share in ((first, 0.75), (first ^ 1, 1.0)):
         left = ends - time.perf_counter()  # the second gets what the first left
         proofs[attacker] = _solver(board.geometry, attacker).prove(
             board, attacker=attacker, seconds=max(left * share, 0.001))
