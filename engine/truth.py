@@ -40,6 +40,7 @@ PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before 
 ROOT_PROBE_SHARE = 0.4  # of the budget, at most, for the probe of the position itself
 ROOT_SHARE = 0.4  # of the time after it, kept for the position's df-pn; the rest to its moves
 PROBE_SLACK = 3  # a move's probe may take this many times its fair share of the time left
+KNOWN_SHARE = 0.6  # of the budget, at most, for the moves once the position is settled
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,10 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     position is proved through its moves, which df-pn of the position itself would have to
     prove all the same), the probe over the unsettled moves, one round at a time for all of
     them (a loss needs every move proved, so no one move may eat the budget; a round that
-    proves none ends them), and df-pn over
-    the moves still unsettled, twice round; last the position's df-pn, if its moves have not
-    settled it."""
+    proves none ends them), and df-pn over the moves still unsettled, twice round; last the
+    position's df-pn, if its moves have not settled it. Once the position's verdict is known
+    its moves get no more than KNOWN_SHARE of the budget in all: they are the answer's
+    detail, and the answer comes sooner."""
     if not moves:
         return _verdict(board, budget_s)
     started = time.perf_counter()
@@ -100,23 +102,30 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     lost = sum(v.verdict == WIN for v in verdicts.values()) * 2 >= len(verdicts)
     if root.verdict == UNKNOWN and not _settled(verdicts) and not lost:
         keep = (deadline - time.perf_counter()) * ROOT_SHARE
+
+    def end() -> float:
+        """When the moves' search stops."""
+        if root.verdict != UNKNOWN or _settled(verdicts):
+            return min(deadline, started + budget_s * KNOWN_SHARE)
+        return deadline - keep
+
     for depth, width in PROBE_ROUNDS:
         todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
         for index, cell in enumerate(todo):
             now = time.perf_counter()
-            share = (deadline - keep - now) / (len(todo) - index)
+            stop = end()
+            share = (stop - now) / (len(todo) - index)
             if share <= 0:
                 break
             board.push(cell)
-            verdicts[cell] = _probed(board, depth, width,
-                                     min(deadline - keep, now + PROBE_SLACK * share))
+            verdicts[cell] = _probed(board, depth, width, min(stop, now + PROBE_SLACK * share))
             board.pop()
         if all(verdicts[c].verdict == UNKNOWN for c in todo):
             break  # a round that proved nothing: the deeper ones would not either, mostly
     for _ in range(2):  # df-pn, a second time round with what the first left
         todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
         for index, cell in enumerate(todo):
-            left = deadline - keep - time.perf_counter()
+            left = end() - time.perf_counter()
             if left <= 0:
                 break
             board.push(cell)
