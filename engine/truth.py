@@ -98,6 +98,8 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     if root.verdict == UNKNOWN and not _settled(verdicts):
         for depth, width in PROBE_ROUNDS:
             root = _probed(board, depth, width, started + budget_s * ROOT_PROBE_SHARE)
+            if root.verdict != UNKNOWN:
+                break
     keep = 0.0
     lost = sum(v.verdict == WIN for v in verdicts.values()) * 2 >= len(verdicts)
     if root.verdict == UNKNOWN and not _settled(verdicts) and not lost:
