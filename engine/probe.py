@@ -309,3 +309,12 @@ def _longest(plies: list[int]) -> int:
 @cache
 def _threat_table() -> ThreatTable:
     return ThreatTable(18)
+
+
+def warm_up() -> float:
+    """Compile (or load) the threat search's kernels as the probe calls them from Python (on
+    its own arrays), so the first question off the proof's tree compiles nothing; returns the
+    seconds it took."""
+    started = time.perf_counter()
+    forced_win(Board("4x4x4", [0, 21, 3, 42, 12]), 1)
+    return time.perf_counter() - started
