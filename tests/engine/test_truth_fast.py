@@ -24,8 +24,8 @@ SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 def test_the_issue_example_is_a_loss_at_a_modest_budget() -> None:
     """``1a1 1d4 4a4 3b3 1a4``: O to move, off the proof (X's 4a4 is not the strategy's 4a1).
     Every one of O's 59 replies is proved a win for X (by the proof, the threat search or the
-    probe: 6 of them need the probe three moves deep), so O's loss follows; solve returns
-    once all is settled, well within this budget."""
+    probe: 2 of them need it three moves deep), so O's loss follows; solve returns once all
+    is settled, well within this budget."""
     board = Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3 1a4")
     verdict = solve(board, budget_s=5.0)
     assert verdict.verdict == LOSS
@@ -37,9 +37,9 @@ def test_the_issue_example_is_a_loss_at_a_modest_budget() -> None:
 
 
 def test_the_probe_proves_the_example_replies_df_pn_finds_slowest() -> None:
-    """After O's 1a3, 2a2 or 3a3 df-pn needs some 20,000 nodes; the probe proves X's win
-    with a three first (the block is forced), then quiet moves into threat wins."""
-    for reply in ("1a3", "2a2", "3a3"):
+    """After O's 1a3, 2a2, 3a3 or 4a1 df-pn needs some 20,000 nodes (4a1: more than 5 s);
+    the probe proves X's win in a few of X's moves into threat wins and the proof."""
+    for reply in ("1a3", "2a2", "3a3", "4a1"):
         board = Board.from_notation("4x4x4", f"1a1 1d4 4a4 3b3 1a4 {reply}")
         proved, plies, move = forced_win(board, 3)
         assert proved and move is not None, reply
