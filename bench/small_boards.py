@@ -1,85 +1,140 @@
-"""Solve the small boards and write the table the engine ships (engine/data/small_boards.json).
+"""Solve the small boards and write what the engine ships about them (engine/data/).
 
-    .venv/bin/python bench/small_boards.py [--seconds 60] [--write]
+    .venv/bin/python bench/small_boards.py --tables [--depth 8] [--count-to 9] [--write]
+    .venv/bin/python bench/small_boards.py --deeper 2000 [--seed 1]
+    .venv/bin/python bench/small_boards.py --openings [--boards 5x5 5x5x5] [--seconds 20] [--write]
 
-- 3x3: every position reachable from the empty board, by plain minimax (no search budget):
-  the verdict for the side to move and the exact plies to the end with best play (the winner
-  fastest, the loser slowest), one entry per position up to the board's symmetries.
-- 4x4, 3x3x3, 5x5, 5x5x5: the empty board and each first move up to symmetry, by
-  ``engine.truth.solve`` (threat search and df-pn) with ``--seconds`` each; what is not proved
-  in that time is written ``unknown`` (and the engine does not use it). Keys are canonical
-  positions, ``"<x hex> <o hex>"``.
+- ``--tables``: 3x3 and 4x4 completely and 3x3x3 to ``--depth`` stones, every position
+  reachable from the empty board up to the board's symmetries, with the exact result and
+  plies (``engine.small_boards``): the counts by ply, the time, the peak memory and the size
+  of each file; ``--write`` writes ``engine/data/small_<board>.xz``. ``--count-to`` counts
+  3x3x3's positions by ply beyond the table (no results), as far as memory and time allow.
+- ``--deeper N``: the exact search on N 3x3x3 positions below the shipped table (random games
+  from the empty board, stopped at a random ply past the table's depth): the time and nodes
+  of each answer, the worst and the median, with one warm transposition table as the engine
+  keeps it, and the load time of each shipped table.
+- ``--openings``: the empty board and each first move up to symmetry of the boards with no
+  table (5x5, 5x5x5), by ``engine.truth.solve`` (threat search and df-pn) with ``--seconds``
+  each; what is not proved in that time is written ``unknown``. ``--write`` rewrites those
+  boards' entries of ``engine/data/small_boards.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
+import resource
+import statistics
 import sys
 import time
-from functools import cache
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell  # noqa: E402
-from engine.geometry import variant  # noqa: E402
+from engine import small_boards as sb  # noqa: E402
+from engine.small_search import DRAW_CODE, LOSS_CODE, WIN_CODE  # noqa: E402
 from engine.truth import SMALL_BOARDS_PATH, solve  # noqa: E402
 
-G3 = variant("3x3")
+NAMES = {WIN_CODE: "win", DRAW_CODE: "draw", LOSS_CODE: "loss"}
 
 
-@cache
-def exact(x: int, o: int) -> tuple[int, int]:
-    """(result, plies) of a 3x3 position for the side to move (X if the counts are equal):
-    result 1 win, 0 draw, -1 loss; plies to the end with best play."""
-    side_bits, other = (x, o) if x.bit_count() == o.bit_count() else (o, x)
-    if any(other & m == m for m in G3.line_masks):
-        return -1, 0
-    empty = G3.full_mask & ~(x | o)
-    if not empty:
-        return 0, 0
-    best: tuple[int, int] | None = None
-    for cell in range(9):
-        if empty >> cell & 1:
-            mine = side_bits | 1 << cell
-            nx, no = (mine, other) if side_bits == x else (other, mine)
-            result, plies = exact(*G3.canonical(nx, no))
-            mine_result, mine_plies = -result, plies + 1
-            if best is None or _better((mine_result, mine_plies), best):
-                best = (mine_result, mine_plies)
-    assert best is not None
-    return best
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _better(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    if a[0] != b[0]:
-        return a[0] > b[0]
-    return a[1] < b[1] if a[0] > 0 else a[1] > b[1]
+def tables(depth: int, count_to: int, write: bool) -> None:
+    for name in sb.TABLED:
+        started = time.perf_counter()
+        levels, complete = sb.build_levels(name, depth if name in sb.NO_DRAWS else 99)
+        counted = time.perf_counter()
+        values = sb.solve_levels(name, levels, complete)
+        solved = time.perf_counter()
+        blob = sb.encode(name, levels, values, complete)
+        encoded = time.perf_counter()
+        root = int(values[0][0])
+        print(f"{name}: {sum(map(len, levels)):,} positions to ply {len(levels) - 1} "
+              f"({'complete' if complete else 'the rest by exact search'}); by ply "
+              f"{[len(level) for level in levels]}; empty board {NAMES[root >> 6]} in "
+              f"{root & 63} plies; levels {counted - started:.1f} s, results "
+              f"{solved - counted:.1f} s, xz {encoded - solved:.1f} s; file {len(blob):,} "
+              f"bytes; peak memory {peak_mb():.0f} MB", flush=True)
+        if write:
+            sb.table_path(name).write_bytes(blob)
+        if name in sb.NO_DRAWS and count_to > len(levels) - 1:
+            keys = levels[-1]
+            del levels, values
+            for ply in range(depth + 1, count_to + 1):
+                started = time.perf_counter()
+                keys = sb.next_level(name, keys)
+                print(f"{name}: ply {ply}: {len(keys):,} positions up to symmetry "
+                      f"({time.perf_counter() - started:.1f} s, peak memory "
+                      f"{peak_mb():.0f} MB)", flush=True)
 
 
-def table_3x3() -> dict[str, list[object]]:
-    names = {1: "win", 0: "draw", -1: "loss"}
-    out: dict[str, list[object]] = {}
-    todo = [(0, 0)]
-    while todo:
-        x, o = todo.pop()
-        key = f"{x:x} {o:x}"
-        if key in out:
-            continue
-        result, plies = exact(x, o)
-        out[key] = [names[result], plies]
-        if result == -1 and plies == 0:
-            continue
-        empty = G3.full_mask & ~(x | o)
-        for cell in range(9):
-            if empty >> cell & 1:
-                if x.bit_count() == o.bit_count():
-                    todo.append(G3.canonical(x | 1 << cell, o))
-                else:
-                    todo.append(G3.canonical(x, o | 1 << cell))
-    return out
+def deeper(samples: int, seed: int) -> None:
+    for name in sb.TABLED:
+        started = time.perf_counter()
+        sb.table(name)
+        print(f"load {name}: {1000 * (time.perf_counter() - started):.0f} ms", flush=True)
+    table = sb.table("3x3x3")
+    assert table is not None
+    rng = random.Random(seed)
+    search = sb._exact_search("3x3x3")  # noqa: SLF001 (the engine's own, as it is there)
+    search.value(0, 0)  # compiled or loaded from numba's cache before the clock runs
+    games = []
+    while len(games) < samples:  # random games stopped past the table
+        board = Board("3x3x3")
+        stop = rng.randrange(table.depth + 1, 20)
+        while board.ply < stop and board.outcome() is None:
+            board.push(rng.choice(board.legal_moves))
+        if board.outcome() is None and board.ply > table.depth:
+            games.append(board)
+    deepest = np.flatnonzero(np.bitwise_count(table.keys) == table.depth)
+    children = []
+    while len(children) < samples:  # a move from a random position of the deepest ply
+        key = int(table.keys[deepest[rng.randrange(len(deepest))]])
+        board = sb_board(key >> 27, key & (1 << 27) - 1)
+        if board.outcome() is None:
+            board.push(rng.choice(board.legal_moves))
+            if board.outcome() is None:
+                children.append(board)
+    for label, boards in (("random games", games), ("after the deepest ply", children)):
+        for cold in (False, True):
+            times, nodes = [], []
+            for board in boards:
+                if cold:
+                    search.tt_keys[:] = 0
+                before = int(search.stats[0])
+                started = time.perf_counter()
+                found = sb.result(board)
+                times.append(time.perf_counter() - started)
+                nodes.append(int(search.stats[0]) - before)
+                assert found is not None and not found[2]
+            worst = max(range(samples), key=lambda i: times[i])
+            print(f"3x3x3 past ply {table.depth}, {label}, {samples} positions (seed {seed}), "
+                  f"{'cold (table cleared before each)' if cold else 'warm'}: median "
+                  f"{1e3 * statistics.median(times):.3f} ms, worst {1e3 * times[worst]:.2f} ms "
+                  f"({nodes[worst]:,} nodes, {boards[worst].notation()}), most nodes "
+                  f"{max(nodes):,}", flush=True)
+
+
+def sb_board(x: int, o: int) -> Board:
+    """A board holding the stones of a reachable position, no line completed before the
+    last move."""
+    xs = [c for c in range(27) if x >> c & 1]
+    os = [c for c in range(27) if o >> c & 1]
+    moves = [c for pair in zip(xs, [*os, -1], strict=False) for c in pair if c >= 0]
+    board = Board("3x3x3")
+    for cell in moves:
+        if board.outcome() is not None:
+            break
+        board.push(cell)
+    return board
 
 
 def openings(name: str, seconds: float) -> dict[str, object]:
@@ -104,18 +159,28 @@ def openings(name: str, seconds: float) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--tables", action="store_true")
+    parser.add_argument("--depth", type=int, default=8, help="3x3x3's table: stones")
+    parser.add_argument("--count-to", type=int, default=0, help="3x3x3: count to this ply")
+    parser.add_argument("--deeper", type=int, default=0, metavar="N")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--openings", action="store_true")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--boards", nargs="*", default=["5x5", "5x5x5"])
     parser.add_argument("--write", action="store_true")
-    parser.add_argument("--boards", nargs="*", default=["4x4", "3x3x3", "5x5", "5x5x5"])
     args = parser.parse_args()
-    table: dict[str, object] = {"3x3": {"positions": table_3x3()}}
-    for name in args.boards:
-        table[name] = openings(name, args.seconds)
-        print(name, json.dumps(table[name]), flush=True)
-    print("3x3 positions:", len(table["3x3"]["positions"]),  # type: ignore[index]
-          "empty board:", table["3x3"]["positions"]["0 0"])  # type: ignore[index]
-    if args.write:
-        Path(SMALL_BOARDS_PATH()).write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    if args.tables:
+        tables(args.depth, args.count_to, args.write)
+    if args.deeper:
+        deeper(args.deeper, args.seed)
+    if args.openings:
+        path = Path(SMALL_BOARDS_PATH())
+        shipped = json.loads(path.read_text()) if path.exists() else {}
+        for name in args.boards:
+            shipped[name] = openings(name, args.seconds)
+            print(name, json.dumps(shipped[name]), flush=True)
+        if args.write:
+            path.write_text(json.dumps(shipped, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -20,21 +20,27 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine import proof
-from engine.board import Board, line_value
+from engine import proof, small_boards
+from engine.board import Board
 from engine.geometry import Cell, Geometry
 from engine.notation import format_cell
+from engine.probe import forced_win
 from engine.solver import Solver
 from engine.strategy import o_proved, x_proved
-from engine.threats import ThreatTable, threat_win
+from engine.threats import threat_win
 
 WIN, LOSS, DRAW, UNKNOWN = "win", "loss", "draw", "unknown"
 BOOK, SEARCH = "book", "search"
 CACHE_SIZE = 20_000
 WALK_SECONDS = 0.05  # the least time a replay gets (positions near the proof's root need more)
 THREAT_NODES = 20_000  # threat-search nodes for one position before df-pn
-PROBE_NODES = 5_000  # threat-search nodes at a leaf of the three-ply probe
-ROOT_SHARE = 0.4  # of the budget, for the position itself; the rest goes to its moves
+# the probe's rounds: (depth, replies beyond its leaves followed), narrow and shallow first
+PROBE_ROUNDS = ((1, 2), (2, 2), (3, 2), (3, 4))
+PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before df-pn
+ROOT_PROBE_SHARE = 0.4  # of the budget, at most, for the probe of the position itself
+ROOT_SHARE = 0.4  # of the time after it, kept for the position's df-pn; the rest to its moves
+PROBE_SLACK = 3  # a move's probe may take this many times its fair share of the time left
+KNOWN_SHARE = 0.6  # of the budget, at most, for the moves once the position is settled
 
 
 @dataclass(frozen=True)
@@ -63,32 +69,83 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     """The verdict of ``board`` for the side to move, and (unless ``moves`` is False) of
     every legal move, within about ``budget_s`` seconds of search (none when the proof
     covers the position: then the moves get only the proof and the threat search, so the
-    answer is instant and a move off the proof may be ``unknown``). The moves are searched
-    first (their verdicts often settle the position's); the position's own df-pn gets what
-    they leave."""
+    answer is instant and a move off the proof may be ``unknown``).
+
+    The budget goes first to what is cheap and settles most: every move's table, proof and
+    threat search (no time); the probe (:mod:`engine.probe`) for the position's own win (at
+    most ROOT_PROBE_SHARE of the budget); then, while ROOT_SHARE of what is left is kept for
+    the position's df-pn (unless half its moves or more are already proved to lose: a lost
+    position is proved through its moves, which df-pn of the position itself would have to
+    prove all the same), the probe over the unsettled moves, one round at a time for all of
+    them (a loss needs every move proved, so no one move may eat the budget; a round that
+    proves none ends them), and df-pn over the moves still unsettled, twice round; last the
+    position's df-pn, if its moves have not settled it. Once the position's verdict is known
+    its moves get no more than KNOWN_SHARE of the budget in all: they are the answer's
+    detail, and the answer comes sooner."""
     if not moves:
         return _verdict(board, budget_s)
     started = time.perf_counter()
     root = _verdict(board, 0.0)  # the proof and the threat search: no df-pn yet
-    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no df-pn at all
+    if root.proved_by == BOOK:  # on the proof's tree the answer is instant: no search at all
         budget_s = 0.0
     deadline = started + budget_s
-    keep = budget_s * ROOT_SHARE if root.verdict == UNKNOWN else 0.0
     legal = board.legal_moves
     verdicts: dict[Cell, Verdict] = {}
-    for _ in range(2):  # a first pass over every move, then the time left to the unknown ones
-        todo = [c for c in legal if c not in verdicts or verdicts[c].verdict == UNKNOWN]
+    for cell in legal:
+        board.push(cell)
+        verdicts[cell] = _verdict(board, 0.0)
+        board.pop()
+    if root.verdict == UNKNOWN and not _settled(verdicts):
+        for depth, width in PROBE_ROUNDS:
+            root = _probed(board, depth, width, started + budget_s * ROOT_PROBE_SHARE)
+            if root.verdict != UNKNOWN:
+                break
+    keep = 0.0
+    lost = sum(v.verdict == WIN for v in verdicts.values()) * 2 >= len(verdicts)
+    if root.verdict == UNKNOWN and not _settled(verdicts) and not lost:
+        keep = (deadline - time.perf_counter()) * ROOT_SHARE
+
+    def end() -> float:
+        """When the moves' search stops."""
+        if root.verdict != UNKNOWN or _settled(verdicts):
+            return min(deadline, started + budget_s * KNOWN_SHARE)
+        return deadline - keep
+
+    for depth, width in PROBE_ROUNDS:
+        todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
         for index, cell in enumerate(todo):
+            now = time.perf_counter()
+            stop = end()
+            share = (stop - now) / (len(todo) - index)
+            if share <= 0:
+                break
             board.push(cell)
-            left = deadline - keep - time.perf_counter()
-            verdicts[cell] = _verdict(board, max(left, 0.0) / (len(todo) - index))
+            verdicts[cell] = _probed(board, depth, width, min(stop, now + PROBE_SLACK * share))
+            board.pop()
+        if all(verdicts[c].verdict == UNKNOWN for c in todo):
+            break  # a round that proved nothing: the deeper ones would not either, mostly
+    for _ in range(2):  # df-pn, a second time round with what the first left
+        todo = [c for c in legal if verdicts[c].verdict == UNKNOWN]
+        for index, cell in enumerate(todo):
+            left = end() - time.perf_counter()
+            if left <= 0:
+                break
+            board.push(cell)
+            verdicts[cell] = _verdict(board, left / (len(todo) - index), probe=False,
+                                      first=board.turn ^ 1)  # does the move win?
             board.pop()
     found = sorted((Verdict(v.verdict, v.plies, v.proved_by, move=cell)
                     for cell, v in verdicts.items()), key=_rank)
     root = _from_moves(root, found)
     if root.verdict == UNKNOWN and deadline > time.perf_counter():
-        root = _from_moves(_verdict(board, deadline - time.perf_counter()), found)
+        root = _from_moves(_verdict(board, deadline - time.perf_counter(), probe=False), found)
     return Verdict(root.verdict, root.plies, root.proved_by, moves=tuple(found))
+
+
+def _settled(verdicts: dict[Cell, Verdict]) -> bool:
+    """Whether the moves' verdicts already settle the position (one wins, or all lose)."""
+    return any(v.verdict == LOSS for v in verdicts.values()) or all(
+        v.verdict == WIN for v in verdicts.values())
 
 
 def _rank(v: Verdict) -> tuple[int, int]:
@@ -124,8 +181,10 @@ def _derived(moves: list[Verdict]) -> Verdict | None:
     return None
 
 
-def _verdict(board: Board, seconds: float) -> Verdict:
-    """The verdict of one position (no moves), from the cache, the proof or a search."""
+def _verdict(board: Board, seconds: float, *, probe: bool = True, first: int = 0) -> Verdict:
+    """The verdict of one position (no moves), from the cache, the proof or a search (the
+    probe skipped if ``probe`` is False: the caller has run it; df-pn for ``first``'s win
+    first)."""
     x, o = board.stones
     key = (board.geometry.name, x, o)
     found = _cache.get(key)
@@ -133,7 +192,7 @@ def _verdict(board: Board, seconds: float) -> Verdict:
         _cache.move_to_end(key)
         return found[0]
     verdict = (_finished(board) or _table(board) or _book(board, seconds)
-               or _search(board, seconds))
+               or _search(board, seconds, probe=probe, first=first))
     _remember(board, verdict, seconds)
     return verdict
 
@@ -158,13 +217,15 @@ def _finished(board: Board) -> Verdict | None:
 
 
 def SMALL_BOARDS_PATH() -> Path:  # noqa: N802 (a constant of the package's data)
-    """The shipped table of the small boards (``bench/small_boards.py`` writes it)."""
+    """What the solver showed on the boards with no table (5x5, 5x5x5): the empty board and
+    the first moves (``bench/small_boards.py --openings`` writes it)."""
     return Path(str(resources.files("engine") / "data" / "small_boards.json"))
 
 
 @cache
 def _small_boards() -> dict[str, dict[str, list[Any]]]:
-    """Per variant: verdict and plies by canonical position (``"<x hex> <o hex>"``)."""
+    """Per variant with no table: verdict and plies by canonical position
+    (``"<x hex> <o hex>"``)."""
     path = SMALL_BOARDS_PATH()
     if not path.exists():
         return {}
@@ -174,8 +235,13 @@ def _small_boards() -> dict[str, dict[str, list[Any]]]:
 
 
 def _table(board: Board) -> Verdict | None:
-    """The small boards' table: every 3x3 position, the empty board and first moves of the
-    others, where they were proved."""
+    """The small boards: 3x3 and 4x4 from their complete tables, 3x3x3 from its table to
+    its depth (``proved_by`` ``book``) and by the exact search below it (``search``); on
+    5x5 and 5x5x5 whatever the openings' file proved."""
+    exact = small_boards.result(board)
+    if exact is not None:
+        verdict, plies, from_table = exact
+        return Verdict(verdict, plies, BOOK if from_table else SEARCH)
     known = _small_boards().get(board.geometry.name)
     if not known:
         return None
@@ -197,7 +263,10 @@ def _book(board: Board, seconds: float) -> Verdict | None:
     return Verdict(WIN if board.turn == 0 else LOSS, plies, BOOK)
 
 
-def _search(board: Board, seconds: float) -> Verdict:
+def _search(board: Board, seconds: float, *, probe: bool = True, first: int = 0) -> Verdict:
+    """The threat search; then, given time, the probe (half of it) and df-pn, for the win of
+    ``first`` (by default the first player: it wins most) with three quarters of the time
+    left, then for the other's with the rest."""
     side = board.turn
     line = threat_win(board, budget=THREAT_NODES)
     if line is not None:
@@ -207,13 +276,19 @@ def _search(board: Board, seconds: float) -> Verdict:
         return Verdict(WIN, len(line), SEARCH)
     if seconds <= 0:
         return Verdict(UNKNOWN)
-    if board.geometry.name == proof.VARIANT and side == 0 and _into_the_proof(
-            board, time.perf_counter() + seconds / 2):
-        return Verdict(WIN, None, SEARCH)
+    if probe:
+        started = time.perf_counter()
+        for depth, width in PROBE_ROUNDS:
+            found = _probe(board, depth, width, started + seconds * PROBE_SHARE)
+            if found is not None:
+                return found
+        seconds -= time.perf_counter() - started
     proofs = {}
-    for attacker, share in ((0, 0.75), (1, 0.25)):  # the first player first: it wins most
+    ends = time.perf_counter() + seconds
+    for attacker, share in ((first, 0.75), (first ^ 1, 1.0)):
+        left = ends - time.perf_counter()  # the second gets what the first left
         proofs[attacker] = _solver(board.geometry, attacker).prove(
-            board, attacker=attacker, seconds=seconds * share)
+            board, attacker=attacker, seconds=max(left * share, 0.001))
         if proofs[attacker].proved:
             return Verdict(WIN if attacker == side else LOSS, None, SEARCH)
     if proofs[0].disproved and proofs[1].disproved:
@@ -221,33 +296,33 @@ def _search(board: Board, seconds: float) -> Verdict:
     return Verdict(UNKNOWN)
 
 
-def _into_the_proof(board: Board, deadline: float) -> bool:
-    """Whether X (to move) has a move after which every O reply leaves X a position the
-    proof proved or a continuous-threat win: a three-ply search with the proof at its leaves,
-    the likeliest moves first, until ``deadline``."""
-    table = _threat_table()
-    for cell in sorted(board.legal_moves, key=lambda c: -line_value(board, c)):
-        if time.perf_counter() > deadline:
-            return False
-        board.push(cell)
-        proved = True
-        for reply in board.legal_moves:
-            board.push(reply)
-            proved = board.winning_line is None and (
-                x_proved(board) or threat_win(board, budget=PROBE_NODES, table=table)
-                is not None)
-            board.pop()
-            if not proved:
-                break
+def _probed(board: Board, depth: int, width: int, deadline: float) -> Verdict:
+    """The verdict of one position from the cache, else one round of the probe within
+    ``deadline``; remembered if proved."""
+    found = _verdict(board, 0.0)
+    if found.verdict != UNKNOWN or time.perf_counter() >= deadline:
+        return found
+    proved = _probe(board, depth, width, deadline)
+    if proved is None:
+        return found
+    _remember(board, proved, 0.0)
+    return proved
+
+
+def _probe(board: Board, depth: int, width: int, deadline: float) -> Verdict | None:
+    """The side to move's win proved by :func:`engine.probe.forced_win` at ``depth`` alone
+    (the rounds before tried the shallower ones), following ``width`` replies beyond its
+    leaves, or None; the position after its winning move is remembered as lost for the
+    opponent."""
+    proved, plies, move = forced_win(board, depth, deadline, shallowest=depth,
+                                     hard_replies=width)
+    if not proved:
+        return None
+    if move is not None:
+        board.push(move)
+        _remember(board, Verdict(LOSS, None if plies is None else plies - 1, SEARCH), 0.0)
         board.pop()
-        if proved:
-            return True
-    return False
-
-
-@cache
-def _threat_table() -> ThreatTable:
-    return ThreatTable(18)
+    return Verdict(WIN, plies, SEARCH)
 
 
 @cache

@@ -64,16 +64,20 @@ def describe_outcome(board: Board, outcome: Outcome) -> str:
     return "the game is over: a dead draw, neither side can complete a line any more"
 
 
-def describe_truth(truth: Verdict) -> str:
-    """The verdict for the side to move in words, e.g. ``win in at most 13 plies (book)``."""
+def describe_truth(truth: Verdict, exact: bool = False) -> str:
+    """The verdict for the side to move in words, e.g. ``win in at most 13 plies (book)``;
+    ``exact`` where the plies are those of best play (the small boards' tables)."""
     if truth.verdict == "unknown":
         return "unknown (not proved within the solver's time)"
-    plies = "" if truth.plies is None else f" in at most {truth.plies} plies"
+    bound = "exactly" if exact else "at most"
+    unit = "ply" if truth.plies == 1 else "plies"
+    plies = "" if truth.plies is None else f" in {bound} {truth.plies} {unit}"
     return f"{truth.verdict}{plies} ({truth.proved_by})"
 
 
 def run(args: argparse.Namespace) -> int:
     from engine.players import Limit, make_player
+    from engine.small_boards import TABLED
     from engine.truth import solve
     from engine.warm import warm_up
 
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         ("evaluations", f"{decision.evaluations:,}"),
         ("branching", "-" if decision.branching is None else f"{decision.branching:.2f}"),
         ("pv", " ".join(data["pv"]) or "-"),
-        ("truth", describe_truth(truth)),
+        ("truth", describe_truth(truth, board.geometry.name in TABLED)),
         ("time", f"{decision.elapsed:.3f} s"),
     ]
     for label, value in rows:

@@ -136,6 +136,9 @@ class GameScreen(Screen[None]):
             suggested=None if model.suggestion is None or model.reviewing
             else model.suggestion.cell,
             playable=model.my_turn and not model.reviewing,
+            unplayable=("watching" if model.you is None
+                        else "looking back (end: live)" if model.reviewing
+                        else "not your move now"),
         )
 
     def update(self, model: GameModel | None = None) -> None:

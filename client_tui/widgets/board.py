@@ -147,6 +147,7 @@ class BoardView:
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
     playable: bool = True  # whether Enter may play now (this player's move, the live position)
+    unplayable: str = "not your move now"  # why not, in the line under the board
     caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
@@ -416,7 +417,7 @@ class BoardWidget(Widget, can_focus=True):
                         f"{example}", style("board--hint"))
         lines = " · + its lines (g)" if self.view.show_guides else ""
         if not self.view.playable:
-            return Text(f"[{here}] not your move now{lines} · arrows look around",
+            return Text(f"[{here}] {self.view.unplayable}{lines} · arrows look around",
                         style("board--hint"))
         return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))

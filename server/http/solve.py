@@ -2,8 +2,9 @@
 
 The answer has the shape of lichess's tablebase API: a ``verdict`` for the side to move
 (``win``, ``loss``, ``draw`` or ``unknown``), ``plies`` (an upper bound on the plies to the end
-under the proof's play, when known), ``proved_by`` (``book``: the shipped proof of 4x4x4;
-``search``: the threat search or df-pn within the budget), and the same for every legal move,
+under the proof's play, when known), ``proved_by`` (``book``: the shipped proof of 4x4x4 or a
+small board's table; ``search``: the threat search, the probe, df-pn or 3x3x3's exact search
+within the budget, docs/api.md), and the same for every legal move,
 best first (a move's verdict is its opponent's: a winning move shows ``loss``). On the proof's
 tree the answer is instant; elsewhere the solver has ``SOLVE_BUDGET`` seconds and says
 ``unknown`` rather than guess (``server.engine_pool.truth``, ``engine.truth``).

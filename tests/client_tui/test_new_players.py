@@ -125,6 +125,7 @@ async def test_a_spectator_is_not_offered_enter(tmp_path: Path) -> None:
         board.cursor = cell("4a4")  # an empty cell
         hint = board.render().plain.splitlines()[-1]
         assert "⏎" not in hint and "plays it" not in hint, hint
+        assert "[4a4] watching" in hint and "not your move" not in hint, hint  # the right words
 
 
 async def test_a_player_looking_back_is_not_offered_enter(tmp_path: Path) -> None:
@@ -142,6 +143,7 @@ async def test_a_player_looking_back_is_not_offered_enter(tmp_path: Path) -> Non
         assert screen.model.reviewing and board.view.board.ply == 4
         hint = board.render().plain.splitlines()[-1]
         assert "⏎" not in hint and "plays it" not in hint, hint
+        assert "looking back (end: live)" in hint, hint
         await pilot.press("end")
         await pilot.pause()
         assert "⏎ plays it" in board.render().plain.splitlines()[-1]

@@ -1,0 +1,394 @@
+"""Exact minimax on the small boards (3x3, 4x4, 3x3x3), compiled by numba.
+
+A position is one integer key, ``x << size | o`` (X's bitboard above O's); the key of its
+class under the board's symmetries is the least key of its images (the same position as
+:meth:`engine.geometry.Geometry.canonical`). A result is one byte, ``code << 6 | plies``
+(:data:`LOSS_CODE`, :data:`DRAW_CODE`, :data:`WIN_CODE`) for the side to move: the plies to
+the end with best play, the winner winning fastest and the loser (or a side held to a draw)
+lasting longest, as the 3x3 table always had it. A game ends as :meth:`engine.board.Board.outcome`
+ends it: a line, a full board, or a dead draw (no line can be completed by either side).
+
+Two ways to the same numbers, each checking the other in the tests:
+
+- by levels (:func:`expand_level`, :func:`back_up_level`): every position reachable at one
+  ply, up to symmetry, from the positions of the ply before, and the results of a level from
+  those of the next one. That solves 3x3 and 4x4 completely and writes the top of 3x3x3;
+- by an alpha-beta search (:func:`exact_value`) with a transposition table and scores that
+  count the plies to the end (a win at ply ``p`` scores ``MATE - p``), searched with a full
+  window, so the score it returns is exact, never a bound. It plays boards with no draw
+  (3x3x3: every full board holds a line), where the loser's slowest defence and the winner's
+  fastest win are one zero-sum score; it answers 3x3x3 positions below the shipped levels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from numba import njit
+
+from engine.geometry import Geometry
+
+LOSS_CODE, DRAW_CODE, WIN_CODE = 0, 1, 2
+PLIES_MASK = 63
+NOT_TERMINAL = 255
+MATE = 1000  # a win at ply p (from the searched root) scores MATE - p
+INF = 30000
+NO_SCORE = -INF - 1  # no move searched yet at a frame
+EXACT, LOWER, UPPER = 0, 1, 2
+TT_BITS = 18  # 256 K entries, 2.8 MB: past 3x3x3's table a question takes tens of nodes
+BUILD_TT_BITS = 22  # 4 M entries, 44 MB: for a whole ply of the table at once
+
+
+@dataclass(frozen=True, eq=False)
+class Rules:
+    """A board's lines and symmetries as arrays for the kernels; one per board, cached."""
+
+    size: int
+    n: int
+    lines: np.ndarray  # uint64[L]: the line masks
+    images: np.ndarray  # uint64[chunks, 256, S]: a byte of a bitboard under each symmetry
+    order: np.ndarray  # int64[C]: cells by the lines through them, most first (move order)
+
+
+@cache
+def rules_for(geometry: Geometry) -> Rules:
+    images = geometry._byte_images  # noqa: SLF001 (the geometry's own symmetry tables)
+    if images is None:
+        raise ValueError(f"{geometry.name} has more than 64 cells")
+    degree = [len(t) for t in geometry.lines_through]
+    order = sorted(range(geometry.size), key=lambda c: (-degree[c], c))
+    return Rules(geometry.size, geometry.n, np.array(geometry.line_masks, dtype=np.uint64),
+                 images, np.array(order, dtype=np.int64))
+
+
+def key_of(x: int, o: int, size: int) -> int:
+    return x << size | o
+
+
+def split_key(key: int, size: int) -> tuple[int, int]:
+    return key >> size, key & ((1 << size) - 1)
+
+
+@njit(cache=True, inline="always")
+def popcount(v: np.uint64) -> int:
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def canonical_key(x: np.uint64, o: np.uint64, size: int, images: np.ndarray) -> np.uint64:
+    """The least key of the position's images under the board's symmetries."""
+    chunks = images.shape[0]
+    best = np.uint64(0xFFFFFFFFFFFFFFFF)
+    shift = np.uint64(size)
+    for s in range(images.shape[2]):
+        xi = np.uint64(0)
+        oi = np.uint64(0)
+        for k in range(chunks):
+            xi |= images[k, (x >> np.uint64(8 * k)) & np.uint64(255), s]
+            oi |= images[k, (o >> np.uint64(8 * k)) & np.uint64(255), s]
+        key = (xi << shift) | oi
+        if key < best:
+            best = key
+    return best
+
+
+@njit(cache=True)
+def _can_still_win(mine: np.uint64, theirs: np.uint64, moves_left: int, n: int,
+                   lines: np.ndarray) -> bool:
+    for i in range(lines.shape[0]):
+        mask = lines[i]
+        if mask & theirs == 0 and n - popcount(mask & mine) <= moves_left:
+            return True
+    return False
+
+
+@njit(cache=True)
+def terminal_value(x: np.uint64, o: np.uint64, size: int, n: int, lines: np.ndarray) -> int:
+    """The result byte of a finished position for the side to move, or NOT_TERMINAL."""
+    x_to_move = popcount(x) == popcount(o)
+    mover = x if x_to_move else o
+    last = o if x_to_move else x
+    for i in range(lines.shape[0]):
+        if last & lines[i] == lines[i]:
+            return LOSS_CODE << 6
+    empties = size - popcount(x | o)
+    if empties == 0:
+        return DRAW_CODE << 6
+    if not _can_still_win(mover, last, (empties + 1) // 2, n, lines) and not _can_still_win(
+            last, mover, empties // 2, n, lines):
+        return DRAW_CODE << 6
+    return NOT_TERMINAL
+
+
+@njit(cache=True)
+def unfinished(keys: np.ndarray, size: int, n: int, lines: np.ndarray) -> int:
+    """How many positions of ``keys`` the game goes on from."""
+    full = np.uint64((1 << size) - 1)
+    count = 0
+    for i in range(keys.shape[0]):
+        x = keys[i] >> np.uint64(size)
+        if terminal_value(x, keys[i] & full, size, n, lines) == NOT_TERMINAL:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def expand_level(keys: np.ndarray, size: int, n: int, lines: np.ndarray,
+                 images: np.ndarray) -> np.ndarray:
+    """The sorted canonical keys of every position one ply after an unfinished one of
+    ``keys`` (canonical keys of one ply)."""
+    full = np.uint64((1 << size) - 1)
+    shift = np.uint64(size)
+    out = np.empty(keys.shape[0] * size, dtype=np.uint64)
+    count = 0
+    for i in range(keys.shape[0]):
+        x = keys[i] >> shift
+        o = keys[i] & full
+        if terminal_value(x, o, size, n, lines) != NOT_TERMINAL:
+            continue
+        x_to_move = popcount(x) == popcount(o)
+        empty = full & ~(x | o)
+        for cell in range(size):
+            bit = np.uint64(1) << np.uint64(cell)
+            if empty & bit:
+                if x_to_move:
+                    out[count] = canonical_key(x | bit, o, size, images)
+                else:
+                    out[count] = canonical_key(x, o | bit, size, images)
+                count += 1
+    return np.unique(out[:count])
+
+
+@njit(cache=True)
+def _rank(parent_value: int) -> int:
+    """Order of the mover's results: fastest win first, then the longest draw, then the
+    slowest loss."""
+    code = parent_value >> 6
+    plies = parent_value & PLIES_MASK
+    if code == WIN_CODE:
+        return 200 - plies
+    if code == DRAW_CODE:
+        return 100 + plies
+    return plies
+
+
+@njit(cache=True)
+def from_child(child_value: int) -> int:
+    """The mover's result through a move, from the result of the position after it."""
+    code = child_value >> 6
+    plies = (child_value & PLIES_MASK) + 1
+    return ((WIN_CODE if code == LOSS_CODE else LOSS_CODE if code == WIN_CODE else DRAW_CODE)
+            << 6) | plies
+
+
+@njit(cache=True)
+def back_up_level(keys: np.ndarray, next_keys: np.ndarray, next_values: np.ndarray,
+                  size: int, n: int, lines: np.ndarray, images: np.ndarray) -> np.ndarray:
+    """The result of every position of ``keys`` from those of the next ply (minimax)."""
+    full = np.uint64((1 << size) - 1)
+    shift = np.uint64(size)
+    values = np.empty(keys.shape[0], dtype=np.uint8)
+    for i in range(keys.shape[0]):
+        x = keys[i] >> shift
+        o = keys[i] & full
+        done = terminal_value(x, o, size, n, lines)
+        if done != NOT_TERMINAL:
+            values[i] = done
+            continue
+        x_to_move = popcount(x) == popcount(o)
+        empty = full & ~(x | o)
+        best = -1
+        best_rank = -1
+        for cell in range(size):
+            bit = np.uint64(1) << np.uint64(cell)
+            if empty & bit:
+                if x_to_move:
+                    child = canonical_key(x | bit, o, size, images)
+                else:
+                    child = canonical_key(x, o | bit, size, images)
+                j = np.searchsorted(next_keys, child)
+                if j >= next_keys.shape[0] or next_keys[j] != child:
+                    raise ValueError("a child is missing from the next level")
+                mine = from_child(next_values[j])
+                if _rank(mine) > best_rank:
+                    best_rank = _rank(mine)
+                    best = mine
+        values[i] = best
+    return values
+
+
+@njit(cache=True)
+def _threats(mine: np.uint64, theirs: np.uint64, n: int, lines: np.ndarray) -> np.uint64:
+    """The empty cells that would complete a line of ``mine``."""
+    out = np.uint64(0)
+    for i in range(lines.shape[0]):
+        mask = lines[i]
+        if mask & theirs == 0 and popcount(mask & mine) == n - 1:
+            out |= mask & ~mine
+    return out
+
+
+@njit(cache=True)
+def _slot(key: np.uint64, bits: int) -> int:
+    return int((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+
+
+@njit(cache=True)
+def _negamax(me: np.uint64, them: np.uint64, empties: int, size: int, n: int,
+             lines: np.ndarray, order: np.ndarray, tt_keys: np.ndarray, tt_scores: np.ndarray,
+             tt_flags: np.ndarray, tt_bits: int, stats: np.ndarray) -> int:
+    """The exact score of an unfinished position of a board without draws for ``me`` to
+    move: alpha-beta with a full window at the root, fail-soft, iterative (numba cannot
+    cache a recursive function), one frame per ply."""
+    depth = empties + 1
+    f_me = np.zeros(depth, dtype=np.uint64)
+    f_them = np.zeros(depth, dtype=np.uint64)
+    f_moves = np.zeros(depth, dtype=np.uint64)
+    f_key = np.zeros(depth, dtype=np.uint64)
+    f_alpha = np.zeros(depth, dtype=np.int64)
+    f_beta = np.zeros(depth, dtype=np.int64)
+    f_alpha0 = np.zeros(depth, dtype=np.int64)
+    f_best = np.zeros(depth, dtype=np.int64)
+    f_next = np.zeros(depth, dtype=np.int64)
+    full = np.uint64((1 << size) - 1)
+    f_me[0], f_them[0], f_alpha[0], f_beta[0] = me, them, -INF, INF
+    ply = 0
+    result = 0
+    while True:  # a new node at ``ply``: settle it at once, or start on its moves
+        stats[0] += 1
+        me, them = f_me[ply], f_them[ply]
+        alpha, beta = f_alpha[ply], f_beta[ply]
+        theirs = _threats(them, me, n, lines)
+        key = (me << np.uint64(size)) | them | (np.uint64(1) << np.uint64(63))
+        slot = _slot(key, tt_bits)
+        settled = True
+        if _threats(me, them, n, lines) != np.uint64(0):
+            result = MATE - (ply + 1)
+        elif popcount(theirs) > 1:  # one blocked, the other completed
+            result = -(MATE - (ply + 2))
+        elif MATE - (ply + 3) <= alpha:  # no faster win is left: fails low
+            result = MATE - (ply + 3)
+        elif tt_keys[slot] == key and (
+                tt_flags[slot] == EXACT
+                or (tt_flags[slot] == LOWER and _from_tt(tt_scores[slot], ply) >= beta)
+                or (tt_flags[slot] == UPPER and _from_tt(tt_scores[slot], ply) <= alpha)):
+            result = _from_tt(tt_scores[slot], ply)
+        else:
+            settled = False
+            f_moves[ply] = theirs if theirs != np.uint64(0) else full & ~(me | them)
+            f_key[ply] = key
+            f_alpha0[ply] = alpha
+            f_best[ply] = -INF
+            f_next[ply] = 0
+        if settled:
+            if ply == 0:
+                return result
+            ply -= 1
+            score = -result
+        else:
+            score = NO_SCORE
+        # at ``ply``: take in the score of the move just searched, then search the next move
+        while True:
+            if score != NO_SCORE:
+                if score > f_best[ply]:
+                    f_best[ply] = score
+                    if score > f_alpha[ply]:
+                        f_alpha[ply] = score
+                if f_alpha[ply] >= f_beta[ply]:
+                    f_next[ply] = size  # a cut: no more moves
+            cell = -1
+            while f_next[ply] < size:
+                candidate = order[f_next[ply]]
+                f_next[ply] += 1
+                if f_moves[ply] >> np.uint64(candidate) & np.uint64(1):
+                    cell = candidate
+                    break
+            if cell < 0:  # every move searched (or a cut): store and return to the parent
+                best = f_best[ply]
+                slot = _slot(f_key[ply], tt_bits)
+                tt_keys[slot] = f_key[ply]
+                tt_scores[slot] = best + ply if best > 0 else best - ply
+                tt_flags[slot] = (UPPER if best <= f_alpha0[ply] else
+                                  LOWER if best >= f_beta[ply] else EXACT)
+                if ply == 0:
+                    return best
+                score = -best
+                ply -= 1
+                continue
+            bit = np.uint64(1) << np.uint64(cell)
+            if empties - ply == 1:
+                score = 0  # a full board without a line: not on the boards searched
+                continue
+            f_me[ply + 1] = f_them[ply]
+            f_them[ply + 1] = f_me[ply] | bit
+            f_alpha[ply + 1] = -f_beta[ply]
+            f_beta[ply + 1] = -f_alpha[ply]
+            ply += 1
+            break
+
+
+@njit(cache=True, inline="always")
+def _from_tt(stored: int, ply: int) -> int:
+    return stored - ply if stored > 0 else stored + ply
+
+
+@njit(cache=True)
+def exact_value(x: np.uint64, o: np.uint64, size: int, n: int, lines: np.ndarray,
+                order: np.ndarray, tt_keys: np.ndarray, tt_scores: np.ndarray,
+                tt_flags: np.ndarray, tt_bits: int, stats: np.ndarray) -> int:
+    """The result byte of a position of a board without draws, by a full-window search."""
+    done = terminal_value(x, o, size, n, lines)
+    if done != NOT_TERMINAL:
+        return done
+    x_to_move = popcount(x) == popcount(o)
+    me = x if x_to_move else o
+    them = o if x_to_move else x
+    empties = size - popcount(x | o)
+    score = _negamax(me, them, empties, size, n, lines, order, tt_keys, tt_scores, tt_flags,
+                     tt_bits, stats)
+    if score > 0:
+        return WIN_CODE << 6 | (MATE - score)
+    return LOSS_CODE << 6 | (MATE + score)
+
+
+@njit(cache=True)
+def exact_values(keys: np.ndarray, size: int, n: int, lines: np.ndarray, order: np.ndarray,
+                 tt_keys: np.ndarray, tt_scores: np.ndarray, tt_flags: np.ndarray,
+                 tt_bits: int, stats: np.ndarray) -> np.ndarray:
+    """:func:`exact_value` of every key (one transposition table for all)."""
+    full = np.uint64((1 << size) - 1)
+    shift = np.uint64(size)
+    values = np.empty(keys.shape[0], dtype=np.uint8)
+    for i in range(keys.shape[0]):
+        values[i] = exact_value(keys[i] >> shift, keys[i] & full, size, n, lines, order,
+                                tt_keys, tt_scores, tt_flags, tt_bits, stats)
+    return values
+
+
+class ExactSearch:
+    """:func:`exact_value` for one board with its own transposition table, kept between calls
+    (its entries are exact facts about positions, valid for every later question)."""
+
+    def __init__(self, geometry: Geometry, tt_bits: int = TT_BITS) -> None:
+        self.rules = rules_for(geometry)
+        self.tt_bits = tt_bits
+        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
+        self.tt_scores = np.zeros(1 << tt_bits, dtype=np.int16)
+        self.tt_flags = np.zeros(1 << tt_bits, dtype=np.int8)
+        self.stats = np.zeros(1, dtype=np.int64)  # nodes
+
+    def value(self, x: int, o: int) -> int:
+        r = self.rules
+        return int(exact_value(np.uint64(x), np.uint64(o), r.size, r.n, r.lines, r.order,
+                               self.tt_keys, self.tt_scores, self.tt_flags, self.tt_bits,
+                               self.stats))
+
+    def values(self, keys: np.ndarray) -> np.ndarray:
+        r = self.rules
+        return exact_values(keys, r.size, r.n, r.lines, r.order, self.tt_keys, self.tt_scores,
+                            self.tt_flags, self.tt_bits, self.stats)
