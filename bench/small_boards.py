@@ -86,7 +86,7 @@ def deeper(samples: int, seed: int) -> None:
     rng = random.Random(seed)
     search = sb._exact_search("3x3x3")  # noqa: SLF001 (the engine's own, as it is there)
     search.value(0, 0)  # compiled or loaded from numba's cache before the clock runs
-    games = []
+    games: list[Board] = []
     while len(games) < samples:  # random games stopped past the table
         board = Board("3x3x3")
         stop = rng.randrange(table.depth + 1, 20)
@@ -95,7 +95,7 @@ def deeper(samples: int, seed: int) -> None:
         if board.outcome() is None and board.ply > table.depth:
             games.append(board)
     deepest = np.flatnonzero(np.bitwise_count(table.keys) == table.depth)
-    children = []
+    children: list[Board] = []
     while len(children) < samples:  # a move from a random position of the deepest ply
         key = int(table.keys[deepest[rng.randrange(len(deepest))]])
         board = sb_board(key >> 27, key & (1 << 27) - 1)
