@@ -135,10 +135,10 @@ class GameScreen(Screen[None]):
             show_guides=self.settings.show_guides,
             suggested=None if model.suggestion is None or model.reviewing
             else model.suggestion.cell,
-            playable=model.my_turn and not model.reviewing,
-            unplayable=("watching" if model.you is None
-                        else "looking back (end: live)" if model.reviewing
-                        else "not your move now"),
+            not_playable=(None if model.my_turn and not model.reviewing
+                          else "watching" if model.you is None
+                          else "looking back (end: live)" if model.reviewing
+                          else "not your move now"),
         )
 
     def update(self, model: GameModel | None = None) -> None:

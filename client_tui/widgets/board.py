@@ -146,8 +146,9 @@ class BoardView:
     show_threats: bool = False
     show_guides: bool = True  # mark the lines through the cursor cell
     suggested: Cell | None = None  # the engine's hint, marked "!"
-    playable: bool = True  # whether Enter may play now (this player's move, the live position)
-    unplayable: str = "not your move now"  # why not, in the line under the board
+    # why Enter plays nothing now, for the line under the board; None: it plays (this
+    # player's move, the live position)
+    not_playable: str | None = None
     caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
@@ -416,8 +417,8 @@ class BoardWidget(Widget, can_focus=True):
             return Text(f"[{here}] is taken · move to an empty cell, or type one like "
                         f"{example}", style("board--hint"))
         lines = " · + its lines (g)" if self.view.show_guides else ""
-        if not self.view.playable:
-            return Text(f"[{here}] {self.view.unplayable}{lines} · arrows look around",
+        if self.view.not_playable is not None:
+            return Text(f"[{here}] {self.view.not_playable}{lines} · arrows look around",
                         style("board--hint"))
         return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))
