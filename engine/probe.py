@@ -12,7 +12,7 @@ proves, or None. The search follows the game's rules only, so a win it returns i
   is then forced), then by the open lines through them;
 - the leaves are the attacker's continuous-threat win (:func:`engine.threats.threat_win`),
   which is itself a proof, or, on 4x4x4 with X to move, a position the shipped proof proved
-  (:func:`engine.strategy.x_proved`), its plies by replaying the strategy below it
+  (:func:`engine.strategy.in_the_strategy`), its plies by replaying the strategy below it
   (:func:`engine.proof.strategy_height`) where that is quick;
 - ``depth`` counts the attacker's moves on a line (a forced block costs none); a defender's
   node above the last depth follows at most ``hard_replies`` replies that no leaf settles
@@ -36,11 +36,10 @@ from functools import cache
 import numpy as np
 
 from engine.board import Board
-from engine.dictionary import move as dictionary_move
 from engine.geometry import Cell
 from engine.kernel import tables_for
 from engine.proof import strategy_height
-from engine.strategy import shipped_strategy
+from engine.strategy import in_the_strategy
 from engine.threats import (
     MAX_THREATS,
     Position,
@@ -155,7 +154,7 @@ class _Probe:
             if self.board.ply == self.root_ply:
                 self.move = int(self.path[0])
             return int(plies)
-        if self.proof and _in_the_proof(self.board):
+        if self.proof and in_the_strategy(self.board):  # the lines checked on its arrays
             height = strategy_height(self.board, HEIGHT_SECONDS)
             return PROVED_BY_PROOF if height is None else height
         return None
@@ -185,13 +184,6 @@ def forced_win(board: Board, depth: int = 3, deadline: float = 0.0, *, shallowes
     if plies is None:
         return False, None, None
     return True, None if plies == PROVED_BY_PROOF else plies, probe.move
-
-
-def _in_the_proof(board: Board) -> bool:
-    """:func:`engine.strategy.x_proved` for X to move where neither side has a line to
-    complete (the probe has seen to that on its own arrays): a position of the dictionary
-    or of the completed dictionary, which the proof proved."""
-    return dictionary_move(board) is not None or shipped_strategy().move(board) is not None
 
 
 def _attack(probe: _Probe, depth: int, hint: Cell | None = None) -> int | None:

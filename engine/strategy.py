@@ -221,6 +221,12 @@ def x_proved(board: Board) -> bool:
             return o_proved(board)
         finally:
             board.pop()
+    return in_the_strategy(board)
+
+
+def in_the_strategy(board: Board) -> bool:
+    """X to move in a position of the dictionary or of the completed dictionary, each of
+    which the proof proved (:func:`x_proved` without its checks of the lines)."""
     return dictionary.move(board) is not None or shipped_strategy().move(board) is not None
 
 
