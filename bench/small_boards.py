@@ -37,10 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell  # noqa: E402
 from engine import small_boards as sb  # noqa: E402
-from engine.small_search import DRAW_CODE, LOSS_CODE, WIN_CODE  # noqa: E402
 from engine.truth import SMALL_BOARDS_PATH, solve  # noqa: E402
-
-NAMES = {WIN_CODE: "win", DRAW_CODE: "draw", LOSS_CODE: "loss"}
 
 
 def peak_mb() -> float:
@@ -59,8 +56,8 @@ def tables(depth: int, count_to: int, write: bool) -> None:
         root = int(values[0][0])
         print(f"{name}: {sum(map(len, levels)):,} positions to ply {len(levels) - 1} "
               f"({'complete' if complete else 'the rest by exact search'}); by ply "
-              f"{[len(level) for level in levels]}; empty board {NAMES[root >> 6]} in "
-              f"{root & 63} plies; levels {counted - started:.1f} s, results "
+              f"{[len(level) for level in levels]}; empty board {sb.VERDICTS[root >> 6]} in "
+              f"{root & sb.PLIES_MASK} plies; levels {counted - started:.1f} s, results "
               f"{solved - counted:.1f} s, xz {encoded - solved:.1f} s; file {len(blob):,} "
               f"bytes; peak memory {peak_mb():.0f} MB", flush=True)
         if write:

@@ -63,14 +63,6 @@ def rules_for(geometry: Geometry) -> Rules:
                  images, np.array(order, dtype=np.int64))
 
 
-def key_of(x: int, o: int, size: int) -> int:
-    return x << size | o
-
-
-def split_key(key: int, size: int) -> tuple[int, int]:
-    return key >> size, key & ((1 << size) - 1)
-
-
 @njit(cache=True, inline="always")
 def popcount(v: np.uint64) -> int:
     v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
