@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
+from server.game.records import GameStatus, MoveRecord
 from server.metrics import LAG_BUCKETS
+from server.store import operations
 from server.store.query import SQLITE, Op
 from server.store.schema import VERSION_TABLE, migrate
 from server.store.sql import SQLStore
@@ -118,13 +120,21 @@ def run_op(conn: sqlite3.Connection, op: Op[T]) -> T:
         return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Write:
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
+    atomic: bool = False  # makes at most one change, in one statement: needs no savepoint
 
 
 _STOP = object()
+_RECORD_MOVE = f"""
+INSERT INTO moves SELECT ?1, ?2, ?3, ?4, ?5, ?6 FROM games
+WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
+  AND ?2 = 1 + COALESCE((SELECT MAX(ply) FROM moves WHERE game_id = ?1), 0)
+"""
+"""A move from the embedded server, if its game is active and it is the next ply: ?1 game,
+?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
 COMMIT_INTERVAL = 0.002  # seconds between the starts of two commits under load, at least
 
 
@@ -202,15 +212,18 @@ class SQLiteStore(SQLStore):
         """Queue ``op`` for the writer thread; returns its result once committed."""
         return await self._submit(lambda conn: run_op(conn, op))
 
-    async def _submit(self, run: Callable[[sqlite3.Connection], T]) -> T:
+    async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False) -> T:
         """Queue ``run`` for the writer thread; returns its result once committed.
 
-        Cancelling the caller does not withdraw a queued write: it may still be committed.
+        ``atomic``: ``run`` changes the database in one statement at most, so a failure
+        leaves nothing to take back (SQLite undoes a failed statement) and it runs without
+        a savepoint of its own. Cancelling the caller does not withdraw a queued write: it
+        may still be committed.
         """
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._handing.append(_Write(run, future))
+        self._handing.append(_Write(run, future, atomic))
         if len(self._handing) == 1:
             self._loop.call_soon(self._hand_over)
         return await future
@@ -264,19 +277,23 @@ class SQLiteStore(SQLStore):
             conn.execute("BEGIN IMMEDIATE")
             alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
             for write in group:
-                if not alone:
+                saved = not alone and not write.atomic
+                if saved:
                     conn.execute("SAVEPOINT write")
                 try:
                     result = write.run(conn)
                 except Exception as exc:
-                    conn.execute("ROLLBACK" if alone else "ROLLBACK TO write")
+                    if alone:
+                        conn.execute("ROLLBACK")
+                    elif saved:
+                        conn.execute("ROLLBACK TO write")
                     outcomes.append((False, _write_error(exc)))
                     if _unwritable(exc):
                         self._refused(exc)
                         refused = True
                 else:
                     outcomes.append((True, result))
-                if not alone:
+                if saved:
                     conn.execute("RELEASE write")
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -299,6 +316,25 @@ class SQLiteStore(SQLStore):
         the store is not ready until a write succeeds again."""
         self.write_failures += 1
         self.write_failing = str(exc)
+
+    async def record_move(
+        self, game_id: str, move: MoveRecord, *, fence: int | None = None
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed.
+
+        From the embedded server (no fencing token), one statement with no savepoint: the
+        commonest write by far, checked and inserted at once (``_RECORD_MOVE``); only when it
+        writes nothing does ``operations.append_move`` run to say why.
+        """
+        if fence is not None:
+            return await super().record_move(game_id, move, fence=fence)
+        params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            if conn.execute(_RECORD_MOVE, params).rowcount != 1:
+                run_op(conn, operations.append_move(SQLITE, game_id, move, None))
+
+        await self._submit(insert, atomic=True)
 
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""

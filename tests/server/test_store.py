@@ -514,6 +514,47 @@ async def test_moves_of_many_games_at_once_each_get_their_own_answer(
         assert loaded is not None and loaded.cells == cells
 
 
+async def test_the_embedded_servers_moves_in_one_group_each_get_their_own_answer(
+    store: Store,
+) -> None:
+    # Without a fencing token (the embedded server) SQLite writes a move in one statement and
+    # no savepoint: a refused one, between writes that change several rows, undoes nothing
+    # of theirs, and each gets its own answer.
+    for name in ("Alice", "Bob"):
+        await store.create_player(name, now=0.0)
+    games = [
+        await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=True, now=0)
+        for _ in range(8)
+    ]
+    await asyncio.gather(
+        *(store.record_move(g.id, MoveRecord(1, 0, None, None, 1.0)) for g in games)
+    )
+    over, stale, ending = games[0], games[1], games[2]
+    await store.finish_game(over.id, result="1-0", reason="resign", now=2.0)
+    outcomes = await asyncio.gather(
+        store.record_move(over.id, MoveRecord(2, 1, None, None, 3.0)),
+        store.finish_game(ending.id, result="0-1", reason="resign", now=3.0),
+        store.record_move(stale.id, MoveRecord(3, 1, None, None, 3.0)),
+        store.record_move(stale.id, MoveRecord(1, 1, None, None, 3.0)),
+        store.record_move("nope", MoveRecord(1, 0, None, None, 3.0)),
+        *(store.record_move(g.id, MoveRecord(2, 7, 1.5, 2.5, 3.0)) for g in games[3:]),
+        return_exceptions=True,
+    )
+    codes = [o.code if isinstance(o, StoreError) else None for o in outcomes]
+    assert codes == ["game_over", None, "stale_move", "stale_move", "no_such_game"] + [None] * 5
+    for game in games[3:]:
+        loaded = await store.get_game(game.id)
+        assert loaded is not None and loaded.cells == [0, 7]
+        assert (loaded.moves[1].clock_x, loaded.moves[1].clock_o) == (1.5, 2.5)
+    for game, cells in ((over, [0]), (stale, [0]), (ending, [0])):
+        loaded = await store.get_game(game.id)
+        assert loaded is not None and loaded.cells == cells
+    finished = await store.get_game(ending.id)
+    assert finished is not None and finished.result == "0-1"
+    alice = await store.get_player("Alice")
+    assert alice is not None and alice.games == 2
+
+
 async def test_a_write_with_a_stale_fencing_token_is_refused(
     store: Store, other_node: Store
 ) -> None:
