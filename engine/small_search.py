@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from engine.geometry import Geometry
+from engine.kernel import frame_stacks
 
 LOSS_CODE, DRAW_CODE, WIN_CODE = 0, 1, 2
 PLIES_MASK = 63
@@ -238,17 +239,14 @@ def _negamax(me: np.uint64, them: np.uint64, empties: int, size: int, n: int,
     move: alpha-beta with a full window at the root, fail-soft, iterative (numba cannot
     cache a recursive function), one frame per ply."""
     depth = empties + 1
-    f_me = np.zeros(depth, dtype=np.uint64)
-    f_them = np.zeros(depth, dtype=np.uint64)
-    f_moves = np.zeros(depth, dtype=np.uint64)
-    f_key = np.zeros(depth, dtype=np.uint64)
-    f_alpha = np.zeros(depth, dtype=np.int64)
-    f_beta = np.zeros(depth, dtype=np.int64)
-    f_alpha0 = np.zeros(depth, dtype=np.int64)
-    f_best = np.zeros(depth, dtype=np.int64)
-    f_next = np.zeros(depth, dtype=np.int64)
+    # a frame's window, best score and next move on the kernel's stacks; its moves are a
+    # bitboard here, with its stones, the opponent's and its key: rows of one array
+    _, _, f_next, f_alpha, f_beta, f_best = frame_stacks(depth, 0, -INF, INF)
+    f_alpha0 = np.zeros(depth, dtype=np.int64)  # alpha as the frame began
+    bitboards = np.zeros((4, depth), dtype=np.uint64)
+    f_me, f_them, f_moves, f_key = bitboards[0], bitboards[1], bitboards[2], bitboards[3]
     full = np.uint64((1 << size) - 1)
-    f_me[0], f_them[0], f_alpha[0], f_beta[0] = me, them, -INF, INF
+    f_me[0], f_them[0] = me, them
     ply = 0
     result = 0
     while True:  # a new node at ``ply``: settle it at once, or start on its moves
