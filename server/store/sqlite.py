@@ -3,7 +3,8 @@
 The event loop never touches SQLite. The writes asked for in one turn of the event loop go
 together on a queue to a dedicated writer thread (one wake-up for them all), which drains
 everything queued, runs it as one transaction (each write in its own savepoint, so one
-refused write does not sink the others), commits, and then resolves every waiter's future with
+refused write does not sink the others; a write of one statement, such as a move, needs none:
+SQLite undoes a failed statement itself), commits, and then resolves every waiter's future with
 one ``loop.call_soon_threadsafe``. Under load a commit begins at most every ``commit_interval``
 (2 ms by default): the writes that arrive while the interval runs join the next group, so a
 thousand games each making a move a second cost a few hundred commits a second, not a thousand
