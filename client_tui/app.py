@@ -95,13 +95,19 @@ class LinkMessage(Message):
         self.event = event
 
 
+SYSTEM_LOGINS = frozenset({"root", "admin", "administrator"})
+"""Logins that are not a person's name, and that servers keep back from players (Qubic's
+among them: ``server.game.names.STAFF_NAMES``): a fresh machine or a container logs in as root."""
+
+
 def default_name() -> str:
-    """The login name made into a valid player name, or ``player``."""
+    """The login name made into a valid player name, or ``player`` (also for a system login,
+    which the server would refuse as reserved before the player typed anything)."""
     try:
         name = re.sub(r"[^A-Za-z0-9_-]", "", getpass.getuser())[:24]
     except Exception:  # noqa: BLE001 - no login name in this environment
         name = ""
-    return name or "player"
+    return "player" if name.lower() in SYSTEM_LOGINS else name or "player"
 
 
 class QubicApp(ServerMessages):

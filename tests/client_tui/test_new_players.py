@@ -7,6 +7,7 @@ import colorsys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 from rich.color import Color
 from scenes import challenge, ended_game, game, lobby, threats_game
@@ -335,3 +336,19 @@ async def test_a_spectator_is_taken_to_the_rematch(server: RunningServer, tmp_pa
         second = ann.screen.model.id  # type: ignore[attr-defined]
         await until(pc, lambda: cat.screen.model.id == second, "cat at the rematch")  # type: ignore[attr-defined]
         assert cat.screen.model.you is None  # type: ignore[attr-defined]
+
+
+def test_a_system_login_is_not_offered_as_the_players_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `qubic play` on a fresh machine or in a container runs as root, a name the server keeps
+    # back: the first screen opened on a refusal before the player had typed anything.
+    from server.game.names import ReservedNames
+
+    reserved = ReservedNames()
+    for login, offered in (("root", "player"), ("Admin", "player"),
+                           ("ada.lovelace", "adalovelace"), ("", "player")):
+        monkeypatch.setattr(client_tui.app.getpass, "getuser", lambda login=login: login)
+        assert client_tui.app.default_name() == offered
+        assert offered not in reserved
+    assert all(login in reserved for login in client_tui.app.SYSTEM_LOGINS)
