@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/stack_floor.py --games 1000 --warmup 5 --duration 15 --store STORE
 
-STORE is one of none, thread, loop, loop-fsync, loop-normal.
+STORE is one of none, thread, thread-bare, handover, loop, loop-fsync, loop-normal.
 
 A server process with what ``qubic serve`` runs on (aiohttp's websockets on uvloop, frames
 written straight into the transport as ``server.http.app.SocketWriter`` does) and none of
@@ -12,6 +12,9 @@ committed before it is relayed, as Qubic does, on a fresh SQLite file, in groups
 2 ms (the server's default commit interval), in one of these ways:
 
 - ``thread``: Qubic's store (``SQLiteStore.record_move``: its writer thread, ``synchronous=FULL``);
+- ``thread-bare``: a writer thread woken for each group as Qubic's is, running the same SQL with
+  as little Python around it as can be (``ThreadWriter``), ``FULL``;
+- ``handover``: that thread with no SQL: the cost of handing the moves over and back alone;
 - ``loop``: the group's transaction run on the event loop's own thread, ``synchronous=FULL``
   (the fsync too: the loop waits for the disk);
 - ``loop-fsync``: on the loop's thread with ``synchronous=NORMAL``, then a thread fsyncs the WAL
@@ -19,8 +22,9 @@ committed before it is relayed, as Qubic does, on a fresh SQLite file, in groups
 - ``loop-normal``: on the loop's thread with ``synchronous=NORMAL`` (survives ``kill -9``, not
   a power loss).
 
-The ``loop*`` ways are prototypes that price the writer thread (``LoopWriter`` below: no busy
-handling, checkpoints or errors); they are not the server's store. Bots as in
+The ways but ``thread`` are prototypes that price the parts of the store (``ThreadWriter`` and
+``LoopWriter`` below: no busy handling, checkpoints or errors); they are not the server's
+store. Bots as in
 ``bench/load.py``: two connections a game, one move a second a game, in ``--procs`` generator
 processes. It reports the server process's CPU seconds (user + system, /proc) over the window
 per move.
@@ -50,7 +54,7 @@ ACK = b'{"type":"ack","ref":1}'
 MOVE = (b'{"type":"move","game":"0123456789abcdef","ply":1,"cell":21,"notation":"2b2",'
         b'"side":"x","clocks":null,"version":3}')
 INTERVAL = 0.002  # seconds between the starts of two commits, at least (the server's default)
-STORES = ("none", "thread", "loop", "loop-fsync", "loop-normal")
+STORES = ("none", "thread", "thread-bare", "handover", "loop", "loop-fsync", "loop-normal")
 INSERT = """
 INSERT INTO moves SELECT ?1, ?2, ?3, NULL, NULL, ?4 FROM games
 WHERE id = ?1 AND status = 'active'
@@ -116,6 +120,55 @@ class LoopWriter:
             self.loop.call_soon_threadsafe(_resolve, group)
 
 
+class ThreadWriter:
+    """Group commit on a writer thread, as ``SQLiteStore`` does it, with the least Python: the
+    moves asked for in a turn of the loop go over in one queue item; the thread waits out the
+    interval since its last commit, takes what has queued, commits it (``sql``) and hands the
+    group back with one ``call_soon_threadsafe``."""
+
+    def __init__(self, path: Path, sql: bool) -> None:
+        self.sql = sql
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.loop = asyncio.get_running_loop()
+        self.pending: list[tuple[str, int, asyncio.Future[None]]] = []
+        self.queue: queue.SimpleQueue[list[tuple[str, int, asyncio.Future[None]]]] = (
+            queue.SimpleQueue())
+        self.last = float("-inf")
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def record(self, game_id: str, ply: int) -> asyncio.Future[None]:
+        future = self.loop.create_future()
+        self.pending.append((game_id, ply, future))
+        if len(self.pending) == 1:
+            self.loop.call_soon(self._hand_over)
+        return future
+
+    def _hand_over(self) -> None:
+        group, self.pending = self.pending, []
+        self.queue.put(group)
+
+    def _run(self) -> None:
+        while True:
+            group = self.queue.get()
+            wait = self.last + INTERVAL - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            while True:
+                try:
+                    group += self.queue.get_nowait()
+                except queue.Empty:
+                    break
+            self.last = time.monotonic()
+            if self.sql:
+                self.conn.execute("BEGIN IMMEDIATE")
+                for game_id, ply, _ in group:
+                    self.conn.execute(INSERT, (game_id, ply, ply % 64, time.time()))
+                self.conn.execute("COMMIT")
+            self.loop.call_soon_threadsafe(_resolve, group)
+
+
 def _resolve(group: list[tuple[str, int, asyncio.Future[None]]]) -> None:
     for _, _, future in group:
         future.set_result(None)
@@ -140,8 +193,11 @@ def serve(port_file: Path, games: int, store: str, directory: str) -> None:
                                             clock=None, rated=False, now=0.0)).id
             for _ in range(games)
         ]
-        writer = None
-        if store.startswith("loop"):
+        writer: LoopWriter | ThreadWriter | None = None
+        if store in ("thread-bare", "handover"):
+            await sqlite_store.close()
+            writer = ThreadWriter(path, sql=store == "thread-bare")
+        elif store.startswith("loop"):
             await sqlite_store.close()
             writer = LoopWriter(path, "FULL" if store == "loop" else "NORMAL",
                                 fsync_thread=store == "loop-fsync")
