@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bot import Bot, Reply
-from harness.generators import quiet_collector
+from harness.generators import add_run_options, quiet_collector
 from harness.procs import load_average, raise_fd_limit
 from harness.server import NO_LIMITS, ServerProcess
 from harness.services import PostgresServer, RedisServer, run_sql
@@ -535,12 +535,8 @@ def line(label: str, tally: Tally, setup: float, missing: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=1.0, help="moves a second per game")
-    parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--duration", type=float, default=30.0)
+    add_run_options(parser, games=1000, warmup=5.0, duration=30.0)
     parser.add_argument("--after-kill", type=float, default=20.0)
-    parser.add_argument("--procs", type=int, default=2, help="generator processes")
     parser.add_argument("--lease-ttl", type=float, default=LEASE_TTL)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-single", action="store_true")

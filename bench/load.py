@@ -54,7 +54,7 @@ from typing import Any
 
 from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
-from harness.generators import quiet_collector, split, wait_for_item
+from harness.generators import add_run_options, quiet_collector, split, wait_for_item
 from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
 from harness.server import NO_LIMITS, ServerProcess
 from harness.stats import ms, percentiles
@@ -686,14 +686,9 @@ def window_lag(before: dict[str, float], after: dict[str, float], *, own: bool =
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=100, help="concurrent games (default 100)")
+    add_run_options(parser, games=100, warmup=10.0, duration=30.0)
     parser.add_argument("--spectators", type=int, default=None,
                         help="spectators (default: games / 5)")
-    parser.add_argument("--rate", type=float, default=1.0,
-                        help="moves per second per game (default 1)")
-    parser.add_argument("--warmup", type=float, default=10.0, help="seconds before measuring")
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
-    parser.add_argument("--procs", type=int, default=2, help="generator processes (default 2)")
     parser.add_argument("--ai-workers", type=int, default=1, help="the server's AI workers")
     parser.add_argument("--ai-games", type=int, default=0,
                         help="computer games played at once besides the human games (each a "

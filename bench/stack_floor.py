@@ -24,10 +24,9 @@ committed before it is relayed, as Qubic does, on a fresh SQLite file, in groups
 
 The ways but ``thread`` are prototypes that price the parts of the store (``ThreadWriter`` and
 ``LoopWriter`` below: no busy handling, checkpoints or errors); they are not the server's
-store. Bots as in
-``bench/load.py``: two connections a game, one move a second a game, in ``--procs`` generator
-processes. It reports the server process's CPU seconds (user + system, /proc) over the window
-per move.
+store. Bots as in ``bench/load.py``: two connections a game, ``--rate`` moves a second a game
+(one by default), in ``--procs`` generator processes. It reports the server process's CPU
+seconds (user + system, /proc) over the window per move.
 """
 
 from __future__ import annotations
@@ -47,7 +46,7 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
-from harness.generators import split
+from harness.generators import add_run_options, split
 from harness.procs import cpu_seconds, load_average, raise_fd_limit
 
 ACK = b'{"type":"ack","ref":1}'
@@ -239,8 +238,10 @@ def serve(port_file: Path, games: int, store: str, directory: str) -> None:
     uvloop.run(main())
 
 
-async def play(port: int, games: range, seconds: float, done: multiprocessing.Queue) -> None:
-    """Two connections a game; the side to move sends a frame a second, taking turns."""
+async def play(port: int, games: range, rate: float, seconds: float,
+               done: multiprocessing.Queue) -> None:
+    """Two connections a game; the side to move sends a frame every ``1 / rate`` seconds,
+    taking turns."""
     raise_fd_limit()
     url = f"http://127.0.0.1:{port}/ws"
     moves = 0
@@ -261,7 +262,7 @@ async def play(port: int, games: range, seconds: float, done: multiprocessing.Qu
         async def game_loop(game: int, offset: float) -> None:
             nonlocal moves
             side, turn = 0, 0
-            while (due := start + offset + turn) < start + seconds:
+            while (due := start + (offset + turn) / rate) < start + seconds:
                 await asyncio.sleep(max(0.0, due - loop.time()))
                 await sockets[game, side].send_str('{"type":"move","cell":21,"ply":0}')
                 moves += 1
@@ -274,25 +275,24 @@ async def play(port: int, games: range, seconds: float, done: multiprocessing.Qu
     done.put(moves)
 
 
-def generator(port: int, games: range, seconds: float, done: multiprocessing.Queue) -> None:
-    asyncio.run(play(port, games, seconds, done))
+def generator(port: int, games: range, rate: float, seconds: float,
+              done: multiprocessing.Queue) -> None:
+    asyncio.run(play(port, games, rate, seconds, done))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--duration", type=float, default=15.0)
-    parser.add_argument("--procs", type=int, default=2)
-    parser.add_argument("--store", choices=STORES, default="thread")
+    add_run_options(parser, games=1000, warmup=5.0, duration=15.0)
+    parser.add_argument("--store", choices=STORES, default="thread",
+                        help="how a move is committed before it is relayed (default %(default)s)")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         serve(args.serve, args.games, args.store, args.dir)
         return
-    if args.warmup + args.duration > 60:
-        parser.error("at most 60 s of play: a game's moves are plies of one 64-cell board")
+    if (args.warmup + args.duration) * args.rate > 60:
+        parser.error("at most 60 moves a game: a game's moves are plies of one 64-cell board")
     with tempfile.TemporaryDirectory(prefix="qubic-floor-") as tmp:
         port_file = Path(tmp) / "port"
         root = Path(__file__).resolve().parent.parent
@@ -311,8 +311,11 @@ def main() -> None:
             print(f"load average before: {load_average()}")
             done: multiprocessing.Queue = multiprocessing.Queue()
             seconds = args.warmup + args.duration
-            workers = [multiprocessing.Process(target=generator, args=(port, part, seconds, done))
-                       for part in split(args.games, args.procs)]
+            workers = [
+                multiprocessing.Process(target=generator,
+                                        args=(port, part, args.rate, seconds, done))
+                for part in split(args.games, args.procs)
+            ]
             for worker in workers:
                 worker.start()
             time.sleep(args.warmup + 3.0)  # the generators connect first: a few seconds

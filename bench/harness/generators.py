@@ -1,13 +1,31 @@
-"""Load-generator processes: how a benchmark splits its bots between them, waits for what they
-report, and keeps their garbage collector from stamping moves late."""
+"""Load-generator processes: the options of a run, how a benchmark splits its bots between
+them, waits for what they report, and keeps their garbage collector from stamping moves late."""
 
 from __future__ import annotations
 
+import argparse
 import gc
 import queue
 import time
 from collections.abc import Sequence
 from typing import Any
+
+
+def add_run_options(parser: argparse.ArgumentParser, *, games: int, warmup: float,
+                    duration: float) -> None:
+    """The options every load benchmark takes, with one meaning in each (bench/load.py,
+    bench/cluster.py, bench/stack_floor.py): games at once, their pace, the window, and the
+    generator processes; the defaults that differ are the script's."""
+    parser.add_argument("--games", type=int, default=games,
+                        help="concurrent games (default %(default)s)")
+    parser.add_argument("--rate", type=float, default=1.0,
+                        help="moves per second per game (default %(default)s)")
+    parser.add_argument("--warmup", type=float, default=warmup,
+                        help="seconds of play before measuring (default %(default)s)")
+    parser.add_argument("--duration", type=float, default=duration,
+                        help="seconds measured (default %(default)s)")
+    parser.add_argument("--procs", type=int, default=2,
+                        help="generator processes (default %(default)s)")
 
 
 def split(n: int, parts: int) -> list[range]:
