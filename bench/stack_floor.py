@@ -49,22 +49,24 @@ from aiohttp import web
 from harness.generators import add_run_options, split
 from harness.procs import cpu_seconds, load_average, raise_fd_limit
 
+from server.http.app import frame_header
+from server.store.sqlite import RECORD_MOVE
+
 ACK = b'{"type":"ack","ref":1}'
 MOVE = (b'{"type":"move","game":"0123456789abcdef","ply":1,"cell":21,"notation":"2b2",'
         b'"side":"x","clocks":null,"version":3}')
 INTERVAL = 0.002  # seconds between the starts of two commits, at least (the server's default)
 STORES = ("none", "thread", "thread-bare", "handover", "loop", "loop-fsync", "loop-normal")
-INSERT = """
-INSERT INTO moves SELECT ?1, ?2, ?3, NULL, NULL, ?4 FROM games
-WHERE id = ?1 AND status = 'active'
-  AND ?2 = 1 + COALESCE((SELECT MAX(ply) FROM moves WHERE game_id = ?1), 0)
-"""  # the server's (server/store/sqlite.py _RECORD_MOVE)
+Group = list[tuple[str, int, asyncio.Future[None]]]  # (game, ply, its waiter) a move
 
 
-def frame(payload: bytes) -> bytes:
-    """An unmasked final text frame (RFC 6455 5.2), short payloads only."""
-    assert len(payload) < 126
-    return bytes((0x81, len(payload))) + payload
+def commit(conn: sqlite3.Connection, group: Group) -> None:
+    """The group's moves in one transaction, each with the server's statement
+    (``server.store.sqlite.RECORD_MOVE``)."""
+    conn.execute("BEGIN IMMEDIATE")
+    for game_id, ply, _ in group:
+        conn.execute(RECORD_MOVE, (game_id, ply, ply % 64, None, None, time.time()))
+    conn.execute("COMMIT")
 
 
 class LoopWriter:
@@ -77,10 +79,10 @@ class LoopWriter:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute(f"PRAGMA synchronous = {synchronous}")
         self.loop = asyncio.get_running_loop()
-        self.pending: list[tuple[str, int, asyncio.Future[None]]] = []
+        self.pending: Group = []
         self.last = float("-inf")
         self.scheduled = False
-        self.syncs: queue.SimpleQueue[list[tuple[str, int, asyncio.Future[None]]]] | None = None
+        self.syncs: queue.SimpleQueue[Group] | None = None
         if fsync_thread:
             self.syncs = queue.SimpleQueue()
             wal = os.open(f"{path}-wal", os.O_RDONLY)
@@ -102,10 +104,7 @@ class LoopWriter:
         self.scheduled = False
         self.last = self.loop.time()
         group, self.pending = self.pending, []
-        self.conn.execute("BEGIN IMMEDIATE")
-        for game_id, ply, _ in group:
-            self.conn.execute(INSERT, (game_id, ply, ply % 64, time.time()))
-        self.conn.execute("COMMIT")
+        commit(self.conn, group)
         if self.syncs is not None:
             self.syncs.put(group)
         else:
@@ -131,9 +130,8 @@ class ThreadWriter:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = FULL")
         self.loop = asyncio.get_running_loop()
-        self.pending: list[tuple[str, int, asyncio.Future[None]]] = []
-        self.queue: queue.SimpleQueue[list[tuple[str, int, asyncio.Future[None]]]] = (
-            queue.SimpleQueue())
+        self.pending: Group = []
+        self.queue: queue.SimpleQueue[Group] = queue.SimpleQueue()
         self.last = float("-inf")
         threading.Thread(target=self._run, daemon=True).start()
 
@@ -161,14 +159,11 @@ class ThreadWriter:
                     break
             self.last = time.monotonic()
             if self.sql:
-                self.conn.execute("BEGIN IMMEDIATE")
-                for game_id, ply, _ in group:
-                    self.conn.execute(INSERT, (game_id, ply, ply % 64, time.time()))
-                self.conn.execute("COMMIT")
+                commit(self.conn, group)
             self.loop.call_soon_threadsafe(_resolve, group)
 
 
-def _resolve(group: list[tuple[str, int, asyncio.Future[None]]]) -> None:
+def _resolve(group: Group) -> None:
     for _, _, future in group:
         future.set_result(None)
 
@@ -181,7 +176,8 @@ def serve(port_file: Path, games: int, store: str, directory: str) -> None:
     from server.store.sqlite import SQLiteStore
 
     seats: dict[int, list[asyncio.Transport | None]] = {}
-    ack_and_move, move = frame(ACK) + frame(MOVE), frame(MOVE)
+    move = frame_header(len(MOVE)) + MOVE
+    ack_and_move = frame_header(len(ACK)) + ACK + move
 
     async def main() -> None:
         plies = [0] * games
@@ -218,6 +214,8 @@ def serve(port_file: Path, games: int, store: str, directory: str) -> None:
                     else:
                         await sqlite_store.record_move(
                             game_ids[game], MoveRecord(ply, ply % 64, None, None, time.time()))
+                if transport.is_closing():  # the bot left while its move was committed
+                    break
                 transport.write(ack_and_move)
                 other = pair[1 - side]
                 if other is not None and not other.is_closing():

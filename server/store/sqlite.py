@@ -129,7 +129,7 @@ class _Write:
 
 
 _STOP = object()
-_RECORD_MOVE = f"""
+RECORD_MOVE = f"""
 INSERT INTO moves SELECT ?1, ?2, ?3, ?4, ?5, ?6 FROM games
 WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
   AND ?2 = 1 + COALESCE((SELECT MAX(ply) FROM moves WHERE game_id = ?1), 0)
@@ -324,7 +324,7 @@ class SQLiteStore(SQLStore):
         """Append a move to an active game; returns once the move is committed.
 
         From the embedded server (no fencing token), one statement with no savepoint: the
-        commonest write by far, checked and inserted at once (``_RECORD_MOVE``); only when it
+        commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
         writes nothing does ``operations.append_move`` run to say why.
         """
         if fence is not None:
@@ -332,7 +332,7 @@ class SQLiteStore(SQLStore):
         params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
 
         def insert(conn: sqlite3.Connection) -> None:
-            if conn.execute(_RECORD_MOVE, params).rowcount != 1:
+            if conn.execute(RECORD_MOVE, params).rowcount != 1:
                 run_op(conn, operations.append_move(SQLITE, game_id, move, None))
 
         await self._submit(insert, atomic=True)
