@@ -25,7 +25,6 @@ import argparse
 import json
 import random
 import resource
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from harness.stats import percentile  # noqa: E402
 
 from engine import Board, format_cell  # noqa: E402
 from engine import small_boards as sb  # noqa: E402
@@ -115,7 +116,7 @@ def deeper(samples: int, seed: int) -> None:
             worst = max(range(samples), key=lambda i: times[i])
             print(f"3x3x3 past ply {table.depth}, {label}, {samples} positions (seed {seed}), "
                   f"{'cold (table cleared before each)' if cold else 'warm'}: median "
-                  f"{1e3 * statistics.median(times):.3f} ms, worst {1e3 * times[worst]:.2f} ms "
+                  f"{1e3 * percentile(times, 0.5):.3f} ms, worst {1e3 * times[worst]:.2f} ms "
                   f"({nodes[worst]:,} nodes, {boards[worst].notation()}), most nodes "
                   f"{max(nodes):,}", flush=True)
 

@@ -72,13 +72,14 @@ def engine_at(revision: str) -> ModuleType:
     """``engine/truth.py`` as it is at ``revision``, as a module of its own."""
     text = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:engine/truth.py"],
                           check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "truth_before.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("engine.truth_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory() as folder:  # read once: gone after the import
+        path = Path(folder) / "truth_before.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("engine.truth_before", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
     return module
 
 

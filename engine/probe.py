@@ -39,7 +39,7 @@ from engine.board import Board
 from engine.geometry import Cell
 from engine.kernel import tables_for
 from engine.proof import strategy_height
-from engine.strategy import in_the_strategy
+from engine.strategy import VARIANT, in_the_strategy
 from engine.threats import (
     MAX_THREATS,
     Position,
@@ -81,7 +81,7 @@ class _Probe:
         self.deadline = deadline
         self.leaf_nodes = leaf_nodes
         self.hard_replies = hard_replies
-        self.proof = board.geometry.name == "4x4x4" and board.turn == 0  # X attacks
+        self.proof = board.geometry.name == VARIANT and board.turn == 0  # X attacks
         n = self.t.n
         self.mine_weights = np.array([4**k for k in range(n)], dtype=np.int64)
         self.their_weights = np.array([3**k for k in range(n)], dtype=np.int64)
