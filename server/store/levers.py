@@ -14,12 +14,12 @@ table lock so that ids become visible in their order and a poller never skips on
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
+from server.game.addresses import address_in, ban_network
 from server.store.base import name_key
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
@@ -80,23 +80,16 @@ class Report:
 
 
 def address_matches(banned: str, address: str) -> bool:
-    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``);
-    an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) is the IPv4 one."""
-    try:
-        seen = ipaddress.ip_address(address)
-        if isinstance(seen, ipaddress.IPv6Address) and seen.ipv4_mapped is not None:
-            seen = seen.ipv4_mapped
-        return seen in ipaddress.ip_network(banned, strict=False)
-    except ValueError:
-        return banned == address
+    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``):
+    an IPv6 address by its /64, an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) as the
+    IPv4 one (``server.game.addresses``)."""
+    return address_in(banned, address)
 
 
 def check_address(text: str) -> str:
-    """``text`` as an address or network to ban, normalised; ``ValueError`` if it is none."""
-    network = ipaddress.ip_network(text, strict=False)
-    if network.num_addresses == 1:
-        return str(network.network_address)
-    return str(network)
+    """``text`` as an address or network to ban, normalised (a lone IPv6 address as its
+    /64); ``ValueError`` if it is none."""
+    return ban_network(text)
 
 
 # -- players ------------------------------------------------------------------------------
@@ -273,11 +266,23 @@ def lift_sanctions(
         lifted = yield from run_count(change(
             "UPDATE sanctions SET lifted = ? WHERE kind = ? AND player_id = ?"
             " AND lifted IS NULL", now, kind, row["id"]))
-    else:
-        lifted = yield from run_count(change(
-            "UPDATE sanctions SET lifted = ? WHERE kind = ? AND address = ?"
-            " AND lifted IS NULL", now, kind, address))
+    else:  # as the ban wrote it, or as an older one did (a lone IPv6 address: its /64 now)
+        rows = yield from fetch_all(every(
+            "SELECT id, address FROM sanctions WHERE kind = ? AND address IS NOT NULL"
+            " AND lifted IS NULL", kind))
+        lifted = 0
+        for row in rows:
+            if address is not None and _same_network(row["address"], address):
+                lifted += yield from run_count(change(
+                    "UPDATE sanctions SET lifted = ? WHERE id = ?", now, row["id"]))
     return lifted
+
+
+def _same_network(banned: str, address: str) -> bool:
+    try:
+        return ban_network(banned) == ban_network(address)
+    except ValueError:
+        return banned == address
 
 
 def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[Sanction]]:
