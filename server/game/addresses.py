@@ -30,6 +30,18 @@ def address_key(address: str) -> str:
     return str(ip)
 
 
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` is the host's own (``127.0.0.0/8``, ``::1``, either written as
+    IPv6): the server itself, or a proxy on its machine that was not declared trusted."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
 def ban_network(text: str) -> str:
     """``text`` as an address or network to ban, normalised to what a ban holds: an IPv4
     address or network as given, an IPv6 address or a network narrower than a /64 as its /64;

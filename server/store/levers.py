@@ -7,7 +7,8 @@ write carries an action, its audit entry and its control row together (``apply``
 ban that is recorded is also logged and heard by every node, or none of the three happens.
 
 A ban or mute names a player by id (it follows a rename) or, for a ban, an address or a
-network (``203.0.113.0/24``); it is active while not lifted and not expired. The control
+network (``203.0.113.0/24``); it is active while not lifted and not expired. A player's ban
+also holds the addresses their devices were seen from lately (``ban_holding``). The control
 table is a log every node polls (``server.node.control``); on PostgreSQL its writers take a
 table lock so that ids become visible in their order and a poller never skips one.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
-from server.game.addresses import address_in, ban_network
+from server.game.addresses import address_in, address_key, ban_network, is_loopback
 from server.store.base import name_key
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
@@ -303,6 +304,37 @@ def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[S
         found += [_sanction(row, None) for row in rows
                   if address_matches(row["address"], address)]
     return found
+
+
+BAN_HOLDS_SEEN = 7 * 86400.0
+"""A player's ban holds the addresses their devices were seen from in this many seconds
+before it, and since (``ban_holding``)."""
+
+
+def ban_holding(address: str, now: float, seen: float = BAN_HOLDS_SEEN) -> Op[Sanction | None]:
+    """The ban in force of a player one of whose devices was last seen from ``address`` (an
+    IPv6 address: its /64) in the ``seen`` seconds before the ban or since, if any: no new
+    player, ``login`` or ``recover`` comes from there while it lasts, so a banned player
+    cannot come back at once under another name or on a new device. A device keeps the last
+    address it was seen from, so an address the player left long before the ban is free.
+    The host's own addresses (loopback) are never held: a proxy on the host that was not
+    declared trusted would make every player's address that one."""
+    if is_loopback(address):
+        return None
+    rows = yield from fetch_all(every(
+        "SELECT sanctions.*, players.name, devices.address AS seen FROM sanctions"
+        " JOIN players ON players.id = sanctions.player_id"
+        " JOIN devices ON devices.player_id = sanctions.player_id"
+        " WHERE sanctions.kind = 'ban' AND sanctions.lifted IS NULL"
+        " AND (sanctions.expires IS NULL OR sanctions.expires > ?)"
+        " AND devices.address IS NOT NULL"
+        " AND COALESCE(devices.last_seen, devices.created) >= sanctions.created - ?"
+        " ORDER BY sanctions.id", now, seen))
+    key = address_key(address)
+    for row in rows:
+        if address_key(row["seen"]) == key:
+            return _sanction(row, row["name"])
+    return None
 
 
 def active_sanctions(now: float) -> Op[list[Sanction]]:
