@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any, cast
 
 from server.errors import StoreError
 from server.store.base import name_key
@@ -42,6 +43,7 @@ def refold_names(moving: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Op[Non
         every("SELECT id, name, name_key FROM players ORDER BY created, id")
     )
     taken = {row["name_key"] for row in rows if name_key(row["name"]) == row["name_key"]}
+    moving = yield from _keyed_by_name(moving)
     for row in rows:
         key = name_key(row["name"])
         if key == row["name_key"] or key in taken:
@@ -63,6 +65,20 @@ def refold_names(moving: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Op[Non
                     f"INSERT INTO {table} ({', '.join(put)})"
                     f" VALUES ({', '.join('?' for _ in put)})",
                     *(key if column == "name_key" else old[column] for column in put))
+
+
+def _keyed_by_name(tables: tuple[tuple[str, tuple[str, ...]], ...]
+                   ) -> Op[tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Those of ``tables`` that have rows, and have them under ``name_key`` still (a later
+    schema may point them at the player's id instead; whichever comes first, the rows move
+    only while they are keyed by name)."""
+    found = []
+    for table, columns in tables:
+        row = yield from fetch_one(one(f"SELECT * FROM {table} LIMIT 1"))
+        # a sqlite3.Row's ``in`` looks at its values: its keys are asked for by name
+        if row is not None and "name_key" in cast(Any, row).keys():  # noqa: SIM118
+            found.append((table, columns))
+    return tuple(found)
 
 
 PUZZLE_ROWS = (
