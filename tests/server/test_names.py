@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Server
-from schema_undo import rewind
+from schema_undo import SEPARATORS_VERSION, rewind
 from test_store import raw
 
 from engine.puzzles import load_puzzles
@@ -20,12 +20,6 @@ from server.game.names import ReservedNames, fold_name, words
 from server.store import puzzles as puzzle_ops
 from server.store.factory import open_store
 from server.store.puzzles import PuzzleStore
-from server.store.schema import MIGRATIONS, refold_separators
-
-SEPARATORS_VERSION = next(
-    i + 1 for i, steps in enumerate(MIGRATIONS) if refold_separators in steps)
-"""The schema version that refolds the keys once separators fold away."""
-
 
 # -- pure -------------------------------------------------------------------------------------
 
