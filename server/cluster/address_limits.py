@@ -9,6 +9,9 @@ in the redis-py ``register_script`` documentation and the GCRA-style limiters bu
 
 Keys, under the cluster's prefix (``qubic:``):
 
+Every ``{address}`` below is the address's key (``server.game.addresses.address_key``: an
+IPv6 address by its /64, an IPv4 address written as IPv6 as the IPv4 one), as one node's counts.
+
 ``limits:new:{address}``
     The address's bucket of new players, a hash ``tokens``/``at`` (Redis's clock): the same
     token bucket as one node's (``new_players`` at once, that many back an hour). It expires
@@ -59,6 +62,7 @@ from redis.exceptions import RedisError
 
 from server.defaults import LEASE_TTL
 from server.errors import BusError
+from server.game.addresses import address_key
 from server.metrics import Metrics
 from server.node.session import (
     LOGIN_ATTEMPTS_PER_ADDRESS,
@@ -230,6 +234,7 @@ class RedisAddressLimits(AddressLimits):
     async def add_connection(self, address: str) -> bool:
         if not self.max_connections:
             return True
+        address = address_key(address)
         if not self.connect(address):  # this node's own count: the floor
             return False
         if self._closed:
@@ -249,6 +254,7 @@ class RedisAddressLimits(AddressLimits):
         return bool(admitted)
 
     async def remove_connection(self, address: str) -> None:
+        address = address_key(address)
         self.disconnect(address)
         if not self.max_connections or self._closed:
             return
@@ -267,6 +273,7 @@ class RedisAddressLimits(AddressLimits):
     async def add_player(self, address: str, now: float) -> float | None:
         if not self.new_players:
             return None
+        address = address_key(address)
         return await self._take_hourly(self.new_player(address, now), self.new_players,
                                        self._new_prefix, self._buckets, address)
 
@@ -291,6 +298,7 @@ class RedisAddressLimits(AddressLimits):
         return float(answer)
 
     async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:
+        address = address_key(address)
         wait = self.login_attempt(address, name, now)  # this node's own buckets: the floor
         if wait is not None or self._closed:
             return wait

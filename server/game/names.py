@@ -8,9 +8,13 @@ is the part of Unicode's confusables.txt (its "skeleton" mapping) that takes a L
 or Greek letter or an ASCII digit to a Latin letter, written out here: a dependency for one
 table of sixty characters would cost more than it saves, and the tests check the table.
 
-``RESERVED_NAMES`` are kept from new players (``is_reserved``): the staff's words and every
+Separators do not make a name another: ``alice_``, ``a-l-i-c-e`` and ``Alice`` fold alike.
+
+``RESERVED_NAMES`` are kept from new players (``ReservedNames``): the staff's words and every
 name the computer goes by (``Computer (level 8)``, the engine's players and levels), so no
-stranger can pass for the host or the computer. A host adds more in the configuration
+stranger can pass for the host or the computer. The staff's and the computer's words are
+refused anywhere as a word of a name (``Admin-Team``, ``Moderator2``); the engine's players
+(``master``, ``wood``) only as a whole name. A host adds more words in the configuration
 (``reserved_names``). Pure: no I/O.
 """
 
@@ -40,46 +44,86 @@ STAFF_NAMES = (
     "admin", "administrator", "moderator", "mod", "system", "computer", "qubic", "root",
     "server", "staff", "support", "official",
 )
-"""The words no new player may be called: the staff's and the server's own."""
+"""The words no new player's name may hold: the staff's and the server's own."""
 
 
 def _computer_names() -> tuple[str, ...]:
-    """Every name the computer goes by: ``Computer (level n)`` as games show it (written
-    ``computer-level-n``, ``computern`` and so on once folded), ``leveln``, and the engine's
-    players (``master``, ``wood``, ...)."""
+    """Every name the computer goes by as a word: ``Computer (level n)`` as games show it
+    (written ``computer-level-n``, ``computern`` and so on), and ``leveln``."""
     levels = [str(level) for level in LEVELS]
     return (
         *(f"computer{level}" for level in levels),
         *(f"computerlevel{level}" for level in levels),
         *(f"level{level}" for level in levels),
-        *player_names(),
     )
 
 
-RESERVED_NAMES = (*STAFF_NAMES, *_computer_names())
-"""The names refused to new players before the configuration adds its own."""
+RESERVED_WORDS = (*STAFF_NAMES, *_computer_names())
+"""Refused as any word of a name, or words side by side (``Admin-Team``, ``SuperMod``,
+``xLevel8``), before the configuration adds its own."""
+
+RESERVED_NAMES = (*RESERVED_WORDS, *player_names())
+"""The names refused to new players: the reserved words, and the engine's players
+(``master``, ``wood``, ...), which are common words and refused only as a whole name."""
 
 
 def fold_name(name: str) -> str:
     """The form in which names are unique: NFKC, look-alike letters as the Latin letter they
-    pass for, case-folded: ``fold_name("ADM1N") == fold_name("аdmin") == "admln"`` (the
-    second's first letter is Cyrillic)."""
+    pass for, case-folded, and only the letters and digits (``_``, ``-``, ``.`` and every
+    other separator dropped): ``fold_name("ADM1N") == fold_name("аdmin") ==
+    fold_name("a-d_m.i-n") == "admln"`` (the second's first letter is Cyrillic). A name of
+    separators alone keeps them, so that it folds to something."""
     text = unicodedata.normalize("NFKC", name).translate(_FOLD).casefold().translate(_FOLD)
-    return text.replace("rn", "m")
+    bare = "".join(char for char in text if char.isalnum())
+    return (bare or text).replace("rn", "m")
 
 
-def _bare(name: str) -> str:
-    """The folded name without the separators a name may hold: ``ad_min`` is ``admin``."""
-    return fold_name(name).replace("_", "").replace("-", "")
+def words(name: str) -> list[str]:
+    """The words of ``name`` as a reader splits it: at separators, where a small letter meets
+    a capital (``SuperAdmin``; ``MAdmin`` is ``M`` and ``Admin``), and where letters meet
+    digits (``Moderator2``). Not folded."""
+    text = unicodedata.normalize("NFKC", name)
+    found: list[str] = []
+    word = ""
+    for i, char in enumerate(text):
+        if not char.isalnum():
+            found.append(word)
+            word = ""
+            continue
+        if word:
+            last = word[-1]
+            following = text[i + 1] if i + 1 < len(text) else ""
+            if (last.isdigit() != char.isdigit()
+                    or (char.isupper() and last.islower())
+                    or (char.isupper() and last.isupper() and following.islower())):
+                found.append(word)
+                word = ""
+        word += char
+    found.append(word)
+    return [word for word in found if word]
 
 
 class ReservedNames:
-    """The reserved names (``RESERVED_NAMES`` and a host's), compared bare and folded."""
+    """The reserved names and words (``RESERVED_NAMES``, and a host's, which are words),
+    compared folded.
+
+    A name is reserved when it folds, separators aside, to a reserved name, or when some of
+    its words side by side (``words``) fold to a reserved word: ``Admin-Team``,
+    ``Moderator2``, ``Computer-Level-9``, ``SuperAdmin``, ``r00t`` and ``ad_min`` are
+    reserved; ``badminton``, ``Madmin``, ``administrators``, ``Modern`` and ``Woodstock`` are
+    not (the word is only a part of another word)."""
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
         self.names = (*RESERVED_NAMES, *extra)
-        self._bare = frozenset(map(_bare, self.names))
+        self._whole = frozenset(map(fold_name, self.names))
+        self._words = frozenset(map(fold_name, (*RESERVED_WORDS, *extra)))
 
     def __contains__(self, name: object) -> bool:
-        """Whether ``name`` folds, separators aside, to a reserved name."""
-        return isinstance(name, str) and _bare(name) in self._bare
+        """Whether ``name`` is reserved, as a whole or by its words."""
+        if not isinstance(name, str):
+            return False
+        if fold_name(name) in self._whole:
+            return True
+        parts = words(name)
+        return any(fold_name("".join(parts[i:j])) in self._words
+                   for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))

@@ -14,7 +14,9 @@ import logging
 from typing import Any, Literal
 
 from aiohttp.abc import AbstractAccessLogger
-from aiohttp.web import BaseRequest, StreamResponse
+from aiohttp.web import BaseRequest, Request, StreamResponse
+
+from server.http.rate import client_of
 
 LogFormat = Literal["text", "json"]
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -56,10 +58,12 @@ def configure_logging(level: str = "info", log_format: LogFormat = "text") -> No
 
 class AccessLogger(AbstractAccessLogger):
     """One line an HTTP request (the websocket's upgrade included), on the ``qubic.access``
-    logger, with its fields as ``extra`` for JSON lines."""
+    logger, with its fields as ``extra`` for JSON lines. The address is the client's, as the
+    limits take it (``server.http.rate.client_of``: behind a trusted proxy the forwarded one),
+    written whole (the limits key an IPv6 address by its /64)."""
 
     def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
-        address = request.get("client_address") or request.remote or ""
+        address = client_of(request) if isinstance(request, Request) else request.remote or ""
         self.logger.info(
             '%s "%s %s" %d %.1fms', address, request.method, request.path_qs, response.status,
             time * 1000,

@@ -6,7 +6,8 @@ A group of routes (``/api/solve``; the puzzles; ``/api/players/{name}/games``) s
 five times that (``qubic serve --solve-rate``, ``--puzzles-rate``, ``--player-games-rate``).
 A request past it is answered 429 ``rate_limited`` with ``Retry-After`` (whole seconds) and
 costs nothing more; other addresses go on. The client's address is the one the websocket
-counts (``ADDRESS_KEY``: ``X-Forwarded-For`` from a trusted proxy, else the peer).
+counts (``ADDRESS_KEY``: ``X-Forwarded-For`` from a trusted proxy, else the peer), keyed as
+every limit keys one (``server.game.addresses.address_key``: an IPv6 /64 is one address).
 
 Each node counts its own requests: behind a load balancer a cluster of n nodes lets an
 address ask up to n times the rate, which bounds the work each node does, which is what this
@@ -21,6 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from server.game.addresses import address_key
 from server.node.session import TokenBucket
 from server.protocol import ErrorCode
 
@@ -39,7 +41,9 @@ class Limits:
         self.buckets: dict[str, TokenBucket] = {}
 
     def wait(self, address: str, now: float) -> float | None:
-        """None if ``address`` may ask now, else the seconds until it may."""
+        """None if ``address`` may ask now, else the seconds until it may (an IPv6 address
+        asks for its whole /64: ``server.game.addresses.address_key``)."""
+        address = address_key(address)
         bucket = self.buckets.pop(address, None) or TokenBucket(self.rate, self.burst)
         self.buckets[address] = bucket  # most recent last
         if len(self.buckets) > MAX_BUCKETS:

@@ -27,6 +27,7 @@ from server.accounts.passwords import (
 )
 from server.errors import LimitReached, ServerError
 from server.game.records import PlayerRecord
+from server.node.levers import refuse_held_address
 from server.node.session import AddressLimits, Session
 from server.protocol import (
     AccountRequest,
@@ -85,6 +86,7 @@ class Accounts:
     # -- the requests ----------------------------------------------------------------------
 
     async def _login(self, session: Session, message: Login) -> None:
+        await refuse_held_address(self._store(), session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
         found = await self._store().password_of(message.name)
         if not await self.hasher.verify(message.password, None if found is None else found[1]):
@@ -98,6 +100,7 @@ class Accounts:
 
     async def _recover(self, session: Session, message: Recover) -> None:
         self._check_rule(message.password, message.name)
+        await refuse_held_address(self._store(), session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
         password = await self.hasher.hash(message.password)  # before the check: as slow
         issued, revoked = await self._store().recover(

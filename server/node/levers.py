@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from server.errors import StoreError
+from server.errors import ServerError, StoreError
 from server.game.records import GameStatus
 from server.node.control import (
     Disconnect,
@@ -26,6 +26,7 @@ from server.node.control import (
     Unmute,
     encode_action,
 )
+from server.protocol import ErrorCode
 from server.store import levers as ops
 from server.store.base import Store
 from server.store.levers import AuditEntry, Report, Role, Sanction
@@ -43,6 +44,20 @@ def _until(expires: float | None) -> str:
 def ban_message(expires: float | None, reason: str) -> str:
     """What a banned player is told, when disconnected and at every hello after."""
     return f"you are banned{_until(expires)}: {reason}"
+
+
+def held_message(expires: float | None) -> str:
+    """What a new player, a login or a recovery from an address a player's ban holds is
+    told: not the banned player's name or reason, which may be a stranger's."""
+    return f"a ban holds your address{_until(expires)}: no new player or login from it"
+
+
+async def refuse_held_address(store: Store, address: str) -> None:
+    """``banned`` if a player's ban holds ``address`` (``server.store.levers.ban_holding``):
+    asked before a new player, a ``login`` or a ``recover`` from it."""
+    held = await store.query(ops.ban_holding(address, time.time()))
+    if held is not None:
+        raise ServerError(held_message(held.expires), ErrorCode.BANNED)
 
 
 def mute_message(until: float | None, reason: str) -> str:

@@ -2,7 +2,8 @@
 reporters and moderators.
 
 - ``admit``: at ``hello``, a banned player (by name, whatever the address) or address is
-  refused with ``banned`` and the reason; a mute in force is noted for ``check_chat``; the
+  refused with ``banned`` and the reason, and a new player too from an address a player's
+  ban holds (``levers.refuse_held_address``); a mute in force is noted for ``check_chat``; the
   player's roles go into the welcome, and a moderator's or admin's session is marked
   ``moderator`` (a game it watches shows it the players' chat beside the spectators').
 - ``check_chat``: a muted player's chat is refused with ``muted``.
@@ -61,6 +62,8 @@ class Moderation:
         """Refuse a banned player or address (``banned``); note a mute; returns the roles
         of ``name`` (None: a new player, checked by address only)."""
         now = time.time()
+        if name is None:  # a new player: not from an address a player's ban holds either
+            await levers.refuse_held_address(self.store, session.peer)
         found = await self.store.query(sanctions_of(name, session.peer, now))
         for sanction in found:
             if sanction.kind == "ban":

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from server.game.addresses import address_key
 from server.game.records import PlayerRecord
 from server.protocol import RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, encode
 
@@ -74,7 +75,8 @@ class TokenBucket:
 
 class AddressLimits:
     """Limits per client address: open connections, and new players as a token bucket of
-    ``new_players`` that refills at that many an hour. 0 turns a limit off.
+    ``new_players`` that refills at that many an hour. 0 turns a limit off. An address counts
+    by its key (``server.game.addresses.address_key``): a whole IPv6 /64 as one address.
 
     This one counts in the process (one server). The transport and the hub call the async
     methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
@@ -95,12 +97,14 @@ class AddressLimits:
 
     def connect(self, address: str) -> bool:
         """Count a new connection from ``address``, unless it has its most open already."""
+        address = address_key(address)
         if self.max_connections and self.connections[address] >= self.max_connections:
             return False
         self.connections[address] += 1
         return True
 
     def disconnect(self, address: str) -> None:
+        address = address_key(address)
         self.connections[address] -= 1
         if self.connections[address] <= 0:
             del self.connections[address]
@@ -109,7 +113,7 @@ class AddressLimits:
         """Count a new player made from ``address``: None if allowed, else the seconds to wait."""
         if not self.new_players:
             return None
-        return _take(self._buckets, address, self.new_players, now)
+        return _take(self._buckets, address_key(address), self.new_players, now)
 
     def report(self, name: str, now: float) -> float | None:
         """Count one ``report`` by the player ``name``: None if allowed, else the seconds
@@ -123,7 +127,8 @@ class AddressLimits:
         current one) on the name ``name`` (its folded form) from ``address``: None if allowed,
         else the seconds until one would be. An attempt refused takes nothing."""
         buckets = [self._login_bucket(f"name:{name}", self.login_per_name, now),
-                   self._login_bucket(f"address:{address}", self.login_per_address, now)]
+                   self._login_bucket(f"address:{address_key(address)}",
+                                      self.login_per_address, now)]
         held = [bucket for bucket in buckets if bucket is not None]
         wait = max((bucket.wait(now) for bucket in held), default=0.0)
         if wait > 0:
@@ -146,7 +151,7 @@ class AddressLimits:
     def give_back_login(self, address: str, name: str) -> None:
         """An attempt counted by ``login_attempt`` was not made after all (the cluster's
         count refused it): its tokens go back."""
-        for key in (f"name:{name}", f"address:{address}"):
+        for key in (f"name:{name}", f"address:{address_key(address)}"):
             if key in self._logins:
                 self._logins[key].tokens += 1.0
 

@@ -7,19 +7,20 @@ write carries an action, its audit entry and its control row together (``apply``
 ban that is recorded is also logged and heard by every node, or none of the three happens.
 
 A ban or mute names a player by id (it follows a rename) or, for a ban, an address or a
-network (``203.0.113.0/24``); it is active while not lifted and not expired. The control
+network (``203.0.113.0/24``); it is active while not lifted and not expired. A player's ban
+also holds the addresses their devices were seen from lately (``ban_holding``). The control
 table is a log every node polls (``server.node.control``); on PostgreSQL its writers take a
 table lock so that ids become visible in their order and a poller never skips one.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
+from server.game.addresses import address_in, address_key, ban_network, is_loopback
 from server.store.base import name_key
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
@@ -80,23 +81,16 @@ class Report:
 
 
 def address_matches(banned: str, address: str) -> bool:
-    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``);
-    an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) is the IPv4 one."""
-    try:
-        seen = ipaddress.ip_address(address)
-        if isinstance(seen, ipaddress.IPv6Address) and seen.ipv4_mapped is not None:
-            seen = seen.ipv4_mapped
-        return seen in ipaddress.ip_network(banned, strict=False)
-    except ValueError:
-        return banned == address
+    """Whether ``address`` is ``banned`` (an address, or a network such as ``10.0.0.0/8``):
+    an IPv6 address by its /64, an IPv4 address written as IPv6 (``::ffff:10.1.2.3``) as the
+    IPv4 one (``server.game.addresses``)."""
+    return address_in(banned, address)
 
 
 def check_address(text: str) -> str:
-    """``text`` as an address or network to ban, normalised; ``ValueError`` if it is none."""
-    network = ipaddress.ip_network(text, strict=False)
-    if network.num_addresses == 1:
-        return str(network.network_address)
-    return str(network)
+    """``text`` as an address or network to ban, normalised (a lone IPv6 address as its
+    /64); ``ValueError`` if it is none."""
+    return ban_network(text)
 
 
 # -- players ------------------------------------------------------------------------------
@@ -273,11 +267,23 @@ def lift_sanctions(
         lifted = yield from run_count(change(
             "UPDATE sanctions SET lifted = ? WHERE kind = ? AND player_id = ?"
             " AND lifted IS NULL", now, kind, row["id"]))
-    else:
-        lifted = yield from run_count(change(
-            "UPDATE sanctions SET lifted = ? WHERE kind = ? AND address = ?"
-            " AND lifted IS NULL", now, kind, address))
+    else:  # as the ban wrote it, or as an older one did (a lone IPv6 address: its /64 now)
+        rows = yield from fetch_all(every(
+            "SELECT id, address FROM sanctions WHERE kind = ? AND address IS NOT NULL"
+            " AND lifted IS NULL", kind))
+        lifted = 0
+        for row in rows:
+            if address is not None and _same_network(row["address"], address):
+                lifted += yield from run_count(change(
+                    "UPDATE sanctions SET lifted = ? WHERE id = ?", now, row["id"]))
     return lifted
+
+
+def _same_network(banned: str, address: str) -> bool:
+    try:
+        return ban_network(banned) == ban_network(address)
+    except ValueError:
+        return banned == address
 
 
 def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[Sanction]]:
@@ -298,6 +304,37 @@ def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[S
         found += [_sanction(row, None) for row in rows
                   if address_matches(row["address"], address)]
     return found
+
+
+BAN_HOLDS_SEEN = 7 * 86400.0
+"""A player's ban holds the addresses their devices were seen from in this many seconds
+before it, and since (``ban_holding``)."""
+
+
+def ban_holding(address: str, now: float, seen: float = BAN_HOLDS_SEEN) -> Op[Sanction | None]:
+    """The ban in force of a player one of whose devices was last seen from ``address`` (an
+    IPv6 address: its /64) in the ``seen`` seconds before the ban or since, if any: no new
+    player, ``login`` or ``recover`` comes from there while it lasts, so a banned player
+    cannot come back at once under another name or on a new device. A device keeps the last
+    address it was seen from, so an address the player left long before the ban is free.
+    The host's own addresses (loopback) are never held: a proxy on the host that was not
+    declared trusted would make every player's address that one."""
+    if is_loopback(address):
+        return None
+    rows = yield from fetch_all(every(
+        "SELECT sanctions.*, players.name, devices.address AS seen FROM sanctions"
+        " JOIN players ON players.id = sanctions.player_id"
+        " JOIN devices ON devices.player_id = sanctions.player_id"
+        " WHERE sanctions.kind = 'ban' AND sanctions.lifted IS NULL"
+        " AND (sanctions.expires IS NULL OR sanctions.expires > ?)"
+        " AND devices.address IS NOT NULL"
+        " AND COALESCE(devices.last_seen, devices.created) >= sanctions.created - ?"
+        " ORDER BY sanctions.id", now, seen))
+    key = address_key(address)
+    for row in rows:
+        if address_key(row["seen"]) == key:
+            return _sanction(row, row["name"])
+    return None
 
 
 def active_sanctions(now: float) -> Op[list[Sanction]]:

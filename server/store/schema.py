@@ -12,13 +12,14 @@ transaction as any migration that follows (``LEGACY_SQLITE_VERSIONS``).
 
 A step of a migration is a statement, or an operation (``Op``) where SQL alone cannot say it:
 ``refold_names`` recomputes every player's ``name_key`` in Python when the way names fold
-changes.
+changes (``refold_separators`` when separators came to fold away).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any, cast
 
 from server.errors import StoreError
 from server.store.base import name_key
@@ -26,24 +27,73 @@ from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
 
 
-def refold_names() -> Op[None]:
+def refold_names(moving: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Op[None]:
     """Give every player the ``name_key`` their name folds to now (``name_key``).
 
     Names are never changed. When names that were different fold to one key, one player
     takes it: the one whose key it already is, or else the oldest; each of the others keeps
     the key it had, which cannot be anyone's new key (it is not a folded form), is still
     found by its exact name (every look-up by name tries that first), and plays on as before.
-    Newcomers are refused all of these names, as any name that folds onto a player's key."""
+    Newcomers are refused all of these names, as any name that folds onto a player's key.
+
+    ``moving`` names the tables whose rows point at a player by ``name_key`` (a foreign key,
+    so the key cannot change under them), with their columns: a player's rows there are
+    taken out, and put back under the new key (in their order; a table's ``id`` anew)."""
     rows = yield from fetch_all(
         every("SELECT id, name, name_key FROM players ORDER BY created, id")
     )
     taken = {row["name_key"] for row in rows if name_key(row["name"]) == row["name_key"]}
+    moving = yield from _keyed_by_name(moving)
     for row in rows:
         key = name_key(row["name"])
         if key == row["name_key"] or key in taken:
             continue
         taken.add(key)
+        kept = []
+        for table, columns in moving:
+            order = " ORDER BY id" if "id" in columns else ""
+            found = yield from fetch_all(every(
+                f"SELECT {', '.join(columns)} FROM {table} WHERE name_key = ?{order}",
+                row["name_key"]))
+            kept.append((table, columns, found))
+            yield change(f"DELETE FROM {table} WHERE name_key = ?", row["name_key"])
         yield change("UPDATE players SET name_key = ? WHERE id = ?", key, row["id"])
+        for table, columns, found in kept:
+            put = [column for column in columns if column != "id"]
+            for old in found:
+                yield change(
+                    f"INSERT INTO {table} ({', '.join(put)})"
+                    f" VALUES ({', '.join('?' for _ in put)})",
+                    *(key if column == "name_key" else old[column] for column in put))
+
+
+def _keyed_by_name(tables: tuple[tuple[str, tuple[str, ...]], ...]
+                   ) -> Op[tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Those of ``tables`` that have rows, and have them under ``name_key`` still (a later
+    schema may point them at the player's id instead; whichever comes first, the rows move
+    only while they are keyed by name)."""
+    found = []
+    for table, columns in tables:
+        row = yield from fetch_one(one(f"SELECT * FROM {table} LIMIT 1"))
+        # a sqlite3.Row's ``in`` looks at its values: its keys are asked for by name
+        if row is not None and "name_key" in cast(Any, row).keys():  # noqa: SIM118
+            found.append((table, columns))
+    return tuple(found)
+
+
+PUZZLE_ROWS = (
+    ("puzzle_players", ("name_key", "rating", "rd", "volatility", "rated", "streak",
+                        "best_streak", "streak_run")),
+    ("puzzle_attempts", ("id", "name_key", "puzzle_id", "mode", "solved", "rated",
+                         "rating_before", "rating_after", "at")),
+)
+"""The tables that point at a player by ``name_key`` when separators came to fold away."""
+
+
+def refold_separators() -> Op[None]:
+    """``refold_names`` once names fold their separators away (``alice_`` is ``alice``), with
+    the players' puzzle rows moved to their new keys."""
+    return (yield from refold_names(PUZZLE_ROWS))
 
 
 Step = str | Callable[[], Op[None]]
@@ -181,6 +231,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             action TEXT NOT NULL)""",
     ),
     PUZZLES_MIGRATION,  # server/store/puzzle_schema.py: puzzles, puzzle_players, puzzle_attempts
+    (  # names fold their separators away (issue 36): "alice_" and "a-l-i-c-e" are "alice"
+        refold_separators,
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from test_store import raw
 
+from server.store.schema import MIGRATIONS, refold_separators
+
+SEPARATORS_VERSION = next(
+    i + 1 for i, steps in enumerate(MIGRATIONS) if refold_separators in steps)
+"""The schema version that refolds names' keys once separators fold away."""
+
 UNDO: dict[int, tuple[str, ...]] = {
+    SEPARATORS_VERSION: (),  # names' keys refolded: the keys stay as they are
     7: ("DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players", "DROP TABLE puzzles"),
     6: ("DROP TABLE control", "DROP TABLE reports", "DROP TABLE audit", "DROP TABLE sanctions",
         "DROP TABLE roles"),

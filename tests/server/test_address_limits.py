@@ -119,6 +119,23 @@ async def test_connections_of_one_address_are_counted_over_every_node(redis_url:
     assert await keys(redis_url) == {}  # each node stopping takes its count out
 
 
+async def test_a_64_is_one_address_for_the_clusters_counts(redis_url: str) -> None:
+    """Issue 36 item 6: each IPv6 address of one /64 counts against the same limits."""
+    async with limits_on(redis_url, "a", "b", max_connections=2, new_players=1,
+                         password_attempts=1) as (a, b):
+        assert await a.add_connection("2001:db8::1") and await b.add_connection("2001:db8::2")
+        assert not await b.add_connection("2001:db8::3")
+        assert (await keys(redis_url))["qubic:limits:conn:a"] == {"2001:db8::/64": "1"}
+        await a.remove_connection("2001:db8::1")
+        assert await b.add_connection("2001:db8::4")
+        assert await a.add_player("2001:db8::1", 0.0) is None
+        assert await b.add_player("2001:db8::9", 0.0) is not None
+        assert await b.add_player("::ffff:198.51.100.7", 0.0) is None
+        assert await a.add_player(ADDRESS, 0.0) is not None  # the same IPv4 address
+        assert await a.add_login_attempt("2001:db8::1", "ann", 0.0) is None
+        assert await b.add_login_attempt("2001:db8::2", "bob", 0.0) is not None
+
+
 async def test_without_a_limit_on_connections_nothing_goes_to_redis(redis_url: str) -> None:
     async with limits_on(redis_url, "a", new_players=1) as (a,):
         assert all([await a.add_connection(ADDRESS) for _ in range(5)])

@@ -42,7 +42,8 @@ async def test_address_bans_cover_their_network(store: Store) -> None:
     await levers.ban(store, "host", address="2001:db8::1", reason="one")
     now = time.time()
     for address, banned in (("203.0.113.77", True), ("203.0.114.1", False),
-                            ("2001:db8::1", True), ("2001:db8::2", False), ("", False)):
+                            ("2001:db8::1", True), ("2001:db8::2", True),  # its /64
+                            ("2001:db8:0:1::1", False), ("", False)):
         found = await store.query(ops.sanctions_of(None, address, now))
         assert bool(found) is banned, address
     assert await levers.unban(store, "host", address="203.0.113.9/24") == 1  # normalised
