@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from server.errors import StoreError
-from server.store.base import name_key
-from server.store.puzzle_schema import PUZZLES_MIGRATION
+from server.store.base import DELETED_NAME, name_key
+from server.store.puzzle_schema import PUZZLES_BY_ID, PUZZLES_MIGRATION
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
 
 
@@ -44,6 +44,24 @@ def refold_names() -> Op[None]:
             continue
         taken.add(key)
         yield change("UPDATE players SET name_key = ? WHERE id = ?", key, row["id"])
+
+
+CLOCK_SLACK = 60.0
+"""Seconds a record may seem to predate its player by (two nodes' clocks), when records
+written by name are attached to ids: a report filed earlier than that before a player
+registered is about an earlier holder of the name, and stays attached to nobody."""
+
+def detach_deleted_names() -> Op[None]:
+    """Attach nobody to the records of players deleted before tombstones: their games and
+    reports were renamed ``deleted-<id>``, a name anyone could then register; whoever did
+    is not the deleted player, and gets none of those records."""
+    rows = yield from fetch_all(every("SELECT id, name FROM players"))
+    for row in rows:
+        if DELETED_NAME.fullmatch(row["name"]) is None:
+            continue
+        for table, column in (("games", "x_player_id"), ("games", "o_player_id"),
+                              ("reports", "reporter_id"), ("reports", "reported_id")):
+            yield change(f"UPDATE {table} SET {column} = NULL WHERE {column} = ?", row["id"])
 
 
 Step = str | Callable[[], Op[None]]
@@ -181,6 +199,26 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             action TEXT NOT NULL)""",
     ),
     PUZZLES_MIGRATION,  # server/store/puzzle_schema.py: puzzles, puzzle_players, puzzle_attempts
+    (  # a player is an id, a name is a label (issue 36): games, reports and puzzle records
+       # point at players.id; a deleted player's row stays as a tombstone (``deleted``)
+        "ALTER TABLE players ADD COLUMN deleted {real}",
+        "ALTER TABLE games ADD COLUMN x_player_id {big_integer}",
+        "ALTER TABLE games ADD COLUMN o_player_id {big_integer}",
+        "UPDATE games SET x_player_id = (SELECT id FROM players WHERE name = games.x_player)",
+        "UPDATE games SET o_player_id = (SELECT id FROM players WHERE name = games.o_player)",
+        "DROP INDEX games_by_x_player",
+        "DROP INDEX games_by_o_player",
+        "CREATE INDEX games_by_x_player_id ON games (x_player_id, created)",
+        "CREATE INDEX games_by_o_player_id ON games (o_player_id, created)",
+        "ALTER TABLE reports ADD COLUMN reporter_id {big_integer}",
+        "ALTER TABLE reports ADD COLUMN reported_id {big_integer}",
+        f"""UPDATE reports SET reporter_id = (SELECT id FROM players
+            WHERE name = reports.reporter AND created <= reports.at + {CLOCK_SLACK})""",
+        f"""UPDATE reports SET reported_id = (SELECT id FROM players
+            WHERE name = reports.reported AND created <= reports.at + {CLOCK_SLACK})""",
+        detach_deleted_names,
+        *PUZZLES_BY_ID,
+    ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 
