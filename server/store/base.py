@@ -235,12 +235,16 @@ class Store(AccountStore, Protocol):
         ...
 
     async def player_games(
-        self, name: str, before: str | None = None, limit: int = 20
+        self, name: str, before: str | None = None, limit: int = 20,
+        viewer: str | None = None,
     ) -> PlayerGames | None:
         """The player called ``name`` and a page of their games with their moves, newest
         first: ``limit`` (at most ``PAGE_MAX``) games started before the game ``before``
-        (from the newest without it). None if there is no such player; ``StoreError``
-        ``"no_such_game"`` if ``before`` is not one of theirs."""
+        (from the newest without it). A game is theirs by their id, never by a name they
+        once had or someone had before them. A game going on that is not listed (a private
+        room's, the computer's) is in the page only when ``viewer`` (the name of who asks;
+        None: anyone) plays in it. None if there is no such player; ``StoreError``
+        ``"no_such_game"`` if ``before`` is not one of the games in their pages."""
         ...
 
     async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:

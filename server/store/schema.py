@@ -47,21 +47,47 @@ def refold_names() -> Op[None]:
 
 
 CLOCK_SLACK = 60.0
-"""Seconds a record may seem to predate its player by (two nodes' clocks), when records
-written by name are attached to ids: a report filed earlier than that before a player
-registered is about an earlier holder of the name, and stays attached to nobody."""
+"""Seconds a report may seem to predate its player by (two machines' clocks) when reports
+written by name are attached to ids (``attach_reports``)."""
+
 
 def detach_deleted_names() -> Op[None]:
-    """Attach nobody to the records of players deleted before tombstones: their games and
-    reports were renamed ``deleted-<id>``, a name anyone could then register; whoever did
-    is not the deleted player, and gets none of those records."""
+    """Attach nobody to the games of players deleted before tombstones: they were renamed
+    ``deleted-<id>``, a name anyone could then register; whoever did is not the deleted
+    player, and gets none of them. (A rename used to rename a player's games too, so every
+    other name in a game is its player's name today.)"""
     rows = yield from fetch_all(every("SELECT id, name FROM players"))
     for row in rows:
         if DELETED_NAME.fullmatch(row["name"]) is None:
             continue
-        for table, column in (("games", "x_player_id"), ("games", "o_player_id"),
-                              ("reports", "reporter_id"), ("reports", "reported_id")):
-            yield change(f"UPDATE {table} SET {column} = NULL WHERE {column} = ?", row["id"])
+        for column in ("x_player_id", "o_player_id"):
+            yield change(f"UPDATE games SET {column} = NULL WHERE {column} = ?", row["id"])
+
+
+def attach_reports() -> Op[None]:
+    """Point each report at the ids of the players it names, as they were named when it was
+    filed: a rename (each is in the audit log) left reports under the old name, which a
+    newcomer could then take. A name is followed through the renames made after the report
+    to the player who holds it now; a report whose player cannot be found so (deleted, or
+    the name's holder registered after the report) stays attached to nobody."""
+    renames = yield from fetch_all(every(
+        "SELECT at, target, detail FROM audit WHERE action = 'rename' ORDER BY at, id"))
+    players = {row["name"]: row for row in (yield from fetch_all(every(
+        "SELECT id, name, created FROM players")))}
+    for report in (yield from fetch_all(every(
+            "SELECT id, at, reporter, reported FROM reports ORDER BY id"))):
+        ids: list[int | None] = []
+        for name in (report["reporter"], report["reported"]):
+            for renamed in renames:
+                if renamed["at"] >= report["at"] and renamed["target"] == name:
+                    name = renamed["detail"]
+            holder = players.get(name)
+            ids.append(holder["id"] if holder is not None
+                       and DELETED_NAME.fullmatch(name) is None
+                       and holder["created"] <= report["at"] + CLOCK_SLACK else None)
+        if ids != [None, None]:
+            yield change("UPDATE reports SET reporter_id = ?, reported_id = ? WHERE id = ?",
+                         *ids, report["id"])
 
 
 Step = str | Callable[[], Op[None]]
@@ -210,13 +236,10 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "DROP INDEX games_by_o_player",
         "CREATE INDEX games_by_x_player_id ON games (x_player_id, created)",
         "CREATE INDEX games_by_o_player_id ON games (o_player_id, created)",
+        detach_deleted_names,
         "ALTER TABLE reports ADD COLUMN reporter_id {big_integer}",
         "ALTER TABLE reports ADD COLUMN reported_id {big_integer}",
-        f"""UPDATE reports SET reporter_id = (SELECT id FROM players
-            WHERE name = reports.reporter AND created <= reports.at + {CLOCK_SLACK})""",
-        f"""UPDATE reports SET reported_id = (SELECT id FROM players
-            WHERE name = reports.reported AND created <= reports.at + {CLOCK_SLACK})""",
-        detach_deleted_names,
+        attach_reports,
         *PUZZLES_BY_ID,
     ),
 )
