@@ -16,9 +16,13 @@ from test_store import raw
 from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
+from server.store.schema import MIGRATIONS, attach_reports
+
+IDS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if attach_reports in steps)
+"""The schema version whose records point at players' ids, not their names."""
 
 UNDO: dict[int, tuple[str, ...]] = {
-    8: (  # players by id: the puzzles' tables keyed by name_key again (emptied), the ids gone
+    IDS_VERSION: (  # players by id: the puzzle tables by name_key again (emptied), no ids
         "DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players",
         *PUZZLES_MIGRATION[2:],
         "DROP INDEX games_by_x_player_id", "DROP INDEX games_by_o_player_id",

@@ -8,7 +8,7 @@ import time
 
 import pytest
 import test_store
-from schema_undo import rewind
+from schema_undo import IDS_VERSION, rewind
 from test_store import raw
 
 from engine.puzzles import load_puzzles
@@ -20,7 +20,6 @@ from server.store import puzzles
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.puzzles import PuzzleStore
-from server.store.schema import SCHEMA_VERSION
 
 db = test_store.db  # database and store on SQLite and PostgreSQL come from conftest.py
 ANN, BOB, CARL = Seat.human("Ann"), Seat.human("Bob"), Seat.human("Carl")
@@ -190,7 +189,7 @@ async def test_records_written_by_name_go_to_the_ids_that_held_them(database: st
         puzzle = await first_puzzle(store)
     finally:
         await store.close()
-    await rewind(database, SCHEMA_VERSION - 1)
+    await rewind(database, IDS_VERSION - 1)
     true = "TRUE" if is_postgres_url(database) else "1"
     for statement in (
         # Dora deleted the old way (her records renamed deleted-4), then someone registered
