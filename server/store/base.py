@@ -6,6 +6,11 @@ SQL, run on one SQLite file by ``server.store.sqlite.SQLiteStore`` and on Postgr
 method is async and never blocks the event loop. A write returns only once it is committed,
 so the server acknowledges a move after it is durable. Records are frozen dataclasses of plain
 values; times are Unix seconds (``time.time()``), cells are engine cell indices.
+
+A player is their row's id, and a name is a label: every record of a player (a game's seats,
+reports, sanctions, roles, devices, puzzle rows) points at ``players.id`` and is shown with the
+name the row has when it is read (``GAMES``). A rename changes that one row; a deleted
+player's row stays as a tombstone (``server.store.levers.delete_player``).
 """
 
 from __future__ import annotations
@@ -224,7 +229,7 @@ class Store(AccountStore, Protocol):
         ...
 
     async def get_player(self, name: str) -> PlayerRecord | None:
-        """The player called ``name`` in any case, or None."""
+        """The player called ``name`` in any case, or None (never a deleted player)."""
         ...
 
     async def leaderboard(

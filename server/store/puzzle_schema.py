@@ -1,6 +1,7 @@
 """The puzzles' tables, as one entry of ``server.store.schema.MIGRATIONS`` (the operations on
 them are ``server.store.puzzles``): the puzzles with their Glicko-2 ratings, each player's puzzle
-rating and streak, and every finished try."""
+rating and streak, and every finished try. Since players are ids, the last two point at the
+player's id (``PUZZLES_BY_ID``), no longer at their name's key."""
 
 PUZZLES_MIGRATION = (
     """CREATE TABLE puzzles (
@@ -80,4 +81,4 @@ PUZZLES_BY_ID = (
     "ALTER TABLE puzzle_attempts_by_id RENAME TO puzzle_attempts",
     "CREATE INDEX puzzle_attempts_by_player ON puzzle_attempts (player_id, at)",
 )
-"""The puzzles' part of the schema's version 8 (``server.store.schema``)."""
+"""The puzzles' part of the schema version that made players ids (``server.store.schema``)."""
