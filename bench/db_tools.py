@@ -44,11 +44,13 @@ async def make_database(path: Path, games: int, players: int = 2000) -> None:
             batch = range(start, min(games, start + 10_000))
             conn.executemany(
                 "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
-                " x_player, o_player, status, result, reason, winning_line, created, ended,"
-                " x_rating, o_rating, x_rating_change, o_rating_change, listed)"
-                " VALUES (?, '4x4x4', 300, 3, 1, ?, ?, 'finished', '1-0', 'line', '0,1,2,3',"
-                " ?, ?, 1500.5, 1499.25, 7.125, -7.125, 1)",
-                [(f"g{n:09d}", f"player{n % players}", f"player{(n + 1) % players}",
+                " x_player, x_player_id, o_player, o_player_id, status, result, reason,"
+                " winning_line, created, ended, x_rating, o_rating, x_rating_change,"
+                " o_rating_change, listed)"
+                " VALUES (?, '4x4x4', 300, 3, 1, ?, ?, ?, ?, 'finished', '1-0', 'line',"
+                " '0,1,2,3', ?, ?, 1500.5, 1499.25, 7.125, -7.125, 1)",
+                [(f"g{n:09d}", f"player{n % players}", n % players + 1,
+                  f"player{(n + 1) % players}", (n + 1) % players + 1,
                   1.7e9 + n, 1.7e9 + n + 300) for n in batch])
             conn.executemany(
                 "INSERT INTO moves (game_id, ply, cell, clock_x, clock_o, at)"

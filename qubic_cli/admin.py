@@ -235,7 +235,8 @@ def _rename(parser: argparse.ArgumentParser) -> None:
     _reason()(parser)
 
 
-@register("rename", "rename a player (in their games too)", _rename)
+@register("rename", "rename a player: their records follow them; the old name is free and "
+                    "brings nothing to whoever takes it", _rename)
 async def _do_rename(store: Any, args: argparse.Namespace) -> Any:
     import msgspec
 
@@ -257,7 +258,8 @@ async def _export(store: Any, args: argparse.Namespace) -> Any:
     return await levers.export_player(store, args.name)
 
 
-@register("delete-player", "delete a player's account; their games stay, renamed",
+@register("delete-player", "delete a player's account: their games and reports stay with "
+                           "a tombstone, deleted-<id>, that nobody can take or log in as",
           _both(_name, _reason()))
 async def _delete(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers

@@ -246,6 +246,9 @@ class Control:
                 self.announce(action.text)
             case Disconnect():
                 self._close(self.delivery.of_player(action.name), action.code, action.reason)
+                # Their next hello reads their mutes again, under the name they have then:
+                # a renamed or deleted player's mute stays with them, not with the name.
+                self.mutes.pop(action.name, None)
             case DisconnectAddress():
                 self._close([s for s in self.delivery.sessions
                              if address_matches(action.address, s.peer)],

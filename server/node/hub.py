@@ -248,7 +248,7 @@ class Hub:
         elif isinstance(message, AccountRequest):
             await self.accounts.handle(session, message)
         elif isinstance(message, PlayerGames):
-            session.send(await answer_player_games(self.store, message))
+            session.send(await answer_player_games(self.store, message, session.name))
         elif isinstance(message, ReviewGame):
             self.reviews.handle(session, message)
         elif isinstance(message, ModerationRequest):

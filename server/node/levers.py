@@ -203,8 +203,10 @@ async def end_game(store: Store, actor: str, game: str, result: str, reason: str
 
 
 async def rename(store: Store, actor: str, old: str, new: str, reason: str = "") -> str:
-    """Rename a player (not while they play); their connections close, and their token
-    brings them back under the new name. Returns the old name as written."""
+    """Rename a player (not while they play): one row changes, as every record of theirs
+    points at their id; the old name is free and brings nothing to whoever takes it. Their
+    connections close, and their token brings them back under the new name. Returns the old
+    name as written."""
     old = await _registered(store, old)
     before = await store.apply(
         ops.rename_player(old, new), audit=_entry(actor, "rename", old, reason, new),
@@ -215,8 +217,10 @@ async def rename(store: Store, actor: str, old: str, new: str, reason: str = "")
 
 
 async def delete_player(store: Store, actor: str, name: str, reason: str = "") -> str:
-    """Delete a player's account (not while they play); their games stay under the name
-    returned (``deleted-<n>``)."""
+    """Delete a player's account (not while they play): their row stays as a tombstone
+    named as returned (``deleted-<id>``), which keeps their games, ratings and reports
+    and which nobody can register, log in as or find by name
+    (``server.store.levers.delete_player``)."""
     name = await _registered(store, name)
     gone = await store.apply(
         ops.delete_player(name), audit=_entry(actor, "delete-player", name, reason),

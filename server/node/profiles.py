@@ -60,11 +60,14 @@ def played_game(record: GameRecord, name: str) -> PlayedGame:
 
 
 async def player_games_page(
-    store: Store, name: str, before: str | None = None, limit: int = 20
+    store: Store, name: str, before: str | None = None, limit: int = 20,
+    viewer: str | None = None,
 ) -> PlayerGamesPage:
-    """The page of ``name``'s games the request asks for; ``ServerError`` ``no_such_player``,
-    or the store's ``no_such_game`` for a ``before`` that is not one of the player's games."""
-    found = await store.player_games(name, before, limit)
+    """The page of ``name``'s games the request asks for, as ``viewer`` (the player asking;
+    None: anyone) may see it: a game going on that is not listed (a private room's, the
+    computer's) only to its players. ``ServerError`` ``no_such_player``, or the store's
+    ``no_such_game`` for a ``before`` that is not one of the games in those pages."""
+    found = await store.player_games(name, before, limit, viewer)
     if found is None:
         raise ServerError(f"no player {name}", ErrorCode.NO_SUCH_PLAYER)
     player = found.player
@@ -76,8 +79,12 @@ async def player_games_page(
     )
 
 
-async def answer_player_games(store: Store, message: PlayerGames) -> PlayerGamesPage:
-    """The reply to a ``player_games`` request."""
-    page = await player_games_page(store, message.name, message.before, message.limit)
+async def answer_player_games(
+    store: Store, message: PlayerGames, viewer: str | None = None
+) -> PlayerGamesPage:
+    """The reply to a ``player_games`` request of ``viewer`` (the connection's player, None
+    before its hello)."""
+    page = await player_games_page(store, message.name, message.before, message.limit,
+                                   viewer)
     page.ref = message.id
     return page

@@ -39,10 +39,11 @@ def _device(row: Row) -> DeviceRecord:
 
 def _player_row(name: str, dialect: Dialect | None = None) -> Op[Row | None]:
     """The row of the player called exactly ``name``, else of the one whose name folds as it
-    does (as ``operations.player_by_name``), locked with a ``dialect``'s row lock."""
+    does (as ``operations.player_by_name``; never a deleted player's), locked with a
+    ``dialect``'s row lock."""
     lock = "" if dialect is None else dialect.for_update
     row = yield from fetch_one(one(
-        "SELECT * FROM players WHERE name = ? OR name_key = ?"
+        "SELECT * FROM players WHERE (name = ? OR name_key = ?) AND deleted IS NULL"
         f" ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1{lock}",
         name, name_key(name), name))
     return row

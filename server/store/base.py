@@ -6,11 +6,17 @@ SQL, run on one SQLite file by ``server.store.sqlite.SQLiteStore`` and on Postgr
 method is async and never blocks the event loop. A write returns only once it is committed,
 so the server acknowledges a move after it is durable. Records are frozen dataclasses of plain
 values; times are Unix seconds (``time.time()``), cells are engine cell indices.
+
+A player is their row's id, and a name is a label: every record of a player (a game's seats,
+reports, sanctions, roles, devices, puzzle rows) points at ``players.id`` and is shown with the
+name the row has when it is read (``GAMES``). A rename changes that one row; a deleted
+player's row stays as a tombstone (``server.store.levers.delete_player``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
@@ -45,8 +51,29 @@ _GAME_COLUMNS = (
 """The games columns that are GameRecord fields as they are."""
 
 
+GAMES = (
+    "SELECT games.*, x_named.name AS x_name, o_named.name AS o_name FROM games"
+    " LEFT JOIN players x_named ON x_named.id = games.x_player_id"
+    " LEFT JOIN players o_named ON o_named.id = games.o_player_id"
+)
+"""Every column of ``games``, and each seated player's name as it is now (``x_name``,
+``o_name``): a game points at its players' ids, and shows them by their current names. The
+names written in the row (``x_player``, ``o_player``) are the labels of seats no player
+holds any more (a guest's, or a player deleted before tombstones), and of a row read
+without this join."""
+
+
+def _seat_name(row: Row, side: str) -> str | None:
+    try:
+        current = row[f"{side}_name"]
+    except (KeyError, IndexError):  # a row of ``games`` alone (locked: no join)
+        current = None
+    return current if current is not None else row[f"{side}_player"]
+
+
 def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
-    """A game from its row in the ``games`` table (the same columns in every store)."""
+    """A game from its row in the ``games`` table (the same columns in every store), read
+    with ``GAMES`` so that its seats show their players' current names."""
     clock = None
     if row["clock_initial"] is not None:
         clock = TimeControl(row["clock_initial"], row["clock_increment"])
@@ -55,8 +82,8 @@ def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
         **{column: row[column] for column in _GAME_COLUMNS},
         clock=clock,
         rated=bool(row["rated"]),
-        x=Seat(row["x_player"], row["x_computer"]),
-        o=Seat(row["o_player"], row["o_computer"]),
+        x=Seat(_seat_name(row, "x"), row["x_computer"]),
+        o=Seat(_seat_name(row, "o"), row["o_computer"]),
         status=GameStatus(row["status"]),
         winning_line=None if line is None else tuple(map(int, line.split())),
         moves=tuple(moves),
@@ -151,6 +178,24 @@ def name_key(name: str) -> str:
     return fold_name(name)
 
 
+DELETED_NAME = re.compile(r"deleted[-_]?[0-9]+", re.IGNORECASE)
+"""Names kept from new players and renames: a deleted player's row keeps ``deleted-<id>``
+(``server.store.levers.delete_player``), and before tombstones their records were moved to
+that name."""
+
+
+def tombstone_name(player_id: int) -> str:
+    """The name a deleted player's row keeps: nobody can register it or log in as it."""
+    return f"deleted-{player_id}"
+
+
+def check_new_name(name: str) -> None:
+    """Refuse a name kept for deleted players (``name_reserved``) as a new player's or a
+    rename's."""
+    if DELETED_NAME.fullmatch(name) is not None:
+        raise StoreError(f"the name {name!r} is reserved: choose another", code="name_reserved")
+
+
 PAGE_MAX = 50  # games in one page of a player's history at most
 RATINGS_KEPT = 50  # rated games whose ratings a player's history gives
 
@@ -184,7 +229,7 @@ class Store(AccountStore, Protocol):
         ...
 
     async def get_player(self, name: str) -> PlayerRecord | None:
-        """The player called ``name`` in any case, or None."""
+        """The player called ``name`` in any case, or None (never a deleted player)."""
         ...
 
     async def leaderboard(
@@ -195,12 +240,16 @@ class Store(AccountStore, Protocol):
         ...
 
     async def player_games(
-        self, name: str, before: str | None = None, limit: int = 20
+        self, name: str, before: str | None = None, limit: int = 20,
+        viewer: str | None = None,
     ) -> PlayerGames | None:
         """The player called ``name`` and a page of their games with their moves, newest
         first: ``limit`` (at most ``PAGE_MAX``) games started before the game ``before``
-        (from the newest without it). None if there is no such player; ``StoreError``
-        ``"no_such_game"`` if ``before`` is not one of theirs."""
+        (from the newest without it). A game is theirs by their id, never by a name they
+        once had or someone had before them. A game going on that is not listed (a private
+        room's, the computer's) is in the page only when ``viewer`` (the name of who asks;
+        None: anyone) plays in it. None if there is no such player; ``StoreError``
+        ``"no_such_game"`` if ``before`` is not one of the games in their pages."""
         ...
 
     async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:

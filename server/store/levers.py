@@ -21,7 +21,8 @@ from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
 from server.game.addresses import address_in, address_key, ban_network, is_loopback
-from server.store.base import name_key
+from server.store.base import GAMES, check_new_name, game_from_row, name_key, tombstone_name
+from server.store.operations import PLAYER_BY_NAME, by_name, player_row_by_name
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
 
@@ -96,40 +97,39 @@ def check_address(text: str) -> str:
 # -- players ------------------------------------------------------------------------------
 
 
-_PLAYER_ID = ("(SELECT id FROM players WHERE name = ? OR name_key = ?"
-              " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1)")
+_PLAYER_ID = f"({PLAYER_BY_NAME.replace('SELECT *', 'SELECT id')})"
 """The id of the player called exactly ``name``, else of the one whose name folds as it does
-(as ``operations.player_by_name`` finds a player); its parameters are ``_by_name(name)``."""
-
-
-def _by_name(name: str) -> tuple[str, str, str]:
-    return name, name_key(name), name
+(as ``operations.player_by_name`` finds a player; never a deleted one); its parameters are
+``by_name(name)``."""
 
 
 def player_row(name: str) -> Op[Any]:
     """The player's row (see ``_PLAYER_ID``); ``"no_such_player"`` if there is none."""
-    row = yield from fetch_one(one(f"SELECT * FROM players WHERE id = {_PLAYER_ID}",
-                                   *_by_name(name)))
+    row = yield from player_row_by_name(name)
     if row is None:
         raise StoreError(f"no player {name!r}", code="no_such_player")
     return row
 
 
-def _refuse_while_playing(name: str) -> Op[None]:
-    row = yield from fetch_one(one(
-        "SELECT id FROM games WHERE status = 'active' AND (x_player = ? OR o_player = ?)",
-        name, name))
-    if row is not None:
-        raise StoreError(f"{name} is playing game {row['id']}: end it first "
-                         f"(qubic admin end-game {row['id']} --result ...)", code="not_allowed")
+def _refuse_while_playing(row: Any) -> Op[None]:
+    game = yield from fetch_one(one(
+        "SELECT id FROM games WHERE status = 'active' AND (x_player_id = ? OR o_player_id = ?)",
+        row["id"], row["id"]))
+    if game is not None:
+        raise StoreError(f"{row['name']} is playing game {game['id']}: end it first "
+                         f"(qubic admin end-game {game['id']} --result ...)",
+                         code="not_allowed")
 
 
 def rename_player(old: str, new: str) -> Op[str]:
-    """Rename the player ``old`` (in any case) to ``new`` in their record and every game of
-    theirs; returns the old name as it was written. Refused while they play a game."""
+    """Rename the player ``old`` (in any case) to ``new``: their row's name and nothing
+    else, as every record of theirs points at their id (and shows the name it has now);
+    the old name is free for anyone, and brings nothing with it. Returns the old name as it
+    was written. Refused while they play a game, and for a name kept for deleted players."""
     row = yield from player_row(old)
     before = row["name"]
-    yield from _refuse_while_playing(before)
+    yield from _refuse_while_playing(row)
+    check_new_name(new)
     clash = yield from fetch_one(one(
         "SELECT id FROM players WHERE (name = ? OR name_key = ?) AND id <> ?",
         new, name_key(new), row["id"]))
@@ -137,25 +137,28 @@ def rename_player(old: str, new: str) -> Op[str]:
         raise StoreError(f"the name {new!r} is taken", code="name_taken")
     yield change("UPDATE players SET name = ?, name_key = ? WHERE id = ?",
                  new, name_key(new), row["id"])
-    for column in ("x_player", "o_player"):
-        yield change(f"UPDATE games SET {column} = ? WHERE {column} = ?", new, before)
     return str(before)
 
 
-def delete_player(name: str) -> Op[str]:
-    """Delete the player's account (roles, bans and mutes, devices and recovery codes go with
-    it); their games stay with the name replaced by ``deleted-<id>``, as do reports by or
-    about them. Returns the replacement. Refused while they play a game."""
+def delete_player(name: str, now: float | None = None) -> Op[str]:
+    """Delete the player's account; returns the name their records show from now on
+    (``deleted-<id>``). Refused while they play a game.
+
+    Their row stays as a tombstone, so that their games, ratings, reports and sanctions stay
+    attached to their id and to nobody else: named ``deleted-<id>`` (a name no one can
+    register, its key taken by the row), with no password, no device, no recovery code and no
+    role, its bans and mutes lifted, and ``deleted`` set; no look-up by name finds it, so no
+    one can log in as it, and it is on no leaderboard."""
     row = yield from player_row(name)
-    before, gone = row["name"], f"deleted-{row['id']}"
-    yield from _refuse_while_playing(before)
-    for column in ("x_player", "o_player"):
-        yield change(f"UPDATE games SET {column} = ? WHERE {column} = ?", gone, before)
-    for column in ("reporter", "reported"):
-        yield change(f"UPDATE reports SET {column} = ? WHERE {column} = ?", gone, before)
-    for table in ("roles", "sanctions", "recovery_codes", "devices"):
+    gone = tombstone_name(row["id"])
+    yield from _refuse_while_playing(row)
+    for table in ("roles", "recovery_codes", "devices"):
         yield change(f"DELETE FROM {table} WHERE player_id = ?", row["id"])
-    yield change("DELETE FROM players WHERE id = ?", row["id"])
+    when = time.time() if now is None else now
+    yield change("UPDATE sanctions SET lifted = ? WHERE player_id = ? AND lifted IS NULL",
+                 when, row["id"])
+    yield change("UPDATE players SET name = ?, name_key = ?, password = NULL, deleted = ?"
+                 " WHERE id = ?", gone, name_key(gone), when, row["id"])
     return gone
 
 
@@ -165,23 +168,28 @@ def export_player(name: str) -> Op[dict[str, Any]]:
     player = {key: row[key] for key in (
         "name", "created", "rating", "rd", "volatility", "games", "rated_games", "wins",
         "losses", "draws")}
-    me = row["name"]
+    me, my_id = row["name"], row["id"]
     games = yield from fetch_all(every(
-        "SELECT * FROM games WHERE x_player = ? OR o_player = ? ORDER BY created", me, me))
+        f"{GAMES} WHERE games.x_player_id = ? OR games.o_player_id = ?"
+        " ORDER BY games.created", my_id, my_id))
     moves: dict[str, list[int]] = {}
     for move in (yield from fetch_all(every(
             "SELECT moves.game_id, moves.cell FROM moves JOIN games ON games.id = moves.game_id"
-            " WHERE games.x_player = ? OR games.o_player = ? ORDER BY moves.game_id, moves.ply",
-            me, me))):
+            " WHERE games.x_player_id = ? OR games.o_player_id = ?"
+            " ORDER BY moves.game_id, moves.ply", my_id, my_id))):
         moves.setdefault(move["game_id"], []).append(move["cell"])
     roles = yield from fetch_all(every(
         "SELECT role, granted, granted_by FROM roles WHERE player_id = ?", row["id"]))
     sanctions = yield from fetch_all(every(
         "SELECT * FROM sanctions WHERE player_id = ? ORDER BY id", row["id"]))
     reports = yield from fetch_all(every(
-        "SELECT * FROM reports WHERE reporter = ? OR reported = ? ORDER BY id", me, me))
+        f"{_REPORTS} WHERE reporter_id = ? OR reported_id = ? ORDER BY reports.id",
+        my_id, my_id))
+    # The audit log names who acted and on whom as they were called then: the entries under
+    # this name since this player registered (not an earlier holder's).
     audit = yield from fetch_all(every(
-        "SELECT * FROM audit WHERE actor = ? OR target = ? ORDER BY id", me, me))
+        "SELECT * FROM audit WHERE (actor = ? OR target = ?) AND at >= ? ORDER BY id",
+        me, me, row["created"]))
     devices = yield from fetch_all(every(
         "SELECT id, label, created, last_seen, address, revoked FROM devices"
         " WHERE player_id = ? ORDER BY id", row["id"]))
@@ -189,16 +197,15 @@ def export_player(name: str) -> Op[dict[str, Any]]:
         "player": player,
         "games": [{
             "id": g["id"], "variant": g["variant"], "created": g["created"],
-            "x": g["x_player"] or f"computer level {g['x_computer']}",
-            "o": g["o_player"] or f"computer level {g['o_computer']}",
+            "x": str(game_from_row(g, ()).x), "o": str(game_from_row(g, ()).o),
             "rated": bool(g["rated"]), "status": g["status"], "result": g["result"],
             "reason": g["reason"], "ended": g["ended"], "moves": moves.get(g["id"], []),
         } for g in games],
         "roles": [{"role": r["role"], "granted": r["granted"], "by": r["granted_by"]}
                   for r in roles],
         "sanctions": [_sanction(s, me).as_dict() for s in sanctions],
-        "reports": [{"id": r["id"], "at": r["at"], "reporter": r["reporter"],
-                     "reported": r["reported"], "game": r["game"], "reason": r["reason"],
+        "reports": [{"id": r["id"], "at": r["at"], "reporter": _reporter(r),
+                     "reported": _reported(r), "game": r["game"], "reason": r["reason"],
                      "resolved": r["resolved"]} for r in reports],
         "audit": [_audit(a).as_dict() for a in audit],
         "devices": [{key: d[key] for key in ("id", "label", "created", "last_seen", "address",
@@ -229,7 +236,7 @@ def revoke_role(name: str, role: Role) -> Op[bool]:
 def roles_of(name: str) -> Op[set[str]]:
     """The roles of the player called ``name`` (none if there is no such player)."""
     rows = yield from fetch_all(every(
-        f"SELECT role FROM roles WHERE player_id = {_PLAYER_ID}", *_by_name(name)))
+        f"SELECT role FROM roles WHERE player_id = {_PLAYER_ID}", *by_name(name)))
     return {row["role"] for row in rows}
 
 
@@ -295,7 +302,7 @@ def sanctions_of(name: str | None, address: str | None, now: float) -> Op[list[S
             "SELECT sanctions.*, players.name FROM sanctions JOIN players"
             f" ON players.id = sanctions.player_id WHERE players.id = {_PLAYER_ID}"
             " AND lifted IS NULL AND (expires IS NULL OR expires > ?) ORDER BY sanctions.id",
-            *_by_name(name), now))
+            *by_name(name), now))
         found += [_sanction(row, row["name"]) for row in rows]
     if address is not None:
         rows = yield from fetch_all(every(
@@ -371,13 +378,39 @@ def audit_log(limit: int, before: int | None = None) -> Op[list[AuditEntry]]:
 # -- reports ------------------------------------------------------------------------------
 
 
+_REPORTS = (
+    "SELECT reports.*, by_player.name AS reporter_name, about.name AS reported_name"
+    " FROM reports LEFT JOIN players by_player ON by_player.id = reports.reporter_id"
+    " LEFT JOIN players about ON about.id = reports.reported_id"
+)
+"""A report's row with its two players' names as they are now: a report points at their ids
+(``reporter`` and ``reported`` are the names written when it was filed, shown only where no
+player holds the report any more)."""
+
+
+def _reporter(row: Any) -> str:
+    return str(row["reporter_name"] or row["reporter"])
+
+
+def _reported(row: Any) -> str:
+    return str(row["reported_name"] or row["reported"])
+
+
+def _report(row: Any) -> Report:
+    return Report(row["id"], row["at"], _reporter(row), _reported(row), row["game"],
+                  row["reason"])
+
+
 def add_report(reporter: str, reported: str, game: str | None, reason: str, now: float
                ) -> Op[int]:
-    """File ``reporter``'s report of ``reported``; returns its id."""
-    row = yield from player_row(reported)
+    """File ``reporter``'s report of ``reported`` (by their ids); returns its id."""
+    about = yield from player_row(reported)
+    by = yield from player_row_by_name(reporter)
     added = yield from fetch_one(one(
-        "INSERT INTO reports (at, reporter, reported, game, reason) VALUES (?, ?, ?, ?, ?)"
-        " RETURNING id", now, reporter, row["name"], game, reason))
+        "INSERT INTO reports (at, reporter, reporter_id, reported, reported_id, game, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        now, reporter if by is None else by["name"], None if by is None else by["id"],
+        about["name"], about["id"], game, reason))
     assert added is not None
     return int(added["id"])
 
@@ -385,21 +418,19 @@ def add_report(reporter: str, reported: str, game: str | None, reason: str, now:
 def open_reports(limit: int) -> Op[list[Report]]:
     """The oldest ``limit`` reports not yet resolved."""
     rows = yield from fetch_all(every(
-        "SELECT * FROM reports WHERE resolved IS NULL ORDER BY id LIMIT ?", limit))
-    return [Report(r["id"], r["at"], r["reporter"], r["reported"], r["game"], r["reason"])
-            for r in rows]
+        f"{_REPORTS} WHERE resolved IS NULL ORDER BY reports.id LIMIT ?", limit))
+    return [_report(r) for r in rows]
 
 
 def resolve_report(report: int, now: float, by: str) -> Op[Report]:
     """Close the report; ``"no_such_report"`` unless it is open."""
     row = yield from fetch_one(one(
-        "SELECT * FROM reports WHERE id = ? AND resolved IS NULL", report))
+        f"{_REPORTS} WHERE reports.id = ? AND resolved IS NULL", report))
     if row is None:
         raise StoreError(f"no open report {report}", code="no_such_report")
     yield change("UPDATE reports SET resolved = ?, resolved_by = ? WHERE id = ?",
                  now, by, report)
-    return Report(row["id"], row["at"], row["reporter"], row["reported"], row["game"],
-                  row["reason"])
+    return _report(row)
 
 
 # -- the control channel ------------------------------------------------------------------

@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from server.errors import StoreError
 from server.game.records import GameRecord, GameStatus, MoveRecord, PlayerRecord
 from server.store.base import (
+    GAMES,
     PAGE_MAX,
     RATINGS_KEPT,
     PlayerGames,
     Row,
     check_fence,
+    check_new_name,
     check_take_back,
     game_from_row,
     move_from_row,
@@ -34,7 +36,9 @@ from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one,
 
 
 def insert_player(player: PlayerRecord, token_hash: bytes) -> Op[None]:
-    """Register ``player``; ``"name_taken"`` if a name equal to it but for case exists."""
+    """Register ``player``; ``"name_taken"`` if a name equal to it but for case exists (a
+    deleted player's too), ``"name_reserved"`` for a name kept for deleted players."""
+    check_new_name(player.name)
     inserted = yield from run_count(change(
         "INSERT INTO players (name, name_key, token_hash, created, rating, rd, volatility)"
         " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name_key) DO NOTHING",
@@ -56,14 +60,28 @@ def player_by_token(token_hash: bytes, name: str | None) -> Op[PlayerRecord | No
     return player_from_row(row)
 
 
+PLAYER_BY_NAME = ("SELECT * FROM players WHERE (name = ? OR name_key = ?) AND deleted IS NULL"
+                  " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1")
+"""The row of the player called exactly ``name``, else of the one whose name folds as it
+does (in another case, with look-alike letters); never a deleted player's. Its parameters
+are ``by_name(name)``."""
+
+
+def by_name(name: str) -> tuple[str, str, str]:
+    """``PLAYER_BY_NAME``'s parameters."""
+    return name, name_key(name), name
+
+
+def player_row_by_name(name: str) -> Op[Row | None]:
+    """The row of the player called ``name`` (``PLAYER_BY_NAME``), or None."""
+    row = yield from fetch_one(one(PLAYER_BY_NAME, *by_name(name)))
+    return row
+
+
 def player_by_name(name: str) -> Op[PlayerRecord | None]:
     """The player called exactly ``name``, else the one whose name folds as it does (in
-    another case, with look-alike letters), or None."""
-    row = yield from fetch_one(one(
-        "SELECT * FROM players WHERE name = ? OR name_key = ?"
-        " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1",
-        name, name_key(name), name,
-    ))  # fmt: skip
+    another case, with look-alike letters), or None; never a deleted player."""
+    row = yield from player_row_by_name(name)
     return None if row is None else player_from_row(row)
 
 
@@ -75,36 +93,45 @@ def best_players(
     active = "" if active_since is None else " AND last_rated >= ?"
     since = () if active_since is None else (active_since,)
     rows = yield from fetch_all(every(
-        f"SELECT * FROM players WHERE rated_games >= ?{active}"
+        f"SELECT * FROM players WHERE rated_games >= ? AND deleted IS NULL{active}"
         " ORDER BY rating DESC, name_key LIMIT ?",
         min_rated_games, *since, limit,
     ))  # fmt: skip
     return [player_from_row(row) for row in rows]
 
 
-def player_games(name: str, before: str | None, limit: int) -> Op[PlayerGames | None]:
+def player_games(
+    name: str, before: str | None, limit: int, viewer: str | None = None
+) -> Op[PlayerGames | None]:
     """``Store.player_games``: the player, a page of their games with their moves (newest
-    first, by when they started, then id) and their last rated games' ratings."""
-    player = yield from player_by_name(name)
-    if player is None:
+    first, by when they started, then id) and their last rated games' ratings. A game goes
+    by its players' ids, so a name that someone held before is none of its games. A game
+    going on that is not listed (a private room's, the computer's) is shown only to the
+    players in it: ``viewer`` is the name of who asks (None: anyone)."""
+    row = yield from player_row_by_name(name)
+    if row is None:
         return None
-    exact = player.name
+    player, me = player_from_row(row), int(row["id"])
+    seen_by = -1  # no player's id: the ongoing unlisted games are nobody's to see
+    if viewer is not None:
+        seer = yield from player_row_by_name(viewer)
+        seen_by = -1 if seer is None else int(seer["id"])
+    mine = ("(games.x_player_id = ? OR games.o_player_id = ?) AND (games.status <> 'active'"
+            " OR games.listed OR games.x_player_id = ? OR games.o_player_id = ?)")
+    whose = (me, me, seen_by, seen_by)
     after: tuple[object, ...] = ()
     older = ""
     if before is not None:
         start = yield from fetch_one(one(
-            "SELECT created FROM games WHERE id = ? AND (x_player = ? OR o_player = ?)",
-            before, exact, exact,
-        ))  # fmt: skip
+            f"SELECT created FROM games WHERE id = ? AND {mine}", before, *whose))
         if start is None:
-            raise StoreError(f"{exact} played no game {before}", code="no_such_game")
-        older = " AND (created < ? OR (created = ? AND id < ?))"
+            raise StoreError(f"{player.name} played no game {before}", code="no_such_game")
+        older = " AND (games.created < ? OR (games.created = ? AND games.id < ?))"
         after = (start["created"], start["created"], before)
     limit = max(1, min(PAGE_MAX, limit))
     rows = yield from fetch_all(every(
-        f"SELECT * FROM games WHERE (x_player = ? OR o_player = ?){older}"
-        " ORDER BY created DESC, id DESC LIMIT ?",
-        exact, exact, *after, limit + 1,
+        f"{GAMES} WHERE {mine}{older} ORDER BY games.created DESC, games.id DESC LIMIT ?",
+        *whose, *after, limit + 1,
     ))  # fmt: skip
     more, rows = len(rows) > limit, rows[:limit]
     moves: dict[str, list[MoveRecord]] = {row["id"]: [] for row in rows}
@@ -116,14 +143,14 @@ def player_games(name: str, before: str | None, limit: int) -> Op[PlayerGames | 
         ))):  # fmt: skip
             moves[move["game_id"]].append(move_from_row(move))
     rated = yield from fetch_all(every(
-        "SELECT ended, x_player, x_rating, x_rating_change, o_rating, o_rating_change"
-        " FROM games WHERE (x_player = ? OR o_player = ?) AND status = 'finished'"
+        "SELECT ended, x_player_id, x_rating, x_rating_change, o_rating, o_rating_change"
+        " FROM games WHERE (x_player_id = ? OR o_player_id = ?) AND status = 'finished'"
         " AND x_rating_change IS NOT NULL ORDER BY ended DESC LIMIT ?",
-        exact, exact, RATINGS_KEPT,
+        me, me, RATINGS_KEPT,
     ))  # fmt: skip
     ratings = []
     for row in reversed(rated):  # oldest first
-        side = "x" if row["x_player"] == exact else "o"
+        side = "x" if row["x_player_id"] == me else "o"
         ratings.append((row["ended"], row[f"{side}_rating"] + row[f"{side}_rating_change"]))
     return PlayerGames(
         player=player,
@@ -137,21 +164,24 @@ def player_games(name: str, before: str | None, limit: int) -> Op[PlayerGames | 
 
 
 def insert_game(game: GameRecord) -> Op[None]:
-    """Store a new game; a rated one needs both its players registered."""
-    if game.rated:
-        for seat in (game.x, game.o):
-            if (yield from player_by_name(str(seat.player))) is None:
-                raise StoreError(
-                    f"{seat} is not a registered player and cannot play rated",
-                    code="not_allowed",
-                )
+    """Store a new game, its seats pointing at their players' ids (the names are kept as
+    labels); a rated one needs both its players registered."""
+    ids: list[int | None] = []
+    for seat in (game.x, game.o):
+        row = None if seat.player is None else (yield from player_row_by_name(seat.player))
+        if row is None and game.rated:
+            raise StoreError(
+                f"{seat} is not a registered player and cannot play rated", code="not_allowed"
+            )
+        ids.append(None if row is None else int(row["id"]))
     inserted = yield from run_count(change(
         "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
-        " x_player, x_computer, o_player, o_computer, status, created, listed)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (id) DO NOTHING",
+        " x_player, x_player_id, x_computer, o_player, o_player_id, o_computer, status,"
+        " created, listed)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (id) DO NOTHING",
         game.id, game.variant, *(game.clock or (None, None)), game.rated,
-        game.x.player, game.x.computer_level, game.o.player, game.o.computer_level,
-        game.created, game.listed,
+        game.x.player, ids[0], game.x.computer_level, game.o.player, ids[1],
+        game.o.computer_level, game.created, game.listed,
     ))  # fmt: skip
     if not inserted:
         raise StoreError(f"game {game.id} exists", code="internal")
@@ -203,20 +233,21 @@ def finish_game(
     fence: int | None,
 ) -> Op[GameRecord]:
     """End an active game with ``result`` and write what ``end_game`` makes of it."""
-    game = game_from_row((yield from lock_active_game(dialect, game_id, fence)), ())
-    names = [seat.player for seat in (game.x, game.o) if seat.player is not None]
-    players: dict[str, PlayerRecord] = {}
-    if names:  # seats hold the names as registered
+    locked_game = yield from lock_active_game(dialect, game_id, fence)
+    game = game_from_row(locked_game, ())
+    seated = [locked_game[f"{side}_player_id"] for side in ("x", "o")]  # None: no player
+    players: dict[int, PlayerRecord] = {}
+    ids: dict[str, int] = {}  # a seated player's name (as the rows say) -> their id
+    if any(seated):
+        wanted = sorted({seat for seat in seated if seat is not None})
         locked = yield from fetch_all(every(
-            f"SELECT * FROM players WHERE name IN ({', '.join('?' * len(names))})"
+            f"SELECT * FROM players WHERE id IN ({', '.join('?' * len(wanted))})"
             f" ORDER BY id{dialect.for_update}",
-            *names,
+            *wanted,
         ))  # fmt: skip
-        players = {row["name"]: player_from_row(row) for row in locked}
-    x, o = (
-        None if seat.player is None else players.get(seat.player)
-        for seat in (game.x, game.o)
-    )
+        players = {row["id"]: player_from_row(row) for row in locked}
+        ids = {row["name"]: row["id"] for row in locked}
+    x, o = (None if seat is None else players.get(seat) for seat in seated)
     end = end_game(
         game, x, o, result=result, reason=reason, now=now, winning_line=winning_line
     )
@@ -231,9 +262,9 @@ def finish_game(
     for player in end.players:
         yield change(
             "UPDATE players SET rating = ?, rd = ?, volatility = ?, games = ?,"
-            " rated_games = ?, wins = ?, losses = ?, draws = ?, last_rated = ? WHERE name = ?",
+            " rated_games = ?, wins = ?, losses = ?, draws = ?, last_rated = ? WHERE id = ?",
             player.rating, player.rd, player.volatility, player.games, player.rated_games,
-            player.wins, player.losses, player.draws, player.last_rated, player.name,
+            player.wins, player.losses, player.draws, player.last_rated, ids[player.name],
         )  # fmt: skip
     return (yield from load_game(game_id))
 
@@ -274,7 +305,7 @@ def unfinished_games() -> Op[list[GameRecord]]:
     ))):  # fmt: skip
         moves.setdefault(row["game_id"], []).append(move_from_row(row))
     rows = yield from fetch_all(
-        every("SELECT * FROM games WHERE status = 'active' ORDER BY created, id")
+        every(f"{GAMES} WHERE games.status = 'active' ORDER BY games.created, games.id")
     )
     return [game_from_row(row, moves.get(row["id"], [])) for row in rows]
 
@@ -284,7 +315,7 @@ def unfinished_games() -> Op[list[GameRecord]]:
 
 def load_game(game_id: str) -> Op[GameRecord]:
     """The game with its moves; ``"no_such_game"`` if there is none."""
-    row = yield from fetch_one(one("SELECT * FROM games WHERE id = ?", game_id))
+    row = yield from fetch_one(one(f"{GAMES} WHERE games.id = ?", game_id))
     if row is None:
         raise StoreError(f"no game {game_id}", code="no_such_game")
     moves = yield from fetch_all(

@@ -20,7 +20,8 @@ from engine.puzzles import Puzzle, Step, canonical_key
 from server.errors import StoreError
 from server.game.puzzles import Streak, rate_attempt
 from server.game.ratings import Rating
-from server.store.base import Row, Store, name_key
+from server.store.base import Row, Store
+from server.store.operations import player_row_by_name
 from server.store.query import Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.sql import SQLStore
 
@@ -87,17 +88,14 @@ def _player_of(row: Row | None) -> PuzzlePlayer:
                         Streak(row["streak"], row["best_streak"], row["streak_run"]))
 
 
-def key_of(name: str) -> Op[str]:
-    """The ``name_key`` the player called ``name`` is stored under (looked up as
-    ``operations.player_by_name`` does: the exact name first; two names that fold together
-    since the names' fold changed keep different keys), which the puzzles' rows refer to."""
-    row = yield from fetch_one(one(
-        "SELECT name_key FROM players WHERE name = ? OR name_key = ?"
-        " ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END LIMIT 1",
-        name, name_key(name), name))
+def key_of(name: str) -> Op[int]:
+    """The id of the player called ``name`` (looked up as ``operations.player_by_name``
+    does), which the puzzles' rows refer to: a rename keeps them, and a newcomer who takes
+    a name that was someone's gets none of them."""
+    row = yield from player_row_by_name(name)
     if row is None:
         raise StoreError(f"no player {name}", code="no_such_player")
-    return str(row["name_key"])
+    return int(row["id"])
 
 
 def position_key(puzzle: Puzzle) -> str:
@@ -159,7 +157,7 @@ def nth_easiest(index: int) -> Op[int | None]:
     return None if row is None else int(row["id"])
 
 
-_UNSEEN = "id NOT IN (SELECT puzzle_id FROM puzzle_attempts WHERE name_key = ?)"
+_UNSEEN = "id NOT IN (SELECT puzzle_id FROM puzzle_attempts WHERE player_id = ?)"
 
 
 def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]]]:
@@ -179,16 +177,16 @@ def nearest_unseen(name: str | None, target: float) -> Op[list[tuple[int, float]
 
 def puzzle_player(name: str) -> Op[PuzzlePlayer]:
     key = yield from key_of(name)
-    row = yield from fetch_one(one("SELECT * FROM puzzle_players WHERE name_key = ?", key))
+    row = yield from fetch_one(one("SELECT * FROM puzzle_players WHERE player_id = ?", key))
     return _player_of(row)
 
 
-def _save_player(key: str, player: PuzzlePlayer) -> Op[None]:
+def _save_player(key: int, player: PuzzlePlayer) -> Op[None]:
     r, streak = player.rating, player.streak
     yield change(
-        "INSERT INTO puzzle_players (name_key, rating, rd, volatility, rated, streak,"
+        "INSERT INTO puzzle_players (player_id, rating, rd, volatility, rated, streak,"
         " best_streak, streak_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (name_key) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
+        " ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, rd = excluded.rd,"
         " volatility = excluded.volatility, rated = excluded.rated, streak = excluded.streak,"
         " best_streak = excluded.best_streak, streak_run = excluded.streak_run",
         key, r.rating, r.rd, r.volatility, player.rated, streak.count, streak.best, streak.run,
@@ -215,7 +213,7 @@ def record_attempt(name: str, puzzle_id: int, mode: str, solved: bool, now: floa
     stored = _puzzle_of(row)
     player = yield from puzzle_player(name)
     tried = yield from fetch_one(one(
-        "SELECT 1 AS tried FROM puzzle_attempts WHERE name_key = ? AND puzzle_id = ?",
+        "SELECT 1 AS tried FROM puzzle_attempts WHERE player_id = ? AND puzzle_id = ?",
         key, puzzle_id))
     rated = tried is None and mode != "streak"
     rating = player.rating
@@ -230,7 +228,7 @@ def record_attempt(name: str, puzzle_id: int, mode: str, solved: bool, now: floa
     updated = PuzzlePlayer(rating, player.rated + int(rated), streak)
     yield from _save_player(key, updated)
     yield change(
-        "INSERT INTO puzzle_attempts (name_key, puzzle_id, mode, solved, rated,"
+        "INSERT INTO puzzle_attempts (player_id, puzzle_id, mode, solved, rated,"
         " rating_before, rating_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         key, puzzle_id, mode, solved, rated, player.rating.rating, rating.rating, now)
     return Recorded(updated, rated, player.rating.rating)
@@ -240,7 +238,7 @@ def history(name: str, limit: int) -> Op[list[Attempt]]:
     """``name``'s latest finished tries, newest first."""
     rows = yield from fetch_all(every(
         "SELECT a.*, p.kind, p.moves, p.position FROM puzzle_attempts a"
-        " JOIN puzzles p ON p.id = a.puzzle_id WHERE a.name_key = ?"
+        " JOIN puzzles p ON p.id = a.puzzle_id WHERE a.player_id = ?"
         " ORDER BY a.at DESC, a.id DESC LIMIT ?", (yield from key_of(name)), limit))
     out = []
     for row in rows:

@@ -22,8 +22,8 @@ from dataclasses import asdict
 from typing import Any, cast
 
 from server.errors import StoreError
-from server.store.base import name_key
-from server.store.puzzle_schema import PUZZLES_MIGRATION
+from server.store.base import DELETED_NAME, name_key
+from server.store.puzzle_schema import PUZZLES_BY_ID, PUZZLES_MIGRATION
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
 
 
@@ -94,6 +94,50 @@ def refold_separators() -> Op[None]:
     """``refold_names`` once names fold their separators away (``alice_`` is ``alice``), with
     the players' puzzle rows moved to their new keys."""
     return (yield from refold_names(PUZZLE_ROWS))
+
+
+CLOCK_SLACK = 60.0
+"""Seconds a report may seem to predate its player by (two machines' clocks) when reports
+written by name are attached to ids (``attach_reports``)."""
+
+
+def detach_deleted_names() -> Op[None]:
+    """Attach nobody to the games of players deleted before tombstones: they were renamed
+    ``deleted-<id>``, a name anyone could then register; whoever did is not the deleted
+    player, and gets none of them. (A rename used to rename a player's games too, so every
+    other name in a game is its player's name today.)"""
+    rows = yield from fetch_all(every("SELECT id, name FROM players"))
+    for row in rows:
+        if DELETED_NAME.fullmatch(row["name"]) is None:
+            continue
+        for column in ("x_player_id", "o_player_id"):
+            yield change(f"UPDATE games SET {column} = NULL WHERE {column} = ?", row["id"])
+
+
+def attach_reports() -> Op[None]:
+    """Point each report at the ids of the players it names, as they were named when it was
+    filed: a rename (each is in the audit log) left reports under the old name, which a
+    newcomer could then take. A name is followed through the renames made after the report
+    to the player who holds it now; a report whose player cannot be found so (deleted, or
+    the name's holder registered after the report) stays attached to nobody."""
+    renames = yield from fetch_all(every(
+        "SELECT at, target, detail FROM audit WHERE action = 'rename' ORDER BY at, id"))
+    players = {row["name"]: row for row in (yield from fetch_all(every(
+        "SELECT id, name, created FROM players")))}
+    for report in (yield from fetch_all(every(
+            "SELECT id, at, reporter, reported FROM reports ORDER BY id"))):
+        ids: list[int | None] = []
+        for name in (report["reporter"], report["reported"]):
+            for renamed in renames:
+                if renamed["at"] >= report["at"] and renamed["target"] == name:
+                    name = renamed["detail"]
+            holder = players.get(name)
+            ids.append(holder["id"] if holder is not None
+                       and DELETED_NAME.fullmatch(name) is None
+                       and holder["created"] <= report["at"] + CLOCK_SLACK else None)
+        if ids != [None, None]:
+            yield change("UPDATE reports SET reporter_id = ?, reported_id = ? WHERE id = ?",
+                         *ids, report["id"])
 
 
 Step = str | Callable[[], Op[None]]
@@ -233,6 +277,23 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     PUZZLES_MIGRATION,  # server/store/puzzle_schema.py: puzzles, puzzle_players, puzzle_attempts
     (  # names fold their separators away (issue 36): "alice_" and "a-l-i-c-e" are "alice"
         refold_separators,
+    ),
+    (  # a player is an id, a name is a label (issue 36): games, reports and puzzle records
+       # point at players.id; a deleted player's row stays as a tombstone (``deleted``)
+        "ALTER TABLE players ADD COLUMN deleted {real}",
+        "ALTER TABLE games ADD COLUMN x_player_id {big_integer}",
+        "ALTER TABLE games ADD COLUMN o_player_id {big_integer}",
+        "UPDATE games SET x_player_id = (SELECT id FROM players WHERE name = games.x_player)",
+        "UPDATE games SET o_player_id = (SELECT id FROM players WHERE name = games.o_player)",
+        "DROP INDEX games_by_x_player",
+        "DROP INDEX games_by_o_player",
+        "CREATE INDEX games_by_x_player_id ON games (x_player_id, created)",
+        "CREATE INDEX games_by_o_player_id ON games (o_player_id, created)",
+        detach_deleted_names,
+        "ALTER TABLE reports ADD COLUMN reporter_id {big_integer}",
+        "ALTER TABLE reports ADD COLUMN reported_id {big_integer}",
+        attach_reports,
+        *PUZZLES_BY_ID,
     ),
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""

@@ -78,10 +78,12 @@ class SQLStore(SQLAccounts, LeverStore):
         return await self._read(operations.best_players(limit, min_rated_games, active_since))
 
     async def player_games(
-        self, name: str, before: str | None = None, limit: int = 20
+        self, name: str, before: str | None = None, limit: int = 20,
+        viewer: str | None = None,
     ) -> PlayerGames | None:
         """The player and a page of their games, newest first (``Store.player_games``)."""
-        return await self._read(operations.player_games(name, before, limit), snapshot=True)
+        return await self._read(operations.player_games(name, before, limit, viewer),
+                                snapshot=True)
 
     # Games.
 

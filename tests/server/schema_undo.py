@@ -4,19 +4,38 @@ newest first, and forgets them in ``qubic_schema``.
 
 ``UNDO`` holds, for each version after the first two, the statements that undo it (one entry
 a version: a migration appended to ``server.store.schema.MIGRATIONS`` needs its entry here,
-and ``test_every_version_can_be_undone`` says so)."""
+and ``test_every_version_can_be_undone`` says so), its column types written as the schema
+writes them (``{real}``, ...)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from test_store import raw
 
-from server.store.schema import MIGRATIONS, refold_separators
+from server.store.factory import is_postgres_url
+from server.store.puzzle_schema import PUZZLES_MIGRATION
+from server.store.query import POSTGRES, SQLITE
+from server.store.schema import MIGRATIONS, attach_reports, refold_separators
 
 SEPARATORS_VERSION = next(
     i + 1 for i, steps in enumerate(MIGRATIONS) if refold_separators in steps)
 """The schema version that refolds names' keys once separators fold away."""
 
+IDS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if attach_reports in steps)
+"""The schema version whose records point at players' ids, not their names."""
+
 UNDO: dict[int, tuple[str, ...]] = {
+    IDS_VERSION: (  # players by id: the puzzle tables by name_key again (emptied), no ids
+        "DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players",
+        *PUZZLES_MIGRATION[2:],
+        "DROP INDEX games_by_x_player_id", "DROP INDEX games_by_o_player_id",
+        "CREATE INDEX games_by_x_player ON games (x_player, created)",
+        "CREATE INDEX games_by_o_player ON games (o_player, created)",
+        "ALTER TABLE games DROP COLUMN x_player_id", "ALTER TABLE games DROP COLUMN o_player_id",
+        "ALTER TABLE reports DROP COLUMN reporter_id",
+        "ALTER TABLE reports DROP COLUMN reported_id",
+        "ALTER TABLE players DROP COLUMN deleted"),
     SEPARATORS_VERSION: (),  # names' keys refolded: the keys stay as they are
     7: ("DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players", "DROP TABLE puzzles"),
     6: ("DROP TABLE control", "DROP TABLE reports", "DROP TABLE audit", "DROP TABLE sanctions",
@@ -34,8 +53,9 @@ UNDO: dict[int, tuple[str, ...]] = {
 
 async def rewind(database: str, version: int) -> None:
     """Undo the schema's versions after ``version`` (their rows' data as far as UNDO says)."""
+    types = asdict(POSTGRES if is_postgres_url(database) else SQLITE)
     for undone in sorted(UNDO, reverse=True):
         if undone > version:
             for statement in UNDO[undone]:
-                await raw(database, statement)
+                await raw(database, statement.format(**types))
     await raw(database, f"DELETE FROM qubic_schema WHERE version > {version}")

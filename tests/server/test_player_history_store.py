@@ -41,10 +41,11 @@ async def raw(database: str, *statements: str) -> None:
 
 
 async def played(store: Store, x: Seat, o: Seat, at: float, result: str | None = "1-0",
-                 rated: bool = True) -> str:
+                 rated: bool = True, listed: bool = False) -> str:
     """A game between ``x`` and ``o`` started at ``at``, with three moves, ended with
     ``result`` at ``at + 1`` (None: still going)."""
-    game = await store.create_game(variant="4x4", x=x, o=o, clock=None, rated=rated, now=at)
+    game = await store.create_game(variant="4x4", x=x, o=o, clock=None, rated=rated, now=at,
+                                   listed=listed)
     for ply, cell in enumerate((0, 4, 1), start=1):
         await store.record_move(game.id, MoveRecord(ply, cell, None, None, at))
     if result is not None:
@@ -59,7 +60,7 @@ async def test_a_players_games_come_newest_first_a_page_at_a_time(store: Store) 
     computer = await played(store, Seat.computer(3), ALICE, 20.0, "0-1", rated=False)
     await played(store, BOB, CARL, 25.0)  # not Alice's
     third = await played(store, BOB, ALICE, 30.0, "1/2-1/2")
-    going = await played(store, ALICE, CARL, 40.0, None)
+    going = await played(store, ALICE, CARL, 40.0, None, listed=True)
     page = await store.player_games("ALICE", limit=2)  # any case finds her
     assert page is not None and page.player.name == "Alice" and page.more
     assert [game.id for game in page.games] == [going, third]
