@@ -4,7 +4,8 @@ event only at exactly one more than it holds; on a gap a catch-up, `watch` with 
 two catch-ups that leave the gap open, the full game), with the chat applied whatever the
 version and kept once by `line`. Two players, a spectator and a moderator chat in both chats
 while the game is played; no one may meet a gap, and the spectator who drops and comes back
-closes its catch-up in one round."""
+closes its catch-up in one round. One server here; the three-node cluster in
+test_cluster_chat_versions.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import contextlib
 from typing import Any
 
 import websockets
-from conftest import Client, Server, start_private_game
+from conftest import Client, ClusterServer, Server, start_private_game
 from test_levers import connected_moderator
 
 CATCH_UPS = 2  # catch-ups in a row that leave a gap before the full game is asked for
@@ -116,7 +117,13 @@ async def settled(followers: list[Follower], check: Any) -> None:
 async def test_chat_in_both_chats_while_playing_leaves_every_client_without_a_gap(
     server: Server,
 ) -> None:
-    mod_client = await connected_moderator(server)
+    await chat_while_playing(server, await connected_moderator(server))
+
+
+async def chat_while_playing(server: Server | ClusterServer, mod_client: Client) -> None:
+    """Ann and Bob play a private game watched by Carl and the moderator ``mod_client``; all
+    four chat while they play, Carl drops and comes back, a line is removed: every client,
+    following the rule, ends with the game's state, no gap met, no `watch` but Carl's."""
     ann, bob = await server.client("ann"), await server.client("bob")
     game = await start_private_game(server, ann, bob)
     carl = await server.client("carl")
