@@ -385,6 +385,12 @@ def test_every_receivers_stream_is_gap_free_with_both_chats_and_any_catch_up_clo
     deliver(room.offer_draw(ANN, 6.0))
     deliver(room.chat(ANN, "a draw?", 6.5))
     deliver(room.decline_draw(BOB, 7.0))
+    # presence reaches everyone but the player it is about, who has the game closed when it
+    # leaves, and has it again through its catch-up when it comes back: no gap either
+    del receivers[BOB]
+    deliver(room.leave(BOB, 8.0))
+    receivers[BOB] = False
+    deliver(room.join(BOB, "Bob", 9.0, since=held[BOB]))
     said = [line.line for line in room._chat]
     assert sorted(said) == said and len(set(said)) == len(said)  # one count, never reused
     assert all(version == room.version for version in held.values())
@@ -405,7 +411,8 @@ def test_every_receivers_stream_is_gap_free_with_both_chats_and_any_catch_up_clo
     # before the second move, and the removal of a line the client may hold
     caught = [e.message for e in room.catch_up(ANN, 1, 8.0)]
     assert [type(m).__name__ for m in caught] == \
-        ["ChatLine", "MovePlayed", "ChatRemoved", "Offer", "ChatLine", "Offer"]
+        ["ChatLine", "MovePlayed", "ChatRemoved", "Offer", "ChatLine", "Offer", "Presence",
+         "Presence"]
     assert [m.text for m in caught if isinstance(m, ChatLine)] == ["good luck", "a draw?"]
 
 
