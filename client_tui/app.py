@@ -366,8 +366,8 @@ class QubicApp(ServerMessages):
         self.send(LobbySub())
         if event.reconnected:
             self.notify("Reconnected.", timeout=3)
-            for game_id, model in self.games.items():
-                self.send(Watch(game=game_id, since=model.version))
+            for model in self.games.values():
+                self.send(model.reconnected())
         else:
             self.show_lobby()
             for game_id in welcome.games:

@@ -1,9 +1,12 @@
 """The client's state as plain objects: one game, the lobby and the session. No Textual here.
 
 A ``GameModel`` starts from the server's ``game`` message and applies the game's versioned
-events in order (``apply`` says when one is missing, so the app resyncs with
-``watch{since}``). It also answers what the screens ask: whose turn, the clocks at a moment,
-the open threats, and which position is shown while stepping through the moves.
+events in order, and its chat lines whatever the version, each ``line`` once. On a gap
+(``apply`` says ``GAP``) ``resync`` gives the one request that brings it up to date: a
+catch-up (``watch{since}``), or after ``CATCH_UPS`` catch-ups in a row that left a gap open,
+the full game (docs/protocol.md, *Versions and catch-up*). It also answers what the screens
+ask: whose turn, the clocks at a moment, the open threats, and which position is shown while
+stepping through the moves.
 """
 
 from __future__ import annotations
@@ -41,10 +44,12 @@ from server.protocol import (
     SeekInfo,
     Suggestion,
     TakenBack,
+    Watch,
 )
 
 SIDES: tuple[Colour, Colour] = ("x", "o")
 CHAT_KEPT = 200
+CATCH_UPS = 2  # catch-ups in a row that leave a gap open before the full game is asked for
 GameEvent = (
     MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
     | Suggestion | Rematched | ChatRemoved
@@ -93,6 +98,9 @@ class GameModel:
     claim_at: dict[Colour, float] = field(default_factory=dict)  # when a claim becomes possible
     view_ply: int | None = None  # the ply shown while stepping through moves; None: live
     suggestion: Suggestion | None = None  # the engine's hint for the live position
+    asked: Watch | None = None  # the request of ``resync`` on its way, until its answer
+    ahead: int = 0  # the highest version heard that could not be applied (a gap)
+    failed: int = 0  # catch-ups in a row whose answer left a gap open
 
     @classmethod
     def from_state(cls, state: GameState, now: float) -> GameModel:
@@ -135,16 +143,27 @@ class GameModel:
                 return Applied.IGNORED  # asked for a position that is gone
             self.suggestion = event
             return Applied.CHANGED
+        if isinstance(event, ChatLine):  # unversioned: each line once, in its place
+            if any(line.line == event.line for line in self.chat):
+                return Applied.IGNORED
+            self.chat = sorted([*self.chat, event], key=lambda said: said.line)[-CHAT_KEPT:]
+            return Applied.CHANGED
+        if isinstance(event, ChatRemoved):  # a moderator took the line out
+            kept = [line for line in self.chat if line.line != event.line]
+            if len(kept) == len(self.chat):
+                return Applied.IGNORED
+            self.chat = kept
+            return Applied.CHANGED
         if isinstance(event, Presence) and event.version <= self.version:
             self._presence(event, now)  # a catch-up's current presence carries no new version
             return Applied.CHANGED
         if event.version <= self.version:
             return Applied.IGNORED
         if event.version > self.version + 1:
-            return Applied.GAP
+            return self._gap(event.version)
         if isinstance(event, MovePlayed):
             if event.ply != self.board.ply + 1:
-                return Applied.GAP
+                return self._gap(event.version)
             self.board.push(event.cell)
             self.draw_offer = None
             self._new_position(event.clocks, now)
@@ -178,12 +197,50 @@ class GameModel:
             self._presence(event, now)
         elif isinstance(event, Rematched):
             self.rematch_game = event.rematch
-        elif isinstance(event, ChatRemoved):  # a moderator took the line out
-            self.chat = [line for line in self.chat if line.version != event.line]
-        else:
-            self.chat = [*self.chat, event][-CHAT_KEPT:]
         self.version = event.version
         return Applied.CHANGED
+
+    # -- catching up -----------------------------------------------------------------------
+
+    def resync(self) -> Watch | None:
+        """The request that brings this game up to date, to send now: a catch-up from the
+        version held, or the full game after ``CATCH_UPS`` catch-ups in a row that left a
+        gap open; None while one is on its way (one at a time)."""
+        if self.asked is not None:
+            return None
+        full = self.failed >= CATCH_UPS
+        self.asked = Watch(game=self.id) if full else Watch(game=self.id, since=self.version)
+        return self.asked
+
+    def caught_up(self, request: Watch) -> Watch | None:
+        """The ``ack`` of ``request`` came (its catch-up is complete): if the gap is still
+        open, the next request to send (``resync``'s)."""
+        if request is not self.asked:
+            return None  # not this model's (a full game has replaced it since)
+        self.asked = None
+        if self.version >= self.ahead:
+            self.failed = 0
+            return None
+        self.failed += 1
+        return self.resync()
+
+    def refused(self, request: Watch) -> None:
+        """``request`` was refused: the next gap asks again (counted as a catch-up that
+        left it open), not this error: an error never makes the client send."""
+        if request is self.asked:
+            self.asked = None
+            self.failed += 1
+
+    def reconnected(self) -> Watch:
+        """The link is new: what was on its way is lost; the request that catches up."""
+        self.asked = None
+        request = self.resync()
+        assert request is not None
+        return request
+
+    def _gap(self, version: int) -> Applied:
+        self.ahead = max(self.ahead, version)
+        return Applied.GAP
 
     def _presence(self, event: Presence, now: float) -> None:
         index = SIDES.index(event.side)

@@ -159,7 +159,9 @@ class ServerMessages(App[None]):
                         timeout=max(10.0, message.restart_in or 0.0))
         else:  # ack, pong, welcome
             request = self._requests.pop(getattr(message, "ref", None) or 0, None)
-            if isinstance(request, ChallengeCancel):
+            if isinstance(request, Watch):
+                self._caught_up(request)
+            elif isinstance(request, ChallengeCancel):
                 self.session.challenges_out.pop(request.challenge, None)
             elif isinstance(request, CancelSeek):
                 self.session.my_seek = None
@@ -233,8 +235,10 @@ class ServerMessages(App[None]):
             game = getattr(request, "game", None)
             model = self.games.get(game) if game else None
             if model is not None:
-                self.send(Watch(game=model.id, since=model.version))
+                self._resync(model)
                 return
+        if isinstance(request, Watch) and request.game in self.games:
+            self.games[request.game].refused(request)
         if error.code == "no_such_game" and isinstance(request, Watch):
             self.games.pop(request.game, None)
         if error.code == "not_queued":
@@ -292,13 +296,27 @@ class ServerMessages(App[None]):
             return
         self.push_screen(GameScreen(model, self.clock, self.settings))
 
+    def _resync(self, model: GameModel) -> None:
+        """Ask for what brings ``model`` up to date, unless a request for it is on its way."""
+        request = model.resync()
+        if request is not None:
+            self.send(request, quiet=True)
+
+    def _caught_up(self, request: Watch) -> None:
+        """A ``watch`` is answered by its ``ack``: a catch-up complete. One that left the gap
+        open asks again, at most ``CATCH_UPS`` times before the full game."""
+        model = self.games.get(request.game)
+        again = None if model is None else model.caught_up(request)
+        if again is not None:
+            self.send(again, quiet=True)
+
     def _game_event(self, event: GameEvent, now: float) -> None:
         model = self.games.get(event.game)
         if model is None:
             return
         applied = model.apply(event, now)
         if applied is Applied.GAP:
-            self.send(Watch(game=model.id, since=model.version))
+            self._resync(model)
             return
         if applied is Applied.IGNORED:
             return

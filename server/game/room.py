@@ -3,9 +3,10 @@
 A ``GameRoom`` is a reducer in the style of lila-ws's ``RoomActor``: every method takes the
 acting player's id and the time ``now`` (monotonic seconds, passed in) and returns a list of
 ``Outbound`` messages for the app to deliver, or raises ``RoomError`` with a stable code. It
-never awaits, sleeps or reads a clock. Each event that changes the game carries the room's
-``version`` and is kept in a short history, so a client that reconnects at version ``v``
-replays ``since(v)`` or, when that is too old, takes a fresh ``snapshot``.
+never awaits, sleeps or reads a clock. Each event that changes the game for everyone in it
+carries the room's ``version`` and is kept in a short history, so a client that reconnects at
+version ``v`` replays ``since(v)`` or, when that is too old, takes a fresh ``snapshot``. The
+two chats each reach part of the room and take no version (``room_state`` says why).
 
 The app's duties: deliver the messages (after persisting moves and the end), call
 ``check_flag`` when ``flag_at()`` comes, tell the room about presence (``join``/``leave``), fill
@@ -166,6 +167,9 @@ class GameRoom(RoomState):
         self._presence = list(decided._presence)
         self.spectators = dict(decided.spectators)
         self._chat = decided._chat
+        self._lines = decided._lines
+        self._asides = decided._asides
+        self._asides_from = decided._asides_from
         self.version = max(self.version, decided.version)
         self._known_from = self.version + 1  # a catch-up from before gets the whole state
 
@@ -289,33 +293,31 @@ class GameRoom(RoomState):
             raise RoomError("spectators' chat is off on this server",
                             ErrorCode.SPECTATOR_CHAT_OFF)
         name = self.seats[side].name if side is not None else self.spectators[player]
+        self._lines += 1
         line = ChatLine(
             game=self.id,
             name=name,
             side=None if side is None else COLOURS[side],
             text=text,
-            version=self._next_version(),
+            line=self._lines,
         )
         self._chat.append(line)
-        audience = Audience.SPECTATORS if side is None else Audience.SEATS
-        return [self._keep(line, audience, players=self._seated())]
+        return [self._aside(line, players=side is not None)]
 
     # -- the host's levers (server.node.control) -------------------------------------------
 
     def remove_chat(self, line: int, now: float) -> list[Outbound]:
-        """Take the chat line of version ``line`` out of the game's chat and history, so a
-        snapshot or catch-up never shows it again, and tell its chat (the players' or the
-        spectators') to remove it."""
-        said = next((said for said in self._chat if said.version == line), None)
+        """Take the chat line numbered ``line`` out of the game's chat, so a snapshot or
+        catch-up never shows it again, and tell its chat (the players' or the spectators')
+        to remove it."""
+        said = next((said for said in self._chat if said.line == line), None)
         if said is None:
             raise RoomError(f"no chat line {line} in game {self.id}", ErrorCode.NOT_ALLOWED)
         self._chat.remove(said)
-        history = [e for e in self._history if not (isinstance(e, ChatLine) and e.version == line)]
-        self._history.clear()
-        self._history.extend(history)
-        removed = ChatRemoved(game=self.id, line=line, version=self._next_version())
-        audience = Audience.SPECTATORS if said.side is None else Audience.SEATS
-        return [self._keep(removed, audience, players=self._seated())]
+        kept = [aside for aside in self._asides if aside.event is not said]
+        self._asides.clear()
+        self._asides.extend(kept)
+        return [self._aside(ChatRemoved(game=self.id, line=line), players=said.side is not None)]
 
     def end_by_host(self, result: str, now: float) -> list[Outbound]:
         """End the game as the host decides: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` (called

@@ -1,6 +1,12 @@
 """A game room's state and what it shows: seats, board, clock, presence, and the versioned
 events and snapshots built from them.
 
+A version counts only what every receiver of the game's events receives (DESIGN.md's first
+invariant): moves, the end, offers, presence, takebacks, the rematch. The two chats each reach
+part of the room, so their lines and removals take no version: a line has its own number
+(``ChatLine.line``, one count for both chats) and is kept as an ``Aside`` with the version it
+was said at, which puts it in its place among the versioned events of a catch-up.
+
 ``RoomState`` is the read side of ``server.game.room.GameRoom`` (as python-chess's ``Board``
 builds on ``BaseBoard``): it holds what a room is and answers queries (``snapshot``,
 ``since``, ``catch_up``, ``flag_at`` ...) without changing the game; ``GameRoom`` adds the
@@ -44,9 +50,7 @@ DEFAULT_GRACE = GRACE
 HISTORY_SIZE = 64
 CHAT_KEPT = 50
 RESULTS = {X: "1-0", O: "0-1", None: "1/2-1/2"}
-Versioned = (
-    MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ChatRemoved | Rematched
-)
+Versioned = MovePlayed | GameEnd | Offer | Presence | TakenBack | Rematched
 
 
 class Audience(enum.Enum):
@@ -68,6 +72,16 @@ class Outbound:
     audience: Audience = Audience.ROOM
     player: PlayerId | None = None
     players: tuple[PlayerId, ...] = ()  # the seated players, for SEATS and SPECTATORS
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """An unversioned event for one of the two chats (a line, or its removal), kept with the
+    game's version when it happened (``at``: after the event of that version)."""
+
+    at: int
+    event: ChatLine | ChatRemoved
+    players: bool  # of the players' chat (else the spectators')
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +139,9 @@ class RoomState:
         self._history: deque[Versioned] = deque(maxlen=HISTORY_SIZE)
         self._known_from = 0  # the oldest version ``since`` can answer
         self._chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)
+        self._lines = 0  # the chat lines numbered so far (both chats)
+        self._asides: deque[Aside] = deque(maxlen=HISTORY_SIZE)
+        self._asides_from = 0  # the oldest ``since`` whose chat is all in ``_asides``
         self.spectator_chat = True  # spectators may chat among themselves (the host's choice)
 
     # -- queries ---------------------------------------------------------------------------
@@ -215,7 +232,8 @@ class RoomState:
             rematch=[COLOURS[s] for s in sorted(self.rematch)],
             end=self.end,
             spectators=len(self.spectators),
-            chat=[line for line in self._chat if self._hears(line, side, moderator)],
+            chat=[line for line in self._chat
+                  if self._hears(line.side is not None, side, moderator)],
             spectator_chat=self.spectator_chat,
             rematch_game=self.rematch_game,
         )
@@ -231,21 +249,27 @@ class RoomState:
         """What ``player`` needs to be current: the missed events, else a full snapshot
         (a ``moderator`` watching hears both chats).
 
-        A replayed ``presence`` that is still the side's latest, with that side still away,
-        says how long it is *now* until a claim (its ``claim_in`` is of the replay's time)."""
-        missed = None if version is None else self.since(version)
+        The missed events are the versioned ones after ``version`` and, each in its place
+        among them, what was said in ``player``'s chat from ``version`` on (a line said
+        just after the event ``version`` may not have reached it), with the removals of lines
+        (a removed line itself is never replayed). A replayed ``presence`` that is still the
+        side's latest, with that side still away, says how long it is *now* until a claim
+        (its ``claim_in`` is of the replay's time)."""
+        missed = None if version is None or version < self._asides_from else self.since(version)
         if missed is None:
             return [Outbound(self.snapshot(player, now, moderator), Audience.PLAYER, player)]
+        assert version is not None
         side = self.side_of(player)
-        missed = [e for e in missed
-                  if not isinstance(e, ChatLine) or self._hears(e, side, moderator)]
         latest = {event.side: event for event in missed if isinstance(event, Presence)}
-        replayed = [
-            self._presence_event(COLOURS.index(e.side), now, e.version)
-            if isinstance(e, Presence) and latest[e.side] is e and not e.online else e
+        replayed: list[tuple[tuple[int, int], ServerMessage]] = [
+            ((e.version, 0), self._presence_event(COLOURS.index(e.side), now, e.version)
+             if isinstance(e, Presence) and latest[e.side] is e and not e.online else e)
             for e in missed
         ]
-        return [Outbound(m, Audience.PLAYER, player) for m in replayed]
+        replayed += [((aside.at, 1), aside.event) for aside in self._asides
+                     if aside.at >= version and self._hears(aside.players, side, moderator)]
+        replayed.sort(key=lambda keyed: keyed[0])  # stable: the chat in the order it was said
+        return [Outbound(message, Audience.PLAYER, player) for _, message in replayed]
 
     def last_move_record(self, at: float) -> MoveRecord:
         """The store's record of the latest move, with the clocks left after it."""
@@ -269,11 +293,12 @@ class RoomState:
         raise RoomError("you are not seated in this game", ErrorCode.NOT_SEATED)
 
     @staticmethod
-    def _hears(line: ChatLine, side: int | None, moderator: bool = False) -> bool:
-        """Whether a receiver seated on ``side`` (None: a spectator) is shown ``line``: the
-        players' chat is the players', the spectators' chat the spectators'; a moderator
-        watching (not seated) hears both, so that a line of either can be removed."""
-        return (line.side is None) == (side is None) or (moderator and side is None)
+    def _hears(players_chat: bool, side: int | None, moderator: bool = False) -> bool:
+        """Whether a receiver seated on ``side`` (None: a spectator) is shown a line of the
+        players' chat (``players_chat``) or of the spectators': the players' chat is the
+        players', the spectators' chat the spectators'; a moderator watching (not seated)
+        hears both, so that a line of either can be removed."""
+        return players_chat == (side is not None) or (moderator and side is None)
 
     def _seated(self) -> tuple[PlayerId, PlayerId]:
         return self.seats[X].player, self.seats[O].player
@@ -332,6 +357,16 @@ class RoomState:
     def _next_version(self) -> int:
         self.version += 1
         return self.version
+
+    def _aside(self, event: ChatLine | ChatRemoved, players: bool) -> Outbound:
+        """Keep an event of one chat (unversioned) for catch-ups, at the current version, and
+        address it to that chat: the players (and the moderators watching), or the
+        spectators."""
+        if len(self._asides) == self._asides.maxlen:
+            self._asides_from = self._asides[0].at + 1
+        self._asides.append(Aside(self.version, event, players))
+        audience = Audience.SEATS if players else Audience.SPECTATORS
+        return Outbound(event, audience, players=self._seated())
 
     def _keep(
         self, event: Versioned, audience: Audience = Audience.ROOM, player: PlayerId | None = None,

@@ -107,7 +107,7 @@ class DropDevices(_Action, tag="drop_devices"):
 
 
 class RemoveChatLine(_Action, tag="remove_chat"):
-    """Take the chat line of version ``line`` out of the game: its holder does."""
+    """Take the chat line numbered ``line`` out of the game: its holder does."""
 
     game: str
     line: int

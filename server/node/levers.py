@@ -168,7 +168,7 @@ async def announce(store: Store, actor: str, text: str) -> None:
 
 
 async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "") -> None:
-    """Take the chat line of version ``line`` out of ``game`` (its node does)."""
+    """Take the chat line numbered ``line`` out of ``game`` (its node does)."""
     await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"),
                       control=encode_action(RemoveChatLine(game=game, line=line)))
 

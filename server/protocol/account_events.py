@@ -40,10 +40,10 @@ class Devices(_Event, tag="devices"):
 
 
 class ChatRemoved(_GameEvent, tag="chat_removed"):
-    """A moderator took the chat line of version ``line`` out of the game: remove it."""
+    """A moderator took the chat line ``line`` out of the game: remove it (not versioned,
+    as the ``chat`` it removes)."""
 
     line: int
-    version: int
 
 
 class ReportInfo(_Value):

@@ -136,7 +136,8 @@ class ResolveReport(_Moderation, tag="resolve_report"):
 
 
 class RemoveChat(_Moderation, tag="remove_chat"):
-    """Moderators: take the chat line of version ``line`` out of the game, on every screen."""
+    """Moderators: take the chat line ``line`` (its ``chat``'s number) out of the game, on
+    every screen."""
 
     game: GameId
     line: Version

@@ -272,12 +272,14 @@ class Presence(_GameEvent, tag="presence"):
 
 class ChatLine(_GameEvent, tag="chat"):
     """A line of the players' chat (``side`` is the speaker's), which only the two players
-    see, or of the spectators' chat (``side`` null), which only spectators see."""
+    see, or of the spectators' chat (``side`` null), which only spectators see. Not versioned
+    (each chat reaches only part of the room): ``line`` numbers the game's lines of both
+    chats, one count, never reused, so a client keeps each line once."""
 
     name: str
     side: Colour | None  # None: a spectator
     text: str
-    version: int
+    line: int
 
 
 class TakenBack(_GameEvent, tag="takeback"):

@@ -63,7 +63,7 @@ def game(x: str = "ann", o: str = "bob", chat: tuple[str, ...] = ("good luck", "
         seats=[SeatInfo(name=x, rating=1500), SeatInfo(name=o, rating=1612)],
         moves=moves, clocks=Clocks(x=241_300, o=187_900, running="o"), status="playing",
         version=11, you="x",
-        chat=[ChatLine(game="g1", name=[x, o][i % 2], side="xo"[i % 2], text=text, version=i)
+        chat=[ChatLine(game="g1", name=[x, o][i % 2], side="xo"[i % 2], text=text, line=i)
               for i, text in enumerate(chat, start=1)],
     )
 

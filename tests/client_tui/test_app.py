@@ -22,6 +22,7 @@ from client_tui.widgets.board import BoardWidget
 from client_tui.widgets.game_info import GameInfo
 from engine import O, X, format_cell, parse_cell
 from server.http.app import RunningServer
+from server.protocol import Ack, ChatLine, ClientMessage, GameState, MovePlayed, SeatInfo, Watch
 
 SIZE = (100, 30)
 
@@ -293,3 +294,37 @@ async def test_the_smaller_boards(server: RunningServer, tmp_path: Path) -> None
             await pilot.press("r", "y")
             await until(pilot, lambda: game_of(app).over, "the resignation")
             await pilot.press("escape")
+
+
+async def test_a_gap_that_catch_ups_cannot_close_loads_the_full_game(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    """The versioning rule with a bound, as the app sends it: one catch-up at a time, and
+    after two whose ack leaves the gap open the full game; never a frame per event."""
+    ann = client(server, "ann", tmp_path)
+    async with ann.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: in_lobby(ann), "the lobby")
+        assert ann.link is not None
+        sent: list[ClientMessage] = []  # the `watch` requests the app sends
+        ann.link.send = lambda request: (  # type: ignore[method-assign]
+            isinstance(request, Watch) and sent.append(request)) or True
+        seats = [SeatInfo(name="ann", rating=1500), SeatInfo(name="bob", rating=1500)]
+        ann._received(GameState(id="g1", variant="4x4x4", clock=None, rated=False, seats=seats,
+                                moves=[0], clocks=None, status="playing", version=1, you="o"))
+        await pilot.pause()
+
+        def moved(ply: int, version: int) -> MovePlayed:
+            return MovePlayed(game="g1", ply=ply, cell=ply, notation="", side="xo"[(ply - 1) % 2],
+                              clocks=None, version=version)
+
+        for version in range(3, 13):  # ten events after a gap: one request
+            ann._received(moved(version, version))
+        ann._received(ChatLine(game="g1", name="bob", side="x", text="hi", line=1))
+        assert [(type(r), getattr(r, "since", None)) for r in sent] == [(Watch, 1)]
+        ann._received(Ack(ref=sent[0].id))  # its catch-up brought nothing
+        assert [getattr(r, "since", "-") for r in sent] == [1, 1]
+        ann._received(Ack(ref=sent[1].id))
+        assert [getattr(r, "since", "-") for r in sent] == [1, 1, None]  # the full game
+        ann._received(Ack(ref=sent[1].id))
+        assert len(sent) == 3
+        assert [line.text for line in ann.games["g1"].chat] == ["hi"]

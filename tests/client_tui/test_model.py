@@ -79,30 +79,97 @@ def test_offers_chat_presence_and_the_end() -> None:
     model = GameModel.from_state(state([0, 1]), now=0.0)
     model.apply(Offer(game="g1", kind="draw", by="o", version=1), 0.0)
     assert model.draw_offer == "o"
-    model.apply(ChatLine(game="g1", name="bob", side="o", text="hi", version=2), 0.0)
-    assert [line.text for line in model.chat] == ["hi"]
-    model.apply(Presence(game="g1", version=3, side="o", online=False, claim_in=60.0), 10.0)
+    model.apply(ChatLine(game="g1", name="bob", side="o", text="hi", line=1), 0.0)
+    assert [line.text for line in model.chat] == ["hi"] and model.version == 1
+    model.apply(Presence(game="g1", version=2, side="o", online=False, claim_in=60.0), 10.0)
     assert not model.seat("o").online
     assert model.claim_in("o", 40.0) == 30.0 and not model.can_claim(40.0)
     assert model.can_claim(70.0)
-    model.apply(Presence(game="g1", version=3, side="o", online=True), 71.0)  # catch-up: same v
-    assert model.seat("o").online and not model.can_claim(72.0) and model.version == 3
-    model.apply(move(3, 2, 4), 72.0)
+    model.apply(Presence(game="g1", version=2, side="o", online=True), 71.0)  # catch-up: same v
+    assert model.seat("o").online and not model.can_claim(72.0) and model.version == 2
+    model.apply(move(3, 2, 3), 72.0)
     assert model.draw_offer is None  # a move withdraws the offer
-    model.apply(GameEnd(game="g1", version=5, result="0-1", reason="resign", winner="o",
+    model.apply(GameEnd(game="g1", version=4, result="0-1", reason="resign", winner="o",
                         rating_change=RatingChange(x=-8, o=8)), 73.0)
     assert model.over and not model.my_turn
     assert describe_end(model) == "You lose 0-1 · resignation · rating -8"
-    model.apply(Offer(game="g1", kind="rematch", by="o", version=6), 74.0)
+    model.apply(Offer(game="g1", kind="rematch", by="o", version=5), 74.0)
     assert model.rematch == {"o"}
 
 
 def test_a_chat_line_removed_by_a_moderator_leaves_the_chat() -> None:
     model = GameModel.from_state(state(), now=0.0)
-    for version, text in ((1, "rude"), (2, "fine")):
-        model.apply(ChatLine(game="g1", name="bob", side="o", text=text, version=version), 0.0)
-    assert model.apply(ChatRemoved(game="g1", line=1, version=3), 0.0) is Applied.CHANGED
-    assert [line.text for line in model.chat] == ["fine"] and model.version == 3
+    for line, text in ((1, "rude"), (2, "fine")):
+        model.apply(ChatLine(game="g1", name="bob", side="o", text=text, line=line), 0.0)
+    assert model.apply(ChatRemoved(game="g1", line=1), 0.0) is Applied.CHANGED
+    assert [line.text for line in model.chat] == ["fine"] and model.version == 0
+    assert model.apply(ChatRemoved(game="g1", line=1), 0.0) is Applied.IGNORED
+
+
+def said(line: int, text: str = "hi") -> ChatLine:
+    return ChatLine(game="g1", name="bob", side="o", text=text, line=line)
+
+
+def test_chat_is_applied_whatever_the_version_each_line_once_in_its_place() -> None:
+    """Chat takes no version (docs/protocol.md): a line is never a gap, and a catch-up that
+    sends again a line already held (said just after the version it asked from) adds
+    nothing; a line replayed late goes to its place."""
+    model = GameModel.from_state(state([0], version=7), now=0.0)
+    assert model.apply(said(5, "first"), 0.0) is Applied.CHANGED
+    assert model.apply(said(9, "third"), 0.0) is Applied.CHANGED
+    assert model.apply(said(5, "first"), 0.0) is Applied.IGNORED
+    assert model.apply(said(6, "second"), 0.0) is Applied.CHANGED
+    assert [line.text for line in model.chat] == ["first", "second", "third"]
+    assert model.version == 7 and model.asked is None
+
+
+def test_a_gap_asks_one_catch_up_at_a_time_and_after_two_that_fail_the_full_game() -> None:
+    """The versioning rule with a bound: a gap asks `watch{since}`; while it is on its way,
+    more gapped events ask nothing; a catch-up whose ack leaves the gap open asks again, and
+    after two such the full game (`watch` without `since`): one server event, at most one
+    frame."""
+    model = GameModel.from_state(state([0], version=1), now=0.0)
+    assert model.apply(move(3, 2, 4), 0.0) is Applied.GAP  # versions 2 and 3 are missing
+    first = model.resync()
+    assert first is not None and first.since == 1
+    assert model.apply(move(4, 3, 5), 0.0) is Applied.GAP
+    assert model.resync() is None  # one on its way: nothing more
+    # its catch-up brings version 2 only (3 never comes): the gap stays open
+    assert model.apply(Offer(game="g1", kind="draw", by="x", version=2), 0.0) is Applied.CHANGED
+    second = model.caught_up(first)
+    assert second is not None and second.since == 2 and model.failed == 1
+    assert model.caught_up(first) is None  # an answer already taken asks nothing
+    third = model.caught_up(second)
+    assert third is not None and third.since is None and model.failed == 2  # the full game
+    assert model.resync() is None  # still one at a time
+    # the full game comes: a fresh model, nothing owed
+    fresh = GameModel.from_state(state([0, 1, 2, 3], version=5), now=0.0)
+    assert fresh.asked is None and fresh.failed == 0
+    assert fresh.caught_up(third) is None
+
+
+def test_a_catch_up_that_closes_the_gap_resets_the_count() -> None:
+    model = GameModel.from_state(state([0], version=1), now=0.0)
+    model.apply(move(2, 2, 3), 0.0)
+    request = model.resync()
+    assert request is not None
+    assert model.apply(Offer(game="g1", kind="draw", by="x", version=2), 0.0) is Applied.CHANGED
+    assert model.apply(move(2, 2, 3), 0.0) is Applied.CHANGED
+    assert model.caught_up(request) is None and model.failed == 0 and model.asked is None
+    assert model.board.moves == [0, 2]
+
+
+def test_a_refused_catch_up_asks_nothing_and_the_next_gap_counts_it() -> None:
+    model = GameModel.from_state(state([0], version=1), now=0.0)
+    model.apply(move(2, 2, 3), 0.0)
+    request = model.resync()
+    assert request is not None
+    model.refused(request)
+    assert model.asked is None and model.failed == 1
+    model.apply(move(2, 2, 3), 0.0)
+    again = model.resync()
+    assert again is not None and again.since == 1
+    assert model.reconnected().since == 1  # a new link: what was on its way is gone
 
 
 def test_the_computer_thinking_is_cleared_by_its_move() -> None:

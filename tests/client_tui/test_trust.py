@@ -194,8 +194,8 @@ async def test_chat_wraps_to_its_panel_and_marks_spectators(tmp_path: Path) -> N
         state = game()
         long = "a long line of chat " * 6
         state.chat = [
-            ChatLine(game="g1", name="bob", side="o", text=long, version=1),
-            ChatLine(game="g1", name="kim", side=None, text="go ann", version=2),
+            ChatLine(game="g1", name="bob", side="o", text=long, line=1),
+            ChatLine(game="g1", name="kim", side=None, text="go ann", line=2),
         ]
         await open_game(app, pilot, state)
         log = app.screen.query_one(RichLog)

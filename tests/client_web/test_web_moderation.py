@@ -35,7 +35,7 @@ async def test_a_moderator_removes_a_line_and_bans_from_the_reports_queue(
         cleo = await web_helpers.client(running, "cleo")
         await cleo.request(t="watch", game=game)
         await cleo.request(t="chat", game=game, text="you are all idiots")
-        line = (await cleo.expect("chat", text="you are all idiots"))["version"]
+        line = (await cleo.expect("chat", text="you are all idiots"))["line"]
         await page.wait_for_selector(f'.chat-log li[data-line="{line}"] .chat-tool.remove')
         await page.click(f'.chat-log li[data-line="{line}"] .chat-tool.remove')
         assert (await cleo.expect("chat_removed", game=game))["line"] == line
@@ -121,7 +121,7 @@ async def test_a_moderator_watching_sees_both_chats_marked_and_removes_a_players
         await cleo.request(t="watch", game=game)
         await cleo.request(t="chat", game=game, text="go ann")
         await ann.request(t="chat", game=game, text="you play like a fool")
-        line = (await bob.expect("chat", text="you play like a fool"))["version"]
+        line = (await bob.expect("chat", text="you play like a fool"))["line"]
         said = f'.chat-log li[data-line="{line}"]'
         await page.wait_for_selector(said + " .chat-tool.remove")
         assert await page.text_content(said + " .channel") == "players"

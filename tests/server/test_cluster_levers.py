@@ -83,9 +83,9 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
     await eve.request(t="watch", game=game)
     mod = await nodes.client(elsewhere[1], token=first.token)
     await ann.request(t="chat", game=game, text="rude words")
-    line = (await bob.expect("chat", text="rude words"))["version"]
+    line = (await bob.expect("chat", text="rude words"))["line"]
     await eve.request(t="chat", game=game, text="spam from the stands")
-    spam = (await eve.expect("chat", text="spam from the stands"))["version"]
+    spam = (await eve.expect("chat", text="spam from the stands"))["line"]
     assert (await mod.request(t="remove_chat", game=game, line=line))["t"] == "ack"
     for client in (ann, bob):  # the players' chat, on two nodes
         assert (await client.expect("chat_removed", game=game))["line"] == line
@@ -141,7 +141,7 @@ async def test_a_moderator_on_a_node_that_does_not_hold_the_game_reads_and_remov
     assert [(c["text"], c["side"]) for c in state["chat"]] == [("said before", "x")]
     assert (await eve.request(t="watch", game=game))["chat"] == []
     await ann.request(t="chat", game=game, text="rude words")
-    line = (await mod.expect("chat", text="rude words"))["version"]
+    line = (await mod.expect("chat", text="rude words"))["line"]
     await eve.request(t="chat", game=game, text="from the stands")
     assert (await eve.expect("chat"))["text"] == "from the stands"  # not the players' line
     assert (await mod.expect("chat", text="from the stands"))["side"] is None

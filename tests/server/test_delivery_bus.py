@@ -40,7 +40,7 @@ async def test_a_batch_reaches_each_event_s_audience_and_a_reply_its_session() -
     for session, name in ((ann, "ann"), (ann2, "ann"), (bob, "bob"), (eve, "eve")):
         delivery.identified(session, _player(name))
         await delivery.open(session, "g1", 0)
-    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=1)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", line=1)
     events = [
         Outbound(said),
         Outbound(Ack(ref=1), Audience.PLAYER, "bob"),
@@ -62,7 +62,7 @@ async def test_a_session_that_opened_after_a_batch_is_not_sent_it() -> None:
     delivery.identified(early, _player("ann"))
     delivery.identified(late, _player("bob"))
     await delivery.open(early, "g1", 0)
-    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=1)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", line=1)
     await bus.publish(game_topic("g1"), pack(1, [Outbound(said)]))
     await delivery.open(late, "g1", 1)  # it has the game as of batch 1 (its snapshot)
     await asyncio.sleep(0)

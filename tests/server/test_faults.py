@@ -213,7 +213,7 @@ async def stops_reading(server: Server) -> None:
     # characters
     for _ in range(50):
         await sam.send(t="chat", game=busy, text="y" * 300)
-    await sam.expect("chat", game=busy, version=50)
+    await sam.expect("chat", game=busy, line=50)
     sam.inbox.clear()
     # The stuck client: a tiny receive buffer, and a websocket library told to stop reading
     # from the socket once one message waits unread; it never calls recv(). It asks for the

@@ -195,10 +195,10 @@ async def test_a_moderator_removes_a_chat_line_from_every_screen_and_from_the_re
     carl = await server.client("carl")
     await carl.request(t="watch", game=game)
     await ann.request(t="chat", game=game, text="something nasty")
-    line = (await bob.expect("chat", text="something nasty"))["version"]
+    line = (await bob.expect("chat", text="something nasty"))["line"]
     await ann.request(t="chat", game=game, text="sorry")
     await carl.request(t="chat", game=game, text="spam from the stands")
-    spam = (await carl.expect("chat", text="spam from the stands"))["version"]
+    spam = (await carl.expect("chat", text="spam from the stands"))["line"]
     reply = await mod.request(t="remove_chat", game=game, line=line, reason="abuse")
     assert reply["t"] == "ack"
     for client in (ann, bob):

@@ -118,9 +118,9 @@ def test_a_removed_chat_line_leaves_the_room_its_snapshot_and_its_catch_up() -> 
     seen = room.version
     room.chat(ANN, "nasty", 1.0)
     room.chat(BOB, "kind", 2.0)
-    line = room.snapshot(ANN, 2.0).chat[0].version
+    line = room.snapshot(ANN, 2.0).chat[0].line
     (removed,) = room.remove_chat(line, 3.0)
-    assert removed.message == ChatRemoved(game="g1", line=line, version=room.version)
+    assert removed.message == ChatRemoved(game="g1", line=line)
     assert [c.text for c in room.snapshot(BOB, 3.0).chat] == ["kind"]
     caught = [e.message for e in room.catch_up(BOB, seen, 3.0)]
     assert [type(m) for m in caught] == [ChatLine, ChatRemoved]

@@ -50,7 +50,7 @@ async def test_a_moderator_removes_a_players_line_it_was_sent_and_is_told_it_wen
     game = await start_private_game(server, ann, bob)
     await mod.request(t="watch", game=game)
     await ann.request(t="chat", game=game, text="something nasty")
-    line = (await mod.expect("chat", text="something nasty"))["version"]
+    line = (await mod.expect("chat", text="something nasty"))["line"]
     assert (await mod.request(t="remove_chat", game=game, line=line))["t"] == "ack"
     for client in (ann, bob, mod):
         assert (await client.expect("chat_removed", game=game))["line"] == line
@@ -83,5 +83,10 @@ async def test_the_state_and_a_catch_up_show_a_moderator_both_chats(server: Serv
     reply = await again.request(t="watch", game=game, since=version)
     assert reply["t"] == "ack"
     caught = [m for m in again.inbox if m["t"] == "chat"]
-    assert [(c["text"], c["side"]) for c in caught] == [("players 2", "o"), ("stands 2", None)]
+    # from the version it held: the lines said since that version (the first two may have
+    # reached it already: a client keeps each `line` once)
+    assert [(c["text"], c["side"]) for c in caught] == \
+        [("players 1", "x"), ("stands 1", None), ("players 2", "o"), ("stands 2", None)]
+    assert [c["line"] for c in caught] == [c["line"] for c in state["chat"]] + \
+        [caught[2]["line"], caught[3]["line"]]
     assert (await dora.expect("chat"))["text"] == "stands 2"

@@ -34,7 +34,7 @@ END = p.GameEnd(
 )
 CHALLENGE = p.ChallengeInfo(id="c1", by="ann", to="bob", variant="4x4", clock=None, rated=False,
                             colour="random")
-CHAT = p.ChatLine(game="g1", name="ann", side="x", text="good luck", version=3)
+CHAT = p.ChatLine(game="g1", name="ann", side="x", text="good luck", line=3)
 
 CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hello(name="ann"),
@@ -169,7 +169,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
             after=p.VerdictInfo(verdict="loss", plies=8, proved_by="book"), kind="blunder",
             best=["2b2"], line=["2b2", "1a1", "3c3"])],
         summary={"x": {"blunder": 1}, "o": {}}, seconds=0.2, computed=1764160000.0), ref=23),
-    p.ChatRemoved(game="g1", line=3, version=10),
+    p.ChatRemoved(game="g1", line=3),
     p.ReportQueue(reports=[p.ReportInfo(id=3, at=1795701514.2, by="ann", name="bob", game="g1",
                                         reason="insults in chat")], ref=12),
 ]

@@ -315,17 +315,105 @@ def test_reconnect_catch_up_via_since() -> None:
     room.chat(ANN, "still there?", 5.0)
     missed = room.since(seen)
     assert missed is not None
-    assert [type(m) for m in missed] == [Presence, MovePlayed, ChatLine]
-    assert [m.version for m in missed] == [seen + 1, seen + 2, seen + 3]
+    assert [type(m) for m in missed] == [Presence, MovePlayed]  # the chat takes no version
+    assert [m.version for m in missed] == [seen + 1, seen + 2]
     assert room.since(room.version) == []
     assert room.since(room.version + 1) is None  # a version from another life of the room
     events = room.join(BOB, "Bob", 6.0, since=seen)
     assert events[0].audience is Audience.OTHERS  # Ann learns that Bob is back
     to_bob = [e.message for e in events if e.audience is Audience.PLAYER]
     assert [type(m) for m in to_bob] == [Presence, MovePlayed, ChatLine, Presence]
-    # each version once, in order: no trailing presence repeats the current version
-    assert [m.version for m in to_bob] == [seen + 1, seen + 2, seen + 3, seen + 4]
+    # each version once, in order, the chat line in its place: no trailing presence repeats
+    # the current version
+    assert [getattr(m, "version", None) for m in to_bob] == [seen + 1, seen + 2, None, seen + 3]
     assert all(e.player == BOB for e in events)
+
+
+MODERATOR = "marta"
+
+
+def delivered(out: Outbound, receivers: dict[str, bool]) -> list[str]:
+    """Who of ``receivers`` (name -> a moderator watching) gets ``out``, as
+    ``server.node.delivery`` addresses it."""
+    match out.audience:
+        case Audience.ROOM:
+            return list(receivers)
+        case Audience.PLAYER:
+            return [out.player] if out.player in receivers else []
+        case Audience.OTHERS:
+            return [r for r in receivers if r != out.player]
+        case Audience.SEATS:
+            return [r for r, moderator in receivers.items() if r in out.players or moderator]
+        case Audience.SPECTATORS:
+            return [r for r in receivers if r not in out.players]
+
+
+def test_every_receivers_stream_is_gap_free_with_both_chats_and_any_catch_up_closes() -> None:
+    """Both chats reach part of the room only: no line may take a version that the other
+    part never receives. Each receiver, applying versioned events only at exactly one more
+    than it holds, never meets a gap; and a catch-up from any version it may hold closes in
+    one round, with the lines of its chat said since (never a removed one), in order."""
+    room = new_room()
+    receivers = {ANN: False, BOB: False, EVE: False, MODERATOR: True}
+    held: dict[str, int] = {}
+    lines: dict[str, list[int]] = {name: [] for name in receivers}
+    for name, moderator in receivers.items():
+        (state,) = [e.message for e in room.join(name, name.title(), 0.0, moderator=moderator)]
+        assert isinstance(state, GameState)
+        held[name] = state.version
+
+    def deliver(events: list[Outbound]) -> None:
+        for out in events:
+            for name in delivered(out, receivers):
+                message = out.message
+                version = getattr(message, "version", None)
+                if version is not None:
+                    assert version == held[name] + 1, f"{name} holds {held[name]}, got {message}"
+                    held[name] = version
+                elif isinstance(message, ChatLine):
+                    lines[name].append(message.line)
+
+    deliver(room.chat(EVE, "from the stands", 1.0))  # the spectators' chat first
+    deliver(play(room, ["1a1"]))
+    deliver(room.chat(ANN, "good luck", 2.0))
+    deliver(room.chat(MODERATOR, "be nice", 2.5))
+    deliver(play(room, ["1a2"], now=3))
+    deliver(room.chat(BOB, "you too", 4.0))
+    removed = room._chat[-1].line
+    deliver(room.remove_chat(removed, 4.5))
+    deliver(room.chat(EVE, "nice fork", 5.0))
+    deliver(room.offer_draw(ANN, 6.0))
+    deliver(room.chat(ANN, "a draw?", 6.5))
+    deliver(room.decline_draw(BOB, 7.0))
+    # presence reaches everyone but the player it is about, who has the game closed when it
+    # leaves, and has it again through its catch-up when it comes back: no gap either
+    del receivers[BOB]
+    deliver(room.leave(BOB, 8.0))
+    receivers[BOB] = False
+    deliver(room.join(BOB, "Bob", 9.0, since=held[BOB]))
+    said = [line.line for line in room._chat]
+    assert sorted(said) == said and len(set(said)) == len(said)  # one count, never reused
+    assert all(version == room.version for version in held.values())
+    assert lines[ANN] == lines[BOB] == [2, 4, 6]  # the players' chat (4: removed since)
+    assert lines[EVE] == [1, 3, 5] and lines[MODERATOR] == [1, 2, 3, 4, 5, 6]
+    # each line's chat and the version it was said at; 4 is gone
+    chat_of = {1: EVE, 2: ANN, 3: EVE, 5: EVE, 6: ANN}
+    said_at = {1: 0, 2: 1, 3: 1, 5: 2, 6: 3}
+    for name, moderator in receivers.items():
+        for since in range(room.version + 1):
+            caught = [e.message for e in room.catch_up(name, since, 8.0, moderator)]
+            versions = [m.version for m in caught if hasattr(m, "version")]
+            assert versions == list(range(since + 1, room.version + 1)), (name, since)
+            replayed = [m.line for m in caught if isinstance(m, ChatLine)]
+            assert replayed == [line for line, at in said_at.items() if at >= since and (
+                moderator or (chat_of[line] == EVE) == (name == EVE))], (name, since)
+    # each in its place: a catch-up from the first move replays the line said after it
+    # before the second move, and the removal of a line the client may hold
+    caught = [e.message for e in room.catch_up(ANN, 1, 8.0)]
+    assert [type(m).__name__ for m in caught] == \
+        ["ChatLine", "MovePlayed", "ChatRemoved", "Offer", "ChatLine", "Offer", "Presence",
+         "Presence"]
+    assert [m.text for m in caught if isinstance(m, ChatLine)] == ["good luck", "a draw?"]
 
 
 def test_a_replayed_absence_says_how_long_until_a_claim_now() -> None:
@@ -342,13 +430,30 @@ def test_a_replayed_absence_says_how_long_until_a_claim_now() -> None:
 
 def test_a_client_too_far_behind_gets_the_full_state() -> None:
     room = new_room()
-    for i in range(HISTORY_SIZE + 5):
-        room.chat(ANN, f"line {i}", float(i))
-    assert room.since(0) is None and room.since(4) is None and room.since(5) is not None
+    for i in range(HISTORY_SIZE // 2 + 3):  # two events a round: an offer and its decline
+        room.offer_draw(ANN, float(i))
+        room.decline_draw(BOB, float(i))
+    assert room.since(0) is None and room.since(5) is None and room.since(6) is not None
     (snapshot,) = room.catch_up(BOB, 0, 100.0)
     assert isinstance(snapshot.message, GameState)
     assert snapshot.message.you == "o" and snapshot.message.version == room.version
+
+
+def test_a_catch_up_older_than_the_chat_kept_gets_the_full_state() -> None:
+    """A catch-up replays every line said since; when some are no longer kept, the full
+    state instead (with the last 50 lines)."""
+    room = new_room()
+    play(room, ["1a1"])
+    for i in range(HISTORY_SIZE + 5):
+        room.chat(ANN, f"line {i}", float(i))
+    play(room, ["1a2"])
+    assert room.version == 2 and room.since(0) is not None  # the chat took no version
+    (snapshot,) = room.catch_up(BOB, 0, 100.0)
+    assert isinstance(snapshot.message, GameState)
     assert len(snapshot.message.chat) == 50 and snapshot.message.chat[-1].text == "line 68"
+    assert [line.line for line in snapshot.message.chat] == list(range(20, 70))
+    caught = [e.message for e in room.catch_up(BOB, 2, 100.0)]  # after the chat: nothing
+    assert caught == []
 
 
 def test_the_snapshot_round_trips_and_never_carries_a_token() -> None:

@@ -1,6 +1,9 @@
 // One game as this client knows it: the server's `game` state plus its versioned events,
-// applied in order (a gap asks for a resync with watch{since}), and the review cursor.
-// Pure: no DOM, no socket; `now` is passed in (milliseconds, performance.now()).
+// applied in order, its chat lines whatever the version (each `line` once), and the review
+// cursor. On a gap, resync() gives the one request that brings it up to date: a catch-up
+// (watch{since}), or after CATCH_UPS catch-ups in a row that left the gap open, the full game
+// (docs/protocol.md, "Versions and catch-up"). Pure: no DOM, no socket; `now` is passed in
+// (milliseconds, performance.now()).
 
 import { geometryOf, threats, winningLine } from "./geometry.js";
 
@@ -8,6 +11,8 @@ export const SIDES = ["x", "o"];
 export const CHANGED = "changed";
 export const IGNORED = "ignored";
 export const GAP = "gap";
+export const CATCH_UPS = 2; // catch-ups in a row that leave a gap before the full game
+const CHAT_KEPT = 200;
 
 export const other = (side) => (side === "x" ? "o" : "x");
 
@@ -46,6 +51,9 @@ export class GameModel {
     this.engine = null;
     this.claimAt = {};
     this.viewPly = null;
+    this.asked = null; // the id of the watch resync() asked for, until its answer
+    this.ahead = 0; // the highest version heard that could not be applied (a gap)
+    this.failed = 0; // catch-ups in a row whose answer left a gap open
   }
 
   get ply() { return this.moves.length; }
@@ -66,15 +74,28 @@ export class GameModel {
       this.engine = event;
       return CHANGED;
     }
+    if (event.t === "chat") { // unversioned: each line once, in its place
+      if (this.chat.some((line) => line.line === event.line)) return IGNORED;
+      this.chat.push(event);
+      this.chat.sort((a, b) => a.line - b.line);
+      if (this.chat.length > CHAT_KEPT) this.chat.shift();
+      return CHANGED;
+    }
+    if (event.t === "chat_removed") { // a moderator took the line out
+      const kept = this.chat.filter((line) => line.line !== event.line);
+      if (kept.length === this.chat.length) return IGNORED;
+      this.chat = kept;
+      return CHANGED;
+    }
     if (event.t === "presence" && event.version <= this.version) {
       this.presence(event, now); // a catch-up's current presence carries no new version
       return CHANGED;
     }
     if (event.version <= this.version) return IGNORED;
-    if (event.version > this.version + 1) return GAP;
+    if (event.version > this.version + 1) return this.gap(event.version);
     switch (event.t) {
       case "move":
-        if (event.ply !== this.ply + 1) return GAP;
+        if (event.ply !== this.ply + 1) return this.gap(event.version);
         this.moves.push(event.cell);
         this.drawOffer = null;
         this.thinking = null;
@@ -103,18 +124,52 @@ export class GameModel {
       case "rematched":
         this.rematchGame = event.rematch;
         break;
-      case "chat":
-        this.chat.push(event);
-        if (this.chat.length > 200) this.chat.shift();
-        break;
-      case "chat_removed": // a moderator took the line out
-        this.chat = this.chat.filter((line) => line.version !== event.line);
-        break;
       default:
         return IGNORED;
     }
     this.version = event.version;
     return CHANGED;
+  }
+
+  gap(version) {
+    this.ahead = Math.max(this.ahead, version);
+    return GAP;
+  }
+
+  // -- catching up: one request at a time, and a bound --------------------------------------
+
+  // The fields of the watch to send now (the caller keeps its id in `asked`), or null while
+  // one is on its way.
+  resync() {
+    if (this.asked !== null) return null;
+    this.asked = true; // on its way; the caller puts the request's id here
+    return this.failed >= CATCH_UPS ? { game: this.id } : { game: this.id, since: this.version };
+  }
+
+  // The ack of the watch `ref` came (its catch-up is complete): if the gap is still open,
+  // the fields of the next watch (resync()'s), else null.
+  caughtUp(ref) {
+    if (this.asked === null || ref !== this.asked) return null;
+    this.asked = null;
+    if (this.version >= this.ahead) {
+      this.failed = 0;
+      return null;
+    }
+    this.failed += 1;
+    return this.resync();
+  }
+
+  // The watch `ref` was refused: nothing is sent for it; the next gap asks again.
+  refused(ref) {
+    if (this.asked === null || ref !== this.asked) return;
+    this.asked = null;
+    this.failed += 1;
+  }
+
+  // A new link: what was on its way is lost. The fields of the watch that catches up.
+  reconnected() {
+    this.asked = null;
+    return this.resync();
   }
 
   presence(event, now) {

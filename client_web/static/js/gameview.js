@@ -337,7 +337,7 @@ export class GameView {
       open ? "Only spectators read it; the players do not." : "Spectators' chat is off on this server.";
     this.chatInput.disabled = !open;
     const channel = (c) => both ? h("span", { class: "channel" }, c.side ? "players" : "spectators") : null;
-    const lines = model.chat.map((c) => h("li", { "data-line": c.version,
+    const lines = model.chat.map((c) => h("li", { "data-line": c.line,
       "data-channel": c.side ? "players" : "spectators" }, channel(c),
       h("span", { class: `who ${c.side || "spectator"}` }, c.name), ": ",
       h("span", { class: "text" }, c.text), this.act.chatTools(c, model.id)));

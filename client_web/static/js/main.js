@@ -10,7 +10,7 @@ import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { chatTools, isModerator, ModerationView } from "./moderation.js";
 import { PlayerView } from "./player.js";
-import { parseClock, VERSIONED } from "./protocol.js";
+import { parseClock, UNVERSIONED, VERSIONED } from "./protocol.js";
 import { ReviewView } from "./review.js";
 import { PuzzleView } from "./puzzles.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
@@ -236,7 +236,7 @@ function connected(welcome, reconnected) {
   send("lobby_sub");
   fetchLeaderboard();
   // Catch up on the games open here, then open the unfinished ones the server lists.
-  for (const model of app.games.values()) send("watch", { game: model.id, since: model.version });
+  for (const model of app.games.values()) model.asked = send("watch", model.reconnected());
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
   if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
   if (isModerator(welcome)) send("reports");
@@ -268,6 +268,7 @@ function received(message) {
   if (message.ref !== undefined && message.ref !== null) {
     if (message.ref === app.pendingMove) app.pendingMove = null;
     app.requests.delete(message.ref);
+    if (message.t === "ack") caughtUp(message.ref);
   }
   switch (message.t) {
     case "lobby":
@@ -338,7 +339,7 @@ function received(message) {
       app.reports = message.reports;
       break;
     default:
-      if (VERSIONED.has(message.t) || message.t === "ai_thinking" || message.t === "engine") {
+      if (VERSIONED.has(message.t) || UNVERSIONED.has(message.t)) {
         gameEvent(message, now);
         return;
       }
@@ -375,7 +376,7 @@ function gameEvent(event, now) {
   const model = app.games.get(event.game);
   if (!model) return;
   const result = model.apply(event, now);
-  if (result === GAP) send("watch", { game: model.id, since: model.version });
+  if (result === GAP) resync(model);
   if (result === CHANGED && event.t === "move" && model.you !== null && event.side !== model.you) {
     callBack("Your move");
   }
@@ -391,12 +392,32 @@ function gameEvent(event, now) {
   if (result === CHANGED && event.t === "end" && model.you !== null) lobbyView.render();
 }
 
+// The versioning rule with a bound (game.js): one watch at a time for a game, and after two
+// catch-ups that leave a gap open the full game; one server event sends at most one frame.
+function resync(model) {
+  const fields = model.resync();
+  if (fields) model.asked = send("watch", fields);
+}
+
+// An ack: if it ends a game's catch-up that left the gap open, ask again (resync()'s rule).
+function caughtUp(ref) {
+  for (const model of app.games.values()) {
+    if (model.asked !== ref) continue;
+    const fields = model.caughtUp(ref);
+    if (fields) model.asked = send("watch", fields);
+    return;
+  }
+}
+
 function failed(error) {
   say(accountRefusal(error.code) || sentence(error.message));
   if (app.screen === "puzzles") puzzleView.failed();
+  if (error.ref !== undefined && error.ref !== null) {
+    for (const model of app.games.values()) model.refused(error.ref);
+  }
   if (error.code === "stale_move" && app.current) {
     const model = app.games.get(app.current);
-    if (model) send("watch", { game: model.id, since: model.version });
+    if (model) resync(model);
   }
   if (error.code === "not_queued") app.queued = null;
   if (error.code === "no_such_game" && app.opening) app.opening = null;

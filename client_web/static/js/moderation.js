@@ -25,7 +25,7 @@ export function chatTools(line, game, me, act) {
     () => act.report(line.name, reportReason(line), game))];
   if (isModerator(me)) {
     tools.push(
-      tool("remove", "Remove this line for everyone", "✕", () => act.removeChat(game, line.version)),
+      tool("remove", "Remove this line for everyone", "✕", () => act.removeChat(game, line.line)),
       tool("mute", `Mute ${line.name} for an hour`, "mute",
         () => act.moderate("mute", line.name, { minutes: 60, reason: reportReason(line) })));
   }

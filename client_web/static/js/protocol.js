@@ -78,7 +78,7 @@ export const SERVER_FIELDS = {
   end: ["game", "version", "result", "reason", "winner", "line", "clocks", "rating_change"],
   offer: ["game", "kind", "by", "version"],
   presence: ["game", "version", "side", "online", "claim_in"],
-  chat: ["game", "name", "side", "text", "version"],
+  chat: ["game", "name", "side", "text", "line"],
   takeback: ["game", "ply", "by", "clocks", "version"],
   hint: ["game", "ply", "cell", "notation"],
   pong: [],
@@ -90,7 +90,7 @@ export const SERVER_FIELDS = {
   devices: ["devices", "revoked"],
   player_games: ["player", "games", "next", "ratings"],
   review: ["review"],
-  chat_removed: ["game", "line", "version"],
+  chat_removed: ["game", "line"],
   reports: ["reports"],
   rematched: ["game", "rematch", "version"],
   puzzle: ["puzzle", "mode", "rating"],
@@ -99,8 +99,9 @@ export const SERVER_FIELDS = {
 };
 
 // The game events that carry a version and are applied in order.
-export const VERSIONED = new Set(["move", "end", "offer", "presence", "chat", "takeback",
-  "chat_removed", "rematched"]);
+export const VERSIONED = new Set(["move", "end", "offer", "presence", "takeback", "rematched"]);
+// The game events applied whatever the version: the chats (each reaches part of the room).
+export const UNVERSIONED = new Set(["chat", "chat_removed", "ai_thinking", "engine"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];
