@@ -12,6 +12,8 @@ import pytest
 from conftest import Server, start_private_game
 from websockets.exceptions import ConnectionClosed
 
+from server.protocol import CHAT_BURST, CHAT_PER_SECOND
+
 NESTED = "[" * 1000 + "]" * 1000  # 2 KB
 
 
@@ -87,3 +89,28 @@ async def test_the_heartbeat_still_holds_a_client_that_answers_its_pings(
         assert (await ann.request(t="ping"))["t"] == "pong"
     finally:
         await s.stop()
+
+
+async def test_one_players_chat_is_rated_over_all_their_sockets_and_the_sockets_stay(
+    server: Server,
+) -> None:
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await start_private_game(server, ann, bob)
+    sockets = [ann]
+    for _ in range(4):
+        more = await server.client()
+        await more.hello(token=ann.token)
+        await more.request(t="watch", game=game)
+        sockets.append(more)
+    answers = [await sockets[n % 5].request(t="chat", game=game, text=f"line {n}")
+               for n in range(CHAT_BURST + 3)]
+    assert [a["t"] for a in answers[:CHAT_BURST]] == ["ack"] * CHAT_BURST
+    refused = answers[CHAT_BURST:]
+    assert {(a["t"], a["code"]) for a in refused} == {("error", "chat_too_fast")}, refused
+    assert all(0 < a["retry_in"] <= 1 / CHAT_PER_SECOND for a in refused)
+    for socket in sockets:  # refused, not closed
+        assert (await socket.request(t="ping"))["t"] == "pong"
+    assert (await bob.request(t="chat", game=game, text="calm down"))["t"] == "ack"
+    await bob.quiet()
+    heard = [m["text"] for m in bob.seen if m["t"] == "chat"]
+    assert heard == [f"line {n}" for n in range(CHAT_BURST)] + ["calm down"]
