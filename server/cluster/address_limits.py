@@ -23,6 +23,9 @@ IPv6 address by its /64, an IPv4 address written as IPv6 as the IPv4 one), as on
 ``limits:report:{name}``
     The bucket of ``report``s one player may make, a hash as above (``_NEW_PLAYER``'s script:
     ``reports`` at once, that many back an hour).
+``limits:chat:{name}``
+    The bucket of chat lines one player may say, on any socket of any node, a hash as above
+    (``_NEW_PLAYER``'s script: ``CHAT_BURST`` at once, ``CHAT_PER_SECOND`` back a second).
 ``limits:conn:{node}``
     A hash ``address -> open connections`` on that node. A connection is let in when the sum
     over the live nodes' hashes is below the limit, and counted in its node's hash, in one
@@ -195,6 +198,7 @@ class RedisAddressLimits(AddressLimits):
         self._conn_key = self._conn_prefix + node
         self._new_prefix = f"{prefix}limits:new:"
         self._report_prefix = f"{prefix}limits:report:"
+        self._chat_prefix = f"{prefix}limits:chat:"
         self._connect = client.register_script(_CONNECT)
         self._disconnect = client.register_script(_DISCONNECT)
         self._renew_script = client.register_script(_RENEW)
@@ -282,6 +286,18 @@ class RedisAddressLimits(AddressLimits):
             return None
         return await self._take_hourly(self.report(name, now), self.reports,
                                        self._report_prefix, self._reports, name)
+
+    async def add_chat(self, name: str, now: float) -> float | None:
+        wait = self.chat_line(name, now)  # this node's own bucket: the floor
+        burst, rate = self.chat_lines
+        if wait is not None or not burst or self._closed:
+            return wait
+        answered, answer = await self._check(
+            self._new_player, keys=[self._chat_prefix + name], args=[burst, rate])
+        if not answered or answer is None:
+            return None
+        self._chats[name].tokens += 1.0  # not said: this node's own bucket has it back
+        return float(answer)
 
     async def _take_hourly(self, wait: float | None, per_hour: int, prefix: str,
                            buckets: dict[str, TokenBucket], key: str) -> float | None:

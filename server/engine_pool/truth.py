@@ -6,30 +6,61 @@ players, and again after it dies) answers one position at a time; a position on 
 tree costs it microseconds, one off it up to its budget. Answers are kept in an LRU cache by
 variant, moves and budget, so a thousand viewers of one position cost one search.
 
-The same worker reviews finished games (``engine.review``), one review at a time, each bounded
-(``REVIEW_SECONDS`` of search, then only the proof and the tables), so a position asked
-meanwhile waits at most about that long; ``server.node.reviews`` keeps what it computes.
+The same worker reviews finished games (``engine.review``), each bounded (``REVIEW_SECONDS`` of
+search, then only the proof and the tables); ``server.node.reviews`` keeps what it computes.
+
+The worker is shared fairly: every question (a position or a review) is asked for a
+``client`` (the caller's key: an address, an IPv6 /64 as one), and waits in that client's own
+queue; the worker takes the clients in turn, one job each (round robin). So however many
+questions one client has waiting, another's waits for at most one job of each client ahead of
+it, not for their backlog. A client may have ``MAX_JOBS`` questions waiting or running at once;
+one more is refused at once (``SolverBusy``, with an estimate of when a place frees).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import multiprocessing
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from server.engine_pool.computer_moves import ComputerError
 from server.engine_pool.local import kill_workers
+from server.errors import LimitReached
 
 log = logging.getLogger(__name__)
 
 CACHE_SIZE = 10_000
 SLACK = 10.0  # seconds past its budget a search may take (a cold start loads the proof)
 REVIEW_SECONDS = 5.0  # seconds of search a review may spend in all
+MAX_JOBS = 4  # questions one client may have waiting or running in the worker at once
+
+
+class SolverBusy(LimitReached):
+    """A client asked while it had ``MAX_JOBS`` questions waiting or running already;
+    ``retry_in``: about when one of them is answered."""
+
+    def __init__(self, message: str, retry_in: float) -> None:
+        super().__init__(message, "solver_busy", retry_in)
+
+
+@dataclass
+class _Job:
+    """One question for the worker: ``function(*args)`` within ``timeout`` seconds."""
+
+    function: Callable[..., dict[str, Any]]
+    args: tuple[Any, ...]
+    timeout: float
+    budget: float  # seconds of search it may take: what a client waits for it, about
+    future: asyncio.Future[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[str, Any]:
@@ -60,7 +91,12 @@ class TruthPool:
                              asyncio.Future[dict[str, Any]]] = {}
         self.searches = 0  # answers computed (not from the cache)
         self.reviews = 0  # reviews computed
-        self._review_lock = asyncio.Lock()  # one review in the worker at a time
+        self.jobs = 0  # questions the worker started
+        self._waiting: dict[str, deque[_Job]] = {}  # by client, in the order they asked
+        self._turns: deque[str] = deque()  # clients with a question waiting, next first
+        self._held: dict[str, int] = {}  # by client: questions waiting or running
+        self._serving: asyncio.Task[None] | None = None
+        self._running: _Job | None = None  # the question in the worker now
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -70,54 +106,113 @@ class TruthPool:
             self._executor = ProcessPoolExecutor(1, mp_context=context)
         return self._executor
 
-    async def truth(self, variant: str, cells: Sequence[int], budget: float) -> dict[str, Any]:
+    async def truth(self, variant: str, cells: Sequence[int], budget: float,
+                    client: str = "") -> dict[str, Any]:
         """The verdict after ``cells`` (legal, checked by the caller) within ``budget``
-        seconds of search; ``ComputerError`` if the worker cannot answer."""
+        seconds of search, asked for ``client``; ``SolverBusy`` if that client has
+        ``MAX_JOBS`` questions in already, ``ComputerError`` if the worker cannot answer."""
         key = (variant, tuple(cells), budget)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
         if key in self._inflight:  # the same question, asked again meanwhile: one search
             return await asyncio.shield(self._inflight[key])
+        job = self._ask(client, _Job(solve_position, (variant, list(cells), budget),
+                                     budget + SLACK, budget))
+        self._inflight[key] = job.future
+        job.future.add_done_callback(partial(self._answered, key))
+        return await asyncio.shield(job.future)
+
+    def _answered(self, key: tuple[str, tuple[int, ...], float],
+                  future: asyncio.Future[dict[str, Any]]) -> None:
+        """A search is over, whether its askers still wait or not: keep its answer."""
+        self._inflight.pop(key, None)
+        if future.cancelled() or future.exception() is not None:
+            return
+        self.searches += 1
+        self._cache[key] = future.result()
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    async def review(self, variant: str, cells: Sequence[int],
+                     seconds: float = REVIEW_SECONDS, client: str = "") -> dict[str, Any]:
+        """The review of a game (``engine.review.review_game``'s JSON), computed in the
+        worker for ``client``; ``SolverBusy`` or ``ComputerError`` as ``truth``. Callers
+        share one computation per game themselves (``server.node.reviews``)."""
+        job = self._ask(client, _Job(review_in_worker, (variant, list(cells), seconds),
+                                     2 * seconds + SLACK,  # the lines that would have won too
+                                     seconds))
+        answer = await asyncio.shield(job.future)
+        self.reviews += 1
+        return answer
+
+    def held(self, client: str) -> int:
+        """The questions of ``client`` waiting or running in the worker now."""
+        return self._held.get(client, 0)
+
+    def _ask(self, client: str, job: _Job) -> _Job:
+        """Queue ``job`` for ``client`` (its turn comes round robin), or ``SolverBusy``."""
+        held = self._held.get(client, 0)
+        if held >= MAX_JOBS:
+            waiting = self._waiting.get(client, ())
+            wait = sum(j.budget for j in waiting) or job.budget
+            raise SolverBusy(f"the solver has {held} questions of yours already: wait for "
+                             "their answers", math.ceil(wait * 10) / 10)
+        self._held[client] = held + 1
+        job.future.add_done_callback(lambda _: self._release(client))
+        if client not in self._waiting:
+            self._waiting[client] = deque()
+            self._turns.append(client)
+        self._waiting[client].append(job)
+        if self._serving is None or self._serving.done():
+            self._serving = asyncio.get_running_loop().create_task(self._serve(),
+                                                                   name="solver")
+        return job
+
+    def _release(self, client: str) -> None:
+        left = self._held.get(client, 0) - 1
+        if left > 0:
+            self._held[client] = left
+        else:
+            self._held.pop(client, None)
+
+    async def _serve(self) -> None:
+        """Run the questions in the worker one at a time, one of each client in turn."""
+        while self._turns:
+            client = self._turns.popleft()
+            queue = self._waiting[client]
+            job = queue.popleft()
+            try:
+                await self._run(job)
+            finally:
+                if queue:  # its next question: after those of everyone waiting now
+                    self._turns.append(client)
+                else:
+                    del self._waiting[client]
+
+    async def _run(self, job: _Job) -> None:
+        """Ask the worker ``job``'s question and settle its future."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
-        self._inflight[key] = future
+        self.jobs += 1
+        self._running = job
+        error: BaseException
         try:
             answer = await asyncio.wait_for(
-                loop.run_in_executor(self._pool(), solve_position, variant, list(cells), budget),
-                budget + SLACK)
+                loop.run_in_executor(self._pool(), job.function, *job.args), job.timeout)
         except (BrokenProcessPool, TimeoutError, OSError) as exc:
             self._restart()
             error = ComputerError(f"the solver could not answer: {exc!r}")
-            future.set_exception(error)
-            future.exception()  # retrieved: no warning if nobody else waited
-            raise error from None
+        except Exception as exc:  # the question's own failure: its askers'
+            error = exc
+        else:
+            if not job.future.done():
+                job.future.set_result(answer)
+            return
         finally:
-            self._inflight.pop(key, None)
-        self.searches += 1
-        self._cache[key] = answer
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        future.set_result(answer)
-        return answer
-
-    async def review(self, variant: str, cells: Sequence[int],
-                     seconds: float = REVIEW_SECONDS) -> dict[str, Any]:
-        """The review of a game (``engine.review.review_game``'s JSON), computed in the
-        worker; ``ComputerError`` if it cannot answer. Callers share one computation per
-        game themselves (``server.node.reviews``)."""
-        async with self._review_lock:
-            loop = asyncio.get_running_loop()
-            try:
-                answer = await asyncio.wait_for(
-                    loop.run_in_executor(self._pool(), review_in_worker, variant, list(cells),
-                                         seconds),
-                    2 * seconds + SLACK)  # the lines that would have won come on top
-            except (BrokenProcessPool, TimeoutError, OSError) as exc:
-                self._restart()
-                raise ComputerError(f"the solver could not review the game: {exc!r}") from None
-        self.reviews += 1
-        return answer
+            self._running = None
+        if not job.future.done():
+            job.future.set_exception(error)
+            job.future.exception()  # retrieved: no warning if nobody waits now
 
     def _restart(self) -> None:
         executor, self._executor = self._executor, None
@@ -126,6 +221,16 @@ class TruthPool:
             executor.shutdown(wait=False, cancel_futures=True)
 
     async def close(self) -> None:
+        serving, self._serving = self._serving, None
+        running = self._running
+        if serving is not None:
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+        for job in [running, *(j for q in self._waiting.values() for j in q)]:
+            if job is not None:
+                job.future.cancel()
+        self._waiting.clear()
+        self._turns.clear()
         executor, self._executor = self._executor, None
         if executor is not None:
             await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)

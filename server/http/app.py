@@ -301,9 +301,12 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     # the connection from its reader, which then drops it without reading the client's answer,
     # so frames the client sent meanwhile reset the connection and can cost the client our
     # close frame (it sees 1006). Failed here, the close handshake is a whole one.
+    # Pings and pongs come to us too (autoping off), so each takes a token from the rate
+    # limit like any frame: aiohttp answering them itself let 3,000 pings a second through.
+    # Its heartbeat is unchanged: any frame from the peer, a pong too, counts as alive.
     ws = web.WebSocketResponse(
         heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False,
-        decode_text=False,
+        decode_text=False, autoping=False,
     )
     address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
                              request.app[PROXIES_KEY])
@@ -340,6 +343,12 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                                                  session.bucket.wait(loop.time())), ref)
                 session.close(CLOSE_POLICY, "rate limit exceeded")
                 break
+            if frame.type is WSMsgType.PING:
+                with contextlib.suppress(ConnectionError):  # gone meanwhile: the loop ends
+                    await ws.pong(frame.data)
+                continue
+            if frame.type is WSMsgType.PONG:
+                continue
             if frame.type is WSMsgType.BINARY:
                 hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
                                                   ErrorCode.BINARY_FRAME))

@@ -167,7 +167,7 @@ async def api_puzzle(request: web.Request) -> web.Response:
 async def api_attempt(request: web.Request) -> web.Response:
     try:
         body = msgspec.json.decode(await request.read(), type=ApiAttempt)
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
         return _refusal(ServerError(f"bad body: {error}", ErrorCode.BAD_MESSAGE))
     if not 1 <= len(body.moves) <= 8:
         return _refusal(ServerError("moves holds 1 to 8 cells", ErrorCode.BAD_MESSAGE))

@@ -12,13 +12,16 @@ tree the answer is instant; elsewhere the solver has ``SOLVE_BUDGET`` seconds an
 Bad input is refused with the protocol's codes: an unknown ``variant`` (``bad_variant``), a
 cell that is not one (``bad_cell``), a move on a taken cell (``illegal_move``), a move after
 the game was over (``game_over``), more moves than the board has cells or a query past
-``MAX_QUERY`` characters (``bad_message``). Each client address may ask ``rate`` times a
-second (``--solve-rate``, 2 by default; a burst of five times that); past that, 429
-``rate_limited`` with ``Retry-After`` (``server.http.rate``).
+``MAX_QUERY`` characters (``bad_message``). Each client address (an IPv6 /64 as one) may
+ask ``rate`` times a second (``--solve-rate``, 2 by default; a burst of five times that);
+past that, 429 ``rate_limited`` with ``Retry-After`` (``server.http.rate``). The solver's one
+worker takes the addresses' questions in turn (``server.engine_pool.truth``); an address with
+``MAX_JOBS`` questions in already is answered 429 ``solver_busy`` with ``Retry-After``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import msgspec
@@ -26,8 +29,9 @@ from aiohttp import web
 
 from engine import Board, GameOver, IllegalMove, NotationError, format_cell, parse_cell, variant
 from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.truth import TruthPool
-from server.http.rate import Limits, limited
+from server.engine_pool.truth import SolverBusy, TruthPool
+from server.game.addresses import address_key
+from server.http.rate import Limits, client_of, limited
 from server.protocol import VARIANTS, ErrorCode
 
 TRUTH_KEY = web.AppKey("truth", TruthPool)
@@ -109,7 +113,10 @@ async def api_solve(request: web.Request) -> web.Response:
         return _refusal(refused.status, refused.code, refused.message)
     try:
         truth = await request.app[TRUTH_KEY].truth(board.geometry.name, board.moves,
-                                                   SOLVE_BUDGET)
+                                                   SOLVE_BUDGET, address_key(client_of(request)))
+    except SolverBusy as busy:
+        return _refusal(429, ErrorCode.SOLVER_BUSY, busy.message,
+                        {"Retry-After": str(math.ceil(busy.retry_in or 1))})
     except ComputerError:
         return _refusal(503, ErrorCode.UNAVAILABLE, "the solver cannot answer just now",
                         {"Retry-After": "5"})

@@ -231,6 +231,11 @@ class Hub:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
             if isinstance(message, Chat):
                 self.moderation.check_chat(session)
+                assert session.name is not None  # said hello (above)
+                wait = await self.limits.add_chat(session.name, self.games.now())
+                if wait is not None:  # one player's lines, over all their sockets and nodes
+                    raise LimitReached("you are chatting too fast: wait a moment",
+                                       ErrorCode.CHAT_TOO_FAST, wait)
             await self._dispatch(session, message)
         except ServerError as error:
             self.refuse(session, error, message.id)

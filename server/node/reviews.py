@@ -7,6 +7,13 @@ result. So a thousand spectators asking for one famous game's review cost one an
 every later request one read. The websocket's ``review`` request is answered here (its reply
 is sent when the review is ready, without holding the connection's other requests); the HTTP
 API (``server.http.review``) waits a little for it and otherwise says it is being computed.
+
+A review costs the solver's one worker seconds, so the reviews computed for one client
+address (an IPv6 /64 as one) are rated: ``REVIEW_BURST`` at once, then one every
+``1 / REVIEW_RATE`` seconds (a kept review, or one being computed, costs nothing); past that,
+``solver_busy`` with ``retry_in``. In the worker the review waits its address's turn
+(``server.engine_pool.truth``), so neither reviews nor positions of one address hold up
+another's.
 """
 
 from __future__ import annotations
@@ -21,14 +28,19 @@ import msgspec
 
 from server.engine_pool.computer_moves import ComputerError
 from server.engine_pool.truth import TruthPool
-from server.errors import ServerError
+from server.errors import LimitReached, ServerError
+from server.game.addresses import address_key
 from server.game.records import GameRecord, GameStatus
 from server.game.room import computer_seat
+from server.node.rates import Limits
 from server.node.session import Session
 from server.protocol import ErrorCode, GameReviewed, ReviewGame, ReviewInfo, error_message
 from server.store.base import Store
 
 log = logging.getLogger(__name__)
+
+REVIEW_RATE = 0.1  # reviews computed a second for one client address ...
+REVIEW_BURST = 3  # ... with this many at once
 
 
 class Reviews:
@@ -39,16 +51,20 @@ class Reviews:
         self.truth = truth
         self._computing: dict[str, asyncio.Task[ReviewInfo]] = {}
         self._replies: set[asyncio.Task[None]] = set()
+        self.rates = Limits(REVIEW_RATE, REVIEW_BURST)  # reviews computed, by client address
 
-    async def review(self, game_id: str) -> ReviewInfo:
-        """The review of a finished game: kept, being computed, or computed now. Raises
-        ``ServerError`` ``no_such_game``, ``game_not_over`` (a game still played) or
-        ``unavailable`` (the solver could not answer)."""
-        return await asyncio.shield(await self.start(game_id))
+    async def review(self, game_id: str, client: str = "") -> ReviewInfo:
+        """The review of a finished game: kept, being computed, or computed now for the
+        address ``client``. Raises ``ServerError`` ``no_such_game``, ``game_not_over`` (a game
+        still played), ``solver_busy`` (``client`` past its rate of reviews, or with as many
+        questions in the solver as it may have) or ``unavailable`` (the solver could not
+        answer)."""
+        return await asyncio.shield(await self.start(game_id, client))
 
-    async def start(self, game_id: str) -> asyncio.Future[ReviewInfo]:
+    async def start(self, game_id: str, client: str = "") -> asyncio.Future[ReviewInfo]:
         """The review of a finished game as a future: done when it was kept, else the one
-        computation of it (started now unless it runs already). Refusals as ``review``."""
+        computation of it (started now for ``client`` unless it runs already). Refusals as
+        ``review``."""
         task = self._computing.get(game_id)
         if task is not None:
             return task
@@ -67,7 +83,12 @@ class Reviews:
             return done
         task = self._computing.get(game_id)  # started while the store answered
         if task is None:
-            task = loop.create_task(self._compute(game), name=f"review-{game_id}")
+            wait = self.rates.wait(client, loop.time())
+            if wait is not None:
+                raise LimitReached("you have asked for many reviews lately: wait a moment",
+                                   ErrorCode.SOLVER_BUSY, wait)
+            task = loop.create_task(self._compute(game, address_key(client)),
+                                    name=f"review-{game_id}")
             self._computing[game_id] = task
             task.add_done_callback(partial(self._done, game_id))
         return task
@@ -82,9 +103,9 @@ class Reviews:
         """Reviews being computed now."""
         return len(self._computing)
 
-    async def _compute(self, game: GameRecord) -> ReviewInfo:
+    async def _compute(self, game: GameRecord, client: str) -> ReviewInfo:
         try:
-            data = await self.truth.review(game.variant, game.cells)
+            data = await self.truth.review(game.variant, game.cells, client=client)
         except ComputerError as error:
             log.warning("review of game %s failed: %s", game.id, error)
             raise ServerError("the solver cannot review the game just now: try again soon",
@@ -102,7 +123,7 @@ class Reviews:
 
     async def _reply(self, session: Session, message: ReviewGame) -> None:
         try:
-            review = await self.review(message.game)
+            review = await self.review(message.game, session.peer)
         except ServerError as error:
             session.send(error_message(error, message.id))
             return

@@ -21,7 +21,13 @@ import msgspec
 
 from server.game.addresses import address_key
 from server.game.records import PlayerRecord
-from server.protocol import RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND, encode
+from server.protocol import (
+    CHAT_BURST,
+    CHAT_PER_SECOND,
+    RATE_LIMIT_BURST,
+    RATE_LIMIT_PER_SECOND,
+    encode,
+)
 
 CLOSE_GOING_AWAY = 1001
 CLOSE_BAD_DATA = 1007  # RFC 6455: a text frame that is not UTF-8
@@ -94,6 +100,8 @@ class AddressLimits:
         self.login_per_name = LOGIN_ATTEMPTS_PER_NAME  # (burst, an hour); burst 0: no limit
         self.login_per_address = (password_attempts, password_attempts * float(LOGIN_REFILL))
         self._logins: dict[str, TokenBucket] = {}  # "name:<key>" and "address:<address>"
+        self.chat_lines = (CHAT_BURST, CHAT_PER_SECOND)  # a player's (burst, per second)
+        self._chats: dict[str, TokenBucket] = {}  # by speaker's name
 
     def connect(self, address: str) -> bool:
         """Count a new connection from ``address``, unless it has its most open already."""
@@ -121,6 +129,14 @@ class AddressLimits:
         if not self.reports:
             return None
         return _take(self._reports, name, self.reports, now)
+
+    def chat_line(self, name: str, now: float) -> float | None:
+        """Count one chat line said by the player ``name``, on any of their sockets: None if
+        allowed, else the seconds to wait (a bucket of ``chat_lines``)."""
+        burst, rate = self.chat_lines
+        if not burst:
+            return None
+        return _take_from(self._chats, name, burst, rate, now)
 
     def login_attempt(self, address: str, name: str, now: float) -> float | None:
         """Count one password attempt (``login``, ``recover``, a ``set_password`` with the
@@ -172,6 +188,10 @@ class AddressLimits:
         """Count one ``report`` by ``name`` (``report``); the cluster's count is Redis's."""
         return self.report(name, now)
 
+    async def add_chat(self, name: str, now: float) -> float | None:
+        """Count one chat line by ``name`` (``chat_line``); the cluster's count is Redis's."""
+        return self.chat_line(name, now)
+
     async def add_player(self, address: str, now: float) -> float | None:
         """Count a new player made from ``address``: None if allowed, else the seconds to wait
         (``now``: the hub's clock; the cluster's count uses Redis's)."""
@@ -184,12 +204,19 @@ class AddressLimits:
 def _take(buckets: dict[str, TokenBucket], key: str, per_hour: int, now: float) -> float | None:
     """Take a token from ``key``'s bucket (``per_hour`` at once, that many back an hour):
     None if there was one, else the seconds until there is."""
+    return _take_from(buckets, key, per_hour, per_hour / 3600, now)
+
+
+def _take_from(buckets: dict[str, TokenBucket], key: str, burst: int, rate: float,
+               now: float) -> float | None:
+    """Take a token from ``key``'s bucket (``burst`` at once, ``rate`` back a second): None
+    if there was one, else the seconds until there is."""
     bucket = buckets.get(key)
     if bucket is None:
         if len(buckets) > 100_000:  # forget full buckets: they hold no information
             for full in [k for k, b in buckets.items() if b.full(now)]:
                 del buckets[full]
-        bucket = buckets[key] = TokenBucket(per_hour / 3600, per_hour)
+        bucket = buckets[key] = TokenBucket(rate, burst)
     if bucket.take(now):
         return None
     return bucket.wait(now)

@@ -18,6 +18,7 @@ from server.protocol.field_types import (
     RecoveryCode,
     Version,
     has_control_characters,
+    text_fault,
 )
 from server.protocol.request_base import _Request
 
@@ -112,8 +113,9 @@ class _Moderation(_Request):
 
     def __post_init__(self) -> None:
         reason = getattr(self, "reason", "")
-        if has_control_characters(reason):
-            raise ProtocolError("`reason` may not hold control characters", "bad_message")
+        fault = text_fault(reason) if reason else None
+        if fault is not None:
+            raise ProtocolError(f"`reason` may not hold {fault}", "bad_message")
 
 
 class ReportPlayer(_Moderation, tag="report"):

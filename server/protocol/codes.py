@@ -11,6 +11,8 @@ RATE_LIMIT_PER_SECOND = 10  # sustained client frames per second ...
 RATE_LIMIT_BURST = 30  # ... with this many allowed at once; beyond: close 1008
 HEARTBEAT_SECONDS = 20  # a websocket ping after this long without a frame from the peer ...
 PONG_WAIT_SECONDS = HEARTBEAT_SECONDS / 2  # ... then dropped if no pong comes within this
+CHAT_BURST = 8  # chat lines one player may say at once, over all their sockets and nodes ...
+CHAT_PER_SECOND = 0.5  # ... then one every 2 s; beyond: chat_too_fast (the socket stays)
 CLOSE_POLICY_VIOLATION = 1008
 PROTOCOL_VERSION = 1
 VARIANTS = ("4x4x4", "3x3x3", "4x4")
@@ -72,6 +74,7 @@ class ErrorCode(enum.StrEnum):
     CLAIM_TOO_EARLY = "claim_too_early"
     OPPONENT_PRESENT = "opponent_present"
     SPECTATOR_CHAT_OFF = "spectator_chat_off"
+    CHAT_TOO_FAST = "chat_too_fast"
     # accounts: passwords, devices, recovery (none says whether a name has a password)
     BAD_PASSWORD = "bad_password"
     BAD_CREDENTIALS = "bad_credentials"
@@ -87,6 +90,7 @@ class ErrorCode(enum.StrEnum):
     STORE_UNAVAILABLE = "store_unavailable"
     SHUTTING_DOWN = "shutting_down"
     UNAVAILABLE = "unavailable"
+    SOLVER_BUSY = "solver_busy"
     INTERNAL = "internal"
     # the host's levers (docs/admin.md)
     BANNED = "banned"

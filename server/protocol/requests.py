@@ -27,7 +27,7 @@ from server.protocol.field_types import (
     Token,
     Variant,
     Version,
-    has_control_characters,
+    text_fault,
 )
 from server.protocol.learning_requests import PuzzleRequest, ReviewGame
 from server.protocol.request_base import _Request
@@ -187,10 +187,9 @@ class Chat(_GameRequest, tag="chat"):
     text: ChatText
 
     def __post_init__(self) -> None:
-        if has_control_characters(self.text):
-            raise ProtocolError("chat `text` may not hold control characters", "bad_chat")
-        if not self.text.strip():
-            raise ProtocolError("chat `text` is blank", "bad_chat")
+        fault = text_fault(self.text)
+        if fault is not None:
+            raise ProtocolError(f"chat `text` may not hold {fault}", "bad_chat")
 
 
 class Hint(_GameRequest, tag="hint"):

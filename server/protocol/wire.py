@@ -70,6 +70,9 @@ def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
         raise refused from None
     except msgspec.DecodeError as error:
         raise ProtocolError(f"not JSON: {error}", ErrorCode.BAD_JSON) from None
+    except RecursionError:  # msgspec's guard against deep nesting (no message nests so deep)
+        raise ProtocolError("not JSON this server reads: nested too deep",
+                            ErrorCode.BAD_JSON) from None
 
 
 class _OnlyId(msgspec.Struct, gc=False):
@@ -81,7 +84,7 @@ def readable_id(raw: bytes | str) -> RequestId | None:
     a refusal of an otherwise bad message still says which request it answers."""
     try:
         return msgspec.json.decode(raw, type=_OnlyId).id
-    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
 
 
