@@ -19,6 +19,7 @@ from server.game.records import GameStatus
 from server.node.control import (
     Disconnect,
     DisconnectAddress,
+    DropDevices,
     EndGame,
     Mute,
     RemoveChatLine,
@@ -209,6 +210,18 @@ async def delete_player(store: Store, actor: str, name: str, reason: str = "") -
                                          reason="the host deleted your account")))
     assert gone is not None
     return gone
+
+
+async def reset_password(store: Store, actor: str, name: str, password: str) -> list[int]:
+    """Set ``name``'s password to the hash ``password`` (``qubic admin reset-password``):
+    their recovery codes are deleted and every device logged out, its connections closed on
+    every node (``token_revoked``, 4001) by the control action written in the same
+    transaction. Returns the devices logged out."""
+    name = await _registered(store, name)
+    return await store.set_password(
+        name, password, [], keep=None, now=time.time(),
+        control=lambda revoked: encode_action(DropDevices(name=name, devices=revoked)),
+        audit=_entry(actor, "reset-password", name, None))
 
 
 async def export_player(store: Store, name: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import assert_never
 
 from server.errors import LimitReached, ServerError
 from server.node import levers
+from server.node.accounts import refuse_banned
 from server.node.control import Control
 from server.node.session import AddressLimits, Session
 from server.protocol import (
@@ -62,10 +63,7 @@ class Moderation:
         of ``name`` (None: a new player, checked by address only)."""
         now = time.time()
         found = await self.store.query(sanctions_of(name, session.peer, now))
-        for sanction in found:
-            if sanction.kind == "ban":
-                raise ServerError(levers.ban_message(sanction.expires, sanction.reason),
-                                  ErrorCode.BANNED)
+        refuse_banned(found)
         if name is None:
             return []
         mutes = [s for s in found if s.kind == "mute"]
