@@ -253,3 +253,20 @@ async def test_a_banned_recover_spends_nothing_and_changes_nothing(server: Serve
     back = await client.request(t="recover", name="ann", recovery_code=codes[0],
                                 password="a new one for me")
     assert back["t"] == "welcome"  # the code was not spent
+
+
+# -- passwords as Unicode text -----------------------------------------------------------------
+
+
+async def test_a_password_set_in_nfc_opens_typed_in_nfd(server: Server) -> None:
+    ann = await server.client("ann")
+    await protect(ann, "caf\u00e9 cr\u00e8me")
+    _, welcome = await login(server, "ann", "cafe\u0301 cre\u0300me")
+    assert welcome["t"] == "welcome", welcome
+
+
+async def test_a_password_of_invisible_characters_is_refused(server: Server) -> None:
+    ann = await server.client("ann")
+    refused = await ann.request(t="set_password", password="\u3164" * 8)
+    assert refused["code"] == "bad_password", refused
+    assert (await ann.request(t="sessions"))["t"] == "devices"  # the session goes on
