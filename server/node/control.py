@@ -37,6 +37,7 @@ from typing import assert_never, get_args
 import msgspec
 
 from server.errors import ServerError, StoreError
+from server.game.room import GameRoom
 from server.metrics import LAG_BUCKETS
 from server.node.delivery import Peer
 from server.node.room_interfaces import SoleOwnership
@@ -44,7 +45,13 @@ from server.node.rooms import Action as RoomChange
 from server.node.rooms import Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
-from server.store.levers import address_matches, control_since, last_control, prune_control
+from server.store.levers import (
+    address_matches,
+    control_since,
+    last_control,
+    prune_control,
+    roles_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +114,13 @@ class DropDevices(_Action, tag="drop_devices"):
 
 
 class RemoveChatLine(_Action, tag="remove_chat"):
-    """Take the chat line of version ``line`` out of the game: its holder does."""
+    """Take the chat line of version ``line`` out of the game: its holder does; unless
+    ``admin`` (the actor, ``by``, is one), not a line another moderator or an admin said."""
 
     game: str
     line: int
+    admin: bool = True
+    by: str = ""
 
 
 Action = (
@@ -132,6 +142,15 @@ def encode_action(action: Action) -> str:
 
 def decode_action(text: str) -> Action:
     return _decoder.decode(text)
+
+
+def chat_author(room: GameRoom, line: int, now: float) -> str | None:
+    """Who said the chat line ``line`` of ``room`` (either chat), or None if it has none."""
+    for said in room.snapshot(None, now, moderator=True).chat:
+        number = getattr(said, "line", None)  # the line's own number, else its version
+        if (said.version if number is None else number) == line:
+            return said.name
+    return None
 
 
 @dataclass(frozen=True)
@@ -263,6 +282,12 @@ class Control:
                     self.drop_devices(action.name, action.devices)
             case RemoveChatLine():
                 line = action.line
+                if not action.admin and self.holds(action.game):
+                    author = chat_author(self.rooms.rooms[action.game], line, self.rooms.now())
+                    if author not in (None, action.by) and await self.rooms.store.query(
+                            roles_of(str(author))) & {"admin", "moderator"}:
+                        raise ServerError(f"only an admin may remove {author}'s line",
+                                          "not_moderator")
                 await self._in_room(action.game, lambda room, name, now:
                                     room.remove_chat(line, now))
             case _:

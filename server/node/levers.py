@@ -153,10 +153,13 @@ async def announce(store: Store, actor: str, text: str) -> None:
                       control=encode_action(Say(text=text)))
 
 
-async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "") -> None:
-    """Take the chat line of version ``line`` out of ``game`` (its node does)."""
+async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "",
+                      admin: bool = True) -> None:
+    """Take the chat line ``line`` out of ``game`` (its node does; when the actor is not an
+    ``admin``, not a line another moderator or an admin said)."""
     await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"),
-                      control=encode_action(RemoveChatLine(game=game, line=line)))
+                      control=encode_action(RemoveChatLine(game=game, line=line,
+                                                           admin=admin, by=actor)))
 
 
 async def end_game(store: Store, actor: str, game: str, result: str, reason: str = "",
