@@ -56,6 +56,7 @@ from server.store.levers import (
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.25  # seconds between two looks at the control table
+MODERATORS = frozenset({"admin", "moderator"})  # the roles that read both chats of a game
 KEPT = 3600.0  # seconds an action stays in the table (a node down longer missed it anyway)
 PRUNE_EVERY = 600.0  # seconds between two prunings by one node
 
@@ -113,6 +114,13 @@ class DropDevices(_Action, tag="drop_devices"):
     devices: list[int]
 
 
+class RolesChanged(_Action, tag="roles"):
+    """The player ``name``'s roles changed: their connections here read both chats of a game
+    they watch only while they hold ``moderator`` or ``admin`` (read from the store)."""
+
+    name: str
+
+
 class RemoveChatLine(_Action, tag="remove_chat"):
     """Take the chat line of version ``line`` out of the game: its holder does; unless
     ``admin`` (the actor, ``by``, is one), not a line another moderator or an admin said."""
@@ -125,6 +133,7 @@ class RemoveChatLine(_Action, tag="remove_chat"):
 
 Action = (
     Say | Disconnect | DisconnectAddress | Mute | Unmute | EndGame | RemoveChatLine | DropDevices
+    | RolesChanged
 )
 """Every action the control channel carries."""
 
@@ -280,12 +289,18 @@ class Control:
             case DropDevices():
                 if self.drop_devices is not None:
                     self.drop_devices(action.name, action.devices)
+            case RolesChanged():
+                sessions = self.delivery.of_player(action.name)
+                if sessions:
+                    roles = await self.rooms.store.query(roles_of(action.name))
+                    for session in sessions:
+                        session.moderator = not roles.isdisjoint(MODERATORS)
             case RemoveChatLine():
                 line = action.line
                 if not action.admin and self.holds(action.game):
                     author = chat_author(self.rooms.rooms[action.game], line, self.rooms.now())
                     if author not in (None, action.by) and await self.rooms.store.query(
-                            roles_of(str(author))) & {"admin", "moderator"}:
+                            roles_of(str(author))) & MODERATORS:
                         raise ServerError(f"only an admin may remove {author}'s line",
                                           "not_moderator")
                 await self._in_room(action.game, lambda room, name, now:

@@ -23,6 +23,7 @@ from server.node.control import (
     EndGame,
     Mute,
     RemoveChatLine,
+    RolesChanged,
     Say,
     Unmute,
     encode_action,
@@ -67,16 +68,21 @@ async def _registered(store: Store, name: str) -> str:
 
 async def grant(store: Store, actor: str, name: str, role: Role) -> str:
     """Give ``name`` the role; returns their name as written."""
+    registered = await _registered(store, name)
     done = await store.apply(ops.grant_role(name, role, time.time(), actor),
-                             audit=_entry(actor, "grant", name, None, role))
+                             audit=_entry(actor, "grant", name, None, role),
+                             control=encode_action(RolesChanged(name=registered)))
     assert done is not None
     return done
 
 
 async def revoke_role(store: Store, actor: str, name: str, role: Role) -> bool:
-    """Take the role from ``name``; whether they had it."""
+    """Take the role from ``name``; whether they had it. Their open connections stop reading
+    the players' chats of games they watch at once, on every node."""
+    registered = await _registered(store, name)
     return bool(await store.apply(ops.revoke_role(name, role),
-                                  audit=_entry(actor, "revoke-role", name, None, role)))
+                                  audit=_entry(actor, "revoke-role", name, None, role),
+                                  control=encode_action(RolesChanged(name=registered))))
 
 
 async def roles_of(store: Store, name: str) -> set[str]:

@@ -25,7 +25,7 @@ from typing import assert_never
 from server.errors import LimitReached, ServerError
 from server.node import levers
 from server.node.accounts import refuse_banned
-from server.node.control import Control, chat_author
+from server.node.control import MODERATORS, Control, chat_author
 from server.node.session import AddressLimits, Session
 from server.protocol import (
     Ack,
@@ -46,7 +46,6 @@ from server.protocol import (
 from server.store.base import Store, name_key
 from server.store.levers import sanctions_of
 
-MODERATORS = frozenset({"admin", "moderator"})
 QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 
 

@@ -5,6 +5,7 @@ refused. A real server on SQLite and real websocket clients."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conftest import Client, Server, start_private_game
@@ -104,3 +105,25 @@ async def test_a_report_of_oneself_or_without_a_reason_is_refused(server: Server
         "bad_message"
     assert (await mod.request(t="reports"))["reports"] == []
     assert (await ann.request(t="report", name="bob", reason="rude"))["t"] == "ack"
+
+
+async def test_a_revoked_moderator_stops_reading_the_players_chat_at_once(
+        server: Server) -> None:
+    mod = await connected_moderator(server)  # marta, watching with both chats
+    ann, bob = await server.client("ann"), await server.client("bob")
+    carl = await server.client("carl")
+    game = await start_private_game(server, ann, bob)
+    for watcher in (mod, carl):
+        assert (await watcher.request(t="watch", game=game))["t"] == "game"
+    await said(ann, mod, game, "players only")  # a moderator reads it
+    assert (await admin(server, "revoke-role", "marta", "moderator"))[0] == 0
+    assert server.running is not None
+    sessions = server.running.hub.delivery.of_player("marta")
+    for _ in range(200):  # the control channel is polled; no time is asserted
+        if not any(s.moderator for s in sessions):
+            break
+        await asyncio.sleep(0.05)
+    await ann.request(t="chat", game=game, text="not for marta")
+    await said(carl, mod, game, "from the stands")  # after ann's, in order
+    assert "not for marta" not in [m.get("text") for m in mod.seen]
+    assert (await mod.request(t="reports"))["code"] == "not_moderator"
