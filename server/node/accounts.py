@@ -12,7 +12,7 @@ on the others through the control channel, ``server.node.control``); its token i
 the next hello on any node, as every hello reads the store.
 
 ``identify`` is the one place that decides who a credential is now: a token (every HTTP route
-that takes one, ``server.http.api.token_holder``) or a session's device (every account
+that takes one, ``server.http.tokens.holder``) or a session's device (every account
 request here). It reads the store each time: a device logged out is ``token_revoked``, a
 player or address banned is ``banned``, and the roles are those held now. An account request
 from a session whose device was logged out or whose player was banned meanwhile (before the
