@@ -8,6 +8,8 @@ The new password is made here (``secrets``) and printed once for the host to pas
 secret is never taken on the command line, where other users could read it in the process
 list. Every device of the player is logged out and the recovery codes are deleted; the
 player logs in with the printed password and sets one of their own, which gives new codes.
+Their open connections are closed on every running server within a second (``token_revoked``,
+4001: the control action is written with the new password), and the audit log records it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import argparse
 import asyncio
 import json
 import secrets
-import time
 
 from qubic_cli.common import fail
 from qubic_cli.settings import Setting, SettingsError, apply
@@ -80,7 +81,9 @@ def reset_password(args: argparse.Namespace) -> int:
 
 
 async def _reset(database: str, name: str, password: str) -> dict[str, object] | None:
+    from qubic_cli.admin import actor
     from server.accounts.passwords import hash_password
+    from server.node import levers
     from server.store.factory import open_store
 
     store = await open_store(database)
@@ -88,8 +91,8 @@ async def _reset(database: str, name: str, password: str) -> dict[str, object] |
         player = await store.get_player(name)
         if player is None:
             return None
-        revoked = await store.set_password(player.name, await asyncio.to_thread(
-            hash_password, password), [], keep=None, now=time.time())
+        revoked = await levers.reset_password(store, actor(), player.name,
+                                              await asyncio.to_thread(hash_password, password))
         return {"name": player.name, "password": password, "devices_logged_out": len(revoked)}
     finally:
         await store.close()

@@ -8,6 +8,15 @@ Verification compares in constant time (``hmac.compare_digest``). When there is 
 to check against (no such player, or one without a password) a dummy hash is computed all the
 same, so the answer takes as long either way and says nothing about the name.
 
+A password is compared as Unicode text, not as the keys that typed it: it is hashed in its
+NFC form (``unicodedata.normalize``), and a password typed is checked in its NFC form, so ``é``
+typed as one character or as ``e`` and a combining accent is the same password. A hash made
+before passwords were normalised is of the text as it was typed: when the text typed is not
+in NFC it is checked as typed too, so such a password still opens the account typed as it was
+set. A new password needs ``MIN_VISIBLE`` characters you can see: spaces, marks, format and
+control characters and the blank letters (Hangul fillers, the blank Braille pattern) do not
+count, so eight invisible characters are not a password.
+
 Recovery codes are made by the server with 80 random bits each: like tokens, a fast SHA-256
 is enough to store them (no guessing through a hash of 2**80 candidates).
 
@@ -23,6 +32,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -36,6 +46,9 @@ SCRYPT_MEMORY = 128 * SCRYPT_R * SCRYPT_N  # bytes one hash takes: 16 MiB
 SALT_BYTES = 16
 KEY_BYTES = 32
 RECOVERY_CODES = 10  # given when a password is set
+MIN_VISIBLE = 8  # characters of a new password that show (see the module docstring)
+_UNSEEN_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Cn", "Mn", "Me"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")  # show nothing
 _CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i to misread
 _CODE_LENGTH = 16  # 16 letters of 31: 79 random bits, shown as four groups of four
 
@@ -55,10 +68,16 @@ def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
                           maxmem=2 * 128 * r * n)
 
 
+def normalised(password: str) -> str:
+    """``password`` as it is hashed: its NFC form."""
+    return unicodedata.normalize("NFC", password)
+
+
 def hash_password(password: str) -> str:
-    """``password`` as it is stored: scrypt with a fresh salt, parameters included."""
+    """``password`` as it is stored: scrypt of its NFC form with a fresh salt, parameters
+    included."""
     salt = secrets.token_bytes(SALT_BYTES)
-    key = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    key = _scrypt(normalised(password), salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(key)}"
 
 
@@ -71,8 +90,13 @@ def verify_password(password: str, stored: str | None) -> bool:
     kind, n, r, p, salt, key = (stored or _DUMMY).split("$")
     if kind != "scrypt":
         raise ValueError(f"unknown password hash {kind!r}")
-    found = _scrypt(password, _unb64(salt), int(n), int(r), int(p))
-    return hmac.compare_digest(found, _unb64(key)) and stored is not None
+    matched = False
+    # its NFC form, and as typed when that differs (a hash made before normalising): how many
+    # hashes are computed depends on the text typed only, never on the account
+    for form in dict.fromkeys((normalised(password), password)):
+        found = _scrypt(form, _unb64(salt), int(n), int(r), int(p))
+        matched |= hmac.compare_digest(found, _unb64(key))
+    return matched and stored is not None
 
 
 def new_recovery_codes(count: int = RECOVERY_CODES) -> list[str]:
@@ -91,11 +115,20 @@ def hash_recovery_code(code: str) -> bytes:
     return hashlib.sha256(letters.encode()).digest()
 
 
+def visible_characters(password: str) -> int:
+    """How many characters of ``password`` (in NFC) show when written."""
+    return sum(1 for c in normalised(password)
+               if unicodedata.category(c) not in _UNSEEN_CATEGORIES and c not in _BLANK_LETTERS)
+
+
 def password_problem(password: str, name: str) -> str | None:
     """What is wrong with ``password`` for the player ``name`` beyond the protocol's rule
     (8 to 128 characters, no control characters), or None."""
-    if password.casefold() == name.casefold():
+    if normalised(password).casefold() == name.casefold():
         return "the password may not be your name"
+    if visible_characters(password) < MIN_VISIBLE:
+        return (f"a password needs at least {MIN_VISIBLE} characters you can see (spaces, "
+                "accents alone and invisible characters do not count)")
     return None
 
 

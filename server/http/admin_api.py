@@ -2,8 +2,10 @@
 
 An admin authenticates as on the websocket, by the secret token of a player who holds the
 role ``admin`` (``qubic admin grant NAME admin``), sent as ``Authorization: Bearer <token>``.
-No header (or another scheme) is refused with 401 ``not_authenticated``, a token of nobody
-with 401 ``bad_token``, a player who is not an admin with 403 ``not_admin``; each answer
+The token is checked as on every route that takes one (``server.http.tokens``): no header
+(or another scheme) is refused with 401 ``not_authenticated``, a token of nobody with 401
+``bad_token``, a device logged out with 401 ``token_revoked``, a banned player (or address)
+with 403 ``banned``, a player who is not an admin now with 403 ``not_admin``; each answer
 says nothing else.
 """
 
@@ -15,6 +17,8 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from server.errors import ServerError
+from server.http import tokens
 from server.http.openapi_parts import answer, limit_parameter
 from server.node import levers
 from server.node.hub import Hub
@@ -61,18 +65,18 @@ def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
 
 
 async def admin_of(hub: Hub, request: web.Request) -> str:
-    """The admin making ``request``, by the bearer token; refused as the module says."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise _refuse(401, ErrorCode.NOT_AUTHENTICATED,
-                      "send an admin's token: Authorization: Bearer <token>")
-    store = hub.store
-    player = await store.authenticate(token.strip())
-    if player is None:
-        raise _refuse(401, ErrorCode.BAD_TOKEN, "no player has this token")
-    if "admin" not in await levers.roles_of(store, player.name):
-        raise _refuse(403, ErrorCode.NOT_ADMIN, "only an admin may read this")
-    return player.name
+    """The admin making ``request``, by the bearer token (``server.http.tokens``, as every
+    route that takes a token); refused as the module says."""
+    try:
+        held = await tokens.holder(hub.store, request, admin=True)
+    except ServerError as error:
+        if error.code not in tokens.STATUS:
+            raise
+        message = (error.message if error.code != ErrorCode.NOT_AUTHENTICATED
+                   else "send an admin's token: Authorization: Bearer <token>")
+        raise _refuse(tokens.STATUS[error.code], ErrorCode(error.code), message) from None
+    assert held is not None
+    return held.player.name
 
 
 def _number(request: web.Request, key: str, default: int | None, low: int, high: int
@@ -117,8 +121,10 @@ def admin_paths() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         "responses": {
             "200": answer(audit, "the entries"),
             "400": answer(refusal, "`bad_message`: a bad limit or before"),
-            "401": answer(refusal, "`not_authenticated` (no bearer token) or `bad_token`"),
-            "403": answer(refusal, "`not_admin`: the token's player is not an admin")}}}}
+            "401": answer(refusal, "`not_authenticated` (no bearer token), `bad_token` or "
+                                   "`token_revoked` (the device was logged out)"),
+            "403": answer(refusal, "`not_admin`: the token's player is not an admin; "
+                                   "`banned`: the player or the address is banned")}}}}
     security = {"adminToken": {"type": "http", "scheme": "bearer",
                                "description": "the token of a player with the role admin"}}
     return paths, components, security

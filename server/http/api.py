@@ -286,20 +286,23 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
     """The routes of server/http/puzzles_api.py."""
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     no_token = answer({"$ref": "#/components/schemas/ApiError"},
-                      "`not_authenticated` (no token) or `bad_token`")
+                      "`not_authenticated` (no token), `bad_token` or `token_revoked` "
+                      "(the device was logged out)")
+    banned = answer({"$ref": "#/components/schemas/ApiError"},
+                    "`banned`: the player or the address is banned")
     puzzle_id = path_parameter("id", PUZZLE_ID)
     paths: dict[str, Any] = {
         "/api/puzzles/next": {"get": {
             "summary": "A puzzle near your puzzle rating that you have not finished",
             "security": bearer,
             "responses": {"200": answer(shown, "the puzzle (mode next)"), "401": no_token,
-                          "404": refused}}},
+                          "403": banned, "404": refused}}},
         "/api/puzzles/daily": {"get": {
             "summary": "The puzzle of the day (UTC), the same for everyone; with a token, "
                        "your puzzle rating too",
             "security": [{}, {"bearer": []}],
             "responses": {"200": answer(shown, "the puzzle (mode daily, with its day)"),
-                          "401": no_token, "404": refused}}},
+                          "401": no_token, "403": banned, "404": refused}}},
         "/api/puzzles/streak": {"get": {
             "summary": "A streak's puzzle: new=true starts a streak at 0, new=false gives "
                        "the puzzle for the streak going on",
@@ -307,13 +310,13 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
             "parameters": [{"name": "new", "in": "query", "required": False,
                             "schema": {"type": "boolean", "default": True}}],
             "responses": {"200": answer(shown, "the puzzle (mode streak)"), "400": refused,
-                          "401": no_token, "404": refused}}},
+                          "401": no_token, "403": banned, "404": refused}}},
         "/api/puzzles/history": {"get": {
             "summary": "Your latest finished puzzles, newest first",
             "security": bearer,
             "parameters": [limit_parameter(100, 20)],
             "responses": {"200": answer(history, "your history"), "400": refused,
-                          "401": no_token}}},
+                          "401": no_token, "403": banned}}},
         "/api/players/{name}/puzzles": {"get": {
             "summary": "A player's puzzle rating, best streak and latest finished puzzles "
                        "(public)",
@@ -330,7 +333,10 @@ def _puzzle_paths(shown: Any, result: Any, history: Any, info: Any, attempt: Any
             "requestBody": {"required": True,
                             "content": {"application/json": {"schema": attempt}}},
             "responses": {"200": answer(result, "the judgement"), "400": refused,
-                          "401": no_token, "403": refused, "404": refused}}},
+                          "401": no_token, "403": answer(
+                              {"$ref": "#/components/schemas/ApiError"},
+                              "`banned`, or `not_allowed`: not the streak's puzzle"),
+                          "404": refused}}},
     }
     for route in paths.values():  # all of them behind one rate per address (--puzzles-rate)
         for operation in route.values():

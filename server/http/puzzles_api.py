@@ -2,9 +2,11 @@
 ``puzzle_history`` messages (``server.node.puzzles`` makes both).
 
 A player is identified by the token the websocket's ``hello`` gave it, sent as
-``Authorization: Bearer <token>``. The puzzle of the day and a puzzle by its id need none;
-everything that reads or writes a player's puzzle record does (401 ``not_authenticated``
-without it, ``bad_token`` with one no player holds).
+``Authorization: Bearer <token>`` and checked as on every route (``server.http.tokens``).
+The puzzle of the day and a puzzle by its id need none; everything that reads or writes a
+player's puzzle record does (401 ``not_authenticated`` without it, ``bad_token`` with one no
+player holds, ``token_revoked`` for a device logged out; 403 ``banned``). A token sent to
+the puzzle of the day is checked all the same.
 
 - ``GET /api/puzzles/next``: a puzzle near your puzzle rating that you have not finished;
 - ``GET /api/puzzles/daily``: the puzzle of the day (UTC);
@@ -30,13 +32,14 @@ from aiohttp import web
 
 from server.errors import ServerError, StoreError
 from server.game.records import PlayerRecord
+from server.http import tokens
 from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError
 from server.http.rate import Handler, Limits, limited
 from server.node.puzzles import Puzzles
 from server.protocol import ErrorCode
 
 STATUS = {
-    ErrorCode.NOT_AUTHENTICATED: 401, ErrorCode.BAD_TOKEN: 401,
+    **tokens.STATUS,
     ErrorCode.NO_SUCH_PUZZLE: 404, ErrorCode.NO_PUZZLES: 404,
     ErrorCode.BAD_MESSAGE: 400, ErrorCode.BAD_NAME: 400, ErrorCode.NOT_ALLOWED: 403,
     ErrorCode.NO_SUCH_PLAYER: 404,
@@ -77,23 +80,19 @@ def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
 def _refusal(error: ServerError) -> web.Response:
     message = error.message if not isinstance(error, StoreError) else (
         "the server cannot read or write its database just now")
-    return _json(ApiError(code=str(error.code), message=message),
-                 STATUS.get(ErrorCode(error.code), 400)
-                 if error.code in ErrorCode.__members__.values() else 400)
+    status = (STATUS.get(ErrorCode(error.code), 400)
+              if error.code in ErrorCode.__members__.values() else 400)
+    answer = _json(ApiError(code=str(error.code), message=message), status)
+    if status == 401:
+        answer.headers.update(tokens.CHALLENGE)
+    return answer
 
 
 async def _player(request: web.Request, required: bool = True) -> PlayerRecord | None:
-    header = request.headers.get("Authorization", "")
-    match = re.fullmatch(r"Bearer ([A-Za-z0-9_-]{1,128})", header.strip())
-    if match is None:
-        if required or header:
-            raise ServerError("send your token: Authorization: Bearer <token>",
-                              ErrorCode.NOT_AUTHENTICATED)
-        return None
-    player = await request.app[HUB_KEY].store.authenticate(match.group(1))
-    if player is None:
-        raise ServerError("no player has this token", ErrorCode.BAD_TOKEN)
-    return player
+    """The player of the request's bearer token, as every route checks one
+    (``server.http.tokens``)."""
+    held = await tokens.holder(request.app[HUB_KEY].store, request, required=required)
+    return None if held is None else held.player
 
 
 async def api_next(request: web.Request) -> web.Response:
@@ -115,11 +114,11 @@ async def api_daily(request: web.Request) -> web.Response:
 
 async def api_streak(request: web.Request) -> web.Response:
     new = request.query.get("new", "true")
-    if new not in ("true", "false"):
-        return _refusal(ServerError("new is true or false", ErrorCode.BAD_MESSAGE))
     try:
-        player = await _player(request)
+        player = await _player(request)  # the token first, on every route
         assert player is not None
+        if new not in ("true", "false"):
+            raise ServerError("new is true or false", ErrorCode.BAD_MESSAGE)
         return _json(await _puzzles(request).streak(player.name, new == "true"))
     except ServerError as error:
         return _refusal(error)
@@ -134,10 +133,9 @@ def _limit(request: web.Request) -> int:
 
 async def api_history(request: web.Request) -> web.Response:
     try:
-        limit = _limit(request)
         player = await _player(request)
         assert player is not None
-        return _json(await _puzzles(request).history(player.name, limit))
+        return _json(await _puzzles(request).history(player.name, _limit(request)))
     except ServerError as error:
         return _refusal(error)
 
@@ -166,14 +164,14 @@ async def api_puzzle(request: web.Request) -> web.Response:
 
 async def api_attempt(request: web.Request) -> web.Response:
     try:
-        body = msgspec.json.decode(await request.read(), type=ApiAttempt)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
-        return _refusal(ServerError(f"bad body: {error}", ErrorCode.BAD_MESSAGE))
-    if not 1 <= len(body.moves) <= 8:
-        return _refusal(ServerError("moves holds 1 to 8 cells", ErrorCode.BAD_MESSAGE))
-    try:
-        player = await _player(request)
+        player = await _player(request)  # the token first, on every route
         assert player is not None
+        try:
+            body = msgspec.json.decode(await request.read(), type=ApiAttempt)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
+            raise ServerError(f"bad body: {error}", ErrorCode.BAD_MESSAGE) from None
+        if not 1 <= len(body.moves) <= 8:
+            raise ServerError("moves holds 1 to 8 cells", ErrorCode.BAD_MESSAGE)
         return _json(await _puzzles(request).attempt(
             player.name, int(request.match_info["id"]), body.moves, body.mode))
     except ServerError as error:

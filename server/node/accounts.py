@@ -10,6 +10,18 @@ cluster) before any hashing, so a flood of guesses is refused cheaply with ``ret
 A device revoked here is closed by ``drop`` (``Hub._drop_everywhere``: on this node at once,
 on the others through the control channel, ``server.node.control``); its token is refused at
 the next hello on any node, as every hello reads the store.
+
+``identify`` is the one place that decides who a credential is now: a token (every HTTP route
+that takes one, ``server.http.tokens.holder``) or a session's device (every account
+request here). It reads the store each time: a device logged out is ``token_revoked``, a
+player or address banned is ``banned``, and the roles are those held now. An account request
+from a session whose device was logged out or whose player was banned meanwhile (before the
+control channel closed it) is refused so, and the session is closed as the lever would have
+(4001 for ``token_revoked``, 1008 for ``banned``); the writes (``revoke``, ``set_password``)
+check the device again in their own transaction, so two devices cannot log each other out.
+
+A banned player's ``login`` and ``recover`` are refused with ``banned`` before the password or
+the code is looked at: the same answer whatever was typed, nothing spent, nothing changed.
 """
 
 from __future__ import annotations
@@ -25,10 +37,10 @@ from server.accounts.passwords import (
     new_recovery_codes,
     password_problem,
 )
-from server.errors import LimitReached, ServerError
+from server.errors import LimitReached, ServerError, StoreError
 from server.game.records import PlayerRecord
-from server.node.levers import refuse_held_address
-from server.node.session import AddressLimits, Session
+from server.node.levers import ban_message, refuse_held_address
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressLimits, Session
 from server.protocol import (
     AccountRequest,
     DeviceInfo,
@@ -41,8 +53,11 @@ from server.protocol import (
     Revoke,
     Sessions,
     SetPassword,
+    error_message,
 )
+from server.store.account_records import Holder
 from server.store.base import Store, name_key
+from server.store.levers import Sanction, sanctions_of
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +65,30 @@ Welcome = Callable[[Session, PlayerRecord, str, int, RequestId | None], Awaitabl
 """Open ``session`` as the player with this token and device, replying ``welcome``."""
 Drop = Callable[[str, Collection[int]], int]
 """Close the sessions of these devices of the player here; how many were closed."""
+
+
+async def identify(store: Store, *, token: str | None = None, device: int | None = None,
+                   address: str | None = None) -> Holder:
+    """Who ``token`` (or the session's ``device``) is now, asked from ``address``: the player,
+    the device and the roles they hold now. ``ServerError`` ``bad_token`` if no player has
+    it, ``token_revoked`` if it was logged out, ``banned`` (with the reason) if the player or
+    the address is banned."""
+    try:
+        held = await store.holder(token=token, device=device, address=address, now=time.time())
+    except StoreError as error:
+        if error.code in (ErrorCode.BAD_TOKEN, ErrorCode.TOKEN_REVOKED):
+            raise ServerError(error.message, error.code) from None
+        raise
+    if held.ban is not None:
+        raise ServerError(ban_message(*held.ban), ErrorCode.BANNED)
+    return held
+
+
+def refuse_banned(sanctions: list[Sanction]) -> None:
+    """``banned`` (with its reason) if one of ``sanctions`` in force is a ban."""
+    for sanction in sanctions:
+        if sanction.kind == "ban":
+            raise ServerError(ban_message(sanction.expires, sanction.reason), ErrorCode.BANNED)
 
 
 class Accounts:
@@ -67,6 +106,21 @@ class Accounts:
         if isinstance(message, Login | Recover) and session.player is not None:
             raise ServerError("this connection has said hello",
                               ErrorCode.ALREADY_AUTHENTICATED)
+        try:
+            await self._handle(session, message)
+        except ServerError as error:
+            if session.player is None or error.code not in (ErrorCode.TOKEN_REVOKED,
+                                                            ErrorCode.BANNED):
+                raise
+            # the session's own credential no longer holds: it is told so and closed, as the
+            # lever's control action would have closed it
+            session.send(error_message(error, message.id))
+            revoked = error.code == ErrorCode.TOKEN_REVOKED
+            session.close(CLOSE_REVOKED if revoked else CLOSE_POLICY, str(error.code))
+
+    async def _handle(self, session: Session, message: AccountRequest) -> None:
+        if session.player is not None:  # the session's device and player, as they are now
+            await identify(self._store(), device=session.device, address=session.peer)
         if isinstance(message, Login):
             await self._login(session, message)
         elif isinstance(message, Recover):
@@ -88,6 +142,7 @@ class Accounts:
     async def _login(self, session: Session, message: Login) -> None:
         await refuse_held_address(self._store(), session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
+        await self._not_banned(session, message.name)
         found = await self._store().password_of(message.name)
         if not await self.hasher.verify(message.password, None if found is None else found[1]):
             raise ServerError("wrong name or password", ErrorCode.BAD_CREDENTIALS)
@@ -102,6 +157,7 @@ class Accounts:
         self._check_rule(message.password, message.name)
         await refuse_held_address(self._store(), session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
+        await self._not_banned(session, message.name)
         password = await self.hasher.hash(message.password)  # before the check: as slow
         issued, revoked = await self._store().recover(
             message.name, hash_recovery_code(message.recovery_code), password, message.device,
@@ -162,6 +218,11 @@ class Accounts:
         if wait is not None:
             raise LimitReached("too many password attempts: wait before trying again",
                                ErrorCode.TOO_MANY_ATTEMPTS, wait)
+
+    async def _not_banned(self, session: Session, name: str) -> None:
+        """``banned`` if the player called ``name`` or the session's address is banned,
+        whatever password or code came with it (so the answer tells nothing about them)."""
+        refuse_banned(await self._store().query(sanctions_of(name, session.peer, time.time())))
 
     @staticmethod
     def _check_rule(password: str, name: str) -> None:

@@ -37,6 +37,7 @@ from typing import assert_never, get_args
 import msgspec
 
 from server.errors import ServerError, StoreError
+from server.game.room import GameRoom
 from server.metrics import LAG_BUCKETS
 from server.node.delivery import Peer
 from server.node.room_interfaces import SoleOwnership
@@ -44,11 +45,18 @@ from server.node.rooms import Action as RoomChange
 from server.node.rooms import Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
-from server.store.levers import address_matches, control_since, last_control, prune_control
+from server.store.levers import (
+    address_matches,
+    control_since,
+    last_control,
+    prune_control,
+    roles_of,
+)
 
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.25  # seconds between two looks at the control table
+MODERATORS = frozenset({"admin", "moderator"})  # the roles that read both chats of a game
 KEPT = 3600.0  # seconds an action stays in the table (a node down longer missed it anyway)
 PRUNE_EVERY = 600.0  # seconds between two prunings by one node
 
@@ -106,15 +114,26 @@ class DropDevices(_Action, tag="drop_devices"):
     devices: list[int]
 
 
+class RolesChanged(_Action, tag="roles"):
+    """The player ``name``'s roles changed: their connections here read both chats of a game
+    they watch only while they hold ``moderator`` or ``admin`` (read from the store)."""
+
+    name: str
+
+
 class RemoveChatLine(_Action, tag="remove_chat"):
-    """Take the chat line numbered ``line`` out of the game: its holder does."""
+    """Take the chat line numbered ``line`` out of the game: its holder does; unless
+    ``admin`` (the actor, ``by``, is one), not a line another moderator or an admin said."""
 
     game: str
     line: int
+    admin: bool = True
+    by: str = ""
 
 
 Action = (
     Say | Disconnect | DisconnectAddress | Mute | Unmute | EndGame | RemoveChatLine | DropDevices
+    | RolesChanged
 )
 """Every action the control channel carries."""
 
@@ -132,6 +151,15 @@ def encode_action(action: Action) -> str:
 
 def decode_action(text: str) -> Action:
     return _decoder.decode(text)
+
+
+def chat_author(room: GameRoom, line: int, now: float) -> str | None:
+    """Who said the chat line ``line`` of ``room`` (either chat), or None if it has none."""
+    for said in room.snapshot(None, now, moderator=True).chat:
+        number = getattr(said, "line", None)  # the line's own number, else its version
+        if (said.version if number is None else number) == line:
+            return said.name
+    return None
 
 
 @dataclass(frozen=True)
@@ -264,8 +292,20 @@ class Control:
             case DropDevices():
                 if self.drop_devices is not None:
                     self.drop_devices(action.name, action.devices)
+            case RolesChanged():
+                sessions = self.delivery.of_player(action.name)
+                if sessions:
+                    roles = await self.rooms.store.query(roles_of(action.name))
+                    for session in sessions:
+                        session.moderator = not roles.isdisjoint(MODERATORS)
             case RemoveChatLine():
                 line = action.line
+                if not action.admin and self.holds(action.game):
+                    author = chat_author(self.rooms.rooms[action.game], line, self.rooms.now())
+                    if author not in (None, action.by) and await self.rooms.store.query(
+                            roles_of(str(author))) & MODERATORS:
+                        raise ServerError(f"only an admin may remove {author}'s line",
+                                          "not_moderator")
                 await self._in_room(action.game, lambda room, name, now:
                                     room.remove_chat(line, now))
             case _:

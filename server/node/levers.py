@@ -19,9 +19,11 @@ from server.game.records import GameStatus
 from server.node.control import (
     Disconnect,
     DisconnectAddress,
+    DropDevices,
     EndGame,
     Mute,
     RemoveChatLine,
+    RolesChanged,
     Say,
     Unmute,
     encode_action,
@@ -81,16 +83,21 @@ async def _registered(store: Store, name: str) -> str:
 
 async def grant(store: Store, actor: str, name: str, role: Role) -> str:
     """Give ``name`` the role; returns their name as written."""
+    registered = await _registered(store, name)
     done = await store.apply(ops.grant_role(name, role, time.time(), actor),
-                             audit=_entry(actor, "grant", name, None, role))
+                             audit=_entry(actor, "grant", name, None, role),
+                             control=encode_action(RolesChanged(name=registered)))
     assert done is not None
     return done
 
 
 async def revoke_role(store: Store, actor: str, name: str, role: Role) -> bool:
-    """Take the role from ``name``; whether they had it."""
+    """Take the role from ``name``; whether they had it. Their open connections stop reading
+    the players' chats of games they watch at once, on every node."""
+    registered = await _registered(store, name)
     return bool(await store.apply(ops.revoke_role(name, role),
-                                  audit=_entry(actor, "revoke-role", name, None, role)))
+                                  audit=_entry(actor, "revoke-role", name, None, role),
+                                  control=encode_action(RolesChanged(name=registered))))
 
 
 async def roles_of(store: Store, name: str) -> set[str]:
@@ -167,10 +174,13 @@ async def announce(store: Store, actor: str, text: str) -> None:
                       control=encode_action(Say(text=text)))
 
 
-async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "") -> None:
-    """Take the chat line numbered ``line`` out of ``game`` (its node does)."""
+async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "",
+                      admin: bool = True) -> None:
+    """Take the chat line numbered ``line`` out of ``game`` (its node does; when the actor is not an
+    ``admin``, not a line another moderator or an admin said)."""
     await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"),
-                      control=encode_action(RemoveChatLine(game=game, line=line)))
+                      control=encode_action(RemoveChatLine(game=game, line=line,
+                                                           admin=admin, by=actor)))
 
 
 async def end_game(store: Store, actor: str, game: str, result: str, reason: str = "",
@@ -228,6 +238,18 @@ async def delete_player(store: Store, actor: str, name: str, reason: str = "") -
                                          reason="the host deleted your account")))
     assert gone is not None
     return gone
+
+
+async def reset_password(store: Store, actor: str, name: str, password: str) -> list[int]:
+    """Set ``name``'s password to the hash ``password`` (``qubic admin reset-password``):
+    their recovery codes are deleted and every device logged out, its connections closed on
+    every node (``token_revoked``, 4001) by the control action written in the same
+    transaction. Returns the devices logged out."""
+    name = await _registered(store, name)
+    return await store.set_password(
+        name, password, [], keep=None, now=time.time(),
+        control=lambda revoked: encode_action(DropDevices(name=name, devices=revoked)),
+        audit=_entry(actor, "reset-password", name, None))
 
 
 async def export_player(store: Store, name: str) -> dict[str, Any]:

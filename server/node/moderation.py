@@ -7,12 +7,15 @@ reporters and moderators.
   player's roles go into the welcome, and a moderator's or admin's session is marked
   ``moderator`` (a game it watches shows it the players' chat beside the spectators').
 - ``check_chat``: a muted player's chat is refused with ``muted``.
-- ``handle``: a ``report`` from anyone (so many an hour per player, ``too_many_reports``
-  past that, counted for the whole cluster as the other limits are); the moderators'
-  requests (remove a chat line, mute, kick, ban, their undoing, the reports' queue) from a
-  moderator or admin only (``not_moderator``), and against another moderator or an admin
-  from an admin only. Each pulls a lever of ``server.node.levers``, which the control
-  channel carries to every node.
+- ``handle``: a ``report`` from anyone of anyone else (``not_allowed`` for oneself, a blank
+  reason ``bad_message``; so many an hour per player, ``too_many_reports`` past that, counted
+  for the whole cluster as the other limits are); the moderators' requests (remove a chat
+  line, mute, kick, ban, their undoing, the reports' queue) from a moderator or admin only
+  (``not_moderator``), never on oneself (``not_allowed``), and against another moderator or
+  an admin, or a line one of them said, from an admin only (``not_moderator``, as lichess
+  ranks them). ``remove_chat`` of a game that does not exist is ``no_such_game``, of a line
+  the game does not have ``not_allowed``, and neither is audited. Each pulls a lever of
+  ``server.node.levers``, which the control channel carries to every node.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import assert_never
 
 from server.errors import LimitReached, ServerError
 from server.node import levers
-from server.node.control import Control
+from server.node.accounts import refuse_banned
+from server.node.control import MODERATORS, Control, chat_author
 from server.node.session import AddressLimits, Session
 from server.protocol import (
     Ack,
@@ -40,10 +44,9 @@ from server.protocol import (
     UnbanPlayer,
     UnmutePlayer,
 )
-from server.store.base import Store
+from server.store.base import Store, name_key
 from server.store.levers import sanctions_of
 
-MODERATORS = frozenset({"admin", "moderator"})
 QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 
 
@@ -65,10 +68,7 @@ class Moderation:
         if name is None:  # a new player: not from an address a player's ban holds either
             await levers.refuse_held_address(self.store, session.peer)
         found = await self.store.query(sanctions_of(name, session.peer, now))
-        for sanction in found:
-            if sanction.kind == "ban":
-                raise ServerError(levers.ban_message(sanction.expires, sanction.reason),
-                                  ErrorCode.BANNED)
+        refuse_banned(found)
         if name is None:
             return []
         mutes = [s for s in found if s.kind == "mute"]
@@ -92,6 +92,10 @@ class Moderation:
         assert name is not None
         store = self.store
         if isinstance(message, ReportPlayer):
+            if name_key(message.name) == name_key(name):
+                raise ServerError("you cannot report yourself", ErrorCode.NOT_ALLOWED)
+            if not message.reason.strip():
+                raise ServerError("say why you report them", ErrorCode.BAD_MESSAGE)
             wait = await self.limits.add_report(name, self.control.rooms.now())
             if wait is not None:
                 raise LimitReached("you have reported a lot lately: wait a while",
@@ -103,6 +107,12 @@ class Moderation:
         if not roles & MODERATORS:
             raise ServerError("only a moderator may do that", ErrorCode.NOT_MODERATOR)
         target = getattr(message, "name", None)
+        if isinstance(message, RemoveChat):  # the line's author is the one acted on
+            target = await self._author(message.game, message.line)
+            if target is not None and name_key(target) == name_key(name):
+                target = None  # one's own line
+        elif target is not None and name_key(target) == name_key(name):
+            raise ServerError("you cannot do that to yourself", ErrorCode.NOT_ALLOWED)
         if target is not None and "admin" not in roles \
                 and await levers.roles_of(store, target) & MODERATORS:
             raise ServerError("only an admin may act on a moderator or an admin",
@@ -118,7 +128,7 @@ class Moderation:
                 await levers.resolve_report(store, name, message.report, message.reason)
             case RemoveChat():
                 await levers.remove_chat(store, name, message.game, message.line,
-                                         message.reason)
+                                         message.reason, admin="admin" in roles)
             case MutePlayer():
                 await levers.mute(store, name, message.name, message.reason,
                                   _seconds(message.minutes))
@@ -136,6 +146,20 @@ class Moderation:
             case _:
                 assert_never(message)
         session.send(Ack(ref=message.id))
+
+
+    async def _author(self, game: str, line: int) -> str | None:
+        """Who said the chat line ``line`` of ``game``, if this node holds the game (else
+        None: its holder checks the rank, ``server.node.control``); ``no_such_game`` for a
+        game that is not, ``not_allowed`` for a line the game does not have."""
+        if await self.store.get_game(game) is None:
+            raise ServerError(f"no game {game}", ErrorCode.NO_SUCH_GAME)
+        if not self.control.holds(game):
+            return None
+        author = chat_author(self.control.rooms.rooms[game], line, self.control.rooms.now())
+        if author is None:
+            raise ServerError(f"no chat line {line} in game {game}", ErrorCode.NOT_ALLOWED)
+        return author
 
 
 def _seconds(minutes: int | None) -> float | None:

@@ -3,9 +3,9 @@ their SQL (``server.store.accounts``) so that ``server.store.base`` can name the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from server.game.records import PlayerRecord
 
@@ -39,6 +39,18 @@ class Issued(Opened):
     token: str
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Who a credential (a token, or a session's device) is, as the store finds it now: the
+    player, the device, the player's roles, and the ban in force on the player or on the
+    address asked about (its expiry, None: none; and its reason), or None."""
+
+    player: PlayerRecord
+    device: int
+    roles: frozenset[str]
+    ban: tuple[float | None, str] | None = None
+
+
 class AccountStore(Protocol):
     """What the server asks the store about accounts (part of ``Store``)."""
 
@@ -51,6 +63,13 @@ class AccountStore(Protocol):
                            address: str | None = None) -> Opened:
         """The player and device of ``token``, its use noted; ``StoreError`` ``bad_token``
         or ``token_revoked``."""
+        ...
+
+    async def holder(self, *, token: str | None = None, device: int | None = None,
+                     address: str | None = None, now: float) -> Holder:
+        """Who the ``token`` (or the ``device``, by its id) is now: ``StoreError``
+        ``bad_token`` if no player has it, ``token_revoked`` if it was logged out; with the
+        player's roles and the ban in force on them or on ``address``, if any."""
         ...
 
     async def password_of(self, name: str) -> tuple[PlayerRecord, str | None] | None:
@@ -68,12 +87,19 @@ class AccountStore(Protocol):
 
     async def revoke(self, name: str, devices: Sequence[int] | None, *, keep: int | None,
                      now: float) -> list[int]:
-        """Log out ``devices`` of ``name`` (None: all but ``keep``); returns those logged out."""
+        """Log out ``devices`` of ``name`` (None: all but ``keep``); returns those logged out.
+        With ``keep``, that device must still be logged in (``token_revoked``): a session
+        logged out cannot log out the others."""
         ...
 
     async def set_password(self, name: str, password: str | None, codes: Sequence[bytes], *,
-                           keep: int | None, now: float) -> list[int]:
-        """Set the password hash and recovery codes; log out every device but ``keep``."""
+                           keep: int | None, now: float,
+                           control: Callable[[list[int]], str] | None = None,
+                           audit: Any = None) -> list[int]:
+        """Set the password hash and recovery codes; log out every device but ``keep`` (which
+        must still be logged in: ``token_revoked``). In the same transaction, ``audit`` (an
+        ``AuditEntry``) is logged and ``control(logged_out)``, the action that closes their
+        connections on every node, is added (``server.node.control``)."""
         ...
 
     async def recover(self, name: str, code: bytes, password: str, label: str | None,

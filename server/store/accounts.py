@@ -15,18 +15,27 @@ its methods over SQL, mixed into ``server.store.sql.SQLStore``.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from server.errors import StoreError
 from server.game.records import PlayerRecord
 from server.store import operations
-from server.store.account_records import DeviceRecord, Issued, Opened
+from server.store.account_records import DeviceRecord, Holder, Issued, Opened
 from server.store.base import Row, hash_token, name_key, new_token, player_from_row
+from server.store.levers import (
+    AuditEntry,
+    append_audit,
+    append_control,
+    roles_of,
+    sanctions_of,
+)
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
 
 T = TypeVar("T")
+
+LOGGED_OUT = "this device was logged out: log in again with your password"
 
 
 def _device(row: Row) -> DeviceRecord:
@@ -83,11 +92,44 @@ def open_by_token(token_hash: bytes, name: str | None, now: float,
         raise StoreError("no player has this token", code="bad_token")
     assert device is not None
     if device["revoked"] is not None:
-        raise StoreError("this device was logged out: log in again with your password",
-                         code="token_revoked")
+        raise StoreError(LOGGED_OUT, code="token_revoked")
     yield change("UPDATE devices SET last_seen = ?, address = ? WHERE id = ?",
                  now, address, device["id"])
     return Opened(player_from_row(player), int(device["id"]))
+
+
+def _logged_in(player_id: int, device: int) -> Op[None]:
+    """``token_revoked`` unless ``device`` is one of the player's and not logged out."""
+    row = yield from fetch_one(one(
+        "SELECT id FROM devices WHERE id = ? AND player_id = ? AND revoked IS NULL",
+        device, player_id))
+    if row is None:
+        raise StoreError(LOGGED_OUT, code="token_revoked")
+
+
+def holder(token_hash: bytes | None, device: int | None, address: str | None,
+           now: float) -> Op[Holder]:
+    """Who the token hashing to ``token_hash`` (or the device ``device``) is now, with the
+    player's roles and the ban in force on the player or ``address``; ``bad_token`` for a
+    token that is no one's, ``token_revoked`` for a device logged out. Nothing is written."""
+    if token_hash is not None:
+        found = yield from fetch_one(one(
+            "SELECT id, player_id, revoked FROM devices WHERE token_hash = ?", token_hash))
+    else:
+        found = yield from fetch_one(one(
+            "SELECT id, player_id, revoked FROM devices WHERE id = ?", device))
+    row = None if found is None else (yield from fetch_one(one(
+        "SELECT * FROM players WHERE id = ?", found["player_id"])))
+    if found is None or row is None:
+        raise StoreError("no player has this token", code="bad_token")
+    if found["revoked"] is not None:
+        raise StoreError(LOGGED_OUT, code="token_revoked")
+    player = player_from_row(row)
+    bans = [s for s in (yield from sanctions_of(player.name, address, now))
+            if s.kind == "ban"]
+    roles = yield from roles_of(player.name)
+    ban = None if not bans else (bans[-1].expires, bans[-1].reason)
+    return Holder(player, int(found["id"]), frozenset(roles), ban)
 
 
 def password_of(name: str) -> Op[tuple[PlayerRecord, str | None] | None]:
@@ -106,6 +148,8 @@ def revoke(dialect: Dialect, name: str, devices: Sequence[int] | None, keep: int
     rows = yield from fetch_all(every(
         "SELECT id FROM devices WHERE player_id = ? AND revoked IS NULL ORDER BY id",
         row["id"]))
+    if keep is not None and keep not in {r["id"] for r in rows}:
+        raise StoreError(LOGGED_OUT, code="token_revoked")
     ids = [int(r["id"]) for r in rows if (devices is None and r["id"] != keep)
            or (devices is not None and r["id"] in devices)]
     for device in ids:
@@ -131,6 +175,8 @@ def set_password(dialect: Dialect, name: str, password: str | None, codes: Seque
     row = yield from _player_row(name, dialect)
     if row is None:
         raise StoreError(f"no player {name}", code="no_such_player")
+    if keep is not None:
+        yield from _logged_in(row["id"], keep)
     yield change("UPDATE players SET password = ? WHERE id = ?", password, row["id"])
     yield change("DELETE FROM recovery_codes WHERE player_id = ?", row["id"])
     for code in codes:
@@ -184,6 +230,11 @@ class SQLAccounts(SQLRunner):
                            address: str | None = None) -> Opened:
         return await self._write(open_by_token(hash_token(token), name, now, address))
 
+    async def holder(self, *, token: str | None = None, device: int | None = None,
+                     address: str | None = None, now: float) -> Holder:
+        return await self._read(holder(None if token is None else hash_token(token), device,
+                                       address, now))
+
     async def password_of(self, name: str) -> tuple[PlayerRecord, str | None] | None:
         return await self._read(password_of(name))
 
@@ -209,8 +260,20 @@ class SQLAccounts(SQLRunner):
         return await self._write(revoke(self.dialect, name, devices, keep, now))
 
     async def set_password(self, name: str, password: str | None, codes: Sequence[bytes], *,
-                           keep: int | None, now: float) -> list[int]:
-        return await self._write(set_password(self.dialect, name, password, codes, keep, now))
+                           keep: int | None, now: float,
+                           control: Callable[[list[int]], str] | None = None,
+                           audit: AuditEntry | None = None) -> list[int]:
+        dialect = self.dialect
+
+        def op() -> Op[list[int]]:
+            revoked = yield from set_password(dialect, name, password, codes, keep, now)
+            if audit is not None:
+                yield from append_audit(audit)
+            if control is not None and revoked:
+                yield from append_control(dialect, control(revoked), now)
+            return revoked
+
+        return await self._write(op())
 
     async def recover(self, name: str, code: bytes, password: str, label: str | None,
                       now: float, address: str | None = None) -> tuple[Issued, list[int]]:

@@ -78,3 +78,37 @@ async def test_a_flood_of_hashes_is_refused_not_queued() -> None:
         assert not await hasher.verify("a long secret", None)  # room again
     finally:
         hasher.close()
+
+
+NFC, NFD = "caf\u00e9 cr\u00e8me br\u00fbl\u00e9e", "cafe\u0301 cre\u0300me bru\u0302le\u0301e"
+
+
+def test_a_password_is_the_same_in_any_unicode_form() -> None:
+    assert NFC != NFD
+    assert verify_password(NFD, hash_password(NFC)) and verify_password(NFC, hash_password(NFD))
+
+
+def test_a_hash_made_before_normalising_still_opens_typed_as_it_was_set() -> None:
+    salt = b"0123456789abcdef"
+    key = passwords._scrypt(NFD, salt, SCRYPT_N, 8, 1)  # as hash_password made it before
+    old = f"scrypt${SCRYPT_N}$8$1${passwords._b64(salt)}${passwords._b64(key)}"
+    assert verify_password(NFD, old)
+    assert not verify_password("cafe creme brulee", old)
+
+
+@pytest.mark.parametrize("password", [
+    "\u3164" * 8,  # Hangul filler
+    "\u2800" * 8,  # the blank Braille pattern
+    "\u200b" * 8,  # zero-width spaces
+    "\u00a0\u3000" * 4,  # no-break and ideographic spaces
+    "a" + "\u0301" * 20,  # one letter under accents
+    "abc\u3164\u3164\u3164\u3164\u3164",
+])
+def test_a_password_needs_eight_characters_you_can_see(password: str) -> None:
+    problem = password_problem(password, "ann")
+    assert problem is not None and "you can see" in problem
+
+
+def test_spaces_and_accents_are_allowed_beside_eight_visible_characters() -> None:
+    assert password_problem("a b c d e f g h", "ann") is None
+    assert password_problem(NFD, "ann") is None
