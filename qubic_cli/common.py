@@ -29,7 +29,9 @@ def missing_extra(module: str, extra: str = "cluster") -> str | None:
             return None
     except ImportError:  # a finder that refuses it
         pass
-    return f"{module} is not installed: pip install 'qubic[{extra}]'"
+    from server.version import install_extra
+
+    return f"{module} is not installed: {install_extra(extra)}"
 
 
 def variant_name(text: str) -> str:

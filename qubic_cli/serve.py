@@ -100,8 +100,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="port (default 8765; 0: any)")
     parser.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
                         help="a SQLite file (default ./qubic.db), or a PostgreSQL URL such as "
-                             "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra: "
-                             "pip install 'qubic[cluster]'; see docs/cluster.md)")
+                             "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra, "
+                             "docs/operations.md, Install)")
     parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
                         help="processes for computer players (default: cores - 1, at least 1)")
     parser.add_argument("--grace", type=seconds, default=GRACE, metavar="S",

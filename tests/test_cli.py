@@ -178,7 +178,7 @@ def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == f"qubic {version('qubic')}"
+    assert capsys.readouterr().out.strip() == f"qubic {version('qubic-game')}"
 
 
 def test_prove_a_subtree(capsys: pytest.CaptureFixture[str]) -> None:

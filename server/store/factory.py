@@ -29,8 +29,10 @@ async def open_store(
         try:  # asyncpg comes with the cluster extra, and is imported only when used
             from server.store.postgres import PostgresStore
         except ModuleNotFoundError as missing:
+            from server.version import install_extra
+
             raise StoreError(
-                f"a PostgreSQL database needs {missing.name}: pip install 'qubic[cluster]'"
+                f"a PostgreSQL database needs {missing.name}: {install_extra()}"
             ) from None
         return await PostgresStore.open(str(database))
     from server.store.sqlite import SQLiteStore
