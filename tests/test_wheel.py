@@ -57,7 +57,11 @@ def test_the_wheel_alone_serves_the_web_client_and_plays(tmp_path: Path) -> None
     with tarfile.open(sdist) as archive:  # the wheel was built from it: it holds everything
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "engine/data/qubic.strategy.xz",
-            "client_web/static/index.html", "client_tui/app.tcss"} <= names
+            "client_web/static/index.html", "client_tui/app.tcss",
+            # a whole release: what a host installs beside the wheel (docs/operations.md)
+            "deploy/qubic.service", "deploy/compose.yaml", "docs/operations.md"} <= names
+    assert not any(name.startswith("deploy/secrets/") and name != "deploy/secrets/README"
+                   for name in names)
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(f"qubic_game-{VERSION}.dist-info/METADATA").decode()
     assert "\nName: qubic-game\n" in metadata
