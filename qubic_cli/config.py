@@ -15,8 +15,8 @@ DESCRIPTION = """\
 Check the configuration a command would run with, without running it: its flags, the QUBIC_*
 environment variables and the TOML file (--config or $QUBIC_CONFIG), layered as the command
 layers them (flags > environment > file > defaults). Prints every option with its value and
-where it came from; secrets (database and Redis URLs) are masked. Exits 2 with the reason if
-the configuration cannot be used.
+where it came from; passwords in URLs and the metrics token are masked, a SQLite file's path is
+shown. Exits 2 with the reason if the configuration cannot be used.
 
 examples:
   qubic config check serve --config /etc/qubic/qubic.toml
@@ -57,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
         module.server_config(target)
     except SettingsError as error:
         return fail(f"{NAME} check", str(error))
-    secret = {s.dest: s.secret for s in module.SETTINGS}
-    keys = {s.dest: s.key for s in module.SETTINGS}
-    shown = {keys[dest]: {"value": mask(v.value, secret[dest]), "source": v.source}
+    settings = {s.dest: s for s in module.SETTINGS}
+    shown = {settings[dest].key: {"value": mask(v.value, settings[dest].secret,
+                                                settings[dest].location), "source": v.source}
              for dest, v in values.items()}
     if args.json:
         json.dump(shown, sys.stdout, indent=2)

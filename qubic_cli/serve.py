@@ -75,7 +75,7 @@ FLOOD_LIMITS = (
 
 SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
     *named_alike("host", "port"),
-    Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
+    Setting("db", "database", "QUBIC_DATABASE_URL", secret=True, location=True),
     *named_alike("ai_workers", "grace", "ai_nice", "ai_time"),
     *named_alike(*(limit.dest for limit in FLOOD_LIMITS)),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),

@@ -86,6 +86,8 @@ def test_masking_hides_passwords_and_keeps_the_rest() -> None:
     assert mask("redis://cache:6379/0", True) == "redis://cache:6379/0"
     assert mask("hunter2", True) == "***"
     assert mask("qubic.db", False) == "qubic.db"
+    assert mask("/var/lib/qubic/qubic.db", True, location=True) == "/var/lib/qubic/qubic.db"
+    assert mask("postgresql://q:pw@db/q", True, location=True) == "postgresql://q:***@db/q"
 
 
 def qubic(*argv: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -106,6 +108,11 @@ def test_config_check_prints_the_effective_configuration_masked(tmp_path: Path) 
     assert shown["redis"] == {"value": "redis://:***@cache:6379/0", "source": "env"}
     assert shown["port"]["source"] == "file" and shown["grace"] == {"value": 30.0,
                                                                     "source": "flag"}
+    token = qubic("config", "check", "serve", "--db", str(tmp_path / "q.db"), "--json",
+                  environ={"QUBIC_METRICS_TOKEN": "t0ken"})
+    shown = json.loads(token.stdout)  # which database is in use: its path is no secret
+    assert shown["database"] == {"value": str(tmp_path / "q.db"), "source": "flag"}
+    assert shown["metrics_token"] == {"value": "***", "source": "env"}
     refused = qubic("config", "check", "serve", environ={"QUBIC_AI_NICE": "40"})
     assert refused.returncode == 2 and "--ai-nice must be 0-19" in refused.stderr
 
@@ -149,6 +156,8 @@ def test_json_logs_and_the_access_log(tmp_path: Path) -> None:
     access = [entry for entry in lines if entry["logger"] == "qubic.access"]
     assert any(entry["path"] == "/health" and entry["status"] == 200
                and entry["address"] == "127.0.0.1" for entry in access), access
+    said = [entry["message"] for entry in lines]  # the start-up log names the database
+    assert f"database: SQLite {tmp_path / 'q.db'}" in said, said
 
 
 def test_the_community_options_from_every_source(tmp_path: Path) -> None:
