@@ -43,12 +43,37 @@ def exported_names() -> set[str]:
     return names
 
 
+def dashboard() -> dict:
+    return json.loads((DEPLOY / "grafana" / "qubic.json").read_text())
+
+
+def panels(within: list[dict]) -> list[dict]:
+    """Every graph of the dashboard, those in its rows included."""
+    return [p for panel in within
+            for p in ([panel] if panel["type"] != "row" else panels(panel["panels"]))]
+
+
 def test_every_dashboard_query_names_an_exported_metric() -> None:
-    dashboard = json.loads((DEPLOY / "grafana" / "qubic.json").read_text())
-    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    exprs = [t["expr"] for panel in panels(dashboard()["panels"]) for t in panel["targets"]]
     assert len(exprs) >= 10
     used = {name for expr in exprs for name in re.findall(r"\b(?:qubic|process)_[a-z_]+", expr)}
     assert used and sorted(used - exported_names()) == []
+
+
+def test_the_dashboards_job_is_a_variable_and_the_cluster_has_its_own_row() -> None:
+    """Any Prometheus job name works, and a single node shows no "No data" panel."""
+    board = dashboard()
+    (job,) = [v for v in board["templating"]["list"] if v["name"] == "job"]
+    assert "label_values(qubic_build_info, job)" in json.dumps(job["query"])
+    for panel in panels(board["panels"]):
+        for target in panel["targets"]:
+            names = re.findall(r"\b(?:qubic|process)_[a-z_]+(\{[^}]*\})?", target["expr"])
+            assert names and all('job="$job"' in labels for labels in names), target["expr"]
+    top = [p for p in board["panels"] if p["type"] != "row"]
+    (cluster,) = [p for p in board["panels"] if p["type"] == "row"]
+    assert not any("qubic_cluster_" in t["expr"] for p in top for t in p["targets"])
+    assert cluster["collapsed"] and all("qubic_cluster_" in json.dumps(p["targets"])
+                                        for p in cluster["panels"])
 
 
 def test_the_exporters_rules_are_not_vacuous() -> None:
