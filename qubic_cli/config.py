@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         args.json = True
     argv = [args.target, *args.options]
     try:
-        target = build_parser().parse_args(argv)
+        target = build_parser(only=args.target).parse_args(argv)
     except SystemExit as exit_info:  # argparse said what is wrong on stderr
         return int(exit_info.code or 2)
     try:

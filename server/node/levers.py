@@ -64,18 +64,19 @@ async def _registered(store: Store, name: str) -> str:
     return str((await store.query(ops.player_row(name)))["name"])
 
 
-async def grant(store: Store, actor: str, name: str, role: Role) -> str:
+async def grant(store: Store, actor: str, name: str, role: Role, reason: str = "") -> str:
     """Give ``name`` the role; returns their name as written."""
     done = await store.apply(ops.grant_role(name, role, time.time(), actor),
-                             audit=_entry(actor, "grant", name, None, role))
+                             audit=_entry(actor, "grant", name, reason, role))
     assert done is not None
     return done
 
 
-async def revoke_role(store: Store, actor: str, name: str, role: Role) -> bool:
+async def revoke_role(store: Store, actor: str, name: str, role: Role, reason: str = ""
+                      ) -> bool:
     """Take the role from ``name``; whether they had it."""
     return bool(await store.apply(ops.revoke_role(name, role),
-                                  audit=_entry(actor, "revoke-role", name, None, role)))
+                                  audit=_entry(actor, "revoke-role", name, reason, role)))
 
 
 async def roles_of(store: Store, name: str) -> set[str]:
@@ -146,9 +147,9 @@ async def kick(store: Store, actor: str, name: str, reason: str = "") -> None:
                                  + (f": {reason}" if reason else ""))))
 
 
-async def announce(store: Store, actor: str, text: str) -> None:
+async def announce(store: Store, actor: str, text: str, reason: str = "") -> None:
     """Say ``text`` to every connection on every node."""
-    await store.apply(audit=_entry(actor, "announce", None, None, text),
+    await store.apply(audit=_entry(actor, "announce", None, reason, text),
                       control=encode_action(Say(text=text)))
 
 
