@@ -4,7 +4,8 @@ host runs it), and the heaviest top-level imports of one run (``python -X import
 
     python bench/cli_start.py [--runs 9] [--command "admin audit"]
 
-Issue 39 measured 2.2 s a call on a host's machine; docs/benchmarks.md keeps the figures."""
+Issue 39 measured 2.2 s a call on a host's machine; docs/benchmarks.md, *The admin CLI*, keeps
+the figures."""
 
 from __future__ import annotations
 
