@@ -3,8 +3,8 @@
 Each subcommand module defines ``NAME``, ``HELP`` (one line), ``configure(parser)`` to add its
 arguments and ``run(args) -> int`` (the exit code). Registering a subcommand is one line in
 ``SUBCOMMANDS``; a module's ``NAME`` is its own name. Only the subcommand named on the command
-line is imported and configured, and modules import the engine inside ``run``, so a quick
-command such as ``qubic admin`` loads neither the engine nor numba (docs/benchmarks.md, *The admin CLI*).
+line is imported and configured, and modules import the engine inside ``run``, so parsing a
+quick command such as ``qubic admin`` imports no engine (docs/benchmarks.md, *The admin CLI*).
 """
 
 from __future__ import annotations
