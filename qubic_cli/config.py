@@ -54,9 +54,14 @@ def run(args: argparse.Namespace) -> int:
         return int(exit_info.code or 2)
     try:
         values = apply(target.parser, module.SETTINGS, args.target, target, argv)
-        module.server_config(target)
+        made = module.server_config(target)
     except SettingsError as error:
         return fail(f"{NAME} check", str(error))
+    for dest, value in values.items():  # a default the command fills in (--ai-nice's 10)
+        if value.value is None and value.source == "default":
+            filled = made.get(dest) if isinstance(made, dict) else getattr(made, dest, None)
+            if filled is not None:
+                values[dest] = type(value)(filled, "default")
     settings = {s.dest: s for s in module.SETTINGS}
     shown = {settings[dest].key: {"value": mask(v.value, settings[dest].secret,
                                                 settings[dest].location), "source": v.source}

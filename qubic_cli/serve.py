@@ -14,11 +14,12 @@ from server.defaults import GRACE, LEASE_TTL
 from server.http.loop import uvloop_installed
 
 NAME = "serve"
-HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
+HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics"
 DESCRIPTION = """\
 Host a Qubic server. Clients connect to ws://HOST:PORT/ws (see docs/protocol.md); the same port
-serves GET /health, /metrics (Prometheus), /api/lobby, /api/games/{id}, /api/games/{id}.txt,
-/api/players/{name} and /api/leaderboard. Games and players live in one SQLite file, or in
+serves GET /health (/health/live, /health/ready), /api/lobby, /api/games/{id},
+/api/games/{id}.txt, /api/players/{name} and /api/leaderboard, and /metrics (Prometheus) unless
+--metrics-listen moves it to an address of its own. Games and players live in one SQLite file, or in
 PostgreSQL with --database postgresql://...; unfinished games resume when the server starts
 again. SIGINT or SIGTERM shuts it down cleanly.
 """

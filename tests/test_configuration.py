@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +232,62 @@ def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
     assert sources["commit_interval"] == "flag"
     refused = qubic("config", "check", "serve", "--commit-interval", "soon")
     assert refused.returncode == 2 and "--commit-interval" in refused.stderr
+
+
+COMPUTED_AT_START = {"cores - 1", "host-pid-random", "required"}
+"""Defaults operations.md describes that `config check` cannot know before the start (None)."""
+
+
+def documented_options(command: str) -> dict[str, tuple[str, str]]:
+    """operations.md's option table for ``qubic <command>``: each file key with its
+    environment variable and its default, as written (backticks dropped)."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    tables = re.findall(r"^\| flag \| environment \| file key \| default \| what \|\n"
+                        r"\| --- .*\n((?:\|.*\n)+)", text, re.M)
+    table = tables[("serve", "worker").index(command)]
+    options: dict[str, tuple[str, str]] = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
+        environment, key, default = cells[1:4]
+        keys = re.findall(r"`([a-z_]+)`", key)
+        envs = re.findall(r"`(QUBIC_[A-Z_]+)`", environment)
+        defaults = [d.strip().strip("`") for d in default.split(",")]
+        if not keys:
+            continue  # --config: the file itself
+        if len(defaults) != len(keys):
+            defaults = [default.strip("`")]
+        for index, name in enumerate(keys):
+            options[name] = (envs[index], defaults[index])
+    return options
+
+
+def same_default(written: str, shown: object) -> bool:
+    if shown is None:
+        return written in {"none", *COMPUTED_AT_START}
+    if isinstance(shown, bool):
+        return written == ("on" if shown else "off")
+    if isinstance(shown, list):
+        return written == "none" and shown == []
+    if isinstance(shown, int | float):
+        return float(written) == float(shown)
+    return written == shown
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_the_option_tables_are_what_config_check_prints(command: str) -> None:
+    """Every option of operations.md's table, and no other, is one `config check` prints,
+    with the same environment variable and default (issue 39: `--ai-nice` was 10 in the
+    table and null in `config check`)."""
+    import importlib
+
+    extra = ["--redis", "redis://cache:6379/0"] if command == "worker" else []
+    done = qubic("config", "check", command, *extra, "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    documented = documented_options(command)
+    assert sorted(documented) == sorted(shown)
+    settings = {s.key: s for s in importlib.import_module(f"qubic_cli.{command}").SETTINGS}
+    for key, (environment, default) in documented.items():
+        assert environment == settings[key].env, key
+        if shown[key]["source"] == "default":
+            assert same_default(default, shown[key]["value"]), (key, default, shown[key])
