@@ -196,6 +196,9 @@ def healthcheck_paths() -> dict[str, str]:
 
 def test_every_shipped_health_check_asks_ready_as_the_docs_say() -> None:
     assert healthcheck_paths() == {"Dockerfile": "/health/ready", "Caddyfile": "/health/ready"}
+    caddy = (DEPLOY / "Caddyfile").read_text()  # and the public does not read them
+    assert re.search(r"@private path /metrics /health /health/\*\n\s*respond @private 403", caddy)
+    assert "@private path /metrics /health /health/*" in (ROOT / "docs" / "security.md").read_text()
     docs = (ROOT / "docs" / "operations.md").read_text()
     assert "Point a load balancer's health check at `/health/ready`" in docs
 
