@@ -26,8 +26,11 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["versi
 
 
 def run(*command: str, cwd: Path, timeout: float = 600) -> str:
+    """``command``'s output; nothing of this checkout on its path (a PYTHONPATH would show
+    pip an installed Qubic, and it would install nothing)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
