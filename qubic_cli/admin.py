@@ -139,20 +139,22 @@ def _is_address(text: str) -> bool:
 def _role(parser: argparse.ArgumentParser) -> None:
     _name(parser)
     parser.add_argument("role", choices=["admin", "moderator"])
+    _reason()(parser)
 
 
 @register("grant", "give a player the role admin or moderator", _role)
 async def _grant(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
-    return {"granted": args.role, "to": await levers.grant(store, actor(), args.name, args.role)}
+    return {"granted": args.role,
+            "to": await levers.grant(store, actor(), args.name, args.role, args.reason)}
 
 
 @register("revoke-role", "take a role from a player", _role)
 async def _revoke_role(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
-    had = await levers.revoke_role(store, actor(), args.name, args.role)
+    had = await levers.revoke_role(store, actor(), args.name, args.role, args.reason)
     return {"revoked": args.role if had else None, "from": args.name}
 
 
@@ -201,6 +203,7 @@ async def _kick(store: Any, args: argparse.Namespace) -> Any:
 
 def _text(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="what every connected player is told")
+    _reason()(parser)
 
 
 @register("announce", "say something to every connected player", _text)
@@ -209,7 +212,7 @@ async def _announce(store: Any, args: argparse.Namespace) -> Any:
 
     if not args.text.strip():
         raise ValueError("an announcement needs words")
-    await levers.announce(store, actor(), args.text)
+    await levers.announce(store, actor(), args.text, args.reason)
     return {"announced": args.text}
 
 
@@ -338,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = asyncio.run(_act(args.admin, args))
     except (StoreError, ValueError) as error:
         return fail(f"{NAME} {args.action}", str(error))
-    _print(outcome, args.json or isinstance(outcome, list) or args.action == "export-player")
+    _print(outcome, args.json or args.action == "export-player")
     return 0
 
 
@@ -352,9 +355,34 @@ async def _act(command: AdminCommand, args: argparse.Namespace) -> Any:
         await store.close()
 
 
+TIMES = ("at", "created", "expires")
+"""The fields that are Unix seconds: printed as UTC dates unless --json."""
+
+
+def readable(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with its times as a person reads them (``2026-11-29 02:03:05 UTC``)."""
+    from datetime import UTC, datetime
+
+    return {key: datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if key in TIMES and isinstance(value, int | float) else value
+            for key, value in entry.items()}
+
+
 def _print(outcome: Any, as_json: bool) -> None:
-    if as_json or not isinstance(outcome, dict):
+    """JSON as it is (times in Unix seconds) with --json; else a line a field, or for a list
+    (the audit log, sanctions, reports) a line an entry, times as dates."""
+    if as_json:
         print(json.dumps(outcome, indent=2))
         return
-    for key, value in outcome.items():
-        print(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}")
+    if isinstance(outcome, list):
+        for entry in outcome:
+            fields = readable(entry) if isinstance(entry, dict) else {"": entry}
+            print("  ".join(f"{key}: {value}" for key, value in fields.items()
+                            if value not in (None, "")))
+        return
+    for key, value in readable(outcome).items():
+        if isinstance(value, dict):
+            value = json.dumps(readable(value))
+        elif isinstance(value, list):
+            value = json.dumps(value)
+        print(f"{key}: {value}")

@@ -7,8 +7,6 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from engine import NotationError, variant
-
 USAGE_ERROR = 2
 
 T = TypeVar("T", int, float)
@@ -29,11 +27,15 @@ def missing_extra(module: str, extra: str = "cluster") -> str | None:
             return None
     except ImportError:  # a finder that refuses it
         pass
-    return f"{module} is not installed: pip install 'qubic[{extra}]'"
+    from server.version import install_extra
+
+    return f"{module} is not installed: {install_extra(extra)}"
 
 
 def variant_name(text: str) -> str:
     """An argparse type: a variant such as ``4x4x4`` or ``3x3``, normalised."""
+    from engine import NotationError, variant
+
     try:
         return variant(text).name
     except NotationError as error:

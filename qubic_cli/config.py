@@ -15,8 +15,8 @@ DESCRIPTION = """\
 Check the configuration a command would run with, without running it: its flags, the QUBIC_*
 environment variables and the TOML file (--config or $QUBIC_CONFIG), layered as the command
 layers them (flags > environment > file > defaults). Prints every option with its value and
-where it came from; secrets (database and Redis URLs) are masked. Exits 2 with the reason if
-the configuration cannot be used.
+where it came from; passwords in URLs and the metrics token are masked, a SQLite file's path is
+shown. Exits 2 with the reason if the configuration cannot be used.
 
 examples:
   qubic config check serve --config /etc/qubic/qubic.toml
@@ -49,17 +49,22 @@ def run(args: argparse.Namespace) -> int:
         args.json = True
     argv = [args.target, *args.options]
     try:
-        target = build_parser().parse_args(argv)
+        target = build_parser(only=args.target).parse_args(argv)
     except SystemExit as exit_info:  # argparse said what is wrong on stderr
         return int(exit_info.code or 2)
     try:
         values = apply(target.parser, module.SETTINGS, args.target, target, argv)
-        module.server_config(target)
+        made = module.server_config(target)
     except SettingsError as error:
         return fail(f"{NAME} check", str(error))
-    secret = {s.dest: s.secret for s in module.SETTINGS}
-    keys = {s.dest: s.key for s in module.SETTINGS}
-    shown = {keys[dest]: {"value": mask(v.value, secret[dest]), "source": v.source}
+    for dest, value in values.items():  # a default the command fills in (--ai-nice's 10)
+        if value.value is None and value.source == "default":
+            filled = made.get(dest) if isinstance(made, dict) else getattr(made, dest, None)
+            if filled is not None:
+                values[dest] = type(value)(filled, "default")
+    settings = {s.dest: s for s in module.SETTINGS}
+    shown = {settings[dest].key: {"value": mask(v.value, settings[dest].secret,
+                                                settings[dest].location), "source": v.source}
              for dest, v in values.items()}
     if args.json:
         json.dump(shown, sys.stdout, indent=2)

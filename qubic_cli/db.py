@@ -25,16 +25,22 @@ file's `database`, as for `qubic serve`.
                            an existing SQLite file)
   migrate --to URL         copy a SQLite server's players, games and moves (and roles, bans,
                            mutes, audit log, reports) into an empty PostgreSQL database, in
-                           one transaction
+                           one transaction; the URL may instead be in $QUBIC_MIGRATE_TO or
+                           the file $QUBIC_MIGRATE_TO_FILE names (no password on the command
+                           line)
 
 examples:
   qubic db status --db qubic.db
   qubic db backup --db qubic.db --out qubic-2026-11-26.db
   QUBIC_DATABASE_URL_FILE=/run/secrets/db qubic db backup --out qubic.dump
   qubic db migrate --db qubic.db --to postgresql://qubic@127.0.0.1/qubic
+  QUBIC_MIGRATE_TO_FILE=/run/secrets/new-db qubic db migrate --db qubic.db
 """
 
-SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
+SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
+            # The PostgreSQL URL to migrate to, password included: from the environment or a
+            # file (QUBIC_MIGRATE_TO_FILE) as well as the command line, where `ps` shows it.
+            Setting("to", "migrate_to", "QUBIC_MIGRATE_TO", secret=True))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a SQLite file (default ./qubic.db) or a postgresql:// URL")
     parser.add_argument("--config", metavar="FILE", help="a TOML file, as for qubic serve")
     parser.add_argument("--out", metavar="FILE", help="backup: the file to write")
-    parser.add_argument("--to", metavar="URL", help="migrate: the PostgreSQL database (empty)")
+    parser.add_argument("--to", metavar="URL",
+                        help="migrate: the PostgreSQL database (empty); or $QUBIC_MIGRATE_TO, "
+                             "$QUBIC_MIGRATE_TO_FILE")
     parser.add_argument("--force", action="store_true",
                         help="restore: replace an existing SQLite file")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -93,7 +101,8 @@ async def _act(args: argparse.Namespace) -> dict[str, object]:
             return (await tools.status(database)).as_dict()
         return tools.sqlite_restore(args.file, database, force=args.force).as_dict()
     if not args.to or not is_postgres_url(args.to):
-        raise ValueError("migrate needs --to postgresql://...")
+        raise ValueError("migrate needs --to postgresql://... (or QUBIC_MIGRATE_TO, "
+                         "QUBIC_MIGRATE_TO_FILE)")
     if postgres:
         raise ValueError("migrate copies a SQLite database (--db FILE) into PostgreSQL")
     copied = await tools.copy_to_postgres(database, args.to)

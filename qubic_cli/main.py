@@ -2,8 +2,9 @@
 
 Each subcommand module defines ``NAME``, ``HELP`` (one line), ``configure(parser)`` to add its
 arguments and ``run(args) -> int`` (the exit code). Registering a subcommand is one line in
-``SUBCOMMANDS``. Modules import the engine's players inside ``run`` so that ``--help`` stays
-quick.
+``SUBCOMMANDS``; a module's ``NAME`` is its own name. Only the subcommand named on the command
+line is imported and configured, and modules import the engine inside ``run``, so parsing a
+quick command such as ``qubic admin`` imports no engine (docs/benchmarks.md, *The admin CLI*).
 """
 
 from __future__ import annotations
@@ -44,15 +45,17 @@ def _version() -> str:
     return VERSION
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every registered subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every registered subcommand, or with ``only`` that one when it is one
+    (another word, a typo, gets them all, so argparse lists the choices)."""
     parser = argparse.ArgumentParser(
         prog="qubic", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"qubic {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="command", required=True)
-    for module_name in SUBCOMMANDS:
+    names = {module_name.rpartition(".")[2]: module_name for module_name in SUBCOMMANDS}
+    for module_name in [names[only]] if only in names else SUBCOMMANDS:
         module = importlib.import_module(module_name)
         sub = commands.add_parser(
             module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
@@ -63,10 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), or None."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run the chosen subcommand."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(only=chosen(argv)).parse_args(argv)
     args.argv = argv  # where a command layers its flags over the environment and a file
     try:
         return int(args.run(args))

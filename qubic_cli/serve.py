@@ -14,11 +14,12 @@ from server.defaults import GRACE, LEASE_TTL
 from server.http.loop import uvloop_installed
 
 NAME = "serve"
-HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics on one port"
+HELP = "host a server: websocket protocol at /ws, HTTP API, health and metrics"
 DESCRIPTION = """\
 Host a Qubic server. Clients connect to ws://HOST:PORT/ws (see docs/protocol.md); the same port
-serves GET /health, /metrics (Prometheus), /api/lobby, /api/games/{id}, /api/games/{id}.txt,
-/api/players/{name} and /api/leaderboard. Games and players live in one SQLite file, or in
+serves GET /health (/health/live, /health/ready), /api/lobby, /api/games/{id},
+/api/games/{id}.txt, /api/players/{name} and /api/leaderboard, and /metrics (Prometheus) unless
+--metrics-listen moves it to an address of its own. Games and players live in one SQLite file, or in
 PostgreSQL with --database postgresql://...; unfinished games resume when the server starts
 again. SIGINT or SIGTERM shuts it down cleanly.
 """
@@ -75,7 +76,7 @@ FLOOD_LIMITS = (
 
 SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
     *named_alike("host", "port"),
-    Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),
+    Setting("db", "database", "QUBIC_DATABASE_URL", secret=True, location=True),
     *named_alike("ai_workers", "grace", "ai_nice", "ai_time"),
     *named_alike(*(limit.dest for limit in FLOOD_LIMITS)),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
@@ -100,8 +101,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="port (default 8765; 0: any)")
     parser.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
                         help="a SQLite file (default ./qubic.db), or a PostgreSQL URL such as "
-                             "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra: "
-                             "pip install 'qubic[cluster]'; see docs/cluster.md)")
+                             "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra, "
+                             "docs/operations.md, Install)")
     parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
                         help="processes for computer players (default: cores - 1, at least 1)")
     parser.add_argument("--grace", type=seconds, default=GRACE, metavar="S",

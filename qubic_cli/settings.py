@@ -44,6 +44,7 @@ class Setting:
     key: str
     env: str
     secret: bool = False  # masked when shown; may come from a file (``_FILE``, ``<key>_file``)
+    location: bool = False  # a URL or a file's path: shown with only a URL's password masked
     many: bool = False  # a list: a TOML array, or comma-separated in the environment
 
 
@@ -165,14 +166,15 @@ _URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@]*:)(?P<secret>[^
                            re.IGNORECASE)
 
 
-def mask(value: Any, secret: bool) -> Any:
+def mask(value: Any, secret: bool, location: bool = False) -> Any:
     """A value fit to show: a URL's password replaced by ``***``, and a secret that is no URL
-    shown as ``***`` whole."""
+    shown as ``***`` whole, unless it is a ``location`` (a database's URL or file: the
+    file's path is no secret, and the host needs to see which database is in use)."""
     if not secret or value is None:
         return value
     text = str(value)
     masked = _URL_PASSWORD.sub(r"\g<head>***", text)
-    return masked if "://" in text else "***"
+    return masked if "://" in text or location else "***"
 
 
 def explicit_dests(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:

@@ -79,6 +79,13 @@ HELP: dict[str, str] = {
     "process_start_time_seconds": "When this process started, in seconds since the epoch.",
 }
 
+COUNTERS = ("moves", "games_started", "games_finished", "connections", "ai_moves",
+            "ai_stale_results", "hints", "takebacks", "closes_cut_short",
+            "cluster_upkeep_failures", "address_limit_checks_failed_open",
+            "control_action_failures")
+"""Every counter the server raises with ``Metrics.count``: exported at 0 from the start, so a
+rate over a fresh server's first minutes is a rate and not "No data"."""
+
 COUNTED = frozenset({"ai_rebuilds", "fleet_jobs_failed", "fleet_stale_answers",
                      "cluster_claims", "cluster_games_handed_off", "cluster_leases_lost",
                      "cluster_requests_forwarded", "store_write_failures", "control_actions"})

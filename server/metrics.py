@@ -12,6 +12,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 
 from server.exposition import (
+    COUNTERS,
     header,
     render_counters,
     render_errors,
@@ -135,7 +136,7 @@ class Metrics:
     def __init__(self, *, version: str = "unknown", error_codes: Sequence[str] = ()) -> None:
         self.version = version  # qubic_build_info's label
         self.error_codes = tuple(error_codes)  # exported at 0 before the first refusal
-        self.counters: Counter[str] = Counter()
+        self.counters: Counter[str] = Counter(dict.fromkeys(COUNTERS, 0))  # 0 from the start
         self.errors: Counter[str] = Counter()
         self.lag = LoopLagProbe()
         self.gc = GCPauses()

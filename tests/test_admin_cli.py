@@ -68,3 +68,73 @@ def test_a_lever_on_nobody_fails_with_the_reason(
     assert capsys.readouterr().err == "qubic admin kick: error: no player 'nobody'\n"
     assert main(["admin", "rename", "nobody", "not a name", "--db", str(tmp_path / "q.db")]) == 2
     assert "is not a name" in capsys.readouterr().err
+
+
+LEVERS_THAT_READ = {"export-player", "audit", "sanctions", "reports"}
+
+
+def test_every_lever_takes_a_reason() -> None:
+    """docs/admin.md: `--reason TEXT` goes into the audit log, on every lever."""
+    from qubic_cli.main import build_parser
+
+    parser = build_parser(only="admin")
+    arguments = {"grant": ["ann", "moderator"], "revoke-role": ["ann", "moderator"],
+                 "ban": ["ann"], "unban": ["ann"], "mute": ["ann"], "unmute": ["ann"],
+                 "kick": ["ann"], "announce": ["hello"], "end-game": ["g1", "--result", "x"],
+                 "rename": ["ann", "bea"], "delete-player": ["ann"]}
+    levers = set(admin.COMMANDS) - LEVERS_THAT_READ
+    assert levers <= set(arguments), sorted(levers - set(arguments))
+    for name in sorted(levers):
+        args = parser.parse_args(["admin", name, *arguments[name], "--reason", "why not"])
+        assert args.reason == "why not", name
+
+
+def test_the_reason_is_logged_and_the_audit_log_is_printed_for_people(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import asyncio
+    import json
+    import re
+
+    from server.store.sqlite import SQLiteStore
+
+    db = str(tmp_path / "q.db")
+
+    async def ann() -> None:
+        async with await SQLiteStore.open(db) as store:
+            await store.create_player("ann", 0.0)
+
+    asyncio.run(ann())
+    assert main(["admin", "grant", "ann", "moderator", "--reason", "helps out", "--db", db]) == 0
+    assert main(["admin", "announce", "restart at six", "--reason", "upgrade", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["admin", "audit", "--db", db, "--json"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    assert [(e["action"], e["reason"]) for e in log] == [("announce", "upgrade"),
+                                                        ("grant", "helps out")]
+    assert all(isinstance(e["at"], float) for e in log)  # --json: Unix seconds, for programs
+    assert main(["admin", "audit", "--db", db]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert re.search(r"at: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC  actor: cli", lines[1]), lines
+    assert "action: grant" in lines[1] and "reason: helps out" in lines[1]
+    assert not re.search(r"\b\d{10}\.\d", "\n".join(lines))  # no Unix seconds for people
+
+
+def test_an_admin_command_loads_no_other_command() -> None:
+    """Only the command named is imported and configured: none of the engine's players (and
+    numba) for their help, as `qubic arena` and `qubic analyse` need (bench/cli_start.py)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom qubic_cli.main import build_parser\n"
+            "build_parser(only='admin').parse_args(['admin', 'audit'])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('engine', 'numba', 'numpy', 'aiohttp', 'textual') or m.startswith('qubic_cli.')))")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(["qubic_cli.admin", "qubic_cli.admin_accounts",
+                                       "qubic_cli.common", "qubic_cli.main",
+                                       "qubic_cli.settings"])

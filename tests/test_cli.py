@@ -178,7 +178,7 @@ def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == f"qubic {version('qubic')}"
+    assert capsys.readouterr().out.strip() == f"qubic {version('qubic-game')}"
 
 
 def test_prove_a_subtree(capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,3 +217,12 @@ def test_analyse_json_has_the_truth(capsys: pytest.CaptureFixture[str]) -> None:
     truth = json.loads(out)["truth"]
     assert code == 0 and truth["verdict"] == "win" and truth["proved_by"] == "book"
     assert truth["moves"][0]["verdict"] == "loss" and truth["moves"][0]["plies"] is not None
+
+
+def test_serve_help_says_where_metrics_are(capsys: pytest.CaptureFixture[str]) -> None:
+    """/metrics is on the game's port only without --metrics-listen (issue 39)."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "/metrics (Prometheus) unless --metrics-listen moves it" in out
+    assert "metrics on one port" not in out

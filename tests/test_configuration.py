@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,8 @@ def test_masking_hides_passwords_and_keeps_the_rest() -> None:
     assert mask("redis://cache:6379/0", True) == "redis://cache:6379/0"
     assert mask("hunter2", True) == "***"
     assert mask("qubic.db", False) == "qubic.db"
+    assert mask("/var/lib/qubic/qubic.db", True, location=True) == "/var/lib/qubic/qubic.db"
+    assert mask("postgresql://q:pw@db/q", True, location=True) == "postgresql://q:***@db/q"
 
 
 def qubic(*argv: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -106,6 +109,11 @@ def test_config_check_prints_the_effective_configuration_masked(tmp_path: Path) 
     assert shown["redis"] == {"value": "redis://:***@cache:6379/0", "source": "env"}
     assert shown["port"]["source"] == "file" and shown["grace"] == {"value": 30.0,
                                                                     "source": "flag"}
+    token = qubic("config", "check", "serve", "--db", str(tmp_path / "q.db"), "--json",
+                  environ={"QUBIC_METRICS_TOKEN": "t0ken"})
+    shown = json.loads(token.stdout)  # which database is in use: its path is no secret
+    assert shown["database"] == {"value": str(tmp_path / "q.db"), "source": "flag"}
+    assert shown["metrics_token"] == {"value": "***", "source": "env"}
     refused = qubic("config", "check", "serve", environ={"QUBIC_AI_NICE": "40"})
     assert refused.returncode == 2 and "--ai-nice must be 0-19" in refused.stderr
 
@@ -149,6 +157,8 @@ def test_json_logs_and_the_access_log(tmp_path: Path) -> None:
     access = [entry for entry in lines if entry["logger"] == "qubic.access"]
     assert any(entry["path"] == "/health" and entry["status"] == 200
                and entry["address"] == "127.0.0.1" for entry in access), access
+    said = [entry["message"] for entry in lines]  # the start-up log names the database
+    assert f"database: SQLite {tmp_path / 'q.db'}" in said, said
 
 
 def test_the_community_options_from_every_source(tmp_path: Path) -> None:
@@ -222,3 +232,62 @@ def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
     assert sources["commit_interval"] == "flag"
     refused = qubic("config", "check", "serve", "--commit-interval", "soon")
     assert refused.returncode == 2 and "--commit-interval" in refused.stderr
+
+
+COMPUTED_AT_START = {"cores - 1", "host-pid-random", "required"}
+"""Defaults operations.md describes that `config check` cannot know before the start (None)."""
+
+
+def documented_options(command: str) -> dict[str, tuple[str, str]]:
+    """operations.md's option table for ``qubic <command>``: each file key with its
+    environment variable and its default, as written (backticks dropped)."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    tables = re.findall(r"^\| flag \| environment \| file key \| default \| what \|\n"
+                        r"\| --- .*\n((?:\|.*\n)+)", text, re.M)
+    table = tables[("serve", "worker").index(command)]
+    options: dict[str, tuple[str, str]] = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
+        environment, key, default = cells[1:4]
+        keys = re.findall(r"`([a-z_]+)`", key)
+        envs = re.findall(r"`(QUBIC_[A-Z_]+)`", environment)
+        defaults = [d.strip().strip("`") for d in default.split(",")]
+        if not keys:
+            continue  # --config: the file itself
+        if len(defaults) != len(keys):
+            defaults = [default.strip("`")]
+        for index, name in enumerate(keys):
+            options[name] = (envs[index], defaults[index])
+    return options
+
+
+def same_default(written: str, shown: object) -> bool:
+    if shown is None:
+        return written in {"none", *COMPUTED_AT_START}
+    if isinstance(shown, bool):
+        return written == ("on" if shown else "off")
+    if isinstance(shown, list):
+        return written == "none" and shown == []
+    if isinstance(shown, int | float):
+        return float(written) == float(shown)
+    return written == shown
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_the_option_tables_are_what_config_check_prints(command: str) -> None:
+    """Every option of operations.md's table, and no other, is one `config check` prints,
+    with the same environment variable and default (issue 39: `--ai-nice` was 10 in the
+    table and null in `config check`)."""
+    import importlib
+
+    extra = ["--redis", "redis://cache:6379/0"] if command == "worker" else []
+    done = qubic("config", "check", command, *extra, "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    documented = documented_options(command)
+    assert sorted(documented) == sorted(shown)
+    settings = {s.key: s for s in importlib.import_module(f"qubic_cli.{command}").SETTINGS}
+    for key, (environment, default) in documented.items():
+        assert environment == settings[key].env, key
+        if shown[key]["source"] == "default":
+            assert same_default(default, shown[key]["value"]), (key, default, shown[key])

@@ -67,4 +67,5 @@ sys.exit(qubic_cli.main.main(["serve", "--redis", "redis://127.0.0.1:9", "--port
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2, out.stderr
-    assert "pip install 'qubic[cluster]'" in out.stderr
+    assert "pip install 'qubic_game-" in out.stderr and "[cluster]'" in out.stderr
+    assert "'qubic[" not in out.stderr  # the index's `qubic` is another project

@@ -1,7 +1,9 @@
-"""The wheel, installed alone in a fresh venv (as deploy/Dockerfile installs it: the wheel with
-the cluster extra, from the package registry), serves the web client and plays the computer,
-away from this checkout (issue 28 item 7). Slow (it installs every dependency into the new
-venv, from pip's cache when it has them); CI runs it."""
+"""The release files, built as a release is (``python -m build``: the sdist, then the wheel from
+the sdist), under the distribution name that is ours (``qubic-game``: the index's ``qubic`` is
+another project); the wheel, installed alone in a fresh venv with the cluster extra (as
+deploy/Dockerfile installs it), serves the web client and plays the computer, away from this
+checkout (issue 28 item 7, issue 39). Slow (it installs every dependency into the new venv,
+from pip's cache when it has them); CI runs it."""
 
 from __future__ import annotations
 
@@ -11,17 +13,24 @@ import re
 import signal
 import subprocess
 import sys
+import tarfile
+import tomllib
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def run(*command: str, cwd: Path, timeout: float = 600) -> str:
+    """``command``'s output; nothing of this checkout on its path (a PYTHONPATH would show
+    pip an installed Qubic, and it would install nothing)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
@@ -39,12 +48,30 @@ def test_the_wheel_alone_serves_the_web_client_and_plays(tmp_path: Path) -> None
         subprocess.run(["tar", "-cf", "-", "--null", "-T", "-"], cwd=ROOT, check=True,
                        input="\0".join(f for f in files if f).encode(), stdout=archive)
     run("tar", "-xf", str(tmp_path / "src.tar"), cwd=source)
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "w"),
-        str(source), cwd=tmp_path)
-    (wheel,) = (tmp_path / "w").glob("qubic-*.whl")
     run(sys.executable, "-m", "venv", str(tmp_path / "venv"), cwd=tmp_path)
     python = tmp_path / "venv" / "bin" / "python"
+    run(str(python), "-m", "pip", "install", "--quiet", "build>=1.2", cwd=tmp_path)
+    run(str(python), "-m", "build", "--outdir", str(tmp_path / "dist"), str(source),
+        cwd=tmp_path)
+    (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    assert sdist.name == f"qubic_game-{VERSION}.tar.gz"
+    assert wheel.name == f"qubic_game-{VERSION}-py3-none-any.whl"
+    with tarfile.open(sdist) as archive:  # the wheel was built from it: it holds everything
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "engine/data/qubic.strategy.xz",
+            "client_web/static/index.html", "client_tui/app.tcss",
+            # a whole release: what a host installs beside the wheel (docs/operations.md)
+            "deploy/qubic.service", "deploy/compose.yaml", "docs/operations.md"} <= names
+    assert not any(name.startswith("deploy/secrets/") and name != "deploy/secrets/README"
+                   for name in names)
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"qubic_game-{VERSION}.dist-info/METADATA").decode()
+    assert "\nName: qubic-game\n" in metadata
+    assert "Requires-Dist: redis" in metadata and "extra == \"cluster\"" in metadata
     run(str(python), "-m", "pip", "install", "--quiet", f"{wheel}[cluster]", cwd=tmp_path)
+    shown = run(str(tmp_path / "venv" / "bin" / "qubic"), "--version", cwd=tmp_path)
+    assert shown.strip() == f"qubic {VERSION}"
     where = run(str(python), "-c", "import engine, server, client_web; print(engine.__file__)",
                 cwd=tmp_path)
     assert "site-packages" in where and str(ROOT) not in where  # not this checkout

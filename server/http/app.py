@@ -51,7 +51,7 @@ from server.protocol import (
     readable_id,
 )
 from server.store.base import Store
-from server.store.factory import open_store
+from server.store.factory import describe, open_store
 from server.store.sqlite import SQLiteStore
 from server.version import VERSION
 
@@ -179,6 +179,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     players = ("a fleet on Redis" if config.redis_url
                else f"{pool.workers} computer-player processes")
     log.info("listening on http://%s:%d (websocket at /ws, %s)", host, port, players)
+    log.info("database: %s", describe(config.db_path))
     if ops is not None:
         log.info("metrics on http://%s/metrics", config.metrics_listen)
     return RunningServer(config, hub, store, pool, runner, config.host, port,

@@ -81,22 +81,23 @@ async def _registered(store: Store, name: str) -> str:
     return str((await store.query(ops.player_row(name)))["name"])
 
 
-async def grant(store: Store, actor: str, name: str, role: Role) -> str:
+async def grant(store: Store, actor: str, name: str, role: Role, reason: str = "") -> str:
     """Give ``name`` the role; returns their name as written."""
     registered = await _registered(store, name)
     done = await store.apply(ops.grant_role(name, role, time.time(), actor),
-                             audit=_entry(actor, "grant", name, None, role),
+                             audit=_entry(actor, "grant", name, reason, role),
                              control=encode_action(RolesChanged(name=registered)))
     assert done is not None
     return done
 
 
-async def revoke_role(store: Store, actor: str, name: str, role: Role) -> bool:
+async def revoke_role(store: Store, actor: str, name: str, role: Role, reason: str = ""
+                      ) -> bool:
     """Take the role from ``name``; whether they had it. Their open connections stop reading
     the players' chats of games they watch at once, on every node."""
     registered = await _registered(store, name)
     return bool(await store.apply(ops.revoke_role(name, role),
-                                  audit=_entry(actor, "revoke-role", name, None, role),
+                                  audit=_entry(actor, "revoke-role", name, reason, role),
                                   control=encode_action(RolesChanged(name=registered))))
 
 
@@ -168,9 +169,9 @@ async def kick(store: Store, actor: str, name: str, reason: str = "") -> None:
                                  + (f": {reason}" if reason else ""))))
 
 
-async def announce(store: Store, actor: str, text: str) -> None:
+async def announce(store: Store, actor: str, text: str, reason: str = "") -> None:
     """Say ``text`` to every connection on every node."""
-    await store.apply(audit=_entry(actor, "announce", None, None, text),
+    await store.apply(audit=_entry(actor, "announce", None, reason, text),
                       control=encode_action(Say(text=text)))
 
 

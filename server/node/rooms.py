@@ -380,7 +380,7 @@ class Rooms:
         restored = await self._restore(record, self._loop.time())
         restored.carry_over(room)
         self.rooms[room.id] = restored
-        log.warning("game %s: a write was refused; the room is back at ply %d", room.id,
+        log.info("game %s: a write was refused; the room is back at ply %d", room.id,
                     restored.board.ply)
         self.after_change(restored)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import Any, TypeVar
 
 import msgspec
@@ -110,20 +111,39 @@ PUBLIC_MESSAGES = {
 a host or SQL (``cannot write to the database /srv/...: disk full``). The host reads the
 detail in the server's log."""
 
+STORE_RETRY_IN = 5.0
+"""Seconds a client is told to wait after ``store_unavailable`` (the readiness check tries a
+write of its own as often as a balancer asks, so a store that can write again is soon found)."""
+
+LOG_QUIET = 60.0
+"""A refusal logged for the host is logged once (a warning) for a run of them, and again only
+after this many seconds without one: one warning per outage, not one per refused move."""
+
 _log = logging.getLogger("server.errors")
+_quiet_until: dict[str, float] = {}
 
 
 def error_message(error: ServerError, ref: RequestId | None = None) -> Error:
-    """The ``error`` message reporting ``error`` (``retry_in`` is copied when it has one); a
-    refusal whose text is for the host (``PUBLIC_MESSAGES``) is logged, and the client gets
-    words that name nothing of the server."""
+    """The ``error`` message reporting ``error`` (``retry_in`` is copied when it has one;
+    ``store_unavailable`` always has one); a refusal whose text is for the host
+    (``PUBLIC_MESSAGES``) is logged, a warning for the first of a run (``LOG_QUIET``), and
+    the client gets words that name nothing of the server."""
     retry_in: Any = getattr(error, "retry_in", None)
     code = str(error.code)
+    if retry_in is None and code == ErrorCode.STORE_UNAVAILABLE:
+        retry_in = STORE_RETRY_IN
     message = PUBLIC_MESSAGES.get(code)
     if message is None:
         message = error.message
     else:
-        _log.warning("refused with %s: %s", code, error.message)
+        now = time.monotonic()
+        if now >= _quiet_until.get(code, 0.0):
+            _log.warning("refused with %s: %s (more of these are logged at debug level until "
+                         "%.0f s pass without one; /metrics counts them)", code, error.message,
+                         LOG_QUIET)
+        else:
+            _log.debug("refused with %s: %s", code, error.message)
+        _quiet_until[code] = now + LOG_QUIET
     return Error(code=code, message=message, ref=ref, retry_in=retry_in)
 
 

@@ -166,7 +166,9 @@ async def open_connection(url: str, timeout: float) -> RespConnection:
     ``rediss://`` for TLS, ``unix:///path``), authenticated, within ``timeout`` seconds;
     raises ``ConnectionError``, ``OSError``, ``TimeoutError`` or ``RespReplyError``."""
     if hiredis is None:
-        raise ConnectionError("talking to Redis needs hiredis: pip install 'qubic[cluster]'")
+        from server.version import install_extra
+
+        raise ConnectionError(f"talking to Redis needs hiredis: {install_extra()}")
     options = parse_url(url)
     loop = asyncio.get_running_loop()
 

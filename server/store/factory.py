@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 from typing import Literal
 
 from server.errors import StoreError
@@ -13,6 +15,20 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 def is_postgres_url(database: str | os.PathLike[str]) -> bool:
     return isinstance(database, str) and database.startswith(POSTGRES_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """The URL with its password hidden, fit for a message or a log."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def describe(database: str | os.PathLike[str]) -> str:
+    """The database named for a host, with no password: ``SQLite /abs/path/qubic.db`` or
+    ``PostgreSQL postgresql://qubic:***@db:5432/qubic`` (the start-up log, ``qubic db
+    status``)."""
+    if is_postgres_url(database):
+        return f"PostgreSQL {redact(str(database))}"
+    return f"SQLite {Path(database).resolve()}"
 
 
 async def open_store(
@@ -29,8 +45,10 @@ async def open_store(
         try:  # asyncpg comes with the cluster extra, and is imported only when used
             from server.store.postgres import PostgresStore
         except ModuleNotFoundError as missing:
+            from server.version import install_extra
+
             raise StoreError(
-                f"a PostgreSQL database needs {missing.name}: pip install 'qubic[cluster]'"
+                f"a PostgreSQL database needs {missing.name}: {install_extra()}"
             ) from None
         return await PostgresStore.open(str(database))
     from server.store.sqlite import SQLiteStore

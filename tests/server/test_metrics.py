@@ -6,6 +6,7 @@ without a busy machine; on Linux the real reading comes from /proc."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from pathlib import Path
@@ -123,6 +124,19 @@ async def test_the_whole_exposition_parses_and_says_what_each_family_is(server: 
     assert build.labels["version"] == VERSION and build.value == 1
     assert families["process_cpu_seconds"].samples[0].value > 0
     assert families["process_resident_memory_bytes"].samples[0].value > 1 << 20
+
+
+def test_every_counter_is_exported_from_zero_at_the_start() -> None:
+    """A fresh server's moves, games and connections are 0, not absent: a dashboard's rate
+    is a rate from the first scrape (issue 39)."""
+    families = {f.name: f for f in text_string_to_metric_families(Metrics().render())}
+    for name in exposition.COUNTERS:
+        family = families[f"qubic_{exposition.RENAMED.get(name, name)}"]
+        assert family.type == "counter" and [s.value for s in family.samples] == [0], name
+    root = Path(__file__).resolve().parents[2] / "server"
+    raised = {m for path in root.rglob("*.py")
+              for m in re.findall(r'metrics\.count\("([a-z_]+)"', path.read_text())}
+    assert raised and raised <= set(exposition.COUNTERS)
 
 
 def test_counters_read_from_their_owners_are_counters() -> None:

@@ -458,11 +458,13 @@ def test_the_documents_state_what_the_code_does() -> None:
 
 
 def test_a_refusal_meant_for_the_host_names_nothing_of_the_server(
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     """A database's error text (its path, its host, its SQL) goes to the log; the client is
     told what happened in words of its own (issue 28, faults seen from outside)."""
     from server.errors import StoreError
+    from server.protocol import wire
 
+    monkeypatch.setattr(wire, "_quiet_until", {})  # no earlier refusal in this process counts
     secret = "cannot write to the database /srv/qubic/q.db: database or disk is full"
     with caplog.at_level("WARNING", logger="server.errors"):
         sent = p.error_message(StoreError(secret), ref=7)
@@ -472,3 +474,28 @@ def test_a_refusal_meant_for_the_host_names_nothing_of_the_server(
     assert secret in caplog.text
     refused = p.error_message(StoreError("the name 'ann' is taken", code="name_taken"))
     assert refused.message == "the name 'ann' is taken"  # meant for the player: kept
+
+
+def test_one_warning_per_storage_outage_and_a_retry_in(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk refuses every move until it has room: the host reads one warning for the
+    run (the rest at debug level, /metrics counts them), again after a quiet spell, and each
+    client is told when to try again (issue 39)."""
+    from server.errors import StoreError
+    from server.protocol import wire
+
+    clock = [1000.0]
+    monkeypatch.setattr(wire, "_quiet_until", {})
+    monkeypatch.setattr(wire.time, "monotonic", lambda: clock[0])
+    with caplog.at_level("DEBUG", logger="server.errors"):
+        for _ in range(20):
+            sent = p.error_message(StoreError("cannot write: database or disk is full"))
+            assert sent.retry_in == wire.STORE_RETRY_IN > 0
+            clock[0] += 1.0  # a refused move a second
+        clock[0] += wire.LOG_QUIET  # the outage over; the next one is warned of again
+        p.error_message(StoreError("cannot write: database or disk is full"))
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2
+    assert len([r for r in caplog.records if r.levelname == "DEBUG"]) == 19
+    claim = p.error_message(ClaimTooEarly("you may claim in 12 s", retry_in=12.0))
+    assert claim.retry_in == 12.0  # an error's own retry_in is kept
