@@ -41,8 +41,8 @@ async def run_one(seed: int, steps: int, cluster: bool, echo: bool) -> World:
     log = print if echo else None
     if not cluster:
         return await simulate(Embedded(), seed, steps, log)
-    async with cluster_services() as (redis_url, postgres_url):
-        backend: Backend = Cluster(redis_url, postgres_url)
+    async with cluster_services() as services:
+        backend: Backend = Cluster(*await services.fresh())
         return await simulate(backend, seed, steps, log)
 
 

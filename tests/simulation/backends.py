@@ -127,24 +127,52 @@ class Cluster(Backend):
             await asyncio.sleep(0.05)
 
 
-@contextlib.asynccontextmanager
-async def cluster_services() -> AsyncIterator[tuple[str, str]]:
-    """A Redis server and a fresh PostgreSQL database of our own (outside pytest), stopped after:
-    ``(redis_url, postgres_url)``."""
-    from bench.harness.services import PostgresServer, RedisServer, run_sql
+class Services:
+    """A Redis server and a PostgreSQL server of our own (outside pytest), for any number of
+    runs: ``fresh()`` empties Redis and makes a new database; ``stop()`` ends both."""
 
-    directory = Path(tempfile.mkdtemp(prefix="qubic-sim-services-"))
-    redis = RedisServer(directory / "redis")
-    postgres: PostgresServer | None = None
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="qubic-sim-services-"))
+        self.redis: Any = None
+        self.postgres: Any = None
+
+    async def start(self) -> None:
+        from bench.harness.services import PostgresServer, RedisServer
+
+        self.redis = RedisServer(self.directory / "redis")
+        self.redis.start()
+        (self.directory / "postgres").mkdir()
+        self.postgres = await asyncio.to_thread(PostgresServer, self.directory / "postgres")
+
+    async def fresh(self) -> tuple[str, str]:
+        """``(redis_url, postgres_url)``: an empty Redis and a new database."""
+        import redis.asyncio as aioredis
+
+        from bench.harness.services import run_sql
+
+        connection = aioredis.from_url(self.redis.url)
+        try:
+            await connection.flushall()
+        finally:
+            await connection.aclose()
+        name = self.postgres.new_database_name()
+        await asyncio.to_thread(run_sql, self.postgres.url(), f'CREATE DATABASE "{name}"')
+        return self.redis.url, self.postgres.url(name)
+
+    async def stop(self) -> None:
+        if self.redis is not None:
+            self.redis.stop()
+        if self.postgres is not None:
+            await asyncio.to_thread(self.postgres.stop)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def cluster_services() -> AsyncIterator[Services]:
+    """``Services`` started, and stopped after (also on an error)."""
+    services = Services()
     try:
-        redis.start()
-        (directory / "postgres").mkdir()
-        postgres = await asyncio.to_thread(PostgresServer, directory / "postgres")
-        name = postgres.new_database_name()
-        await asyncio.to_thread(run_sql, postgres.url(), f'CREATE DATABASE "{name}"')
-        yield redis.url, postgres.url(name)
+        await services.start()
+        yield services
     finally:
-        redis.stop()
-        if postgres is not None:
-            await asyncio.to_thread(postgres.stop)
-        shutil.rmtree(directory, ignore_errors=True)
+        await services.stop()

@@ -108,7 +108,7 @@ def documented_codes(root: Path) -> frozenset[str]:
     from server.protocol.codes import ErrorCode
 
     table = (root / "docs" / "protocol.md").read_text(encoding="utf-8")
-    in_docs = set(re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.MULTILINE))
+    in_docs = set(re.findall(r"^\| `([a-z0-9_]+)` \|", table, flags=re.MULTILINE))
     return frozenset(code.value for code in ErrorCode if code.value in in_docs)
 
 

@@ -68,6 +68,7 @@ class SimGame:
     x: int | None  # a player's uid, None for the computer
     o: int | None
     private: bool = False
+    seq: int = 0  # the order the world learnt of it: game ids are the server's random
     chat_lines: list[int] = field(default_factory=list)  # versions of chat lines seen
 
     def seat_of(self, uid: int) -> str | None:
@@ -166,6 +167,11 @@ class World:
                 out.append(game)
         return out
 
+    def seq(self, game: str) -> tuple[int, str]:
+        """A game's place in the order the world learnt of games (ids are random)."""
+        known = self.games.get(game)
+        return (known.seq, "") if known is not None else (1 << 30, game)
+
     def latest_view_status(self, game: str) -> str | None:
         status = None
         for client in self.clients:
@@ -191,7 +197,8 @@ class World:
         """After a ``welcome``: watch each unfinished game, with ``since`` where the client holds
         a version (docs/protocol.md, "Reconnection")."""
         games = list(welcome.get("games", []))
-        games += [g for g in sorted(client.views) if g not in games]  # the ones it watched
+        # and the ones it watched
+        games += [g for g in sorted(client.views, key=self.seq) if g not in games]
         for game in games:
             view = client.views.get(game)
             if view is not None:
@@ -411,7 +418,7 @@ class World:
         seats = reply["seats"]
         uid = {a.name: a.uid} | ({b.name: b.uid} if b else {})
         game = SimGame(reply["id"], reply["variant"], uid.get(seats[0]["name"]),
-                       uid.get(seats[1]["name"]), private)
+                       uid.get(seats[1]["name"]), private, len(self.games))
         self.games[game.id] = game
         self.note(f"{how}: game {game.id} {game.variant} x={seats[0]['name']} "
                   f"o={seats[1]['name']}")
@@ -426,7 +433,7 @@ class World:
         guest = self.pick(self.open_clients(b.uid))
         variant = self.pick(list(VARIANTS))
         created = await host.request(t="private_create", variant=variant,
-                                     colour=self.pick(["x", "o", "random"]))
+                                     colour=self.pick(["x", "o"]))
         if created is None or created["t"] != "private":
             self.note(f"p{a.uid} private_create: {said(created)}")
             return True
@@ -447,7 +454,7 @@ class World:
         a, b = pair
         client = self.pick(self.open_clients(a.uid))
         sent = await client.request(t="challenge", name=b.name, variant=self.pick(list(VARIANTS)),
-                                    rated=self.rng.random() < 0.5)
+                                    rated=self.rng.random() < 0.5, colour=self.pick(["x", "o"]))
         if sent is None or sent["t"] != "challenge_sent":
             self.note(f"p{a.uid} challenges p{b.uid}: {said(sent)}")
             return True
@@ -473,7 +480,8 @@ class World:
         a, b = pair
         seeker = self.pick(self.open_clients(a.uid))
         taker = self.pick(self.open_clients(b.uid))
-        posted = await seeker.request(t="seek", variant=self.pick(list(VARIANTS)))
+        posted = await seeker.request(t="seek", variant=self.pick(list(VARIANTS)),
+                                      colour=self.pick(["x", "o"]))
         if posted is None or posted["t"] != "seeking":
             self.note(f"p{a.uid} seeks: {said(posted)}")
             return True
@@ -523,7 +531,7 @@ class World:
     def turn(self, *, want_view: bool = True) -> tuple[SimGame, SimClient] | None:
         """A game going on and a socket of the player whose turn it is, that has it open."""
         options = []
-        for game in sorted(self.active_games(), key=lambda g: g.id):
+        for game in sorted(self.active_games(), key=lambda g: g.seq):
             for client in self.clients:
                 view = client.views.get(game.id)
                 if (not client.open or view is None or view.status != "playing"
@@ -571,7 +579,7 @@ class World:
             message["cell"] = self.pick(view.moves)
         elif kind == "stale":
             message["cell"] = self.pick(Board(view.variant, view.moves).legal_moves)
-            message["ply"] = view.ply + self.pick([-1, 1, 5])
+            message["ply"] = view.ply + self.pick([-1, 1, 5] if view.ply else [2, 1, 5])
             expected = "stale_move"
         elif kind == "turn":
             other = game.o if view.to_move() == "x" else game.x
@@ -620,7 +628,7 @@ class World:
         return reply
 
     async def step_chat_players(self) -> bool:
-        game = self.pick(sorted(self.games.values(), key=lambda g: g.id))
+        game = self.pick(sorted(self.games.values(), key=lambda g: g.seq))
         client = game and self.seated_client(game)
         if client is None:
             return False
@@ -628,7 +636,7 @@ class World:
         return True
 
     async def step_chat_spectators(self) -> bool:
-        options = [(g, c) for g in sorted(self.games.values(), key=lambda g: g.id)
+        options = [(g, c) for g in sorted(self.games.values(), key=lambda g: g.seq)
                    for c in self.clients if c.open and c.uid is not None and g.id in c.views
                    and g.seat_of(c.uid) is None and not self.players[c.uid].banned]
         chosen = self.pick(options)
@@ -638,7 +646,7 @@ class World:
         return True
 
     async def step_watch(self) -> bool:
-        games = sorted(self.games.values(), key=lambda g: g.id)[-8:]
+        games = sorted(self.games.values(), key=lambda g: g.seq)[-8:]
         game = self.pick(games)
         clients = [c for c in self.clients if c.open and c.token and game is not None
                    and game.id not in c.views]
@@ -650,7 +658,7 @@ class World:
         return True
 
     async def step_unwatch(self) -> bool:
-        options = [(c, g) for c in self.clients if c.open for g in sorted(c.views)
+        options = [(c, g) for c in self.clients if c.open for g in sorted(c.views, key=self.seq)
                    if g in self.games and c.uid is not None
                    and self.games[g].seat_of(c.uid) is None]
         chosen = self.pick(options)
@@ -663,7 +671,7 @@ class World:
         return True
 
     async def step_resign(self) -> bool:
-        game = self.pick(sorted(self.active_games(), key=lambda g: g.id))
+        game = self.pick(sorted(self.active_games(), key=lambda g: g.seq))
         client = game and self.seated_client(game)
         if client is None:
             return False
@@ -945,19 +953,41 @@ class World:
                          f"banned {player.name}'s login: right password {answers[0]}, "
                          f"wrong {answers[1]}")
         if player.codes:
-            probe = self.new_client(None)
-            if await self.connect(probe):
-                code = player.codes[0]
-                reply = await probe.request(t="recover", name=player.name, recovery_code=code,
-                                            password=self.password())
-                got = said(reply)
-                if got == "welcome":
-                    player.codes.pop(0)
-                    player.password = None  # unknown to us now: the recovery set another
-                    probe.expected_close = frozenset({1008})
-                self.checked("levers.banned_recover", got != "welcome",
-                             f"banned {player.name}'s recovery code opened a session")
+            await self.banned_recovers(player)
         await probe.close()
+
+    async def banned_recovers(self, player: SimPlayer) -> None:
+        """A banned player tries a recovery code: it must open nothing and change nothing (the
+        code unspent, the password and the devices as they were)."""
+        probe = self.new_client(None)
+        if not await self.connect(probe):
+            return
+        new = self.password()
+        probe.expected_close = frozenset({1008})
+        reply = await probe.request(t="recover", name=player.name, recovery_code=player.codes[0],
+                                    password=new)
+        await probe.close()
+        probe = self.new_client(None)
+        if not await self.connect(probe):
+            return
+        again = await self.hello(probe, token=player.token) if player.token else None
+        await probe.close()
+        probe = self.new_client(None)
+        if not await self.connect(probe):
+            return
+        login = await probe.request(t="login", name=player.name, password=player.password)
+        await probe.close()
+        changed = said(again) == "token_revoked" or said(login) == "bad_credentials"
+        self.note(f"  banned {player.name} recovers: {said(reply)}; then the token: "
+                  f"{said(again)}, the old password: {said(login)}")
+        self.checked("levers.banned_recover", said(reply) != "welcome" and not changed,
+                     f"banned {player.name}'s recovery code: {said(reply)}, and after it the "
+                     f"token says {said(again)}, the old password {said(login)}")
+        if changed or said(reply) == "welcome":  # the world follows what the server did
+            player.codes.pop(0)
+            player.password = new
+            player.revoked_tokens += [player.token] if player.token else []
+            player.token = None
 
     async def step_unban(self) -> bool:
         player = self.target(banned=True)
@@ -1007,7 +1037,7 @@ class World:
         player.muted = not unmute
         await asyncio.sleep(LEVER_WAIT)
         for client in self.open_clients(player.uid):
-            game = self.pick(sorted(g for g in client.views if g in self.games))
+            game = self.pick(sorted((g for g in client.views if g in self.games), key=self.seq))
             if game is not None:
                 reply = await client.request(t="chat", game=game, text="am I heard?")
                 got = said(reply)
@@ -1020,7 +1050,7 @@ class World:
     async def end_games_of(self, player: SimPlayer) -> None:
         """The host ends the player's games going on (``end-game``), as rename and delete ask;
         their players must see the end."""
-        for game in sorted(self.active_games(player.uid), key=lambda g: g.id):
+        for game in sorted(self.active_games(player.uid), key=lambda g: g.seq):
             result = self.pick(["abort", "x", "o", "draw"])
             code, out = await self.admin("end-game", game.id, "--result", result,
                                          "--reason", "sim")
@@ -1211,7 +1241,7 @@ class World:
             return await self.moderator_removes_admins_line(mod)
         lines = [(m["game"], m["version"]) for c in self.clients for m in c.received[-200:]
                  if m["t"] == "chat" and m.get("name") != self.players[self.admin_uid].name]
-        chosen = self.pick(sorted(set(lines)))
+        chosen = self.pick(sorted(set(lines), key=lambda line: (self.seq(line[0]), line[1])))
         if chosen is None:
             return False
         reply = await mod.request(t="remove_chat", game=chosen[0], line=chosen[1], reason="sim")
@@ -1222,7 +1252,7 @@ class World:
     async def moderator_removes_admins_line(self, mod: SimClient) -> bool:
         """The admin watches a game and speaks; a moderator may not remove the admin's line."""
         admin = self.pick(self.open_clients(self.admin_uid))
-        game = self.pick(sorted(self.games.values(), key=lambda g: g.id))
+        game = self.pick(sorted(self.games.values(), key=lambda g: g.seq))
         if admin is None or game is None:
             return False
         if game.id not in admin.views:
@@ -1249,7 +1279,7 @@ class World:
             return False
         kind = self.pick(["json", "type", "field", "deep", "binary", "huge", "invisible",
                           "pings"])
-        game = self.pick(sorted(g for g in client.views if g in self.games))
+        game = self.pick(sorted((g for g in client.views if g in self.games), key=self.seq))
         checker, expected, closes = "refusals.expected_code", {"bad_json"}, None
         frame: str | bytes
         if kind == "json":
@@ -1259,8 +1289,11 @@ class World:
         elif kind == "field":
             frame, expected = '{"t": "ping", "colour": "x"}', {"bad_message"}
         elif kind == "deep":
-            frame = '{"t": "ping", "id": ' + "[" * 1000 + "]" * 1000 + "}"
+            depth = self.pick([1000, 1300])  # under the 8 KiB frame limit
+            frame = self.pick(['{"t": "ping", "x": ' + '{"a": ' * depth + "1" + "}" * depth + "}",
+                               '{"t": "ping", "id": ' + "[" * depth + "]" * depth + "}"])
             checker, expected = "refusals.deep_json", {"bad_json", "bad_message"}
+            client.expected_close = frozenset({1000})  # its own checker says it must stay open
         elif kind == "binary":
             frame, expected = b"\x00\x01qubic", {"binary_frame"}
         elif kind == "huge":
@@ -1311,7 +1344,7 @@ class World:
     async def step_profile(self) -> bool:
         """Someone reads a player's games over HTTP: an ongoing private game is not listed."""
         private = [g for g in self.active_games() if g.private and g.x and g.o]
-        game = self.pick(sorted(private, key=lambda g: g.id))
+        game = self.pick(sorted(private, key=lambda g: g.seq))
         if game is None:
             return False
         player = self.players[self.pick([game.x, game.o])]
