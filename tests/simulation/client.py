@@ -34,6 +34,7 @@ class GameView:
     status: str
     you: str | None
     version: int
+    online: dict[str, bool] = field(default_factory=dict)  # each seat's presence, as told
 
     @property
     def ply(self) -> int:
@@ -235,8 +236,11 @@ class SimClient:
 
     def _load(self, message: dict[str, Any]) -> None:
         game = message["id"]
+        seats = message.get("seats") or [{}, {}]
         self.views[game] = GameView(message["variant"], list(message["moves"]),
-                                    message["status"], message.get("you"), message["version"])
+                                    message["status"], message.get("you"), message["version"],
+                                    {"x": seats[0].get("online", True),
+                                     "o": seats[1].get("online", True)})
         if self.gap_top.get(game, -1) <= message["version"]:
             self.gap_top.pop(game, None)
             self.failed_rounds.pop(game, None)
@@ -271,6 +275,8 @@ class SimClient:
             view.status = "over"
         elif kind == "takeback":
             view.moves = view.moves[: message["ply"]]
+        elif kind == "presence":
+            view.online[message["side"]] = message["online"]
 
     def _after_catchup(self, game: str) -> None:
         """A catch-up ended with its ``ack``: did it close the gap?"""

@@ -55,6 +55,11 @@ CHECKERS: dict[str, str] = {
     "records.names_fold_separators": "names differing only by _ or - are the same name",
     "records.reserved_names": "a reserved word with a suffix or separators is reserved",
     "records.private_game_unlisted": "an ongoing private game is not listed in a profile",
+    # what each client is told of the others
+    "chat.audiences": "a players' line reaches the players only, a spectators' line the "
+                      "spectators only; staff watching get both",
+    "presence.as_told": "after the server goes quiet, each client holds each seat online "
+                        "exactly when that player has the game open on a socket",
     # refusals: documented codes, connections kept or closed as documented
     "refusals.documented_code": "every error code is in codes.py and docs/protocol.md",
     "refusals.no_internal": "no request reaches a traceback (internal)",

@@ -618,7 +618,12 @@ class World:
         return self.pick(options)
 
     async def chat(self, client: SimClient, game: SimGame, text: str) -> dict[str, Any] | None:
+        text = f"{text} ({self.step})"
+        starts = {id(c): len(c.received) for c in self.clients}
         reply = await client.request(t="chat", game=game.id, text=text)
+        if said(reply) == "ack":
+            await self.settle()
+            self.check_audience(client, game, text, starts)
         got = said(reply)
         player = self.players.get(client.uid or -1)
         expected = "muted" if player is not None and player.muted else "ack"
@@ -626,6 +631,27 @@ class World:
         self.checked("levers.mute_holds" if expected == "muted" else "refusals.expected_code",
                      got == expected, f"{client.label} chat in {game.id}: {got}, not {expected}")
         return reply
+
+    def check_audience(self, speaker: SimClient, game: SimGame, text: str,
+                       starts: dict[int, int]) -> None:
+        """A players' line reaches the players and not the spectators; a spectators' line the
+        spectators and not the players; moderators and admins watching get both."""
+        players_line = speaker.uid is not None and game.seat_of(speaker.uid) is not None
+        for client in self.clients:
+            if not client.open or game.id not in client.views or client.uid is None:
+                continue
+            if id(client) not in starts or client.catchups or client.open_gaps():
+                continue
+            got = any(m["t"] == "chat" and m.get("text") == text and m.get("game") == game.id
+                      for m in client.received[starts[id(client)]:])
+            seated = game.seat_of(client.uid) is not None
+            staff = self.players[client.uid].role is not None and not seated
+            should = staff or seated == players_line
+            self.checked("chat.audiences", got == should,
+                         f"{'players' if players_line else 'spectators'}' line {text!r} in "
+                         f"{game.id} by {speaker.label} {'reached' if got else 'missed'} "
+                         f"{client.label} on {client.node} "
+                         f"({'seated' if seated else 'staff' if staff else 'spectator'})")
 
     async def step_chat_players(self) -> bool:
         game = self.pick(sorted(self.games.values(), key=lambda g: g.seq))
@@ -1406,6 +1432,21 @@ class World:
                          f"{client.label} holds gaps after the server went quiet: {gaps}")
             self.checked("versions.storm", client.step_catchup <= STORM,
                          f"{client.label} sent {client.step_catchup} catch-up frames in one step")
+            if gaps or client.catchups:
+                continue
+            for game_id, view in client.views.items():
+                game = self.games.get(game_id)
+                if game is None or view.status != "playing":
+                    continue
+                for side, uid in (("x", game.x), ("o", game.o)):
+                    if uid is None or uid == client.uid:
+                        continue
+                    there = any(c.open and game_id in c.views for c in self.clients
+                                if c.uid == uid and c.token is not None)
+                    self.checked("presence.as_told", view.online.get(side) == there,
+                                 f"{client.label} on {client.node} holds {side} of {game_id} "
+                                 f"{'online' if view.online.get(side) else 'away'}, but p{uid} "
+                                 f"{'has it open' if there else 'has no socket on it'}")
 
     async def check_store(self) -> None:
         records = await self.backend.games(sorted(self.games))
