@@ -2,7 +2,7 @@
 and on a two-node cluster.
 
     flock /tmp/qubic-heavy.lock .venv/bin/python bench/simulate.py --seeds 1-20 --steps 300
-    flock /tmp/qubic-heavy.lock .venv/bin/python bench/simulate.py --seeds 1-10 --steps 300 --cluster
+    flock /tmp/qubic-heavy.lock .venv/bin/python bench/simulate.py --seeds 1-10 --cluster
 
 Each seed is one run of ``tests/simulation`` (docs/simulation.md) on a fresh server (the cluster
 runs share one Redis and one PostgreSQL server, a new database each). Printed: a line a seed
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.simulation.backends import Cluster, Embedded, cluster_services  # noqa: E402
-from tests.simulation.invariants import KNOWN_BUGS, Violation  # noqa: E402
+from tests.simulation.invariants import CHECKERS, KNOWN_BUGS, Violation  # noqa: E402
 from tests.simulation.world import World, simulate  # noqa: E402
 
 
@@ -69,6 +69,7 @@ def main() -> int:
     logging.basicConfig(level=logging.CRITICAL)
     seeds = seeds_of(args.seeds)
     began = time.monotonic()
+    mode = " --cluster" if args.cluster else ""
     worlds = asyncio.run(run(seeds, args.steps, args.cluster))
     first: dict[str, tuple[int, Violation]] = {}
     counts: dict[str, int] = {}
@@ -83,14 +84,16 @@ def main() -> int:
           f"{sum(len(w.players) for w in worlds)} players, "
           f"{sum(len(w.acked) for w in worlds)} moves acked, "
           f"{sum(sum(w.checks.values()) for w in worlds)} checks of {len(checkers_run)} "
-          f"checkers, {time.monotonic() - began:.0f} s ({'cluster' if args.cluster else 'embedded'})")
-    mode = " --cluster" if args.cluster else ""
+          f"checkers, {time.monotonic() - began:.0f} s ({mode.strip() or 'embedded'})")
     for checker in sorted(first):
         seed, v = first[checker]
         tag = f"known: {KNOWN_BUGS[checker]}" if checker in KNOWN_BUGS else "NEW"
         print(f"  {checker}: {counts[checker]} violations ({tag}); first at seed {seed} step "
               f"{v.step}: {v.detail}\n    replay: python -m tests.simulation --seed {seed} "
               f"--steps {v.step}{mode}")
+    never = sorted(set(CHECKERS) - checkers_run)
+    if never:
+        print(f"  checkers never run: {', '.join(never)}")
     quiet = sorted(set(KNOWN_BUGS) & checkers_run - set(first))
     if quiet:
         print(f"  known bugs checked and never seen: {', '.join(quiet)}")
