@@ -19,7 +19,8 @@ from server.game.records import GameRecord
 from server.http.app import RunningServer, ServerConfig, start_server
 from server.store.factory import open_store
 
-CONFIG: dict[str, Any] = {"ai_workers": 1, "ai_move_time": 0.05, "grace": 60.0}
+# a short grace, so that claims come within a run
+CONFIG: dict[str, Any] = {"ai_workers": 1, "ai_move_time": 0.05, "grace": 3.0}
 
 
 class Backend:

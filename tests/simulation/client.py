@@ -81,6 +81,7 @@ class SimClient:
     step_catchup: int = 0  # ... since the world last reset it (once a step)
     received: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    lobby_games: dict[str, dict[str, Any]] | None = None  # after lobby_sub: the live games
     close_code: int | None = None
     expected_close: frozenset[int] = frozenset()  # codes a step said may close this socket
     last_frame_at: float = 0.0
@@ -218,6 +219,13 @@ class SimClient:
             self.roles = tuple(message.get("roles") or ())
         elif kind == "game":
             self._load(message)
+        elif kind == "lobby":
+            self.lobby_games = {g["id"]: g for g in message["games"]}
+        elif kind == "lobby_delta" and self.lobby_games is not None:
+            for listed in message.get("games_added") or []:
+                self.lobby_games[listed["id"]] = listed
+            for gone in message.get("games_removed") or []:
+                self.lobby_games.pop(gone, None)
         elif kind in VERSIONED and "version" in message and "game" in message:
             self._event(message)
         ref = message.get("ref")

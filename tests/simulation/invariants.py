@@ -60,6 +60,9 @@ CHECKERS: dict[str, str] = {
                       "spectators only; staff watching get both",
     "presence.as_told": "after the server goes quiet, each client holds each seat online "
                         "exactly when that player has the game open on a socket",
+    "presence.claim_agrees": "a claim is refused opponent_present only while the opponent has "
+                             "the game open, and never wins against one who has",
+    "lobby.lists_public_games_only": "the lobby never lists a private or a computer game",
     # refusals: documented codes, connections kept or closed as documented
     "refusals.documented_code": "every error code is in codes.py and docs/protocol.md",
     "refusals.no_internal": "no request reaches a traceback (internal)",

@@ -69,6 +69,7 @@ class SimGame:
     o: int | None
     private: bool = False
     seq: int = 0  # the order the world learnt of it: game ids are the server's random
+    rematched: bool = False
     chat_lines: list[int] = field(default_factory=list)  # versions of chat lines seen
 
     def seat_of(self, uid: int) -> str | None:
@@ -322,6 +323,8 @@ class World:
             await client.close()
             return None
         await self.reopen_games(client, welcome)
+        if player.role == "admin" and self.rng.random() < 0.8:
+            await client.request(t="lobby_sub")
         return client
 
     async def step_new_player(self) -> bool:
@@ -713,6 +716,88 @@ class World:
                 reply = await answer.request(t=self.pick(["draw_accept", "draw_decline"]),
                                              game=game.id)
                 self.note(f"  {answer.label} answers: {said(reply)}")
+        return True
+
+    async def step_rematch(self) -> bool:
+        """Both players of a finished game ask for a rematch: a new game, colours swapped."""
+        options = []
+        for game in sorted(self.games.values(), key=lambda g: g.seq):
+            if game.x is None or game.o is None or game.rematched:
+                continue
+            xs = [c for c in self.open_clients(game.x) if game.id in c.views
+                  and c.views[game.id].status == "over"]
+            os_ = [c for c in self.open_clients(game.o) if game.id in c.views
+                   and c.views[game.id].status == "over"]
+            if xs and os_ and not self.players[game.x].banned and not self.players[game.o].banned:
+                options.append((game, xs, os_))
+        chosen = self.pick(options)
+        if chosen is None:
+            return False
+        game, xs, os_ = chosen
+        a, b = self.pick(xs), self.pick(os_)
+        game.rematched = True
+        start = len(a.received)
+        first = await a.request(t="rematch", game=game.id)
+        second = await b.request(t="rematch", game=game.id)
+        self.note(f"{a.label} and {b.label} ask for a rematch of {game.id}: {said(first)}, "
+                  f"{said(second)}")
+
+        def new_game() -> dict[str, Any] | None:
+            return next((m for m in a.received[start:] if m["t"] == "game"
+                         and m["id"] != game.id and m["id"] not in self.games), None)
+
+        await self.until(lambda: new_game() is not None, 3.0)
+        started = new_game()
+        if started is not None:
+            pa, pb = self.players[game.x], self.players[game.o]
+            await self.started(started, "", pa, pb, f"rematch of {game.id}")
+            self.checked("refusals.expected_code",
+                         started["seats"][0]["name"] == pb.name, "a rematch keeps the colours: "
+                         f"{started['seats'][0]['name']} is x again")
+        return True
+
+    async def step_claim(self) -> bool:
+        """A player claims a game whose opponent is away (the grace is 3 s here)."""
+        options = []
+        for game in self.active_games():
+            for client in self.clients:
+                view = client.views.get(game.id)
+                if (client.open and view is not None and view.status == "playing"
+                        and client.uid is not None and view.you is not None
+                        and not client.catchups):
+                    other = "o" if view.you == "x" else "x"
+                    if view.online.get(other) is False:
+                        options.append((game, client, other))
+        chosen = self.pick(options)
+        if chosen is None:
+            return False
+        game, client, other = chosen
+        uid = game.o if other == "o" else game.x
+        there = uid is None or any(c.open and game.id in c.views for c in self.clients
+                                   if c.uid == uid and c.token)
+        reply = await client.request(t="claim", game=game.id)
+        self.note(f"{client.label} claims {game.id} ({other} away): {said(reply)}")
+        self.checked("presence.claim_agrees",
+                     said(reply) != ("ack" if there else "opponent_present"),
+                     f"{client.label} claim in {game.id}: {said(reply)}, while the "
+                     f"{other} player {'has it open' if there else 'is away'}")
+        return True
+
+    async def step_takeback(self) -> bool:
+        """A player takes back a move against the computer."""
+        options = [(g, c) for g in self.active_games() if (g.x is None) != (g.o is None)
+                   for c in self.clients if c.open and g.id in c.views and c.uid is not None
+                   and g.seat_of(c.uid) is not None and c.views[g.id].ply >= 2]
+        chosen = self.pick(options)
+        if chosen is None:
+            return False
+        game, client = chosen
+        reply = await client.request(t="takeback", game=game.id)
+        view = client.views[game.id]
+        self.note(f"{client.label} takes back in {game.id}: {said(reply)} (now at ply {view.ply})")
+        if said(reply) == "ack":
+            for key in [k for k in self.acked if k[0] == game.id and k[1] > view.ply]:
+                del self.acked[key]
         return True
 
     # -- accounts ------------------------------------------------------------------------------
@@ -1315,9 +1400,9 @@ class World:
         elif kind == "field":
             frame, expected = '{"t": "ping", "colour": "x"}', {"bad_message"}
         elif kind == "deep":
-            depth = self.pick([1000, 1300])  # under the 8 KiB frame limit
-            frame = self.pick(['{"t": "ping", "x": ' + '{"a": ' * depth + "1" + "}" * depth + "}",
-                               '{"t": "ping", "id": ' + "[" * depth + "]" * depth + "}"])
+            frame = self.pick([  # each under the 8 KiB frame limit
+                '{"t": "ping", "x": ' + '{"a": ' * 1000 + "1" + "}" * 1000 + "}",
+                '{"t": "ping", "id": ' + "[" * 2000 + "]" * 2000 + "}"])
             checker, expected = "refusals.deep_json", {"bad_json", "bad_message"}
             client.expected_close = frozenset({1000})  # its own checker says it must stay open
         elif kind == "binary":
@@ -1427,6 +1512,12 @@ class World:
         for client in self.clients:
             if not client.open:
                 continue
+            for listed in (client.lobby_games or {}):
+                game = self.games.get(listed)
+                self.checked("lobby.lists_public_games_only",
+                             game is None or (not game.private and None not in (game.x, game.o)),
+                             f"{client.label}'s lobby lists {listed}, a "
+                             f"{'private' if game and game.private else 'computer'} game")
             gaps = client.open_gaps()
             self.checked("versions.converge", not gaps,
                          f"{client.label} holds gaps after the server went quiet: {gaps}")
@@ -1515,7 +1606,7 @@ STEPS: list[tuple[str, int]] = [
     ("new_player", 5), ("second_device", 3), ("reconnect", 4), ("drop", 2), ("wake", 3),
     ("private_game", 6), ("challenge", 3), ("seek", 2), ("quick_pair", 2), ("play_ai", 1),
     ("move", 40), ("illegal_move", 4), ("chat_players", 6), ("chat_spectators", 6),
-    ("watch", 6), ("unwatch", 2), ("resign", 2),
+    ("watch", 6), ("unwatch", 2), ("resign", 2), ("rematch", 2), ("claim", 2), ("takeback", 1),
     ("set_password", 3), ("login", 2), ("change_password", 1), ("revoke_others", 1),
     ("reset_password", 1), ("ban", 1), ("unban", 1), ("mute", 2), ("kick", 1), ("rename", 1),
     ("delete_player", 1), ("report", 2), ("reports_check", 1), ("remove_chat", 1),
