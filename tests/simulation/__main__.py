@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from .backends import Backend, Cluster, Embedded, cluster_services
-from .invariants import KNOWN_BUGS
+from .invariants import CHECKERS, KNOWN_BUGS, ON_EVERY_FRAME
 from .world import World, simulate
 
 
@@ -34,6 +34,9 @@ def report(world: World, quiet: bool = False) -> list[str]:
                 seen.add(v.checker)
                 lines.append(v.line() + f"   [{KNOWN_BUGS[v.checker]}]")
     lines.append("summary: " + json.dumps(world.summary()))
+    never = sorted(set(CHECKERS) - set(world.checks) - ON_EVERY_FRAME)
+    if never and not quiet:
+        lines.append(f"checkers this run never reached: {', '.join(never)}")
     return lines
 
 

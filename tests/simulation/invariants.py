@@ -78,6 +78,10 @@ CHECKERS: dict[str, str] = {
     "refusals.connect": "a client can connect",
 }
 
+ON_EVERY_FRAME = frozenset({  # judged by the client on every frame; counted when they fail
+    "refusals.documented_code", "refusals.no_internal", "refusals.close_as_documented",
+    "refusals.connect", "versions.events_agree", "versions.catchup_closes_gap"})
+
 KNOWN_BUGS: dict[str, str] = {
     "versions.catchup_closes_gap": "issue 36 item 1: the two chats share one version counter",
     "levers.revoke_closes_sockets": "issue 36 item 2: reset-password leaves the sockets open",

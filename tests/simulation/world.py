@@ -562,9 +562,8 @@ class World:
         self.note(f"{client.label} moves {cell} at ply {ply} in {game.id}: {outcome}")
         if reply is not None and reply["t"] == "ack":
             self.acked[(game.id, ply + 1)] = cell
-        elif reply is not None and reply.get("code") not in ("stale_move", "game_over"):
-            self.checked("moves.legal_move_acked", False,
-                         f"{client.label} move {cell} at ply {ply} in {game.id}: {reply}")
+        self.checked("moves.legal_move_acked", said(reply) == "ack",
+                     f"{client.label} move {cell} at ply {ply} in {game.id}: {reply}")
         return True
 
     async def step_illegal_move(self) -> bool:
