@@ -51,6 +51,8 @@ CHECKERS: dict[str, str] = {
     # records: games, reports and ratings belong to a player, not a name
     "records.renamed_name_clean": "a newcomer under a renamed player's old name owns nothing",
     "records.deleted_name_clean": "a deleted player's games' name cannot be taken with them",
+    "records.seats_by_player": "a client is told it sits in a game only where its player sits",
+    "records.sanctions_by_player": "a newcomer under a muted player's old name is not muted",
     "records.report_names": "a report names its players as they are now named",
     "records.names_fold_separators": "names differing only by _ or - are the same name",
     "records.reserved_names": "a reserved word with a suffix or separators is reserved",
@@ -92,6 +94,10 @@ KNOWN_BUGS: dict[str, str] = {
     "records.deleted_name_clean": "issue 36 item 5: deleted-<n> can be taken with the games",
     "records.renamed_name_clean": "issue 36 item 5: records follow names",
     "records.report_names": "issue 36 item 5: reports keep the old name after a rename",
+    "records.seats_by_player": "issue 36 item 5 (found here): a game still in memory seats "
+                               "whoever takes a renamed player's old name",
+    "records.sanctions_by_player": "issue 36 item 5 (found here): a mute follows the name to "
+                                   "the newcomer who takes it",
     "records.names_fold_separators": "issue 36 item 6: alice_ beside alice",
     "records.reserved_names": "issue 36 item 6: reserved names match whole names only",
     "records.private_game_unlisted": "issue 36 item 9: an ongoing private game is listed",

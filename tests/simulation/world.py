@@ -1229,6 +1229,15 @@ class World:
         welcome = await self.hello(probe, name=name)
         got = said(welcome)
         self.note(f"  a newcomer asks for the name {name}: {got}")
+        if welcome is not None and welcome["t"] == "welcome" and former.muted:
+            game = self.pick(sorted(self.games.values(), key=lambda g: g.seq))
+            if game is not None:
+                await probe.request(t="watch", game=game.id)
+                reply = await probe.request(t="chat", game=game.id, text="hello, I am new")
+                self.note(f"  the newcomer says hello in {game.id}: {said(reply)}")
+                self.checked("records.sanctions_by_player", said(reply) == "ack",
+                             f"newcomer {name} speaks under {former.name}'s mute: "
+                             f"{said(reply)}")
         if welcome is not None and welcome["t"] == "welcome":
             page = await probe.request(t="player_games", name=name)
             games = [g["id"] for g in (page or {}).get("games", [])]
@@ -1526,6 +1535,11 @@ class World:
                 continue
             for game_id, view in client.views.items():
                 game = self.games.get(game_id)
+                if game is not None and client.uid is not None:
+                    seat = game.seat_of(client.uid)
+                    self.checked("records.seats_by_player", view.you == seat,
+                                 f"{client.label} ({self.players[client.uid].name}) is told "
+                                 f"it sits {view.you} in {game_id}, where it sits {seat}")
                 if game is None or view.status != "playing":
                     continue
                 for side, uid in (("x", game.x), ("o", game.o)):
