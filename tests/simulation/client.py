@@ -78,7 +78,7 @@ class SimClient:
     failed_rounds: dict[str, int] = field(default_factory=dict)
     sent: int = 0
     sent_catchup: int = 0  # frames sent because of a gap (``watch`` with or without since)
-    step_catchup: int = 0  # ... since the world last reset it (once a step)
+    step_catchup: dict[str, int] = field(default_factory=dict)  # ... a game, this step
     received: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     lobby_games: dict[str, dict[str, Any]] | None = None  # after lobby_sub: the live games
@@ -303,7 +303,7 @@ class SimClient:
         ref = self.next_id()
         self.catchups[game] = Catchup(ref, full)
         self.sent_catchup += 1
-        self.step_catchup += 1
+        self.step_catchup[game] = self.step_catchup.get(game, 0) + 1
         message: dict[str, Any] = {"t": "watch", "game": game, "id": ref}
         if not full:
             message["since"] = self.views[game].version

@@ -17,7 +17,7 @@ CHECKERS: dict[str, str] = {
     # versions: every client's versioned stream converges (docs/protocol.md, "Versions")
     "versions.catchup_closes_gap": "a watch with since closes the gap it was sent for in one round",
     "versions.converge": "after the server goes quiet no client holds a gap it cannot close",
-    "versions.storm": "no client sends more than a few catch-up frames in one step",
+    "versions.storm": "no client sends more than 3 catch-up frames for one game in one step",
     "versions.events_agree": "a move event applied at its version is at the next ply",
     "versions.view_matches_store": "a converged client's moves are the stored moves",
     # moves: every acknowledged move is stored once at its ply

@@ -103,7 +103,7 @@ async def test_the_client_applies_only_the_next_version_and_bounds_its_catch_ups
     client._on_frame(frame(t="game", id="g", variant="4x4", moves=[0], status="playing",
                            you="x", version=3, ref=sent[-1]["id"]))
     assert client.open_gaps() == {} and client.views["g"].version == 3
-    assert client.sent_catchup == 3
+    assert client.sent_catchup == 3 and client.step_catchup == {"g": 3}
 
 
 async def _drain() -> None:
