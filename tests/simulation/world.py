@@ -206,8 +206,9 @@ class World:
                 reply = await client.request(t="watch", game=game, since=view.version)
             else:
                 reply = await client.request(t="watch", game=game)
-            if reply is not None and reply["t"] == "error":
-                self.note(f"  {client.label} watch {game}: {reply['code']}")
+            if reply is None or reply["t"] == "error":
+                self.note(f"  {client.label} watch {game}: {said(reply)}")
+                client.forget(game)  # it does not have it open
 
     async def admin(self, *argv: str) -> tuple[int, Any]:
         return await self.backend.admin(*argv)
