@@ -17,7 +17,7 @@ from .invariants import CHECKERS, KNOWN_BUGS, undocumented_codes
 from .world import ROOT, STEPS, World, simulate
 
 SEED = 36
-EMBEDDED_STEPS = 70
+EMBEDDED_STEPS = 90
 CLUSTER_STEPS = 50
 
 
