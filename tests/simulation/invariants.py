@@ -53,6 +53,8 @@ CHECKERS: dict[str, str] = {
     "records.deleted_name_clean": "a deleted player's games' name cannot be taken with them",
     "records.seats_by_player": "a client is told it sits in a game only where its player sits",
     "records.sanctions_by_player": "a newcomer under a muted player's old name is not muted",
+    "records.levers_by_player": "a lever on a player (a rename's kick) does not reach a "
+                                "newcomer who took their old name",
     "records.report_names": "a report names its players as they are now named",
     "records.names_fold_separators": "names differing only by _ or - are the same name",
     "records.reserved_names": "a reserved word with a suffix or separators is reserved",
@@ -96,6 +98,8 @@ KNOWN_BUGS: dict[str, str] = {
     "records.report_names": "issue 36 item 5: reports keep the old name after a rename",
     "records.seats_by_player": "issue 36 item 5 (found here): a game still in memory seats "
                                "whoever takes a renamed player's old name",
+    "records.levers_by_player": "issue 36 item 5 (found here): a rename's kick goes by name "
+                                "and closes the newcomer who took it at once",
     "records.sanctions_by_player": "issue 36 item 5 (found here): a mute follows the name to "
                                    "the newcomer who takes it",
     "records.names_fold_separators": "issue 36 item 6: alice_ beside alice",

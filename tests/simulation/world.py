@@ -1203,7 +1203,19 @@ class World:
         old = player.name
         player.former_names.append(old)
         player.name = new
+        early = None
+        if self.rng.random() < 0.5:  # a newcomer takes the old name at once, before the kick
+            early = self.new_client(None)
+            if await self.connect(early):
+                self.note(f"  a newcomer asks for {old} at once: "
+                          f"{said(await self.hello(early, name=old))}")
+                early.expected_close = frozenset({1008})  # judged below, by its own checker
         await self.until(lambda: all(not c.open for c in sockets))
+        if early is not None and early.token is not None:
+            await asyncio.sleep(LEVER_WAIT)
+            self.checked("records.levers_by_player", early.open,
+                         f"the newcomer {old} was closed {early.close_code} "
+                         f"({early.codes_since(0)}) by {old}'s rename")
         for client in sockets:
             self.checked("levers.rename_holds", client.close_code == 1008,
                          f"rename {old}: {client.label} "
@@ -1218,18 +1230,32 @@ class World:
                              f"rename {old}: the token opens {welcome}")
                 if welcome is not None and welcome["t"] == "welcome":
                     await self.reopen_games(client, welcome)
-        await self.newcomer_takes(old, player, "records.renamed_name_clean")
+        await self.newcomer_takes(old, player, "records.renamed_name_clean", early)
         return True
 
-    async def newcomer_takes(self, name: str, former: SimPlayer, checker: str) -> None:
-        """A newcomer asks for ``name``, which ``former``'s records carried: if it is given,
-        it must own nothing of theirs."""
-        probe = self.new_client(None)
-        if not await self.connect(probe):
+    async def newcomer_takes(self, name: str, former: SimPlayer, checker: str,
+                             early: SimClient | None = None) -> None:
+        """A newcomer asks for ``name``, which ``former``'s records carried (or ``early`` took
+        it already): if it is given, it must own nothing of theirs."""
+        if early is not None and early.token is not None and early.open:
+            probe = early
+            welcome: dict[str, Any] | None = next(
+                m for m in probe.received if m["t"] == "welcome")
+        elif early is not None and early.token is not None:  # taken, then closed
+            await early.close()
+            self._uids += 1
+            self.players[self._uids] = SimPlayer(self._uids, name, early.token)
+            early.uid = self._uids
+            self.note(f"  the newcomer is p{self._uids}")
             return
-        welcome = await self.hello(probe, name=name)
-        got = said(welcome)
-        self.note(f"  a newcomer asks for the name {name}: {got}")
+        else:
+            if early is not None:
+                await early.close()
+            probe = self.new_client(None)
+            if not await self.connect(probe):
+                return
+            welcome = await self.hello(probe, name=name)
+            self.note(f"  a newcomer asks for the name {name}: {said(welcome)}")
         if welcome is not None and welcome["t"] == "welcome" and former.muted:
             game = self.pick(sorted(self.games.values(), key=lambda g: g.seq))
             if game is not None:
