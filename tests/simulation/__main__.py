@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from .backends import Backend, Cluster, Embedded, cluster_services
-from .invariants import CHECKERS, KNOWN_BUGS, ON_EVERY_FRAME
+from .invariants import CHECKERS, ON_EVERY_FRAME, known
 from .world import World, simulate
 
 
@@ -22,17 +22,19 @@ def report(world: World, quiet: bool = False) -> list[str]:
     """The lines that say what a run found."""
     lines = []
     failures = world.failures()
-    known = [v for v in world.violations if v.checker in KNOWN_BUGS]
+    mode = world.backend.mode
+    seen_known = [v for v in world.violations if known(v.checker, mode)]
     if failures:
         lines.append(f"seed {world.seed}: {len(failures)} violations of checkers that must hold:")
         lines += [v.line() for v in failures[:40]]
-    if known and not quiet:
-        lines.append(f"seed {world.seed}: {len(known)} violations of known bugs (KNOWN_BUGS):")
+    if seen_known and not quiet:
+        lines.append(f"seed {world.seed}: {len(seen_known)} violations of known bugs "
+                     "(KNOWN_BUGS):")
         seen: set[str] = set()
-        for v in known:
+        for v in seen_known:
             if v.checker not in seen:
                 seen.add(v.checker)
-                lines.append(v.line() + f"   [{KNOWN_BUGS[v.checker]}]")
+                lines.append(v.line() + f"   [{known(v.checker, mode)}]")
     lines.append("summary: " + json.dumps(world.summary()))
     never = sorted(set(CHECKERS) - set(world.checks) - ON_EVERY_FRAME)
     if never and not quiet:

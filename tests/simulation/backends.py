@@ -27,6 +27,7 @@ class Backend:
     """Servers by node name; ``db`` is what ``qubic admin --db`` is given."""
 
     nodes: tuple[str, ...] = ()
+    mode = ""  # "embedded" or "cluster": KNOWN_BUGS may name a checker on one of them only
     db: str = ""
     can_restart = False
 
@@ -86,6 +87,7 @@ class Embedded(Backend):
     """One server on a SQLite file in a temporary directory of its own."""
 
     nodes = ("s",)
+    mode = "embedded"
     can_restart = True
 
     def __init__(self) -> None:
@@ -109,6 +111,7 @@ class Cluster(Backend):
     """Two nodes, ``a`` and ``b``, on one Redis and one PostgreSQL database."""
 
     nodes = ("a", "b")
+    mode = "cluster"
 
     def __init__(self, redis_url: str, postgres_url: str) -> None:
         super().__init__()

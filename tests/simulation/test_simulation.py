@@ -45,7 +45,8 @@ async def test_a_small_run_on_two_nodes_keeps_every_invariant(redis_url: str,
 
 
 def test_every_checker_and_known_bug_is_named_once() -> None:
-    assert set(KNOWN_BUGS) <= set(CHECKERS)
+    assert {name.partition("@")[0] for name in KNOWN_BUGS} <= set(CHECKERS)
+    assert {name.partition("@")[2] for name in KNOWN_BUGS} <= {"", "embedded", "cluster"}
     assert all(name.count(".") == 1 for name in CHECKERS)
     world_source = (Path(__file__).parent / "world.py").read_text(encoding="utf-8")
     client_source = (Path(__file__).parent / "client.py").read_text(encoding="utf-8")
