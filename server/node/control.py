@@ -73,11 +73,17 @@ class Say(_Action, tag="announce"):
 
 class Disconnect(_Action, tag="disconnect"):
     """Close every connection of the player ``name`` (as registered) after an ``error`` with
-    ``code`` and ``reason`` (a kick, a ban, a rename, a deletion)."""
+    ``code`` and ``reason`` (a kick, a ban, a rename, a deletion).
+
+    ``devices``: for a rename or a deletion, the player's devices when it was written. The
+    name is free from then on and a newcomer may take it at once, before this node acts, so
+    only the connections opened by those devices are closed, and the name is forgotten in the
+    games this node still holds (a finished game's seat no longer answers to it)."""
 
     name: str
     code: str
     reason: str
+    devices: tuple[int, ...] | None = None
 
 
 class DisconnectAddress(_Action, tag="disconnect_address"):
@@ -156,8 +162,7 @@ def decode_action(text: str) -> Action:
 def chat_author(room: GameRoom, line: int, now: float) -> str | None:
     """Who said the chat line ``line`` of ``room`` (either chat), or None if it has none."""
     for said in room.snapshot(None, now, moderator=True).chat:
-        number = getattr(said, "line", None)  # the line's own number, else its version
-        if (said.version if number is None else number) == line:
+        if said.line == line:
             return said.name
     return None
 
@@ -273,7 +278,11 @@ class Control:
             case Say():
                 self.announce(action.text)
             case Disconnect():
-                self._close(self.delivery.of_player(action.name), action.code, action.reason)
+                sessions = self.delivery.of_player(action.name)
+                if action.devices is not None:
+                    sessions = [s for s in sessions if s.device in action.devices]
+                    self.rooms.forget_name(action.name)
+                self._close(sessions, action.code, action.reason)
                 # Their next hello reads their mutes again, under the name they have then:
                 # a renamed or deleted player's mute stays with them, not with the name.
                 self.mutes.pop(action.name, None)

@@ -81,6 +81,12 @@ async def _registered(store: Store, name: str) -> str:
     return str((await store.query(ops.player_row(name)))["name"])
 
 
+async def _devices(store: Store, name: str) -> tuple[int, ...]:
+    """``name``'s devices: a rename or a deletion closes the connections they opened, not a
+    newcomer's who takes the freed name before the nodes act (``Disconnect.devices``)."""
+    return tuple(device.id for device in await store.devices(name))
+
+
 async def grant(store: Store, actor: str, name: str, role: Role, reason: str = "") -> str:
     """Give ``name`` the role; returns their name as written."""
     registered = await _registered(store, name)
@@ -222,7 +228,8 @@ async def rename(store: Store, actor: str, old: str, new: str, reason: str = "")
     before = await store.apply(
         ops.rename_player(old, new), audit=_entry(actor, "rename", old, reason, new),
         control=encode_action(Disconnect(
-            name=old, code="kicked", reason=f"the host renamed you {new}: connect again")))
+            name=old, code="kicked", reason=f"the host renamed you {new}: connect again",
+            devices=await _devices(store, old))))
     assert before is not None
     return before
 
@@ -236,7 +243,8 @@ async def delete_player(store: Store, actor: str, name: str, reason: str = "") -
     gone = await store.apply(
         ops.delete_player(name), audit=_entry(actor, "delete-player", name, reason),
         control=encode_action(Disconnect(name=name, code="kicked",
-                                         reason="the host deleted your account")))
+                                         reason="the host deleted your account",
+                                         devices=await _devices(store, name))))
     assert gone is not None
     return gone
 

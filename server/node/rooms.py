@@ -156,6 +156,16 @@ class Rooms:
             await stop_tasks([self._publisher])  # it publishes: a cancel can be lost there
             await asyncio.sleep(0)  # the bus's own delivery turn
 
+    def forget_name(self, name: str) -> None:
+        """``name`` no longer names the player seated under it here (renamed or deleted): the
+        seats of the games this node holds stop answering to it, so a newcomer who takes the
+        name is a stranger to them (no seat, no rematch, not the players' chat)."""
+        gone = f"{name}\u2060#gone"  # no player can be called so: names refuse U+2060
+        for room in self.rooms.values():
+            if any(seat.player == name for seat in room.seats):
+                room.seats = tuple(replace(seat, player=gone) if seat.player == name else seat
+                                   for seat in room.seats)  # type: ignore[assignment]
+
     def now(self) -> float:
         """The event loop's clock, which rooms and clocks run on."""
         return self._loop.time()

@@ -104,3 +104,22 @@ async def test_an_ongoing_private_game_is_listed_to_its_players_only(server: Ser
     await ann.expect("end", game=game)
     assert [g["id"] for g in (await history(carl, "ann"))["games"]] == [game]  # over: shown
     assert [g["id"] for g in (await get(f"{url}/api/players/ann/games"))[1]["games"]] == [game]
+
+
+async def test_a_newcomer_who_takes_a_renamed_name_at_once_is_neither_kicked_nor_seated(
+    server: Server,
+) -> None:
+    """Found by the simulation (docs/simulation.md): the rename's close went by name, so a
+    newcomer who took the freed name before the node acted was closed by it; and a finished
+    game still held in memory seated whoever held the name, who could chat in the players'
+    chat and ask for the rematch."""
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await finished_game(server, ann, bob)
+    assert (await admin(server, "rename", "ann", "anna"))[0] == 0
+    newcomer = await server.client()
+    assert (await newcomer.hello(name="ann"))["t"] == "welcome"  # before the node acts
+    await closed_with(ann, "kicked")
+    seen = await newcomer.request(t="watch", game=game)
+    assert seen["t"] == "game" and seen["you"] is None, seen
+    assert (await newcomer.request(t="rematch", game=game))["t"] == "error"
+    assert (await newcomer.request(t="ping"))["t"] == "pong"  # still open: not kicked

@@ -88,34 +88,6 @@ ON_EVERY_FRAME = frozenset({  # judged by the client on every frame; counted whe
     "refusals.connect", "versions.events_agree", "versions.catchup_closes_gap"})
 
 KNOWN_BUGS: dict[str, str] = {
-    "versions.catchup_closes_gap": "issue 36 item 1: the two chats share one version counter",
-    "levers.revoke_closes_sockets": "issue 36 item 2: reset-password leaves the sockets open",
-    "levers.revoked_socket_grants_nothing": "issue 36 item 2: a revoked socket keeps the account",
-    "levers.ban_reaches_http": "issue 36 item 3: a ban does not reach HTTP",
-    "levers.banned_login_oracle": "issue 36 item 4: login while banned is an oracle",
-    "levers.banned_recover": "issue 36 item 4: recover while banned opens a session",
-    "records.deleted_name_clean": "issue 36 item 5: deleted-<n> can be taken with the games",
-    "records.renamed_name_clean": "issue 36 item 5: records follow names",
-    "records.report_names": "issue 36 item 5: reports keep the old name after a rename",
-    "records.seats_by_player": "issue 36 item 5 (found here): a game still in memory seats "
-                               "whoever takes a renamed player's old name",
-    "records.levers_by_player": "issue 36 item 5 (found here): a rename's kick goes by name "
-                                "and closes the newcomer who took it at once",
-    "records.sanctions_by_player": "issue 36 item 5 (found here): a mute follows the name to "
-                                   "the newcomer who takes it",
-    "records.names_fold_separators": "issue 36 item 6: alice_ beside alice",
-    "records.reserved_names": "issue 36 item 6: reserved names match whole names only",
-    "records.private_game_unlisted": "issue 36 item 9: an ongoing private game is listed",
-    "accounts.password_normalised": "issue 36 item 9: passwords are not normalised",
-    "refusals.invisible_password": "issue 36 item 9: a password of 8 invisible characters",
-    "refusals.remove_chat_unknown_game": "issue 36 item 9: remove_chat of no game is acked",
-    "levers.moderator_not_over_admin": "issue 36 item 9: a moderator removed an admin's line",
-    "refusals.deep_json": "issue 36 item 8: RecursionError on deep JSON",
-    "presence.as_told@cluster": "found here, two nodes only: a spectator holds a player away "
-                                "who has the game open (suspected: presence lost when a new "
-                                "game is handed to its owner; issue 37 item 2's kind)",
-    "refusals.invisible_chat": "issue 36 item 8: invisible chat lines pass",
-    "refusals.ping_flood": "issue 36 item 8: websocket pings pass the frame limit",
 }
 
 

@@ -1385,7 +1385,7 @@ class World:
             return True
         if roll < 0.45:
             return await self.moderator_removes_admins_line(mod)
-        lines = [(m["game"], m["version"]) for c in self.clients for m in c.received[-200:]
+        lines = [(m["game"], m["line"]) for c in self.clients for m in c.received[-200:]
                  if m["t"] == "chat" and m.get("name") != self.players[self.admin_uid].name]
         chosen = self.pick(sorted(set(lines), key=lambda line: (self.seq(line[0]), line[1])))
         if chosen is None:
@@ -1406,7 +1406,7 @@ class World:
         start = len(admin.received)
         reply = await admin.request(t="chat", game=game.id, text="the admin speaks")
         self.note(f"{admin.label} says a line in {game.id}: {said(reply)}")
-        lines = [m["version"] for m in admin.received[start:] if m["t"] == "chat"
+        lines = [m["line"] for m in admin.received[start:] if m["t"] == "chat"
                  and m.get("game") == game.id and m.get("text") == "the admin speaks"]
         if said(reply) != "ack" or not lines:
             return True
