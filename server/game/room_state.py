@@ -143,6 +143,7 @@ class RoomState:
         self._asides: deque[Aside] = deque(maxlen=HISTORY_SIZE)
         self._asides_from = 0  # the oldest ``since`` whose chat is all in ``_asides``
         self.spectator_chat = True  # spectators may chat among themselves (the host's choice)
+        self.listed = True  # false: a private room's or the computer's game, never listed
 
     # -- queries ---------------------------------------------------------------------------
 

@@ -303,6 +303,9 @@ class Hub:
                                    ErrorCode.TOO_MANY_PLAYERS, wait)
             issued = await self.store.register(message.name, time.time(), session.peer)
             player, token, device = issued.player, issued.token, issued.device
+            # A new player sits in no game: a seat here under the name is a renamed or deleted
+            # player's whose lever this node has not acted on yet.
+            self.games.forget_name(player.name)
             log.info("new player %s from %s", player.name, session.peer,
                      extra={"player": player.name, "address": session.peer})
         await self._open(session, player, token, device, message.id)

@@ -221,6 +221,7 @@ class Rooms:
                 ratings[seat.player] = await self.player_rating(seat.player, stored=True)
         room = GameRoom.restore(record, now, self.config.grace, ratings)
         room.spectator_chat = self.config.spectator_chat
+        room.listed = record.listed
         return room
 
     async def start_game(
@@ -239,6 +240,7 @@ class Rooms:
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
         room.spectator_chat = self.config.spectator_chat
+        room.listed = listed
         self.rooms[room.id] = room
         if not listed:
             self.listing.unlist(room.id)
@@ -559,7 +561,7 @@ class Rooms:
             for seat in room.rematch_seats()
         ]
         rematch = await self.start_game((x, o), room.board.geometry.name, room.clock_spec,
-                                        room.rated)
+                                        room.rated, listed=room.listed)  # private stays so
         async with self.locks[room.id]:
             if self.rooms.get(room.id) is room:
                 self.deliver(room, room.rematch_started(rematch.id))

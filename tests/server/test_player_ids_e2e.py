@@ -5,6 +5,7 @@ only, over the websocket and the HTTP API."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conftest import Client, Server, start_private_game
@@ -110,16 +111,38 @@ async def test_a_newcomer_who_takes_a_renamed_name_at_once_is_neither_kicked_nor
     server: Server,
 ) -> None:
     """Found by the simulation (docs/simulation.md): the rename's close went by name, so a
-    newcomer who took the freed name before the node acted was closed by it; and a finished
-    game still held in memory seated whoever held the name, who could chat in the players'
-    chat and ask for the rematch."""
+    newcomer who took the freed name before the node acted was closed by it, and was muted by
+    the mute the node kept under the name; and a finished game still held in memory seated
+    whoever held the name, who could chat in the players' chat and ask for the rematch."""
     ann, bob = await server.client("ann"), await server.client("bob")
     game = await finished_game(server, ann, bob)
+    assert (await admin(server, "mute", "ann", "--reason", "caps"))[0] == 0
+    for _ in range(40):  # the node has heard of the mute (its control poll)
+        if (await ann.request(t="chat", game=game, text="hi")).get("code") == "muted":
+            break
+        await asyncio.sleep(0.05)
     assert (await admin(server, "rename", "ann", "anna"))[0] == 0
     newcomer = await server.client()
     assert (await newcomer.hello(name="ann"))["t"] == "welcome"  # before the node acts
+    said = await newcomer.request(t="chat", game=game, text="hi")
+    assert said.get("code") != "muted", said
     await closed_with(ann, "kicked")
     seen = await newcomer.request(t="watch", game=game)
     assert seen["t"] == "game" and seen["you"] is None, seen
     assert (await newcomer.request(t="rematch", game=game))["t"] == "error"
     assert (await newcomer.request(t="ping"))["t"] == "pong"  # still open: not kicked
+
+
+async def test_a_private_games_rematch_is_private_too(server: Server) -> None:
+    """Found by the simulation: a private room's rematch was started listed, so the lobby
+    showed it and anyone could read its id and moves from the players' history."""
+    ann, bob, carl = [await server.client(n) for n in ("ann", "bob", "carl")]
+    game = await finished_game(server, ann, bob)
+    for player in (ann, bob):
+        assert (await player.request(t="rematch", game=game))["t"] == "ack"
+    rematch = (await ann.expect("rematched", game=game))["rematch"]
+    url = server.running.http_url  # type: ignore[union-attr]
+    assert rematch not in [g["id"] for g in (await history(carl, "ann"))["games"]]
+    assert rematch not in [g["id"] for g in (await get(f"{url}/api/players/ann/games"))[1]["games"]]
+    assert rematch not in [g["id"] for g in (await get(f"{url}/api/lobby"))[1]["games"]]
+    assert rematch in [g["id"] for g in (await history(ann, "ann"))["games"]]
