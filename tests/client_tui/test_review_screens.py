@@ -176,6 +176,24 @@ SOLVED: dict[str, Any] = {  # /api/solve's answer after the review's first six m
 }
 
 
+async def test_the_review_says_counts_and_ends_in_words(tmp_path: Path) -> None:
+    """Issue 38 item 3: "1 threat missed", not "1 threats missed"; the move that won says
+    "X has won", not "X wins within 0 plies"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = msgspec.convert(REVIEW, ReviewInfo)
+        app.post_message(LinkMessage(Received(GameReviewed(review=review))))
+        await until(pilot, lambda: text_of(app, "#review-summary"), "the review")
+        summary = text_of(app, "#review-summary")
+        assert "O: 0 found, 0 blunders, 1 threat missed." in summary
+        assert "X: 2 found, 0 blunders, 0 threats missed." in summary
+        await pilot.press("end")
+        explain = text_of(app, "#review-explain")
+        assert "After: X has won." in explain and "0 plies" not in explain
+        caption = app.screen.query_one(BoardWidget).view.caption or ""
+        assert caption.startswith("after ply 7 of 7 ·")  # plies, not "7 moves" for 4
+
+
 def review_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int],  # noqa: ANN001
                     keys: tuple[str, ...]) -> bool:
     app = unconnected(tmp_path)
