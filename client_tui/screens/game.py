@@ -139,6 +139,7 @@ class GameScreen(Screen[None]):
                           else "watching" if model.you is None
                           else "looking back (end: live)" if model.reviewing
                           else "not your move now"),
+            over=model.over,
         )
 
     def update(self, model: GameModel | None = None) -> None:

@@ -149,6 +149,7 @@ class BoardView:
     # why Enter plays nothing now, for the line under the board; None: it plays (this
     # player's move, the live position)
     not_playable: str | None = None
+    over: bool = False  # the game has ended, whatever the board shows (a resignation, a flag)
     caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
@@ -406,14 +407,16 @@ class BoardWidget(Widget, can_focus=True):
                     (f"typed {self.typed}: {problem}", style("board--refused")),
                     (" · esc clears", style("board--hint")),
                 )
+            blocked = self._blocked(cell)  # promise only what Enter does
+            if blocked is not None:
+                return Text(f"typed {self.typed}: {blocked} · esc clears", style("board--hint"))
             return Text(f"go to {self.typed} · ⏎ plays · esc clears", style("board--hint"))
         example = "2b3" if self.geometry.d == 3 else "b3"
         here = format_cell(self.cursor, self.geometry)
-        board = self.view.board
-        if board.winning_line is not None or not board.empty:  # nothing to play any more
+        if self._over():
             return Text(f"[{here}] the game is over · arrows and , . look around",
                         style("board--hint"))
-        if board.piece_at(self.cursor) is not None:  # promise only what Enter does
+        if self.view.board.piece_at(self.cursor) is not None:  # promise only what Enter does
             return Text(f"[{here}] is taken · move to an empty cell, or type one like "
                         f"{example}", style("board--hint"))
         lines = " · + its lines (g)" if self.view.show_guides else ""
@@ -422,6 +425,18 @@ class BoardWidget(Widget, can_focus=True):
                         style("board--hint"))
         return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))
+
+    def _over(self) -> bool:
+        board = self.view.board
+        return self.view.over or board.winning_line is not None or not board.empty
+
+    def _blocked(self, cell: Cell) -> str | None:
+        """Why Enter would not play ``cell`` now, or None when it would."""
+        if self._over():
+            return "the game is over"
+        if self.view.board.piece_at(cell) is not None:
+            return "that cell is taken"
+        return self.view.not_playable
 
     # -- input -------------------------------------------------------------------------------
 

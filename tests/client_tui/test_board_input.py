@@ -91,3 +91,20 @@ async def test_the_prompt_promises_only_what_enter_does() -> None:
     app = BoardApp(over)
     async with app.run_test(size=(80, 20)):
         assert "the game is over" in hint(app) and "plays it" not in hint(app)
+
+
+async def test_a_typed_cell_promises_only_what_enter_does() -> None:
+    """A typed taken cell, or one typed after the game, is not offered as "⏎ plays" (issue 38
+    item 5); Enter on it asks nothing the server would refuse."""
+    app = BoardApp(Board("4x4x4", [21]))  # 2b2 taken
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("2", "b", "2")
+        assert hint(app) == "typed 2b2: that cell is taken · esc clears"
+        await pilot.press("escape", "2", "b", "3")
+        assert hint(app).startswith("go to 2b3 · ⏎ plays")
+    over = Board("4x4x4", [0, 16, 1, 17, 2, 18, 3])
+    app = BoardApp(over)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("3", "c", "3")
+        assert hint(app) == "typed 3c3: the game is over · esc clears"
+        assert "plays" not in hint(app)
