@@ -47,7 +47,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   the line under the board says why (`esc` clears what you typed)
 - an occupied cell is never played: the line under the board says so
 - the cursor is drawn in brackets `[ ]` on a grey ground; the last move in parentheses
-  `( )`, underlined on a yellow ground; a winning line is green and named in the result
+  `( )`, underlined on a yellow ground; a winning line between equals signs `=X=` on a green
+  ground, and named in the result
 - `t` — show or hide each side's threats (`x`/`o`: that side wins there next; shown at first)
 - `g` — show or hide the lines through the cursor cell: the grey `+` marks every empty
   cell on a line through it (where a move would join it), shown at first

@@ -173,7 +173,9 @@ class BoardWidget(Widget, can_focus=True):
     BoardWidget > .board--title-active { color: $text; text-style: bold; }
     BoardWidget > .board--guide { color: $text; background: $foreground 8%; }
     BoardWidget > .board--last { background: $warning 35%; text-style: underline; }
-    BoardWidget > .board--win { background: $success 55%; }
+    /* a green that stays green at 256 colours (xterm 22), far from the cursor's greys; and a
+       shape too: the winning line's pieces are drawn =X= */
+    BoardWidget > .board--win { background: #005f00; text-style: bold; }
     /* grey, never the last move's amber (the default theme's $accent is its $warning) */
     BoardWidget > .board--cursor { background: $foreground 20%; }
     BoardWidget:focus > .board--cursor { background: $foreground 40%; text-style: bold; }
@@ -342,7 +344,11 @@ class BoardWidget(Widget, can_focus=True):
                 before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
-            elif cell == view.last_move and cell not in win:  # and parentheses: the last move
+            elif cell in win:  # equals signs: the winning line, not only its colour
+                before, after = ("=", "=") if layout.cell_w >= 3 else ("", "=")
+                canvas.put(centre - 1, middle, before, background)
+                canvas.put(centre + 1, middle, after, background)
+            elif cell == view.last_move:  # and parentheses: the last move
                 before, after = ("(", ")") if layout.cell_w >= 3 else ("", ")")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
