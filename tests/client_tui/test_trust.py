@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.text import Text
 from scenes import game, lobby, threats_game
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, RichLog, Select
 from tui_helpers import unconnected, until
@@ -343,6 +343,23 @@ async def test_the_command_palette_runs_the_screens_actions(tmp_path: Path) -> N
         await pilot.pause(0.3)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+
+
+async def test_the_command_palette_shows_the_games_commands_once(tmp_path: Path) -> None:
+    """Issue 38 item 7: no Textual "Theme", one "Quit"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 40)) as pilot:
+        app.show_lobby()
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        shown = app.screen.query_one(CommandList)
+        await until(pilot, lambda: shown.option_count > 3, "the palette's commands")
+        titles = [str(shown.get_option_at_index(i).prompt).split("\n")[0]
+                  for i in range(shown.option_count)]
+        assert titles.count("Quit") == 1, titles
+        assert not [t for t in titles if t.startswith("Theme")], titles
+        assert "Bell: on" in titles
 
 
 async def test_odd_names_are_refused_as_the_command_line_does(tmp_path: Path) -> None:
