@@ -483,7 +483,9 @@ class BoardWidget(Widget, can_focus=True):
             self.typed = self.typed[:-1]
         elif len(char) == 1 and char.isascii() and (
             char.isdigit()  # no key binding is a digit: every one is part of a cell
-            or "a" <= char <= chr(96 + self.geometry.n)
+            # a column letter; on a 3-D board a cell starts with its level, so a letter with
+            # nothing typed is a key of the screen's (the puzzles' d, Daily), not a cell
+            or ("a" <= char <= chr(96 + self.geometry.n) and (self.typed or full < 3))
             or (char.isalpha() and 0 < len(self.typed) < full)  # a wrong column letter
         ):
             self.typed = (self.typed if len(self.typed) < full else "") + char
