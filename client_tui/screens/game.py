@@ -35,6 +35,7 @@ from server.protocol import (
     Resign,
     ReviewGame,
     TakeBack,
+    Watch,
 )
 
 TICK_SECONDS = 0.1
@@ -71,6 +72,8 @@ class GameScreen(Screen[None]):
         Binding("m", "rematch", "Rematch", id="game.rematch", tooltip="Ask for a rematch"),
         Binding("m", "say('Rematch asked: waiting for your opponent to agree.')", show=False,
                 id="game.rematch_asked"),
+        Binding("m", "open_rematch", "Rematch game", id="game.open_rematch",
+                tooltip="Go to the rematch that followed this game"),
         Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back",
                 tooltip="Step back one move"),
         Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward",
@@ -235,13 +238,17 @@ class GameScreen(Screen[None]):
         if action == "review":
             return model.over
         if action == "rematch":
-            return seated and model.over and model.you not in model.rematch
+            return (seated and model.over and model.you not in model.rematch
+                    and model.rematch_game is None)
+        if action == "open_rematch":  # played already: m goes to it, never asks again
+            return model.over and model.rematch_game is not None
         if action == "say":  # a key that cannot act here says why
             said = str(parameters[0]) if parameters else ""
             if said.startswith("The computer"):
                 return playing and model.against_computer
             if said.startswith("Rematch asked"):
-                return seated and model.over and model.you in model.rematch
+                return (seated and model.over and model.you in model.rematch
+                        and model.rematch_game is None)
         return True
 
     def action_review(self) -> None:
@@ -325,6 +332,10 @@ class GameScreen(Screen[None]):
     def action_rematch(self) -> None:
         self.post_message(Outgoing(Rematch(game=self.model.id)))
         self.notify("Rematch asked for.", timeout=2)
+
+    def action_open_rematch(self) -> None:
+        if self.model.rematch_game is not None:
+            self.post_message(Outgoing(Watch(game=self.model.rematch_game)))
 
     def action_step(self, delta: int) -> None:
         self.model.step(delta)

@@ -58,7 +58,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `o` — offer a draw, or accept the one offered; `n` declines
 - `k` — abort (before both sides have moved)
 - `w` — claim the win when your opponent has been gone too long
-- `m` — ask for a rematch once the game is over
+- `m` — ask for a rematch once the game is over (once it was played: go to it)
 - `h` — against the computer (casual games), a hint: the engine's move, marked `!`
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)

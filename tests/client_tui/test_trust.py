@@ -9,7 +9,7 @@ from rich.text import Text
 from scenes import game, lobby, threats_game
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Input, RichLog, Select
+from textual.widgets import Footer, Input, RichLog, Select
 from tui_helpers import unconnected, until
 
 from client_tui.app import LinkMessage, QubicApp
@@ -31,7 +31,9 @@ from server.protocol import (
     GameState,
     Offer,
     RatingChange,
+    Rematched,
     SeatInfo,
+    Watch,
 )
 
 CUBE = variant("4x4x4")
@@ -143,6 +145,27 @@ async def test_draw_against_the_computer_and_a_second_rematch_say_why(tmp_path: 
         await pilot.press("m")
         await pilot.pause()
         assert "Rematch asked: waiting for your opponent to agree." in notes(app)
+
+
+async def test_a_rematch_already_played_is_not_waited_for(tmp_path: Path) -> None:
+    """Issue 38 item 10: once the rematch was played, m in the old game goes to it; it never
+    says "Rematch asked: waiting…"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        sent: list[object] = []
+        app.send = lambda request, quiet=False: sent.append(request) or True  # type: ignore[method-assign]
+        await open_game(app, pilot, threats_game())
+        feed(app, GameEnd(game="g2", version=9, result="0-1", reason="resign", winner="o"),
+             Offer(game="g2", kind="rematch", by="x", version=10),
+             Offer(game="g2", kind="rematch", by="o", version=11),
+             Rematched(game="g2", rematch="g3", version=12))
+        await until(pilot, lambda: app.screen.model.rematch_game == "g3", "the rematch played")
+        await pilot.press("m")
+        await pilot.pause()
+        assert not [n for n in notes(app) if "waiting" in n], notes(app)
+        assert [r.game for r in sent if isinstance(r, Watch)] == ["g3"]
+        footer = app.screen.query_one(Footer)
+        assert "Rematch game" in "".join(str(key.render()) for key in footer.query("FooterKey"))
 
 
 async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> None:
