@@ -98,6 +98,7 @@ class GameScreen(Screen[None]):
         self._clock = clock
         self._pending_ply: int | None = None  # the ply our last move answered, until it lands
         self._ready = False  # composed and mounted: the widgets can be queried
+        self._chatted = False  # a chat line was just said: the next key is the first after it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -181,6 +182,7 @@ class GameScreen(Screen[None]):
 
     def on_board_widget_cell_picked(self, event: BoardWidget.CellPicked) -> None:
         event.stop()
+        self._chatted = False
         model = self.model
         if model.reviewing:
             model.show(model.ply)
@@ -209,10 +211,12 @@ class GameScreen(Screen[None]):
         event.stop()
         self.post_message(Outgoing(Chat(game=self.model.id, text=event.text)))
         self.query_one(BoardWidget).focus()  # back to playing; / opens the chat again
+        self._chatted = True  # an Esc next, out of habit, only leaves the chat: done already
 
     def on_key(self, event: object) -> None:
         key = getattr(event, "key", None)
-        if key == "escape" and isinstance(self.focused, Input):
+        chatted, self._chatted = self._chatted, False
+        if key == "escape" and (chatted or isinstance(self.focused, Input)):
             self.query_one(BoardWidget).focus()
             event.stop()  # type: ignore[attr-defined]
 

@@ -26,8 +26,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `j` — join a private room by its code (`0` and `O` are read the same)
 - `g` — my games: go back to an unfinished one, or open a finished one to replay it
 - `u` — your account (user): protect your name with a password (to log in on other computers),
-  your devices (log one out, or every other one). Lost the password? *Lost your password?* on
-  the connect screen takes one of your recovery codes and a new password
+  your devices (log one out, or every other one); if you lose the password, the connect
+  screen's *Lost your password?* takes one of your recovery codes and a new one
 - `z` — puzzles: win in N or survive; `n` next, `d` the puzzle of the day, `s` a streak
 - `⏎` — accept the selected seek, watch the selected game, or challenge the selected
   player online (`v` challenges the player selected in that table; `x` cancels your

@@ -26,11 +26,11 @@ PAGE = 20  # games asked for at a time
 
 
 def outcome(game: PlayedGame) -> Text:
-    """The game from its player's side: playing, won, lost, draw or aborted."""
+    """The game from its player's side: playing, won, lost, draw or called off."""
     if game.status == "playing":
         return Text("playing", "bold green")
     if game.result == "*":
-        return Text("aborted", "dim")
+        return Text("called off", "dim")
     if game.result == "1/2-1/2":
         return Text("draw")
     won = (game.result == "1-0") == (game.side == "x")

@@ -168,6 +168,39 @@ async def test_a_rematch_already_played_is_not_waited_for(tmp_path: Path) -> Non
         assert "Rematch game" in "".join(str(key.render()) for key in footer.query("FooterKey"))
 
 
+async def test_a_resignation_before_any_move_says_the_game_was_called_off(
+        tmp_path: Path) -> None:
+    """Issue 38 item 15: not "Aborted": what happened, and why."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        state = threats_game()
+        state.moves, state.version = [], 1
+        await open_game(app, pilot, state)
+        feed(app, GameEnd(game="g2", version=2, result="*", reason="abort"))
+        await until(pilot, lambda: app.screen.model.over, "the end")
+        await pilot.pause()
+        assert "Called off: no move was played · no result" in info(app)
+        assert "Aborted" not in info(app)
+
+
+async def test_esc_after_a_chat_line_stays_in_the_game(tmp_path: Path) -> None:
+    """Issue 38 item 15: Esc after Enter sent a chat line does not ask to leave, and the cell
+    typed next reaches the board."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.send = lambda request, quiet=False: True  # type: ignore[method-assign]
+        screen = await open_game(app, pilot, game())
+        await pilot.press("slash", *"hi", "enter")
+        await until(pilot, lambda: screen.query_one(BoardWidget).has_focus, "the board again")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen  # no "Leave this game?"
+        await pilot.press("2", "a")
+        assert screen.query_one(BoardWidget).typed == "2a"
+        await pilot.press("escape", "escape")  # clears the cell; then Esc asks to leave
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+
+
 async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> None:
     app = unconnected(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
