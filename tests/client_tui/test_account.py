@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest_asyncio
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Button, DataTable, Input, Static
 from tui_helpers import client, in_lobby, running_server, unconnected, until
 
 from client_tui.app import QubicApp
@@ -47,6 +47,10 @@ async def log_in(pilot: Pilot, app: QubicApp, password: str) -> None:
     screen = app.connect_screen
     screen.query_one("#password", Input).value = password
     screen.query_one("#name", Input).value = "ann"
+    button = screen.query_one("#connect-button", Button)
+    # a button ignores a click while its last press still shows (0.2 s): a quick refusal of
+    # the previous try would otherwise swallow this one
+    await until(pilot, lambda: not button.has_class("-active"), "the button pressable again")
     await pilot.click("#connect-button")
 
 
