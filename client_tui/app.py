@@ -256,7 +256,8 @@ class QubicApp(ServerMessages):
         """The command palette (ctrl+p, or the header's icon): the game's commands only.
 
         The screen's keys first: only Qubic's own bindings (each has an id), not the
-        framework's ("Copy selected text", "Focus Next"); then the bell, the theme and quit.
+        framework's ("Copy selected text", "Focus Next", its "Theme" and second "Quit"); then
+        the bell. Quit is among the keys (``ctrl+q``), so it is listed once.
         """
         seen = set()
         for key, active in screen.active_bindings.items():
@@ -274,9 +275,6 @@ class QubicApp(ServerMessages):
             "the opponent moves, a game is found or a challenge comes",
             self.action_toggle_bell,
         )
-        for command in super().get_system_commands(screen):
-            if command.title in ("Theme", "Quit"):
-                yield command
 
     def action_toggle_bell(self) -> None:
         """Ring, or stop ringing, for the opponent's moves, games found and challenges."""

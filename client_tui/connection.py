@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import msgspec
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -34,12 +35,16 @@ from server.protocol import (
     Recover,
     ServerMessage,
     Welcome,
-    decode_server_message,
     encode,
 )
 
 OPEN_TIMEOUT = 10.0  # seconds to open the websocket and be welcomed
-MAX_MESSAGE_BYTES = 4 * 2**20
+MAX_INCOMING_BYTES = 4 * 2**20
+"""The largest frame the client reads from the server. The server's 8 KiB (``MAX_FRAME_BYTES``)
+bounds what a client *sends*; the server's own replies are larger: a 64-ply game's review
+(each move with its best moves and a line) comes to about 50 KB, a game with its 50 chat lines
+about 100 KB, a page of 50 games with their moves about 20 KB, the lobby with 200 players and
+its games more. 4 MiB holds every one of them many times over."""
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -191,7 +196,7 @@ class ServerLink:
 
     async def _session(self, reconnected: bool) -> None:
         async with connect(
-            self.url, open_timeout=OPEN_TIMEOUT, max_size=MAX_MESSAGE_BYTES, proxy=None
+            self.url, open_timeout=OPEN_TIMEOUT, max_size=MAX_INCOMING_BYTES, proxy=None
         ) as ws:
             self._ws = ws
             welcome = await asyncio.wait_for(self._hello(ws), OPEN_TIMEOUT)
@@ -233,11 +238,18 @@ class ServerLink:
         self._on_event(event)
 
 
+_server_decoder = msgspec.json.Decoder(ServerMessage)
+
+
 def _decode(frame: str | bytes) -> ServerMessage | None:
+    """The server's message in ``frame``, or None for one this client does not read (a type
+    from a newer server). Not ``decode_server_message``: that one holds every frame to the
+    8 KiB a client may send, and the server's replies may be larger (``MAX_INCOMING_BYTES``,
+    which the websocket itself enforces)."""
     try:
-        return decode_server_message(frame)
-    except ProtocolError:
-        return None  # a message type from a newer server: ignore it
+        return _server_decoder.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError, ProtocolError, RecursionError):
+        return None
 
 
 def _describe(error: BaseException) -> str:

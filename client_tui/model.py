@@ -394,8 +394,9 @@ REASONS = {
     "resign": "resignation",
     "time": "time ran out",
     "agreement": "draw agreed",
-    "abort": "the game was aborted",
+    "abort": "the game was called off",
     "claim": "the opponent left",
+    "abandoned": "nobody had the game open",
     "host": "ended by the host",
 }
 
@@ -405,8 +406,12 @@ def describe_end(model: GameModel) -> str:
     end = model.end
     if end is None:
         return ""
+    if end.result == "*" and end.reason == "abort":  # a resignation too, before both moved
+        if model.board.ply == 0:
+            return "Called off: no move was played · no result"
+        return "Called off before both sides moved · no result"
     if end.result == "*":
-        head = "Aborted"
+        head = "No result"
     elif end.winner is None:
         head = "Draw"
     else:

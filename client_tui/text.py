@@ -50,3 +50,21 @@ def sentence(text: str) -> str:
         return ""
     capital = trimmed[0].upper() + trimmed[1:]
     return capital if capital[-1] in ".!?…:" else f"{capital}."
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` agreeing: ``1 blunder``, ``2 blunders``, ``0 threats missed`` (give
+    ``plural`` where it is not ``word`` + s: ``count(n, "threat missed", "threats missed")``)."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def within(plies: int | None) -> str:
+    """How near a proved end is, after "wins": `` within 3 plies``, `` within 1 ply``; empty
+    when not known, or when it is 0 (the game is over: say so instead, see ``has_won``)."""
+    return "" if not plies else f" within {count(plies, 'ply', 'plies')}"
+
+
+def moves_of(plies: int) -> int:
+    """How many moves a game of ``plies`` half-moves has, as the move list numbers them (X's
+    and O's move are one numbered move: 38 plies are moves 1 to 19)."""
+    return (plies + 1) // 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import platform
 import time
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
 from client_tui.messages import Outgoing
-from client_tui.text import literal
+from client_tui.text import count, literal
 from server.protocol import (
     PASSWORD_MAX,
     PASSWORD_MIN,
@@ -55,6 +56,17 @@ def password_problem(password: str, again: str, name: str) -> str | None:
     if password != again:
         return "The two new passwords differ."
     return None
+
+
+def recovery_codes(codes: list[str]) -> Text:
+    """The recovery codes under a line saying what they are: one code a line, each kept whole
+    (the server's text, shown literally; the lines are ours, not a visible ``␊``)."""
+    text = Text("Your recovery codes: write them down now, they are shown only once. Each "
+                "lets you set a new password once if you lose yours.")
+    for number, code in enumerate(codes, 1):
+        text.append(f"\n  {number:2}. ")
+        text.append_text(literal(code))
+    return text
 
 
 class AccountScreen(Screen[None]):
@@ -139,12 +151,10 @@ class AccountScreen(Screen[None]):
 
     def received(self, message: PasswordSet | Devices) -> None:
         if isinstance(message, PasswordSet):
-            codes = "\n".join(f"  {n:2}. {code}" for n, code in enumerate(
-                message.recovery_codes, 1))
-            self.query_one("#recovery-codes", Static).update(literal(
-                "Your recovery codes: write them down now, they are shown only once. Each "
-                f"lets you set a new password once if you lose yours.\n{codes}"))
-            others = f" {message.revoked} other devices logged out." if message.revoked else ""
+            self.query_one("#recovery-codes", Static).update(
+                recovery_codes(message.recovery_codes))
+            others = (f" {count(message.revoked, 'other device')} logged out."
+                      if message.revoked else "")
             self.say(f"Your name is protected.{others}")
             self.action_reload()
             return

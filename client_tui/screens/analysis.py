@@ -26,6 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
+from client_tui.text import count, within
 from client_tui.widgets.board import BoardView, BoardWidget
 from engine import Board, GameOver, IllegalMove, NotationError, format_moves, parse_cell
 
@@ -56,11 +57,11 @@ def verdict_words(verdict: str, plies: int | None, proved_by: str | None, to_mov
     """Who wins, for a position with ``to_move`` ("x" or "o") to play."""
     other = "O" if to_move == "x" else "X"
     by = "by the proof" if proved_by == "book" else "by search"
-    within = "" if plies is None else f" within {plies} {'ply' if plies == 1 else 'plies'}"
-    if verdict == "win":
-        return f"{to_move.upper()} wins{within} ({by})."
-    if verdict == "loss":
-        return f"{other} wins{within} ({by})."
+    winner = to_move.upper() if verdict == "win" else other
+    if plies == 0 and verdict in ("win", "loss"):  # the game is over already
+        return f"{winner} has won."
+    if verdict in ("win", "loss"):
+        return f"{winner} wins{within(plies)} ({by})."
     if verdict == "draw":
         return f"A draw with best play ({by})."
     return "Not proved within the solver's time: unknown."
@@ -162,7 +163,8 @@ class AnalysisScreen(Screen[None]):
         board = self.board
         to_move = "xo"[board.turn]
         moves = self.moves_text
-        position = f"{len(board.moves)} moves: {moves}." if moves else "The empty board."
+        plies = count(len(board.moves), "ply", "plies")
+        position = f"{plies}: {moves}." if moves else "The empty board."
         if board.outcome() is not None:
             position += " The game is over."
         else:

@@ -35,6 +35,7 @@ from server.protocol import (
     Resign,
     ReviewGame,
     TakeBack,
+    Watch,
 )
 
 TICK_SECONDS = 0.1
@@ -71,6 +72,8 @@ class GameScreen(Screen[None]):
         Binding("m", "rematch", "Rematch", id="game.rematch", tooltip="Ask for a rematch"),
         Binding("m", "say('Rematch asked: waiting for your opponent to agree.')", show=False,
                 id="game.rematch_asked"),
+        Binding("m", "open_rematch", "Rematch game", id="game.open_rematch",
+                tooltip="Go to the rematch that followed this game"),
         Binding("comma", "step(-1)", "Moves", key_display=", .", id="game.back",
                 tooltip="Step back one move"),
         Binding("full_stop", "step(1)", "Forward", show=False, id="game.forward",
@@ -95,6 +98,7 @@ class GameScreen(Screen[None]):
         self._clock = clock
         self._pending_ply: int | None = None  # the ply our last move answered, until it lands
         self._ready = False  # composed and mounted: the widgets can be queried
+        self._chatted = False  # a chat line was just said: the next key is the first after it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,6 +143,7 @@ class GameScreen(Screen[None]):
                           else "watching" if model.you is None
                           else "looking back (end: live)" if model.reviewing
                           else "not your move now"),
+            over=model.over,
         )
 
     def update(self, model: GameModel | None = None) -> None:
@@ -177,6 +182,7 @@ class GameScreen(Screen[None]):
 
     def on_board_widget_cell_picked(self, event: BoardWidget.CellPicked) -> None:
         event.stop()
+        self._chatted = False
         model = self.model
         if model.reviewing:
             model.show(model.ply)
@@ -205,10 +211,12 @@ class GameScreen(Screen[None]):
         event.stop()
         self.post_message(Outgoing(Chat(game=self.model.id, text=event.text)))
         self.query_one(BoardWidget).focus()  # back to playing; / opens the chat again
+        self._chatted = True  # an Esc next, out of habit, only leaves the chat: done already
 
     def on_key(self, event: object) -> None:
         key = getattr(event, "key", None)
-        if key == "escape" and isinstance(self.focused, Input):
+        chatted, self._chatted = self._chatted, False
+        if key == "escape" and (chatted or isinstance(self.focused, Input)):
             self.query_one(BoardWidget).focus()
             event.stop()  # type: ignore[attr-defined]
 
@@ -234,13 +242,17 @@ class GameScreen(Screen[None]):
         if action == "review":
             return model.over
         if action == "rematch":
-            return seated and model.over and model.you not in model.rematch
+            return (seated and model.over and model.you not in model.rematch
+                    and model.rematch_game is None)
+        if action == "open_rematch":  # played already: m goes to it, never asks again
+            return model.over and model.rematch_game is not None
         if action == "say":  # a key that cannot act here says why
             said = str(parameters[0]) if parameters else ""
             if said.startswith("The computer"):
                 return playing and model.against_computer
             if said.startswith("Rematch asked"):
-                return seated and model.over and model.you in model.rematch
+                return (seated and model.over and model.you in model.rematch
+                        and model.rematch_game is None)
         return True
 
     def action_review(self) -> None:
@@ -324,6 +336,10 @@ class GameScreen(Screen[None]):
     def action_rematch(self) -> None:
         self.post_message(Outgoing(Rematch(game=self.model.id)))
         self.notify("Rematch asked for.", timeout=2)
+
+    def action_open_rematch(self) -> None:
+        if self.model.rematch_game is not None:
+            self.post_message(Outgoing(Watch(game=self.model.rematch_game)))
 
     def action_step(self, delta: int) -> None:
         self.model.step(delta)

@@ -26,8 +26,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `j` — join a private room by its code (`0` and `O` are read the same)
 - `g` — my games: go back to an unfinished one, or open a finished one to replay it
 - `u` — your account (user): protect your name with a password (to log in on other computers),
-  your devices (log one out, or every other one). Lost the password? *Lost your password?* on
-  the connect screen takes one of your recovery codes and a new password
+  your devices (log one out, or every other one); if you lose the password, the connect
+  screen's *Lost your password?* takes one of your recovery codes and a new one
 - `z` — puzzles: win in N or survive; `n` next, `d` the puzzle of the day, `s` a streak
 - `⏎` — accept the selected seek, watch the selected game, or challenge the selected
   player online (`v` challenges the player selected in that table; `x` cancels your
@@ -47,7 +47,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   the line under the board says why (`esc` clears what you typed)
 - an occupied cell is never played: the line under the board says so
 - the cursor is drawn in brackets `[ ]` on a grey ground; the last move in parentheses
-  `( )`, underlined on a yellow ground; a winning line is green and named in the result
+  `( )`, underlined on a yellow ground; a winning line between equals signs `=X=` on a green
+  ground, and named in the result
 - `t` — show or hide each side's threats (`x`/`o`: that side wins there next; shown at first)
 - `g` — show or hide the lines through the cursor cell: the grey `+` marks every empty
   cell on a line through it (where a move would join it), shown at first
@@ -57,7 +58,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `o` — offer a draw, or accept the one offered; `n` declines
 - `k` — abort (before both sides have moved)
 - `w` — claim the win when your opponent has been gone too long
-- `m` — ask for a rematch once the game is over
+- `m` — ask for a rematch once the game is over (once it was played: go to it)
 - `h` — against the computer (casual games), a hint: the engine's move, marked `!`
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)

@@ -19,18 +19,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
 from client_tui.messages import Outgoing
-from client_tui.text import literal
+from client_tui.text import count, literal, moves_of
 from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, ReviewGame, Watch
 
 PAGE = 20  # games asked for at a time
 
 
 def outcome(game: PlayedGame) -> Text:
-    """The game from its player's side: on, won, lost, draw or aborted."""
+    """The game from its player's side: playing, won, lost, draw or called off."""
     if game.status == "playing":
-        return Text("on", "bold green")
+        return Text("playing", "bold green")
     if game.result == "*":
-        return Text("aborted", "dim")
+        return Text("called off", "dim")
     if game.result == "1/2-1/2":
         return Text("draw")
     won = (game.result == "1-0") == (game.side == "x")
@@ -38,23 +38,35 @@ def outcome(game: PlayedGame) -> Text:
 
 
 def game_cells(game: PlayedGame) -> list[Text]:
-    """One row of the games table: outcome, opponent, board and side, moves, rating change,
-    when it started (UTC: the same on every machine)."""
+    """One row of the games table: outcome, opponent, board and side, moves (as numbered: X's
+    and O's together), rating change, when it started (UTC: the same on every machine)."""
     opponent = game.o if game.side == "x" else game.x
     change = Text("")
     if game.rating_change is not None:
         change = Text(f"{game.rating_change:+d}", "green" if game.rating_change > 0 else "red")
     when = time.strftime("%d %b %Y", time.gmtime(game.created))
     board = f"{game.variant} as {game.side.upper()}" + (" rated" if game.rated else "")
-    return [outcome(game), literal(opponent), Text(board), Text(str(len(game.moves))),
+    return [outcome(game), literal(opponent), Text(board), Text(str(moves_of(len(game.moves)))),
             change, Text(when, "dim")]
 
 
 def summary(page: PlayerGamesPage) -> str:
     """The record in one line: rating, games, wins, losses, draws."""
     p = page.player
-    return (f"Rating {p.rating} ±{p.rd} · {p.games} games ({p.rated_games} rated) · "
+    return (f"Rating {p.rating} ±{p.rd} · {count(p.games, 'game')} ({p.rated_games} rated) · "
             f"{p.wins} won · {p.losses} lost · {p.draws} drawn")
+
+
+def rating_history(ratings: list[int]) -> str:
+    """The sparkline's title: the rating's change over the games shown, said once, oldest to
+    newest; the lowest and highest too when the line went past its ends."""
+    first, last = ratings[0], ratings[-1]
+    change = f"{first} → {last}" if len(ratings) > 1 else str(first)
+    low, high = min(ratings), max(ratings)
+    beyond = (f" (lowest {low}, highest {high})"
+              if low < min(first, last) or high > max(first, last) else "")
+    games = "the last game" if len(ratings) == 1 else f"the last {len(ratings)}"
+    return f"Rating after each rated game ({games}): {change}{beyond}"
 
 
 class PlayerScreen(Screen[None]):
@@ -106,10 +118,7 @@ class PlayerScreen(Screen[None]):
             ratings = [point.rating for point in page.ratings]
             self.query_one(Sparkline).data = ratings
             if ratings:
-                low, high = min(ratings), max(ratings)
-                label = self.query(Label).first()
-                label.update(f"Rating after each rated game (last {len(ratings)}): "
-                             f"{ratings[0]} → {ratings[-1]}, from {low} to {high}")
+                self.query(Label).first().update(rating_history(ratings))
         for game in page.games:
             if game.id not in self.ids:
                 self.ids.append(game.id)

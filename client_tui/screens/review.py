@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from client_tui.screens.analysis import AnalysisScreen, Fetch, verdict_words
+from client_tui.text import count, within
 from client_tui.widgets.board import BoardView, BoardWidget
 from engine import Board, parse_cell
 from server.protocol import MoveReview, ReviewInfo, VerdictInfo
@@ -35,9 +36,10 @@ CLASSES = {
 def standing(info: VerdictInfo, side: str) -> str:
     """A side's verdict in words: ``X wins within 12 plies (proof)``."""
     by = "proof" if info.proved_by == "book" else "search"
-    plies = "" if info.plies is None else f" within {info.plies} " + (
-        "ply" if info.plies == 1 else "plies")
-    who = side.upper()
+    who, other = side.upper(), "O" if side == "x" else "X"
+    if info.plies == 0 and info.verdict in ("win", "loss"):  # the game is over already
+        return f"{who if info.verdict == 'win' else other} has won"
+    plies = within(info.plies)
     return {"win": f"{who} wins{plies} ({by})", "loss": f"{who} loses{plies} ({by})",
             "draw": f"a draw ({by})"}.get(info.verdict, "unknown")
 
@@ -97,8 +99,8 @@ class ReviewScreen(Screen[None]):
             best = parse_cell(current.best[0], board.geometry)
         return BoardView(board=board, last_move=current.cell if current else None,
                          winning_line=board.winning_line or (), suggested=best,
-                         show_guides=False, caption=f"after {self.ply} of {len(review.moves)} "
-                         "moves · , . step · a analyses from here")
+                         show_guides=False, caption=f"after ply {self.ply} of {len(review.moves)} "
+                         "· , . step · a analyses from here")
 
     def update(self) -> None:
         self.query_one(BoardWidget).view = self._view()
@@ -106,9 +108,9 @@ class ReviewScreen(Screen[None]):
         summary = Text()
         for side in ("x", "o"):
             counts = review.summary.get(side, {})  # type: ignore[call-overload]
+            missed = count(counts.get("missed_threat", 0), "threat missed", "threats missed")
             summary.append(f"{side.upper()}: {counts.get('found', 0)} found, "
-                           f"{counts.get('blunder', 0)} blunders, "
-                           f"{counts.get('missed_threat', 0)} threats missed.\n")
+                           f"{count(counts.get('blunder', 0), 'blunder')}, {missed}.\n")
         self.query_one("#review-summary", Static).update(summary)
         self.query_one("#review-explain", Static).update(self._explain())
         self.query_one("#review-moves", Static).update(self._moves())

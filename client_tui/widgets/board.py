@@ -149,6 +149,7 @@ class BoardView:
     # why Enter plays nothing now, for the line under the board; None: it plays (this
     # player's move, the live position)
     not_playable: str | None = None
+    over: bool = False  # the game has ended, whatever the board shows (a resignation, a flag)
     caption: str | None = None  # a board to look at, not play on: no cursor, this line under it
 
 
@@ -172,7 +173,9 @@ class BoardWidget(Widget, can_focus=True):
     BoardWidget > .board--title-active { color: $text; text-style: bold; }
     BoardWidget > .board--guide { color: $text; background: $foreground 8%; }
     BoardWidget > .board--last { background: $warning 35%; text-style: underline; }
-    BoardWidget > .board--win { background: $success 55%; }
+    /* a green that stays green at 256 colours (xterm 22), far from the cursor's greys; and a
+       shape too: the winning line's pieces are drawn =X= */
+    BoardWidget > .board--win { background: #005f00; text-style: bold; }
     /* grey, never the last move's amber (the default theme's $accent is its $warning) */
     BoardWidget > .board--cursor { background: $foreground 20%; }
     BoardWidget:focus > .board--cursor { background: $foreground 40%; text-style: bold; }
@@ -341,7 +344,11 @@ class BoardWidget(Widget, can_focus=True):
                 before, after = ("[", "]") if layout.cell_w >= 3 else ("", "<")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
-            elif cell == view.last_move and cell not in win:  # and parentheses: the last move
+            elif cell in win:  # equals signs: the winning line, not only its colour
+                before, after = ("=", "=") if layout.cell_w >= 3 else ("", "=")
+                canvas.put(centre - 1, middle, before, background)
+                canvas.put(centre + 1, middle, after, background)
+            elif cell == view.last_move:  # and parentheses: the last move
                 before, after = ("(", ")") if layout.cell_w >= 3 else ("", ")")
                 canvas.put(centre - 1, middle, before, background)
                 canvas.put(centre + 1, middle, after, background)
@@ -406,14 +413,16 @@ class BoardWidget(Widget, can_focus=True):
                     (f"typed {self.typed}: {problem}", style("board--refused")),
                     (" · esc clears", style("board--hint")),
                 )
+            blocked = self._blocked(cell)  # promise only what Enter does
+            if blocked is not None:
+                return Text(f"typed {self.typed}: {blocked} · esc clears", style("board--hint"))
             return Text(f"go to {self.typed} · ⏎ plays · esc clears", style("board--hint"))
         example = "2b3" if self.geometry.d == 3 else "b3"
         here = format_cell(self.cursor, self.geometry)
-        board = self.view.board
-        if board.winning_line is not None or not board.empty:  # nothing to play any more
+        if self._over():
             return Text(f"[{here}] the game is over · arrows and , . look around",
                         style("board--hint"))
-        if board.piece_at(self.cursor) is not None:  # promise only what Enter does
+        if self.view.board.piece_at(self.cursor) is not None:  # promise only what Enter does
             return Text(f"[{here}] is taken · move to an empty cell, or type one like "
                         f"{example}", style("board--hint"))
         lines = " · + its lines (g)" if self.view.show_guides else ""
@@ -422,6 +431,18 @@ class BoardWidget(Widget, can_focus=True):
                         style("board--hint"))
         return Text(f"[{here}] ⏎ plays it{lines} · or type a cell like {example}",
                     style("board--hint"))
+
+    def _over(self) -> bool:
+        board = self.view.board
+        return self.view.over or board.winning_line is not None or not board.empty
+
+    def _blocked(self, cell: Cell) -> str | None:
+        """Why Enter would not play ``cell`` now, or None when it would."""
+        if self._over():
+            return "the game is over"
+        if self.view.board.piece_at(cell) is not None:
+            return "that cell is taken"
+        return self.view.not_playable
 
     # -- input -------------------------------------------------------------------------------
 
@@ -462,7 +483,9 @@ class BoardWidget(Widget, can_focus=True):
             self.typed = self.typed[:-1]
         elif len(char) == 1 and char.isascii() and (
             char.isdigit()  # no key binding is a digit: every one is part of a cell
-            or "a" <= char <= chr(96 + self.geometry.n)
+            # a column letter; on a 3-D board a cell starts with its level, so a letter with
+            # nothing typed is a key of the screen's (the puzzles' d, Daily), not a cell
+            or ("a" <= char <= chr(96 + self.geometry.n) and (self.typed or full < 3))
             or (char.isalpha() and 0 < len(self.typed) < full)  # a wrong column letter
         ):
             self.typed = (self.typed if len(self.typed) < full else "") + char

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest_asyncio
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
-from tui_helpers import client, in_lobby, running_server, until
+from textual.widgets import Button, DataTable, Input, Static
+from tui_helpers import client, in_lobby, running_server, unconnected, until
 
 from client_tui.app import QubicApp
 from client_tui.screens.account import AccountScreen
 from client_tui.tokens import TokenStore
 from server.http.app import RunningServer
+from server.protocol import PasswordSet
 
 SIZE = (100, 40)
 PASSWORD = "correct horse battery"
@@ -46,6 +47,10 @@ async def log_in(pilot: Pilot, app: QubicApp, password: str) -> None:
     screen = app.connect_screen
     screen.query_one("#password", Input).value = password
     screen.query_one("#name", Input).value = "ann"
+    button = screen.query_one("#connect-button", Button)
+    # a button ignores a click while its last press still shows (0.2 s): a quick refusal of
+    # the previous try would otherwise swallow this one
+    await until(pilot, lambda: not button.has_class("-active"), "the button pressable again")
     await pilot.click("#connect-button")
 
 
@@ -120,3 +125,26 @@ async def test_log_out_everywhere_else(server: RunningServer, tmp_path: Path) ->
         assert in_lobby(ann) is False and isinstance(ann.screen, AccountScreen)
         await pa.press("escape")
         await until(pa, lambda: in_lobby(ann), "back in the lobby, still ann")
+
+
+CODES = [f"{a}{a}{a}{a}-bcde-fghj-kmnp" for a in "abcdefghjk"]
+
+
+async def test_recovery_codes_one_a_line_each_whole(tmp_path: Path) -> None:
+    """Issue 38 item 9: the codes are on lines of their own (no visible ``␊``), none broken,
+    also on a narrow terminal."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(50, 60)) as pilot:
+        app.push_screen(AccountScreen("ann"))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AccountScreen)
+        screen.received(PasswordSet(recovery_codes=CODES))
+        codes = screen.query_one("#recovery-codes", Static)
+        codes.scroll_visible(animate=False)
+        await pilot.pause()
+        strips = screen._compositor.render_strips()
+        shown = ["".join(segment.text for segment in strip) for strip in strips]
+        assert not [line for line in shown if "␊" in line]
+        for number, code in enumerate(CODES, 1):
+            assert [line for line in shown if f"{number:2}. {code}" in line], (code, shown)

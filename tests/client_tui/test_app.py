@@ -139,6 +139,8 @@ async def test_resign_and_rematch(server: RunningServer, tmp_path: Path) -> None
         end = game_of(app).end
         assert end is not None and end.reason == "resign" and end.result == "1-0"
         assert "You lose 1-0 · resignation" in app.screen.query_one(GameInfo).render().plain
+        hint = app.screen.query_one(BoardWidget).render().plain.splitlines()[-1]
+        assert "the game is over" in hint and "⏎" not in hint  # issue 38 item 5
         first = game_of(app)
         await pilot.press("m")  # a rematch: the computer always agrees; colours swap
         await until(pilot, lambda: game_of(app).id != first.id, "the rematch")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from rich.color import ColorSystem
+from rich.console import Console
 from textual.app import App, ComposeResult
 
 from client_tui.widgets.board import BoardView, BoardWidget, read_typed
@@ -91,3 +93,52 @@ async def test_the_prompt_promises_only_what_enter_does() -> None:
     app = BoardApp(over)
     async with app.run_test(size=(80, 20)):
         assert "the game is over" in hint(app) and "plays it" not in hint(app)
+
+
+async def test_a_typed_cell_promises_only_what_enter_does() -> None:
+    """A typed taken cell, or one typed after the game, is not offered as "⏎ plays" (issue 38
+    item 5); Enter on it asks nothing the server would refuse."""
+    app = BoardApp(Board("4x4x4", [21]))  # 2b2 taken
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("2", "b", "2")
+        assert hint(app) == "typed 2b2: that cell is taken · esc clears"
+        await pilot.press("escape", "2", "b", "3")
+        assert hint(app).startswith("go to 2b3 · ⏎ plays")
+    over = Board("4x4x4", [0, 16, 1, 17, 2, 18, 3])
+    app = BoardApp(over)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("3", "c", "3")
+        assert hint(app) == "typed 3c3: the game is over · esc clears"
+        assert "plays" not in hint(app)
+
+
+@pytest.mark.parametrize("system", [ColorSystem.TRUECOLOR, ColorSystem.EIGHT_BIT],
+                         ids=["truecolor", "256"])
+async def test_the_winning_line_is_a_shape_and_a_green_apart_from_the_cursor(
+        system: ColorSystem) -> None:
+    """Issue 38 item 6: the winning line's pieces are drawn =X= (not colour only), on a green
+    that stays green, apart from the cursor's and the guides' greys, as a 256-colour terminal
+    (tmux) draws it as well as in true colour."""
+    over = Board("4x4x4", [0, 16, 1, 17, 2, 18, 3])  # X: 1a1 1b1 1c1 1d1
+    app = BoardApp(over)
+    async with app.run_test(size=(100, 24)) as pilot:
+        widget = app.query_one(BoardWidget)
+        widget.view = BoardView(over, winning_line=(0, 1, 2, 3), last_move=3)
+        widget.cursor = 5  # 1b2, an empty cell next to the line
+        await pilot.pause()
+        text = widget.render()
+        plain = text.plain
+        row = next(line for line in plain.splitlines() if "=X=" in line)
+        assert row.count("=X=") == 4 and "(X)" not in row  # the whole line, the last move too
+        console = Console(color_system=system.name.lower().replace("eight_bit", "256"))
+
+        def ground(offset: int) -> tuple[int, int, int]:
+            colour = text.get_style_at_offset(console, offset).bgcolor
+            assert colour is not None
+            return colour.downgrade(system).get_truecolor()
+
+        win = ground(plain.index("=X=") + 1)
+        cursor = ground(plain.index("[·]") + 1)
+        red, green, blue = win
+        assert green > red + 60 and green > blue + 60, f"{win} is not green"
+        assert win != cursor and max(abs(a - b) for a, b in zip(win, cursor, strict=True)) > 60

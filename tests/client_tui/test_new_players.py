@@ -352,3 +352,8 @@ def test_a_system_login_is_not_offered_as_the_players_name(
         assert client_tui.app.default_name() == offered
         assert offered not in reserved
     assert all(login in reserved for login in client_tui.app.SYSTEM_LOGINS)
+
+
+def test_the_help_says_lost_password_once() -> None:
+    """Issue 38 item 15: not "Lost the password? *Lost your password?*"."""
+    assert HELP.count("Lost") == 1 and "Lost your password?" in HELP

@@ -13,7 +13,7 @@ from tui_helpers import client, in_lobby, running_server, until
 from client_tui.app import QubicApp
 from client_tui.screens.game import GameScreen
 from client_tui.screens.my_games import MyGamesScreen
-from client_tui.screens.player import PlayerScreen
+from client_tui.screens.player import PlayerScreen, rating_history
 from server.game.records import MoveRecord, Seat
 from server.http.app import RunningServer
 
@@ -51,7 +51,13 @@ async def test_my_games_and_a_leaders_page_come_from_the_server(tmp_path: Path) 
             assert "Rating 1" in text and "1 won · 0 lost" in text
             rows = text.index("Computer (level 3)"), text.index("bob")
             assert rows[0] < rows[1]  # newest first: the game going on, then the win
-            assert "won" in text and "on" in text and "4x4 as X rated" in text
+            assert "won" in text and "4x4 as X rated" in text
+            lines = text.splitlines()
+            going_row = next(line for line in lines if "Computer (level 3)" in line)
+            won_row = next(line for line in lines if "bob" in line)
+            assert going_row.split()[0] == "playing"  # not "on" (issue 38 item 3)
+            assert " 4 " in won_row and " 7 " not in won_row  # 7 plies: moves 1 to 4
+            assert "1 game (1 rated)" in text
             assert app.screen.ids == [going, won]
             # the finished game opens to replay
             table = app.screen.query_one(DataTable)
@@ -84,3 +90,12 @@ async def test_my_games_and_a_leaders_page_come_from_the_server(tmp_path: Path) 
             await until(pilot, lambda: isinstance(app.screen, PlayerScreen)
                         and app.screen.loaded, "ann's page")
             assert app.screen.player == "ann"
+
+
+def test_the_rating_history_says_its_change_once() -> None:
+    """Issue 38 item 3: not "1338 → 1280, from 1280 to 1338"."""
+    assert rating_history([1338, 1300, 1280]) == (
+        "Rating after each rated game (the last 3): 1338 → 1280")
+    assert rating_history([1338, 1250, 1400, 1280]) == (
+        "Rating after each rated game (the last 4): 1338 → 1280 (lowest 1250, highest 1400)")
+    assert rating_history([1516]) == "Rating after each rated game (the last game): 1516"

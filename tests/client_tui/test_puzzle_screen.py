@@ -14,6 +14,7 @@ from tui_helpers import client, in_lobby, running_server, unconnected, until
 from client_tui.app import LinkMessage, QubicApp
 from client_tui.connection import Received
 from client_tui.screens.puzzle import PuzzleModel, PuzzleScreen
+from client_tui.widgets.board import BoardWidget
 from engine import format_cell, format_moves, variant
 from engine.puzzles import load_puzzles
 from server.protocol import PuzzleAttempt, PuzzleInfo, PuzzleResult, PuzzleShown
@@ -88,6 +89,15 @@ async def test_puzzles_solved_and_missed_against_a_server(tmp_path: Path) -> Non
             await until(pilot, lambda: app.puzzles.mode == "streak"
                         and app.puzzles.status == "solving", "a streak")
             assert "streak 0" in str(screen_of(app).query_one("#puzzle-meta", Label).render())
+            # the footer's "d Daily" asks for the daily puzzle, not the column d (issue 38
+            # item 8)
+            await pilot.press("d")
+            board = screen_of(app).query_one(BoardWidget)
+            assert board.typed == ""
+            await until(pilot, lambda: app.puzzles.mode == "daily"
+                        and app.puzzles.status == "solving", "the daily puzzle")
+            assert "Puzzle of the day" in str(
+                screen_of(app).query_one("#puzzle-meta", Label).render())
             await pilot.press("escape")
             await until(pilot, lambda: in_lobby(app), "back in the lobby")
 

@@ -24,9 +24,10 @@ from client_tui.screens.game import GameScreen
 from client_tui.screens.my_games import MyGamesScreen
 from client_tui.screens.review import ReviewScreen
 from client_tui.widgets.board import BoardWidget
-from engine import format_cell
+from engine import Board, format_cell, variant
+from server.game.records import MoveRecord, Seat
 from server.http.app import RunningServer
-from server.protocol import GameReviewed, ReviewInfo
+from server.protocol import MAX_FRAME_BYTES, GameReviewed, ReviewInfo, encode
 
 SIZE = (100, 30)
 SIZES = [(80, 24), (120, 40)]
@@ -175,6 +176,24 @@ SOLVED: dict[str, Any] = {  # /api/solve's answer after the review's first six m
 }
 
 
+async def test_the_review_says_counts_and_ends_in_words(tmp_path: Path) -> None:
+    """Issue 38 item 3: "1 threat missed", not "1 threats missed"; the move that won says
+    "X has won", not "X wins within 0 plies"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = msgspec.convert(REVIEW, ReviewInfo)
+        app.post_message(LinkMessage(Received(GameReviewed(review=review))))
+        await until(pilot, lambda: text_of(app, "#review-summary"), "the review")
+        summary = text_of(app, "#review-summary")
+        assert "O: 0 found, 0 blunders, 1 threat missed." in summary
+        assert "X: 2 found, 0 blunders, 0 threats missed." in summary
+        await pilot.press("end")
+        explain = text_of(app, "#review-explain")
+        assert "After: X has won." in explain and "0 plies" not in explain
+        caption = app.screen.query_one(BoardWidget).view.caption or ""
+        assert caption.startswith("after ply 7 of 7 ·")  # plies, not "7 moves" for 4
+
+
 def review_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int],  # noqa: ANN001
                     keys: tuple[str, ...]) -> bool:
     app = unconnected(tmp_path)
@@ -214,3 +233,56 @@ def test_analysis(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None: 
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+def long_game(plies: int) -> list[int]:
+    """A legal 4x4x4 game of ``plies`` moves in which nobody has won yet."""
+    board = Board("4x4x4")
+    for _ in range(plies):
+        for cell in board.legal_moves:
+            trial = board.copy()
+            trial.push(cell)
+            if trial.outcome() is None:
+                board.push(cell)
+                break
+    assert board.ply == plies
+    return board.moves
+
+
+def long_review(cells: list[int]) -> dict[str, Any]:
+    """A review of ``cells`` as ``engine.review`` keeps it, each move with its best moves and
+    a line: a 38-ply game's reply comes to well over 8 KiB (issue 38 item 4)."""
+    g = variant("4x4x4")
+    unknown = {"verdict": "unknown", "plies": None, "proved_by": None}
+    moves = [{"ply": ply, "side": "xo"[(ply - 1) % 2], "cell": cell,
+              "move": format_cell(cell, g), "class": "ok", "before": unknown, "after": unknown,
+              "best": [format_cell(c, g) for c in range(12)],
+              "line": [format_cell(c, g) for c in range(20, 28)]}
+             for ply, cell in enumerate(cells, 1)]
+    return {"variant": "4x4x4", "start": unknown, "moves": moves, "seconds": 9.5,
+            "summary": {"x": {"ok": (len(cells) + 1) // 2}, "o": {"ok": len(cells) // 2}}}
+
+
+async def test_a_long_games_review_opens(server: RunningServer, tmp_path: Path) -> None:
+    """The reply to ``review`` for a 38-ply game is larger than what a client may send; the
+    client reads it all the same and shows the review."""
+    app = client(server, "ann", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: in_lobby(app), "the lobby")
+        cells = long_game(38)
+        store = server.store
+        game = await store.create_game(variant="4x4x4", x=Seat.computer(1), o=Seat.human("ann"),
+                                       clock=None, rated=False, now=1.0)
+        for ply, cell in enumerate(cells, 1):
+            await store.record_move(game.id, MoveRecord(ply, cell, None, None, 1.0 + ply))
+        await store.finish_game(game.id, result="1-0", reason="resign", now=50.0)
+        data = msgspec.json.encode(long_review(cells)).decode()
+        await store.save_review(game.id, data, 60.0)
+        reply = encode(GameReviewed(review=(await server.hub.reviews.review(game.id))))
+        assert len(reply) > MAX_FRAME_BYTES
+        app.open_review(game.id)
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the long review")
+        await until(pilot, lambda: text_of(app, "#review-explain").startswith("The start"),
+                    "the review drawn")
+        await pilot.press("end")
+        assert app.screen.query_one(BoardWidget).view.board.ply == 38

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from rich.text import Text
 from scenes import game, lobby, threats_game
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Input, RichLog, Select
+from textual.widgets import Footer, Input, RichLog, Select
 from tui_helpers import unconnected, until
 
 from client_tui.app import LinkMessage, QubicApp
@@ -31,7 +31,9 @@ from server.protocol import (
     GameState,
     Offer,
     RatingChange,
+    Rematched,
     SeatInfo,
+    Watch,
 )
 
 CUBE = variant("4x4x4")
@@ -143,6 +145,60 @@ async def test_draw_against_the_computer_and_a_second_rematch_say_why(tmp_path: 
         await pilot.press("m")
         await pilot.pause()
         assert "Rematch asked: waiting for your opponent to agree." in notes(app)
+
+
+async def test_a_rematch_already_played_is_not_waited_for(tmp_path: Path) -> None:
+    """Issue 38 item 10: once the rematch was played, m in the old game goes to it; it never
+    says "Rematch asked: waiting…"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        sent: list[object] = []
+        app.send = lambda request, quiet=False: sent.append(request) or True  # type: ignore[method-assign]
+        await open_game(app, pilot, threats_game())
+        feed(app, GameEnd(game="g2", version=9, result="0-1", reason="resign", winner="o"),
+             Offer(game="g2", kind="rematch", by="x", version=10),
+             Offer(game="g2", kind="rematch", by="o", version=11),
+             Rematched(game="g2", rematch="g3", version=12))
+        await until(pilot, lambda: app.screen.model.rematch_game == "g3", "the rematch played")
+        await pilot.press("m")
+        await pilot.pause()
+        assert not [n for n in notes(app) if "waiting" in n], notes(app)
+        assert [r.game for r in sent if isinstance(r, Watch)] == ["g3"]
+        footer = app.screen.query_one(Footer)
+        assert "Rematch game" in "".join(str(key.render()) for key in footer.query("FooterKey"))
+
+
+async def test_a_resignation_before_any_move_says_the_game_was_called_off(
+        tmp_path: Path) -> None:
+    """Issue 38 item 15: not "Aborted": what happened, and why."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        state = threats_game()
+        state.moves, state.version = [], 1
+        await open_game(app, pilot, state)
+        feed(app, GameEnd(game="g2", version=2, result="*", reason="abort"))
+        await until(pilot, lambda: app.screen.model.over, "the end")
+        await pilot.pause()
+        assert "Called off: no move was played · no result" in info(app)
+        assert "Aborted" not in info(app)
+
+
+async def test_esc_after_a_chat_line_stays_in_the_game(tmp_path: Path) -> None:
+    """Issue 38 item 15: Esc after Enter sent a chat line does not ask to leave, and the cell
+    typed next reaches the board."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.send = lambda request, quiet=False: True  # type: ignore[method-assign]
+        screen = await open_game(app, pilot, game())
+        await pilot.press("slash", *"hi", "enter")
+        await until(pilot, lambda: screen.query_one(BoardWidget).has_focus, "the board again")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen  # no "Leave this game?"
+        await pilot.press("2", "a")
+        assert screen.query_one(BoardWidget).typed == "2a"
+        await pilot.press("escape", "escape")  # clears the cell; then Esc asks to leave
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
 
 
 async def test_connect_while_the_local_server_starts_says_so(tmp_path: Path) -> None:
@@ -343,6 +399,23 @@ async def test_the_command_palette_runs_the_screens_actions(tmp_path: Path) -> N
         await pilot.pause(0.3)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+
+
+async def test_the_command_palette_shows_the_games_commands_once(tmp_path: Path) -> None:
+    """Issue 38 item 7: no Textual "Theme", one "Quit"."""
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(80, 40)) as pilot:
+        app.show_lobby()
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        shown = app.screen.query_one(CommandList)
+        await until(pilot, lambda: shown.option_count > 3, "the palette's commands")
+        titles = [str(shown.get_option_at_index(i).prompt).split("\n")[0]
+                  for i in range(shown.option_count)]
+        assert titles.count("Quit") == 1, titles
+        assert not [t for t in titles if t.startswith("Theme")], titles
+        assert "Bell: on" in titles
 
 
 async def test_odd_names_are_refused_as_the_command_line_does(tmp_path: Path) -> None:
