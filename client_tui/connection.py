@@ -243,9 +243,9 @@ _server_decoder = msgspec.json.Decoder(ServerMessage)
 
 def _decode(frame: str | bytes) -> ServerMessage | None:
     """The server's message in ``frame``, or None for one this client does not read (a type
-    from a newer server). Not ``decode_server_message``: that one holds every frame to the
-    8 KiB a client may send, and the server's replies may be larger (``MAX_INCOMING_BYTES``,
-    which the websocket itself enforces)."""
+    from a newer server), where ``decode_server_message`` raises. Its size is bounded by
+    the websocket (``MAX_INCOMING_BYTES``): the server's replies may be far larger than the
+    8 KiB a client may send."""
     try:
         return _server_decoder.decode(frame)
     except (msgspec.ValidationError, msgspec.DecodeError, ProtocolError, RecursionError):

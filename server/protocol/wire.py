@@ -43,23 +43,26 @@ def encode(message: msgspec.Struct) -> bytes:
 
 def decode_client_message(data: bytes | str) -> ClientMessage:
     """The client request in one text frame; raises ``ProtocolError`` with a stable code."""
-    return _decode(_client_decoder, data)
+    return _decode(_client_decoder, data, MAX_FRAME_BYTES)
 
 
 def decode_server_message(data: bytes | str) -> ServerMessage:
-    """The server message in one frame (for clients and tests); raises ``ProtocolError``."""
-    return _decode(_server_decoder, data)
+    """The server message in one frame (for clients and tests); raises ``ProtocolError``.
+    No size limit here: ``MAX_FRAME_BYTES`` bounds what clients send, and the server's
+    replies (a long game's review, a page of games) may be larger; a client bounds what it
+    reads at its websocket."""
+    return _decode(_server_decoder, data, None)
 
 
-def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str) -> M:
+def _decode(decoder: msgspec.json.Decoder[M], data: bytes | str, limit: int | None) -> M:
     try:
         raw = data.encode() if isinstance(data, str) else bytes(data)
         raw.decode()  # msgspec would raise UnicodeDecodeError itself, inside strings only
     except UnicodeError:
         raise ProtocolError("the frame is not valid UTF-8", ErrorCode.BAD_UTF8) from None
-    if len(raw) > MAX_FRAME_BYTES:
+    if limit is not None and len(raw) > limit:
         raise ProtocolError(
-            f"the frame has {len(raw)} bytes; at most {MAX_FRAME_BYTES}",
+            f"the frame has {len(raw)} bytes; at most {limit}",
             ErrorCode.FRAME_TOO_LARGE,
         )
     try:

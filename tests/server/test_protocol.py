@@ -499,3 +499,17 @@ def test_one_warning_per_storage_outage_and_a_retry_in(
     assert len([r for r in caplog.records if r.levelname == "DEBUG"]) == 19
     claim = p.error_message(ClaimTooEarly("you may claim in 12 s", retry_in=12.0))
     assert claim.retry_in == 12.0  # an error's own retry_in is kept
+
+
+def test_a_server_message_past_the_clients_frame_limit_decodes() -> None:
+    """The 8 KiB limit bounds what clients send; a long game's review or a page of games
+    from the server is larger (issue 38 item 4: the terminal client refused them)."""
+    from server.protocol.codes import MAX_FRAME_BYTES
+    from server.protocol.wire import decode_client_message, decode_server_message
+
+    said = "a" * MAX_FRAME_BYTES
+    told = decode_server_message(json.dumps({"t": "error", "code": "bad_chat", "message": said}))
+    assert told.message == said  # type: ignore[union-attr]
+    with pytest.raises(ProtocolError) as refused:
+        decode_client_message(json.dumps({"t": "chat", "game": "pX3vQ9aL0cR2", "text": said}))
+    assert refused.value.code == p.ErrorCode.FRAME_TOO_LARGE
