@@ -67,6 +67,9 @@ class RoomMoved(RoomError):
 
 
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
+ADOPTED_VERSION_BITS = 20
+"""A game taken over under fencing token t numbers its events from t << 20: an owner says
+fewer than a million versions of a game (moves, chat, presence) before the next takes over."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,18 @@ class Rooms:
         self.listing.relist(room)
         self.after_change(room)
 
+    def _present(self, room: GameRoom, peer: Peer, now: float) -> list[Outbound]:
+        """A seated player acting on the game from a connection that has it open is
+        present, whatever the room believed (a room reloaded after a lost state started with
+        everyone away, and moving did not bring the mover back: issue 37)."""
+        if not peer.has_open or not peer.name or room.side_of(peer.name) is None:
+            return []
+        opened = self.openers.get(room.id, {}).get(peer.name)
+        if opened is not None and (peer.node, peer.session) in opened:
+            return []
+        self._opened(room.id, peer)
+        return room.connected(peer.name, now)
+
     def _still_here(self, room: GameRoom) -> None:
         if self.rooms.get(room.id) is not room:
             raise RoomMoved(f"game {room.id} has moved; try again")
@@ -342,8 +357,9 @@ class Rooms:
         room = await self.get(game_id)
         async with self.locks[room.id]:
             self._still_here(room)
-            events = action(room, peer.name, self._loop.time())
-            events = await self._persist(room, events)
+            now = self._loop.time()
+            back = self._present(room, peer, now)
+            events = back + await self._persist(room, action(room, peer.name, now))
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
             if ack is not None and peer.has_open:
                 self.deliver(room, events, only=peer, reply=ack)  # after the events
@@ -474,7 +490,8 @@ class Rooms:
         if not events and reply is None and not force:
             return
         seq = self.published[room.id] = self.published.get(room.id, 0) + 1
-        self._outbox.put_nowait((game_topic(room.id), pack(seq, events, only, reply)))
+        self._outbox.put_nowait((game_topic(room.id),
+                                 pack(seq, events, only, reply, self.node)))
         if self._publisher is None:
             self._publisher = self._loop.create_task(self._publish(), name="rooms-publisher")
 
@@ -572,8 +589,13 @@ class Rooms:
     async def adopt(self, record: GameRecord, token: int) -> GameRoom:
         """Hold a game another node held (a cluster's takeover, after the claim in the store
         under ``token``): its room as after a restart, everyone away until they rejoin, and
-        an empty first batch that tells every node's ``Delivery`` of the new owner."""
+        an empty first batch that tells every node's ``Delivery`` of the new owner.
+
+        The room's event versions start at ``token << ADOPTED_VERSION_BITS``, above any
+        version an earlier owner (whose token was older) can have said, so a client's
+        versions never go backwards across a takeover (issue 37)."""
         room = await self._restore(record, self._loop.time())
+        room.renumber_from(token << ADOPTED_VERSION_BITS)
         self.rooms[room.id] = room
         self.published[room.id] = token << EPOCH_BITS
         if not record.listed:
