@@ -67,6 +67,7 @@ class ClusterRouter(Router):
         self.awaiting = Awaiting()  # this node's requests sent to another node
         rooms.send_to = self.send_to
         delivery.on_new_owner = self.new_owner
+        delivery.on_owner = self.owner_heard
         delivery.on_reply = self.awaiting.answered
 
     # -- the sessions' side ------------------------------------------------------------------
@@ -235,6 +236,17 @@ class ClusterRouter(Router):
             await self.dispatch(peer, JOIN, game_id, None)
         else:  # its game as the reply to the request that started it, as on one node
             await self.dispatch(peer, "watch", game_id, Watch(game=game_id, id=ref))
+
+    def owner_heard(self, game_id: str, node: str) -> None:
+        """A batch of the game came from ``node``, its owner: the game's requests go there
+        from now on, and those already sent elsewhere (to a node that passed them on) wait
+        on it (issue 37: a node that opened a game before its hand-off kept sending every
+        request through the lobby's node, and a request whose owner then died waited 6 x ttl
+        instead of 2-2 1/3 x ttl)."""
+        if node == self.node or self.ownership.owners.get(game_id) == node:
+            return
+        self.ownership.found(game_id, node)
+        self.awaiting.retarget(game_id, node)
 
     def new_owner(self, game_id: str) -> None:
         """A game's batches come from a new owner: it has nobody present, so every session

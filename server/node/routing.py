@@ -18,7 +18,7 @@ is for an open game, and its ``ack``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 import msgspec
@@ -218,6 +218,14 @@ class Awaiting:
             return
         if ref is not None and asked.pop(ref, None) is not None and not asked:
             del self._asked[session]
+
+    def retarget(self, game: str, node: str) -> None:
+        """The requests about ``game`` wait on ``node`` now (its owner, heard from): if it
+        is found gone, they are answered ``unavailable`` after the short deadline."""
+        for by_ref in self._asked.values():
+            for ref, asked in by_ref.items():
+                if asked.game == game and asked.node != node:
+                    by_ref[ref] = replace(asked, node=node)
 
     def take(self, session: int, request: bytes) -> Asked | None:
         """The request whose frame is ``request``, no longer waited for (its sending failed)."""
