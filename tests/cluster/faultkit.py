@@ -142,3 +142,73 @@ async def run_script(database: str, script: str) -> None:
         return
     with sqlite3.connect(database) as conn:
         conn.executescript(script)
+
+
+class InProcessCluster:
+    """Three cluster nodes in this process (a, b, c: servers with their own RedisBus, leases
+    and PostgreSQL pool) on one Redis and one PostgreSQL database, for the faults a test can
+    inject from inside (a node losing a game's state, a stale cache)."""
+
+    def __init__(self, redis_url: str, postgres_url: str, ttl: float = 1.5) -> None:
+        from server.http.app import ServerConfig
+
+        self.configs = {
+            name: ServerConfig(port=0, node=name, redis_url=redis_url, db_path=postgres_url,
+                               lease_ttl=ttl, ai_move_time=0.1, grace=60.0)
+            for name in "abc"
+        }
+        self.running: dict[str, Any] = {}
+        self.clients: list[Client] = []
+
+    async def start(self) -> None:
+        from server.http.app import start_server
+
+        for name, config in self.configs.items():
+            self.running[name] = await start_server(config)
+        for _ in range(200):  # until every node has seen every other (its first sweep)
+            if all(r.hub.cluster.ownership.alive >= set(self.running)
+                   for r in self.running.values()):
+                return
+            await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        for client in self.clients:
+            await client.close()
+        for running in self.running.values():
+            await running.stop()
+        self.running.clear()
+
+    async def client(self, node: str, name: str | None = None,
+                     token: str | None = None) -> Client:
+        client = await Client.connect(self.running[node].ws_url, name, token)
+        self.clients.append(client)
+        return client
+
+    def ownership(self, node: str) -> Any:
+        return self.running[node].hub.cluster.ownership
+
+    async def owner(self, game: str) -> str:
+        """The one node holding the game (after its hand-off), once that has settled."""
+        held: list[str] = []
+        steady = 0
+        for _ in range(200):
+            now = [n for n in self.running if game in self.ownership(n).held
+                   and game in self.running[n].hub.rooms]
+            steady = steady + 1 if len(now) == 1 and now == held else 0
+            held = now
+            if steady >= 4:
+                return held[0]
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"game {game} did not settle on one node: {held}")
+
+
+VERSIONED = {"move", "end", "presence", "chat", "offer", "takeback", "rematched",
+             "chat_removed"}
+
+
+def versions_seen(client: Client, game: str) -> list[int]:
+    """The versions of the game's versioned events and states this client received, in
+    order (a ``game`` state counts with its version: a client takes it as its own)."""
+    return [m["version"] for m in client.seen
+            if m.get("version") is not None and (m.get("game") == game or m.get("id") == game)
+            and (m["t"] in VERSIONED or m["t"] == "game")]
