@@ -33,7 +33,11 @@ from server.errors import BusError
 from server.redis_io.clients import client_for
 
 DEFAULT_TTL = 5.0
-CALL_TIMEOUT = 1.0  # seconds a lease call waits for Redis before it fails (LeaseError)
+HOLDER_TIMEOUT = 2.0
+"""Seconds a request waits to learn a game's holder before it is refused (``LeaseError``:
+``unavailable``): a paused Redis does not hold requests for its whole pause (issue 37). The
+other calls wait up to the ttl (a burst of claims after a node's death queues for
+connections; past the ttl the lease would be worth nothing anyway)."""
 DRIFT = 0.01  # the share of a lease's time the holder gives up for clock-rate differences
 
 ACQUIRE = """
@@ -188,7 +192,7 @@ class Leases:
                     await self._renew(
                         keys=[self.key(lease.game_id)], args=[lease.value, self._ms()], client=pipe
                     )
-                results = await asyncio.wait_for(pipe.execute(), CALL_TIMEOUT)
+                results = await asyncio.wait_for(pipe.execute(), max(self.ttl, 1.0))
         except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot renew leases on Redis: {exc}") from exc
         return [
@@ -214,7 +218,8 @@ class Leases:
     async def holder(self, game_id: str) -> tuple[str, int] | None:
         """The node holding the game's lease and its token, or None."""
         try:
-            value = await asyncio.wait_for(self.client.get(self.key(game_id)), CALL_TIMEOUT)
+            value = await asyncio.wait_for(self.client.get(self.key(game_id)),
+                                           HOLDER_TIMEOUT)
         except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot read a lease on Redis: {exc}") from exc
         if value is None:
@@ -227,6 +232,6 @@ class Leases:
 
     async def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         try:
-            return await asyncio.wait_for(script(keys=keys, args=args), CALL_TIMEOUT)
+            return await asyncio.wait_for(script(keys=keys, args=args), max(self.ttl, 1.0))
         except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot reach Redis for a lease: {exc}") from exc
