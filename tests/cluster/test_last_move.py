@@ -132,3 +132,40 @@ async def test_a_game_stored_active_on_a_decided_board_is_ended_when_loaded(
         await ann.close()
     finally:
         await running.stop()
+
+
+async def test_a_move_stored_before_the_connection_was_lost_is_told_as_played(
+    database: str,
+) -> None:
+    """The connection lost after the commit (the database's answer never came): the move and
+    the end are in the record, so the mover gets its ``ack`` and both players the end, not
+    ``store_unavailable`` for a stored move (issue 37)."""
+    running = await start_server(ServerConfig(port=0, db_path=database, ai_workers=1,
+                                              grace=60.0))
+    try:
+        ann = await Client.connect(running.ws_url, "ann")
+        bob = await Client.connect(running.ws_url, "bob")
+        game = await private_game(ann, bob)
+        for ply in range(6):
+            mover, cell = (ann, X_LINE[ply // 2]) if ply % 2 == 0 else (bob, O_CELLS[ply // 2])
+            assert (await mover.request(t="move", game=game, cell=cell, ply=ply))["t"] == "ack"
+        store = running.hub.games.store
+        finish = store.finish_game
+
+        async def committed_then_lost(*args: object, **kwargs: object) -> object:
+            await finish(*args, **kwargs)  # type: ignore[arg-type]
+            raise StoreError("cannot use the database: connection lost")  # its answer lost
+
+        store.finish_game = committed_then_lost
+        try:
+            reply = await ann.request(t="move", game=game, cell=3, ply=6)
+        finally:
+            store.finish_game = finish
+        assert reply["t"] == "ack", reply
+        for client in (ann, bob):
+            assert (await client.expect("end", game=game))["reason"] == "line"
+        assert await stored(database, game) == ("finished", [0, 16, 1, 17, 2, 18, 3])
+        await ann.close()
+        await bob.close()
+    finally:
+        await running.stop()
