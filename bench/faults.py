@@ -259,6 +259,7 @@ class Player:
     errors: dict[str, int] = field(default_factory=dict)
     reconnects: int = 0
     waits: list[float] = field(default_factory=list)  # each move's wait until known played
+    refused_after: list[float] = field(default_factory=list)  # each unavailable's wait
     _replies: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _reader: asyncio.Task[None] | None = None
@@ -374,6 +375,7 @@ class Player:
             ply = self.board.ply
             cell = self.rng.choice(list(self.board.legal_moves))
             first_sent = first_sent or time.monotonic()
+            sent = time.monotonic()
             try:
                 reply = await self._answer(ply, cell, t="move", game=self.game, cell=cell,
                                            ply=ply)
@@ -397,6 +399,8 @@ class Player:
                 continue
             code = reply.get("code", "?")
             self.errors[code] = self.errors.get(code, 0) + 1
+            if code == "unavailable":
+                self.refused_after.append(time.monotonic() - sent)
             if code == "game_over":
                 await self.resync()
                 self.over = True
@@ -554,6 +558,7 @@ class Outcome:
     event_missed: int = 0  # acked moves whose ``move`` event the opponent did not get
     backwards: int = 0  # times a client's versions went backwards
     max_wait: float = 0.0  # the longest wait for an ack, retries included (s)
+    max_refusal: float = 0.0  # the longest wait for an ``unavailable`` (s)
     errors: dict[str, int] = field(default_factory=dict)
     skipped: str = ""
 
@@ -564,18 +569,19 @@ class Outcome:
 
     def row(self) -> str:
         if self.skipped:
-            return f"| {self.fault} | skipped: {self.skipped} | | | | | | | |"
+            return f"| {self.fault} | skipped: {self.skipped} | | | | | | | | | |"
         errors = ", ".join(f"{k} {v}" for k, v in sorted(self.errors.items())) or "none"
         return (f"| {self.what} | {self.acked} | {self.lost} | {self.after_end} / "
                 f"{self.active_decided} | {self.fenced_writes} | {self.unheard} / "
                 f"{self.event_missed} | {self.backwards} | {self.max_wait:.1f} s | "
+                f"{self.max_refusal:.1f} s | "
                 f"{self.finished}/{self.games} | {errors} |")
 
 
 HEADER = ("| fault | acked | lost | after the end / decided left active | stale-fence writes"
           " | unheard / event missed | versions backwards | longest wait for an ack"
-          " | games ended | refusals seen |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
-          " --- | --- |")
+          " | longest wait for an unavailable | games ended | refusals seen |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
 async def check(cluster: FaultCluster, pairs: list[tuple[Player, Player]],
@@ -614,6 +620,7 @@ async def check(cluster: FaultCluster, pairs: list[tuple[Player, Player]],
             outcome.active_decided += 1
         for mover, opponent in ((host, guest), (guest, host)):
             outcome.max_wait = max([outcome.max_wait, *mover.waits])
+            outcome.max_refusal = max([outcome.max_refusal, *mover.refused_after])
             for acked in mover.acked:
                 outcome.acked += 1
                 if stored.get((game, acked.ply)) != acked.cell:
