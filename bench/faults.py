@@ -336,7 +336,7 @@ class Player:
         with contextlib.suppress(TimeoutError, ConnectionError, websockets.ConnectionClosed):
             await self.request(t="watch", game=self.game, timeout=10.0)
 
-    async def _answer(self, ply: int, cell: int, **move: Any) -> dict[str, Any] | None:
+    async def _answer(self, ply: int, cell: int) -> dict[str, Any] | None:
         """Send the move; its reply, or None once a state or event shows it played (its
         ``ack`` lost with a batch the bus could not publish: the state after the bus is back
         tells it); ``TimeoutError`` after 15 s with neither."""
@@ -344,7 +344,8 @@ class Player:
         ref = f"{self.name}-{self._ids}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[ref] = future
-        await self.ws.send(json.dumps({**move, "id": ref}))
+        await self.ws.send(json.dumps({"t": "move", "game": self.game, "cell": cell,
+                                       "ply": ply, "id": ref}))
         for _ in range(60):
             with contextlib.suppress(TimeoutError):
                 return await asyncio.wait_for(asyncio.shield(future), 0.25)
@@ -377,8 +378,7 @@ class Player:
             first_sent = first_sent or time.monotonic()
             sent = time.monotonic()
             try:
-                reply = await self._answer(ply, cell, t="move", game=self.game, cell=cell,
-                                           ply=ply)
+                reply = await self._answer(ply, cell)
             except (TimeoutError, ConnectionError, websockets.ConnectionClosed):
                 self.errors["no answer"] = self.errors.get("no answer", 0) + 1
                 await self.resync()
@@ -561,11 +561,12 @@ class Outcome:
     max_refusal: float = 0.0  # the longest wait for an ``unavailable`` (s)
     errors: dict[str, int] = field(default_factory=dict)
     skipped: str = ""
+    crashed: int = 0  # players whose own code failed (the run proves less: not ok)
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.after_end or self.active_decided or self.fenced_writes
-                    or self.unheard or self.backwards)
+        return not (self.crashed or self.lost or self.after_end or self.active_decided
+                    or self.fenced_writes or self.unheard or self.backwards)
 
     def row(self) -> str:
         if self.skipped:
@@ -673,9 +674,9 @@ async def run_fault(cluster: FaultCluster, fault: str, *, games: int, warmup: fl
         outcome.skipped = str(skipped)
     results = await asyncio.gather(*playing, return_exceptions=True)
     for result in results:
-        if isinstance(result, BaseException):
-            outcome.errors[type(result).__name__] = outcome.errors.get(
-                type(result).__name__, 0) + 1
+        if isinstance(result, BaseException):  # a bot's own failure: the row says so
+            outcome.crashed += 1
+            outcome.errors[repr(result)[:60]] = outcome.errors.get(repr(result)[:60], 0) + 1
     await asyncio.sleep(0.5)  # the last events
     for player in players:
         await player.close()
