@@ -315,6 +315,7 @@ class Player:
         self._ids += 1
         ref = f"{self.name}-{self._ids}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)
         self._replies[ref] = future
         await self.ws.send(json.dumps({**message, "id": ref}))
         return await asyncio.wait_for(future, timeout)
@@ -343,6 +344,7 @@ class Player:
         self._ids += 1
         ref = f"{self.name}-{self._ids}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)
         self._replies[ref] = future
         await self.ws.send(json.dumps({"t": "move", "game": self.game, "cell": cell,
                                        "ply": ply, "id": ref}))
@@ -417,6 +419,12 @@ class Player:
         if self._reader is not None:
             with contextlib.suppress(Exception):
                 await self._reader
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """A reply nobody waits for any more (the socket closed meanwhile): its error is seen."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def start_games(cluster: FaultCluster, count: int, rng: random.Random,
@@ -655,7 +663,7 @@ async def check(cluster: FaultCluster, pairs: list[tuple[Player, Player]],
 
 async def run_fault(cluster: FaultCluster, fault: str, *, games: int, warmup: float,
                     think: tuple[float, float], scale: float, seed: int,
-                    timeout: float) -> Outcome:
+                    timeout: float, tag: str) -> Outcome:
     """``games`` new games; ``warmup`` seconds of play, the fault, then every game played to
     its end (or ``timeout``); the checks."""
     outcome = Outcome(fault)
@@ -663,7 +671,7 @@ async def run_fault(cluster: FaultCluster, fault: str, *, games: int, warmup: fl
     if fault.startswith("clock") and FAKETIME is None:
         outcome.skipped = "libfaketime is not installed here"
         return outcome
-    pairs = await start_games(cluster, games, rng, think, fault.replace("-", "")[:6])
+    pairs = await start_games(cluster, games, rng, think, tag)
     deadline = time.monotonic() + timeout
     players = [p for pair in pairs for p in pair]
     playing = [asyncio.create_task(p.play(deadline)) for p in players]
@@ -685,16 +693,24 @@ async def run_fault(cluster: FaultCluster, fault: str, *, games: int, warmup: fl
 
 async def run(faults: list[str], *, games: int, warmup: float, think: tuple[float, float],
               scale: float, ttl: float, seed: int, timeout: float,
-              directory: Path | None = None) -> list[Outcome]:
+              directory: Path | None = None,
+              report: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     made = directory or Path(tempfile.mkdtemp(prefix="qubic-faults-"))
     cluster = FaultCluster(made, ttl=ttl)
     try:
         await asyncio.to_thread(cluster.start)
         outcomes = []
-        for fault in faults:
-            outcomes.append(await run_fault(cluster, fault, games=games, warmup=warmup,
-                                            think=think, scale=scale, seed=seed,
-                                            timeout=timeout))
+        for index, fault in enumerate(faults):
+            try:
+                outcome = await run_fault(cluster, fault, games=games, warmup=warmup,
+                                          think=think, scale=scale, seed=seed,
+                                          timeout=timeout, tag=f"f{index}")
+            except Exception as error:  # the harness's own failure: a failed row, and on
+                outcome = Outcome(fault, what=fault, crashed=1)
+                outcome.errors[f"harness: {error!r}"[:80]] = 1
+            outcomes.append(outcome)
+            if report is not None:
+                report(outcome)
         return outcomes
     finally:
         await asyncio.to_thread(cluster.close)
@@ -725,12 +741,11 @@ def main() -> None:
         think = (0.3, 1.2)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
+    print(HEADER, flush=True)
     outcomes = asyncio.run(run(faults, games=games, warmup=warmup, think=think, scale=scale,
                                ttl=ttl, seed=args.seed, timeout=args.timeout,
-                               directory=args.keep))
-    print(HEADER)
-    for outcome in outcomes:
-        print(outcome.row())
+                               directory=args.keep,
+                               report=lambda outcome: print(outcome.row(), flush=True)))
     print("all checks hold" if all(o.ok for o in outcomes) else "CHECKS FAILED")
 
 
