@@ -359,7 +359,12 @@ class Rooms:
             self._still_here(room)
             now = self._loop.time()
             back = self._present(room, peer, now)
-            events = back + await self._persist(room, action(room, peer.name, now))
+            try:
+                events = back + await self._persist(room, action(room, peer.name, now))
+            except Exception:
+                if back and self.rooms.get(room.id) is room:
+                    self.deliver(room, back)  # back, whatever became of the request
+                raise
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
             if ack is not None and peer.has_open:
                 self.deliver(room, events, only=peer, reply=ack)  # after the events
