@@ -173,7 +173,7 @@ class ClusterRouter(Router):
         time (``Awaiting.expired``)."""
         ownership = self.ownership
 
-        def gone(node: str) -> bool:
+        def gone(node: str) -> bool:  # ("": the game has moved since: nobody will answer)
             return not self.bus.connected or node not in ownership.alive or node in ownership.dead
 
         for session, asked in self.awaiting.expired(asyncio.get_running_loop().time(),
@@ -243,10 +243,12 @@ class ClusterRouter(Router):
         on it (issue 37: a node that opened a game before its hand-off kept sending every
         request through the lobby's node, and a request whose owner then died waited 6 x ttl
         instead of 2-2 1/3 x ttl)."""
-        if node == self.node or self.ownership.owners.get(game_id) == node:
+        if self.ownership.owners.get(game_id) == node:
             return
-        self.ownership.found(game_id, node)
-        self.awaiting.retarget(game_id, node)
+        if len(self.awaiting):
+            self.awaiting.moved(game_id, node)
+        if node != self.node:
+            self.ownership.found(game_id, node)
 
     def new_owner(self, game_id: str) -> None:
         """A game's batches come from a new owner: it has nobody present, so every session

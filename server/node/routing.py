@@ -219,13 +219,15 @@ class Awaiting:
         if ref is not None and asked.pop(ref, None) is not None and not asked:
             del self._asked[session]
 
-    def retarget(self, game: str, node: str) -> None:
-        """The requests about ``game`` wait on ``node`` now (its owner, heard from): if it
-        is found gone, they are answered ``unavailable`` after the short deadline."""
+    def moved(self, game: str, node: str) -> None:
+        """``game``'s owner is ``node`` now: the requests about it sent to another node may
+        never be answered (that node passed them on to an owner since deposed, or lost them),
+        so they wait on nobody: answered ``unavailable`` at the short deadline if no answer
+        comes by then."""
         for by_ref in self._asked.values():
             for ref, asked in by_ref.items():
-                if asked.game == game and asked.node != node:
-                    by_ref[ref] = replace(asked, node=node)
+                if asked.game == game and asked.node not in (node, ""):
+                    by_ref[ref] = replace(asked, node="")
 
     def take(self, session: int, request: bytes) -> Asked | None:
         """The request whose frame is ``request``, no longer waited for (its sending failed)."""
