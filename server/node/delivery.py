@@ -83,6 +83,7 @@ class Item(msgspec.Struct, array_like=True):
     session: int | None = None  # one connection's reply: only that session gets it ...
     node: str = ""  # ... on this node
     players: list[str] = []  # the seated players, for SEATS and SPECTATORS
+    reply: bool = False  # the answer to one request (an ack, an error), not an event
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -115,7 +116,7 @@ def pack(
     if reply is not None:
         assert only is not None
         items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
-                          only.node))
+                          only.node, reply=True))
     return _encode_batch(Batch(seq, items, owner))
 
 
@@ -270,14 +271,14 @@ class Delivery:
                         audience[session] = batch.seq - 1
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
+            if stale and not item.reply:  # (a catch-up too: its state is older than the
+                continue  # newer owner's, which rejoins the session)
             if item.session is not None:  # a reply: always its session's, even from an
                 if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue
                 targets: Iterable[Session] = [s for s in audience if s.id == item.session]
                 if self.on_reply is not None:
                     self.on_reply(item.session, item.frame)
-            elif stale:
-                continue
             elif item.audience == Audience.ROOM.value:
                 targets = present
             elif item.audience == Audience.PLAYER.value:

@@ -17,11 +17,11 @@ import pytest_asyncio
 from faultkit import InProcessCluster, private_game, versions_seen
 
 from server.game.records import PlayerRecord
-from server.game.room import Outbound
+from server.game.room import Audience, Outbound
 from server.node.bus import LocalBus
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.session import Session
-from server.protocol import Ack, MovePlayed
+from server.protocol import Ack, ChatLine, MovePlayed
 
 
 @pytest_asyncio.fixture
@@ -111,10 +111,15 @@ async def test_a_deposed_owner_s_late_batch_is_not_delivered_but_its_replies_are
     # the owner of epoch 5, woken from a pause, publishes what it decided before it knew
     await bus.publish(game_topic("g1"), pack((5 << EPOCH_BITS) + 2, [moved(11)],
                                              only=Peer.of(ann), reply=Ack(ref=3)))
+    # and a catch-up it made for ann (a rejoin it served as it was being deposed)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=12)
+    await bus.publish(game_topic("g1"), pack((5 << EPOCH_BITS) + 3,
+                                             [Outbound(said, Audience.PLAYER, "ann")],
+                                             only=Peer.of(ann), reply=Ack(ref=4)))
     await asyncio.sleep(0)
     heard = {s: [json.loads(f) for f in s.take_frames()] for s in (ann, bob)}
     assert [m.get("version") for m in heard[bob]] == [10, 20]
     assert [(m["t"], m.get("version")) for m in heard[ann]] == [
-        ("move", 10), ("move", 20), ("ack", None)]
-    assert delivery.stale_batches == 1
+        ("move", 10), ("move", 20), ("ack", None), ("ack", None)]
+    assert delivery.stale_batches == 2
     await bus.close()
