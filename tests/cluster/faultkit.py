@@ -36,7 +36,8 @@ class Client:
                       token: str | None = None) -> Client:
         client = cls(await websockets.connect(url, max_size=None))
         if name is not None or token is not None:
-            fields = {k: v for k, v in (("name", name), ("token", token)) if v is not None}
+            fields: dict[str, Any] = {k: v for k, v in (("name", name), ("token", token))
+                                      if v is not None}
             welcome = await client.request(t="hello", **fields)
             assert welcome["t"] == "welcome", welcome
             client.name, client.token = welcome["name"], welcome["token"]

@@ -156,11 +156,11 @@ async def test_a_move_stored_before_the_connection_was_lost_is_told_as_played(
             await finish(*args, **kwargs)  # type: ignore[arg-type]
             raise StoreError("cannot use the database: connection lost")  # its answer lost
 
-        store.finish_game = committed_then_lost
+        store.finish_game = committed_then_lost  # type: ignore[method-assign,assignment]
         try:
             reply = await ann.request(t="move", game=game, cell=3, ply=6)
         finally:
-            store.finish_game = finish
+            store.finish_game = finish  # type: ignore[method-assign]
         assert reply["t"] == "ack", reply
         for client in (ann, bob):
             assert (await client.expect("end", game=game))["reason"] == "line"
