@@ -16,9 +16,11 @@ a ``Peer`` (node, session id, player); who has a game open is counted here by pe
 nodes, so a player's presence changes only with their first and last open connection.
 
 If the store refuses a write, the room that decided it is put back as the record holds it
-(``_put_back``): nobody heard of the change, and play goes on once the store writes again.
-The module is one idea (a game's life under its lock, from decision to delivery) and reads
-best whole at a little over 500 lines.
+(``_put_back``): nobody heard of the change, and play goes on once the store writes again; a
+write whose outcome is unknown (the connection lost at the commit) stands if the record holds
+it. A move that ends the game is written with the end in one transaction, and a game loaded
+active on a decided board is ended first (issue 37). The module is one idea (a game's life
+under its lock, from decision to delivery) and reads best whole at some 650 lines.
 """
 
 from __future__ import annotations
