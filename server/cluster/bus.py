@@ -38,6 +38,7 @@ class RedisBus(TopicTable):
         ping_interval: float,
         max_backoff: float,
         timeout: float,
+        answer_timeout: float = 1.0,
     ) -> None:
         super().__init__()
         self.url = url
@@ -48,6 +49,7 @@ class RedisBus(TopicTable):
         self.ping_interval = ping_interval
         self.max_backoff = max_backoff
         self.timeout = timeout
+        self.answer_timeout = answer_timeout
         self._confirmed: set[str] = set()  # channels Redis has confirmed on this connection
         self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
         self._connected = asyncio.Event()
@@ -64,15 +66,19 @@ class RedisBus(TopicTable):
         ping_interval: float = 5.0,
         max_backoff: float = 2.0,
         timeout: float = 5.0,
+        answer_timeout: float = 1.0,
     ) -> RedisBus:
         """Connect to Redis at ``url`` (``redis://host:6379/0``); raises ``BusError`` if it
-        cannot be reached within ``timeout`` seconds."""
+        cannot be reached within ``timeout`` seconds. A publish or a PING that Redis does
+        not answer within ``answer_timeout`` seconds counts as a lost connection (a Redis
+        paused or cut off without a reset): the bus is down until it reconnects, so the
+        node refuses game requests at once instead of holding them (issue 37)."""
         try:
             publisher = await open_connection(url, timeout)
         except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:
             raise BusError(f"cannot reach Redis at {url}: {exc}") from None
         bus = cls(url, publisher, prefix=prefix, ping_interval=ping_interval,
-                  max_backoff=max_backoff, timeout=timeout)
+                  max_backoff=max_backoff, timeout=timeout, answer_timeout=answer_timeout)
         try:
             await asyncio.wait_for(bus._connected.wait(), timeout)
         except TimeoutError:
@@ -108,9 +114,23 @@ class RedisBus(TopicTable):
                 async with self._connecting:
                     if not self._publisher.is_open:
                         self._publisher = await open_connection(self.url, self.timeout)
-            await self._publisher.send(commands)
+            publisher = self._publisher
+            try:
+                await asyncio.wait_for(publisher.send(commands), self.answer_timeout)
+            except TimeoutError:
+                self._silent(publisher, f"no answer to a publish in {self.answer_timeout} s")
+                raise
         except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:
             raise BusError(f"cannot publish on Redis: {exc}") from exc
+
+    def _silent(self, publisher: RespConnection, why: str) -> None:
+        """Redis stopped answering (paused, or the network dropped it silently): both
+        connections are given up at once, so the bus is down (``connected`` False) until
+        the reader connects again."""
+        publisher.abort(why)
+        subscriber = self._subscriber
+        if subscriber is not None:
+            subscriber.abort(why)
 
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
         """Subscribe; if Redis is unreachable this waits until it is back."""
@@ -193,20 +213,24 @@ class RedisBus(TopicTable):
 
     async def _watch(self, subscriber: RespConnection) -> None:
         """Return when the connection is lost; after ``ping_interval`` of quiet send a PING,
-        and give the connection up if two go unanswered (a silent network)."""
-        unanswered = 0
+        and give the connection up if it goes unanswered for ``answer_timeout`` (a Redis
+        paused, or a silent network)."""
+        loop = asyncio.get_running_loop()
         while True:
-            checked = asyncio.get_running_loop().time()
+            checked = loop.time()
             await asyncio.wait([subscriber.lost], timeout=self.ping_interval)
             if subscriber.lost.done():
                 raise subscriber.lost.result()
             if subscriber.last_heard >= checked:
-                unanswered = 0
                 continue
-            if unanswered >= 2:
-                raise ConnectionError("Redis did not answer two PINGs")
-            unanswered += 1
+            pinged = loop.time()
             subscriber.write("PING")
+            await asyncio.wait([subscriber.lost], timeout=self.answer_timeout)
+            if subscriber.lost.done():
+                raise subscriber.lost.result()
+            if subscriber.last_heard < pinged:
+                raise ConnectionError(
+                    f"Redis did not answer a PING in {self.answer_timeout} s")
 
     def _pushed(self, reply: Any) -> None:
         """What Redis sent on the subscribed connection."""

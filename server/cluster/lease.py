@@ -33,17 +33,20 @@ from server.errors import BusError
 from server.redis_io.clients import client_for
 
 DEFAULT_TTL = 5.0
+HOLDER_TIMEOUT = 2.0
+"""Seconds a request waits to learn a game's holder before it is refused (``LeaseError``:
+``unavailable``): a paused Redis does not hold requests for its whole pause (issue 37). The
+other calls wait up to the ttl (a burst of claims after a node's death queues for
+connections; past the ttl the lease would be worth nothing anyway)."""
 DRIFT = 0.01  # the share of a lease's time the holder gives up for clock-rate differences
 
 ACQUIRE = """
 local held = redis.call('GET', KEYS[1])
 if held then
   local token, node = string.match(held, '^(%d+):(.*)$')
-  if node == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return {tonumber(token), node}
+  if node ~= ARGV[1] then
+    return {0, node}
   end
-  return {0, node}
 end
 local token = redis.call('INCR', KEYS[2])
 local floor = tonumber(ARGV[3])
@@ -55,7 +58,11 @@ redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
 return {token, ARGV[1]}
 """
 """KEYS: the lease, the fence counter. ARGV: node, ttl in ms, floor. Returns {token, holder}
-with token 0 when another node holds the lease."""
+with token 0 when another node holds the lease. A node that holds the lease already gets a
+new token too: it takes the game up afresh (a hand-off to it, or its own game reloaded after
+it lost the game's state), and its writes and batches must be told from the earlier ones
+(issue 37: a node that re-adopted its game under the same token restarted its batches'
+sequence silently)."""
 
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -150,7 +157,9 @@ class Leases:
         return sent + self.ttl * (1 - DRIFT)
 
     async def acquire(self, game_id: str, *, floor: int = 0) -> Lease | None:
-        """Take the game's lease if no other node holds it (renewing it if this node does).
+        """Take the game's lease under a new fencing token if no other node holds it (if
+        this node does, the lease is taken again under a new token: the old one is stale
+        from then on).
 
         ``floor`` is the highest fencing token the game's record has seen; the new token is
         above it. Returns None if another node holds the lease.
@@ -183,8 +192,8 @@ class Leases:
                     await self._renew(
                         keys=[self.key(lease.game_id)], args=[lease.value, self._ms()], client=pipe
                     )
-                results = await pipe.execute()
-        except (RedisError, OSError) as exc:
+                results = await asyncio.wait_for(pipe.execute(), max(self.ttl, 1.0))
+        except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot renew leases on Redis: {exc}") from exc
         return [
             replace(lease, expires=self._deadline(sent)) if renewed else None
@@ -199,7 +208,7 @@ class Leases:
     async def transfer(self, lease: Lease, node: str) -> int | None:
         """Hand the lease to ``node`` at once, under a new fencing token (returned), so no
         other node can take the game in between; None if the lease was no longer ours. The
-        new holder takes it up with ``acquire``, which renews a lease it already holds."""
+        new holder takes it up with ``acquire``, which gives it a newer token still."""
         token = await self._call(
             self._transfer, [self.key(lease.game_id), self._fence_key],
             [lease.value, node, self._ms()],
@@ -209,8 +218,9 @@ class Leases:
     async def holder(self, game_id: str) -> tuple[str, int] | None:
         """The node holding the game's lease and its token, or None."""
         try:
-            value = await self.client.get(self.key(game_id))
-        except (RedisError, OSError) as exc:
+            value = await asyncio.wait_for(self.client.get(self.key(game_id)),
+                                           HOLDER_TIMEOUT)
+        except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot read a lease on Redis: {exc}") from exc
         if value is None:
             return None
@@ -222,6 +232,6 @@ class Leases:
 
     async def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         try:
-            return await script(keys=keys, args=args)
-        except (RedisError, OSError) as exc:
+            return await asyncio.wait_for(script(keys=keys, args=args), max(self.ttl, 1.0))
+        except (RedisError, OSError, TimeoutError) as exc:
             raise LeaseError(f"cannot reach Redis for a lease: {exc}") from exc

@@ -169,13 +169,13 @@ class Cluster:
             except Exception:
                 log.exception("cluster upkeep: the forwarded requests' deadlines failed")
                 self.metrics.count("cluster_upkeep_failures")
-            try:
-                await ownership.beat()
-                await ownership.renew()
-                await ownership.sweep()
+            try:  # a Redis that stops answering holds none of it past the ttl (issue 37)
+                await asyncio.wait_for(ownership.beat(), self.ttl)
+                await ownership.renew()  # (each lease call has its own timeout)
+                await asyncio.wait_for(ownership.sweep(), self.ttl)
                 ownership.reclaim()
                 self._publish(f"node:{self.node}", Echo(loop.time()))
-            except (RedisError, OSError, BusError) as exc:
+            except (RedisError, OSError, BusError, TimeoutError) as exc:
                 log.warning("cluster upkeep failed: %s", exc)
                 self.metrics.count("cluster_upkeep_failures")
                 ownership.expire()

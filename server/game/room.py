@@ -173,6 +173,16 @@ class GameRoom(RoomState):
         self.version = max(self.version, decided.version)
         self._known_from = self.version + 1  # a catch-up from before gets the whole state
 
+    def renumber_from(self, version: int) -> None:
+        """Number the events that follow from above ``version`` (a room taken over: its
+        versions stay above any an earlier owner said); a catch-up from before gets the
+        whole state."""
+        if version > self.version:
+            self.version = version
+            self._known_from = version + 1
+            if self.end is not None:
+                self.end.version = version
+
     def pause(self, now: float) -> None:
         """Hold the running clock (before a shutdown); the next move or ``resume`` restarts it."""
         if self.clock is not None and not self.over:

@@ -83,13 +83,16 @@ class Item(msgspec.Struct, array_like=True):
     session: int | None = None  # one connection's reply: only that session gets it ...
     node: str = ""  # ... on this node
     players: list[str] = []  # the seated players, for SEATS and SPECTATORS
+    reply: bool = False  # the answer to one request (an ack, an error), not an event
 
 
 class Batch(msgspec.Struct, array_like=True):
-    """What one change of a room published on its topic."""
+    """What one change of a room published on its topic, and the node that published it
+    (the game's owner: other nodes send the game's requests there)."""
 
     seq: int
     items: list[Item]
+    owner: str = ""
 
 
 _encode_batch = msgspec.msgpack.Encoder().encode
@@ -98,7 +101,7 @@ _decode_batch = msgspec.msgpack.Decoder(Batch).decode
 
 def pack(
     seq: int, events: Iterable[Outbound], only: Peer | None = None,
-    reply: ServerMessage | None = None,
+    reply: ServerMessage | None = None, owner: str = "",
 ) -> bytes:
     """A batch of ``events``; with ``only``, the events for one player go to that session
     alone (a catch-up), and ``reply`` goes last to ``only``."""
@@ -113,8 +116,8 @@ def pack(
     if reply is not None:
         assert only is not None
         items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
-                          only.node))
-    return _encode_batch(Batch(seq, items))
+                          only.node, reply=True))
+    return _encode_batch(Batch(seq, items, owner))
 
 
 class Delivery:
@@ -124,6 +127,8 @@ class Delivery:
         self.bus = bus
         self.node = node
         self.on_new_owner: Callable[[str], None] | None = None
+        self.on_owner: Callable[[str, str], None] | None = None  # a batch named its owner
+        self.stale_batches = 0  # batches of an older owner heard after a newer one's
         self.on_reply: Callable[[int, bytes], None] | None = None  # a reply reached a session
         self._epochs: dict[str, int] = {}  # game -> the newest owner epoch heard of here
         self.sessions: set[Session] = set()
@@ -253,6 +258,11 @@ class Delivery:
             self._epochs[game_id] = epoch
             if known is not None and self.on_new_owner is not None:
                 self.on_new_owner(game_id)
+        stale = known is not None and epoch < known
+        if stale:  # a deposed owner's late batch (woken from a pause): its events are older
+            self.stale_batches += 1  # than the state the new owner sent; only replies pass
+        elif batch.owner and self.on_owner is not None:
+            self.on_owner(game_id, batch.owner)
         node = self.node
         for item in batch.items:  # a pending session addressed here has its catch-up now
             if item.session is not None and item.node == node:
@@ -261,6 +271,8 @@ class Delivery:
                         audience[session] = batch.seq - 1
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
+            if stale and not item.reply:  # (a catch-up too: its state is older than the
+                continue  # newer owner's, which rejoins the session)
             if item.session is not None:  # a reply: always its session's, even from an
                 if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue

@@ -16,9 +16,11 @@ a ``Peer`` (node, session id, player); who has a game open is counted here by pe
 nodes, so a player's presence changes only with their first and last open connection.
 
 If the store refuses a write, the room that decided it is put back as the record holds it
-(``_put_back``): nobody heard of the change, and play goes on once the store writes again.
-The module is one idea (a game's life under its lock, from decision to delivery) and reads
-best whole at a little over 500 lines.
+(``_put_back``): nobody heard of the change, and play goes on once the store writes again; a
+write whose outcome is unknown (the connection lost at the commit) stands if the record holds
+it. A move that ends the game is written with the end in one transaction, and a game loaded
+active on a decided board is ended first (issue 37). The module is one idea (a game's life
+under its lock, from decision to delivery) and reads best whole at some 650 lines.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError, StoreError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
 from server.game.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
+from server.game.room_state import RESULTS
 from server.metrics import Metrics
 from server.node.bus import Bus, drain
 from server.node.computer_turns import ComputerTurns
@@ -66,6 +69,9 @@ class RoomMoved(RoomError):
 
 
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
+ADOPTED_VERSION_BITS = 20
+"""A game taken over under fencing token t numbers its events from t << 20: an owner says
+fewer than a million versions of a game (moves, chat, presence) before the next takes over."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +203,7 @@ class Rooms:
         self.rooms[room.id] = room
         if not record.listed:
             self.listing.unlist(room.id)
-        if record.status is not GameStatus.ACTIVE:
+        if room.over:
             self.finished.add(room.id)  # its end was handled before it was forgotten
             self._forget_later(room)
         return room
@@ -214,12 +220,27 @@ class Rooms:
     async def _restore(self, record: GameRecord, now: float) -> GameRoom:
         """A stored game's room, its human seats showing their ratings as the store holds
         them (a session here may not have heard yet of the game that changed them: a
-        rematch that another node starts is restored here at once)."""
+        rematch that another node starts is restored here at once).
+
+        A game the record holds active on a board already decided (a line, full, or dead:
+        a database written before the last move and the end were one transaction, issue 37)
+        is ended in the store first, as its last move ended it."""
         ratings = {}
         for seat in (record.x, record.o):
             if seat.player is not None:
                 ratings[seat.player] = await self.player_rating(seat.player, stored=True)
         room = GameRoom.restore(record, now, self.config.grace, ratings)
+        outcome = room.board.outcome() if record.status is GameStatus.ACTIVE else None
+        if outcome is not None:
+            log.warning("game %s: stored active on a decided board (ply %d); ending it",
+                        record.id, room.board.ply)
+            record = await self.store.finish_game(
+                record.id, result=RESULTS[outcome.winner], reason=outcome.termination.value,
+                now=record.moves[-1].at if record.moves else time.time(),
+                winning_line=outcome.line, fence=self.ownership.token(record.id),
+            )
+            self.metrics.count("games_finished")
+            room = GameRoom.restore(record, now, self.config.grace, ratings)
         room.spectator_chat = self.config.spectator_chat
         room.listed = record.listed
         return room
@@ -289,6 +310,18 @@ class Rooms:
         self.listing.relist(room)
         self.after_change(room)
 
+    def _present(self, room: GameRoom, peer: Peer, now: float) -> list[Outbound]:
+        """A seated player acting on the game from a connection that has it open is
+        present, whatever the room believed (a room reloaded after a lost state started with
+        everyone away, and moving did not bring the mover back: issue 37)."""
+        if not peer.has_open or not peer.name or room.side_of(peer.name) is None:
+            return []
+        opened = self.openers.get(room.id, {}).get(peer.name)
+        if opened is not None and (peer.node, peer.session) in opened:
+            return []
+        self._opened(room.id, peer)
+        return room.connected(peer.name, now)
+
     def _still_here(self, room: GameRoom) -> None:
         if self.rooms.get(room.id) is not room:
             raise RoomMoved(f"game {room.id} has moved; try again")
@@ -338,8 +371,14 @@ class Rooms:
         room = await self.get(game_id)
         async with self.locks[room.id]:
             self._still_here(room)
-            events = action(room, peer.name, self._loop.time())
-            events = await self._persist(room, events)
+            now = self._loop.time()
+            back = self._present(room, peer, now)
+            try:
+                events = back + await self._persist(room, action(room, peer.name, now))
+            except Exception:
+                if back and self.rooms.get(room.id) is room:
+                    self.deliver(room, back)  # back, whatever became of the request
+                raise
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
             if ack is not None and peer.has_open:
                 self.deliver(room, events, only=peer, reply=ack)  # after the events
@@ -367,29 +406,49 @@ class Rooms:
 
     async def _persist(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
         """Commit what ``events`` record before anyone hears of them; if the store refuses,
-        nobody hears of them and the room is put back as the record holds it."""
+        nobody hears of them and the room is put back as the record holds it.
+
+        A write whose outcome is unknown (the connection lost at the commit: code
+        ``store_unavailable``) is looked up in the record: if it is there, it stands and is
+        told as if the store had answered (a mover was told ``store_unavailable`` for a
+        move that was stored, issue 37)."""
         try:
             return await self._commit(room, events)
-        except StoreError:
-            await self._put_back(room)
+        except StoreError as error:
+            try:
+                record = await self.store.get_game(room.id)
+            except StoreError:
+                record = None
+            if error.code == ErrorCode.STORE_UNAVAILABLE and record is not None \
+                    and _holds(record, room, events):
+                log.warning("game %s: the store said %s, but the write is there", room.id,
+                            error)
+                if record.status is GameStatus.FINISHED:
+                    return await self._rated(room, events, record)
+                return events
+            await self._put_back(room, record)
             raise
 
-    async def _put_back(self, room: GameRoom) -> None:
+    async def _put_back(self, room: GameRoom, record: GameRecord | None) -> None:
         """``room`` decided something the store refused to keep (a full disk, a database
-        gone), which nobody has heard: put in its place the room the record holds, with its
-        players, spectators and chat, so play goes on from what everyone was told once the
-        store takes writes again. If the record cannot be read either, the room is let go
-        and loaded afresh when next asked for."""
-        try:
-            record = await self.store.get_game(room.id)
-        except StoreError:
-            record = None
+        gone), which nobody has heard: put in its place the room ``record`` holds (the
+        game read again after the refusal), with its players, spectators and chat, so play
+        goes on from what everyone was told once the store takes writes again. If the
+        record could not be read either, the room is let go and loaded afresh when next
+        asked for."""
         if self.rooms.get(room.id) is not room:
             return  # moved on meanwhile (dropped, handed over)
         if record is None:
             self.rooms.pop(room.id, None)
             return
-        restored = await self._restore(record, self._loop.time())
+        try:
+            restored = await self._restore(record, self._loop.time())
+        except StoreError:  # a decided board whose end cannot be written yet
+            if self.rooms.get(room.id) is room:
+                self.rooms.pop(room.id, None)
+            return
+        if self.rooms.get(room.id) is not room:
+            return
         restored.carry_over(room)
         self.rooms[room.id] = restored
         log.info("game %s: a write was refused; the room is back at ply %d", room.id,
@@ -397,28 +456,40 @@ class Rooms:
         self.after_change(restored)
 
     async def _commit(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
-        """Write what ``events`` record: the move, a take-back, the end of the game."""
-        if any(isinstance(e.message, MovePlayed) for e in events):
-            await self.store.record_move(room.id, room.last_move_record(time.time()),
-                                         fence=self.ownership.token(room.id))
-            self.metrics.count("moves")
+        """Write what ``events`` record: the move, a take-back, the end of the game. A move
+        that ends the game is written with the end (and the ratings) in one transaction."""
+        played = any(isinstance(e.message, MovePlayed) for e in events)
+        move = room.last_move_record(time.time()) if played else None
         for taken in (e.message for e in events if isinstance(e.message, TakenBack)):
             await self.store.take_back(room.id, taken.ply, fence=self.ownership.token(room.id))
             self.metrics.count("takebacks")
         end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
+        if move is not None and (end is None or end.result == "*"):
+            await self.store.record_move(room.id, move, fence=self.ownership.token(room.id))
+            self.metrics.count("moves")
         if end is None:
             return events
+        if end.result == "*":
+            await self.store.abort_game(room.id, reason=end.reason, now=time.time(),
+                                        fence=self.ownership.token(room.id))
+        else:
+            record = await self.store.finish_game(
+                room.id, result=end.result, reason=end.reason, now=time.time(),
+                winning_line=end.line, fence=self.ownership.token(room.id), move=move,
+            )
+            if move is not None:
+                self.metrics.count("moves")
         self.metrics.count("games_finished")
         log.info("game %s ended %s (%s) after %d moves", room.id, end.result, end.reason,
                  room.board.ply)
         if end.result == "*":
-            await self.store.abort_game(room.id, reason=end.reason, now=time.time(),
-                                        fence=self.ownership.token(room.id))
             return events
-        record = await self.store.finish_game(
-            room.id, result=end.result, reason=end.reason, now=time.time(),
-            winning_line=end.line, fence=self.ownership.token(room.id),
-        )
+        return await self._rated(room, events, record)
+
+    async def _rated(self, room: GameRoom, events: list[Outbound], record: GameRecord
+                     ) -> list[Outbound]:
+        """``events`` with the rating change of the finished game ``record``, if rated; the
+        players' sessions here learn their new ratings."""
         if record.x_rating_change is None or record.o_rating_change is None:
             return events
         for seat in room.seats:
@@ -438,7 +509,8 @@ class Rooms:
         if not events and reply is None and not force:
             return
         seq = self.published[room.id] = self.published.get(room.id, 0) + 1
-        self._outbox.put_nowait((game_topic(room.id), pack(seq, events, only, reply)))
+        self._outbox.put_nowait((game_topic(room.id),
+                                 pack(seq, events, only, reply, self.node)))
         if self._publisher is None:
             self._publisher = self._loop.create_task(self._publish(), name="rooms-publisher")
 
@@ -536,13 +608,18 @@ class Rooms:
     async def adopt(self, record: GameRecord, token: int) -> GameRoom:
         """Hold a game another node held (a cluster's takeover, after the claim in the store
         under ``token``): its room as after a restart, everyone away until they rejoin, and
-        an empty first batch that tells every node's ``Delivery`` of the new owner."""
+        an empty first batch that tells every node's ``Delivery`` of the new owner.
+
+        The room's event versions start at ``token << ADOPTED_VERSION_BITS``, above any
+        version an earlier owner (whose token was older) can have said, so a client's
+        versions never go backwards across a takeover (issue 37)."""
         room = await self._restore(record, self._loop.time())
+        room.renumber_from(token << ADOPTED_VERSION_BITS)
         self.rooms[room.id] = room
         self.published[room.id] = token << EPOCH_BITS
         if not record.listed:
             self.listing.unlist(room.id)
-        if record.status is not GameStatus.ACTIVE:
+        if room.over:
             self.finished.add(room.id)
             self._forget_later(room)
         self.deliver(room, [], force=True)
@@ -565,3 +642,19 @@ class Rooms:
         async with self.locks[room.id]:
             if self.rooms.get(room.id) is room:
                 self.deliver(room, room.rematch_started(rematch.id))
+
+
+def _holds(record: GameRecord, room: GameRoom, events: list[Outbound]) -> bool:
+    """Whether ``record`` (read after a write whose outcome is unknown) holds what ``events``
+    wrote: the room's last move, and its end if they end the game (a take-back is not
+    looked for: it is told as refused)."""
+    if any(isinstance(e.message, TakenBack) for e in events):
+        return False
+    if any(isinstance(e.message, MovePlayed) for e in events):
+        ply = room.board.ply
+        if len(record.moves) < ply or record.moves[ply - 1].cell != room.board.moves[-1]:
+            return False
+    end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
+    if end is None:
+        return record.status is GameStatus.ACTIVE
+    return record.status is not GameStatus.ACTIVE and (record.result or "*") == end.result

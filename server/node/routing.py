@@ -18,7 +18,7 @@ is for an open game, and its ``ack``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 import msgspec
@@ -218,6 +218,16 @@ class Awaiting:
             return
         if ref is not None and asked.pop(ref, None) is not None and not asked:
             del self._asked[session]
+
+    def moved(self, game: str, node: str) -> None:
+        """``game``'s owner is ``node`` now: the requests about it sent to another node may
+        never be answered (that node passed them on to an owner since deposed, or lost them),
+        so they wait on nobody: answered ``unavailable`` at the short deadline if no answer
+        comes by then."""
+        for by_ref in self._asked.values():
+            for ref, asked in by_ref.items():
+                if asked.game == game and asked.node not in (node, ""):
+                    by_ref[ref] = replace(asked, node="")
 
     def take(self, session: int, request: bytes) -> Asked | None:
         """The request whose frame is ``request``, no longer waited for (its sending failed)."""

@@ -160,6 +160,11 @@ class RespConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
 
+    def abort(self, why: str) -> None:
+        """Give the connection up at once (a Redis that stopped answering: a close would
+        wait to flush what it cannot take); whatever waits on it fails with ``why``."""
+        self._fail(ConnectionError(why))
+
 
 async def open_connection(url: str, timeout: float) -> RespConnection:
     """Connect to Redis at ``url`` (``redis://[user:password@]host[:port][/db]``,

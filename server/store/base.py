@@ -275,11 +275,15 @@ class Store(AccountStore, Protocol):
         ...
 
     async def finish_game(
-        self, game_id: str, *, fence: int | None = None, **ending: Unpack[GameEnding]
+        self, game_id: str, *, fence: int | None = None, move: MoveRecord | None = None,
+        **ending: Unpack[GameEnding],
     ) -> GameRecord:
         """End a game with a result, updating both players' records and, if rated, ratings.
 
-        All in one transaction; returns the finished game with its rating changes.
+        All in one transaction; returns the finished game with its rating changes. With
+        ``move`` (the move that ended the game), the move is appended first in the same
+        transaction, checked as ``record_move`` checks it: the last move, the end and the
+        ratings are stored together or not at all.
         """
         ...
 

@@ -231,8 +231,14 @@ def finish_game(
     now: float,
     winning_line: Sequence[int] | None,
     fence: int | None,
+    move: MoveRecord | None = None,
 ) -> Op[GameRecord]:
-    """End an active game with ``result`` and write what ``end_game`` makes of it."""
+    """End an active game with ``result`` and write what ``end_game`` makes of it; with
+    ``move``, the move that ended it first, in the same transaction: the last move, the end
+    and the ratings are stored together or not at all (a crash or a lost connection between
+    two transactions left a won board active, every later move refused, issue 37)."""
+    if move is not None:
+        yield from append_move(dialect, game_id, move, fence)
     locked_game = yield from lock_active_game(dialect, game_id, fence)
     game = game_from_row(locked_game, ())
     seated = [locked_game[f"{side}_player_id"] for side in ("x", "o")]  # None: no player

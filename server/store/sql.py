@@ -104,13 +104,16 @@ class SQLStore(SQLAccounts, LeverStore):
         await self._write(operations.take_back(self.dialect, game_id, ply, fence))
 
     async def finish_game(
-        self, game_id: str, *, fence: int | None = None, **ending: Unpack[GameEnding]
+        self, game_id: str, *, fence: int | None = None, move: MoveRecord | None = None,
+        **ending: Unpack[GameEnding],
     ) -> GameRecord:
-        """End a game with a result, updating the players' records and ratings atomically."""
+        """End a game with a result, updating the players' records and ratings atomically;
+        with ``move``, the move that ended it in the same transaction."""
         x_score(ending["result"])  # a ValueError now for a result that is not one
         return await self._write(operations.finish_game(
             self.dialect, game_id, result=ending["result"], reason=ending["reason"],
             now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
+            move=move,
         ))  # fmt: skip
 
     async def abort_game(

@@ -46,10 +46,14 @@ async def test_one_node_holds_a_game_and_the_other_is_refused(
     assert lease is not None and lease.node == "node-a" and lease.token >= 1 and lease.valid()
     assert await node_b.acquire("g1") is None
     assert await node_b.holder("g1") == ("node-a", lease.token)
-    again = await node_a.acquire("g1")  # the holder asking again keeps its token
-    assert again is not None and again.token == lease.token
+    # the holder asking again takes the game up afresh under a new token (issue 37: a node
+    # reloading its own game under the same token restarted its batches silently)
+    again = await node_a.acquire("g1")
+    assert again is not None and again.token > lease.token
+    assert await node_a.renew(lease) is None  # the old token is stale from then on
+    assert await node_b.holder("g1") == ("node-a", again.token)
     other = await node_b.acquire("g2")
-    assert other is not None and other.token > lease.token  # one counter: tokens only grow
+    assert other is not None and other.token > again.token  # one counter: tokens only grow
 
 
 async def test_a_burst_of_claims_waits_for_connections_rather_than_failing(
