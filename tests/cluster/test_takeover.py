@@ -112,7 +112,7 @@ async def test_a_deposed_owner_s_late_batch_is_not_delivered_but_its_replies_are
     await bus.publish(game_topic("g1"), pack((5 << EPOCH_BITS) + 2, [moved(11)],
                                              only=Peer.of(ann), reply=Ack(ref=3)))
     # and a catch-up it made for ann (a rejoin it served as it was being deposed)
-    said = ChatLine(game="g1", name="ann", side="x", text="hi", version=12)
+    said = ChatLine(game="g1", name="ann", side="x", text="hi", line=1)
     await bus.publish(game_topic("g1"), pack((5 << EPOCH_BITS) + 3,
                                              [Outbound(said, Audience.PLAYER, "ann")],
                                              only=Peer.of(ann), reply=Ack(ref=4)))
