@@ -29,6 +29,7 @@ const app = {
   requests: new Map(), // id -> what was asked, for errors
   screen: "connect",
   reports: [], // the moderators' queue, as last asked for
+  onAck: new Map(), // request id -> what to do when it is acknowledged (not when refused)
 };
 
 const link = new Link(serverUrl(), onLinkEvent);
@@ -120,7 +121,10 @@ const act = {
   // reports and moderation (moderation.js; docs/admin.md)
   chatTools: (line, game) => chatTools(line, game, app.me, act),
   report: (name, reason, game) => {
-    if (send("report", { name, reason, game }) !== null) say(`${name} is reported to the moderators.`);
+    const id = send("report", { name, reason, game });
+    if (id === null) return;
+    say(`Reporting ${name}…`);  // said done on the ack: a report may be refused
+    app.onAck.set(id, () => say(`${name} is reported to the moderators.`));
   },
   removeChat: (game, line) => send("remove_chat", { game, line }),
   moderate: (t, name, fields = {}) => {
@@ -268,7 +272,12 @@ function received(message) {
   if (message.ref !== undefined && message.ref !== null) {
     if (message.ref === app.pendingMove) app.pendingMove = null;
     app.requests.delete(message.ref);
-    if (message.t === "ack") caughtUp(message.ref);
+    const done = app.onAck.get(message.ref);
+    app.onAck.delete(message.ref);
+    if (message.t === "ack") {
+      caughtUp(message.ref);
+      if (done) done();
+    }
   }
   switch (message.t) {
     case "lobby":
