@@ -122,6 +122,7 @@ async def test_after_a_rated_game_the_header_shows_the_servers_rating(tmp_path: 
             await tab.in_game()
             for ply, cell in enumerate(ROW):
                 if ply % 2 == 0:
+                    await tab.my_turn()  # bob's move shown: a click before it plays nothing
                     await tab.click_cell(cell)
                     await bob.expect("move", game=game, ply=ply + 1)
                 else:
