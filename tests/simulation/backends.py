@@ -124,8 +124,8 @@ class Cluster(Backend):
                 port=0, node=node, redis_url=self.redis_url, db_path=self.db, lease_ttl=1.5,
                 **CONFIG))
         for _ in range(200):  # until each node has seen the other
-            seen = [r.hub.cluster.ownership.alive for r in self.running.values()
-                    if r.hub.cluster is not None]
+            seen = [r.hub.cluster.ownership.alive  # type: ignore[attr-defined]
+                    for r in self.running.values() if r.hub.cluster is not None]
             if all(alive >= set(self.running) for alive in seen):
                 return
             await asyncio.sleep(0.05)

@@ -191,7 +191,8 @@ class World:
 
     async def hello(self, client: SimClient, *, name: str | None = None,
                     token: str | None = None) -> dict[str, Any] | None:
-        fields = {k: v for k, v in (("name", name), ("token", token)) if v is not None}
+        fields: dict[str, Any] = {k: v for k, v in (("name", name), ("token", token))
+                                  if v is not None}
         return await client.request(t="hello", **fields)
 
     async def reopen_games(self, client: SimClient, welcome: dict[str, Any]) -> None:
