@@ -23,7 +23,6 @@ flushed.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
@@ -32,6 +31,7 @@ import asyncpg
 from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord
 from server.store.base import check_fence
+from server.store.factory import redact
 from server.store.query import POSTGRES, Op
 from server.store.schema import migrate as migrate_schema
 from server.store.sql import SQLStore
@@ -47,11 +47,6 @@ async def _no_session_state(conn: asyncpg.Connection) -> None:
     its transaction), and asyncpg still rolls back a transaction left open; its default
     reset (``RESET ALL``, ``UNLISTEN *``, ...) was a round trip after every call, the most
     of a move's database time in a cluster node's profile."""
-
-
-def redact(url: str) -> str:
-    """The URL with its password hidden, fit for a message or a log."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 async def run_op(conn: asyncpg.Connection, op: Op[T]) -> T:
