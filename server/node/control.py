@@ -285,7 +285,7 @@ class Control:
                 self._close(sessions, action.code, action.reason)
                 # Their next hello reads their mutes again, under the name they have then:
                 # a renamed or deleted player's mute stays with them, not with the name.
-                self.mutes.pop(action.name, None)
+                self.forget_mute(action.name)
             case DisconnectAddress():
                 self._close([s for s in self.delivery.sessions
                              if address_matches(action.address, s.peer)],
@@ -293,7 +293,7 @@ class Control:
             case Mute():
                 self.mutes[action.name] = Muted(action.until, action.reason)
             case Unmute():
-                self.mutes.pop(action.name, None)
+                self.forget_mute(action.name)
             case EndGame():
                 result = action.result
                 await self._in_room(action.game, lambda room, name, now:
@@ -323,6 +323,10 @@ class Control:
     def note_mute(self, name: str, until: float | None, reason: str) -> None:
         """A mute of ``name`` found in the database (at their hello)."""
         self.mutes[name] = Muted(until, reason)
+
+    def forget_mute(self, name: str) -> None:
+        """No mute kept under ``name`` here any more (lifted, or the name's player changed)."""
+        self.mutes.pop(name, None)
 
     def muted(self, name: str, now: float) -> Muted | None:
         """The mute in force on the player ``name``, if any (an expired one is forgotten)."""

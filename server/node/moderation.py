@@ -75,7 +75,7 @@ class Moderation:
         if mutes:
             self.control.note_mute(name, mutes[-1].expires, mutes[-1].reason)
         else:  # the database holds none: one kept here under the name was another player's
-            self.control.mutes.pop(name, None)  # (renamed or deleted, before the node heard)
+            self.control.forget_mute(name)  # (renamed or deleted, before the node heard)
         roles = await levers.roles_of(self.store, name)
         session.moderator = not roles.isdisjoint(MODERATORS)  # reads both chats of a game
         return sorted(roles)
