@@ -22,7 +22,6 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import msgspec
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -35,6 +34,7 @@ from server.protocol import (
     Recover,
     ServerMessage,
     Welcome,
+    decode_server_message,
     encode,
 )
 
@@ -238,18 +238,13 @@ class ServerLink:
         self._on_event(event)
 
 
-_server_decoder = msgspec.json.Decoder(ServerMessage)
-
-
 def _decode(frame: str | bytes) -> ServerMessage | None:
     """The server's message in ``frame``, or None for one this client does not read (a type
-    from a newer server), where ``decode_server_message`` raises. Its size is bounded by
-    the websocket (``MAX_INCOMING_BYTES``): the server's replies may be far larger than the
-    8 KiB a client may send."""
+    from a newer server). Its size is bounded by the websocket (``MAX_INCOMING_BYTES``)."""
     try:
-        return _server_decoder.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError, ProtocolError, RecursionError):
-        return None
+        return decode_server_message(frame)
+    except ProtocolError:
+        return None  # a message type from a newer server: ignore it
 
 
 def _describe(error: BaseException) -> str:
