@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Literal
 
 from server.errors import StoreError
 from server.store.base import Store
+from server.store.urls import POSTGRES_SCHEMES, is_postgres_url, redact
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(database: str | os.PathLike[str]) -> bool:
-    return isinstance(database, str) and database.startswith(POSTGRES_SCHEMES)
-
-
-def redact(url: str) -> str:
-    """The URL with its password hidden, fit for a message or a log."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+__all__ = ["POSTGRES_SCHEMES", "describe", "is_postgres_url", "open_store", "redact"]
 
 
 def describe(database: str | os.PathLike[str]) -> str:

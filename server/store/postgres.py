@@ -31,10 +31,10 @@ import asyncpg
 from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord
 from server.store.base import check_fence
-from server.store.factory import redact
 from server.store.query import POSTGRES, Op
 from server.store.schema import migrate as migrate_schema
 from server.store.sql import SQLStore
+from server.store.urls import redact
 
 T = TypeVar("T")
 
