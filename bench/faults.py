@@ -5,7 +5,7 @@ PID, and checks afterwards from the database and from the clients.
 
     python -m bench.faults                      # the full table (docs/cluster.md, "Faults")
     python -m bench.faults --fault owner-pause --games 20
-    python -m bench.faults --short              # what tests/cluster/test_cluster_faults.py runs
+    python -m bench.faults --short   # what tests/server/cluster/test_cluster_faults.py runs
 
 Faults (``FAULTS``): SIGSTOP/SIGCONT of the node that owns the most games, of each node in
 turn, of Redis and of every PostgreSQL process; ``kill -9`` of a node and a new one started;
@@ -541,7 +541,7 @@ FAULTS: dict[str, Inject] = {
     "clock-slow": clock_slow,
 }
 SHORT = ("owner-pause", "kill-restart", "redis-pause", "postgres-fast", "end-window")
-"""The faults tests/cluster/test_cluster_faults.py runs, at a small scale."""
+"""The faults tests/server/cluster/test_cluster_faults.py runs, at a small scale."""
 
 
 async def _nothing() -> str:

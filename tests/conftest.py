@@ -1,6 +1,6 @@
 """Fixtures for every test package: real Redis and PostgreSQL servers (see tests/services.py)."""
 
-from services import (  # noqa: F401
+from tests.services import (  # noqa: F401
     postgres_server,
     postgres_url,
     redis_factory,
@@ -13,7 +13,7 @@ def pytest_sessionstart(session: object) -> None:
     """Compile (or load) the engine's kernels once, before any test, so a clean clone's cold
     numba cache costs the run its ~17 s here and not inside some test's wait for a computer
     move. What a cold start looks like to a player is tested on its own
-    (tests/server/test_lifecycle.py holds the engine cold as long as it likes)."""
+    (tests/server/engine_pool/test_lifecycle.py holds the engine cold as long as it likes)."""
     from engine.warm import warm_up
 
     warm_up(sparring=True)

@@ -3,8 +3,8 @@
 *Supported PostgreSQL versions*):
 
     QUBIC_TEST_PG_BIN=/usr/lib/postgresql/15/bin pytest -p tests.postgres_version -n 0 \\
-        tests/server/test_pg_store.py tests/server/test_db_tools.py \\
-        tests/server/test_levers_store.py
+        tests/server/store/test_pg_store.py tests/server/store/test_db_tools.py \\
+        tests/server/store/test_levers_store.py
 
 Loaded only by ``-p``. The server runs as in ``bench.harness.services.PostgresServer`` (a unix
 socket in a private directory, fsync off, gone at the end), started with that version's

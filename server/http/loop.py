@@ -2,7 +2,7 @@
 
 uvloop (libuv under asyncio's interface, the usual choice under aiohttp) spends less CPU a
 move than the standard loop (docs/benchmarks.md, "CPU per move"); everything the server does
-works on both, and the tests run the server on each (tests/server/test_event_loop.py).
+works on both, and the tests run the server on each (tests/server/http/test_event_loop.py).
 ``--event-loop asyncio`` keeps the standard one, e.g. to rule the loop out of a bug.
 """
 

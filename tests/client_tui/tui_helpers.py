@@ -1,7 +1,6 @@
 """A real server and helpers to drive the client with Pilot.
 
-Imported by name: this directory has no conftest.py, because ``tests/server`` imports its
-own ``conftest`` module by that name and a second one would shadow it.
+Imported by name (``from tui_helpers import ...``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The web client's protocol and board code checked against the server's: the message
-examples of docs/protocol.md (the ones tests/server/test_protocol.py decodes), the message
+examples of docs/protocol.md (the ones tests/server/protocol/test_protocol.py decodes), the message
 types and fields of server/protocol/messages.py, and the engine's winning lines and notation."""
 
 from __future__ import annotations

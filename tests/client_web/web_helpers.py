@@ -1,8 +1,7 @@
 """A real server, a headless Chromium and a protocol client, for the web client's tests.
 
-Imported by name (``import web_helpers``): no conftest.py here, since ``tests/server`` imports
-its own ``conftest`` by that name. Every browser test skips, saying why, when Playwright or a
-Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``) is missing.
+Imported by name (``import web_helpers``). Every browser test skips, saying why, when
+Playwright or a Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``) is missing.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import pytest
 import websockets
 
 from server.http.app import RunningServer, ServerConfig, start_server
+from tests.server.servers import Client
 
 ROOT = Path(__file__).parents[2]
 CHROMIUM_ARGS = [
@@ -28,14 +28,6 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 45_000  # only a failure waits it out; CI runs two test files at once
 XSS = "<img src=x onerror=alert(1)>"
 
-# The websocket test client of tests/server/conftest.py, loaded by path (not as "conftest").
-_spec = importlib.util.spec_from_file_location(
-    "server_test_client", ROOT / "tests" / "server" / "conftest.py"
-)
-assert _spec is not None and _spec.loader is not None
-_server_tests = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_server_tests)
-Client = _server_tests.Client
 
 
 def chromium_path() -> str | None:

@@ -1,6 +1,6 @@
 """``qubic admin`` as a command: its help, its registry of subcommands (which another module
 extends), and bad arguments refused in one line. What each lever does is tested against
-running servers in tests/server/test_levers.py."""
+running servers in tests/server/node/test_levers.py."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_an_admin_command_loads_no_other_command() -> None:
             "build_parser(only='admin').parse_args(['admin', 'audit'])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('engine', 'numba', 'numpy', 'aiohttp', 'textual') or m.startswith('qubic_cli.')))")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

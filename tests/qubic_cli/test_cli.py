@@ -159,7 +159,7 @@ def test_analyse_master_reports_a_proved_win_and_a_winning_move(
     tests/engine/forced_wins) through `qubic analyse --player master --time 1 --json`."""
     from pathlib import Path
 
-    suite = json.loads((Path(__file__).parent / "engine" / "forced_wins" / "suite.json")
+    suite = json.loads((Path(__file__).parents[1] / "engine" / "forced_wins" / "suite.json")
                        .read_text())
     picked = [e for e in suite if e["plies"] == 5][:2] + [e for e in suite if e["plies"] == 7][:2]
     for entry in picked:

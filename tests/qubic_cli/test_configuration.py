@@ -16,7 +16,7 @@ from qubic_cli import serve
 from qubic_cli.main import build_parser
 from qubic_cli.settings import SettingsError, apply, mask
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def layered(argv: list[str], environ: dict[str, str]) -> tuple[object, dict[str, str]]:

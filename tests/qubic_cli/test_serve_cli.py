@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import read_only
-
 from server.store.sqlite import SQLiteStore
+from tests.server.servers import read_only
 
 
 def serve(db: Path | str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

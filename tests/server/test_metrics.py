@@ -13,13 +13,13 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import Server, play, start_private_game
 from prometheus_client.parser import text_string_to_metric_families
 
 from server import exposition
 from server.metrics import LAG_BUCKETS, LoopLagProbe, Metrics, runqueue_wait
 from server.store.sqlite import SQLiteStore
 from server.version import VERSION
+from tests.server.servers import Server, play, start_private_game
 
 
 def bucket_of(seconds: float) -> int:

@@ -1,17 +1,14 @@
-"""What the fault tests share (tests/cluster has no conftest of its own, so that its module
-names cannot shadow tests/server's): a websocket client that keeps everything it saw, the
-``database`` fixture on both stores, and raw SQL on either."""
+"""What the fault tests share: a websocket client that keeps everything it saw, and raw SQL on
+either store (the ``database`` fixture, on both stores, is tests/server/conftest.py's)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import asyncpg
-import pytest
 import websockets
 
 from server.store.factory import is_postgres_url
@@ -92,15 +89,6 @@ async def private_game(host: Client, guest: Client) -> str:
     game = (await host.expect("game"))["id"]
     await guest.expect("game", id=game)
     return str(game)
-
-
-@pytest.fixture(name="database", params=["sqlite", "postgresql"])
-def database_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file, or a fresh database on the test PostgreSQL."""
-    if request.param == "sqlite":
-        return str(tmp_path / "qubic.db")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 async def sql(database: str, statement: str, *args: Any) -> list[tuple[Any, ...]]:

@@ -9,9 +9,10 @@ control channel (``Hub.drop_devices`` on every node): test_cluster_levers.py sho
 from __future__ import annotations
 
 import aiohttp
-from conftest import Nodes
-from test_accounts_e2e import closed_as_revoked
-from test_cluster_levers import admin
+
+from tests.server.cluster.test_cluster_levers import admin
+from tests.server.node.test_accounts_e2e import closed_as_revoked
+from tests.server.servers import Nodes
 
 PASSWORD = "correct horse battery"
 

@@ -21,15 +21,15 @@ import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
 import websockets
-from conftest import Client, Nodes
-from services import RedisServer
-from test_cluster_failover import Node
-from test_cluster_redis import three_nodes
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from server.cluster.address_limits import FAILED_OPEN, RedisAddressLimits
 from server.metrics import Metrics
+from tests.server.cluster.test_cluster_failover import Node
+from tests.server.cluster.test_cluster_redis import three_nodes
+from tests.server.servers import Client, Nodes
+from tests.services import RedisServer
 
 DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
 ADDRESS = "198.51.100.7"

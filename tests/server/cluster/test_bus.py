@@ -8,11 +8,11 @@ import signal
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from services import RedisServer
 
 from server.cluster.bus import RedisBus
 from server.errors import BusError
 from server.node.bus import Bus, LocalBus
+from tests.services import RedisServer
 
 TIMEOUT = 10.0
 

@@ -5,9 +5,9 @@ Real Redis, the nodes' ``RedisAddressLimits`` as each node opens them."""
 from __future__ import annotations
 
 import pytest
-from test_address_limits import keys, limits_on
 
 from server.protocol import CHAT_BURST, CHAT_PER_SECOND
+from tests.server.cluster.test_address_limits import keys, limits_on
 
 
 async def test_a_players_chat_lines_share_one_bucket_on_every_node(redis_url: str) -> None:

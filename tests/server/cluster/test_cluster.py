@@ -12,13 +12,13 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import test_e2e as e2e
-from conftest import Client, ClusterServer, Nodes, play
 
 from server.errors import StoreError
 from server.game.records import GameStatus, Seat
 from server.node.routing import Peer
 from server.store.postgres import PostgresStore
+from tests.server.node import test_e2e as e2e
+from tests.server.servers import Client, ClusterServer, Nodes, play
 
 
 def _get_text(url: str) -> str:

@@ -5,9 +5,9 @@ test_chat_versions.py, whose chat and events travel in the owner's batches here.
 
 from __future__ import annotations
 
-from conftest import ClusterServer, Nodes
-from test_chat_versions import chat_while_playing
-from test_cluster_levers import admin
+from tests.server.cluster.test_cluster_levers import admin
+from tests.server.node.test_chat_versions import chat_while_playing
+from tests.server.servers import ClusterServer, Nodes
 
 
 async def test_chat_in_both_chats_across_nodes_leaves_every_client_without_a_gap(

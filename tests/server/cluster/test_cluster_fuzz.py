@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import test_fuzz as fuzz
-from conftest import Client, ClusterServer, Nodes, Server
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 
 from server.cluster.lobby import ClusterLobby
 from server.protocol import readable_id
+from tests.server.node import test_fuzz as fuzz
+from tests.server.servers import Client, ClusterServer, Nodes, Server
 
 # half the one-node fuzz by default (about 5,500 frames, most of them crossing Redis; some
 # 6 s on this 2-core machine); QUBIC_CLUSTER_FUZZ_BATCHES=300 matches the one-node run

@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import Nodes
-from test_cluster import move_to, owner, private_game
-from test_levers import closed_with
 from websockets.exceptions import ConnectionClosed
 
 from qubic_cli.main import main
+from tests.server.cluster.test_cluster import move_to, owner, private_game
+from tests.server.node.test_levers import closed_with
+from tests.server.servers import Nodes
 
 
 async def admin(nodes: Nodes, *argv: str) -> tuple[int, Any]:

@@ -15,17 +15,17 @@ import asyncpg
 import pytest
 import pytest_asyncio
 import redis.asyncio
-import test_challenges as challenges
-import test_e2e as e2e
-from conftest import Client, Nodes, play
-from test_cluster_failover import Cluster as ProcessCluster
-from test_faults import connect
 
 from server.cluster.lobby import ClusterLobby
 from server.errors import ServerError
 from server.game.challenges import Challenges
 from server.game.matchmaking import Matchmaker
 from server.game.records import TimeControl
+from tests.server.cluster.test_cluster_failover import Cluster as ProcessCluster
+from tests.server.game import test_challenges as challenges
+from tests.server.node import test_e2e as e2e
+from tests.server.node.test_faults import connect
+from tests.server.servers import Client, Nodes, play
 
 
 def holder(nodes: Nodes) -> str:
@@ -362,8 +362,8 @@ async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_
 
 
 class Spread:
-    """Stands for conftest's ``Server`` in the one-node tests: each new client connects to
-    the next node (a, b, c, a, ...); the HTTP API is the lobby holder's."""
+    """Stands for ``Server`` (tests/server/servers.py) in the one-node tests: each new client
+    connects to the next node (a, b, c, a, ...); the HTTP API is the lobby holder's."""
 
     def __init__(self, nodes: Nodes) -> None:
         self.nodes = nodes

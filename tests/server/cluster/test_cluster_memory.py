@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 import redis.asyncio
-from conftest import Client, Nodes, play
-from test_cluster import ROW, owner
-from test_cluster_lobby import holder, until
 
 import server.node.rooms
 from server.cluster.lobby import ClusterLobby
 from server.cluster.ownership import KeyedLocks
 from server.http.app import RunningServer
+from tests.server.cluster.test_cluster import ROW, owner
+from tests.server.cluster.test_cluster_lobby import holder, until
+from tests.server.servers import Client, Nodes, play
 
 ROUNDS = 12  # three games a round (one per pair of nodes), plus the rematches
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import aiohttp
 import asyncpg
-from conftest import Nodes
-from services import RedisServer
+
+from tests.server.servers import Nodes
+from tests.services import RedisServer
 
 DEADLINE = 60.0
 

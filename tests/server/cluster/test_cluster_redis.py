@@ -15,12 +15,12 @@ from typing import Any
 
 import asyncpg
 import pytest_asyncio
-from conftest import Client, Nodes, play
-from services import RedisServer
-from test_cluster import holders, move_to, owner, private_game
 
 from server.node.routing import Asked, Awaiting
 from server.tasks import stop_tasks
+from tests.server.cluster.test_cluster import holders, move_to, owner, private_game
+from tests.server.servers import Client, Nodes, play
+from tests.services import RedisServer
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 DEADLINE = 60.0  # seconds any one condition may take on a loaded machine

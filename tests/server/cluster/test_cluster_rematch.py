@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import os
 
-from conftest import Client, Nodes
-from test_cluster import move_to, private_game
+from tests.server.cluster.test_cluster import move_to, private_game
+from tests.server.servers import Client, Nodes
 
 ROUNDS = int(os.environ.get("QUBIC_REMATCH_ROUNDS", "12"))  # more to hunt a rare miss
 PACE = 0.4  # seconds between rounds: within the rate limit (10 frames a second)

@@ -22,7 +22,7 @@ from server.node.bus import LocalBus
 from server.node.delivery import Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine
-from tests.server.conftest import Server, play, start_private_game
+from tests.server.servers import Server, play, start_private_game
 
 
 def _player(name: str) -> PlayerRecord:

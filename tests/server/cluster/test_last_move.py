@@ -7,21 +7,19 @@ decided board (a database written before the fix) is ended when it is loaded."""
 
 from __future__ import annotations
 
-from faultkit import (  # noqa: F401  (database_fixture: the fixture "database")
+from server.errors import StoreError
+from server.game.records import GameStatus, MoveRecord, Seat
+from server.http.app import ServerConfig, start_server
+from server.store.factory import is_postgres_url, open_store
+from tests.server.cluster.faultkit import (
     FREEZE_PLAYERS,
     THAW_PLAYERS,
     Client,
-    database_fixture,
     kind,
     private_game,
     run_script,
     sql,
 )
-
-from server.errors import StoreError
-from server.game.records import GameStatus, MoveRecord, Seat
-from server.http.app import ServerConfig, start_server
-from server.store.factory import is_postgres_url, open_store
 
 X_LINE, O_CELLS = [0, 1, 2, 3], [16, 17, 18]  # X completes 0-1-2-3 at ply 7
 DEAD_4X4 = [10, 12, 0, 5, 13, 11, 6, 2, 7]  # nobody can complete a line after these 9 moves

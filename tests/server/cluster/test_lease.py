@@ -7,12 +7,12 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from services import RedisServer
 
 from server.cluster.lease import Lease, LeaseError, Leases
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
 from server.store.factory import open_store
+from tests.services import RedisServer
 
 TIMEOUT = 10.0
 SHORT = 0.2  # seconds: a lease ttl short enough to wait out

@@ -14,7 +14,6 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
-from faultkit import InProcessCluster, private_game, versions_seen
 
 from server.game.records import PlayerRecord
 from server.game.room import Audience, Outbound
@@ -22,6 +21,7 @@ from server.node.bus import LocalBus
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine, MovePlayed
+from tests.server.cluster.faultkit import InProcessCluster, private_game, versions_seen
 
 
 @pytest_asyncio.fixture

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Server
 
 from engine import Board
 from server.engine_pool.local import DEFAULT_NICE, ComputerJob, ComputerPool
+from tests.server.servers import Server
 
 
 @pytest.fixture

@@ -19,9 +19,6 @@ from typing import Any
 import msgspec
 import pytest
 import websockets
-from conftest import Client
-from services import RedisServer
-from test_faults import descendants
 
 from engine.players import Decision
 from server.engine_pool.computer_moves import ComputerError, ComputerJob
@@ -30,8 +27,11 @@ from server.engine_pool.fleet.node import Fleet
 from server.engine_pool.fleet.worker import FleetWorker, parse_levels
 from server.engine_pool.local import ComputerPool
 from server.http.app import RunningServer, ServerConfig, start_server
+from tests.server.node.test_faults import descendants
+from tests.server.servers import Client
+from tests.services import RedisServer
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class WorkerProcess:

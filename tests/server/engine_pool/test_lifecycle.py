@@ -13,12 +13,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import Client
-from engine_gate import gated_warm_up
-from test_faults import ServerProcess, descendants, processes  # noqa: F401
 
 from server.engine_pool.local import ComputerPool
 from server.http.app import ServerConfig, start_server
+from tests.server.engine_pool.engine_gate import gated_warm_up
+from tests.server.node.test_faults import ServerProcess, descendants, processes  # noqa: F401
+from tests.server.servers import Client
 
 
 async def test_the_server_works_while_the_engine_warms_and_tells_the_computers_opponent(

@@ -14,11 +14,11 @@ from typing import Any
 
 import aiohttp
 import pytest_asyncio
-from conftest import Server, start_private_game
 
 from server.engine_pool.truth import MAX_JOBS
 from server.game.addresses import address_key
 from server.node.reviews import REVIEW_BURST
+from tests.server.servers import Server, start_private_game
 
 FLOOD = ["2001:db8:0:7::1", "2001:db8:0:7::beef"]  # one /64: one address
 OTHER = "198.51.100.20"

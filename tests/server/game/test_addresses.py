@@ -2,7 +2,7 @@
 
 The key itself (pure), then each place that keys by address: one server's limits, the HTTP
 rates, address bans, and a real server behind a trusted proxy (connections and new players).
-The cluster's count is in tests/server/test_address_limits.py.
+The cluster's count is in tests/server/cluster/test_address_limits.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import websockets
-from conftest import Client, Server
 
 from server.game.addresses import address_in, address_key, ban_network
 from server.http.rate import Limits
@@ -21,6 +20,7 @@ from server.node import levers
 from server.node.session import AddressLimits
 from server.store import levers as ops
 from server.store.base import Store
+from tests.server.servers import Client, Server
 
 
 @pytest.mark.parametrize(("address", "key"), [

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 
-from conftest import Client, Server
-
 from server.errors import MatchmakingError
 from server.game.challenges import MAX_RECEIVED, MAX_SENT, Challenges
 from server.game.records import TimeControl
+from tests.server.servers import Client, Server
 
 # -- the book ---------------------------------------------------------------------------------
 

@@ -10,9 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Server
-from schema_undo import SEPARATORS_VERSION, rewind
-from test_store import raw
 
 from engine.puzzles import load_puzzles
 from server.errors import StoreError
@@ -20,6 +17,9 @@ from server.game.names import ReservedNames, fold_name, words
 from server.store import puzzles as puzzle_ops
 from server.store.factory import open_store
 from server.store.puzzles import PuzzleStore
+from tests.server.servers import Server
+from tests.server.store.schema_undo import SEPARATORS_VERSION, rewind
+from tests.server.store.test_store import raw
 
 # -- pure -------------------------------------------------------------------------------------
 

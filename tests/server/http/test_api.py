@@ -11,12 +11,12 @@ from typing import Any
 
 import msgspec
 import pytest_asyncio
-from conftest import Nodes, Server, play, start_private_game
 
 from server.cluster.lobby import ClusterLobby
 from server.http.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, openapi
 from server.http.app import RunningServer
 from server.protocol import PlayerProfile
+from tests.server.servers import Nodes, Server, play, start_private_game
 
 
 def http_get(url: str) -> tuple[int, str, str]:

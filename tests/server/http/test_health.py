@@ -11,11 +11,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Server, play, start_private_game
 
 from server.errors import StoreError
 from server.protocol import PUBLIC_MESSAGES
 from server.store.sqlite import SQLiteStore
+from tests.server.servers import Server, play, start_private_game
 
 
 async def get(server: Server, path: str) -> tuple[int, Any]:
@@ -119,7 +119,7 @@ async def test_a_drain_tells_the_players_before_the_server_stops(tmp_path: Path)
 
     import websockets
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if not k.startswith("QUBIC_")}
     server = subprocess.Popen(
         [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--ai-workers", "1",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import websockets
-from conftest import Client, Server
 
 from server.http.app import ServerConfig, client_address
 from server.node.session import AddressLimits, Session, TokenBucket
+from tests.server.servers import Client, Server
 
 
 def test_the_default_bucket_passes_30_frames_then_refills_10_a_second() -> None:

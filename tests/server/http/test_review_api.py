@@ -10,9 +10,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from conftest import Client, Server, play, start_private_game
-
 from server.http.api import openapi
+from tests.server.servers import Client, Server, play, start_private_game
 
 QUICK_WIN = ["1a1", "4d4", "1b1", "4c4", "1c1", "4a1", "1d1"]  # O leaves 1d1 open: X wins
 

@@ -11,9 +11,9 @@ import urllib.request
 from typing import Any
 
 import pytest
-from conftest import Server
 
 from server.http import rate, solve
+from tests.server.servers import Server
 
 BURST = rate.Limits(solve.RATE).burst
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Client, Server
 from websockets.exceptions import ConnectionClosed
+
+from tests.server.servers import Client, Server
 
 PASSWORD = "correct horse battery"
 

@@ -3,9 +3,8 @@ a catch-up replays and a restart keeps; refused in games between people."""
 
 from __future__ import annotations
 
-from conftest import Server, play, start_private_game
-
 from engine import Board
+from tests.server.servers import Server, play, start_private_game
 
 
 async def test_a_hint_then_a_takeback_against_the_computer(server: Server) -> None:

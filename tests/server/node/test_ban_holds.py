@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 import websockets
-from conftest import Client, Nodes, Server
-from test_levers import admin
 
 from server.node import levers
 from server.store import levers as ops
 from server.store.base import Store
+from tests.server.node.test_levers import admin
+from tests.server.servers import Client, Nodes, Server
 
 HELD = "2001:db8:1:2::10"  # the banned player's address
 SAME_64 = "2001:db8:1:2::99"
@@ -119,7 +119,7 @@ async def proxied_nodes(redis_url: str, postgres_url: str) -> Any:
 async def test_on_a_cluster_a_ban_holds_the_address_on_every_node_at_once(
     proxied_nodes: Nodes,
 ) -> None:
-    from test_cluster_levers import admin as cluster_admin
+    from tests.server.cluster.test_cluster_levers import admin as cluster_admin
 
     nodes = proxied_nodes
 

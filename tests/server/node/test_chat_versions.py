@@ -14,8 +14,9 @@ import contextlib
 from typing import Any
 
 import websockets
-from conftest import Client, ClusterServer, Server, start_private_game
-from test_levers import connected_moderator
+
+from tests.server.node.test_levers import connected_moderator
+from tests.server.servers import Client, ClusterServer, Server, start_private_game
 
 CATCH_UPS = 2  # catch-ups in a row that leave a gap before the full game is asked for
 X_MOVES = ["1a1", "2b3", "3c1", "4d2"]  # no line between them, nor between O's

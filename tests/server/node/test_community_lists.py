@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from conftest import Client, Nodes, Server, play, start_private_game
+from tests.server.servers import Client, Nodes, Server, play, start_private_game
 
 
 def http_get(url: str) -> tuple[int, Any]:

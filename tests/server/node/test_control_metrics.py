@@ -8,11 +8,11 @@ import asyncio
 from typing import Any
 
 import aiohttp
-from conftest import Server
 from prometheus_client.parser import text_string_to_metric_families
-from test_levers import admin, connected_moderator
 
 from server.node.control import KINDS
+from tests.server.node.test_levers import admin, connected_moderator
+from tests.server.servers import Server
 
 
 async def families(server: Server) -> dict[str, Any]:

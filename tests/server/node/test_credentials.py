@@ -19,12 +19,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Client, Server
-from test_accounts_e2e import PASSWORD, closed_as_revoked, login, protect
-from test_levers import admin, closed_with
 from websockets.exceptions import ConnectionClosed
 
 from server.store.levers import add_sanction
+from tests.server.node.test_accounts_e2e import PASSWORD, closed_as_revoked, login, protect
+from tests.server.node.test_levers import admin, closed_with
+from tests.server.servers import Client, Server
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import Client, Server, play, start_private_game
 
 from engine import Board
 from server.game.records import Seat
 from server.store.sqlite import SQLiteStore
+from tests.server.servers import Client, Server, play, start_private_game
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Client, Server, play, start_private_game
 from websockets.exceptions import ConnectionClosed
 
 from server.node.hub import Hub
+from tests.server.servers import Client, Server, play, start_private_game
 
 
 async def raw(server: Server) -> Client:

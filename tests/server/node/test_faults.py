@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 import websockets
-from conftest import Client, Server, play, start_private_game
 
 # descendants: test_fleet.py and test_lifecycle.py import it from here, beside ServerProcess
 from bench.harness import ServerProcess, descendants  # noqa: F401
 from engine import Board
+from tests.server.servers import Client, Server, play, start_private_game
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from typing import Any
 
 import aiohttp
 import pytest_asyncio
-from conftest import Server, start_private_game
 
 from server.node import levers
+from tests.server.servers import Server, start_private_game
 
 RATE = 0.2  # requests a second: a burst of one, then one every five seconds
 

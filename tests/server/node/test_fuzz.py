@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import websockets
-from conftest import Client, ClusterServer, Server, play, start_private_game
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection
@@ -33,6 +32,7 @@ from websockets.exceptions import ConnectionClosed
 
 from server.game.room import GameRoom
 from server.http.app import RunningServer
+from tests.server.servers import Client, ClusterServer, Server, play, start_private_game
 
 FAST = {"rate": 1e6, "burst": 1_000_000}  # no rate limit to speak of
 # examples, each a batch of 34-40 frames: more than 10,000 frames in CI; more with
@@ -42,7 +42,7 @@ FUZZ_BATCHES = int(os.environ.get("QUBIC_FUZZ_BATCHES", "300"))
 # client's answer to its own (ServerConfig.close_wait). Client and server share this test's
 # event loop, which a loaded CI machine can stall: neither side should give up on a goodbye
 # first and turn a close the server chose rightly into 1006. (CI's 1006 itself was the reset
-# after bad UTF-8: tests/server/test_errors_e2e.py, a client still sending when failed.)
+# after bad UTF-8: tests/server/node/test_errors_e2e.py, a client still sending when failed.)
 CLOSE_TIMEOUT = 10.0
 GAME, OTHER = "<game>", "<other>"  # replaced by the real game ids when a frame is sent
 
@@ -149,7 +149,7 @@ frames = text_frames(st.integers(0, 3))
 
 # -- the arena: a game in progress, and the connections that throw things at it --------------
 
-AnyServer = Server | ClusterServer  # one node, or a cluster (tests/server/test_cluster_fuzz.py)
+AnyServer = Server | ClusterServer  # one node, or a cluster (cluster/test_cluster_fuzz.py)
 
 
 def running(server: AnyServer) -> list[RunningServer]:

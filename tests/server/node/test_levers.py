@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from conftest import Client, Server, play, start_private_game
 from websockets.exceptions import ConnectionClosed
 
 from qubic_cli.main import main
+from tests.server.servers import Client, Server, play, start_private_game
 
 
 async def admin(server: Server, *argv: str) -> tuple[int, Any]:

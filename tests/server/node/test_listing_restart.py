@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Server, start_private_game
+from tests.server.servers import Server, start_private_game
 
 
 async def test_a_restart_lists_public_games_again_and_keeps_private_ones_off(

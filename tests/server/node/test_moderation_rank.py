@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conftest import Client, Server, start_private_game
-from test_levers import admin, connected_moderator
+from tests.server.node.test_levers import admin, connected_moderator
+from tests.server.servers import Client, Server, start_private_game
 
 
 def number(said: dict[str, Any]) -> int:

@@ -6,8 +6,8 @@ One server (SQLite) here; the three-node cluster in test_cluster_levers.py."""
 
 from __future__ import annotations
 
-from conftest import Server, start_private_game
-from test_levers import admin, connected_moderator
+from tests.server.node.test_levers import admin, connected_moderator
+from tests.server.servers import Server, start_private_game
 
 
 async def test_a_moderator_watching_reads_both_chats_and_a_spectator_only_theirs(

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conftest import Client, Server, start_private_game
-from test_levers import admin, closed_with, connected_moderator, get
+from tests.server.node.test_levers import admin, closed_with, connected_moderator, get
+from tests.server.servers import Client, Server, start_private_game
 
 
 async def finished_game(server: Server, a: Client, b: Client) -> str:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Client, Server
 
 from engine.puzzles import Step, load_puzzles
 from server.game.puzzles import daily_index
@@ -21,6 +20,7 @@ from server.game.ratings import Rating, rate_game
 from server.node.puzzles import Puzzles
 from server.store import puzzles as ops
 from server.store.puzzles import PuzzleStore, StoredPuzzle
+from tests.server.servers import Client, Server
 
 
 def db(server: Server) -> PuzzleStore:

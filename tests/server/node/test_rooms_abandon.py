@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import Server, play, start_private_game
+from tests.server.servers import Server, play, start_private_game
 
 
 async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import websockets
-from conftest import Client, Server, play, start_private_game
 
 from server.game.records import MoveRecord
+from tests.server.servers import Client, Server, play, start_private_game
 
 
 async def started(tmp_path: Path, **config: Any) -> Server:

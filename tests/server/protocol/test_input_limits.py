@@ -9,10 +9,10 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import Server, start_private_game
 from websockets.exceptions import ConnectionClosed
 
 from server.protocol import CHAT_BURST, CHAT_PER_SECOND
+from tests.server.servers import Server, start_private_game
 
 NESTED = "[" * 1000 + "]" * 1000  # 2 KB
 

@@ -289,7 +289,7 @@ def test_server_decoding_refuses_client_frames() -> None:
     assert refused.value.code == "unknown_type"
 
 
-DOC = pathlib.Path(__file__).parents[2] / "docs" / "protocol.md"
+DOC = pathlib.Path(__file__).parents[3] / "docs" / "protocol.md"
 
 
 def test_every_message_and_code_is_documented() -> None:

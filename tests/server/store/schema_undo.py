@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from test_store import raw
-
 from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
 from server.store.schema import MIGRATIONS, attach_reports, refold_separators
+from tests.server.store.test_store import raw
 
 SEPARATORS_VERSION = next(
     i + 1 for i, steps in enumerate(MIGRATIONS) if refold_separators in steps)

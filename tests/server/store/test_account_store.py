@@ -7,14 +7,14 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from schema_undo import rewind
-from test_store import raw
 
 from server.accounts.passwords import hash_recovery_code
 from server.errors import StoreError
 from server.store.base import Store
 from server.store.factory import open_store
 from server.store.schema import MIGRATIONS
+from tests.server.store.schema_undo import rewind
+from tests.server.store.test_store import raw
 
 ACCOUNTS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS)
                         if any("CREATE TABLE devices" in str(step) for step in steps))

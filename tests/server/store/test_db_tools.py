@@ -16,15 +16,15 @@ from typing import Any
 
 import asyncpg
 import pytest
-from conftest import Server, play
 
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat, TimeControl
 from server.store import tools
 from server.store.postgres import PostgresStore
 from server.store.sqlite import SQLiteStore
+from tests.server.servers import Server, play
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def qubic_db(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,11 +15,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Client, Server, start_private_game
 
 from engine import Board, format_cell
 from server.protocol import PUBLIC_MESSAGES
 from server.protocol.wire import STORE_RETRY_IN
+from tests.server.servers import Client, Server, start_private_game
 
 
 @contextlib.contextmanager

@@ -8,9 +8,6 @@ import argparse
 import time
 
 import pytest
-import test_store
-from test_room import ANN, BOB, new_room, play, refused
-from test_store import ALICE
 
 from qubic_cli.admin import duration
 from server.errors import StoreError
@@ -19,6 +16,9 @@ from server.node import control, levers
 from server.protocol import ChatLine, ChatRemoved, GameEnd
 from server.store import levers as ops
 from server.store.base import Store
+from tests.server.game.test_room import ANN, BOB, new_room, play, refused
+from tests.server.store import test_store
+from tests.server.store.test_store import ALICE
 
 # the store's fixtures: database and store on SQLite and PostgreSQL come from conftest.py
 db, other_node = test_store.db, test_store.other_node

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from conftest import Client, Server, play, start_private_game
-from services import PostgresServer
 
 from server.errors import StoreError
 from server.store.factory import open_store
 from server.store.postgres import PostgresStore, redact
 from server.store.schema import MIGRATIONS, SCHEMA_VERSION
+from tests.server.servers import Client, Server, play, start_private_game
+from tests.services import PostgresServer
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
 

@@ -8,13 +8,13 @@ import sqlite3
 
 import asyncpg
 import pytest
-from schema_undo import rewind
 
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.schema import MIGRATIONS, refold_names
+from tests.server.store.schema_undo import rewind
 
 ALICE, BOB, CARL = Seat.human("Alice"), Seat.human("Bob"), Seat.human("Carl")
 NAMES_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if refold_names in steps)

@@ -7,9 +7,6 @@ from __future__ import annotations
 import time
 
 import pytest
-import test_store
-from schema_undo import IDS_VERSION, rewind
-from test_store import raw
 
 from engine.puzzles import load_puzzles
 from server.errors import StoreError
@@ -20,6 +17,9 @@ from server.store import puzzles
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.puzzles import PuzzleStore
+from tests.server.store import test_store
+from tests.server.store.schema_undo import IDS_VERSION, rewind
+from tests.server.store.test_store import raw
 
 db = test_store.db  # database and store on SQLite and PostgreSQL come from conftest.py
 ANN, BOB, CARL = Seat.human("Ann"), Seat.human("Bob"), Seat.human("Carl")

@@ -12,7 +12,6 @@ from typing import Any
 
 import asyncpg
 import pytest
-from conftest import read_only
 
 from engine import Board, X
 from server.errors import StoreError
@@ -21,6 +20,7 @@ from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.schema import SCHEMA_VERSION
 from server.store.sqlite import SQLiteStore
+from tests.server.servers import read_only
 
 ALICE, BOB = Seat.human("Alice"), Seat.human("Bob")
 
@@ -236,7 +236,7 @@ async def test_whether_a_game_is_listed_survives_a_restart(database: str) -> Non
     finally:
         await opened.close()
     # back to the schema before the field (version 2), undoing the versions after it too
-    from schema_undo import rewind
+    from tests.server.store.schema_undo import rewind
 
     await rewind(database, 2)
     await raw(database, "ALTER TABLE games DROP COLUMN listed")
@@ -650,7 +650,7 @@ asyncio.run(main())
 async def test_every_acknowledged_move_survives_kill_9(database: str) -> None:
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-c", KILLED_WRITER, database,
-        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[3],
     )  # fmt: skip
     assert child.stdout is not None
     game_id = (await child.stdout.readline()).decode().strip()
@@ -686,10 +686,9 @@ async def test_a_review_is_kept_once(database: str) -> None:
 
 
 def test_every_version_can_be_undone() -> None:
-    """A migration appended to the schema needs its undo in tests/server/schema_undo.py, so
+    """A migration appended to the schema needs its undo in tests/server/store/schema_undo.py, so
     that the upgrade tests can take a database back to any version."""
-    from schema_undo import UNDO
-
     from server.store.schema import SCHEMA_VERSION
+    from tests.server.store.schema_undo import UNDO
 
     assert set(UNDO) == set(range(3, SCHEMA_VERSION + 1))
