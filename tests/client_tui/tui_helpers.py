@@ -5,7 +5,6 @@ Imported by name (``from tui_helpers import ...``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from client_tui.app import QubicApp
 from client_tui.tokens import TokenStore
 from qubic_cli.embedded import start_embedded
 from server.http.app import RunningServer, ServerConfig, start_server
+from tests.eventually import eventually
 
 TIMEOUT = 45.0  # a poll: only a failure waits it out; CI runs two test files at once
 
@@ -46,13 +46,8 @@ async def until(
     pilot: Pilot, condition: Callable[[], object], what: str = "", timeout: float = TIMEOUT
 ) -> None:
     """Let the app run until ``condition()`` holds; fail after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}; "
-                                 f"{where(pilot.app)}")
-        await pilot.pause(0.05)
+    await eventually(condition, what, timeout=timeout, pause=pilot.pause,
+                     detail=lambda: where(pilot.app))
 
 
 def where(app: object) -> str:

@@ -17,6 +17,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from server.http.app import RunningServer, ServerConfig, start_server
+from tests.eventually import eventually
 
 TIMEOUT = 20.0
 
@@ -188,11 +189,9 @@ class Nodes:
         for name in names or self.names:
             self.running[name] = await start_server(
                 ServerConfig(port=0, node=name, **self.config))
-        for _ in range(200):  # until every node has seen every other (its first sweep)
-            seen = [r.hub.cluster.ownership.alive for r in self.running.values() if r.hub.cluster]
-            if all(alive >= set(self.running) for alive in seen):
-                return
-            await asyncio.sleep(0.05)
+        await eventually(lambda: all(r.hub.cluster.ownership.alive >= set(self.running)
+                                     for r in self.running.values() if r.hub.cluster),
+                         "every node has seen every other (its first sweep)")
 
     async def stop(self, *names: str) -> None:
         if not names:

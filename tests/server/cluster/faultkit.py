@@ -12,6 +12,7 @@ import asyncpg
 import websockets
 
 from server.store.factory import is_postgres_url
+from tests.eventually import eventually
 
 TIMEOUT = 20.0
 
@@ -154,11 +155,9 @@ class InProcessCluster:
 
         for name, config in self.configs.items():
             self.running[name] = await start_server(config)
-        for _ in range(200):  # until every node has seen every other (its first sweep)
-            if all(r.hub.cluster.ownership.alive >= set(self.running)
-                   for r in self.running.values()):
-                return
-            await asyncio.sleep(0.05)
+        await eventually(lambda: all(r.hub.cluster.ownership.alive >= set(self.running)
+                                     for r in self.running.values()),
+                         "every node has seen every other (its first sweep)")
 
     async def stop(self) -> None:
         for client in self.clients:
@@ -180,15 +179,17 @@ class InProcessCluster:
         """The one node holding the game (after its hand-off), once that has settled."""
         held: list[str] = []
         steady = 0
-        for _ in range(200):
+
+        def settled() -> str | None:  # one holder, the same for four looks in a row
+            nonlocal held, steady
             now = [n for n in self.running if game in self.ownership(n).held
                    and game in self.running[n].hub.rooms]
             steady = steady + 1 if len(now) == 1 and now == held else 0
             held = now
-            if steady >= 4:
-                return held[0]
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"game {game} did not settle on one node: {held}")
+            return held[0] if steady >= 4 else None
+
+        return await eventually(settled, f"game {game} settles on one node",
+                                detail=lambda: f"held by {held}")
 
 
 VERSIONED = {"move", "end", "presence", "chat", "offer", "takeback", "rematched",

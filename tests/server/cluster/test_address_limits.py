@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiohttp
@@ -26,22 +26,13 @@ from websockets.exceptions import ConnectionClosed
 
 from server.cluster.address_limits import FAILED_OPEN, RedisAddressLimits
 from server.metrics import Metrics
+from tests.eventually import eventually
 from tests.server.cluster.test_cluster_failover import Node
 from tests.server.cluster.test_cluster_redis import three_nodes
 from tests.server.servers import Client, Nodes
 from tests.services import RedisServer
 
-DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
 ADDRESS = "198.51.100.7"
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while not await check():
-        if loop.time() > deadline:
-            pytest.fail(f"never happened: {what}")
-        await asyncio.sleep(0.05)
 
 
 @contextlib.asynccontextmanager
@@ -169,7 +160,7 @@ async def test_with_redis_stopped_each_node_keeps_its_own_limit_then_counts_agai
         assert f"qubic_{FAILED_OPEN}_total 5" in metrics.render()
         await b.remove_connection(ADDRESS)  # lost on Redis: b writes its count afresh later
         await asyncio.to_thread(redis.start)  # empty
-        await until(lambda: _counted(redis.url, {"a": 2, "b": 1}), "both nodes' counts again")
+        await eventually(lambda: _counted(redis.url, {"a": 2, "b": 1}), "both nodes' counts again")
         async with limits_on(redis.url, "c", max_connections=2) as (c,):
             assert not await c.add_connection(ADDRESS)  # 3 open over the cluster
             await a.remove_connection(ADDRESS)
@@ -251,7 +242,7 @@ async def test_a_connection_closed_on_one_node_frees_its_place_on_another(
         async def let_in() -> bool:  # the count is given back when a's handler ends
             return await opener.admitted(url["c"]) is not None
 
-        await until(let_in, "a connection on c once the one on a closed")
+        await eventually(let_in, "a connection on c once the one on a closed")
         assert await opener.admitted(url["b"]) is None
     finally:
         await opener.close()
@@ -297,8 +288,8 @@ async def test_a_killed_node_s_connections_stop_counting(
         async def let_in() -> bool:
             return await opener.admitted(nodes["a"].ws_url) is not None
 
-        await until(let_in, "a connection on a once k's entry has expired")
-        await until(lambda: _gone(redis_url, "qubic:limits:conn:k"), "k's count swept")
+        await eventually(let_in, "a connection on a once k's entry has expired")
+        await eventually(lambda: _gone(redis_url, "qubic:limits:conn:k"), "k's count swept")
     finally:
         killed.kill()
         await opener.close()
@@ -325,7 +316,7 @@ async def test_with_redis_stopped_each_node_lets_an_address_in_up_to_its_own_lim
                 http.get(nodes["b"].http_url + "/metrics") as reply:
             assert f"qubic_{FAILED_OPEN}_total 1" in await reply.text()
         await outage.start_redis()  # empty: each node writes its count afresh
-        await until(lambda: _counted(outage.redis.url, {"a": 1, "b": 1}, "127.0.0.1"),
+        await eventually(lambda: _counted(outage.redis.url, {"a": 1, "b": 1}, "127.0.0.1"),
                     "both counts again")
         assert await opener.admitted(nodes["c"].ws_url) is None
         await opener.close()

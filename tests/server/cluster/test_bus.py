@@ -12,6 +12,7 @@ import pytest
 from server.cluster.bus import RedisBus
 from server.errors import BusError
 from server.node.bus import Bus, LocalBus
+from tests.eventually import eventually
 from tests.services import RedisServer
 
 TIMEOUT = 10.0
@@ -240,9 +241,8 @@ async def test_a_silent_redis_is_given_up_and_found_again(
     assert server.process is not None
     try:
         server.process.send_signal(signal.SIGSTOP)
-        async with asyncio.timeout(TIMEOUT):
-            while bus.connected:
-                await asyncio.sleep(0.05)
+        await eventually(lambda: not bus.connected, "the paused Redis given up",
+                         timeout=TIMEOUT)
     finally:
         server.process.send_signal(signal.SIGCONT)
     try:

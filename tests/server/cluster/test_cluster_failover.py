@@ -4,7 +4,6 @@ PostgreSQL; one stopped with SIGTERM hands its games over at once. Nothing is le
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.request
 from collections.abc import AsyncIterator
@@ -14,6 +13,7 @@ from typing import Any
 import asyncpg
 import pytest_asyncio
 
+from tests.eventually import eventually
 from tests.server.node.test_faults import ServerProcess, connect
 from tests.server.servers import Client, play
 
@@ -89,12 +89,15 @@ async def _game_across_nodes(cluster: Cluster) -> tuple[dict[str, Client], str, 
     await play(ann, game, ROW[2], 2)
     await bob.expect("move", ply=3)
     await eve.expect("move", ply=3)
-    for _ in range(100):  # a new game may be handed to another node once, just after it starts
+
+    def one_owner() -> list[str] | None:
         owners = [n for n, node in nodes.items() if node.health()["games_owned"] == 1]
         if len(owners) == 1 and nodes[owners[0]].health()["games_owned"] == 1:
-            break
-        await asyncio.sleep(0.1)
-    assert len(owners) == 1, owners
+            return owners
+        return None
+
+    # a new game may be handed to another node once, just after it starts
+    owners = await eventually(one_owner, "one node owns the game", every=0.1)
     return {"a": ann, "b": bob, "c": eve}, game, owners[0]
 
 

@@ -8,13 +8,13 @@ import asyncio
 import contextlib
 import io
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
 from qubic_cli.main import main
+from tests.eventually import eventually
 from tests.server.cluster.test_cluster import move_to, owner, private_game
 from tests.server.node.test_levers import closed_with
 from tests.server.servers import Nodes
@@ -30,14 +30,6 @@ async def admin(nodes: Nodes, *argv: str) -> tuple[int, Any]:
 
     code = await asyncio.to_thread(run)
     return code, json.loads(out.getvalue()) if out.getvalue().strip() else err.getvalue()
-
-
-async def until(check: Callable[[], Awaitable[bool]], rounds: int = 200) -> None:
-    for _ in range(rounds):
-        if await check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the condition never held")
 
 
 async def test_a_ban_closes_the_players_connections_on_every_node_and_refuses_them_anywhere(
@@ -97,7 +89,7 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
         reply = await ann.request(t="chat", game=game, text="more")
         return reply["t"] == "error" and reply["code"] == "muted"
 
-    await until(refused)
+    await eventually(refused)
     assert (await bob.request(t="chat", game=game, text="thanks"))["t"] == "ack"
     _, log = await admin(nodes, "audit")
     assert [(e["actor"], e["action"], e["target"]) for e in log[:3]] == [

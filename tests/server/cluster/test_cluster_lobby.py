@@ -5,7 +5,6 @@ hold across nodes, and the lobby outlives its holder."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from server.errors import ServerError
 from server.game.challenges import Challenges
 from server.game.matchmaking import Matchmaker
 from server.game.records import TimeControl
+from tests.eventually import eventually
 from tests.server.cluster.test_cluster_failover import Cluster as ProcessCluster
 from tests.server.game import test_challenges as challenges
 from tests.server.node import test_e2e as e2e
@@ -34,15 +34,6 @@ def holder(nodes: Nodes) -> str:
             if isinstance(running.hub.lobby, ClusterLobby) and running.hub.lobby.holding]
     assert len(held) <= 1, held
     return held[0] if held else ""
-
-
-async def until(check: Any, what: str, tries: int = 400) -> None:
-    """Poll ``check()`` (every 50 ms) until it is true; the test fails saying ``what``."""
-    for _ in range(tries):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never: {what}")
 
 
 async def lobby_of(client: Client) -> dict[str, Any]:
@@ -67,7 +58,7 @@ async def seen_online(client: Client, count: int) -> None:
 
 
 async def test_a_seek_made_on_a_is_accepted_from_b(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     ann, bob = await nodes.client("a", "ann"), await nodes.client("b", "bob")
     eve = await nodes.client("c", "eve")
     await lobby_of(eve)
@@ -112,7 +103,7 @@ async def rated(nodes: Nodes, ratings: dict[str, float]) -> dict[str, str]:
 
 
 async def test_quick_pairing_across_nodes_keeps_the_rating_windows(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     tokens = await rated(nodes, {"ann": 1500, "bob": 1550, "cat": 1900})
     ann = await nodes.client("a", token=tokens["ann"])
     bob = await nodes.client("b", token=tokens["bob"])
@@ -132,7 +123,7 @@ async def test_quick_pairing_across_nodes_keeps_the_rating_windows(nodes: Nodes)
 
 
 async def test_a_private_code_made_on_a_is_joined_on_b_in_any_case(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     ann, bob = await nodes.client("a", "ann"), await nodes.client("b", "bob")
     eve = await nodes.client("c", "eve")
     await lobby_of(eve)
@@ -155,9 +146,9 @@ async def test_a_private_code_made_on_a_is_joined_on_b_in_any_case(nodes: Nodes)
 
 
 async def test_a_challenge_from_a_to_a_player_on_c(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     ann, cat = await nodes.client("a", "ann"), await nodes.client("c", "cat")
-    await until(lambda: _online(nodes, 2), "both players are online in the lobby")
+    await eventually(lambda: _online(nodes, 2), "both players are online in the lobby")
     missing = await ann.request(t="challenge", name="nobody")
     assert missing["t"] == "error" and missing["code"] == "no_such_player"
     sent = await ann.request(t="challenge", name="cat", colour="x")
@@ -186,11 +177,11 @@ def _online(nodes: Nodes, count: int) -> bool:
 
 
 async def test_the_live_list_and_online_count_are_the_same_on_every_node(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     players = {name: await nodes.client(node, name)
                for name, node in (("ann", "a"), ("bob", "b"), ("cat", "c"), ("dan", "a"))}
     watchers = {node: await nodes.client(node, f"eve{node}") for node in "abc"}
-    await until(lambda: _online(nodes, 7), "seven players online")
+    await eventually(lambda: _online(nodes, 7), "seven players online")
     seek = (await players["ann"].request(t="seek"))["seek"]["id"]
     await players["bob"].send(t="accept_seek", seek=seek)
     game = (await players["ann"].expect("game"))["id"]
@@ -208,7 +199,7 @@ async def test_the_live_list_and_online_count_are_the_same_on_every_node(nodes: 
 
 
 async def test_lobby_sub_on_c_gets_the_deltas_of_a_seek_made_on_a(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     eve = await nodes.client("c", "eve")
     first = await lobby_of(eve)
     # A seek of the test before may still be there (its player's goodbye crossing the
@@ -229,7 +220,7 @@ async def test_lobby_sub_on_c_gets_the_deltas_of_a_seek_made_on_a(nodes: Nodes) 
 
 
 async def test_per_player_limits_hold_across_nodes(nodes: Nodes) -> None:
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     ann_a = await nodes.client("a", "ann")
     ann_b = await nodes.client("b", token=ann_a.token)  # one player, two nodes
     seek = await ann_a.request(t="seek")
@@ -239,7 +230,7 @@ async def test_per_player_limits_hold_across_nodes(nodes: Nodes) -> None:
         assert refused["t"] == "error" and refused["code"] == "too_many_seeks", refused
     for name, node in (("bob", "a"), ("cat", "b"), ("dan", "c"), ("fay", "c")):
         await nodes.client(node, name)
-    await until(lambda: _online(nodes, 5), "five players online")
+    await eventually(lambda: _online(nodes, 5), "five players online")
     for name, client in (("bob", ann_a), ("cat", ann_b), ("dan", ann_a)):
         assert (await client.request(t="challenge", name=name))["t"] == "challenge_sent"
     refused = await ann_b.request(t="challenge", name="fay")
@@ -309,8 +300,7 @@ async def test_a_frozen_lobby_holder_is_replaced_and_fenced_off(nodes: Nodes) ->
 
 
 async def until_held(nodes: Nodes) -> str:
-    await until(lambda: holder(nodes), "a node holds the lobby")
-    return holder(nodes)
+    return await eventually(lambda: holder(nodes), "a node holds the lobby")
 
 
 async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_seek(
@@ -326,11 +316,7 @@ async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_
             text = value.decode() if isinstance(value, bytes) else value
             return "" if text is None else text.split(":", 1)[1]
 
-        for _ in range(400):
-            first = await lobby_holder()
-            if first:
-                break
-            await asyncio.sleep(0.05)
+        first = await eventually(lobby_holder, "a node holds the lobby")
         others = [n for n in "abc" if n != first]
         ann = await connect(cluster.nodes[others[0]], "ann")
         seek = (await ann.request(t="seek", colour="x"))["seek"]
@@ -339,12 +325,12 @@ async def test_the_lobby_holder_killed_with_sigkill_another_node_takes_the_open_
         bob = await connect(cluster.nodes[others[1]], "bob")
         meanwhile = await bob.request(t="quick")
         assert meanwhile["t"] == "queued" or meanwhile.get("code") == "unavailable", meanwhile
-        for _ in range(400):
+
+        async def next_holder() -> str | None:
             second = await lobby_holder()
-            if second and second != first:
-                break
-            await asyncio.sleep(0.05)
-        assert second in others
+            return second if second and second != first else None
+
+        assert await eventually(next_holder, "another node holds the lobby") in others
         bob.inbox.clear()
         if meanwhile["t"] == "queued":
             assert (await bob.request(t="cancel_quick"))["t"] == "ack"

@@ -18,8 +18,9 @@ import server.node.rooms
 from server.cluster.lobby import ClusterLobby
 from server.cluster.ownership import KeyedLocks
 from server.http.app import RunningServer
+from tests.eventually import eventually
 from tests.server.cluster.test_cluster import ROW, owner
-from tests.server.cluster.test_cluster_lobby import holder, until
+from tests.server.cluster.test_cluster_lobby import holder
 from tests.server.servers import Client, Nodes, play
 
 ROUNDS = 12  # three games a round (one per pair of nodes), plus the rematches
@@ -141,7 +142,7 @@ async def test_finished_games_leave_nothing_behind_on_any_node(
     nodes: Nodes, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(server.node.rooms, "FINISHED_KEPT", 0.2)  # forgotten soon after the end
-    await until(lambda: holder(nodes), "a node holds the lobby")
+    await eventually(lambda: holder(nodes), "a node holds the lobby")
     baseline = tracked(nodes)
     assert baseline == {name: {k: set() for k in found} for name, found in baseline.items()}
     redis_url = nodes.config["redis_url"]
@@ -162,13 +163,15 @@ async def test_finished_games_leave_nothing_behind_on_any_node(
         await ws.close()
 
     # the owners forget the games (and then release their leases); the full reports come
-    for _ in range(400):
-        if tracked(nodes) == baseline and await redis_games(redis_url) == EMPTY:
-            break
-        await asyncio.sleep(0.05)
-    left = {name: {k: len(v) for k, v in found.items() if v}  # how many games each keeps
-            for name, found in tracked(nodes).items()}
-    assert tracked(nodes) == baseline, f"left behind, of {len(played)} games: {left}"
+    def left() -> str:  # how many games each keeps
+        return repr({name: {k: len(v) for k, v in found.items() if v}
+                     for name, found in tracked(nodes).items()})
+
+    async def forgotten() -> bool:
+        return tracked(nodes) == baseline and await redis_games(redis_url) == EMPTY
+
+    await eventually(forgotten, f"the nodes and Redis forget the {len(played)} games",
+                     detail=left)
     assert await redis_games(redis_url) == EMPTY
 
 
@@ -209,7 +212,7 @@ async def test_the_upkeep_goes_on_when_the_deadline_check_fails(
         hub.cluster.router.check_deadlines = fails  # type: ignore[method-assign]
         beat = f"qubic:node:{hub.cluster.node}"
         await hub.cluster.redis.delete(beat)
-        await until(lambda: hub.metrics.counters["cluster_upkeep_failures"] >= 2,
+        await eventually(lambda: hub.metrics.counters["cluster_upkeep_failures"] >= 2,
                     "the upkeep goes round again after a failure")
         assert await hub.cluster.redis.exists(beat)  # and it still beats
         assert not hub.cluster._loops[0].done()

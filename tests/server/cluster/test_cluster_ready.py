@@ -5,17 +5,15 @@ liveness check answers throughout. Real Redis and PostgreSQL; nothing waits a fi
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import asyncpg
 
+from tests.eventually import eventually
 from tests.server.servers import Nodes
 from tests.services import RedisServer
-
-DEADLINE = 60.0
 
 
 async def ready(node: Any) -> tuple[int, dict[str, Any]]:
@@ -25,13 +23,13 @@ async def ready(node: Any) -> tuple[int, dict[str, Any]]:
 
 
 async def until(node: Any, status: int) -> dict[str, Any]:
-    deadline = time.monotonic() + DEADLINE
-    while True:
+    """The body ``/health/ready`` answers once it answers ``status``."""
+
+    async def answered() -> dict[str, Any] | None:
         got, body = await ready(node)
-        if got == status:
-            return body
-        assert time.monotonic() < deadline, (status, got, body)
-        await asyncio.sleep(0.1)
+        return body if got == status else None
+
+    return await eventually(answered, f"/health/ready answers {status}")
 
 
 async def test_ready_follows_redis_and_postgresql(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import asyncpg
@@ -18,12 +18,12 @@ import pytest_asyncio
 
 from server.node.routing import Asked, Awaiting
 from server.tasks import stop_tasks
+from tests.eventually import eventually
 from tests.server.cluster.test_cluster import holders, move_to, owner, private_game
 from tests.server.servers import Client, Nodes, play
 from tests.services import RedisServer
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]  # X wins on level 1, row 1
-DEADLINE = 60.0  # seconds any one condition may take on a loaded machine
 
 
 class Outage:
@@ -60,20 +60,6 @@ async def outage(redis_factory: Callable[[], RedisServer],
         yield started
 
 
-async def until(check: Callable[[], Awaitable[Any] | Any], what: str) -> Any:
-    """Wait until ``check()`` is truthy; fail after DEADLINE seconds saying ``what``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return result
-        assert loop.time() < deadline, f"not within {DEADLINE} s: {what}"
-        await asyncio.sleep(0.05)
-
-
 def lobby_holders(nodes: Nodes) -> list[str]:
     return [name for name, running in nodes.running.items()
             if getattr(running.hub.lobby, "holding", None) is not None]
@@ -82,9 +68,9 @@ def lobby_holders(nodes: Nodes) -> list[str]:
 async def recovered(nodes: Nodes, game: str) -> str:
     """Every node's bus is connected again, one node holds the lobby and one the game (the
     same one three looks in a row); returns the game's owner."""
-    await until(lambda: all(r.hub.cluster is not None and r.hub.cluster.bus.connected
+    await eventually(lambda: all(r.hub.cluster is not None and r.hub.cluster.bus.connected
                             for r in nodes.running.values()), "every bus reconnected")
-    await until(lambda: len(lobby_holders(nodes)) == 1, "one node holds the lobby")
+    await eventually(lambda: len(lobby_holders(nodes)) == 1, "one node holds the lobby")
     return await owner(nodes, game)
 
 
@@ -138,7 +124,7 @@ async def the_rest_of_the_game(outage: Outage, postgres_url: str, ann: Client, b
     seeking = await cat.request(t="seek", colour="x")
     assert seeking["t"] == "seeking", seeking
     seek = seeking["seek"]["id"]
-    await until(lambda: _sees_seek(dan, seek), "the seek made on a is listed on b")
+    await eventually(lambda: _sees_seek(dan, seek), "the seek made on a is listed on b")
     await dan.send(t="accept_seek", seek=seek)
     started_a, started_b = await cat.expect("game"), await dan.expect("game")
     assert started_a["id"] == started_b["id"] and started_b["you"] == "o"
@@ -172,7 +158,7 @@ async def test_redis_restarted_empty_mid_game(outage: Outage, postgres_url: str)
     held = await recovered(nodes, game)
     assert held in nodes.running and before in nodes.running
     # the players' games are known on every node again (made again by the claim)
-    await until(lambda: _welcome_lists(nodes, bob, game), "bob's welcome on c lists the game")
+    await eventually(lambda: _welcome_lists(nodes, bob, game), "bob's welcome on c lists the game")
     await the_rest_of_the_game(outage, postgres_url, ann, bob, eve, game)
 
 
@@ -184,8 +170,8 @@ async def test_redis_away_longer_than_the_lease_mid_game(
     held = await owner(nodes, game)
     await outage.stop_redis()
     # every node gives its games up once their leases run out by its own clock
-    await until(lambda: not holders(nodes, game), "the owner dropped the game")
-    await until(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
+    await eventually(lambda: not holders(nodes, game), "the owner dropped the game")
+    await eventually(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
                                 for r in nodes.running.values()), "every bus saw Redis go")
     # a request meanwhile is answered at once, wherever its player is: `unavailable`
     for client in (ann, bob):
@@ -205,7 +191,7 @@ async def test_while_the_bus_is_cut_off_every_game_request_gets_unavailable(
         nodes = outage.nodes
         ann, bob, eve, game = await game_across_nodes(nodes)
         await outage.stop_redis()
-        await until(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
+        await eventually(lambda: not any(r.hub.cluster is not None and r.hub.cluster.bus.connected
                                     for r in nodes.running.values()), "every bus saw Redis go")
         # on the owner's node too: a move there would be recorded and heard by nobody
         for client in (ann, bob):
@@ -237,7 +223,7 @@ async def test_a_request_forwarded_to_an_owner_that_dies_gets_unavailable(
     refused = await asker.error("unavailable", ref=ref)
     assert refused["retry_in"] > 0
     assert not any(m.get("ref") == ref and m["t"] == "ack" for m in asker.seen)
-    second = await until(lambda: [n for n in holders(nodes, game) if n != first],
+    second = await eventually(lambda: [n for n in holders(nodes, game) if n != first],
                          "another node took the game over")
     assert len(second) == 1
     again = await asker.send(t="chat", game=game, text="hello?")  # sent again: it reaches

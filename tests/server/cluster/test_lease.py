@@ -4,6 +4,7 @@ Redis and, through its fencing token, by the PostgreSQL store."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -12,6 +13,7 @@ from server.cluster.lease import Lease, LeaseError, Leases
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
 from server.store.factory import open_store
+from tests.eventually import eventually
 from tests.services import RedisServer
 
 TIMEOUT = 10.0
@@ -34,9 +36,11 @@ async def node_b(redis_url: str) -> AsyncIterator[Leases]:
 
 async def expire(leases: Leases, game_id: str) -> None:
     """Wait until Redis has let the game's lease expire."""
-    async with asyncio.timeout(TIMEOUT):
-        while await leases.holder(game_id) is not None:
-            await asyncio.sleep(SHORT / 4)
+
+    async def expired() -> bool:
+        return await leases.holder(game_id) is None
+
+    await eventually(expired, "Redis let the lease expire", timeout=TIMEOUT, every=SHORT / 4)
 
 
 async def test_one_node_holds_a_game_and_the_other_is_refused(
@@ -130,13 +134,13 @@ async def test_tokens_stay_above_the_stores_after_redis_loses_everything(
         first = await leases.acquire("g1")
         assert first is not None
         server.restart()  # no persistence: the counter and the lease are gone
-        again = None
-        async with asyncio.timeout(TIMEOUT):
-            while again is None:
-                try:
-                    again = await leases.acquire("g1", floor=41)  # the store has seen 41
-                except LeaseError:
-                    await asyncio.sleep(0.05)
+
+        async def acquired() -> Lease | None:
+            with contextlib.suppress(LeaseError):
+                return await leases.acquire("g1", floor=41)  # the store has seen 41
+            return None
+
+        again = await eventually(acquired, "the lease acquired again", timeout=TIMEOUT)
         assert again.token == 42
         other = await leases.acquire("g2")
         assert other is not None and other.token == 43

@@ -27,6 +27,7 @@ from server.engine_pool.fleet.node import Fleet
 from server.engine_pool.fleet.worker import FleetWorker, parse_levels
 from server.engine_pool.local import ComputerPool
 from server.http.app import RunningServer, ServerConfig, start_server
+from tests.eventually import eventually
 from tests.server.node.test_faults import descendants
 from tests.server.servers import Client
 from tests.services import RedisServer
@@ -107,15 +108,15 @@ async def _holder(redis_url: str, spec: str, jobs: int = 1) -> str:
     """The worker that holds the ``jobs`` pending jobs for ``spec``."""
     client = await open_redis(redis_url)
     try:
-        for _ in range(200):
+
+        async def holder() -> str | None:
             pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 10)
             holders = {entry["consumer"].decode() for entry in pending}  # type: ignore[union-attr]
-            if len(pending) == jobs and len(holders) == 1:
-                return str(holders.pop())
-            await asyncio.sleep(0.05)
+            return str(holders.pop()) if len(pending) == jobs and len(holders) == 1 else None
+
+        return await eventually(holder, f"one worker took the {jobs} jobs")
     finally:
         await client.aclose()
-    raise AssertionError(f"no worker took the {jobs} jobs")
 
 
 @pytest.fixture
@@ -152,11 +153,8 @@ async def _worker_here(redis_url: str, levels: list[str]) -> AsyncIterator[Fleet
 
 async def _settled(worker: FleetWorker) -> None:
     """Wait until ``worker`` has answered or dropped a job (its pool warms up first)."""
-    for _ in range(600):
-        if worker.dropped or worker.answered:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("the worker neither answered nor dropped the job")
+    await eventually(lambda: worker.dropped or worker.answered,
+                     "the worker answered or dropped the job", every=0.1)
 
 
 async def _counted(worker: FleetWorker, answered: int, dropped: int = 0,
@@ -164,11 +162,8 @@ async def _counted(worker: FleetWorker, answered: int, dropped: int = 0,
     """Assert the worker's counts once they settle: it counts an answer when Redis has taken
     it, and the node, reading that answer, may go on before the worker's next turn."""
     want = (answered, dropped, reclaimed)
-    for _ in range(50):
-        if (worker.answered, worker.dropped, worker.reclaimed) == want:
-            return
-        await asyncio.sleep(0.1)
-    assert (worker.answered, worker.dropped, worker.reclaimed) == want
+    await eventually(lambda: (worker.answered, worker.dropped, worker.reclaimed) == want,
+                     f"the worker counted {want}", every=0.1)
 
 
 def test_levels_parse() -> None:
@@ -269,10 +264,8 @@ async def test_a_slow_worker_is_passed_over_and_its_late_answer_dropped(
     slow.signal(signal.SIGSTOP)  # hangs, as a swapping or overloaded machine would
     move = await ann.expect("move", game=game, ply=4)  # from the other worker
     slow.signal(signal.SIGCONT)  # it wakes up and answers too: the node drops that
-    for _ in range(200):
-        if node.pool.stale_answers:  # type: ignore[attr-defined]
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: node.pool.stale_answers,  # type: ignore[attr-defined]
+                     "the node dropped the late answer")
     assert node.pool.stale_answers == 1  # type: ignore[attr-defined]
     await ann.quiet(1.0)
     assert [m["ply"] for m in ann.seen if m["t"] == "move"] == [1, 2, 3, 4]  # played once
@@ -288,18 +281,12 @@ async def test_a_job_for_a_game_resigned_while_it_waited_is_dropped_unplayed(
     # queues the job, and nobody takes it
     await client.zadd(keys.workers, {"gone": time.time()})
     await client.hset(keys.worker("gone"), mapping={"processes": 1, "levels": "level3"})
-    for _ in range(100):
-        if node.pool.ready:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: node.pool.ready, "the node sees a worker")
     ann = await _player(node, "ann")
     game = await _computer_game(ann, level=3, colour="o")
     await ann.expect("ai_thinking", game=game, ply=0)
     stream = keys.jobs("level3")
-    for _ in range(100):
-        if await client.xlen(stream):
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: client.xlen(stream), "the job is queued")
     await ann.request(t="resign", game=game)
     await ann.expect("end", game=game)
 
@@ -411,10 +398,8 @@ async def test_a_job_cancelled_as_an_idle_worker_reads_it_is_dropped_unanswered(
     keys = Keys("qubic:")
     try:
         async with _worker_here(redis_url, ["level2"]) as worker:
-            for _ in range(600):  # ready, and waiting for jobs
-                if await client.zscore(keys.workers, worker.name):
-                    break
-                await asyncio.sleep(0.1)
+            await eventually(lambda: client.zscore(keys.workers, worker.name),
+                             "the worker is ready", every=0.1)
             await asyncio.sleep(0.3)
             job = Job("gone", "some-node", "4x4x4", (0,), "level2", 0, 0.2, None,
                       time.time() + 60)

@@ -16,6 +16,7 @@ import pytest
 
 from server.engine_pool.local import ComputerPool
 from server.http.app import ServerConfig, start_server
+from tests.eventually import eventually
 from tests.server.engine_pool.engine_gate import gated_warm_up
 from tests.server.node.test_faults import ServerProcess, descendants, processes  # noqa: F401
 from tests.server.servers import Client
@@ -63,11 +64,10 @@ def _health(server: ServerProcess) -> dict[str, object]:
 
 
 async def _until_engine_ready(server: ServerProcess) -> None:
-    for _ in range(600):
-        if (await asyncio.to_thread(_health, server))["ai_ready"]:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("the engine never became ready")
+    async def ready() -> bool:
+        return bool((await asyncio.to_thread(_health, server))["ai_ready"])
+
+    await eventually(ready, "the engine is ready", every=0.1)
 
 
 def alive(pid: int) -> bool:

@@ -18,6 +18,7 @@ import pytest_asyncio
 from server.engine_pool.truth import MAX_JOBS
 from server.game.addresses import address_key
 from server.node.reviews import REVIEW_BURST
+from tests.eventually import eventually
 from tests.server.servers import Server, start_private_game
 
 FLOOD = ["2001:db8:0:7::1", "2001:db8:0:7::beef"]  # one /64: one address
@@ -56,10 +57,8 @@ async def test_one_address_flooding_the_solver_delays_another_by_one_job_at_most
     positions = [rng.sample(range(64), 4) for _ in range(MAX_JOBS)]  # ~1 s of search each
     flood = [asyncio.create_task(solve(proxied, p, FLOOD[n % 2]))
              for n, p in enumerate(positions)]
-    for _ in range(400):
-        if truth.held(address_key(FLOOD[0])) == MAX_JOBS:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: truth.held(address_key(FLOOD[0])) == MAX_JOBS,
+                     "the flood holds its MAX_JOBS", every=0.01)
     assert truth.held(address_key(FLOOD[1])) == MAX_JOBS  # both addresses: one /64
     status, body, headers = await solve(proxied, rng.sample(range(64), 4), FLOOD[1])
     assert (status, body["code"]) == (429, "solver_busy"), body

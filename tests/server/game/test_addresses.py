@@ -7,7 +7,6 @@ The cluster's count is in tests/server/cluster/test_address_limits.py.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from server.node import levers
 from server.node.session import AddressLimits
 from server.store import levers as ops
 from server.store.base import Store
+from tests.eventually import eventually
 from tests.server.servers import Client, Server
 
 
@@ -135,11 +135,9 @@ async def test_behind_a_proxy_the_access_log_shows_the_client(
                     server.running.http_url + "/health",
                     headers={"X-Forwarded-For": "2001:db8::7"}) as response:
                 assert response.status == 200
-            for _ in range(100):  # the line is written once the response has gone out
-                lines = [r for r in caplog.records if r.name == "qubic.access"]
-                if lines:
-                    break
-                await asyncio.sleep(0.02)
+            lines = await eventually(  # written once the response has gone out
+                lambda: [r for r in caplog.records if r.name == "qubic.access"],
+                "the access log's line", every=0.02)
     finally:
         await server.stop()
     assert [(r.address, r.path) for r in lines] == [("2001:db8::7", "/health")]  # type: ignore[attr-defined]

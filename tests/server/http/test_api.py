@@ -16,6 +16,7 @@ from server.cluster.lobby import ClusterLobby
 from server.http.api import ApiError, ApiGame, ApiLeaderboard, ApiLobby, openapi
 from server.http.app import RunningServer
 from server.protocol import PlayerProfile
+from tests.eventually import eventually
 from tests.server.servers import Nodes, Server, play, start_private_game
 
 
@@ -121,12 +122,9 @@ async def test_every_node_of_a_cluster_answers_alike(two_nodes: Nodes) -> None:
     """The lobby is the one lobby wherever it is asked (not only on the node holding it),
     and games, players and the leaderboard are the same on every node."""
     nodes = two_nodes
-    for _ in range(400):
-        holders = [r for r in nodes.running.values()
-                   if isinstance(r.hub.lobby, ClusterLobby) and r.hub.lobby.holding]
-        if holders:
-            break
-        await asyncio.sleep(0.05)
+    holders = await eventually(lambda: [r for r in nodes.running.values()
+                                        if isinstance(r.hub.lobby, ClusterLobby)
+                                        and r.hub.lobby.holding], "a node holds the lobby")
     assert len(holders) == 1
     ann, bob, cat = (await nodes.client("a", "ann"), await nodes.client("b", "bob"),
                      await nodes.client("b", "cat"))
@@ -137,15 +135,18 @@ async def test_every_node_of_a_cluster_answers_alike(two_nodes: Nodes) -> None:
     await play(ann, game, "1a1", 0)
     await bob.expect("move", game=game, ply=1)
     open_seek = (await cat.request(t="seek", colour="o"))["seek"]["id"]
-    for _ in range(400):  # the holder hears of each change from the nodes within moments
+
+    async def both_lobbies() -> list[ApiLobby] | None:
         answers = await on_every_node(nodes, "/api/lobby")
         lobbies = [strict(ApiLobby, data) for status, data in answers if status == 200]
-        if len(lobbies) == 2 and all(
-                ([s.id for s in lobby.seeks], [(g.id, g.ply) for g in lobby.games],
-                 lobby.online) == ([open_seek], [(game, 1)], 3) for lobby in lobbies):
-            break
-        await asyncio.sleep(0.05)
-    assert lobbies[0] == lobbies[1] and len(lobbies) == 2, answers
+        same = len(lobbies) == 2 and all(
+            ([s.id for s in lobby.seeks], [(g.id, g.ply) for g in lobby.games],
+             lobby.online) == ([open_seek], [(game, 1)], 3) for lobby in lobbies)
+        return lobbies if same else None
+
+    # the holder hears of each change from the nodes within moments
+    lobbies = await eventually(both_lobbies, "both nodes list the seek, the game and 3 online")
+    assert lobbies[0] == lobbies[1]
     assert lobbies[0].seeks[0].name == "cat" and lobbies[0].games[0].x == "ann"
     for path in (f"/api/games/{game}", f"/api/games/{game}.txt", "/api/players/BOB",
                  "/api/leaderboard", "/api/games/nothing", "/api/openapi.json"):

@@ -11,6 +11,7 @@ import urllib.request
 from typing import Any
 
 from server.http.api import openapi
+from tests.eventually import eventually
 from tests.server.servers import Client, Server, play, start_private_game
 
 QUICK_WIN = ["1a1", "4d4", "1b1", "4c4", "1c1", "4a1", "1d1"]  # O leaves 1d1 open: X wins
@@ -141,9 +142,9 @@ async def test_a_worker_killed_mid_review_is_unavailable_then_recomputed(
     assert server.running is not None
     truth, reviews = server.running.hub.truth, server.running.hub.reviews
     asked = asyncio.ensure_future(ann.request(t="review", game=game))
-    while not (reviews.computing and truth._executor is not None
-               and truth._executor._processes):  # noqa: SLF001 - the worker to kill
-        await asyncio.sleep(0.05)
+    await eventually(lambda: reviews.computing and truth._executor is not None  # noqa: SLF001
+                     and truth._executor._processes,  # noqa: SLF001 - the worker to kill
+                     "the review is being computed")
     for process in list(truth._executor._processes.values()):  # noqa: SLF001
         process.kill()
     refused = await asyncio.wait_for(asked, 60)

@@ -19,6 +19,7 @@ from server.http.app import WRITE_BUFFER_LIMIT, SocketWriter, frame_header
 from server.metrics import Metrics
 from server.node.session import CLOSE_TRY_AGAIN_LATER, Session
 from server.protocol import Ack
+from tests.eventually import eventually
 
 
 class Recording(asyncio.WriteTransport):
@@ -112,10 +113,7 @@ async def test_a_slow_reader_s_frames_wait_in_the_bounded_outbox() -> None:
     await asyncio.sleep(0)
     assert transport.writes == [] and session.queued_bytes > 0
     transport.buffered = 0  # it read: the next look writes them, in order, at once
-    for _ in range(50):
-        await asyncio.sleep(0.01)
-        if transport.writes:
-            break
+    await eventually(lambda: transport.writes, "the queued frames written", every=0.01)
     assert [m["ref"] for w in transport.writes for m in frames_in(w)] == ["a", "b", "c"]
     transport.buffered = WRITE_BUFFER_LIMIT + 1
     for ref in ("d", "e", "f", "g"):  # one more than the outbox holds

@@ -15,6 +15,7 @@ from typing import Any
 
 import websockets
 
+from tests.eventually import eventually
 from tests.server.node.test_levers import connected_moderator
 from tests.server.servers import Client, ClusterServer, Server, start_private_game
 
@@ -107,12 +108,10 @@ class Follower:
 
 
 async def settled(followers: list[Follower], check: Any) -> None:
-    for _ in range(400):
-        if all(f.asking is None and check(f) for f in followers):
-            return
-        await asyncio.sleep(0.025)
-    raise AssertionError([(f.client.name, f.version, f.moves, f.lines, f.watches, f.asking)
-                          for f in followers])
+    await eventually(
+        lambda: all(f.asking is None and check(f) for f in followers), "every client settled",
+        every=0.025, detail=lambda: repr([(f.client.name, f.version, f.moves, f.lines,
+                                           f.watches, f.asking) for f in followers]))
 
 
 async def test_chat_in_both_chats_while_playing_leaves_every_client_without_a_gap(

@@ -4,13 +4,13 @@ prometheus-client's parser from a real server after real levers are pulled."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.node.control import KINDS
+from tests.eventually import eventually
 from tests.server.node.test_levers import admin, connected_moderator
 from tests.server.servers import Server
 
@@ -48,11 +48,12 @@ async def test_actions_by_kind_failures_and_the_polls_duration_are_on_metrics(
     assert (await mod.request(t="mute", name="bob", reason="shouting"))["t"] == "ack"
     assert server.running is not None
     await server.running.store.apply(control='{"do": "no_such_action"}')  # from a newer node
-    for _ in range(200):  # the poll carries them out within a round or two
+
+    async def failure_counted() -> dict[str, Any] | None:
         found = await families(server)
-        if found["qubic_control_action_failures"].samples[0].value == 1:
-            break
-        await asyncio.sleep(0.05)
+        return found if found["qubic_control_action_failures"].samples[0].value == 1 else None
+
+    found = await eventually(failure_counted, "the control poll carried the actions out")
     counted = actions(found)
     # the grant that made marta a moderator told every node her roles changed
     assert (counted["announce"], counted["mute"], counted["roles"]) == (1, 1, 1)

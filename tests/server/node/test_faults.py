@@ -23,6 +23,7 @@ import websockets
 # descendants: test_fleet.py and test_lifecycle.py import it from here, beside ServerProcess
 from bench.harness import ServerProcess, descendants  # noqa: F401
 from engine import Board
+from tests.eventually import eventually
 from tests.server.servers import Client, Server, play, start_private_game
 
 
@@ -143,9 +144,7 @@ async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
             await asyncio.sleep(0.12)  # within the rate limit
 
     tasks = [asyncio.create_task(pair(i)) for i in range(8)]
-    deadline = time.monotonic() + 60
-    while len(acked) < 60 and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await eventually(lambda: len(acked) >= 60, "60 moves acknowledged")
     server.kill()  # while moves are in flight
     stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -225,11 +224,8 @@ async def stops_reading(server: Server) -> None:
     stuck = await websockets.connect(server.running.ws_url, sock=sock, max_queue=1,
                                      close_timeout=0.5)
     await stuck.send('{"t": "hello", "name": "stuck"}')
-    deadline = time.monotonic() + 10
-    while not any(s.name == "stuck" for s in hub.sessions):
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
-    session = next(s for s in hub.sessions if s.name == "stuck")
+    session = await eventually(lambda: next((s for s in hub.sessions if s.name == "stuck"),
+                                            None), "the stuck client said hello")
 
     async def ask() -> None:
         while not session.closed:

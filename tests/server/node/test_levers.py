@@ -11,13 +11,13 @@ import io
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
 from qubic_cli.main import main
+from tests.eventually import eventually
 from tests.server.servers import Client, Server, play, start_private_game
 
 
@@ -32,15 +32,6 @@ async def admin(server: Server, *argv: str) -> tuple[int, Any]:
     code = await asyncio.to_thread(run)
     text = out.getvalue()
     return code, json.loads(text) if text.strip() else err.getvalue()
-
-
-async def until(check: Callable[[], Awaitable[bool]], rounds: int = 200) -> None:
-    """Wait until ``check`` holds (the control channel is polled; no time is asserted)."""
-    for _ in range(rounds):
-        if await check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the condition never held")
 
 
 async def closed_with(client: Client, code: str) -> dict[str, Any]:
@@ -167,14 +158,14 @@ async def test_a_moderator_mutes_and_unmutes_and_a_muted_players_chat_is_refused
         reply = await bob.request(t="chat", game=game, text="hello?")
         return reply["t"] == "error" and reply["code"] == "muted"
 
-    await until(refused)
+    await eventually(refused)
     assert (await ann.request(t="chat", game=game, text="I may"))["t"] == "ack"
     assert (await mod.request(t="unmute", name="bob"))["t"] == "ack"
 
     async def allowed() -> bool:
         return (await bob.request(t="chat", game=game, text="back"))["t"] == "ack"
 
-    await until(allowed)
+    await eventually(allowed)
     # a mute from the command line is found at the next hello too
     assert (await admin(server, "mute", "bob", "--for", "1h"))[0] == 0
     await bob.ws.close()

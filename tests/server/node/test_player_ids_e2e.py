@@ -5,9 +5,9 @@ only, over the websocket and the HTTP API."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from tests.eventually import eventually
 from tests.server.node.test_levers import admin, closed_with, connected_moderator, get
 from tests.server.servers import Client, Server, start_private_game
 
@@ -117,10 +117,11 @@ async def test_a_newcomer_who_takes_a_renamed_name_at_once_is_neither_kicked_nor
     ann, bob = await server.client("ann"), await server.client("bob")
     game = await finished_game(server, ann, bob)
     assert (await admin(server, "mute", "ann", "--reason", "caps"))[0] == 0
-    for _ in range(40):  # the node has heard of the mute (its control poll)
-        if (await ann.request(t="chat", game=game, text="hi")).get("code") == "muted":
-            break
-        await asyncio.sleep(0.05)
+
+    async def muted() -> bool:
+        return (await ann.request(t="chat", game=game, text="hi")).get("code") == "muted"
+
+    await eventually(muted, "the node heard of the mute (its control poll)")
     assert (await admin(server, "rename", "ann", "anna"))[0] == 0
     newcomer = await server.client()
     assert (await newcomer.hello(name="ann"))["t"] == "welcome"  # before the node acts

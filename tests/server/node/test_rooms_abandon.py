@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.eventually import eventually
 from tests.server.servers import Server, play, start_private_game
 
 
@@ -19,9 +20,7 @@ async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
     room = rooms.rooms[game_id]
     await ann.ws.close()
     await bob.ws.close()
-    async with asyncio.timeout(10):
-        while room.abandoned_since() is None:
-            await asyncio.sleep(0.02)
+    await eventually(lambda: room.abandoned_since() is not None, "the room is abandoned")
 
     async with rooms.locks[game_id]:  # a change in flight
         sweep = asyncio.create_task(rooms.end_abandoned(rooms.now() + 10**6))
