@@ -22,6 +22,7 @@ from server.node.bus import LocalBus
 from server.node.delivery import Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine
+from tests.eventually import eventually
 from tests.server.servers import Server, play, start_private_game
 
 
@@ -83,8 +84,8 @@ async def test_the_last_session_closing_a_game_unsubscribes_delivery() -> None:
     await delivery.open(bob, "g1", 0)
     assert delivery.close(ann, "g1")  # ann still has it open on her other connection
     assert not delivery.close(bob, "g1")
-    await asyncio.sleep(0.01)
-    assert delivery.audience == {} and not bus._handlers
+    await eventually(lambda: delivery.audience == {} and not bus._handlers,
+                     "the game's audience and its subscription gone")
     await delivery.close_all(1001, "bye")
     await bus.close()
 

@@ -21,6 +21,7 @@ from server.node.bus import LocalBus
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine, MovePlayed
+from tests.eventually import eventually
 from tests.server.cluster.faultkit import InProcessCluster, private_game, versions_seen
 
 
@@ -57,13 +58,18 @@ async def test_a_node_that_lost_a_game_s_state_takes_it_back_under_a_new_fence(
     await bob.expect("move", game=game, ply=3)  # the acked move reached the opponent
     assert (await bob.request(t="move", game=game, cell=17, ply=3))["t"] == "ack"
     await ann.expect("move", game=game, ply=4)
-    await asyncio.sleep(0.3)  # the rejoins' states
+
+    def seats_online() -> list[bool]:
+        room = cluster.running[owner].hub.rooms[game]
+        state = room.snapshot("eve", cluster.running[owner].hub.games.now())
+        return [seat.online for seat in state.seats]
+
+    # both players are present again (their rejoins)
+    await eventually(lambda: seats_online() == [True, True], "both players present again",
+                     detail=lambda: repr(seats_online()))
     for client in (ann, bob):
         seen = versions_seen(client, game)
         assert seen == sorted(seen), (client.name, seen)  # never backwards
-    room = cluster.running[owner].hub.rooms[game]  # both players are present again
-    state = room.snapshot("eve", cluster.running[owner].hub.games.now())
-    assert [seat.online for seat in state.seats] == [True, True], state.seats
 
 
 async def test_a_node_learns_a_game_s_owner_from_its_batches(

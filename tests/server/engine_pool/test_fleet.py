@@ -400,7 +400,11 @@ async def test_a_job_cancelled_as_an_idle_worker_reads_it_is_dropped_unanswered(
         async with _worker_here(redis_url, ["level2"]) as worker:
             await eventually(lambda: client.zscore(keys.workers, worker.name),
                              "the worker is ready", every=0.1)
-            await asyncio.sleep(0.3)
+
+            async def reading() -> bool:  # its XREADGROUP waits on the jobs' stream
+                return any(c.get("cmd") == "xreadgroup" for c in await client.client_list())
+
+            await eventually(reading, "the worker waits for jobs")
             job = Job("gone", "some-node", "4x4x4", (0,), "level2", 0, 0.2, None,
                       time.time() + 60)
             await client.set(keys.cancel(job.id), b"1")  # the game ended as it was queued

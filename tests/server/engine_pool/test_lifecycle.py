@@ -18,7 +18,12 @@ from server.engine_pool.local import ComputerPool
 from server.http.app import ServerConfig, start_server
 from tests.eventually import eventually
 from tests.server.engine_pool.engine_gate import gated_warm_up
-from tests.server.node.test_faults import ServerProcess, descendants, processes  # noqa: F401
+from tests.server.node.test_faults import (  # noqa: F401
+    ServerProcess,
+    connect,
+    descendants,
+    processes,
+)
 from tests.server.servers import Client
 
 
@@ -137,11 +142,16 @@ async def test_ctrl_c_while_the_workers_compile_on_a_cold_cache(
     server = ServerProcess(tmp_path / "q.db").start()
     processes.append(server)
     assert (await asyncio.to_thread(_health, server))["ai_ready"] is False
-    for _ in range(300):
-        if server.ai_workers():
-            break
-        await asyncio.sleep(0.1)
-    await asyncio.sleep(1.0)  # the worker is compiling now
+    eve = await connect(server, "eve")
+    await eve.send(t="play_ai", level=1, colour="o")  # the computer waits for its engine
+    game = (await eve.expect("game"))["id"]
+
+    async def compiling() -> bool:  # the engine's progress, as its players are told it
+        told = await eve.expect("engine", game=game, state="preparing", timeout=120)
+        return 0 < told["progress"] < 1
+
+    await eventually(compiling, "the worker has compiled part of the engine, not all")
+    await eve.ws.close()
     assert (await asyncio.to_thread(_health, server))["ai_ready"] is False
     log = await _ctrl_c(server)
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log

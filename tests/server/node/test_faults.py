@@ -172,7 +172,8 @@ async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still
     board = Board("4x4x4", [1, first["cell"]])
     await play_cell(eve, game, next(c for c in (42, 21, 22, 37) if c in board.legal_moves), 2)
     await eve.expect("ai_thinking", game=game, ply=3)
-    await asyncio.sleep(0.5)  # the search is under way
+    await eventually(lambda: server.metrics().get("qubic_ai_busy") == 1,
+                     "the search is under way (a worker is busy)")
     workers = server.ai_workers()
     assert workers, "no AI worker found under the server process"
     for pid in workers:
@@ -287,20 +288,27 @@ async def test_finished_games_leave_nothing_behind_in_the_hub(
             await play(ann, game, "1a1", 0)
             await bob.request(t="resign", game=game)
             games.append(game)
-        await asyncio.sleep(0.3)
-        await cat.request(t="watch", game=games[0])  # an old game, reloaded from the store
-        await asyncio.sleep(0.3)
         rooms, lobby = hub.games, hub.lobby
-        leftovers = {
-            "rooms": len(hub.rooms), "locks": len(rooms.locks),
-            "audience": len(hub.delivery.audience),
-            "finished": len(rooms.finished), "rematched": len(rooms.rematched),
-            "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),
-            "listed": len(lobby._listed), "unlisted": len(lobby._unlisted),
-            "published": len(rooms.published),
-            "subscriptions": len(hub.delivery._subscriptions),
-            "open in sessions": sum(len(s.rooms) for s in hub.sessions),
-        }
-        assert leftovers == dict.fromkeys(leftovers, 0)
+
+        def leftovers() -> dict[str, int]:
+            return {
+                "rooms": len(hub.rooms), "locks": len(rooms.locks),
+                "audience": len(hub.delivery.audience),
+                "finished": len(rooms.finished), "rematched": len(rooms.rematched),
+                "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),
+                "listed": len(lobby._listed), "unlisted": len(lobby._unlisted),
+                "published": len(rooms.published),
+                "subscriptions": len(hub.delivery._subscriptions),
+                "open in sessions": sum(len(s.rooms) for s in hub.sessions),
+            }
+
+        def nothing_left() -> bool:
+            return not any(leftovers().values())
+
+        await eventually(nothing_left, "the finished games forgotten",
+                         detail=lambda: repr(leftovers()))
+        await cat.request(t="watch", game=games[0])  # an old game, reloaded from the store
+        await eventually(nothing_left, "the old game forgotten again",
+                         detail=lambda: repr(leftovers()))
     finally:
         await running.stop()

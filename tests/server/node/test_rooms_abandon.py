@@ -22,9 +22,10 @@ async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
     await bob.ws.close()
     await eventually(lambda: room.abandoned_since() is not None, "the room is abandoned")
 
-    async with rooms.locks[game_id]:  # a change in flight
+    lock = rooms.locks[game_id]
+    async with lock:  # a change in flight
         sweep = asyncio.create_task(rooms.end_abandoned(rooms.now() + 10**6))
-        await asyncio.sleep(0.05)  # the sweep now waits for the lock
+        await eventually(lambda: lock._waiters, "the sweep waits for the lock")  # noqa: SLF001
         rooms.drop(game_id)  # meanwhile the game went to another holder
     await sweep
 
