@@ -4,6 +4,7 @@ and on Redis a restart of the real server in the middle."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import AsyncIterator, Callable
 
@@ -210,12 +211,14 @@ async def test_a_subscription_made_while_redis_is_down_waits_for_it(
         assert not subscribing.done()
         server.start()
         await asyncio.wait_for(subscribing, TIMEOUT)
-        while True:  # ``a`` may still be reconnecting its publishing connection
-            try:
+
+        async def published() -> bool:  # ``a`` may still be reconnecting its publishing side
+            with contextlib.suppress(BusError):
                 await a.publish("t", b"x")
-                break
-            except BusError:
-                await asyncio.sleep(0.05)
+                return True
+            return False
+
+        await eventually(published, "a publishes again")
         assert await inbox.next() == ("t", b"x")
     finally:
         await a.close()

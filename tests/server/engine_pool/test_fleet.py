@@ -48,14 +48,14 @@ class WorkerProcess:
         self.name = ""
 
     async def ready(self, timeout: float = 120.0) -> WorkerProcess:
-        for _ in range(int(timeout * 10)):
-            match = re.search(r"worker (\S+) ready", self.log.read_text())
-            if match:
-                self.name = match.group(1)
-                return self
-            assert self.process.poll() is None, self.log.read_text()
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"the worker did not start:\n{self.log.read_text()}")
+        def said_ready() -> re.Match[str] | None:
+            assert self.process.poll() is None, self.log.read_text()  # it died
+            return re.search(r"worker (\S+) ready", self.log.read_text())
+
+        said = await eventually(said_ready, "the worker started", timeout=timeout, every=0.1,
+                                detail=self.log.read_text)
+        self.name = said.group(1)
+        return self
 
     def signal(self, sig: int) -> None:
         """``sig`` to the worker and its search processes (as a machine going away would)."""

@@ -22,6 +22,7 @@ from server.game.records import MoveRecord, Seat, TimeControl
 from server.store import tools
 from server.store.postgres import PostgresStore
 from server.store.sqlite import SQLiteStore
+from tests.eventually import eventually
 from tests.server.servers import Server, play
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -96,15 +97,16 @@ async def test_status_backup_and_restore_of_sqlite_while_it_is_written(tmp_path:
             await store.create_player(f"early{number}", 0.0)
         stop = asyncio.Event()
 
-        async def keep_writing() -> int:
-            made = 0
+        made = 0
+
+        async def keep_writing() -> None:
+            nonlocal made
             while not stop.is_set():
                 await store.create_player(f"during{made}", 0.0)
                 made += 1
-            return made
 
         writer = asyncio.create_task(keep_writing())
-        await asyncio.sleep(0.05)
+        await eventually(lambda: made > 0, "the writes under way")
         backed = await asyncio.to_thread(tools.sqlite_backup, db, out)
         stop.set()
         await writer
