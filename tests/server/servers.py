@@ -243,14 +243,16 @@ class ClusterServer:
         """Wait until the new game has been handed to its node and the players have been
         sent its state again; that repeated state is taken out of their inboxes."""
         seen = 0
-        for _ in range(200):
+
+        def held_by_one() -> bool:  # one node holds it, for four looks in a row
+            nonlocal seen
             held = [r for r in self.nodes.running.values()
                     if r.hub.cluster is not None and game in r.hub.cluster.ownership.held
                     and game in r.hub.rooms]
             seen = seen + 1 if len(held) == 1 else 0
-            if seen >= 4:
-                break
-            await asyncio.sleep(0.05)
+            return seen >= 4
+
+        await eventually(held_by_one, f"game {game} settles on one node")
         await asyncio.sleep(0.1)
         for client in clients:
             with contextlib.suppress(TimeoutError):
