@@ -1,5 +1,6 @@
-"""The fixtures of the server's tests: a started server, three started cluster nodes, and a
-store on SQLite or PostgreSQL (the helpers they build on are in tests/server/servers.py)."""
+"""The fixtures of the server's tests: a started server, three started cluster nodes, a store
+on SQLite or PostgreSQL, and the server processes a test starts, killed after it (the helpers
+they build on are in tests/server/servers.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from bench.harness import ServerProcess
 from server.store.base import Store
 from server.store.factory import open_store
 from tests.server.servers import Nodes, Server
@@ -51,3 +53,13 @@ async def store(database: str) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[ServerProcess]]:
+    """Server processes started by a test; killed at its end whatever happened, with every
+    helper they started."""
+    started: list[ServerProcess] = []
+    yield started
+    for server in started:
+        server.close(kill=True)

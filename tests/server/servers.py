@@ -10,7 +10,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import websockets
@@ -18,6 +18,9 @@ from websockets.asyncio.client import ClientConnection
 
 from server.http.app import RunningServer, ServerConfig, start_server
 from tests.eventually import eventually
+
+if TYPE_CHECKING:
+    from bench.harness import ServerProcess
 
 TIMEOUT = 20.0
 
@@ -147,6 +150,16 @@ async def start_private_game(
     if isinstance(server, ClusterServer):
         await server.settled(game_a["id"], a, b)
     return game_a["id"]
+
+
+async def connect(server: ServerProcess, name: str | None = None,
+                  token: str | None = None) -> Client:
+    """A client of a server process (bench.harness's ``ServerProcess``); ``name`` or ``token``
+    says hello first."""
+    client = Client(await websockets.connect(server.ws_url, max_size=None))
+    if name is not None or token is not None:
+        await client.hello(name, token)
+    return client
 
 
 async def play(client: Client, game: str, cell: str, ply: int) -> dict[str, Any]:

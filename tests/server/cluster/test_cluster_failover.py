@@ -13,9 +13,9 @@ from typing import Any
 import asyncpg
 import pytest_asyncio
 
+from bench.harness import ServerProcess
 from tests.eventually import eventually
-from tests.server.node.test_faults import ServerProcess, connect
-from tests.server.servers import Client, play
+from tests.server.servers import Client, connect, play
 
 ROW = ["1a1", "2a1", "1b1", "2b1", "1c1", "2c1", "1d1"]
 TTL = "1.5"  # seconds: a dead node's games are taken over about this much later

@@ -24,8 +24,7 @@ from tests.eventually import eventually
 from tests.server.cluster.test_cluster_failover import Cluster as ProcessCluster
 from tests.server.game import test_challenges as challenges
 from tests.server.node import test_e2e as e2e
-from tests.server.node.test_faults import connect
-from tests.server.servers import Client, Nodes, play
+from tests.server.servers import Client, Nodes, connect, play
 
 
 def holder(nodes: Nodes) -> str:

@@ -20,6 +20,7 @@ import msgspec
 import pytest
 import websockets
 
+from bench.harness import descendants
 from engine.players import Decision
 from server.engine_pool.computer_moves import ComputerError, ComputerJob
 from server.engine_pool.fleet.jobs import GROUP, NO_WORKER, Job, Keys, open_redis
@@ -28,7 +29,6 @@ from server.engine_pool.fleet.worker import FleetWorker, parse_levels
 from server.engine_pool.local import ComputerPool
 from server.http.app import RunningServer, ServerConfig, start_server
 from tests.eventually import eventually
-from tests.server.node.test_faults import descendants
 from tests.server.servers import Client
 from tests.services import RedisServer
 

@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.harness import ServerProcess, descendants
 from server.engine_pool.local import ComputerPool
 from server.http.app import ServerConfig, start_server
 from tests.eventually import eventually
 from tests.server.engine_pool.engine_gate import gated_warm_up
-from tests.server.node.test_faults import (  # noqa: F401
-    ServerProcess,
-    connect,
-    descendants,
-    processes,
-)
-from tests.server.servers import Client
+from tests.server.servers import Client, connect
 
 
 async def test_the_server_works_while_the_engine_warms_and_tells_the_computers_opponent(

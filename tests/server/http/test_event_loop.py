@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import websockets
 
+from bench.harness import ServerProcess
 from server.http.loop import uvloop_installed
-from tests.server.node.test_faults import ServerProcess
 from tests.server.servers import Client
 
 X_WINS = ["1a1", "4d4", "1b1", "4d3", "1c1", "4d2", "1d1"]  # X takes the row 1a1-1d1

@@ -13,36 +13,16 @@ import signal
 import socket
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
 
-# descendants: test_fleet.py and test_lifecycle.py import it from here, beside ServerProcess
-from bench.harness import ServerProcess, descendants  # noqa: F401
+from bench.harness import ServerProcess
 from engine import Board
 from tests.eventually import eventually
-from tests.server.servers import Client, Server, play, start_private_game
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[ServerProcess]]:
-    """Server processes started by a test; killed at its end whatever happened, with every
-    helper they started."""
-    started: list[ServerProcess] = []
-    yield started
-    for server in started:
-        server.close(kill=True)
-
-
-async def connect(server: ServerProcess, name: str | None = None,
-                  token: str | None = None) -> Client:
-    client = Client(await websockets.connect(server.ws_url, max_size=None))
-    if name is not None or token is not None:
-        await client.hello(name, token)
-    return client
+from tests.server.servers import Client, Server, connect, play, start_private_game
 
 
 async def play_cell(client: Client, game: str, cell: int, ply: int) -> dict[str, Any]:

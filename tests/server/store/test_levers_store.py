@@ -17,11 +17,9 @@ from server.protocol import ChatLine, ChatRemoved, GameEnd
 from server.store import levers as ops
 from server.store.base import Store
 from tests.server.game.test_room import ANN, BOB, new_room, play, refused
-from tests.server.store import test_store
 from tests.server.store.test_store import ALICE
 
 # the store's fixtures: database and store on SQLite and PostgreSQL come from conftest.py
-db, other_node = test_store.db, test_store.other_node
 
 
 async def test_sanctions_follow_the_player_expire_and_are_lifted(store: Store) -> None:

@@ -17,11 +17,9 @@ from server.store import puzzles
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.puzzles import PuzzleStore
-from tests.server.store import test_store
 from tests.server.store.schema_undo import IDS_VERSION, rewind
 from tests.server.store.test_store import raw
 
-db = test_store.db  # database and store on SQLite and PostgreSQL come from conftest.py
 ANN, BOB, CARL = Seat.human("Ann"), Seat.human("Bob"), Seat.human("Carl")
 
 

@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import sqlite3
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +22,6 @@ from server.store.sqlite import SQLiteStore
 from tests.server.servers import read_only
 
 ALICE, BOB = Seat.human("Alice"), Seat.human("Bob")
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "qubic.db"
-
-
-@pytest.fixture
-async def other_node(database: str, store: Store) -> AsyncIterator[Store]:
-    """A second store on the same database, as a second server node would open it."""
-    opened = await open_store(database)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
 
 
 async def raw(database: str, sql: str) -> list[tuple[Any, ...]]:
