@@ -89,7 +89,7 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
         reply = await ann.request(t="chat", game=game, text="more")
         return reply["t"] == "error" and reply["code"] == "muted"
 
-    await eventually(refused)
+    await eventually(refused, "ann is muted")
     assert (await bob.request(t="chat", game=game, text="thanks"))["t"] == "ack"
     _, log = await admin(nodes, "audit")
     assert [(e["actor"], e["action"], e["target"]) for e in log[:3]] == [

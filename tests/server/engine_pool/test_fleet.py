@@ -108,7 +108,6 @@ async def _holder(redis_url: str, spec: str, jobs: int = 1) -> str:
     """The worker that holds the ``jobs`` pending jobs for ``spec``."""
     client = await open_redis(redis_url)
     try:
-
         async def holder() -> str | None:
             pending = await client.xpending_range(Keys("qubic:").jobs(spec), GROUP, "-", "+", 10)
             holders = {entry["consumer"].decode() for entry in pending}  # type: ignore[union-attr]

@@ -158,14 +158,14 @@ async def test_a_moderator_mutes_and_unmutes_and_a_muted_players_chat_is_refused
         reply = await bob.request(t="chat", game=game, text="hello?")
         return reply["t"] == "error" and reply["code"] == "muted"
 
-    await eventually(refused)
+    await eventually(refused, "bob is muted")
     assert (await ann.request(t="chat", game=game, text="I may"))["t"] == "ack"
     assert (await mod.request(t="unmute", name="bob"))["t"] == "ack"
 
     async def allowed() -> bool:
         return (await bob.request(t="chat", game=game, text="back"))["t"] == "ack"
 
-    await eventually(allowed)
+    await eventually(allowed, "bob is unmuted")
     # a mute from the command line is found at the next hello too
     assert (await admin(server, "mute", "bob", "--for", "1h"))[0] == 0
     await bob.ws.close()
