@@ -1,13 +1,42 @@
 """Qubic's game engine: rules for n^d boards, notation, computer players and search.
 
-Pure: no asyncio, no sockets, no files. ``import engine`` is cheap; the numba search kernel
-loads only with ``engine.players`` (or ``engine.kernel``).
+Pure: no asyncio, no sockets, no files. ``import engine`` is cheap: its names load on first
+use (numpy with the board, the numba search kernel with ``engine.players`` or ``engine.kernel``).
 """
 
-from engine.board import SIDE_NAMES, Board, O, Outcome, Termination, X
-from engine.errors import GameOver, IllegalMove, NotationError, QubicError, UnknownPlayer
-from engine.geometry import Bitboard, Cell, Geometry, cells_of, geometry, variant
-from engine.notation import format_cell, format_moves, parse_cell, parse_moves
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.board import SIDE_NAMES, Board, O, Outcome, Termination, X
+    from engine.errors import GameOver, IllegalMove, NotationError, QubicError, UnknownPlayer
+    from engine.geometry import Bitboard, Cell, Geometry, cells_of, variant
+    from engine.notation import format_cell, format_moves, parse_cell, parse_moves
+
+_HOMES = {
+    "O": "board", "SIDE_NAMES": "board", "X": "board", "Board": "board", "Outcome": "board",
+    "Termination": "board",
+    "GameOver": "errors", "IllegalMove": "errors", "NotationError": "errors",
+    "QubicError": "errors", "UnknownPlayer": "errors",
+    "Bitboard": "geometry", "Cell": "geometry", "Geometry": "geometry", "cells_of": "geometry",
+    "variant": "geometry",
+    "format_cell": "notation", "format_moves": "notation", "parse_cell": "notation",
+    "parse_moves": "notation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``from engine import Board`` loads ``engine.board`` (and numpy) only then, so that a
+    part needing only ``engine.levels`` or ``engine.errors`` starts without them."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"engine.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "O",
@@ -27,7 +56,6 @@ __all__ = [
     "cells_of",
     "format_cell",
     "format_moves",
-    "geometry",
     "parse_cell",
     "parse_moves",
     "variant",

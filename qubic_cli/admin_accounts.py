@@ -28,7 +28,8 @@ DESCRIPTION = """\
 A host's commands, run on the server's database (--db: a SQLite file or a postgresql:// URL,
 else $QUBIC_DATABASE_URL or the configuration file's `database`, as for `qubic serve`).
 
-  reset-password NAME      a new random password for NAME, printed once; every device of
+  reset-password NAME [--reason TEXT]
+                           a new random password for NAME, printed once; every device of
                            theirs logged out, their recovery codes deleted
 
 examples:
@@ -51,6 +52,7 @@ def add_reset_password(actions: argparse._SubParsersAction) -> argparse.Argument
                         help="a SQLite file (default ./qubic.db) or a postgresql:// URL")
     parser.add_argument("--config", metavar="FILE", help="a TOML file, as for qubic serve")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("--reason", metavar="TEXT", help="why, for the audit log")
     parser.set_defaults(action_run=reset_password, action_parser=parser)
     return parser
 
@@ -65,7 +67,7 @@ def reset_password(args: argparse.Namespace) -> int:
         return fail(NAME, str(error))
     password = "-".join(secrets.token_urlsafe(6) for _ in range(3))
     try:
-        outcome = asyncio.run(_reset(args.db, args.name, password))
+        outcome = asyncio.run(_reset(args.db, args.name, password, args.reason))
     except StoreError as error:
         return fail(NAME, str(error))
     if outcome is None:
@@ -80,7 +82,8 @@ def reset_password(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _reset(database: str, name: str, password: str) -> dict[str, object] | None:
+async def _reset(database: str, name: str, password: str,
+                 reason: str | None) -> dict[str, object] | None:
     from qubic_cli.admin import actor
     from server.accounts.passwords import hash_password
     from server.node import levers
@@ -92,7 +95,8 @@ async def _reset(database: str, name: str, password: str) -> dict[str, object] |
         if player is None:
             return None
         revoked = await levers.reset_password(store, actor(), player.name,
-                                              await asyncio.to_thread(hash_password, password))
+                                              await asyncio.to_thread(hash_password, password),
+                                              reason)
         return {"name": player.name, "password": password, "devices_logged_out": len(revoked)}
     finally:
         await store.close()

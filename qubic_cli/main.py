@@ -39,10 +39,21 @@ players with their options.
 """
 
 
-def _version() -> str:
-    from server.version import VERSION
+class _Version(argparse.Action):
+    """``--version``: the installed build's version, read (from the package's metadata, a
+    tenth of a second) only when asked for, not by every command."""
 
-    return VERSION
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from server.version import VERSION
+
+        print(f"qubic {VERSION}")  # on stdout, as argparse's own version action does
+        parser.exit()
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -52,7 +63,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="qubic", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"qubic {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="command", required=True)
     names = {module_name.rpartition(".")[2]: module_name for module_name in SUBCOMMANDS}
     for module_name in [names[only]] if only in names else SUBCOMMANDS:

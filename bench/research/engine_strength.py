@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench.harness.line_engine import LinePlayer  # noqa: E402
 from bench.harness.stats import percentiles  # noqa: E402
 from engine import Board, format_cell, parse_cell  # noqa: E402
 from engine.arena import (  # noqa: E402
@@ -82,20 +83,39 @@ class OpeningPlayer(Player):
         return Decision(move=rng.choice(root_moves(board, rng.random())))
 
 
+OUTSIDE: dict[str, str] = {}  # --outside NAME=CMD: the player ``outside:NAME`` runs CMD
+
+
+def make(spec: str, seed: int = 0) -> Player:
+    """The player ``spec`` names: ``outside:NAME`` a program given by ``--outside``
+    (bench/harness/line_engine.py), else one of the engine's."""
+    kind, _, label = spec.partition(":")
+    if kind == "outside":
+        if label not in OUTSIDE:
+            raise SystemExit(f"{spec}: no --outside {label}=CMD given")
+        return LinePlayer(OUTSIDE[label], label, seed)
+    return make_player(spec, seed)
+
+
 def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
                  x_openings: int) -> ArenaGame:
     """:func:`engine.arena.match_game`, with X's first ``x_openings`` moves from
     :class:`OpeningPlayer`."""
-    if not x_openings and not START:
+    if not x_openings and not START and not OUTSIDE:
         return match_game(spec_a, spec_b, index, "4x4x4", seed, limit)
     seed_a, seed_b = game_seeds(seed, index)
-    player_a, player_b = make_player(spec_a, seed_a), make_player(spec_b, seed_b)
+    player_a, player_b = make(spec_a, seed_a), make(spec_b, seed_b)
     a_is_x = index % 2 == 0
     x, o = (player_a, player_b) if a_is_x else (player_b, player_a)
     if x_openings:
         x = OpeningPlayer(x, x_openings, seed_a ^ seed_b)
-    board, moves = play_game(x, o, "4x4x4", limit, (A, B) if a_is_x else (B, A),
-                             start=Board.from_notation("4x4x4", START) if START else None)
+    try:
+        board, moves = play_game(x, o, "4x4x4", limit, (A, B) if a_is_x else (B, A),
+                                 start=Board.from_notation("4x4x4", START) if START else None)
+    finally:
+        for player in (player_a, player_b):
+            if isinstance(player, LinePlayer):
+                player.close()
     outcome = board.outcome()
     assert outcome is not None
     return ArenaGame(index, a_is_x, seed_a, seed_b, tuple(moves), outcome)
@@ -106,8 +126,8 @@ def play_match(spec_a: str, spec_b: str, games: int, seconds: float, seed: int,
     """The match of A against B, its games spread over ``jobs`` processes."""
     started = time.perf_counter()
     limit = Limit(time=seconds)
-    result = MatchResult("4x4x4", seed, limit, PlayerStats(make_player(spec_a).spec),
-                         PlayerStats(make_player(spec_b).spec))
+    result = MatchResult("4x4x4", seed, limit, PlayerStats(make(spec_a).spec),
+                         PlayerStats(make(spec_b).spec))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(opening_game, spec_a, spec_b, index, seed, limit, X_OPENINGS)
                    for index in range(games) if SIDE == "both" or index % 2 == (SIDE == "o")]
@@ -368,6 +388,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="games played at once (processes)")
     parser.add_argument("--record", type=Path, help="append every game's moves (JSON lines)")
+    parser.add_argument("--outside", action="append", default=[], metavar="NAME=CMD",
+                        help="a program outside the project, played as outside:NAME: it reads "
+                             "'position 4x4x4 <millis> <moves>' lines and writes a move line "
+                             "(bench/harness/line_engine.py)")
     parser.add_argument("--x-openings", type=int, default=0, metavar="K",
                         help="X's first K moves drawn uniformly from the symmetry classes of "
                              "the position (seeded by the game): varied openings")
@@ -408,6 +432,7 @@ def main() -> None:
     args = parser.parse_args()
     global RECORD, SIDE, START, X_OPENINGS
     RECORD, SIDE, START, X_OPENINGS = args.record, args.side, args.start, args.x_openings
+    OUTSIDE.update(item.split("=", 1) for item in args.outside)
     seconds = warm_up(sparring=True)  # every kernel, before the worker processes fork
     print(f"compile/load: {seconds:.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")

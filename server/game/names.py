@@ -23,7 +23,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from engine.players import LEVELS, player_names
+from engine.levels import LEVELS, player_names
 
 _LOOK_ALIKES = {
     # Cyrillic capitals and small letters

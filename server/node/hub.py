@@ -40,7 +40,8 @@ from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
 from server.node.bus import Bus, LocalBus
-from server.node.control import Control, DropDevices, encode_action
+from server.node.control import Control
+from server.node.control_actions import DropDevices, encode_action
 from server.node.delivery import Delivery
 from server.node.lobby import Lobby
 from server.node.lobby_interfaces import LobbyService

@@ -16,7 +16,7 @@ from typing import Any
 
 from server.errors import ServerError, StoreError
 from server.game.records import GameStatus
-from server.node.control import (
+from server.node.control_actions import (
     Disconnect,
     DisconnectAddress,
     DropDevices,
@@ -28,7 +28,7 @@ from server.node.control import (
     Unmute,
     encode_action,
 )
-from server.protocol import ErrorCode
+from server.protocol.codes import ErrorCode
 from server.store import levers as ops
 from server.store.base import Store
 from server.store.levers import AuditEntry, Report, Role, Sanction
@@ -249,7 +249,8 @@ async def delete_player(store: Store, actor: str, name: str, reason: str = "") -
     return gone
 
 
-async def reset_password(store: Store, actor: str, name: str, password: str) -> list[int]:
+async def reset_password(store: Store, actor: str, name: str, password: str,
+                         reason: str | None = None) -> list[int]:
     """Set ``name``'s password to the hash ``password`` (``qubic admin reset-password``):
     their recovery codes are deleted and every device logged out, its connections closed on
     every node (``token_revoked``, 4001) by the control action written in the same
@@ -258,7 +259,7 @@ async def reset_password(store: Store, actor: str, name: str, password: str) -> 
     return await store.set_password(
         name, password, [], keep=None, now=time.time(),
         control=lambda revoked: encode_action(DropDevices(name=name, devices=revoked)),
-        audit=_entry(actor, "reset-password", name, None))
+        audit=_entry(actor, "reset-password", name, reason))
 
 
 async def export_player(store: Store, name: str) -> dict[str, Any]:

@@ -30,7 +30,6 @@ from server.protocol.learning_events import (
     PuzzleShown,
 )
 from server.protocol.requests import ClientMessage
-from server.version import VERSION
 
 # -- server -> client: values nested in messages ----------------------------------------------
 
@@ -148,6 +147,14 @@ class RatingPoint(_Value):
     rating: int
 
 
+def _server_name() -> str:
+    """``qubic/<version>``: read when a welcome is made, so that importing the protocol does
+    not read the package's metadata (a command such as ``qubic admin`` never needs it)."""
+    from server.version import VERSION
+
+    return f"qubic/{VERSION}"
+
+
 # -- server -> client: messages ---------------------------------------------------------------
 
 
@@ -159,7 +166,7 @@ class Welcome(_Event, tag="welcome"):
     rating: int
     games: list[str] = []
     protocol: int = PROTOCOL_VERSION
-    server: str = f"qubic/{VERSION}"  # the server's name and version
+    server: str = msgspec.field(default_factory=_server_name)  # its name and version
     ref: RequestId | None = None
     roles: list[str] = []  # "admin", "moderator": what the client may offer (docs/admin.md)
 

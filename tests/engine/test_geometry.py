@@ -4,8 +4,9 @@ import random
 
 import pytest
 
-from engine import Board, geometry, variant
+from engine import Board, variant
 from engine.errors import NotationError
+from engine.geometry import geometry
 
 SIZES = [(3, 2), (4, 2), (5, 2), (3, 3), (4, 3), (5, 3)]
 
@@ -115,3 +116,4 @@ def test_canonical_symmetry_is_the_first_that_gives_the_least_image(name: str) -
 def test_bad_variant_names_are_refused(bad: str) -> None:
     with pytest.raises(NotationError):
         variant(bad)
+

@@ -64,3 +64,19 @@ def test_reset_password_of_nobody_says_so(tmp_path: Path,
     asyncio.run(_protected_player(database))
     assert main(["admin", "reset-password", "nobody", "--db", database, "--json"]) == 1
     assert "no player is called 'nobody'" in capsys.readouterr().out
+
+
+def test_reset_password_takes_a_reason_for_the_audit_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/admin.md: every lever takes ``--reason``, reset-password too."""
+    import json
+
+    database = str(tmp_path / "qubic.db")
+    asyncio.run(_protected_player(database))
+    assert main(["admin", "reset-password", "ann", "--reason", "lost laptop",
+                 "--db", database]) == 0
+    capsys.readouterr()
+    assert main(["admin", "audit", "--db", database, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert [(e["action"], e["target"], e["reason"]) for e in entries] == [
+        ("reset-password", "Ann", "lost laptop")]

@@ -138,3 +138,23 @@ def test_an_admin_command_loads_no_other_command() -> None:
     assert done.stdout.strip() == str(["qubic_cli.admin", "qubic_cli.admin_accounts",
                                        "qubic_cli.common", "qubic_cli.main",
                                        "qubic_cli.settings"])
+
+
+def test_an_admin_lever_runs_without_the_engine_or_numpy(tmp_path: Path) -> None:
+    """`qubic admin` answers quickly (bench/cli_start.py) because a lever, a read and the
+    store they open import no engine player, no numpy and no numba: checked on real runs."""
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "q.db")
+    code = ("import sys\nfrom qubic_cli.main import main\n"
+            f"assert main(['admin', 'announce', 'hello', '--reason', 'r', '--db', {db!r}]) == 0\n"
+            f"assert main(['admin', 'audit', '--db', {db!r}]) == 0\n"
+            f"assert main(['admin', 'kick', 'nobody', '--db', {db!r}]) == 2\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy')"
+            " or m.startswith('engine.players') or m == 'engine.board'))")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -12,7 +12,8 @@ import pytest
 from qubic_cli.admin import duration
 from server.errors import StoreError
 from server.game.records import GameStatus
-from server.node import control, levers
+from server.node import control_actions as control
+from server.node import levers
 from server.protocol import ChatLine, ChatRemoved, GameEnd
 from server.store import levers as ops
 from server.store.base import Store
