@@ -104,13 +104,26 @@ async def test_no_process_of_a_server_killed_with_sigkill_survives_it(
     assert left == [], f"still running after the server died: {left}"
 
 
+def sigint_pending(pid: int) -> bool:
+    """A SIGINT sent to ``pid`` not yet handed to it (ignored, handled or fatal, it is no
+    longer pending once the kernel has dealt with it)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    bit = 1 << (signal.SIGINT - 1)
+    return any(int(line.split()[1], 16) & bit for line in status.splitlines()
+               if line.startswith(("SigPnd:", "ShdPnd:")))
+
+
 async def _ctrl_c(server: ServerProcess) -> str:
     """Press ^C: a terminal sends SIGINT to the whole foreground process group, the server
     and its helpers (in no set order); returns the server's log once it has exited."""
     helpers = descendants(server.pid)
     for pid in helpers:  # the helpers first, so that what they do is seen before they stop
         os.kill(pid, signal.SIGINT)
-    await asyncio.sleep(1.0)
+    await eventually(lambda: not any(map(sigint_pending, helpers)),
+                     "every helper has been handed its SIGINT")
     os.kill(server.pid, signal.SIGINT)
     assert server.process is not None
     code = await asyncio.to_thread(server.process.wait, 60)
