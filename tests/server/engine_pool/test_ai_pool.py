@@ -38,13 +38,13 @@ async def test_more_jobs_than_workers_all_finish(pool: ComputerPool) -> None:
 
 
 async def test_cancelling_a_job_stops_its_search() -> None:
-    """One worker, busy with a search given ten minutes (past the test's own timeout): a
-    second job gets a move only if the cancel stopped the first search."""
+    """One worker, busy with a search given ten minutes (past the test's own timeout; MCTS
+    has no depth to finish at): a second job gets a move only if the cancel stopped the
+    first search."""
     pool = ComputerPool(workers=1)
     await pool.start()
     try:
-        task = asyncio.create_task(
-            pool.decide(ComputerJob("4x4x4", (), "bogenschutz", time=600.0)))
+        task = asyncio.create_task(pool.decide(ComputerJob("4x4x4", (), "mcts", time=600.0)))
         await eventually(lambda: pool.busy == 1, "the search is under way")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
