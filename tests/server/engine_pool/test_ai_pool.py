@@ -39,8 +39,8 @@ async def test_more_jobs_than_workers_all_finish(pool: ComputerPool) -> None:
 
 async def test_cancelling_a_job_stops_its_search() -> None:
     """One worker, busy with a search given ten minutes (past the test's own timeout; MCTS
-    has no depth to finish at): a second job gets a move only if the cancel stopped the
-    first search."""
+    has no depth to finish at): a second job, given as long (so that its own deadline cannot
+    stop the first search for it), gets a move only if the cancel stopped the first one."""
     pool = ComputerPool(workers=1)
     await pool.start()
     try:
@@ -49,7 +49,7 @@ async def test_cancelling_a_job_stops_its_search() -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        decision = await pool.decide(ComputerJob("4x4x4", (0,), "wood", time=1.0))
+        decision = await pool.decide(ComputerJob("4x4x4", (0,), "wood", time=600.0))
         assert decision.move != 0
         assert pool.busy == 0 and pool.jobs_done == 1
     finally:
