@@ -35,7 +35,7 @@ _ENTER, _LOOP, _UP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def lookup(keys, pn, dn, key):  # type: ignore[no-untyped-def]
+def lookup(keys, pn, dn, key):
     """``(slot, found)`` for ``key`` in its two-slot bucket."""
     base = np.int64(key & np.uint64(keys.shape[0] - 2))
     if keys[base] == key:
@@ -46,7 +46,7 @@ def lookup(keys, pn, dn, key):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _store(keys, pn, dn, work, key, p, d, w):  # type: ignore[no-untyped-def]
+def _store(keys, pn, dn, work, key, p, d, w):
     """Store over the same key, else over the entry that cost less (solved ones are kept)."""
     base = np.int64(key & np.uint64(keys.shape[0] - 2))
     if keys[base] == key:
@@ -67,7 +67,7 @@ def _store(keys, pn, dn, work, key, p, d, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):  # type: ignore[no-untyped-def]
+def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):
     """The key of the position after ``side`` plays ``cell``."""
     if not canonical:
         return plain ^ zob[side, cell]
@@ -80,7 +80,7 @@ def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):  # type: igno
 
 
 @njit(cache=True)
-def _replay_holds(  # type: ignore[no-untyped-def]
+def _replay_holds(
     move, defender, attacker, path, plen, stack, cells, counts, hist, cellk, line_cells,
     cell_lines, cell_degree, n,
 ):
@@ -122,7 +122,7 @@ def _replay_holds(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def dfpn(  # type: ignore[no-untyped-def]
+def dfpn(
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     side, attacker, plain_key, sym_keys, syms, zob, sym_plies, stones,
     keys, pn, dn, work,

@@ -122,7 +122,7 @@ def now() -> float:
 
 
 @njit(cache=True, inline="always")
-def _push(cell, side, cells, counts, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def _push(cell, side, cells, counts, cell_lines, cell_degree, n):
     """Place a stone of ``side``; returns True when it completes a line.
 
     Only the cell and the line counts change: what an evaluator reads off them (the open-line
@@ -141,7 +141,7 @@ def _push(cell, side, cells, counts, cell_lines, cell_degree, n):  # type: ignor
 
 
 @njit(cache=True, inline="always")
-def _pop(cell, side, cells, counts, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+def _pop(cell, side, cells, counts, cell_lines, cell_degree):
     """Take back a stone of ``side`` placed by ``_push``."""
     cells[cell] = 0
     for i in range(cell_degree[cell]):
@@ -150,7 +150,7 @@ def _pop(cell, side, cells, counts, cell_lines, cell_degree):  # type: ignore[no
 
 
 @njit(cache=True, inline="always")
-def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):  # type: ignore[no-untyped-def]
+def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):
     """Move the open-line histogram ``hist`` by a stone of ``side`` at ``cell`` (``sign`` 1)
     or take that stone out of it (``sign`` -1); ``counts`` are read without that stone, so
     call it before :func:`_push` and after :func:`_pop`."""
@@ -167,7 +167,7 @@ def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):  # type: ign
 
 
 @njit(cache=True, inline="always")
-def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):
     """Write to ``child`` the histogram ``hist`` becomes with a stone of ``side`` at ``cell``
     (``counts`` without it): a search keeps one histogram a ply and never undoes one."""
     for s in range(2):
@@ -177,7 +177,7 @@ def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # ty
 
 
 @njit(cache=True, inline="always")
-def empty_cells(cells, out):  # type: ignore[no-untyped-def]
+def empty_cells(cells, out):
     """Write the empty cells to ``out`` in cell order; returns how many there are."""
     count = 0
     for cell in range(cells.shape[0]):
@@ -188,7 +188,7 @@ def empty_cells(cells, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def board_full(cells):  # type: ignore[no-untyped-def]
+def board_full(cells):
     """Whether no cell is empty (a draw, when no line was made)."""
     for cell in range(cells.shape[0]):  # noqa: SIM110 (numba: no all() over a generator)
         if cells[cell] == 0:
@@ -197,7 +197,7 @@ def board_full(cells):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
+def histogram(counts, n, hist):
     """Fill ``hist[s, k]`` with the lines holding k stones of side s and none of the other."""
     hist[:, :] = 0
     for line in range(counts.shape[1]):
@@ -210,7 +210,7 @@ def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
+def take_pv(pv, pv_len, here, cell):
     """Make ``cell`` then the child's principal variation the line of the node at ``here``
     (row ``here`` of ``pv`` holds the line from that node, up to ``pv_len[here]``)."""
     pv[here, here] = cell
@@ -220,7 +220,7 @@ def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-def]
+def evaluate(hist, root, kind, w_mine, w_theirs, n):
     """The static value of a position for the root player (not the side to move)."""
     other = 1 - root
     if kind == EVAL_ABSOLUTE:
@@ -237,21 +237,21 @@ def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def stopped(stop, deadline):  # type: ignore[no-untyped-def]
+def stopped(stop, deadline):
     """Whether a search is to stop: its stop flag is raised or its deadline (a :func:`now`
     value; 0: none) has passed."""
     return stop[0] != 0 or (deadline > 0.0 and now() > deadline)
 
 
 @njit(cache=True)
-def _poll(stats, stop, deadline):  # type: ignore[no-untyped-def]
+def _poll(stats, stop, deadline):
     """Set the stats' ABORTED slot when the search is to stop (see :func:`stopped`)."""
     if stopped(stop, deadline):
         stats[ABORTED] = 1
 
 
 @njit(cache=True, inline="always")
-def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
+def frame_stacks(frames, size, alpha, beta):
     """The explicit stacks of an iterative search, one entry a frame: its moves, how many,
     the next to try, its two bounds ``lo`` and ``hi`` (frame 0's are ``alpha`` and ``beta``:
     alpha-beta's window, df-pn's proof and disproof thresholds) and the best value found.
@@ -268,7 +268,7 @@ def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
+def frame_hists(hist, frames):
     """One open-line histogram a frame, frame 0's a copy of ``hist``."""
     hists = np.zeros((frames, 2, hist.shape[1]), dtype=np.int32)
     hists[0] = hist
@@ -276,7 +276,7 @@ def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def negamax(  # type: ignore[no-untyped-def]
+def negamax(
     cells, counts, hist, cell_lines, cell_degree, n,
     side, depth, alpha, beta, ply,
     deadline, stop, stats, pv, pv_len,
@@ -378,7 +378,7 @@ def negamax(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def search_moves(  # type: ignore[no-untyped-def]
+def search_moves(
     cells, counts, hist, cell_lines, cell_degree, n, side, depth, root_moves, prune, keep_ties,
     deadline, stop, stats, pv, pv_len, scores, child_search, own,
 ):
@@ -425,7 +425,7 @@ def search_moves(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def search_root(  # type: ignore[no-untyped-def]
+def search_root(
     cells, counts, hist, cell_lines, cell_degree, n,
     side, depth, alphabeta, root_moves,
     kind, w_mine, w_theirs,

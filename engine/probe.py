@@ -107,7 +107,7 @@ class _Probe:
             t.cell_degree, t.n)
         self.key ^= self.zob[side, cell]
 
-    def then(self, cell: Cell, search) -> int | None:  # type: ignore[no-untyped-def]
+    def then(self, cell: Cell, search) -> int | None:
         """``search()`` after ``cell``, one ply more for the move (the position restored)."""
         self.push(cell)
         try:
@@ -139,7 +139,7 @@ class _Probe:
         if threes_first:
             value = value + (k[side, n - 2] > 0) * (1 << 40)
         empty = np.flatnonzero(self.pos.cells == 0)
-        return empty[np.argsort(-value[empty], kind="stable")].tolist()  # type: ignore[no-any-return]
+        return empty[np.argsort(-value[empty], kind="stable")].tolist()
 
     def leaf(self) -> int | None:
         """Plies of the side to move's win proved by a leaf check, or None."""

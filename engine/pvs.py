@@ -73,7 +73,7 @@ def wary_weights(percent: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignore[no-untyped-def]
+def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):
     """The static value for ``side`` (to move) of a position with no win cell on the board."""
     other = 1 - side
     forks_me = 0
@@ -111,7 +111,7 @@ def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignor
 
 
 @njit(cache=True)
-def pvs(  # type: ignore[no-untyped-def]
+def pvs(
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     side, key, zob, depth, alpha, beta, root_moves, root_scores,
     tt_keys, tt_score, tt_depth, tt_flag, tt_move,
@@ -365,7 +365,7 @@ def pvs(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, key, ply, score, depth, flag,  # type: ignore[no-untyped-def]
+def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, key, ply, score, depth, flag,
            move, use_tt):
     """Store the score of the node at ``ply`` (a mate score counted from that node, not from
     the root) in the two-slot bucket of ``key``: over the same key, else over the shallower

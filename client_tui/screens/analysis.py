@@ -43,7 +43,7 @@ def fetch_solve(base: str, timeout: float = 30.0) -> Fetch:
         query = urllib.parse.urlencode({"variant": variant, "moves": moves})
         try:
             with urllib.request.urlopen(f"{base}/api/solve?{query}", timeout=timeout) as answer:
-                return json.loads(answer.read().decode("utf-8"))  # type: ignore[no-any-return]
+                return json.loads(answer.read().decode("utf-8"))
         except urllib.error.HTTPError as error:
             body = json.loads(error.read().decode("utf-8") or "{}")
             retry = error.headers.get("Retry-After")

@@ -117,7 +117,7 @@ class GameScreen(Screen[None]):
         self.set_interval(TICK_SECONDS, self._tick)
 
     def now(self) -> float:
-        return self._clock()  # type: ignore[operator,no-any-return]
+        return self._clock()  # type: ignore[operator]
 
     # -- attributes down -------------------------------------------------------------------
 

@@ -143,7 +143,7 @@ class GameRoom(RoomState):
         events = [self._keep(played)]
         outcome = self.board.outcome()
         if outcome is not None:
-            reason: Reason = outcome.termination.value  # type: ignore[assignment]
+            reason: Reason = outcome.termination.value
             events += self._finish(outcome.winner, reason, now, line=outcome.line)
         return events
 
