@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -228,12 +228,12 @@ class AnalysisScreen(Screen[None]):
         self.query_one(BoardWidget).focus()
         self.changed()
 
-    def on_key(self, event: object) -> None:
+    def on_key(self, event: events.Key) -> None:
         field = self.query_one("#analysis-input", Input)
-        if getattr(event, "key", None) == "escape" and field.has_focus:
+        if event.key == "escape" and field.has_focus:
             field.add_class("hidden")
             self.query_one(BoardWidget).focus()
-            event.stop()  # type: ignore[attr-defined]
+            event.stop()
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.moves_text)
