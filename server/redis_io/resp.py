@@ -6,7 +6,7 @@ pub/sub message, arms a timeout and builds a dict, and a pipeline is a context m
 with a command stack, about 65 µs of CPU a message read and 80 µs a pipeline. Here the
 bytes go to a ``hiredis.Reader`` as they arrive, in ``data_received``, and every complete
 reply in them is handled in the same loop turn, without a task: 7-18 µs a message
-(docs/benchmarks.md, "The bus without redis-py"). Leases, scripts and the lobby's keys stay
+(docs/benchmarks.md, "Bus costs"). Leases, scripts and the lobby's keys stay
 on redis-py, which the bus never uses for these two jobs.
 
 A ``RespConnection`` is in one of two modes. Commands: ``send`` writes commands in one
