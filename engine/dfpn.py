@@ -192,7 +192,7 @@ def dfpn(
                     for k in range(n):
                         open_lines += hist[attacker, k]
                     # written out, as the move loop below is: with the kernel's board_full
-                    # and empty_cells in their place df-pn measured ~5% slower (session 18)
+                    # and empty_cells in their place df-pn measured ~5% slower
                     empties = 0
                     for c in range(size):
                         if cells[c] == 0:

@@ -18,7 +18,7 @@ average branching factor), and polls both a stop flag and its own deadline every
 alphabeta player's negamax too; the master's and the solver's searches take their stacks here.
 The steps of the loop itself (make a move, take it back) are written out in each search, not
 shared: numba compiled the kernel 2-4x slower, and the alphabeta player about 25% slower,
-with them in shared helpers (measured, session 18; see :func:`negamax`).
+with them in shared helpers (see :func:`negamax`).
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def negamax(
 
     The NEXT and RETURN steps are written here in full, as the alphabeta player writes its
     own: moved into shared ``@njit`` helpers (inlined or not), with even the order of the
-    abort check and the cutoff test changed, LLVM made this loop 2-4x slower (session 18).
+    abort check and the cutoff test changed, LLVM made this loop 2-4x slower.
     The arguments after ``pv_len`` are this search's own (:func:`search_moves` passes them).
     """
     size = cells.shape[0]

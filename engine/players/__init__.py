@@ -12,14 +12,14 @@ from engine.players.mcts import MctsPlayer
 from engine.players.searching import BogenschutzPlayer, RubinoffPlayer, SearchingPlayer
 
 REGISTRY = Registry()
-# mcts and alphabeta are sparring partners of other families than the master (issue 17): a
+# mcts and alphabeta are sparring partners of other families than the master: a
 # UCT player with win-and-block playouts and a textbook iterative-deepening alpha-beta.
 for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, RubinoffPlayer,
              MasterPlayer, MctsPlayer, AlphaBetaPlayer):
     REGISTRY.register(_cls)
 
 # The lobby's levels 1 (weakest) to 8 (the master at full strength), each a fixed spec; each
-# beats the one below it in at least 70% of 40 games ("The level ladder" in
+# beats the one below it in at least 70% of 40 games ("Engine strength" in
 # docs/benchmarks.md). Between strong players the first player wins whoever they are, so the
 # levels below 8 are kept weak as X: level 7 searches 3 plies. The steps that tell levels
 # apart most are random moves (careless), then the threat search (tss), then depth. Levels 7

@@ -114,7 +114,7 @@ def negamax(
     it takes). What is this player's own is the order of the moves (with the forced blocks
     and the history) and the win seen a ply early; the steps that make and take back moves
     are written out here as in the kernel's (shared helpers made this search about 25%
-    slower, session 18). The arguments up to ``pv_len`` are the kernel's negamax's:
+    slower). The arguments up to ``pv_len`` are the kernel's negamax's:
     :func:`engine.kernel.search_moves` passes them."""
     size = cells.shape[0]
     moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
