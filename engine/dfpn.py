@@ -1,19 +1,9 @@
 """Depth-first proof-number search for "can this side force a win?", compiled by numba.
 
-df-pn (Nagai 2002, with the 1+epsilon trick of Pawlewicz and Lew) over a transposition table.
-The attacker's nodes are OR nodes, the defender's AND nodes. Every node first gets the game's
-exact shortcuts (a win cell for the side to move; two win cells of the other side; a single
-win cell of the other side makes its block the only move) and then a threat-space search
-(:mod:`engine.threats`) for the side to move: a continuous-threat win of the attacker proves
-an attacker node, one of the defender disproves a defender node. Only moves are searched
-otherwise; nothing is pruned by heuristics, so a proved root is a proof.
-
-Keys are Zobrist keys made canonical under the board's symmetries (the least of the keys of
-the position's images, kept incrementally) for the first ``sym_plies`` stones: transpositions
-by symmetry are what the opening is full of. The search is iterative with explicit frames
-(numba's cache is not safe with recursive functions) and stops at a node budget, a deadline
-or a stop flag. :class:`engine.solver.Solver` keeps its tables between calls.
-"""
+df-pn over a transposition table of keys canonical under the board's symmetries, with the
+game's exact shortcuts and a threat-space search at every node and no heuristic pruning, so a
+proved root is a proof; ``engine.solver.Solver`` keeps its tables between calls. docs/engine.md,
+"Depth-first proof-number search"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,9 @@
 """The search kernel: negamax with optional alpha-beta, compiled by numba.
 
-One kernel serves every searching player through its options. The position is a cell array
-(0 empty, 1 X, 2 O) with incremental per-line stone counts: pushing a stone adds one to the
-counts of the lines through its cell, and a win is a count reaching n. The evaluators read,
-per side, a histogram of *open* lines by how many stones they hold (``hist[s, k]``: lines
-with k stones of side s and none of the other) in O(n) at a leaf; a search keeps it a ply at
-a time beside the counts (:func:`tally_child`), so push and pop stay as cheap as a plain C
-program's and the histogram is paid only where it is read. This works on any n^d board,
-5x5x5's 125 cells included.
-
-Scores are from the side to move (negamax). A win at ply p (counted from the root) scores
-``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
-static evaluations, interior nodes and the children they expanded (their ratio is the
-average branching factor), and polls both a stop flag and its own deadline every
-``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside. Its frame stacks
-(:func:`frame_stacks`, :func:`frame_hists`) and root loop (:func:`search_moves`) serve the
-alphabeta player's negamax too; the master's and the solver's searches take their stacks here.
-The steps of the loop itself (make a move, take it back) are written out in each search, not
-shared: numba compiled the kernel 2-4x slower, and the alphabeta player about 25% slower,
-with them in shared helpers (see :func:`negamax`).
-"""
+One kernel serves every searching player through its options, on a cell array with per-line
+stone counts kept by push and pop; the open-line histogram the evaluators read is kept by each
+search a ply at a time (``tally_child``). Its frame stacks and root loop serve the other searches
+too. docs/engine.md, "The search kernel", says how and why."""
 
 from __future__ import annotations
 

@@ -1,22 +1,8 @@
 """The master's search: principal-variation alpha-beta with threat-space search, numba-compiled.
 
-One call of :func:`pvs` searches the tree from the root to a fixed depth;
-:class:`engine.search.Master` deepens it iteratively under a deadline. At every node, in order:
-
-1. a win cell for the side to move: a win next ply;
-2. two win cells of the opponent: a loss; one: the block is the only move, searched without
-   spending depth (every other move loses at once, so this prunes nothing that matters);
-3. the transposition table (Zobrist keys; mate scores stored relative to the node);
-4. threat-space search for the side to move (:mod:`engine.threats`): a continuous-threat win
-   is a proof and ends the node;
-5. at depth 0 the static evaluation; otherwise every empty cell, ordered by the table's move,
-   killers, history and the cell's lines, searched with PVS (null windows after the first).
-
-There is no forward pruning: every move of every node is searched (or cut off by alpha-beta),
-so a mate score at the root is a proof. The kernel is iterative (numba's cache is not safe
-with recursive functions) and polls its deadline and a stop flag. :class:`SearchParams` are
-its knobs.
-"""
+``pvs`` searches from the root to a fixed depth (``engine.search.Master`` deepens it under a
+deadline), with no forward pruning, so a mate score at the root is a proof; ``SearchParams``
+are its knobs. docs/engine.md, "The master's search", has what each node does in order."""
 
 from __future__ import annotations
 
