@@ -1,19 +1,11 @@
 """The tables of every store and their migrations, written once for SQLite and PostgreSQL.
 
 ``MIGRATIONS`` is the ordered list of schema changes: entry ``i`` brings a database to version
-``i + 1``. Append new versions; never edit one that has shipped. Each statement names its
-column types through the dialect (``{real}``, ``{boolean}``, ...), so both databases get the
-same tables in their own types. The versions applied are rows of ``qubic_schema``.
-
-Databases written before the schema was shared keep opening: PostgreSQL always kept
-``qubic_schema`` with these very versions, and a SQLite file's single-row ``schema_version``
-(versions 1-3: the tables, then ``fence``, then ``listed``) is adopted in place, in the same
-transaction as any migration that follows (``LEGACY_SQLITE_VERSIONS``).
-
-A step of a migration is a statement, or an operation (``Op``) where SQL alone cannot say it:
-``refold_names`` recomputes every player's ``name_key`` in Python when the way names fold
-changes (``refold_separators`` when separators came to fold away).
-"""
+``i + 1``; append new versions, never edit one that has shipped. Statements name their column
+types through the dialect (``{real}``, ``{boolean}``, ...); a step SQL cannot say is an
+operation (``Op``, such as ``refold_separators``). The versions applied are rows of
+``qubic_schema``; a SQLite file's older single-row ``schema_version`` is adopted in place
+(``LEGACY_SQLITE_VERSIONS``)."""
 
 from __future__ import annotations
 
