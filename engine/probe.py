@@ -1,32 +1,9 @@
 """A shallow AND/OR proof search: does the side to move force a win within a few free moves?
 
-:func:`forced_win` answers for the side to move (the *attacker*) with the plies of a win it
-proves, or None. The search follows the game's rules only, so a win it returns is a proof:
-
-- at the defender's nodes *every* legal move is followed, except where the attacker has a
-  single three: then the block is the defender's only move that does not lose on the next
-  ply (the others are counted as lost in two plies), and two threes are a loss in two;
-- at the attacker's nodes one move that wins is enough; a three of the defender makes its
-  block the attacker's only move (two of them, and no line of its own to complete: no win
-  here), and moves are tried in order, those that make a three first (the defender's reply
-  is then forced), then by the open lines through them;
-- the leaves are the attacker's continuous-threat win (:func:`engine.threats.threat_win`),
-  which is itself a proof, or, on 4x4x4 with X to move, a position the shipped proof proved
-  (:func:`engine.strategy.in_the_strategy`), its plies by replaying the strategy below it
-  (:func:`engine.proof.strategy_height`) where that is quick;
-- ``depth`` counts the attacker's moves on a line (a forced block costs none); a defender's
-  node above the last depth follows at most ``hard_replies`` replies that no leaf settles
-  (more, and it is given up: unproved, never wrongly proved), at the last depth none.
-
-It is the fast path of :mod:`engine.truth` off the proof's tree: positions a few quiet moves
-away from a threat win or from the proof, which df-pn (:mod:`engine.solver`) reaches only
-after tens of thousands of nodes, because it cannot ask the proof's tables at its leaves.
-
-``plies`` is an upper bound on the plies to the end under the proved play (the defender
-resisting longest within the tree searched): the defender's moves are all followed and every
-leaf's count is an upper bound itself; it is None where a leaf is the proof's and its replay
-did not finish at once.
-"""
+``forced_win`` returns the plies of a win it proves, or None; it follows the game's rules
+only, and its leaves are threat-search wins or positions of the shipped proof, so a win it
+returns is a proof. The fast path of ``engine.truth`` off the proof's tree. docs/engine.md,
+"The probe", has its rules at each node."""
 
 from __future__ import annotations
 
@@ -107,7 +84,7 @@ class _Probe:
             t.cell_degree, t.n)
         self.key ^= self.zob[side, cell]
 
-    def then(self, cell: Cell, search) -> int | None:  # type: ignore[no-untyped-def]
+    def then(self, cell: Cell, search) -> int | None:
         """``search()`` after ``cell``, one ply more for the move (the position restored)."""
         self.push(cell)
         try:
@@ -139,7 +116,7 @@ class _Probe:
         if threes_first:
             value = value + (k[side, n - 2] > 0) * (1 << 40)
         empty = np.flatnonzero(self.pos.cells == 0)
-        return empty[np.argsort(-value[empty], kind="stable")].tolist()  # type: ignore[no-any-return]
+        return empty[np.argsort(-value[empty], kind="stable")].tolist()
 
     def leaf(self) -> int | None:
         """Plies of the side to move's win proved by a leaf check, or None."""

@@ -89,7 +89,7 @@ class Exhausted(Exception):
 
 
 @njit(cache=True)
-def _win_cells(mine, theirs, masks):  # type: ignore[no-untyped-def]
+def _win_cells(mine, theirs, masks):
     """:func:`win_cells` compiled: the proof calls it twice a position."""
     out = np.uint64(0)
     for m in masks:
@@ -101,7 +101,7 @@ def _win_cells(mine, theirs, masks):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _least_image(tables, x, o):  # type: ignore[no-untyped-def]
+def _least_image(tables, x, o):
     """The canonical image of (x, o) and the first symmetry giving it, from the geometry's
     byte tables (:meth:`Geometry.least_image`, compiled)."""
     best = 0

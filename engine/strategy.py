@@ -63,7 +63,7 @@ class PackedEntries(Mapping[Key, Cell]):
         return found
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and self.get(key) is not None  # type: ignore[arg-type]
+        return isinstance(key, tuple) and self.get(key) is not None
 
     def __iter__(self) -> Iterator[Key]:
         return zip(map(int, self.xs), map(int, self.os), strict=True)

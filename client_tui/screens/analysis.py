@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -43,7 +43,7 @@ def fetch_solve(base: str, timeout: float = 30.0) -> Fetch:
         query = urllib.parse.urlencode({"variant": variant, "moves": moves})
         try:
             with urllib.request.urlopen(f"{base}/api/solve?{query}", timeout=timeout) as answer:
-                return json.loads(answer.read().decode("utf-8"))  # type: ignore[no-any-return]
+                return json.loads(answer.read().decode("utf-8"))
         except urllib.error.HTTPError as error:
             body = json.loads(error.read().decode("utf-8") or "{}")
             retry = error.headers.get("Retry-After")
@@ -228,12 +228,12 @@ class AnalysisScreen(Screen[None]):
         self.query_one(BoardWidget).focus()
         self.changed()
 
-    def on_key(self, event: object) -> None:
+    def on_key(self, event: events.Key) -> None:
         field = self.query_one("#analysis-input", Input)
-        if getattr(event, "key", None) == "escape" and field.has_focus:
+        if event.key == "escape" and field.has_focus:
             field.add_class("hidden")
             self.query_one(BoardWidget).focus()
-            event.stop()  # type: ignore[attr-defined]
+            event.stop()
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.moves_text)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -90,7 +92,8 @@ class GameScreen(Screen[None]):
     ]
 
     def __init__(
-        self, model: GameModel, clock: object = time.monotonic, settings: Settings | None = None
+        self, model: GameModel, clock: Callable[[], float] = time.monotonic,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         self.model = model
@@ -117,7 +120,7 @@ class GameScreen(Screen[None]):
         self.set_interval(TICK_SECONDS, self._tick)
 
     def now(self) -> float:
-        return self._clock()  # type: ignore[operator,no-any-return]
+        return self._clock()
 
     # -- attributes down -------------------------------------------------------------------
 
@@ -213,12 +216,12 @@ class GameScreen(Screen[None]):
         self.query_one(BoardWidget).focus()  # back to playing; / opens the chat again
         self._chatted = True  # an Esc next, out of habit, only leaves the chat: done already
 
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", None)
+    def on_key(self, event: events.Key) -> None:
+        key = event.key
         chatted, self._chatted = self._chatted, False
         if key == "escape" and (chatted or isinstance(self.focused, Input)):
             self.query_one(BoardWidget).focus()
-            event.stop()  # type: ignore[attr-defined]
+            event.stop()
 
     # -- actions ---------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ game (a challenge to a player online among them)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -238,12 +239,12 @@ class LobbyScreen(Screen[None]):
 
         self.app.push_screen(OptionsDialog("computer", self.computer), chosen)
 
-    def _ask(self, kind: DialogKind, then: object) -> None:
+    def _ask(self, kind: DialogKind, then: Callable[[GameOptions], object]) -> None:
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
                 self.settings.chose(kind, options)
                 self.post_message(SettingsChanged())
-                then(options)  # type: ignore[operator]
+                then(options)
 
         self.app.push_screen(OptionsDialog(kind, self.settings.options_for(kind)), chosen)
 

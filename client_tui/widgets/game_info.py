@@ -15,13 +15,14 @@ from client_tui.model import (
     threats,
 )
 from client_tui.text import literal, visible
+from server.protocol import Colour
 
 SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
 
 
-def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
+def seat_line(model: GameModel, side: Colour, now: float, width: int) -> Text:
     """One seat: turn marker, colour, name, rating or level, presence, and the clock."""
-    seat = model.seat(side)  # type: ignore[arg-type]
+    seat = model.seat(side)
     to_move = not model.over and model.turn == side
     line = Text("▶ " if to_move else "  ", style="bold")
     line.append(side.upper(), SIDE_STYLES[side])
@@ -34,14 +35,14 @@ def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
     if seat.ai is None and not seat.online and model.over:
         line.append(" · away", "italic #d7af5f")
     elif seat.ai is None and not seat.online:
-        wait = model.claim_in(side, now)  # type: ignore[arg-type]
+        wait = model.claim_in(side, now)
         away = " · away" if wait is None else f" · away, claim in {wait:.0f}s"
         if wait is not None and wait <= 0:
             away = " · away, claim possible"
         line.append(away, "italic #d7af5f")
     elif seat.ai is None:
         line.append(" ●", "green")
-    left = model.time_left(side, now)  # type: ignore[arg-type]
+    left = model.time_left(side, now)
     if left is not None:
         clock = format_clock(left)
         running = model.clocks is not None and model.clocks.running == side and not model.over

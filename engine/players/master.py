@@ -105,7 +105,7 @@ class MasterPlayer(Player):
         """The search (and its tables, kept between moves) for one board and side: the second
         player's evaluation weighs the lines, threats and forks of the side not to move at
         ``wary`` percent (a knob for experiments: 200 did not make a better second player,
-        issue 17, "The master as O, continued" in docs/benchmarks.md)."""
+        docs/benchmarks-history.md, "The master as O, continued")."""
         found = self._masters.get((geometry.name, side))
         if found is None:
             params = SearchParams(

@@ -1,24 +1,10 @@
 """Computer moves in a process pool, so the event loop never runs a search.
 
-``ComputerPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn); a worker
-runs each job through ``server.engine_pool.decide.decide_move``. It implements the hub's
-``ComputerMoves`` (``server.engine_pool.computer_moves``). Each worker compiles the numba
-kernels (or loads them from numba's cache) when it starts, before it takes a job.
-``start(wait=False)`` does that in the background: the server listens at once, and a computer
-move asked for meanwhile waits for ``ready`` (``progress`` says how far the workers are),
-never inside its own time limit. The server process itself never compiles.
-
-Jobs wait their turn in FIFO order behind a semaphore of one permit per worker, so when
-there are more computer games than workers each game's move waits fairly for the next free
-worker. Each job gets a deadline (its own, which the search keeps) and a one-byte stop
-flag in shared memory that the pool raises when the deadline passes plus a grace, or when
-the caller cancels the job (the game ended while the computer was thinking). A worker that
-dies breaks the executor: the pool builds a new one and runs the job again. Workers run
-``nice`` steps below the server, so a search never takes a core from the event loop that
-serves everyone else; each search keeps its own deadline, so a busy host costs the computer
-depth, not time. Workers ignore SIGINT (the server stops them) and die with the server,
-even one killed with SIGKILL (``server.engine_pool.lifeline``).
-"""
+``ComputerPool`` is the hub's ``ComputerMoves`` on one machine: a ``ProcessPoolExecutor`` whose
+workers (``nice`` below the server) compile the engine when they start and run each job through
+``server.engine_pool.decide.decide_move``, one job a worker in FIFO order, each with its deadline
+and a shared-memory stop flag raised when the deadline passes or the game ends. A worker that
+dies is replaced and its job run again; workers die with the server (``lifeline``)."""
 
 from __future__ import annotations
 

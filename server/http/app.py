@@ -64,21 +64,11 @@ TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itsel
 WRITE_BUFFER_LIMIT = 64 * 1024  # bytes the kernel has not taken yet: past this, frames wait
 DRAIN_POLL = 0.02  # seconds between looks at a slow reader's socket
 GC_THRESHOLDS = (700, 50, 100)
-"""The collector's thresholds under ``qubic serve``: Python's, but a middle (generation 1)
-collection after 50 young ones, not 10, and a full one after 100 middle ones, not 10.
-
-Under load most new objects are a connection's waits (a future and its coroutines) that live
-until its next message, about a second: they outlive young collections and then die by
-reference counting, never in a cycle. Each middle collection walks all of them (10-30 ms at
-2,200 connections, a stall of the event loop). Measured with bench/load.py at 1,000 games + 2
-computer games: 2 of them in 30 s instead of 8, and 99.8% of loop-lag samples within 5 ms
-instead of 99.0%.
-
-A full collection walks every connection's objects (about 370,000 at 4,400 connections) and
-found nothing to free in them (0 objects, 234 ms): at 2,000 games it came every minute or so
-and held every move for its length, the whole tail of the move latency (p99 621 ms over a
-120 s window with 10, 43 ms with 100: a full collection every 10 minutes or so at that load).
-See docs/benchmarks.md."""
+"""The collector's thresholds under ``qubic serve``: a middle collection after 50 young ones
+and a full one after 100 middle ones (Python's: 10 and 10). Under load what outlives a young
+collection is mostly a connection's waits, which die by reference counting; the older
+collections walk them all, find nothing to free, and stall the event loop meanwhile
+(docs/benchmarks-history.md, "The generators' collections, and the server's full ones")."""
 CONFIG_KEY = web.AppKey("config", object)
 PROXIES_KEY = web.AppKey("proxies", list)
 
