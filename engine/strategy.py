@@ -32,6 +32,12 @@ HEIGHT_PLIES = 8  # the file keeps the heights of X positions up to this ply
 MAGIC = b"qubic-strategy 1\n"
 
 
+class StrategyFileError(ValueError):
+    """A strategy file that cannot be read: not xz, cut short, not a strategy, or with a move
+    that is no cell of the board. Raised in place of the decoder's own error (LZMAError and
+    the like), so that a caller reports the file, not a traceback."""
+
+
 def strategy_path() -> Path:
     """Where the completed dictionary lives in the package."""
     return Path(str(resources.files("engine") / "data" / "qubic.strategy.xz"))
@@ -86,12 +92,15 @@ class Strategy:
         return len(self.entries)
 
     def move(self, board: Board) -> Cell | None:
-        """The stored move for ``board`` mapped back to its frame, or None."""
+        """The stored move for ``board`` mapped back to its frame, or None (also where the
+        stored move is not legal: see :func:`illegal`)."""
         if not self.entries:
             return None
         x, o, index = self.geometry.least_image(*board.stones)
         cell = self.entries.get((x, o))
-        return None if cell is None else self.geometry.symmetries[index].index(cell)
+        if cell is None or illegal(cell, (x, o), self.geometry.size):
+            return None
+        return self.geometry.symmetries[index].index(cell)
 
     def to_bytes(self) -> bytes:
         """The file's contents (see the module docstring)."""
@@ -107,19 +116,32 @@ class Strategy:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Strategy:
-        raw = lzma.decompress(data)
+        """The strategy in ``data`` (see :meth:`to_bytes`); :class:`StrategyFileError` when
+        it is not one. The moves are not checked against their positions here: the replay
+        that reads one (:meth:`move`, :class:`engine.proof.Prover`) reports an illegal one
+        where it stands."""
+        try:
+            raw = lzma.decompress(data)
+        except lzma.LZMAError as error:
+            raise StrategyFileError(f"not an xz file ({error})") from error
         if not raw.startswith(MAGIC):
-            raise ValueError("not a qubic strategy file")
+            raise StrategyFileError("not a qubic strategy file")
         at = len(MAGIC)
         tables = []
         for _ in range(2):
+            if at + 4 > len(raw):
+                raise StrategyFileError("cut short")
             count = int(np.frombuffer(raw, dtype="<u4", count=1, offset=at)[0])
             at += 4
+            if at + 17 * count > len(raw):
+                raise StrategyFileError("cut short")
             xs = _unshuffle(raw[at:at + 8 * count], count)
             os = _unshuffle(raw[at + 8 * count:at + 16 * count], count)
             values = np.frombuffer(raw, dtype=np.uint8, count=count, offset=at + 16 * count)
             at += 17 * count
             tables.append((xs, os, values))
+        if at != len(raw):
+            raise StrategyFileError(f"{len(raw) - at} bytes after the tables")
         (xs, os, moves), (hx, ho, plies) = tables
         heights = {(int(a), int(b)): int(p) for a, b, p in zip(hx, ho, plies, strict=True)}
         return cls(variant(VARIANT), PackedEntries(xs, os, moves.copy()), heights)
@@ -158,6 +180,12 @@ class Strategy:
                 else:
                     entries[key] = int(value)
         return cls(variant(VARIANT), entries, heights)
+
+
+def illegal(cell: Cell, key: Key, size: int) -> bool:
+    """Whether ``cell``, stored for the canonical position ``key``, is no legal move there:
+    no cell of the board, or one already taken (a broken file, not the proof's move)."""
+    return not 0 <= cell < size or bool((key[0] | key[1]) >> cell & 1)
 
 
 def _shuffle(column: np.ndarray) -> bytes:
