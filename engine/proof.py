@@ -38,6 +38,7 @@ from engine.strategy import (
     Strategy,
     StrategyFileError,
     illegal,
+    least_image,
     shipped_strategy,
 )
 from engine.threats import MAX_THREATS, Position, ThreatTable, make_scratch, threat_search, zobrist
@@ -103,27 +104,6 @@ def _win_cells(mine, theirs, masks):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True)
-def _least_image(tables, x, o):  # type: ignore[no-untyped-def]
-    """The canonical image of (x, o) and the first symmetry giving it, from the geometry's
-    byte tables (:meth:`Geometry.least_image`, compiled)."""
-    best = 0
-    best_x = np.uint64(0xFFFFFFFFFFFFFFFF)
-    best_o = np.uint64(0xFFFFFFFFFFFFFFFF)
-    for s in range(tables.shape[2]):
-        ix = np.uint64(0)
-        io = np.uint64(0)
-        for k in range(tables.shape[0]):
-            ix |= tables[k, (x >> np.uint64(8 * k)) & np.uint64(0xFF), s]
-        if ix > best_x:
-            continue
-        for k in range(tables.shape[0]):
-            io |= tables[k, (o >> np.uint64(8 * k)) & np.uint64(0xFF), s]
-        if ix < best_x or io < best_o:
-            best, best_x, best_o = s, ix, io
-    return best_x, best_o, best
-
-
 class Prover:
     """Walks the strategy's tree from a position, searching (or, verifying, only reading the
     completed dictionary) for step-4 moves."""
@@ -164,7 +144,7 @@ class Prover:
 
     def least_image(self, x: Bitboard, o: Bitboard) -> tuple[Bitboard, Bitboard, int]:
         """:meth:`Geometry.least_image`, compiled."""
-        cx, co, index = _least_image(self._tables, np.uint64(x), np.uint64(o))
+        cx, co, index = least_image(self._tables, np.uint64(x), np.uint64(o))
         return int(cx), int(co), int(index)
 
     # -- the strategy -----------------------------------------------------------------------

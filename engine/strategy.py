@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from engine import dictionary
 from engine.board import Board
@@ -96,7 +97,12 @@ class Strategy:
         stored move is not legal: see :func:`illegal`)."""
         if not self.entries:
             return None
-        x, o, index = self.geometry.least_image(*board.stones)
+        g = self.geometry
+        if g._byte_images is not None:  # noqa: SLF001 (compiled: the master asks each move)
+            cx, co, found = least_image(g._byte_images, *map(np.uint64, board.stones))  # noqa: SLF001
+            x, o, index = int(cx), int(co), int(found)
+        else:
+            x, o, index = g.least_image(*board.stones)
         cell = self.entries.get((x, o))
         if cell is None or illegal(cell, (x, o), self.geometry.size):
             return None
@@ -188,6 +194,27 @@ def illegal(cell: Cell, key: Key, size: int) -> bool:
     return not 0 <= cell < size or bool((key[0] | key[1]) >> cell & 1)
 
 
+@njit(cache=True)
+def least_image(tables, x, o):  # type: ignore[no-untyped-def]
+    """The canonical image of (x, o) and the first symmetry giving it, from the geometry's
+    byte tables (:meth:`Geometry.least_image`, compiled)."""
+    best = 0
+    best_x = np.uint64(0xFFFFFFFFFFFFFFFF)
+    best_o = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for s in range(tables.shape[2]):
+        ix = np.uint64(0)
+        io = np.uint64(0)
+        for k in range(tables.shape[0]):
+            ix |= tables[k, (x >> np.uint64(8 * k)) & np.uint64(0xFF), s]
+        if ix > best_x:
+            continue
+        for k in range(tables.shape[0]):
+            io |= tables[k, (o >> np.uint64(8 * k)) & np.uint64(0xFF), s]
+        if ix < best_x or io < best_o:
+            best, best_x, best_o = s, ix, io
+    return best_x, best_o, best
+
+
 def _shuffle(column: np.ndarray) -> bytes:
     """A uint64 column byte by byte: all the first bytes, then all the second, ..."""
     return column.view(np.uint8).reshape(len(column), 8).T.tobytes()
@@ -255,7 +282,24 @@ def x_proved(board: Board) -> bool:
 def in_the_strategy(board: Board) -> bool:
     """X to move in a position of the dictionary or of the completed dictionary, each of
     which the proof proved (:func:`x_proved` without its checks of the lines)."""
-    return dictionary.move(board) is not None or shipped_strategy().move(board) is not None
+    if board.geometry.name != VARIANT or board.turn != 0:
+        return False
+    return proved_position(*board.stones, board.ply)
+
+
+def proved_position(x: Bitboard, o: Bitboard, ply: int) -> bool:
+    """:func:`in_the_strategy` of the 4x4x4 position with X's stones ``x`` and O's ``o``
+    (``ply`` of them, X to move): the canonical position is found once, compiled (the probe
+    asks at every leaf off the proof's tree); a stored move that is not legal there does not
+    count."""
+    g = variant(VARIANT)
+    cx, co, _ = least_image(g._byte_images, np.uint64(x), np.uint64(o))  # noqa: SLF001
+    key = (int(cx), int(co))
+    book = dictionary.dictionary()
+    cell = book.entries.get(key) if ply <= book.max_ply else None
+    if cell is None:
+        cell = shipped_strategy().entries.get(key)
+    return cell is not None and not illegal(cell, key, g.size)
 
 
 def o_proved(board: Board) -> bool:
