@@ -84,7 +84,11 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1.0)
     parser.add_argument("--quiet", action="store_true", help="no line per position")
     args = parser.parse_args()
-    answer(Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3").moves, 0.3)  # compile, load
+    from engine import probe, solver
+
+    solver.warm_up()  # compile (or load) what the server's worker warms up, and the proof
+    probe.warm_up()
+    answer(Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3").moves, 0.3)
     example = Board.from_notation("4x4x4", EXAMPLE)
     verdict, plies, seconds = answer(example.moves, args.budget)
     print(f"example {EXAMPLE}: {verdict} {plies} in {seconds:.3f} s", flush=True)

@@ -45,11 +45,11 @@ from engine.threats import (
     MAX_THREATS,
     Position,
     ThreatTable,
+    both_wins,
     make_scratch,
     pop,
     push,
     threat_search,
-    win_cells,
     zobrist,
 )
 
@@ -61,14 +61,6 @@ PROVED_BY_PROOF = -1  # plies of a win the proof's tables vouch for (height not 
 
 class OutOfTime(Exception):
     """The probe's deadline passed: no answer."""
-
-
-@njit(cache=True)
-def _both_wins(side, cells, cellk, n):  # type: ignore[no-untyped-def]
-    """``win_cells`` of ``side`` and of the other side in one call from Python."""
-    mine, first = win_cells(side, cells, cellk, n)
-    theirs, block = win_cells(1 - side, cells, cellk, n)
-    return mine, first, theirs, block
 
 
 @njit(cache=True)
@@ -191,7 +183,7 @@ class _Probe:
     def wins(self) -> tuple[int, int, int, int]:
         """``(count, first, their count, their first)``: the empty cells that complete a line
         of the side to move, and of the other side."""
-        mine, first, theirs, block = _both_wins(self.turn, self.pos.cells, self.pos.cellk,
+        mine, first, theirs, block = both_wins(self.turn, self.pos.cells, self.pos.cellk,
                                                 self.t.n)
         return int(mine), int(first), int(theirs), int(block)
 

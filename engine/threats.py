@@ -152,6 +152,15 @@ def win_cells(side, cells, cellk, n):  # type: ignore[no-untyped-def]
     return count, first
 
 
+@njit(cache=True)
+def both_wins(side, cells, cellk, n):  # type: ignore[no-untyped-def]
+    """:func:`win_cells` of ``side`` and of the other side, in one call from Python:
+    ``(count, first, their count, their first)``."""
+    mine, first = win_cells(side, cells, cellk, n)
+    theirs, block = win_cells(1 - side, cells, cellk, n)
+    return mine, first, theirs, block
+
+
 @njit(cache=True, inline="always")
 def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
     """The win cell of a three of ``side`` through ``cell`` (just played), or -1."""

@@ -39,6 +39,7 @@ PROBE_ROUNDS = ((1, 2), (2, 2), (3, 2), (3, 4))
 PROBE_SHARE = 0.5  # of a lone position's time (no moves), for the probe before df-pn
 ROOT_PROBE_SHARE = 0.4  # of the budget, at most, for the probe of the position itself
 ROOT_SHARE = 0.4  # of the time after it, kept for the position's df-pn; the rest to its moves
+PLIES_SECONDS = 0.02  # the least time to read a df-pn proof's plies off its table
 PROBE_SLACK = 3  # a move's probe may take this many times its fair share of the time left
 KNOWN_SHARE = 0.6  # of the budget, at most, for the moves once the position is settled
 MARGIN = 0.05  # of the budget, kept for what runs past a search's deadline (its last poll,
@@ -291,10 +292,13 @@ def _search(board: Board, seconds: float, *, probe: bool = True, first: int = 0)
     ends = time.perf_counter() + seconds
     for attacker, share in ((first, 0.75), (first ^ 1, 1.0)):
         left = ends - time.perf_counter()  # the second gets what the first left
-        proofs[attacker] = _solver(board.geometry, attacker).prove(
-            board, attacker=attacker, seconds=max(left * share, 0.001))
-        if proofs[attacker].proved:
-            return Verdict(WIN if attacker == side else LOSS, None, SEARCH)
+        solver = _solver(board.geometry, attacker)
+        proofs[attacker] = solver.prove(board, attacker=attacker,
+                                        seconds=max(left * share, 0.001))
+        if proofs[attacker].proved:  # its plies from the proof's tree, if there is time
+            plies = solver.proof_plies(board, attacker, max(ends, time.perf_counter()
+                                                            + PLIES_SECONDS))
+            return Verdict(WIN if attacker == side else LOSS, plies, SEARCH)
     if proofs[0].disproved and proofs[1].disproved:
         return Verdict(DRAW, None, SEARCH)
     return Verdict(UNKNOWN)
