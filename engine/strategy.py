@@ -284,7 +284,8 @@ def in_the_strategy(board: Board) -> bool:
     which the proof proved (:func:`x_proved` without its checks of the lines)."""
     if board.geometry.name != VARIANT or board.turn != 0:
         return False
-    return proved_position(*board.stones, board.ply)
+    x, o = board.stones
+    return proved_position(x, o, board.ply)
 
 
 def proved_position(x: Bitboard, o: Bitboard, ply: int) -> bool:
