@@ -1,24 +1,17 @@
 """Game requests from a session to the game's room, wherever the room is held.
 
-A request about one game (a move, chat, resign, the draw and rematch answers, abort, claim,
-takeback, hint, watch, unwatch, and a session leaving the game) is carried out by the room's
-owner. ``Router`` is the embedded server's: every room is here, so it calls ``Rooms`` at once.
-``server.cluster.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
-(Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
-sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
-it needs to address the reply (``server.node.delivery`` sends it only on that node). The
-requests are ``GameRequest``; those that change the room (``RoomAction``) each call one of
-the room's methods, in ``room_action``'s one ``match``.
-
-The session's side of a request stays on the session's node: opening the game in
-``Delivery`` before a watch (pending until its catch-up arrives), the check that an unwatch
-is for an open game, and its ``ack``.
+A request about one game reaches its owner as a typed ``RoomRequest`` with the requesting
+session as a ``Peer``; ``Router.execute`` carries it out in one ``match`` over its type. The
+embedded server's ``Router`` holds every room; a cluster forwards the same typed value to the
+owner node. The session's side (opening the game before a watch, the unwatch's ``ack``) stays
+on the session's node.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import assert_never
 
 import msgspec
@@ -33,7 +26,6 @@ from server.protocol import (
     Ack,
     Chat,
     Claim,
-    ClientMessage,
     DrawAccept,
     DrawDecline,
     DrawOffer,
@@ -50,7 +42,8 @@ from server.protocol import (
     Watch,
 )
 
-__all__ = ["JOIN", "Asked", "Awaiting", "Peer", "Router", "Unavailable", "room_action"]
+__all__ = ["Asked", "Awaiting", "Join", "Leave", "Peer", "RoomRequest", "Router", "Unavailable",
+           "room_action"]
 
 
 def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> list[Outbound]:
@@ -81,13 +74,29 @@ def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> l
             assert_never(message)
 
 
-JOIN = "join"
-"""The request kind that opens a game for a session without an ``ack``: a rejoin with a new
-owner, or a game started elsewhere for a player here."""
+class Join(msgspec.Struct, tag="join", tag_field="t", kw_only=True, gc=False):
+    """Open a game for a session without an ``ack``: a rejoin with a new owner, or a game
+    started elsewhere for a player here."""
+
+    game: str
+    id: None = None
+
+
+class Leave(msgspec.Struct, tag="leave", tag_field="t", kw_only=True, gc=False):
+    """A session closes the game (it unwatched, or its connection is gone)."""
+
+    game: str
+    id: None = None
+
+
+RoomRequest = Watch | Hint | RoomAction | Join | Leave
+"""What a game's owner carries out for a session, the same typed value on every node (a
+cluster forwards it as it is)."""
 
 
 class Router:
-    """Game requests on the embedded server: every room is held here."""
+    """Game requests of the sessions here, carried out through ``rooms`` (the embedded
+    server holds every room)."""
 
     def __init__(self, rooms: Rooms, delivery: Delivery, node: str = "") -> None:
         self.rooms = rooms
@@ -102,8 +111,7 @@ class Router:
                 already = self.delivery.has_open(session, game_id)
                 await self.delivery.open(session, game_id, PENDING)
                 try:
-                    await self.dispatch(Peer.of(session, self.node, True), "watch", game_id,
-                                        message)
+                    await self.dispatch(Peer.of(session, self.node, True), message)
                 except BaseException:
                     if not already:
                         self.delivery.close(session, game_id)
@@ -115,41 +123,33 @@ class Router:
                 session.send(Ack(ref=message.id))
             case _:  # a hint, or one of the room's actions
                 has_open = self.delivery.has_open(session, game_id)
-                kind = "hint" if isinstance(message, Hint) else "act"
-                await self.dispatch(Peer.of(session, self.node, has_open), kind, game_id,
-                                    message)
+                await self.dispatch(Peer.of(session, self.node, has_open), message)
 
     def leave(self, session: Session, game_id: str) -> None:
         """``session`` closes the game (unwatched, or the connection is gone)."""
         self.delivery.close(session, game_id)
         self.rooms.leave(Peer.of(session, self.node), game_id, self.rooms.now())
 
-    async def dispatch(
-        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
-    ) -> None:
+    async def dispatch(self, peer: Peer, request: RoomRequest) -> None:
         """Carry the request out here (the embedded server holds every room)."""
-        await self.execute(peer, kind, game_id, message)
+        await self.execute(peer, request)
 
-    async def execute(
-        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
-    ) -> None:
-        """Carry the request out on the room held here."""
+    async def execute(self, peer: Peer, request: RoomRequest) -> None:
+        """Carry the request out on the room held here (one case per request type: mypy
+        checks that every one has its case)."""
         rooms = self.rooms
-        if kind == "watch":
-            assert isinstance(message, Watch)
-            await rooms.watch(peer, game_id, message.since, message.id)
-        elif kind == JOIN:
-            await rooms.watch(peer, game_id, None, None, ack=False)
-        elif kind == "leave":
-            rooms.leave(peer, game_id, rooms.now())
-        elif kind == "hint":
-            assert message is not None
-            await rooms.hint(peer, game_id, message.id)
-        else:
-            assert isinstance(message, RoomAction), message
-            action = message
-            await rooms.act(peer, game_id, action.id,
-                            lambda room, name, now: room_action(room, name, now, action))
+        match request:
+            case Watch():
+                await rooms.watch(peer, request.game, request.since, request.id)
+            case Join():
+                await rooms.watch(peer, request.game, None, None, ack=False)
+            case Leave():
+                rooms.leave(peer, request.game, rooms.now())
+            case Hint():
+                await rooms.hint(peer, request.game, request.id)
+            case _:
+                await rooms.act(peer, request.game, request.id,
+                                partial(room_action, message=request))
 
     async def games_of(self, name: str) -> list[str]:
         """The games going on with ``name`` in a seat (for the welcome)."""
@@ -173,8 +173,8 @@ class Asked:
     """A session's request sent to another node, not answered yet."""
 
     ref: RequestId
-    kind: str
     game: str
+    watch: bool  # a watch: the game opened pending here closes if it fails
     node: str  # where it was sent
     sent: float  # on the event loop's clock
 
@@ -183,12 +183,7 @@ class _Ref(msgspec.Struct):
     ref: RequestId | None = None  # in a reply
 
 
-class _Id(msgspec.Struct):
-    id: RequestId | None = None  # in a request
-
-
 _ref_of = msgspec.json.Decoder(_Ref).decode
-_id_of = msgspec.json.Decoder(_Id).decode
 
 
 class Awaiting:
@@ -229,14 +224,8 @@ class Awaiting:
                 if asked.game == game and asked.node not in (node, ""):
                     by_ref[ref] = replace(asked, node="")
 
-    def take(self, session: int, request: bytes) -> Asked | None:
-        """The request whose frame is ``request``, no longer waited for (its sending failed)."""
-        if session not in self._asked:
-            return None
-        try:
-            ref = _id_of(request).id
-        except msgspec.DecodeError:
-            return None
+    def take(self, session: int, ref: RequestId | None) -> Asked | None:
+        """The request ``ref`` of ``session``, no longer waited for (its sending failed)."""
         return None if ref is None else self._pop(session, ref)
 
     def expired(self, now: float, deadline: float, gone: Callable[[str], bool]
