@@ -319,17 +319,17 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         if admitted:
             await hub.limits.remove_connection(address)
         raise
-    session = Session(address, config.max_queue, config.rate, config.burst,
-                      config.max_queue_bytes)
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
-    writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
+    writer = SocketWriter(ws, transport, config.close_wait, hub.metrics)
+    session = Session(address, config.max_queue, config.rate, config.burst,
+                      config.max_queue_bytes, writer)
     if not admitted:
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
         session.close(CLOSE_POLICY, "too many connections from your address")
-        await writer.closed()
+        await writer.closed(session)
         return ws
     hub.connected(session)
     loop = asyncio.get_running_loop()
@@ -380,7 +380,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await hub.limits.remove_connection(address)
         if not session.closed:
             session.close(1000, "")
-        await writer.closed()
+        await writer.closed(session)
     return ws
 
 
@@ -430,32 +430,33 @@ class SocketWriter:
     """
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
-                 session: Session, close_wait: float = CLOSE_WAIT,
-                 metrics: Metrics | None = None) -> None:
+                 close_wait: float = CLOSE_WAIT, metrics: Metrics | None = None) -> None:
         # A write transport, though not always a subclass of asyncio's (uvloop's is not).
         self.transport = cast(asyncio.WriteTransport, transport)
-        self.ws, self.session = ws, session
+        self.ws = ws
         self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
-        session.on_frames = self.schedule
-        session.on_close = self.transport.abort  # hang up at once: a slow consumer
 
-    def schedule(self) -> None:
+    def frames_waiting(self, session: Session) -> None:
+        """The session's ``Outlet``: one ``flush`` at the end of the loop's turn."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self.flush, session)
 
-    def flush(self) -> None:
+    def hang_up(self) -> None:
+        self.transport.abort()
+
+    def flush(self, session: Session) -> None:
         self.scheduled = False
-        session, transport = self.session, self.transport
+        transport = self.transport
         if self.ws.closed or transport.is_closing():
             session.take_frames()  # the peer is gone: nothing more gets through
             return
         if transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
             self.scheduled = True
-            self.loop.call_later(DRAIN_POLL, self.flush)
+            self.loop.call_later(DRAIN_POLL, self.flush, session)
             return
         frames = session.take_frames()
         if len(frames) == 1:
@@ -471,12 +472,12 @@ class SocketWriter:
             code, reason = session.close_code or 1000, session.close_reason.encode()
             self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
 
-    async def closed(self) -> None:
-        """Once the session is closed: write what it queued and the close frame, waiting at
+    async def closed(self, session: Session) -> None:
+        """Once ``session`` is closed: write what it queued and the close frame, waiting at
         most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
         deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
-            self.flush()  # now, rather than at the end of the turn
+            self.flush(session)  # now, rather than at the end of the turn
         while self.closing is None and self.scheduled and self.loop.time() < deadline:
             await asyncio.sleep(DRAIN_POLL)  # a slow reader's last frames
         if self.closing is None:

@@ -1,13 +1,9 @@
 """One client connection as the hub sees it: who it is, what it watches, and a bounded outbox.
 
-The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
-the first frame queued into an empty outbox calls the transport's ``on_frames`` hook, and the
-transport (``server.http.app``) then takes every frame queued by then (``take_frames``) and writes
-them with one system call: each stays one websocket message, but a loop turn's frames for one
-client (a move and its ``ack``, a catch-up) cost one ``send()``, not one each. A client that
-stops reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the
-session is closed as a slow consumer, so one stuck reader never holds up anyone else's game,
-nor holds more than a bounded amount of the server's memory.
+The hub never touches a socket: ``send`` encodes once and queues the frame, and the session's
+``Outlet`` (the transport, given at construction) is told when frames wait, then takes them
+all (``take_frames``) and writes them in one system call. A full outbox (``max_queue`` frames
+or ``max_queue_bytes`` bytes) closes the session as a slow consumer.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, deque
-from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 
@@ -222,8 +218,20 @@ def _take_from(buckets: dict[str, TokenBucket], key: str, burst: int, rate: floa
     return bucket.wait(now)
 
 
+class Outlet(Protocol):
+    """The transport a session's frames go out through (``server.http.app.SocketWriter``)."""
+
+    def frames_waiting(self, session: Session) -> None:
+        """``session`` has frames to write (its first since the last write), or closes:
+        write what it queued, then its close frame if it is closed."""
+
+    def hang_up(self) -> None:
+        """Drop the connection at once (a slow consumer: nothing queued would get through)."""
+
+
 class Session:
-    """A connection: its player once authenticated, the games it has open, its outbox."""
+    """A connection: its player once authenticated, the games it has open, its outbox, and
+    the ``outlet`` its frames go out through (none: they stay queued, as in a test)."""
 
     def __init__(
         self,
@@ -232,6 +240,7 @@ class Session:
         rate: float = RATE_LIMIT_PER_SECOND,
         burst: int = RATE_LIMIT_BURST,
         max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
+        outlet: Outlet | None = None,
     ) -> None:
         self.id = next(_ids)
         self.peer = peer
@@ -243,8 +252,7 @@ class Session:
         self.bucket = TokenBucket(rate, burst)
         self.close_code: int | None = None
         self.close_reason = ""
-        self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
-        self.on_frames: Callable[[], None] | None = None  # the transport's hook: frames to write
+        self.outlet = outlet
         self._outbox: deque[bytes] = deque()
         self._max_queue = max_queue
         self._max_bytes = max_queue_bytes
@@ -272,8 +280,8 @@ class Session:
             return
         outbox.append(frame)
         self.queued_bytes += len(frame)
-        if len(outbox) == 1 and self.on_frames is not None:
-            self.on_frames()
+        if len(outbox) == 1 and self.outlet is not None:
+            self.outlet.frames_waiting(self)
 
     def close(self, code: int, reason: str, *, abort: bool = False) -> None:
         """Ask the transport to close the connection after the frames already queued, or at
@@ -281,12 +289,12 @@ class Session:
         if self.closed:
             return
         self.close_code, self.close_reason = code, reason
-        if abort:
-            if self.on_close is not None:
-                self.on_close()
+        if self.outlet is None:
             return
-        if self.on_frames is not None:  # the transport writes what is queued, then closes
-            self.on_frames()
+        if abort:
+            self.outlet.hang_up()
+        else:  # the transport writes what is queued, then closes
+            self.outlet.frames_waiting(self)
 
     def take_frames(self) -> list[bytes]:
         """Every frame queued, oldest first, taken out of the outbox."""
