@@ -120,18 +120,20 @@ class RunningServer:
         log.info("stopped")
 
 
-async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
-                       ) -> RunningServer:
+async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
+                       store: Store | None = None) -> RunningServer:
     """Open the store, start the computer players (the local pool warming in the background, or
     the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
     for its players, nothing else does).
 
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
     ``ComputerError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
-    with a warm-up of their own).
+    with a warm-up of their own); ``store``, opened on ``config.db_path``, the one opened here
+    (tests give one that wraps it), and is closed with the server.
     """
-    store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
-                             commit_interval=config.commit_interval)
+    if store is None:
+        store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
+                                 commit_interval=config.commit_interval)
     try:
         if pool is None:
             pool = await _computer_players(config)

@@ -112,16 +112,15 @@ class Hub:
             self.cluster = cluster.join(self.games, self.delivery, self.metrics)
             self.router, self.lobby = self.cluster.router, self.cluster.lobby
         self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
-        self.accounts = Accounts(lambda: self.store, self.limits, self._open,
-                                 self._drop_everywhere)
+        self.accounts = Accounts(store, self.limits, self._open, self._drop_everywhere)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
-        self.reviews = Reviews(lambda: self.store, self.truth)
+        self.reviews = Reviews(store, self.truth)
         # the host's levers, and a device's revoke, on every node (server.node.control)
         self.control = Control(self.games, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control, self.limits)
-        self.puzzles = Puzzles(lambda: self.store)  # server.node.puzzles
+        self.puzzles = Puzzles(store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -130,10 +129,6 @@ class Hub:
     @property
     def store(self) -> Store:
         return self.games.store
-
-    @store.setter
-    def store(self, store: Store) -> None:
-        self.games.store = store
 
     @property
     def sessions(self) -> set[Session]:
