@@ -4,7 +4,7 @@ A request for a game this node does not own goes over the bus to the owner's top
 ``node:{id}`` as a ``Forward`` (the typed request, the player, the origin node and session);
 the owner carries it out and its batch reaches every node's ``Delivery``. With no owner, the
 node claims the game and acts. The origin keeps each forwarded request until its answer comes
-(``routing.Awaiting``), and its sessions follow the games they have open across owners.
+(``server.cluster.awaiting``), and its sessions follow the games they have open across owners.
 """
 
 from __future__ import annotations
@@ -15,21 +15,14 @@ from typing import Any
 
 import msgspec
 
+from server.cluster.awaiting import Asked, Awaiting
 from server.cluster.messages import Envelope, Forward, Reply, Started
 from server.cluster.ownership import ClusterOwnership
 from server.errors import ServerError, StoreError
 from server.metrics import Metrics
 from server.node.delivery import PENDING, Delivery, Peer
-from server.node.rooms import RoomMoved, Rooms
-from server.node.routing import (
-    Asked,
-    Awaiting,
-    Join,
-    Leave,
-    RoomRequest,
-    Router,
-    Unavailable,
-)
+from server.node.rooms import RoomMoved
+from server.node.routing import Here, Join, Leave, RoomRequest, Unavailable
 from server.node.session import Session
 from server.protocol import (
     ErrorCode,
@@ -43,18 +36,21 @@ from server.protocol import (
 MAX_HOPS = 4  # a request forwarded more often than this (ownership moving) is refused
 
 
-class ClusterRouter(Router):
-    """Game requests on a cluster node: carried out here if this node owns the game, else
-    sent to its owner; see the module docstring. ``publish`` and ``spawn`` as for
-    ``ClusterOwnership``; ``started_ref`` gives the id of a session's request that started a
-    game, if the lobby has one waiting (``ClusterLobby.started_ref``)."""
+class Forwarding:
+    """A cluster node's ``Owners`` (``server.node.routing``): a request is carried out
+    ``here`` if this node owns the game, else sent to its owner; see the module docstring.
+    ``publish`` and ``spawn`` as for ``ClusterOwnership``; ``started_ref`` gives the id of a
+    session's request that started a game, if the lobby has one waiting
+    (``ClusterLobby.started_ref``)."""
 
     def __init__(
-        self, rooms: Rooms, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
+        self, here: Here, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
         publish: Callable[[str, Envelope], None], spawn: Callable[[Any, str], None],
         started_ref: Callable[[Session], RequestId | None],
     ) -> None:
-        super().__init__(rooms, delivery, ownership.node)
+        self.here = here
+        self.delivery = delivery
+        self.node = ownership.node
         self.ownership = ownership
         self.bus = ownership.bus
         self.metrics = metrics
@@ -64,25 +60,23 @@ class ClusterRouter(Router):
         self.started_ref = started_ref
         self.forwarded = 0
         self.awaiting = Awaiting()  # this node's requests sent to another node
-        rooms.send_to = self.send_to
+        here.rooms.send_to = self.send_to
         delivery.on_new_owner = self.new_owner
         delivery.on_owner = self.owner_heard
         delivery.on_reply = self.awaiting.answered
 
     # -- the sessions' side ------------------------------------------------------------------
 
-    async def dispatch(self, peer: Peer, request: RoomRequest) -> None:
+    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
         forward = Forward(request, peer.node, peer.session, peer.name, peer.has_open,
                           moderator=peer.moderator)
         await self.route(forward)
 
-    def leave(self, session: Session, game_id: str) -> None:
-        self.delivery.close(session, game_id)
-        peer = Peer.of(session, self.node)
+    def leave(self, peer: Peer, game_id: str) -> None:
         if self.ownership.owns(game_id):
-            self.rooms.leave(peer, game_id, self.rooms.now())
+            self.here.leave(peer, game_id)
         else:
-            self._spawn(self.dispatch(peer, Leave(game=game_id)), f"leave-{game_id}")
+            self._spawn(self.carry_out(peer, Leave(game=game_id)), f"leave-{game_id}")
 
     async def route(self, forward: Forward) -> None:
         """Carry the request out here if this node owns the game, else send it to the
@@ -99,7 +93,7 @@ class ClusterRouter(Router):
                 peer = Peer(forward.node, forward.session, forward.name, forward.has_open,
                             forward.moderator)
                 try:
-                    await self.execute(peer, request)
+                    await self.here.carry_out(peer, request)
                 except RoomMoved:
                     continue  # handed off or lost while it waited for the room's lock
                 except StoreError as error:
@@ -228,9 +222,9 @@ class ClusterRouter(Router):
         peer = Peer.of(session, self.node, True)
         ref = self.started_ref(session) if pending else None
         if ref is None:
-            await self.dispatch(peer, Join(game=game_id))
+            await self.carry_out(peer, Join(game=game_id))
         else:  # its game as the reply to the request that started it, as on one node
-            await self.dispatch(peer, Watch(game=game_id, id=ref))
+            await self.carry_out(peer, Watch(game=game_id, id=ref))
 
     def owner_heard(self, game_id: str, node: str) -> None:
         """A batch of the game came from ``node``, its owner: the game's requests go there

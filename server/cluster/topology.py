@@ -22,7 +22,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.cluster.forwarding import ClusterRouter
+from server.cluster.forwarding import Forwarding
 from server.cluster.links import ClusterLinks
 from server.cluster.lobby import ClusterLobby
 from server.cluster.messages import (
@@ -43,14 +43,16 @@ from server.metrics import Metrics
 from server.node.bus import Subscription, drain
 from server.node.delivery import Delivery
 from server.node.rooms import Rooms
+from server.node.routing import Here
 from server.tasks import stop_tasks
 
 log = logging.getLogger(__name__)
 
 
 class Cluster:
-    """A node of the cluster: its ownership and its router wired to the bus; see the module
-    docstring. ``router`` is the hub's router; ``ownership`` the rooms' ownership; ``lobby``
+    """A node of the cluster: its ownership and its forwarding wired to the bus; see the
+    module docstring. ``owners`` is where the hub's router sends game requests; ``ownership``
+    the rooms' ownership; ``lobby``
     the hub's lobby, this node's side of the cluster's one lobby (it has its own topics)."""
 
     def __init__(
@@ -70,8 +72,8 @@ class Cluster:
         self._subscriptions: list[Subscription] = []
         self.ownership = ClusterOwnership(rooms, links, self._publish, self._spawn)
         self.lobby = ClusterLobby(rooms, delivery, links, self.ownership, metrics)
-        self.router = ClusterRouter(rooms, delivery, self.ownership, metrics, self._publish,
-                                    self._spawn, self.lobby.started_ref)
+        self.owners = Forwarding(Here(rooms), delivery, self.ownership, metrics,
+                                 self._publish, self._spawn, self.lobby.started_ref)
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -130,14 +132,14 @@ class Cluster:
                             ", ".join(topic for topic, _ in queued), exc)
                 for _, envelope in queued:
                     if isinstance(envelope, Forward):
-                        self.router.not_sent(envelope, exc)
+                        self.owners.not_sent(envelope, exc)
 
     def _on_node_message(self, topic: str, data: bytes) -> None:
         envelope = decode_envelope(data)
         if isinstance(envelope, Forward):
-            self._spawn(self.router.remote(envelope), f"forwarded-{envelope.game}")
+            self._spawn(self.owners.remote(envelope), f"forwarded-{envelope.game}")
         elif isinstance(envelope, Reply):
-            self.router.replied(envelope)
+            self.owners.replied(envelope)
         elif isinstance(envelope, HandOff):
             self._spawn(self.ownership.claim(envelope.game), f"handed-{envelope.game}")
         elif isinstance(envelope, Echo):
@@ -146,7 +148,7 @@ class Cluster:
     def _on_cluster_message(self, topic: str, data: bytes) -> None:
         envelope = decode_envelope(data)
         if isinstance(envelope, Started) and envelope.node != self.node:
-            self.router.started_elsewhere(envelope)
+            self.owners.started_elsewhere(envelope)
         elif isinstance(envelope, Leaving) and envelope.node != self.node:
             self._spawn(self.ownership.after_leaving(envelope), f"leaving-{envelope.node}")
 
@@ -154,7 +156,7 @@ class Cluster:
         """The bus was cut off and is back: what was published meanwhile is lost, so every
         session here that has a game open gets its state afresh from the owner, and the games
         lost here meanwhile are claimed again."""
-        self.router.resync()
+        self.owners.resync()
         self.ownership.reclaim()
 
     # -- upkeep: heartbeat, leases, sweeping, lag --------------------------------------------
@@ -165,7 +167,7 @@ class Cluster:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:  # on its own: the leases are renewed whatever becomes of it
-                self.router.check_deadlines()
+                self.owners.check_deadlines()
             except Exception:
                 log.exception("cluster upkeep: the forwarded requests' deadlines failed")
                 self.metrics.count("cluster_upkeep_failures")
@@ -190,7 +192,7 @@ class Cluster:
         gauges[f'cluster_node{{node="{self.node}"}}'] = lambda: 1
         gauges["cluster_games_owned"] = lambda: len(ownership.held)
         gauges["cluster_bus_lag_seconds"] = lambda: self.lag
-        gauges["cluster_requests_forwarded"] = lambda: self.router.forwarded
+        gauges["cluster_requests_forwarded"] = lambda: self.owners.forwarded
         gauges["cluster_claims"] = lambda: ownership.claims
         gauges["cluster_games_handed_off"] = lambda: ownership.handed_off
         gauges["cluster_leases_lost"] = lambda: ownership.lost

@@ -41,6 +41,7 @@ from server.node.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
+    AddressCounts,
     AddressLimits,
     Session,
 )
@@ -148,7 +149,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
                                spectator_chat=config.spectator_chat,
                                leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
-        limits: AddressLimits | None = None
+        limits: AddressCounts | None = None
         try:
             metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
             if isinstance(store, SQLiteStore):
@@ -214,7 +215,7 @@ def _membership(links: ClusterLinks | None) -> Membership | None:
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
-                          metrics: Metrics) -> AddressLimits:
+                          metrics: Metrics) -> AddressCounts:
     """The per-address limits: this process's own count, or a cluster node's share of one
     count in Redis (server/cluster/address_limits.py)."""
     if links is None:

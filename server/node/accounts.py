@@ -4,7 +4,7 @@ listing and revoking devices, recovering with a one-time code.
 Every answer that checks a secret takes as long whether or not the name exists or has a
 password (a dummy hash when there is none), and a refusal says ``bad_credentials`` or
 ``bad_recovery_code`` either way, so nobody learns whether a name is protected. Password
-attempts are counted per name and per address in the hub's ``AddressLimits`` (in Redis on a
+attempts are counted per name and per address in the hub's ``AddressCounts`` (in Redis on a
 cluster) before any hashing, so a flood of guesses is refused cheaply with ``retry_in``.
 
 A device revoked here is closed by ``drop`` (``Hub._drop_everywhere``: on this node at once,
@@ -40,7 +40,7 @@ from server.accounts.passwords import (
 from server.errors import LimitReached, ServerError, StoreError
 from server.game.records import PlayerRecord
 from server.node.levers import ban_message, refuse_held_address
-from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressLimits, Session
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
 from server.protocol import (
     AccountRequest,
     DeviceInfo,
@@ -94,7 +94,7 @@ def refuse_banned(sanctions: list[Sanction]) -> None:
 class Accounts:
     """The account requests of the sessions here (``AccountRequest``)."""
 
-    def __init__(self, store: Store, limits: AddressLimits,
+    def __init__(self, store: Store, limits: AddressCounts,
                  welcome: Welcome, drop: Drop, hasher: PasswordHasher | None = None) -> None:
         self._store = store
         self.limits = limits

@@ -1,11 +1,9 @@
 """What a node needs from the cluster it may belong to, so that the node never imports it.
 
-A ``Hub`` runs alone (the embedded server) or as one node of many. In a cluster, start-up
-(``server.http``) hands the hub a ``Membership``: the node's name and the bus shared by every
-node, and ``join``, which builds the node's cluster side over the hub's own rooms and
-delivery. What ``join`` returns (``Joined``) gives the hub its router and its lobby (a
-``LobbyService``) and takes part in its life cycle. Colyseus names the same seam
-``Presence``; ``server.cluster.membership`` implements it on Redis.
+A ``Hub`` runs alone (the embedded server) or as one node of many; in a cluster it is given a
+``Membership`` (``server.cluster.membership`` implements it on Redis), whose ``join`` builds
+the node's cluster side: where game requests go (the router's ``Owners``), the one lobby, and
+its part in the node's life cycle (``Joined``).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from server.node.bus import Bus
 from server.node.delivery import Delivery
 from server.node.lobby_interfaces import LobbyService
 from server.node.rooms import Rooms
-from server.node.routing import Router
+from server.node.routing import Owners
 
 
 class Joined(Protocol):
@@ -26,7 +24,7 @@ class Joined(Protocol):
     part in the node's start, hand-over and close."""
 
     @property
-    def router(self) -> Router: ...
+    def owners(self) -> Owners: ...
 
     @property
     def lobby(self) -> LobbyService: ...

@@ -69,9 +69,6 @@ class RoomMoved(RoomError):
 
 
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
-ADOPTED_VERSION_BITS = 20
-"""A game taken over under fencing token t numbers its events from t << 20: an owner says
-fewer than a million versions of a game (moves, chat, presence) before the next takes over."""
 
 
 @dataclass(frozen=True)
@@ -347,14 +344,6 @@ class Rooms:
         self.deliver(room, room.leave(peer.name, now))
         self.listing.relist(room)
 
-    def node_gone(self, node: str) -> None:
-        """Every connection on ``node`` is gone (it died or left): they leave their games."""
-        now = self._loop.time()
-        for game_id, by_player in list(self.openers.items()):
-            for name, opened in list(by_player.items()):
-                for peer in [p for p in opened if p[0] == node]:
-                    self.leave(Peer(peer[0], peer[1], name), game_id, now)
-
     def reply(self, peer: Peer, message: ServerMessage) -> None:
         """Send one message to one session, on whichever node it is."""
         self.send_to(peer, message)
@@ -605,18 +594,15 @@ class Rooms:
         self.published.pop(game_id, None)
         self.openers.pop(game_id, None)
 
-    async def adopt(self, record: GameRecord, token: int) -> GameRoom:
-        """Hold a game another node held (a cluster's takeover, after the claim in the store
-        under ``token``): its room as after a restart, everyone away until they rejoin, and
-        an empty first batch that tells every node's ``Delivery`` of the new owner.
-
-        The room's event versions start at ``token << ADOPTED_VERSION_BITS``, above any
-        version an earlier owner (whose token was older) can have said, so a client's
-        versions never go backwards across a takeover (issue 37)."""
+    async def hold(self, record: GameRecord, first_version: int, first_batch: int) -> GameRoom:
+        """Hold a stored game someone else held: its room as after a restart, everyone away
+        until they rejoin, its events versioned from ``first_version`` and its batches
+        numbered from ``first_batch``, and an empty first batch that tells every
+        ``Delivery`` with the game open who holds it now."""
         room = await self._restore(record, self._loop.time())
-        room.renumber_from(token << ADOPTED_VERSION_BITS)
+        room.renumber_from(first_version)
         self.rooms[room.id] = room
-        self.published[room.id] = token << EPOCH_BITS
+        self.published[room.id] = first_batch
         if not record.listed:
             self.listing.unlist(room.id)
         if room.over:
@@ -624,7 +610,6 @@ class Rooms:
             self._forget_later(room)
         self.deliver(room, [], force=True)
         self.after_change(room)
-        log.info("took over game %s at ply %d", room.id, room.board.ply)
         return room
 
     async def _start_rematch(self, room: GameRoom) -> None:

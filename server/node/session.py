@@ -80,9 +80,10 @@ class AddressLimits:
     ``new_players`` that refills at that many an hour. 0 turns a limit off. An address counts
     by its key (``server.game.addresses.address_key``): a whole IPv6 /64 as one address.
 
-    This one counts in the process (one server). The transport and the hub call the async
-    methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
-    whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
+    This one counts in the process (one server): the transport and the hub ask it through
+    its async methods, the ``AddressCounts`` a cluster node's
+    ``server.cluster.address_limits.RedisAddressLimits`` answers for the whole cluster (with
+    one of these as its own count)."""
 
     def __init__(self, max_connections: int = 0, new_players: int = 0,
                  password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
@@ -160,6 +161,19 @@ class AddressLimits:
             bucket = self._logins[key] = TokenBucket(per_hour / 3600, burst)
         return bucket
 
+    def give_back_player(self, address: str) -> None:
+        """A new player counted by ``new_player`` was not made after all (the cluster's
+        count refused it): its token goes back."""
+        self._buckets[address_key(address)].tokens += 1.0
+
+    def give_back_report(self, name: str) -> None:
+        """The same for a report counted by ``report``."""
+        self._reports[name].tokens += 1.0
+
+    def give_back_chat(self, name: str) -> None:
+        """The same for a chat line counted by ``chat_line``."""
+        self._chats[name].tokens += 1.0
+
     def give_back_login(self, address: str, name: str) -> None:
         """An attempt counted by ``login_attempt`` was not made after all (the cluster's
         count refused it): its tokens go back."""
@@ -216,6 +230,30 @@ def _take_from(buckets: dict[str, TokenBucket], key: str, burst: int, rate: floa
     if bucket.take(now):
         return None
     return bucket.wait(now)
+
+
+class AddressCounts(Protocol):
+    """The limits per address and per player as the transport and the hub ask them: one
+    server's own count (``AddressLimits``), or a cluster's one count (the cluster's
+    ``RedisAddressLimits``). Each ``add_*`` counts one and answers None if allowed, else the
+    seconds to wait (``add_connection``: whether it is let in)."""
+
+    @property
+    def max_connections(self) -> int: ...
+
+    async def add_connection(self, address: str) -> bool: ...
+
+    async def remove_connection(self, address: str) -> None: ...
+
+    async def add_player(self, address: str, now: float) -> float | None: ...
+
+    async def add_report(self, name: str, now: float) -> float | None: ...
+
+    async def add_chat(self, name: str, now: float) -> float | None: ...
+
+    async def add_login_attempt(self, address: str, name: str, now: float) -> float | None: ...
+
+    async def close(self) -> None: ...
 
 
 class Outlet(Protocol):

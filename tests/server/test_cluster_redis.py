@@ -19,8 +19,9 @@ from conftest import Client, Nodes, play
 from services import RedisServer
 from test_cluster import holders, move_to, owner, private_game
 
+from server.cluster.awaiting import Asked, Awaiting
 from server.cluster.messages import Forward, decode_envelope, encode_message
-from server.node.routing import Asked, Awaiting, Join, Leave
+from server.node.routing import Join, Leave
 from server.protocol import Chat, Hint, Move, Watch
 from server.tasks import stop_tasks
 
