@@ -60,10 +60,6 @@ class Forwarding:
         self.started_ref = started_ref
         self.forwarded = 0
         self.awaiting = Awaiting()  # this node's requests sent to another node
-        here.rooms.send_to = self.send_to
-        delivery.on_new_owner = self.new_owner
-        delivery.on_owner = self.owner_heard
-        delivery.on_reply = self.awaiting.answered
 
     # -- the sessions' side ------------------------------------------------------------------
 
@@ -130,7 +126,7 @@ class Forwarding:
 
     def send_to(self, peer: Peer, message: ServerMessage, failed_watch: str | None = None
                 ) -> None:
-        """Send one message to one session, here or on its node."""
+        """Send one message to one session, here or on its node (the rooms' ``Replies``)."""
         if peer.node == self.node:
             session = self.delivery.session(peer.session)
             if session is not None:

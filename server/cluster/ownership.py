@@ -115,7 +115,6 @@ class ClusterOwnership:
         self._orphans: set[str] = set()  # games lost here while Redis was away: claim again
         self._nodes_key = f"{self.prefix}nodes"
         self._beat_key = f"{self.prefix}node:{self.node}"
-        rooms.ownership = self
 
     def _owned_key(self, node: str) -> str:
         return f"{self.prefix}owned:{node}"

@@ -39,11 +39,13 @@ from server.cluster.messages import (
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError, ServerError
+from server.game.room import GameRoom
 from server.metrics import Metrics
 from server.node.bus import Subscription, drain
-from server.node.delivery import Delivery
-from server.node.rooms import Rooms
+from server.node.delivery import Peer
+from server.node.membership import MakeDelivery, MakeRooms
 from server.node.routing import Here
+from server.protocol import ServerMessage
 from server.tasks import stop_tasks
 
 log = logging.getLogger(__name__)
@@ -56,7 +58,8 @@ class Cluster:
     the hub's lobby, this node's side of the cluster's one lobby (it has its own topics)."""
 
     def __init__(
-        self, rooms: Rooms, delivery: Delivery, links: ClusterLinks, metrics: Metrics
+        self, links: ClusterLinks, metrics: Metrics, make_delivery: MakeDelivery,
+        make_rooms: MakeRooms,
     ) -> None:
         self.node = links.node
         self.links = links
@@ -70,9 +73,13 @@ class Cluster:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[Any]] = []
         self._subscriptions: list[Subscription] = []
-        self.ownership = ClusterOwnership(rooms, links, self._publish, self._spawn)
-        self.lobby = ClusterLobby(rooms, delivery, links, self.ownership, metrics)
-        self.owners = Forwarding(Here(rooms), delivery, self.ownership, metrics,
+        # the node's parts, this node's cluster side their Followers, Ownership and Replies
+        # (each passed on to the part of it built over them below)
+        self.delivery = make_delivery(followers=self)
+        self.rooms = make_rooms(self.delivery, ownership=self, replies=self)
+        self.ownership = ClusterOwnership(self.rooms, links, self._publish, self._spawn)
+        self.lobby = ClusterLobby(self.rooms, self.delivery, links, self.ownership, metrics)
+        self.owners = Forwarding(Here(self.rooms), self.delivery, self.ownership, metrics,
                                  self._publish, self._spawn, self.lobby.started_ref)
 
     def _spawn(self, coro: Any, name: str) -> None:
@@ -80,6 +87,32 @@ class Cluster:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
+
+    # -- the node's parts' interfaces, passed on ---------------------------------------------
+
+    def owner_changed(self, game_id: str) -> None:  # Delivery's Followers
+        self.owners.new_owner(game_id)
+
+    def owner_heard(self, game_id: str, node: str) -> None:
+        self.owners.owner_heard(game_id, node)
+
+    def replied(self, session: int, frame: bytes) -> None:
+        self.owners.awaiting.answered(session, frame)
+
+    def send_to(self, peer: Peer, message: ServerMessage) -> None:  # the rooms' Replies
+        self.owners.send_to(peer, message)
+
+    def token(self, game_id: str) -> int | None:  # the rooms' Ownership
+        return self.ownership.token(game_id)
+
+    async def started(self, room: GameRoom) -> None:
+        await self.ownership.started(room)
+
+    def ended(self, room: GameRoom) -> None:
+        self.ownership.ended(room)
+
+    def forgotten(self, game_id: str) -> None:
+        self.ownership.forgotten(game_id)
 
     # -- life cycle ------------------------------------------------------------------------
 

@@ -89,19 +89,28 @@ class Hub:
         if cluster is not None:
             bus = cluster.bus
         self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
-        self.delivery = Delivery(self.bus, "" if cluster is None else cluster.node)
-        self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
-        self.cluster: Joined | None = None  # this node's cluster side (server.http wires it)
+        # The rooms' Listing is the hub, which passes each call to the lobby, built after the
+        # rooms (it starts games in them).
+        self.cluster: Joined | None = None  # this node's cluster side
+        self.delivery: Delivery
+        self.games: Rooms
         self.router: Router
         self.lobby: LobbyService
         if cluster is None:
+            self.delivery = Delivery(self.bus)
+            self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus,
+                               listing=self)
             self.router = Router(self.delivery, Here(self.games))
             self.lobby = Lobby(self.games, self.delivery)
-        else:
-            self.cluster = cluster.join(self.games, self.delivery, self.metrics)
+        else:  # the cluster builds the delivery and the rooms over its side of them
+            self.cluster = cluster.join(
+                partial(Delivery, self.bus, cluster.node),
+                partial(Rooms, store, pool, self.config, self.metrics, bus=self.bus,
+                        listing=self),
+                self.metrics)
+            self.delivery, self.games = self.cluster.delivery, self.cluster.rooms
             self.router = Router(self.delivery, self.cluster.owners, cluster.node)
             self.lobby = self.cluster.lobby
-        self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
         self.accounts = Accounts(store, self.limits, self._open, self._drop_everywhere)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
@@ -131,6 +140,17 @@ class Hub:
     @property
     def _by_player(self) -> dict[str, set[Session]]:
         return self.delivery.by_player
+
+    # -- the rooms' Listing: the lobby's --------------------------------------------------
+
+    def relist(self, room: GameRoom) -> None:
+        self.lobby.relist(room)
+
+    def unlist(self, game_id: str) -> None:
+        self.lobby.unlist(game_id)
+
+    def forget(self, game_id: str) -> None:
+        self.lobby.forget(game_id)
 
     # -- life cycle ------------------------------------------------------------------------
 
