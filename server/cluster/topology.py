@@ -1,15 +1,10 @@
-"""Cluster mode: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
+"""A node of the cluster: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
 
-A node's cluster side is three parts over one set of Redis connections (``ClusterLinks``):
-``server.cluster.ownership`` (which node owns each game: leases, fencing, claims, the sweep of
-dead nodes, the hand-over at SIGTERM), ``server.cluster.forwarding`` (a session's game request
-sent to the game's owner, and the sessions here following their games) and
-``server.cluster.lobby`` (the node's side of the one lobby, on topics of its own); they speak
-to other nodes in ``server.cluster.messages``. ``Cluster`` wires the first two to the bus: it
-listens on the node's topic ``node:{id}`` and the ``cluster`` topic and passes each message to
-its part, sends the parts' messages in order (one publisher task), and every ttl/3 runs the
-upkeep: answer requests whose owner did not, beat, renew the leases, sweep, and measure the
-bus's lag.
+``Cluster`` builds the node's delivery and rooms over itself (their ``Followers``,
+``Ownership`` and ``Replies``, each passed on to its part), then its parts over them:
+``ClusterOwnership``, ``ClusterLobby`` and ``Forwarding``. It listens on the node's topic and
+the ``cluster`` topic, publishes the parts' messages in order, and every ttl/3 runs the upkeep
+(deadlines, heartbeat, leases, sweep, the bus's lag).
 """
 
 from __future__ import annotations
@@ -52,10 +47,9 @@ log = logging.getLogger(__name__)
 
 
 class Cluster:
-    """A node of the cluster: its ownership and its forwarding wired to the bus; see the
-    module docstring. ``owners`` is where the hub's router sends game requests; ``ownership``
-    the rooms' ownership; ``lobby``
-    the hub's lobby, this node's side of the cluster's one lobby (it has its own topics)."""
+    """A node of the cluster; see the module docstring. ``delivery`` and ``rooms`` are the
+    hub's; ``owners`` is where the hub's router sends game requests; ``lobby`` the hub's
+    lobby, this node's side of the cluster's one lobby."""
 
     def __init__(
         self, links: ClusterLinks, metrics: Metrics, make_delivery: MakeDelivery,
