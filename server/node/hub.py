@@ -1,8 +1,8 @@
 """The hub: one node's parts, built and wired at construction, and each client request sent
 to its part in one typed dispatch (``hello`` and ``ping`` here, a ``LobbyRequest`` to the
 lobby, a ``GameRequest`` to the router, the others to accounts, reviews, moderation and
-puzzles). A cluster node is given a ``Membership`` (``server.node.membership``), which builds
-its cluster side over the same parts.
+puzzles). A cluster node is given a ``Membership`` (``server.node.membership``), whose
+``join`` builds the node's delivery and rooms (from the hub's builders) and its cluster side.
 """
 
 from __future__ import annotations
