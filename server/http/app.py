@@ -41,6 +41,7 @@ from server.node.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
+    AddressCounts,
     AddressLimits,
     Session,
 )
@@ -110,18 +111,20 @@ class RunningServer:
         log.info("stopped")
 
 
-async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
-                       ) -> RunningServer:
+async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
+                       store: Store | None = None) -> RunningServer:
     """Open the store, start the computer players (the local pool warming in the background, or
     the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
     for its players, nothing else does).
 
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
     ``ComputerError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
-    with a warm-up of their own).
+    with a warm-up of their own); ``store``, opened on ``config.db_path``, the one opened here
+    (tests give one that wraps it), and is closed with the server.
     """
-    store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
-                             commit_interval=config.commit_interval)
+    if store is None:
+        store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
+                                 commit_interval=config.commit_interval)
     try:
         if pool is None:
             pool = await _computer_players(config)
@@ -136,7 +139,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                                spectator_chat=config.spectator_chat,
                                leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
-        limits: AddressLimits | None = None
+        limits: AddressCounts | None = None
         try:
             metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
             if isinstance(store, SQLiteStore):
@@ -202,7 +205,7 @@ def _membership(links: ClusterLinks | None) -> Membership | None:
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
-                          metrics: Metrics) -> AddressLimits:
+                          metrics: Metrics) -> AddressCounts:
     """The per-address limits: this process's own count, or a cluster node's share of one
     count in Redis (server/cluster/address_limits.py)."""
     if links is None:
@@ -309,17 +312,17 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         if admitted:
             await hub.limits.remove_connection(address)
         raise
-    session = Session(address, config.max_queue, config.rate, config.burst,
-                      config.max_queue_bytes)
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
-    writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
+    writer = SocketWriter(ws, transport, config.close_wait, hub.metrics)
+    session = Session(address, config.max_queue, config.rate, config.burst,
+                      config.max_queue_bytes, writer)
     if not admitted:
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
         session.close(CLOSE_POLICY, "too many connections from your address")
-        await writer.closed()
+        await writer.closed(session)
         return ws
     hub.connected(session)
     loop = asyncio.get_running_loop()
@@ -370,7 +373,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await hub.limits.remove_connection(address)
         if not session.closed:
             session.close(1000, "")
-        await writer.closed()
+        await writer.closed(session)
     return ws
 
 
@@ -420,32 +423,33 @@ class SocketWriter:
     """
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
-                 session: Session, close_wait: float = CLOSE_WAIT,
-                 metrics: Metrics | None = None) -> None:
+                 close_wait: float = CLOSE_WAIT, metrics: Metrics | None = None) -> None:
         # A write transport, though not always a subclass of asyncio's (uvloop's is not).
         self.transport = cast(asyncio.WriteTransport, transport)
-        self.ws, self.session = ws, session
+        self.ws = ws
         self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
-        session.on_frames = self.schedule
-        session.on_close = self.transport.abort  # hang up at once: a slow consumer
 
-    def schedule(self) -> None:
+    def frames_waiting(self, session: Session) -> None:
+        """The session's ``Outlet``: one ``flush`` at the end of the loop's turn."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self.flush, session)
 
-    def flush(self) -> None:
+    def hang_up(self) -> None:
+        self.transport.abort()
+
+    def flush(self, session: Session) -> None:
         self.scheduled = False
-        session, transport = self.session, self.transport
+        transport = self.transport
         if self.ws.closed or transport.is_closing():
             session.take_frames()  # the peer is gone: nothing more gets through
             return
         if transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
             self.scheduled = True
-            self.loop.call_later(DRAIN_POLL, self.flush)
+            self.loop.call_later(DRAIN_POLL, self.flush, session)
             return
         frames = session.take_frames()
         if len(frames) == 1:
@@ -461,12 +465,12 @@ class SocketWriter:
             code, reason = session.close_code or 1000, session.close_reason.encode()
             self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
 
-    async def closed(self) -> None:
-        """Once the session is closed: write what it queued and the close frame, waiting at
+    async def closed(self, session: Session) -> None:
+        """Once ``session`` is closed: write what it queued and the close frame, waiting at
         most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
         deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
-            self.flush()  # now, rather than at the end of the turn
+            self.flush(session)  # now, rather than at the end of the turn
         while self.closing is None and self.scheduled and self.loop.time() < deadline:
             await asyncio.sleep(DRAIN_POLL)  # a slow reader's last frames
         if self.closing is None:
