@@ -70,6 +70,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="The page of the player selected online or on the leaderboard"),
         Binding("a", "app.analysis", "Analysis", show=False, id="lobby.analysis",
                 tooltip="The analysis board: try moves and see who wins"),
+        Binding("w", "app.change_server", "Server", show=False, id="lobby.server",
+                tooltip="Connect to a server…"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
