@@ -62,6 +62,7 @@ from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
 from client_tui.text import visible
 from client_tui.tokens import TokenStore
+from client_tui.widgets.board import BoardWidget
 from server.protocol import (
     ClientMessage,
     Error,
@@ -178,6 +179,8 @@ class QubicApp(ServerMessages):
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size.width, event.size.height)  # self.size is not yet updated
+        for board in self.screen.query(BoardWidget):  # the room under it may have changed
+            board.call_after_refresh(board.fit_toasts)
 
     def _check_size(self, width: int | None = None, height: int | None = None) -> None:
         """Cover everything with "terminal too small" below the size the board needs."""
@@ -373,6 +376,11 @@ class QubicApp(ServerMessages):
         screen = self._game_screen(message.game_id)
         if screen is not None and screen is self.screen:
             self.pop_screen()
+            # back where the footer's "esc Lobby" says, from a game that opened over another
+            # screen too (a challenge accepted in Puzzles, a game from My games)
+            if self.lobby_screen is not None and self.lobby_screen in self.screen_stack:
+                while self.screen is not self.lobby_screen:
+                    self.pop_screen()
 
     # -- link events -----------------------------------------------------------------------
 
