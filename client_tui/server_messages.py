@@ -22,6 +22,7 @@ from client_tui.model import (
     GameModel,
     LobbyModel,
     PlayerSession,
+    challenge_terms,
     describe_end,
     format_clock_spec,
     other,
@@ -205,10 +206,7 @@ class ServerMessages(App[None]):
     def _prompt_challenge(self, challenge: ChallengeInfo) -> None:
         """Ask whether to accept ``challenge``; the focus opens on Decline."""
         self.session.challenges_in[challenge.id] = challenge
-        colour = {"x": f"{challenge.by} plays X", "o": f"{challenge.by} plays O"}.get(
-            challenge.colour, "colours at random")
-        terms = " · ".join([challenge.variant, format_clock_spec(challenge.clock), colour,
-                            "rated" if challenge.rated else "casual"])
+        terms = challenge_terms(challenge, sent=False)
         prompt = ConfirmDialog(f"{visible(challenge.by)} challenges you:\n{terms}\n\n"
                                "y accepts · n, Enter or Escape declines",
                                yes="Accept", no="Decline")
