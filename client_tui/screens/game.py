@@ -365,6 +365,8 @@ class GameScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.post_message(LeaveGame(model.id))
+            else:  # Stay: the keys are the board's again, not the chat's or nobody's
+                self.query_one(BoardWidget).focus()
 
         self.app.push_screen(
             ConfirmDialog("Leave this game? It goes on without you: come back from the lobby, "
