@@ -376,9 +376,10 @@ class QubicApp(ServerMessages):
         screen = self._game_screen(message.game_id)
         if screen is not None and screen is self.screen:
             self.pop_screen()
-            # back where the footer's "esc Lobby" says, from a game that opened over another
-            # screen too (a challenge accepted in Puzzles, a game from My games)
-            if self.lobby_screen is not None and self.lobby_screen in self.screen_stack:
+            # where the footer says Esc goes: back to the list of games it was opened from,
+            # else to the lobby (from a game that opened over Puzzles, the Account...)
+            if (not screen.back and self.lobby_screen is not None
+                    and self.lobby_screen in self.screen_stack):
                 while self.screen is not self.lobby_screen:
                     self.pop_screen()
 

@@ -286,13 +286,16 @@ class ServerMessages(App[None]):
             shown = current.model
             if shown.over or shown.you is None:
                 self.games.pop(shown.id, None)
-                self.switch_screen(GameScreen(model, self.clock, self.settings))
+                self.switch_screen(GameScreen(model, self.clock, self.settings,
+                                              back=current.back))
             else:
                 self.notify(visible(f"Another game is waiting: {model.seat('x').name} vs "
                                     f"{model.seat('o').name}. Open it from the lobby."),
                             timeout=6, markup=False)
             return
-        self.push_screen(GameScreen(model, self.clock, self.settings))
+        # a game opened from a list of games goes back to it; else Esc goes to the lobby
+        self.push_screen(GameScreen(model, self.clock, self.settings,
+                                    back=isinstance(current, PlayerScreen)))
 
     def _resync(self, model: GameModel) -> None:
         """Ask for what brings ``model`` up to date, unless a request for it is on its way."""

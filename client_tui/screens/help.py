@@ -69,7 +69,8 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
 - `v` — once the game is over, its review (also `v` in my games)
-- `esc` — clears a cell being typed; else back to the lobby (asks first during a game)
+- `esc` — clears a cell being typed; else back to the lobby (asks first during a game), or
+  to the list of games it was opened from (my games, a player's page): the footer says which
 - `2 watching` beside the game's terms: people watch (as counted when the game was opened)
 - in a question: `←` `→` or `tab` move between the buttons, `y` says yes, `n` or `esc` no
 
