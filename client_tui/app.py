@@ -206,9 +206,11 @@ class QubicApp(ServerMessages):
         self._retried_name = False
         starting = url is None and self.embedded is None
         self.connect_screen.starting = starting
+        self.connect_screen.set_busy(True)
         self.connect_screen.set_status(
-            "Starting the local server…" if starting
-            else f"Connecting to {url or 'the local server'}…"
+            ("Starting the local server…" if starting
+             else f"Connecting to {url or 'the local server'} as {name}…")
+            + "\n(w in the lobby connects to another server or changes the name)"
         )
         self.run_link(url, name, password, recovery)
 
@@ -431,6 +433,7 @@ class QubicApp(ServerMessages):
         welcome = event.welcome
         self._stop_countdown()
         self.connect_screen.starting = False
+        self.connect_screen.set_busy(False)
         self.tokens.save(self._key, welcome.name, welcome.token)
         if self.server_url is not None and self.settings.servers[:1] != [self.server_url]:
             self.settings.used_server(self.server_url)
@@ -516,7 +519,8 @@ class QubicApp(ServerMessages):
             screen.refused()
         super()._received(message)
 
-    def _back_to_connect(self, reason: str) -> None:
+    def _back_to_connect(self, reason: str, focus: str = "url") -> None:
+        """Back to the connect form, saying ``reason``, the focus on the field to change."""
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
             self.pop_screen()
         self.connect_screen.returnable = False
@@ -527,6 +531,7 @@ class QubicApp(ServerMessages):
         self.connect_screen.starting = False
         self._set_state("not connected")
         self.connect_screen.set_status(reason, error=True)
+        self.connect_screen.set_busy(False, focus)
 
     def _refused(self, event: Refused) -> None:
         name = self.session.name
@@ -538,4 +543,6 @@ class QubicApp(ServerMessages):
             self.run_link(self.server_url, name)
             return
         text = REFUSALS.get(event.code, "The server refused: {message}")
-        self._back_to_connect(text.format(name=name, message=event.message))
+        password = event.code in ("token_revoked", "bad_credentials", "too_many_attempts")
+        self._back_to_connect(text.format(name=name, message=event.message),
+                              "password" if password else "name")

@@ -53,6 +53,7 @@ class ConnectScreen(Screen[None]):
         self._status: tuple[str, bool] = ("", False)
         self._ready = False  # composed and mounted: the widgets can be queried
         self.returnable = False  # opened from a session that goes on: Esc goes back to it
+        self.busy = False  # a connection is under way: the form waits, nothing typed is lost
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,6 +84,18 @@ class ConnectScreen(Screen[None]):
     def on_mount(self) -> None:
         self._ready = True
         self.set_status(*self._status)
+        self.set_busy(self.busy)
+
+    def set_busy(self, busy: bool, focus: str = "url") -> None:
+        """While a connection is under way the form is greyed (typing in it would be lost
+        when the lobby opens); when it ends here (a failure), the focus goes to ``focus``."""
+        was, self.busy = self.busy, busy
+        if not self._ready:
+            return
+        for widget in self.query("#connect Input, #connect Button"):
+            widget.disabled = busy
+        if was and not busy:
+            self.query_one(f"#{focus}", Input).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back_to_session":
@@ -95,6 +108,7 @@ class ConnectScreen(Screen[None]):
         there is nothing to go back to)."""
         self.url, self.player_name = url, name
         self.returnable = status is not None
+        self.set_busy(False, field)
         if self._ready:
             self.query_one("#url", Input).value = url or ""
             self.query_one("#name", Input).value = name

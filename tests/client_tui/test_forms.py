@@ -5,8 +5,10 @@ the Account screen's first field focused; input fields seen at 256 colours as in
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -26,6 +28,7 @@ from tui_helpers import (
 from client_tui.app import QubicApp
 from client_tui.screens.account import AccountScreen
 from client_tui.screens.connect import ConnectScreen
+from client_tui.tokens import TokenStore
 from server.http.app import RunningServer
 
 SIZES = [(80, 24), (100, 30), (70, 20)]
@@ -160,3 +163,30 @@ async def test_the_palette_lists_connect_and_rename(tmp_path: Path) -> None:
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert titles.count("Connect to a server…") == 1 and "Rename…" in titles
         assert isinstance(app.connect_screen, ConnectScreen)
+
+
+async def test_the_form_waits_while_connecting_and_a_failure_stays_on_it(
+        tmp_path: Path) -> None:
+    """The form does not flash editable and then vanish: while the first connection is under
+    way its fields are greyed (what is typed is not lost), and it says how to change server
+    or name later; a failure gives it back, saying why, the focus on the server."""
+    release = asyncio.Event()
+
+    async def start_local(db_path: Path) -> Any:  # noqa: ANN401
+        await release.wait()
+        raise RuntimeError("no room for the database")
+
+    app = QubicApp(None, "ann", tokens=TokenStore(tmp_path / "tokens.json"),
+                   start_local=start_local)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert all(field.disabled for field in app.screen.query(Input))
+        assert "w in the lobby connects to another server" in status(app)
+        await pilot.press(*"bob")
+        assert app.connect_screen.query_one("#name", Input).value == "ann"
+        release.set()
+        await until(pilot, lambda: "no room for the database" in status(app), "the failure")
+        await pilot.pause()
+        assert not any(field.disabled for field in app.screen.query(Input))
+        assert app.focused is app.connect_screen.query_one("#url", Input)
+        assert app.screen is app.connect_screen
