@@ -20,6 +20,7 @@ from tui_helpers import (
     client,
     in_lobby,
     running_server,
+    screen_rows,
     screen_text,
     unconnected,
     until,
@@ -63,6 +64,40 @@ def assert_fields_seen(app: QubicApp, system: ColorSystem) -> None:
         assert contrast(inside, around) >= 30, (field.id, inside, around, system)
 
 
+def luminance(colour: tuple[int, int, int]) -> float:
+    def channel(value: int) -> float:
+        v = value / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (channel(v) for v in colour)
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def contrast_ratio(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21)."""
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+async def assert_fields_readable(pilot, app: QubicApp, system: ColorSystem) -> None:  # noqa: ANN001
+    """What a field shows (its text, or its placeholder) keeps 4.5:1 on the field's ground,
+    with the focus elsewhere and in it."""
+    for field in [f for f in app.screen.query(Input) if f.region.width]:
+        for focused in (False, True):
+            if focused:
+                field.focus()
+            else:
+                app.screen.set_focus(None)
+            await pilot.pause()
+            x = field.region.x + 1  # the cursor is at 0 before a placeholder
+            style = screen_rows(app)[field.region.y][x][1]
+            fg, bg = style.color, style.bgcolor
+            if system is not ColorSystem.TRUECOLOR:
+                fg, bg = fg.downgrade(system), bg.downgrade(system)
+            ratio = contrast_ratio(tuple(fg.get_truecolor()), tuple(bg.get_truecolor()))
+            assert ratio >= 4.5, (field.id, focused, system, fg, bg, ratio)
+
+
 @sizes
 @systems
 async def test_the_connect_form_is_whole_and_its_fields_seen(
@@ -77,6 +112,7 @@ async def test_the_connect_form_is_whole_and_its_fields_seen(
         assert "Connect" in shown and "Lost your password?" in shown
         assert_fields_seen(app, system)
         assert "esc Back" not in shown  # no session to go back to
+        await assert_fields_readable(pilot, app, system)
 
 
 @sizes
@@ -93,6 +129,7 @@ async def test_the_account_screen_takes_the_first_key_and_shows_its_fields(
         for label in app.screen.query(Label):
             assert str(label.render()) in shown, (str(label.render()), size)
         assert_fields_seen(app, system)
+        await assert_fields_readable(pilot, app, system)
 
 
 async def palette(pilot, app: QubicApp, command: str) -> None:  # noqa: ANN001
