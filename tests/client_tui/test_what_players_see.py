@@ -153,7 +153,7 @@ async def test_stay_gives_the_keys_back_to_the_board(tmp_path: Path) -> None:
 
 # -- item 13: a hint's toast leaves the levels visible -----------------------------------
 
-@pytest.mark.parametrize("size", [(100, 30), (80, 24), (120, 40)],
+@pytest.mark.parametrize("size", [(100, 30), (80, 24), (120, 40), (70, 20)],
                          ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_a_hint_toast_covers_no_level_of_the_board(
         tmp_path: Path, size: tuple[int, int]) -> None:
