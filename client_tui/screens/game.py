@@ -86,17 +86,22 @@ class GameScreen(Screen[None]):
                 tooltip="Back to the live position"),
         Binding("slash", "chat", "Chat", key_display="/", show=False, id="game.chat",
                 tooltip="Type in the chat"),
-        Binding("escape", "leave", "Lobby", id="game.leave", tooltip="Back to the lobby"),
+        Binding("escape", "leave('lobby')", "Lobby", id="game.leave",
+                tooltip="Back to the lobby"),
+        Binding("escape", "leave('back')", "Back", id="game.leave_back",
+                tooltip="Back to the list of games this one was opened from"),
         Binding("v", "review", "Review", id="game.review",
                 tooltip="The game's review: where it was won and lost"),
     ]
 
     def __init__(
         self, model: GameModel, clock: Callable[[], float] = time.monotonic,
-        settings: Settings | None = None,
+        settings: Settings | None = None, back: bool = False,
     ) -> None:
         super().__init__()
         self.model = model
+        self.back = back  # opened from a list of games (My games, a player's page): Esc
+        # goes back to it; else (a game started, or arrived over Puzzles...) to the lobby
         self.settings = settings or Settings()  # what the board shows, shared with the app
         self._clock = clock
         self._pending_ply: int | None = None  # the ply our last move answered, until it lands
@@ -242,6 +247,8 @@ class GameScreen(Screen[None]):
             return playing and model.against_computer and not model.rated
         if action == "say_refused":  # elsewhere the key says why it does nothing
             return not (playing and model.against_computer and not model.rated)
+        if action == "leave":  # one Esc, labelled with where it goes
+            return parameters == (("back",) if self.back else ("lobby",))
         if action == "review":
             return model.over
         if action == "rematch":
@@ -359,7 +366,9 @@ class GameScreen(Screen[None]):
     def action_chat(self) -> None:
         self.query_one(ChatPanel).query_one(Input).focus()
 
-    def action_leave(self) -> None:
+    def action_leave(self, where: str = "lobby") -> None:
+        """Back to the lobby, or (``back``) to the list this game was opened from: the app
+        goes where ``self.back`` says; during a game, after asking."""
         model = self.model
         if model.you is None or model.over:
             self.post_message(LeaveGame(model.id))
@@ -368,6 +377,8 @@ class GameScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.post_message(LeaveGame(model.id))
+            else:  # Stay: the keys are the board's again, not the chat's or nobody's
+                self.query_one(BoardWidget).focus()
 
         self.app.push_screen(
             ConfirmDialog("Leave this game? It goes on without you: come back from the lobby, "

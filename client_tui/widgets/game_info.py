@@ -81,8 +81,12 @@ def status_line(model: GameModel, now: float) -> Text:
 
 
 def game_kind(model: GameModel) -> str:
-    """``rated · 5+3`` or ``casual · untimed``."""
-    return f"{'rated' if model.rated else 'casual'} · {format_clock_spec(model.clock)}"
+    """``rated · 5+3`` or ``casual · untimed``, then ``· 2 watching`` while anyone watches
+    (as the game's last snapshot counted them: the server sends no event when one comes)."""
+    kind = f"{'rated' if model.rated else 'casual'} · {format_clock_spec(model.clock)}"
+    if model.spectators:
+        kind += f" · {model.spectators} watching"
+    return kind
 
 
 def threat_line(model: GameModel) -> Text | None:
@@ -169,8 +173,10 @@ class GameInfo(Widget):
         width = max(10, width)
         lines = [seat_line(model, side, self._now, width) for side in SIDES]
         status = status_line(model, self._now)
-        kind = game_kind(model)
-        if status.cell_len + len(kind) + 2 <= width:
+        watching = f"{model.spectators} watching" if model.spectators else ""
+        kind = next((k for k in (game_kind(model), watching)
+                     if status.cell_len + len(k) + 2 <= width), "")
+        if kind:
             status.append(" " * (width - status.cell_len - len(kind)))
             status.append(kind, "dim")
             lines.append(status)
