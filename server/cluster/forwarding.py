@@ -225,9 +225,8 @@ class Forwarding:
     def owner_heard(self, game_id: str, node: str) -> None:
         """A batch of the game came from ``node``, its owner: the game's requests go there
         from now on, and those already sent elsewhere (to a node that passed them on) wait
-        on it (issue 37: a node that opened a game before its hand-off kept sending every
-        request through the lobby's node, and a request whose owner then died waited 6 x ttl
-        instead of 2-2 1/3 x ttl)."""
+        on it (so that a request whose owner dies is refused within about 2 x ttl, not held
+        by the lobby's node it went through)."""
         if self.ownership.owners.get(game_id) == node:
             return
         if len(self.awaiting):

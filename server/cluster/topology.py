@@ -198,7 +198,7 @@ class Cluster:
             except Exception:
                 log.exception("cluster upkeep: the forwarded requests' deadlines failed")
                 self.metrics.count("cluster_upkeep_failures")
-            try:  # a Redis that stops answering holds none of it past the ttl (issue 37)
+            try:  # a Redis that stops answering holds none of it past the ttl
                 await asyncio.wait_for(ownership.beat(), self.ttl)
                 await ownership.renew()  # (each lease call has its own timeout)
                 await asyncio.wait_for(ownership.sweep(), self.ttl)

@@ -206,7 +206,7 @@ class Rooms:
         rematch that another node starts is restored here at once).
 
         A game the record holds active on a board already decided (a line, full, or dead:
-        a database written before the last move and the end were one transaction, issue 37)
+        a database written before the last move and the end were one transaction)
         is ended in the store first, as its last move ended it."""
         ratings = {}
         for seat in (record.x, record.o):
@@ -296,7 +296,7 @@ class Rooms:
     def _present(self, room: GameRoom, peer: Peer, now: float) -> list[Outbound]:
         """A seated player acting on the game from a connection that has it open is
         present, whatever the room believed (a room reloaded after a lost state started with
-        everyone away, and moving did not bring the mover back: issue 37)."""
+        everyone away, and moving must bring the mover back)."""
         if not peer.has_open or not peer.name or room.side_of(peer.name) is None:
             return []
         opened = self.openers.get(room.id, {}).get(peer.name)
@@ -380,8 +380,8 @@ class Rooms:
 
         A write whose outcome is unknown (the connection lost at the commit: code
         ``store_unavailable``) is looked up in the record: if it is there, it stands and is
-        told as if the store had answered (a mover was told ``store_unavailable`` for a
-        move that was stored, issue 37)."""
+        told as if the store had answered (never ``store_unavailable`` for a move that was
+        stored)."""
         try:
             return await self._commit(room, events)
         except StoreError as error:
