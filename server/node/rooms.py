@@ -286,7 +286,7 @@ class Rooms:
             replied = not ack
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):
-                    event.message.ref = ref  # type: ignore[union-attr]
+                    event.message.ref = ref
                     replied = True
             # a catch-up: its events, then the ack that says it is complete
             self.deliver(room, events, only=peer, reply=None if replied else Ack(ref=ref))
