@@ -47,8 +47,8 @@ PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's
 RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
-QUICK_DEPTH = 3  # the deepest capped search ``quick`` tries, as plain Python ...
-QUICK_SECONDS = 2.0  # ... for at most this long (levels 1-4 take 0.3 s at most)
+QUICK_DEPTH = 2  # the deepest capped search ``quick`` tries, as plain Python ...
+QUICK_SECONDS = 1.5  # ... for at most this long (levels 1-4 take 0.3 s at most)
 
 
 class MasterPlayer(Player):
