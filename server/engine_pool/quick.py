@@ -11,8 +11,9 @@ against the clock; then the game waits for the compiled engine as before. The po
 the helper once its workers are ready.
 
 The helper speaks over its stdin and stdout: each frame a 4-byte big-endian length and a
-msgpack body, a ``ComputerJob`` in, a ``Decision`` or nil out. Run as
-``python -m server.engine_pool.quick NICE``; it dies with the process that started it.
+msgpack body, a ``ComputerJob`` in, a ``Decision`` or nil out. Like the pool's workers it
+ignores SIGINT (from its first line: the server stops it) and dies with the process that
+started it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from server.engine_pool.lifeline import die_with_parent
 log = logging.getLogger(__name__)
 
 TIMEOUT = 20.0  # seconds for one answer, the helper's start included, before it is given up
+# the helper's command: SIGINT ignored before anything is imported, then main()
+COMMAND = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+           "from server.engine_pool.quick import main; main()")
 _HEADER = struct.Struct(">I")
 _encoder = msgspec.msgpack.Encoder()
 _job_decoder = msgspec.msgpack.Decoder(ComputerJob)
@@ -63,7 +67,7 @@ class QuickPath:
         env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
         try:
             self._process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", __name__, str(self.nice), env=env,
+                sys.executable, "-c", COMMAND, str(self.nice), env=env,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
@@ -164,6 +168,3 @@ def main() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     serve(sys.stdin.buffer, answers)
 
-
-if __name__ == "__main__":
-    main()
