@@ -165,10 +165,10 @@ class MasterPlayer(Player):
                                 forced=None if plies is None else Forced("win", plies))
         if (self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None
                 and not (self.settings["bookfirst"] and self.book_move(board) is not None)):
-            budget = limit.time if limit.time is not None else float(self.settings["time"])
-            finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
             if quick:
                 return None
+            budget = limit.time if limit.time is not None else float(self.settings["time"])
+            finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
             resisted = choose_resistance(board, started + RESIST_SHARE * budget, finder)
             if resisted is not None:
                 chosen = resisted[0]

@@ -76,6 +76,8 @@ class QuickPath:
             self._broken = True
             return
         self._stderr = asyncio.get_running_loop().create_task(self._log_stderr())
+        if self._broken:  # closed while it started
+            await self._stop()
 
     async def decide(self, job: ComputerJob) -> Decision | None:
         """``job``'s move from the helper, or None where it has none. Cancelling the caller
