@@ -5,7 +5,8 @@
 For each run and each colour the computer can play: ``git clone`` this repository (at
 ``--ref``) into a new temporary directory, point ``NUMBA_CACHE_DIR`` at a new empty
 directory (so neither the clone's nor anyone's ``__pycache__`` holds a compiled kernel), and
-in a new Python process run from the clone start the embedded server as ``qubic play`` does
+in a new Python process that imports the clone's code start the embedded server as
+``qubic play`` does
 (``qubic_cli.embedded.start_embedded``), then connect with a websocket, say ``hello`` and ask
 for a game against the computer at the terminal client's default level
 (``client_tui.settings.GameOptions().level``). Timed: with the computer as X, from the
@@ -94,8 +95,8 @@ def run_once(ref: str, computer: str, level: int | None) -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "QUBIC_"))}
         env |= {"NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(clone),
                 "XDG_DATA_HOME": str(data)}
-        argv = [sys.executable, str(clone / "bench" / "first_move.py"), "--child", str(data),
-                computer]
+        # this script (a ref from before it existed can be measured too), the clone's code
+        argv = [sys.executable, __file__, "--child", str(data), computer]
         if level:
             argv += ["--level", str(level)]
         out = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True,
