@@ -6,16 +6,15 @@ For each run and each colour the computer can play: ``git clone`` this repositor
 ``--ref``) into a new temporary directory, point ``NUMBA_CACHE_DIR`` at a new empty
 directory (so neither the clone's nor anyone's ``__pycache__`` holds a compiled kernel), and
 in a new Python process that imports the clone's code start the embedded server as
-``qubic play`` does
-(``qubic_cli.embedded.start_embedded``), then connect with a websocket, say ``hello`` and ask
-for a game against the computer at the terminal client's default level
+``qubic play`` does (``qubic_cli.embedded.start_embedded``), then connect with a websocket,
+say ``hello`` and ask for a game against the computer at the terminal client's default level
 (``client_tui.settings.GameOptions().level``). Timed: with the computer as X, from the
 ``game`` message (the game's start) to the computer's first ``move``; with the computer as O,
 from sending the player's first move (``2b2``, the cell a newcomer's cursor starts near) to
 the computer's reply. The interpreter and its packages are this one's (``sys.executable``):
 what is fresh is the source, its bytecode and numba's cache. Reported: the median of the
 runs per colour, whether the move came from the quick path (``ComputerPool.quick_moves``;
-``-`` for a ref without it) and whether an ``engine`` "preparing" line was shown first.
+None for a ref without it) and whether an ``engine`` "preparing" line was shown first.
 
 Each run's server stops right after the move (its worker, still compiling, is killed), so a
 run costs a few seconds of CPU with the quick path, and the whole compile without it. Run it
