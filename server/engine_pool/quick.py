@@ -42,7 +42,7 @@ COMMAND = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
 _HEADER = struct.Struct(">I")
 _encoder = msgspec.msgpack.Encoder()
 _job_decoder = msgspec.msgpack.Decoder(ComputerJob)
-_answer_decoder = msgspec.msgpack.Decoder(Decision | None)  # type: ignore[arg-type]
+_answer_decoder = msgspec.msgpack.Decoder(Decision | None)
 
 
 class QuickPath:
