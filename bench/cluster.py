@@ -415,7 +415,7 @@ def run_phase(urls: list[str], cluster: bool, args: argparse.Namespace, kill: An
     for go in gos:
         go.put(timeline)
     if kill is not None:
-        time.sleep(max(0.0, kill_at - time.monotonic()))  # type: ignore[operator]
+        time.sleep(max(0.0, measure_to - time.monotonic()))  # kill_at: the window's end
         kill()
     tallies: list[Tally] = []
     deadline = end_at + 300

@@ -204,7 +204,7 @@ def serve(port_file: Path, games: int, store: str, directory: str) -> None:
             transport = request.transport
             assert transport is not None
             pair = seats.setdefault(game, [None, None])
-            pair[side] = transport  # type: ignore[assignment]
+            pair[side] = transport
             async for _ in ws:
                 if store != "none":
                     plies[game] += 1

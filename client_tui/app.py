@@ -62,6 +62,7 @@ from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
 from client_tui.text import visible
 from client_tui.tokens import TokenStore
+from client_tui.widgets.board import BoardWidget
 from server.protocol import (
     ClientMessage,
     Error,
@@ -80,7 +81,8 @@ REFUSALS = {
                   "password to log in.",
     "bad_name": "{name!r} cannot be a name: use 1–24 letters, digits, _ or -.",
     "bad_token": "The server does not know the player saved for {name!r}.",
-    "token_revoked": "This computer was logged out of {name!r}: log in with your password.",
+    "token_revoked": "Logged out on this device: {name!r} was logged out here from another "
+                     "device (or its password was changed). Type the password to log in again.",
     "bad_credentials": "Wrong name or password.",
     "too_many_attempts": "Too many tries for {name!r}: wait a while, then try again.",
     "bad_recovery_code": "That name and recovery code do not match (each code works once).",
@@ -88,11 +90,13 @@ REFUSALS = {
 
 
 class LinkMessage(Message):
-    """An event of the server link, delivered on the app's message queue."""
+    """An event of the server link, delivered on the app's message queue (``link``: which
+    of the links run so far sent it; None for one made by hand, always read)."""
 
-    def __init__(self, event: LinkEvent) -> None:
+    def __init__(self, event: LinkEvent, link: int | None = None) -> None:
         super().__init__()
         self.event = event
+        self.link = link
 
 
 SYSTEM_LOGINS = frozenset({"root", "admin", "administrator"})
@@ -157,6 +161,7 @@ class QubicApp(ServerMessages):
         self._countdown: Timer | None = None
         self._requests: dict[int | str, ClientMessage] = {}
         self._next_id = 1
+        self._links = 0  # links run so far: the events of an older one are not read
         self._retried_name = False
         self._recovering = False  # the session opens with a recovery code: said once in
         self.puzzles = PuzzleModel()  # the puzzle screen's state, kept between visits
@@ -174,6 +179,8 @@ class QubicApp(ServerMessages):
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size.width, event.size.height)  # self.size is not yet updated
+        for board in self.screen.query(BoardWidget):  # the room under it may have changed
+            board.call_after_refresh(board.fit_toasts)
 
     def _check_size(self, width: int | None = None, height: int | None = None) -> None:
         """Cover everything with "terminal too small" below the size the board needs."""
@@ -199,9 +206,11 @@ class QubicApp(ServerMessages):
         self._retried_name = False
         starting = url is None and self.embedded is None
         self.connect_screen.starting = starting
+        self.connect_screen.set_busy(True)
         self.connect_screen.set_status(
-            "Starting the local server…" if starting
-            else f"Connecting to {url or 'the local server'}…"
+            ("Starting the local server…" if starting
+             else f"Connecting to {url or 'the local server'} as {name}…")
+            + "\n(w in the lobby connects to another server or changes the name)"
         )
         self.run_link(url, name, password, recovery)
 
@@ -223,13 +232,14 @@ class QubicApp(ServerMessages):
         else:
             ws_url, self._key = url, url
         token = self.tokens.token(self._key, name)
-        self.link = ServerLink(ws_url, self._link_event, name=name, token=token,
-                               opening=recovery or login_request(name, password))
+        self._links += 1
+        self.link = ServerLink(ws_url, partial(self._link_event, self._links), name=name,
+                               token=token, opening=recovery or login_request(name, password))
         await self.link.run()
 
-    def _link_event(self, event: LinkEvent) -> None:
+    def _link_event(self, link: int, event: LinkEvent) -> None:
         """The link's callback: deliver the event on the app's message queue, in order."""
-        self.post_message(LinkMessage(event))
+        self.post_message(LinkMessage(event, link))
 
     async def stop_network(self) -> None:
         """Close the link and stop the embedded server (idempotent)."""
@@ -269,6 +279,12 @@ class QubicApp(ServerMessages):
             shown = binding.key_display or self.get_key_display(binding)
             yield SystemCommand(binding.tooltip or binding.description, f"key: {shown or key}",
                                 partial(self.run_action, binding.action, active.node))
+        if "app.change_server" not in seen:
+            yield SystemCommand("Connect to a server…", "Play on another server, or offline on "
+                                "this computer: the connect form", self.action_change_server)
+        yield SystemCommand("Rename…", "Play under another name (a name is its own player: "
+                            "a new one, or a protected one with its password)",
+                            self.action_rename)
         yield SystemCommand(
             "Bell: " + ("on" if self.settings.bell else "off"),
             "Turn " + ("off" if self.settings.bell else "on") + " the bell that rings when "
@@ -293,9 +309,66 @@ class QubicApp(ServerMessages):
         message.stop()
         self.send(message.request, message.quiet)
 
-    def on_connect_requested(self, message: ConnectRequested) -> None:
+    async def on_connect_requested(self, message: ConnectRequested) -> None:
         message.stop()
+        await self._leave_session()
         self.connect(message.url, message.name, message.password, message.recovery)
+
+    # -- another server or name, from inside the app ---------------------------------------
+
+    def action_change_server(self) -> None:
+        """Connect to a server…: the connect form, on its server field."""
+        self._open_form("url")
+
+    def action_rename(self) -> None:
+        """Rename…: the connect form, on its name field (another name is another player)."""
+        self._open_form("name")
+
+    def _open_form(self, field: str) -> None:
+        """The connect form filled with this session's server and name, the focus on
+        ``field``; the session goes on until Connect (Esc goes back to it)."""
+        while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
+            self.pop_screen()
+        open_ = self.link is not None and self.link.connected and self.lobby_screen is not None
+        where = f"online at {self.server_url}" if self.server_url else "offline"
+        self.connect_screen.edit(
+            self.server_url, self.session.name, field,
+            f"You play as {self.session.name}, {where}. Connect opens another session with "
+            "what is typed here (another name is another player); Esc goes back."
+            if open_ else None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back_to_session":  # Esc on the connect form, shown only when it can
+            return self.connect_screen.returnable
+        return True
+
+    def action_back_to_session(self) -> None:
+        """Esc on the connect form opened from a session: back to its lobby."""
+        if self.link is not None and self.link.connected and self.lobby_screen is not None:
+            self.connect_screen.returnable = False
+            self.connect_screen.set_status("")
+            self.show_lobby()
+
+    async def _leave_session(self) -> None:
+        """End the session with the server (not the local server: going back offline is
+        instant) and forget what it showed, before another one opens."""
+        self.connect_screen.returnable = False
+        self.connect_screen.refresh_bindings()
+        self.workers.cancel_group(self, "link")
+        link, self.link = self.link, None
+        if link is not None:
+            await link.close()
+        self._stop_countdown()
+        self.lobby_screen = None
+        self.lobby = LobbyModel()
+        self.games.clear()
+        self._requests.clear()
+        self._challenge_prompts.clear()
+        session = self.session
+        session.rating = session.my_seek = session.queued = session.private_code = None
+        session.challenges_out.clear()
+        session.challenges_in.clear()
+        session.unfinished = []
 
     def on_leave_game(self, message: LeaveGame) -> None:
         message.stop()
@@ -305,10 +378,18 @@ class QubicApp(ServerMessages):
         screen = self._game_screen(message.game_id)
         if screen is not None and screen is self.screen:
             self.pop_screen()
+            # where the footer says Esc goes: back to the list of games it was opened from,
+            # else to the lobby (from a game that opened over Puzzles, the Account...)
+            if (not screen.back and self.lobby_screen is not None
+                    and self.lobby_screen in self.screen_stack):
+                while self.screen is not self.lobby_screen:
+                    self.pop_screen()
 
     # -- link events -----------------------------------------------------------------------
 
     def on_link_message(self, message: LinkMessage) -> None:
+        if message.link is not None and message.link != self._links:
+            return  # from the session left for another server or name
         event = message.event
         if isinstance(event, Received):
             self._received(event.message)
@@ -352,6 +433,7 @@ class QubicApp(ServerMessages):
         welcome = event.welcome
         self._stop_countdown()
         self.connect_screen.starting = False
+        self.connect_screen.set_busy(False)
         self.tokens.save(self._key, welcome.name, welcome.token)
         if self.server_url is not None and self.settings.servers[:1] != [self.server_url]:
             self.settings.used_server(self.server_url)
@@ -437,15 +519,19 @@ class QubicApp(ServerMessages):
             screen.refused()
         super()._received(message)
 
-    def _back_to_connect(self, reason: str) -> None:
+    def _back_to_connect(self, reason: str, focus: str = "url") -> None:
+        """Back to the connect form, saying ``reason``, the focus on the field to change."""
         while self.screen is not self.connect_screen and len(self.screen_stack) > 1:
             self.pop_screen()
+        self.connect_screen.returnable = False
+        self.connect_screen.refresh_bindings()
         self.lobby_screen = None
         self.games.clear()
         self._stop_countdown()
         self.connect_screen.starting = False
         self._set_state("not connected")
         self.connect_screen.set_status(reason, error=True)
+        self.connect_screen.set_busy(False, focus)
 
     def _refused(self, event: Refused) -> None:
         name = self.session.name
@@ -457,4 +543,6 @@ class QubicApp(ServerMessages):
             self.run_link(self.server_url, name)
             return
         text = REFUSALS.get(event.code, "The server refused: {message}")
-        self._back_to_connect(text.format(name=name, message=event.message))
+        password = event.code in ("token_revoked", "bad_credentials", "too_many_attempts")
+        self._back_to_connect(text.format(name=name, message=event.message),
+                              "password" if password else "name")

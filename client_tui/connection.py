@@ -6,6 +6,7 @@ hears about everything through the ``on_event`` callback, as ``LinkEvent`` value
     Connecting -> Connected(welcome) -> Received(message)* -> Dropped -> Connecting -> ...
     Connecting -> Unreachable            (the first connection failed: stop)
     Connecting -> Refused(code)          (hello refused: name taken, bad token, ...: stop)
+    ... Received* -> Refused(token_revoked)  (this device was logged out: closed with 4001, stop)
 
 After a drop the link reconnects by itself with exponential backoff and says ``hello`` with
 the token it was given, so the same player comes back; catching up on games is the app's
@@ -39,6 +40,9 @@ from server.protocol import (
 )
 
 OPEN_TIMEOUT = 10.0  # seconds to open the websocket and be welcomed
+CLOSE_REVOKED = 4001
+"""The close code of a device logged out (``revoke``, a password change, a recovery:
+docs/protocol.md): its token is dead, so reconnecting with it can only be refused."""
 MAX_INCOMING_BYTES = 4 * 2**20
 """The largest frame the client reads from the server. The server's 8 KiB (``MAX_FRAME_BYTES``)
 bounds what a client *sends*; the server's own replies are larger: a 64-ply game's review
@@ -175,6 +179,11 @@ class ServerLink:
             except _HelloRefused as refused:
                 self._emit(Refused(refused.error.code, refused.error.message))
                 return
+            except websockets.ConnectionClosed as error:
+                if error.rcvd is not None and error.rcvd.code == CLOSE_REVOKED:
+                    self._emit(Refused("token_revoked", error.rcvd.reason))
+                    return
+                reason = _describe(error)
             except (OSError, TimeoutError, websockets.WebSocketException) as error:
                 reason = _describe(error)
             finally:

@@ -444,6 +444,16 @@ def format_clock(ms: int) -> str:
     return f"{minutes}:{secs:02d}"
 
 
+def challenge_terms(challenge: ChallengeInfo, sent: bool) -> str:
+    """A challenge's terms as its sender (``sent``) or the one challenged reads them:
+    ``4x4x4 · 5+3 · you play X · rated``."""
+    colour = {"x": "X", "o": "O"}.get(challenge.colour)
+    who = "you play" if sent else f"{challenge.by} plays"
+    return " · ".join([challenge.variant, format_clock_spec(challenge.clock),
+                       f"{who} {colour}" if colour else "colours at random",
+                       "rated" if challenge.rated else "casual"])
+
+
 def format_clock_spec(spec: ClockSpec | None) -> str:
     """``5+3`` (minutes + seconds per move) or ``untimed``."""
     if spec is None:

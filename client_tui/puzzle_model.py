@@ -17,6 +17,7 @@ from server.protocol import (
     PuzzleAttempt,
     PuzzleHistoryList,
     PuzzleInfo,
+    PuzzleMode,
     PuzzleResult,
     PuzzleShown,
     PuzzleTry,
@@ -36,7 +37,7 @@ class PuzzleModel:
     sent, not judged yet), ``solved`` or ``wrong``."""
 
     puzzle: PuzzleInfo | None = None
-    mode: str = "next"
+    mode: PuzzleMode = "next"
     day: str | None = None
     line: list[int] = field(default_factory=list)  # since the position: mine and replies
     mine: list[int] = field(default_factory=list)
@@ -81,7 +82,7 @@ class PuzzleModel:
         self.mine.append(cell)
         self.status = "waiting"
         return PuzzleAttempt(puzzle=self.puzzle.id, moves=list(self.mine),
-                             mode=self.mode)  # type: ignore[arg-type]
+                             mode=self.mode)
 
     def refused(self) -> None:
         """The last request was refused: take back the move it carried."""

@@ -22,6 +22,7 @@ from client_tui.model import (
     GameModel,
     LobbyModel,
     PlayerSession,
+    challenge_terms,
     describe_end,
     format_clock_spec,
     other,
@@ -205,10 +206,7 @@ class ServerMessages(App[None]):
     def _prompt_challenge(self, challenge: ChallengeInfo) -> None:
         """Ask whether to accept ``challenge``; the focus opens on Decline."""
         self.session.challenges_in[challenge.id] = challenge
-        colour = {"x": f"{challenge.by} plays X", "o": f"{challenge.by} plays O"}.get(
-            challenge.colour, "colours at random")
-        terms = " · ".join([challenge.variant, format_clock_spec(challenge.clock), colour,
-                            "rated" if challenge.rated else "casual"])
+        terms = challenge_terms(challenge, sent=False)
         prompt = ConfirmDialog(f"{visible(challenge.by)} challenges you:\n{terms}\n\n"
                                "y accepts · n, Enter or Escape declines",
                                yes="Accept", no="Decline")
@@ -288,13 +286,16 @@ class ServerMessages(App[None]):
             shown = current.model
             if shown.over or shown.you is None:
                 self.games.pop(shown.id, None)
-                self.switch_screen(GameScreen(model, self.clock, self.settings))
+                self.switch_screen(GameScreen(model, self.clock, self.settings,
+                                              back=current.back))
             else:
                 self.notify(visible(f"Another game is waiting: {model.seat('x').name} vs "
                                     f"{model.seat('o').name}. Open it from the lobby."),
                             timeout=6, markup=False)
             return
-        self.push_screen(GameScreen(model, self.clock, self.settings))
+        # a game opened from a list of games goes back to it; else Esc goes to the lobby
+        self.push_screen(GameScreen(model, self.clock, self.settings,
+                                    back=isinstance(current, PlayerScreen)))
 
     def _resync(self, model: GameModel) -> None:
         """Ask for what brings ``model`` up to date, unless a request for it is on its way."""

@@ -1,22 +1,9 @@
 """The opening book: moves for positions the master should not think about.
 
-Positions are stored canonical under the board's symmetries (the least image of the two
-bitboards), with the move in the same frame; a lookup maps the board onto its canonical image
-and the stored move back. The data is a text file per variant in ``engine/data``, written by
-``bench/build_book.py`` from the proof-number solver (:mod:`engine.solver`). An entry is one
-of two kinds:
-
-- ``win``: the side to move was proved to win after the move;
-- ``hold``: a defence for the side that (with best play) loses: a move the solver could not
-  refute within its budget, chosen by book learning (``bench/build_book.py``: where the
-  master lost, or as it played in an opening that lost no game against the attacker);
-- ``practical``: a defence the solver does refute, kept because it lost no game against the
-  attacker it was learnt from where the sound moves did worse (in most such positions the
-  search's other best moves are refuted too: the defender is lost by force there).
-
-    # comment lines
-    <x stones, hex> <o stones, hex> <cell> [hold|practical]
-"""
+Positions are stored canonical under the board's symmetries with the move in the same frame,
+one text file per variant in ``engine/data`` (``win``, ``hold`` and ``practical`` entries,
+written by ``bench/research/build_book.py``). docs/engine.md, "The opening book", has the kinds
+and the file's format."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
 """Depth-first proof-number search for "can this side force a win?", compiled by numba.
 
-df-pn (Nagai 2002, with the 1+epsilon trick of Pawlewicz and Lew) over a transposition table.
-The attacker's nodes are OR nodes, the defender's AND nodes. Every node first gets the game's
-exact shortcuts (a win cell for the side to move; two win cells of the other side; a single
-win cell of the other side makes its block the only move) and then a threat-space search
-(:mod:`engine.threats`) for the side to move: a continuous-threat win of the attacker proves
-an attacker node, one of the defender disproves a defender node. Only moves are searched
-otherwise; nothing is pruned by heuristics, so a proved root is a proof.
-
-Keys are Zobrist keys made canonical under the board's symmetries (the least of the keys of
-the position's images, kept incrementally) for the first ``sym_plies`` stones: transpositions
-by symmetry are what the opening is full of. The search is iterative with explicit frames
-(numba's cache is not safe with recursive functions) and stops at a node budget, a deadline
-or a stop flag. :class:`engine.solver.Solver` keeps its tables between calls.
-"""
+df-pn over a transposition table of keys canonical under the board's symmetries, with the
+game's exact shortcuts and a threat-space search at every node and no heuristic pruning, so a
+proved root is a proof; ``engine.solver.Solver`` keeps its tables between calls. docs/engine.md,
+"Depth-first proof-number search"."""
 
 from __future__ import annotations
 
@@ -35,7 +25,7 @@ _ENTER, _LOOP, _UP = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def lookup(keys, pn, dn, key):  # type: ignore[no-untyped-def]
+def lookup(keys, pn, dn, key):
     """``(slot, found)`` for ``key`` in its two-slot bucket."""
     base = np.int64(key & np.uint64(keys.shape[0] - 2))
     if keys[base] == key:
@@ -46,7 +36,7 @@ def lookup(keys, pn, dn, key):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _store(keys, pn, dn, work, key, p, d, w):  # type: ignore[no-untyped-def]
+def _store(keys, pn, dn, work, key, p, d, w):
     """Store over the same key, else over the entry that cost less (solved ones are kept)."""
     base = np.int64(key & np.uint64(keys.shape[0] - 2))
     if keys[base] == key:
@@ -67,7 +57,7 @@ def _store(keys, pn, dn, work, key, p, d, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):  # type: ignore[no-untyped-def]
+def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):
     """The key of the position after ``side`` plays ``cell``."""
     if not canonical:
         return plain ^ zob[side, cell]
@@ -80,7 +70,7 @@ def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):  # type: igno
 
 
 @njit(cache=True)
-def _replay_holds(  # type: ignore[no-untyped-def]
+def _replay_holds(
     move, defender, attacker, path, plen, stack, cells, counts, hist, cellk, line_cells,
     cell_lines, cell_degree, n,
 ):
@@ -122,7 +112,7 @@ def _replay_holds(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def dfpn(  # type: ignore[no-untyped-def]
+def dfpn(
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     side, attacker, plain_key, sym_keys, syms, zob, sym_plies, stones,
     keys, pn, dn, work,
@@ -192,7 +182,7 @@ def dfpn(  # type: ignore[no-untyped-def]
                     for k in range(n):
                         open_lines += hist[attacker, k]
                     # written out, as the move loop below is: with the kernel's board_full
-                    # and empty_cells in their place df-pn measured ~5% slower (session 18)
+                    # and empty_cells in their place df-pn measured ~5% slower
                     empties = 0
                     for c in range(size):
                         if cells[c] == 0:

@@ -1,19 +1,9 @@
 """Patashnik's dictionary: the 2,929 strategic first-player moves of 4x4x4 Qubic.
 
-Oren Patashnik built the dictionary in 1976-77 as the basis of his proof that the first
-player wins ("Qubic: 4x4x4 Tic-Tac-Toe", Mathematics Magazine 53(4), 1980, pp. 202-216); Ken
-Thompson put it in its present form in 1978. It ships unchanged as
-``engine/data/qubic.dictionary`` under its own terms: anyone may use it as long as its moves
-are unchanged and its source is credited.
-
-A line is a position and X's strategic move: the position is a string of ``x`` and ``o``
-stones and run lengths of empty cells, in cell order; the move is a cell 0..63. The
-dictionary numbers a cell ``16*level + 4*row + column``, which is the engine's
-``x + 4y + 16z`` read with column = x, row = y, level = z, so cells map unchanged (the tests
-check it: every entry is a legal position, and the proof built on it holds). Entries are
-indexed by the engine's canonical form under the 192 symmetries (an :class:`~engine.book.Book`),
-so a lookup answers for every symmetric image and maps the move back.
-"""
+It ships unchanged as ``engine/data/qubic.dictionary`` under its own terms (its moves
+unchanged, its source credited); this module reads it into a ``Book`` indexed by canonical
+form, its cell numbers being the engine's. docs/engine.md, "Patashnik's dictionary", has its
+history and format."""
 
 from __future__ import annotations
 

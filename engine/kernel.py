@@ -1,25 +1,9 @@
 """The search kernel: negamax with optional alpha-beta, compiled by numba.
 
-One kernel serves every searching player through its options. The position is a cell array
-(0 empty, 1 X, 2 O) with incremental per-line stone counts: pushing a stone adds one to the
-counts of the lines through its cell, and a win is a count reaching n. The evaluators read,
-per side, a histogram of *open* lines by how many stones they hold (``hist[s, k]``: lines
-with k stones of side s and none of the other) in O(n) at a leaf; a search keeps it a ply at
-a time beside the counts (:func:`tally_child`), so push and pop stay as cheap as a plain C
-program's and the histogram is paid only where it is read. This works on any n^d board,
-5x5x5's 125 cells included.
-
-Scores are from the side to move (negamax). A win at ply p (counted from the root) scores
-``WIN - p``, so faster wins score higher; a full board scores 0. The kernel counts nodes,
-static evaluations, interior nodes and the children they expanded (their ratio is the
-average branching factor), and polls both a stop flag and its own deadline every
-``POLL_MASK + 1`` nodes: it never relies on being cancelled from outside. Its frame stacks
-(:func:`frame_stacks`, :func:`frame_hists`) and root loop (:func:`search_moves`) serve the
-alphabeta player's negamax too; the master's and the solver's searches take their stacks here.
-The steps of the loop itself (make a move, take it back) are written out in each search, not
-shared: numba compiled the kernel 2-4x slower, and the alphabeta player about 25% slower,
-with them in shared helpers (measured, session 18; see :func:`negamax`).
-"""
+One kernel serves every searching player through its options, on a cell array with per-line
+stone counts kept by push and pop; the open-line histogram the evaluators read is kept by each
+search a ply at a time (``tally_child``). Its frame stacks and root loop serve the other searches
+too. docs/engine.md, "The search kernel", says how and why."""
 
 from __future__ import annotations
 
@@ -122,7 +106,7 @@ def now() -> float:
 
 
 @njit(cache=True, inline="always")
-def _push(cell, side, cells, counts, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def _push(cell, side, cells, counts, cell_lines, cell_degree, n):
     """Place a stone of ``side``; returns True when it completes a line.
 
     Only the cell and the line counts change: what an evaluator reads off them (the open-line
@@ -141,7 +125,7 @@ def _push(cell, side, cells, counts, cell_lines, cell_degree, n):  # type: ignor
 
 
 @njit(cache=True, inline="always")
-def _pop(cell, side, cells, counts, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+def _pop(cell, side, cells, counts, cell_lines, cell_degree):
     """Take back a stone of ``side`` placed by ``_push``."""
     cells[cell] = 0
     for i in range(cell_degree[cell]):
@@ -150,7 +134,7 @@ def _pop(cell, side, cells, counts, cell_lines, cell_degree):  # type: ignore[no
 
 
 @njit(cache=True, inline="always")
-def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):  # type: ignore[no-untyped-def]
+def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):
     """Move the open-line histogram ``hist`` by a stone of ``side`` at ``cell`` (``sign`` 1)
     or take that stone out of it (``sign`` -1); ``counts`` are read without that stone, so
     call it before :func:`_push` and after :func:`_pop`."""
@@ -167,7 +151,7 @@ def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):  # type: ign
 
 
 @njit(cache=True, inline="always")
-def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # type: ignore[no-untyped-def]
+def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):
     """Write to ``child`` the histogram ``hist`` becomes with a stone of ``side`` at ``cell``
     (``counts`` without it): a search keeps one histogram a ply and never undoes one."""
     for s in range(2):
@@ -177,7 +161,7 @@ def tally_child(cell, side, counts, hist, child, cell_lines, cell_degree):  # ty
 
 
 @njit(cache=True, inline="always")
-def empty_cells(cells, out):  # type: ignore[no-untyped-def]
+def empty_cells(cells, out):
     """Write the empty cells to ``out`` in cell order; returns how many there are."""
     count = 0
     for cell in range(cells.shape[0]):
@@ -188,7 +172,7 @@ def empty_cells(cells, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def board_full(cells):  # type: ignore[no-untyped-def]
+def board_full(cells):
     """Whether no cell is empty (a draw, when no line was made)."""
     for cell in range(cells.shape[0]):  # noqa: SIM110 (numba: no all() over a generator)
         if cells[cell] == 0:
@@ -197,7 +181,7 @@ def board_full(cells):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
+def histogram(counts, n, hist):
     """Fill ``hist[s, k]`` with the lines holding k stones of side s and none of the other."""
     hist[:, :] = 0
     for line in range(counts.shape[1]):
@@ -210,7 +194,7 @@ def histogram(counts, n, hist):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
+def take_pv(pv, pv_len, here, cell):
     """Make ``cell`` then the child's principal variation the line of the node at ``here``
     (row ``here`` of ``pv`` holds the line from that node, up to ``pv_len[here]``)."""
     pv[here, here] = cell
@@ -220,7 +204,7 @@ def take_pv(pv, pv_len, here, cell):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-def]
+def evaluate(hist, root, kind, w_mine, w_theirs, n):
     """The static value of a position for the root player (not the side to move)."""
     other = 1 - root
     if kind == EVAL_ABSOLUTE:
@@ -237,21 +221,21 @@ def evaluate(hist, root, kind, w_mine, w_theirs, n):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def stopped(stop, deadline):  # type: ignore[no-untyped-def]
+def stopped(stop, deadline):
     """Whether a search is to stop: its stop flag is raised or its deadline (a :func:`now`
     value; 0: none) has passed."""
     return stop[0] != 0 or (deadline > 0.0 and now() > deadline)
 
 
 @njit(cache=True)
-def _poll(stats, stop, deadline):  # type: ignore[no-untyped-def]
+def _poll(stats, stop, deadline):
     """Set the stats' ABORTED slot when the search is to stop (see :func:`stopped`)."""
     if stopped(stop, deadline):
         stats[ABORTED] = 1
 
 
 @njit(cache=True, inline="always")
-def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
+def frame_stacks(frames, size, alpha, beta):
     """The explicit stacks of an iterative search, one entry a frame: its moves, how many,
     the next to try, its two bounds ``lo`` and ``hi`` (frame 0's are ``alpha`` and ``beta``:
     alpha-beta's window, df-pn's proof and disproof thresholds) and the best value found.
@@ -268,7 +252,7 @@ def frame_stacks(frames, size, alpha, beta):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
+def frame_hists(hist, frames):
     """One open-line histogram a frame, frame 0's a copy of ``hist``."""
     hists = np.zeros((frames, 2, hist.shape[1]), dtype=np.int32)
     hists[0] = hist
@@ -276,7 +260,7 @@ def frame_hists(hist, frames):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def negamax(  # type: ignore[no-untyped-def]
+def negamax(
     cells, counts, hist, cell_lines, cell_degree, n,
     side, depth, alpha, beta, ply,
     deadline, stop, stats, pv, pv_len,
@@ -293,7 +277,7 @@ def negamax(  # type: ignore[no-untyped-def]
 
     The NEXT and RETURN steps are written here in full, as the alphabeta player writes its
     own: moved into shared ``@njit`` helpers (inlined or not), with even the order of the
-    abort check and the cutoff test changed, LLVM made this loop 2-4x slower (session 18).
+    abort check and the cutoff test changed, LLVM made this loop 2-4x slower.
     The arguments after ``pv_len`` are this search's own (:func:`search_moves` passes them).
     """
     size = cells.shape[0]
@@ -378,7 +362,7 @@ def negamax(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def search_moves(  # type: ignore[no-untyped-def]
+def search_moves(
     cells, counts, hist, cell_lines, cell_degree, n, side, depth, root_moves, prune, keep_ties,
     deadline, stop, stats, pv, pv_len, scores, child_search, own,
 ):
@@ -425,7 +409,7 @@ def search_moves(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def search_root(  # type: ignore[no-untyped-def]
+def search_root(
     cells, counts, hist, cell_lines, cell_degree, n,
     side, depth, alphabeta, root_moves,
     kind, w_mine, w_theirs,

@@ -14,7 +14,7 @@ LEVELS = {
     8: "master",
 }
 """The lobby's levels 1 (weakest) to 8 (the master at full strength), each a fixed spec; each
-beats the one below it in at least 70% of 40 games ("The level ladder" in docs/benchmarks.md).
+beats the one below it in at least 70% of 40 games ("Engine strength" in docs/benchmarks.md).
 Between strong players the first player wins whoever they are, so the levels below 8 are kept
 weak as X: level 7 searches 3 plies. The steps that tell levels apart most are random moves
 (careless), then the threat search (tss), then depth. Levels 7 and 8 play the opening book:

@@ -20,7 +20,7 @@ from engine.threats import Position, pop, push
 
 
 @njit(cache=True, inline="always")
-def _make(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def _make(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
     """Push a stone with the kernel's push, or the threat search's when there is ``cellk``;
     True when it completes a line."""
     if cellk is None:
@@ -29,7 +29,7 @@ def _make(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_d
 
 
 @njit(cache=True, inline="always")
-def _unmake(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def _unmake(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
     """Take back a stone placed by :func:`_make`."""
     if cellk is None:
         _pop(cell, side, cells, counts, cell_lines, cell_degree)
@@ -38,7 +38,7 @@ def _unmake(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell
 
 
 @njit(cache=True)
-def perft(  # type: ignore[no-untyped-def]
+def perft(
     cells, counts, cell_lines, cell_degree, n, side, depth, hist=None, cellk=None,
     line_cells=None,
 ):

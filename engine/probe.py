@@ -1,32 +1,9 @@
 """A shallow AND/OR proof search: does the side to move force a win within a few free moves?
 
-:func:`forced_win` answers for the side to move (the *attacker*) with the plies of a win it
-proves, or None. The search follows the game's rules only, so a win it returns is a proof:
-
-- at the defender's nodes *every* legal move is followed, except where the attacker has a
-  single three: then the block is the defender's only move that does not lose on the next
-  ply (the others are counted as lost in two plies), and two threes are a loss in two;
-- at the attacker's nodes one move that wins is enough; a three of the defender makes its
-  block the attacker's only move (two of them, and no line of its own to complete: no win
-  here), and moves are tried in order, those that make a three first (the defender's reply
-  is then forced), then by the open lines through them;
-- the leaves are the attacker's continuous-threat win (:func:`engine.threats.threat_win`),
-  which is itself a proof, or, on 4x4x4 with X to move, a position the shipped proof proved
-  (:func:`engine.strategy.in_the_strategy`), its plies by replaying the strategy below it
-  (:func:`engine.proof.strategy_height`) where that is quick;
-- ``depth`` counts the attacker's moves on a line (a forced block costs none); a defender's
-  node above the last depth follows at most ``hard_replies`` replies that no leaf settles
-  (more, and it is given up: unproved, never wrongly proved), at the last depth none.
-
-It is the fast path of :mod:`engine.truth` off the proof's tree: positions a few quiet moves
-away from a threat win or from the proof, which df-pn (:mod:`engine.solver`) reaches only
-after tens of thousands of nodes, because it cannot ask the proof's tables at its leaves.
-
-``plies`` is an upper bound on the plies to the end under the proved play (the defender
-resisting longest within the tree searched): the defender's moves are all followed and every
-leaf's count is an upper bound itself; it is None where a leaf is the proof's and its replay
-did not finish at once.
-"""
+``forced_win`` returns the plies of a win it proves, or None; it follows the game's rules
+only, and its leaves are threat-search wins or positions of the shipped proof, so a win it
+returns is a proof. The fast path of ``engine.truth`` off the proof's tree. docs/engine.md,
+"The probe", has its rules at each node."""
 
 from __future__ import annotations
 
@@ -34,21 +11,22 @@ import time
 from functools import cache
 
 import numpy as np
+from numba import njit
 
 from engine.board import Board
 from engine.geometry import Cell
 from engine.kernel import tables_for
 from engine.proof import strategy_height
-from engine.strategy import VARIANT, in_the_strategy
+from engine.strategy import VARIANT, proved_position
 from engine.threats import (
     MAX_THREATS,
     Position,
     ThreatTable,
+    both_wins,
     make_scratch,
     pop,
     push,
     threat_search,
-    win_cells,
     zobrist,
 )
 
@@ -62,18 +40,48 @@ class OutOfTime(Exception):
     """The probe's deadline passed: no answer."""
 
 
+@njit(cache=True)
+def _ordered(side, cells, cellk, n, mine_weights, their_weights, threes_first):
+    """The empty cells, best first (see :meth:`_Probe.ordered`), compiled."""
+    size = cells.shape[0]
+    empty = np.empty(size, dtype=np.int64)
+    value = np.empty(size, dtype=np.int64)
+    count = 0
+    for c in range(size):
+        if cells[c] == 0:
+            v = 0
+            for k in range(n):
+                v += mine_weights[k] * cellk[side, k, c] + their_weights[k] * cellk[1 - side, k, c]
+            if threes_first and cellk[side, n - 2, c] > 0:
+                v += 1 << 40
+            empty[count] = c
+            value[count] = -v
+            count += 1
+    order = np.argsort(value[:count], kind="mergesort")  # stable: cell order among ties
+    return empty[:count][order]
+
+
 class _Probe:
-    """One question's search: the board and its mirror in the threat search's form (moved
-    together), the deadline, and the positions proved or failed so far."""
+    """One question's search: the position in the threat search's form, its stones as
+    bitboards and its moves (the Board itself is made only where the proof's replay needs
+    one), the deadline, and the positions proved or failed so far. Each step from Python is
+    one compiled call (a move, both sides' win cells, the move order, a leaf's threat search):
+    the probe spends its time in those calls' overhead, not in their work."""
 
     def __init__(self, board: Board, deadline: float, leaf_nodes: int, hard_replies: int,
                  table: ThreatTable) -> None:
-        self.board = board
+        self.geometry = board.geometry
+        self.moves = list(board.moves)
         self.root_ply = board.ply
+        self.ply = board.ply
+        self.turn = board.turn
+        self.x, self.o = board.stones
+        self.completed = [False]  # per ply from the root: whether its move completed a line
         self.t = tables_for(board.geometry)
         self.pos = Position.from_board(board)
-        self.key = np.uint64(self.pos.key)
+        self.key = self.pos.key  # as a Python int: cheaper to update than a numpy scalar
         self.zob = zobrist(self.t.size)
+        self.zob_int = [[int(k) for k in row] for row in self.zob]
         self.scratch = make_scratch(self.t.size)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.stats = np.zeros(1, dtype=np.int64)
@@ -91,23 +99,49 @@ class _Probe:
         self.nodes = 0
         self.move: Cell | None = None  # the root's winning move
 
+    @property
+    def stones(self) -> tuple[int, int]:
+        return self.x, self.o
+
+    @property
+    def at_root(self) -> bool:
+        return self.ply == self.root_ply
+
+    @property
+    def last_completed(self) -> bool:
+        """Whether the last move completed a line (the game is over)."""
+        return self.completed[-1]
+
     def push(self, cell: Cell) -> None:
-        side = self.board.turn
-        self.board.push(cell)
+        side = self.turn
         t, p = self.t, self.pos
-        push(cell, side, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
-             t.cell_degree, t.n)
-        self.key ^= self.zob[side, cell]
+        self.completed.append(bool(push(cell, side, p.cells, p.counts, p.hist, p.cellk,
+                                        t.line_cells, t.cell_lines, t.cell_degree, t.n)))
+        if side == 0:
+            self.x |= 1 << cell
+        else:
+            self.o |= 1 << cell
+        self.moves.append(cell)
+        self.key ^= self.zob_int[side][cell]
+        self.turn = side ^ 1
+        self.ply += 1
 
     def pop(self) -> None:
-        cell = self.board.pop()
-        side = self.board.turn
+        cell = self.moves.pop()
+        self.completed.pop()
+        side = self.turn ^ 1
         t, p = self.t, self.pos
         pop(cell, side, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
             t.cell_degree, t.n)
-        self.key ^= self.zob[side, cell]
+        if side == 0:
+            self.x &= ~(1 << cell)
+        else:
+            self.o &= ~(1 << cell)
+        self.key ^= self.zob_int[side][cell]
+        self.turn = side
+        self.ply -= 1
 
-    def then(self, cell: Cell, search) -> int | None:  # type: ignore[no-untyped-def]
+    def then(self, cell: Cell, search) -> int | None:
         """``search()`` after ``cell``, one ply more for the move (the position restored)."""
         self.push(cell)
         try:
@@ -123,23 +157,19 @@ class _Probe:
         if self.deadline and (self.nodes & 15) == 0 and time.perf_counter() > self.deadline:
             raise OutOfTime
 
-    def wins(self, side: int) -> tuple[int, int]:
-        """``(count, first)`` of the empty cells that complete a line of ``side``."""
-        count, first = win_cells(side, self.pos.cells, self.pos.cellk, self.t.n)
-        return int(count), int(first)
+    def wins(self) -> tuple[int, int, int, int]:
+        """``(count, first, their count, their first)``: the empty cells that complete a line
+        of the side to move, and of the other side."""
+        mine, first, theirs, block = both_wins(self.turn, self.pos.cells, self.pos.cellk,
+                                                self.t.n)
+        return int(mine), int(first), int(theirs), int(block)
 
     def ordered(self, threes_first: bool) -> list[Cell]:
         """The empty cells, best first for the side to move: by the open lines through them
         weighted by their stones (:func:`engine.board.line_value`), those that make a three
         first if ``threes_first``."""
-        side = self.board.turn
-        k = self.pos.cellk
-        n = self.t.n
-        value = self.mine_weights @ k[side] + self.their_weights @ k[side ^ 1]  # int64
-        if threes_first:
-            value = value + (k[side, n - 2] > 0) * (1 << 40)
-        empty = np.flatnonzero(self.pos.cells == 0)
-        return empty[np.argsort(-value[empty], kind="stable")].tolist()  # type: ignore[no-any-return]
+        return _ordered(self.turn, self.pos.cells, self.pos.cellk, self.t.n,
+                        self.mine_weights, self.their_weights, threes_first).tolist()
 
     def leaf(self) -> int | None:
         """Plies of the side to move's win proved by a leaf check, or None."""
@@ -147,15 +177,15 @@ class _Probe:
         self.stats[0] = 0
         plies = threat_search(
             p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines, t.cell_degree,
-            t.n, self.board.turn, self.key, self.zob, MAX_THREATS, self.leaf_nodes,
+            t.n, self.turn, np.uint64(self.key), self.zob, MAX_THREATS, self.leaf_nodes,
             self.table.keys, self.table.depth, self.path, self.stats, self.scratch,
         )
         if plies > 0:
-            if self.board.ply == self.root_ply:
+            if self.at_root:
                 self.move = int(self.path[0])
             return int(plies)
-        if self.proof and in_the_strategy(self.board):  # the lines checked on its arrays
-            height = strategy_height(self.board, HEIGHT_SECONDS)
+        if self.proof and proved_position(self.x, self.o, self.ply):  # lines checked above
+            height = strategy_height(Board(self.geometry, self.moves), HEIGHT_SECONDS)
             return PROVED_BY_PROOF if height is None else height
         return None
 
@@ -189,26 +219,23 @@ def forced_win(board: Board, depth: int = 3, deadline: float = 0.0, *, shallowes
 def _attack(probe: _Probe, depth: int, hint: Cell | None = None) -> int | None:
     """Plies of the attacker's (to move) proved win, PROVED_BY_PROOF, or None."""
     probe.tick()
-    x, o = probe.board.stones
-    key = (x, o)
+    key = probe.stones
     if key in probe.won:
         return probe.won[key]
     if probe.failed.get(key, -1) >= depth:
         return None
-    side = probe.board.turn
     result: int | None
-    count, win = probe.wins(side)
+    count, win, threats, block = probe.wins()
     if count:
         result = 1
-        if probe.board.ply == probe.root_ply:
+        if probe.at_root:
             probe.move = win
     else:
-        threats, block = probe.wins(side ^ 1)
         if threats > 1:
             result = None
         elif threats == 1:  # the block is the only move that does not lose at once
             result = probe.then(block, lambda: _defend(probe, depth))
-            if result is not None and probe.board.ply == probe.root_ply:
+            if result is not None and probe.at_root:
                 probe.move = block
         else:
             result = probe.leaf()
@@ -231,7 +258,7 @@ def _try_moves(probe: _Probe, depth: int, hint: Cell | None) -> int | None:
     for cell in moves:
         result = probe.then(cell, lambda: _defend(probe, depth - 1))
         if result is not None:
-            if probe.board.ply == probe.root_ply:
+            if probe.at_root:
                 probe.move = cell
             return result
     return None
@@ -242,13 +269,11 @@ def _defend(probe: _Probe, depth: int) -> int | None:
     the leaves settle are looked at first; above ``hard_replies`` others (none at depth 0)
     the node is given up, so a wrong attacker's move costs little."""
     probe.tick()
-    board = probe.board
-    if board.winning_line is not None:  # the attacker's last move completed a line
+    if probe.last_completed:  # the attacker's last move completed a line
         return 0
-    side = board.turn  # the defender
-    if probe.wins(side)[0]:
+    mine, _, threats, block = probe.wins()  # the defender's, then the attacker's
+    if mine:
         return None
-    threats, block = probe.wins(side ^ 1)
     if threats > 1:
         return 2
     if threats == 1:  # every other move lets the attacker complete the line: two plies
@@ -278,14 +303,13 @@ def _defend(probe: _Probe, depth: int) -> int | None:
 def _settled(probe: _Probe) -> int | None:
     """A known or leaf-proved win of the attacker (to move) after a reply, or None."""
     probe.tick()
-    x, o = probe.board.stones
-    key = (x, o)
+    key = probe.stones
     if key in probe.won:
         return probe.won[key]
-    side = probe.board.turn
-    if probe.wins(side)[0]:
+    mine, _, theirs, _ = probe.wins()
+    if mine:
         return 1
-    if probe.wins(side ^ 1)[0]:
+    if theirs:
         return None  # the defender threatens: not a leaf
     result = probe.leaf()
     if result is not None:

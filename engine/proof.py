@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,11 +36,14 @@ from engine.strategy import (
     VARIANT,
     Key,
     Strategy,
+    StrategyFileError,
+    illegal,
+    least_image,
     shipped_strategy,
 )
 from engine.threats import MAX_THREATS, Position, ThreatTable, make_scratch, threat_search, zobrist
 
-Task = tuple[list[Cell], bool]  # the moves to a subtree's root, and verify or not
+Task = tuple[list[Cell], bool, Path | None]  # a subtree's root, verify or not, the file
 Imap = Callable[[Callable[[Task], Any], list[Task]], Iterable[Any]]
 WALK_CACHE = 400_000  # heights kept between strategy_height calls
 TSS_BUDGET = 2_000_000  # threat-search nodes per position before df-pn is tried
@@ -89,7 +93,7 @@ class Exhausted(Exception):
 
 
 @njit(cache=True)
-def _win_cells(mine, theirs, masks):  # type: ignore[no-untyped-def]
+def _win_cells(mine, theirs, masks):
     """:func:`win_cells` compiled: the proof calls it twice a position."""
     out = np.uint64(0)
     for m in masks:
@@ -100,40 +104,26 @@ def _win_cells(mine, theirs, masks):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True)
-def _least_image(tables, x, o):  # type: ignore[no-untyped-def]
-    """The canonical image of (x, o) and the first symmetry giving it, from the geometry's
-    byte tables (:meth:`Geometry.least_image`, compiled)."""
-    best = 0
-    best_x = np.uint64(0xFFFFFFFFFFFFFFFF)
-    best_o = np.uint64(0xFFFFFFFFFFFFFFFF)
-    for s in range(tables.shape[2]):
-        ix = np.uint64(0)
-        io = np.uint64(0)
-        for k in range(tables.shape[0]):
-            ix |= tables[k, (x >> np.uint64(8 * k)) & np.uint64(0xFF), s]
-        if ix > best_x:
-            continue
-        for k in range(tables.shape[0]):
-            io |= tables[k, (o >> np.uint64(8 * k)) & np.uint64(0xFF), s]
-        if ix < best_x or io < best_o:
-            best, best_x, best_o = s, ix, io
-    return best_x, best_o, best
-
-
 class Prover:
     """Walks the strategy's tree from a position, searching (or, verifying, only reading the
     completed dictionary) for step-4 moves."""
 
-    def __init__(self, verify: bool = False, strategy: Strategy | None = None) -> None:
+    def __init__(self, verify: bool = False, strategy: Strategy | None = None,
+                 strategy_file: Path | None = None) -> None:
         self.geometry = variant(VARIANT)
         self.masks = self.geometry.line_masks
         self._mask_array = np.array(self.masks, dtype=np.uint64)
         self._tables = self.geometry._byte_images
         self.book = dictionary.dictionary()
         self.verify = verify
-        self.strategy = strategy if strategy is not None else (
-            shipped_strategy() if verify else Strategy(self.geometry))
+        self.unreadable = ""  # why the strategy file could not be read ("": it could)
+        if strategy is None and (verify or strategy_file is not None):
+            try:
+                strategy = (Strategy.load(strategy_file) if strategy_file is not None
+                            else shipped_strategy())
+            except (StrategyFileError, OSError) as error:
+                self.unreadable = f"the completed dictionary cannot be read: {error}"
+        self.strategy = strategy if strategy is not None else Strategy(self.geometry)
         self.heights: dict[Key, int | None] = {}  # canonical X position -> plies to the win
         self.tally = Tally()
         self._threats = ThreatTable(20)
@@ -154,7 +144,7 @@ class Prover:
 
     def least_image(self, x: Bitboard, o: Bitboard) -> tuple[Bitboard, Bitboard, int]:
         """:meth:`Geometry.least_image`, compiled."""
-        cx, co, index = _least_image(self._tables, np.uint64(x), np.uint64(o))
+        cx, co, index = least_image(self._tables, np.uint64(x), np.uint64(o))
         return int(cx), int(co), int(index)
 
     # -- the strategy -----------------------------------------------------------------------
@@ -173,6 +163,8 @@ class Prover:
             return self.geometry.symmetries[symmetry].index(cell), "book"
         cell = self.strategy.entries.get(key)
         if cell is not None:
+            if illegal(cell, key, self.geometry.size):
+                return None, f"the completed dictionary's move (cell {cell}) is not legal here"
             return self.geometry.symmetries[symmetry].index(cell), "stored"
         if self.verify:
             return None, "not in the completed dictionary"
@@ -214,7 +206,13 @@ class Prover:
 
     def prove(self, board: Board) -> int | None:
         """Plies from ``board`` (X to move) to X's win along the strategy's longest line,
-        or None when some line has a gap (recorded in the tally)."""
+        or None when some line has a gap (recorded in the tally). A strategy file that
+        could not be read is one gap, at ``board``."""
+        if self.unreadable:
+            if not self.fail_fast:
+                self.tally.gaps.append(Gap(format_moves(board.moves, self.geometry),
+                                           self.unreadable))
+            return None
         height = self._x_node(board)
         if height is not None:
             self.tally.longest = max(self.tally.longest, board.ply + height)
@@ -317,12 +315,14 @@ class Prover:
 
 
 def prove(moves: Iterable[Cell] = (), *, verify: bool = False,
-          strategy: Strategy | None = None) -> tuple[Tally, Strategy]:
-    """Prove (or, with ``verify``, replay from the shipped completed dictionary) that X wins
-    from the position after ``moves`` (X to move); returns the tally and the strategy: its
-    step-4 moves and its early positions' heights."""
+          strategy: Strategy | None = None, strategy_file: Path | None = None
+          ) -> tuple[Tally, Strategy]:
+    """Prove (or, with ``verify``, replay from the shipped completed dictionary, or the one in
+    ``strategy_file``) that X wins from the position after ``moves`` (X to move); returns the
+    tally and the strategy: its step-4 moves and its early positions' heights. A broken file
+    is reported as gaps (an unreadable file, an illegal stored move), never raised."""
     started = time.perf_counter()
-    prover = Prover(verify=verify, strategy=strategy)
+    prover = Prover(verify=verify, strategy=strategy, strategy_file=strategy_file)
     board = _start(moves)
     prover.prove(board)
     prover.tally.seconds = time.perf_counter() - started
@@ -331,26 +331,30 @@ def prove(moves: Iterable[Cell] = (), *, verify: bool = False,
 
 
 def prove_parallel(moves: Iterable[Cell] = (), *, imap: Imap, verify: bool = False,
-                   split_ply: int | None = None) -> tuple[Tally, Strategy]:
+                   split_ply: int | None = None, strategy_file: Path | None = None
+                   ) -> tuple[Tally, Strategy]:
     """:func:`prove` with the subtrees below ``split_ply`` (by default four plies below the
     start) handed to ``imap`` (a process pool's ``imap_unordered``: the engine starts no
     processes itself) as calls of :func:`prove_task`. Positions that two subtrees share are
     counted in each (the strategy's entries are merged, so they count once)."""
     started = time.perf_counter()
     board = _start(moves)
-    top = Prover(verify=verify)
+    top = Prover(verify=verify, strategy_file=strategy_file)
     top.split_ply = board.ply + 4 if split_ply is None else split_ply
     top.prove(board)
     tally = top.tally
+    if top.unreadable:  # one gap, at the start: no worker would read the file either
+        tally.seconds = time.perf_counter() - started
+        return tally, top.strategy
     strategy = Strategy(top.geometry, top.strategy.entries if verify
                         else dict(top.strategy.entries))
     frontier: dict[Key, int | None] = {}
-    tasks = [(task, verify) for task in top.frontier]
+    tasks = [(task, verify, strategy_file) for task in top.frontier]
     for part, entries, heights in imap(prove_task, tasks):
         tally.add(part)
         strategy.entries.update(entries)  # type: ignore[attr-defined]
         strategy.heights.update(heights)
-    for task, _ in tasks:  # a failed subtree has no height: the walk below finds it None
+    for task, _, _ in tasks:  # a failed subtree has no height: the walk below finds it None
         key = top.geometry.canonical(*Board(VARIANT, task).stones)
         frontier[key] = strategy.heights.get(key)
     # the top of the tree again, the subtrees' heights known: its own heights and the longest
@@ -365,8 +369,8 @@ def prove_parallel(moves: Iterable[Cell] = (), *, imap: Imap, verify: bool = Fal
 
 def prove_task(task: Task) -> tuple[Tally, dict[Key, Cell], dict[Key, int]]:
     """One subtree of :func:`prove_parallel`: its tally, step-4 moves and early heights."""
-    moves, verify = task
-    tally, strategy = prove(moves, verify=verify)
+    moves, verify, strategy_file = task
+    tally, strategy = prove(moves, verify=verify, strategy_file=strategy_file)
     return tally, {} if verify else dict(strategy.entries), strategy.heights
 
 

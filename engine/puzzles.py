@@ -1,25 +1,10 @@
 """Puzzles: "X to play and force a win in N" and "O to play and survive", found and checked
 by an exact bounded search.
 
-The truth of a position (:mod:`engine.truth`) says *who* wins and bounds the plies; a puzzle
-needs more: the least number N of the winner's moves, every first move that wins within N
-(each one is accepted), and the defender's most resisting replies. :class:`Mate` answers
-"can the side to move force a win within k of its moves?" exactly, full width: no move is
-left out but those the game's rules prove useless:
-
-- a win cell for the side to move wins at once;
-- two win cells of the defender lose; one makes its block the only move;
-- after the attacker's move, two threats win, one forces its block;
-- a quiet move (no threat) can only win within k if the attacker, moving again at once (the
-  defender passing), wins within k - 1: a stone more never hurts its owner in this game (the
-  strategy-stealing argument), so a pass is the defender's worst reply. Only then are the
-  defender's replies searched, each of them.
-
-It runs in plain Python with a node budget; a position it cannot settle within the budget is
-no puzzle (:class:`Exhausted`). :func:`win_puzzle` and :func:`survive_puzzle` make a
-:class:`Puzzle` from a position, :func:`check_puzzle` re-checks a stored one, and
-:func:`positions_of_game` picks the positions of a game worth trying.
-"""
+``Mate`` answers "can the side to move force a win within k of its moves?" full width, within a
+node budget (``Exhausted`` past it); ``win_puzzle`` and ``survive_puzzle`` make a ``Puzzle``,
+``check_puzzle`` re-checks one, ``positions_of_game`` picks the positions worth trying.
+docs/engine.md, "Puzzles' exact search", says why the search is exact."""
 
 from __future__ import annotations
 

@@ -1,22 +1,8 @@
 """The master's search: principal-variation alpha-beta with threat-space search, numba-compiled.
 
-One call of :func:`pvs` searches the tree from the root to a fixed depth;
-:class:`engine.search.Master` deepens it iteratively under a deadline. At every node, in order:
-
-1. a win cell for the side to move: a win next ply;
-2. two win cells of the opponent: a loss; one: the block is the only move, searched without
-   spending depth (every other move loses at once, so this prunes nothing that matters);
-3. the transposition table (Zobrist keys; mate scores stored relative to the node);
-4. threat-space search for the side to move (:mod:`engine.threats`): a continuous-threat win
-   is a proof and ends the node;
-5. at depth 0 the static evaluation; otherwise every empty cell, ordered by the table's move,
-   killers, history and the cell's lines, searched with PVS (null windows after the first).
-
-There is no forward pruning: every move of every node is searched (or cut off by alpha-beta),
-so a mate score at the root is a proof. The kernel is iterative (numba's cache is not safe
-with recursive functions) and polls its deadline and a stop flag. :class:`SearchParams` are
-its knobs.
-"""
+``pvs`` searches from the root to a fixed depth (``engine.search.Master`` deepens it under a
+deadline), with no forward pruning, so a mate score at the root is a proof; ``SearchParams``
+are its knobs. docs/engine.md, "The master's search", has what each node does in order."""
 
 from __future__ import annotations
 
@@ -73,7 +59,7 @@ def wary_weights(percent: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignore[no-untyped-def]
+def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):
     """The static value for ``side`` (to move) of a position with no win cell on the board."""
     other = 1 - side
     forks_me = 0
@@ -111,7 +97,7 @@ def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):  # type: ignor
 
 
 @njit(cache=True)
-def pvs(  # type: ignore[no-untyped-def]
+def pvs(
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     side, key, zob, depth, alpha, beta, root_moves, root_scores,
     tt_keys, tt_score, tt_depth, tt_flag, tt_move,
@@ -365,7 +351,7 @@ def pvs(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, key, ply, score, depth, flag,  # type: ignore[no-untyped-def]
+def _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, key, ply, score, depth, flag,
            move, use_tt):
     """Store the score of the node at ``ply`` (a mate score counted from that node, not from
     the root) in the two-slot bucket of ``key``: over the same key, else over the shallower

@@ -1,33 +1,9 @@
 """O's best resistance: facing a loss the proof has proved, the reply that makes X's win hardest.
 
-On 4x4x4, when every reply of O leaves X a position the proof proved (:func:`o_proved`), O
-is lost against perfect play, and what is left to choose is how hard X's win will be. The
-replies are compared by three rules, each deciding only between the replies the rules before
-it left equal:
-
-1. **Depth**: the longest line of the proved strategy below the reply (``strategy_height``):
-   against the proof's own X this is how long the game lasts, and a longer win is a longer
-   road on which a fallible X can go wrong.
-2. **X's winning replies**: the fewer of X's moves keep its win, the likelier a fallible X
-   plays another. Counted with the proof's tree, not the solver: an X move counts as winning
-   when it completes a line, is the strategy's move, or leads to a position the proof proved
-   one level down (every O reply into a position of the proof, or a line X completes at
-   once). That is a lower bound (a move the proof does not cover may win too, and near the
-   proof's root most replies count 1-4), but it costs no search (a few hundred to a few
-   thousand table look-ups, at most :data:`LOOKUPS`) and does not depend on the clock, as a
-   solver's budget would. A reply that
-   leaves X a single move that does not lose at once (the block of O's three) gives X no
-   choice to get wrong: it is ranked after every reply that does. The first :data:`TIED`
-   replies of equal depth, in board order, are counted.
-3. **Traps** as the master sets them off the proof (:mod:`engine.traps`): among replies
-   still equal, the one whose win a shallow searcher is least likely to find.
-
-None of these rules was chosen from match results: they follow from the proof (its depth
-and its tree) and from what a searching opponent sees (the traps). The master keeps its
-opening book first where the book has a move (its ``bookfirst`` option): that was chosen
-after measuring, since resisting from O's first move did no better against fallible X and
-worse against one (docs/benchmarks.md, "O's best resistance").
-"""
+When every reply of O leaves X a position the proof proved (``o_proved``), the replies are
+ranked by the proved strategy's longest line below them, then by X's fewest winning replies
+(counted on the proof's tree, at most ``LOOKUPS`` look-ups), then by traps. docs/engine.md,
+"O's best resistance", has the rules and why."""
 
 from __future__ import annotations
 

@@ -1,23 +1,9 @@
 """A finished game's review: what each move did to the verdict of :mod:`engine.truth`.
 
-Every position of the game is solved once (the proof's tree answers at once, elsewhere the
-solver has a budget), so each move gets the verdict for its mover before and after it, a
-class, the best moves there, and, where the mover let a forced win go, the line that would have
-won. The classes, for the mover:
-
-- ``found``: the position after the move is a proved win (a forced win kept or found);
-- ``blunder``: a proved win thrown away, or a proved draw turned into a loss (the position's
-  verdict, which its best move proves, is better than the one after the move);
-- ``missed_threat``: the opponent had three in a line with the fourth cell open (one such
-  cell: with two the mover was lost whatever it played), and the move did not block it (a
-  win thrown away that way is a ``blunder``);
-- ``best``: no win to keep, and the move is among the best (a draw kept, the longest
-  resistance to a loss);
-- ``ok``: as good a verdict as the best move's but not the best (a quicker loss);
-- ``unknown``: the solver did not prove enough to say.
-
-Pure: the server runs :func:`review_game` in the solver's worker process.
-"""
+Every position is solved once, so each move gets its mover's verdict before and after it, a
+class (``found``, ``blunder``, ``missed_threat``, ``best``, ``ok``, ``unknown``:
+docs/protocol.md, *review (reply)*), the best moves there and, where a forced win was let go,
+the line that would have won. Pure: the server runs :func:`review_game` in the solver's worker."""
 
 from __future__ import annotations
 

@@ -1,24 +1,9 @@
 """Exact minimax on the small boards (3x3, 4x4, 3x3x3), compiled by numba.
 
-A position is one integer key, ``x << size | o`` (X's bitboard above O's); the key of its
-class under the board's symmetries is the least key of its images (the same position as
-:meth:`engine.geometry.Geometry.canonical`). A result is one byte, ``code << 6 | plies``
-(:data:`LOSS_CODE`, :data:`DRAW_CODE`, :data:`WIN_CODE`) for the side to move: the plies to
-the end with best play, the winner winning fastest and the loser (or a side held to a draw)
-lasting longest, as the 3x3 table always had it. A game ends as :meth:`engine.board.Board.outcome`
-ends it: a line, a full board, or a dead draw (no line can be completed by either side).
-
-Two ways to the same numbers, each checking the other in the tests:
-
-- by levels (:func:`expand_level`, :func:`back_up_level`): every position reachable at one
-  ply, up to symmetry, from the positions of the ply before, and the results of a level from
-  those of the next one. That solves 3x3 and 4x4 completely and writes the top of 3x3x3;
-- by an alpha-beta search (:func:`exact_value`) with a transposition table and scores that
-  count the plies to the end (a win at ply ``p`` scores ``MATE - p``), searched with a full
-  window, so the score it returns is exact, never a bound. It plays boards with no draw
-  (3x3x3: every full board holds a line), where the loser's slowest defence and the winner's
-  fastest win are one zero-sum score; it answers 3x3x3 positions below the shipped levels.
-"""
+Positions are integer keys (``x << size | o``), canonical as their least image; a result is
+one byte, the verdict and the exact plies to the end. Two ways to the same numbers, each
+checking the other: by levels (``expand_level``, ``back_up_level``) and by an exact alpha-beta
+search (``exact_value``). docs/engine.md, "The small boards' exact search"."""
 
 from __future__ import annotations
 

@@ -14,12 +14,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from engine.board import Board
-from engine.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, dfpn, lookup
+from engine.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, _child_key, dfpn, lookup
 from engine.geometry import Cell, Geometry
 from engine.kernel import tables_for
-from engine.threats import MAX_THREATS, ThreatTable, make_scratch, zobrist
+from engine.threats import (
+    MAX_THREATS,
+    Position,
+    ThreatTable,
+    both_wins,
+    make_scratch,
+    pop,
+    push,
+    threat_search,
+    zobrist,
+)
+
+THREAT_NODES = 20_000  # threat-search nodes to find a leaf's win again (df-pn's own: 500)
 
 
 @dataclass
@@ -89,8 +102,6 @@ class Solver:
     def prove(self, board: Board, attacker: int | None = None, *, nodes: int = 0,
               seconds: float = 0.0, stop: np.ndarray | None = None) -> Proof:
         """Whether ``attacker`` (the side to move by default) forces a win from ``board``."""
-        from engine.threats import Position
-
         started = time.perf_counter()
         pos = Position.from_board(board)
         plain, sym_keys = self.keys_of(board)
@@ -145,6 +156,25 @@ class Solver:
                 return cell
         return None
 
+    def proof_plies(self, board: Board, attacker: int, deadline: float = 0.0) -> int | None:
+        """An upper bound on the plies to ``attacker``'s win from ``board``, which
+        :meth:`prove` proved, read off the proof df-pn left in the table: at the attacker's
+        nodes one proved child (the forced block where the defender threatens), at the
+        defender's every reply (the block alone where the attacker threatens: any other
+        reply loses in two plies), each leaf a line completed, a double threat, or a
+        continuous-threat win found again. None where the tree is not all in the table
+        (an entry overwritten, a leaf the threat search does not find again within its
+        budget) or ``deadline`` (``time.perf_counter``; 0: none) passes first: df-pn knows
+        that the position is won, not in how many plies."""
+        if board.outcome() is not None:
+            return None
+        walk = _ProofWalk(self, attacker, deadline, board)
+        plain, sym_keys = self.keys_of(board)
+        try:
+            return walk.plies(plain, sym_keys)
+        except _NoBound:
+            return None
+
     def winning_move(self, board: Board, attacker: int | None = None,
                      nodes: int = 1_000_000) -> Cell | None:
         """A move of the side to move (the attacker) whose position is proved, from the table
@@ -163,6 +193,196 @@ class Solver:
         return None
 
 
+@njit(cache=True)
+def _proved_children(cells, side, plain, sym_keys, syms, zob, canonical, keys, pn, dn):
+    """The empty cells (in cell order) and, for each, whether the table holds the position
+    after ``side`` plays it as proved (pn 0): one call for a node's children."""
+    size = cells.shape[0]
+    moves = np.empty(size, dtype=np.int64)
+    proved = np.zeros(size, dtype=np.bool_)
+    count = 0
+    for c in range(size):
+        if cells[c] == 0:
+            key = _child_key(sym_keys, syms, zob, side, c, plain, canonical)
+            slot, found = lookup(keys, pn, dn, key)
+            moves[count] = c
+            proved[count] = found and pn[slot] == 0 and dn[slot] != 0
+            count += 1
+    return moves[:count], proved[:count]
+
+
+class _NoBound(Exception):
+    """The proof's tree is not all in the table below a position, or the walk ran out of
+    time (:class:`_Timeout`)."""
+
+
+class _Timeout(_NoBound):
+    """The walk's deadline passed."""
+
+
+class _ProofWalk:
+    """One :meth:`Solver.proof_plies` walk: the position in the threat search's form (moved
+    with the walk), the solver's tables read, positions memoised."""
+
+    def __init__(self, solver: Solver, attacker: int, deadline: float, board: Board) -> None:
+        self.solver = solver
+        self.attacker = attacker
+        self.deadline = deadline
+        self.t = solver.t
+        self.pos = Position.from_board(board)
+        self.turn = board.turn
+        self.ply = board.ply
+        self.x, self.o = board.stones
+        self.memo: dict[tuple[int, int], int] = {}
+        self.unbounded: set[tuple[int, int]] = set()  # positions the walk failed below
+        self.visits = 0
+        self.stats = np.zeros(1, dtype=np.int64)
+
+    def push(self, cell: Cell) -> bool:
+        """Play ``cell`` for the side to move; True when it completes a line."""
+        t, p = self.t, self.pos
+        won = bool(push(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells,
+                        t.cell_lines, t.cell_degree, t.n))
+        if self.turn == 0:
+            self.x |= 1 << cell
+        else:
+            self.o |= 1 << cell
+        self.turn ^= 1
+        self.ply += 1
+        return won
+
+    def pop(self, cell: Cell) -> None:
+        t, p = self.t, self.pos
+        self.turn ^= 1
+        self.ply -= 1
+        pop(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
+            t.cell_degree, t.n)
+        if self.turn == 0:
+            self.x &= ~(1 << cell)
+        else:
+            self.o &= ~(1 << cell)
+
+    def children(self, plain: np.uint64, sym_keys: np.ndarray
+                 ) -> tuple[list[Cell], list[bool]]:
+        """The empty cells and whether the table holds each child as proved."""
+        s = self.solver
+        tab = s.table
+        moves, proved = _proved_children(
+            self.pos.cells, self.turn, np.uint64(plain), sym_keys, s.syms, s.zob,
+            self.ply + 1 < s.sym_plies, tab.keys, tab.pn, tab.dn)
+        return moves.tolist(), proved.tolist()
+
+    def child(self, cell: Cell, plain: np.uint64, sym_keys: np.ndarray
+              ) -> tuple[np.uint64, np.ndarray]:
+        s = self.solver
+        return plain ^ s.zob[self.turn, cell], sym_keys ^ s.zob[self.turn, s.syms[:, cell]]
+
+    def plies(self, plain: np.uint64, sym_keys: np.ndarray, won: bool = False) -> int:
+        """Plies to the attacker's win from the position (its keys given; ``won``: the last
+        move completed a line), or _NoBound."""
+        self.visits += 1
+        if self.deadline and not self.visits & 15 and time.perf_counter() > self.deadline:
+            raise _Timeout
+        if won:
+            if self.turn != self.attacker:  # the attacker's last move completed it
+                return 0
+            raise _NoBound
+        key = (self.x, self.o)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if key in self.unbounded:
+            raise _NoBound
+        try:
+            result = self._node(plain, sym_keys)
+        except _Timeout:
+            raise
+        except _NoBound:
+            self.unbounded.add(key)
+            raise
+        self.memo[key] = result
+        return result
+
+    def _node(self, plain: np.uint64, sym_keys: np.ndarray) -> int:
+        own, _, other, block = both_wins(self.turn, self.pos.cells, self.pos.cellk, self.t.n)
+        if self.turn == self.attacker:
+            if own:
+                return 1
+            if other > 1:
+                raise _NoBound
+            return self._or_node(int(block) if other else -1, plain, sym_keys)
+        if own:
+            raise _NoBound
+        if other > 1:
+            return 2  # a block, then the other line completed
+        moves, proved = self.children(plain, sym_keys)
+        if not moves:
+            raise _NoBound  # a full board
+        if other:  # the block, or a loss in two plies
+            i = moves.index(int(block))
+            return max(2, self._then(int(block), proved[i], plain, sym_keys) + 1)
+        return max(self._then(cell, known, plain, sym_keys) + 1
+                   for cell, known in zip(moves, proved, strict=True))
+
+    def _then(self, cell: Cell, known: bool, plain: np.uint64, sym_keys: np.ndarray) -> int:
+        """Plies after the defender's ``cell`` (``known``: proved in the table): the table's
+        proof below it, else the attacker's continuous-threat win there (df-pn's replay of
+        one proves it so)."""
+        child_plain, child_syms = self.child(cell, plain, sym_keys)
+        won = self.push(cell)
+        try:
+            if won:
+                return self.plies(child_plain, child_syms, won)
+            if known:
+                try:
+                    return self.plies(child_plain, child_syms)
+                except _Timeout:
+                    raise
+                except _NoBound:
+                    pass  # proved by a threat win df-pn found there: find it again
+            return self._leaf(child_plain, THREAT_NODES)
+        finally:
+            self.pop(cell)
+
+    def _or_node(self, block: Cell, plain: np.uint64, sym_keys: np.ndarray) -> int:
+        """The attacker to move (``block``: the defender's win cell, or -1): the
+        continuous-threat win df-pn's first visit proves most of these with, else a proved
+        child (the block, where the defender threatens), else a longer threat search."""
+        try:
+            return self._leaf(plain, self.solver.tss_budget)
+        except _NoBound:
+            pass
+        moves, proved = self.children(plain, sym_keys)
+        for cell, known in zip(moves, proved, strict=True):
+            if not known or (block >= 0 and cell != block):
+                continue
+            child_plain, child_syms = self.child(cell, plain, sym_keys)
+            won = self.push(cell)
+            try:
+                return 1 if won else self.plies(child_plain, child_syms) + 1
+            except _Timeout:
+                raise
+            except _NoBound:
+                continue  # another proved child may be in the table in full
+            finally:
+                self.pop(cell)
+        return self._leaf(plain, THREAT_NODES)
+
+    def _leaf(self, plain: np.uint64, budget: int) -> int:
+        """The attacker's continuous-threat win, if to move, within ``budget`` nodes."""
+        if self.turn != self.attacker:
+            raise _NoBound
+        t, p, s = self.t, self.pos, self.solver
+        plies = threat_search(
+            p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines, t.cell_degree,
+            t.n, self.attacker, np.uint64(plain), s.zob, MAX_THREATS, budget,
+            s.threats.keys, s.threats.depth, s.path, self.stats, s.scratch,
+        )
+        if plies <= 0:
+            raise _NoBound
+        return int(plies)
+
+
 def warm_up() -> float:
     """Compile (or load) the solver, and the table lookup the master's proved move is read
     with; returns the seconds it took."""
@@ -171,4 +391,5 @@ def warm_up() -> float:
     board = Board("3x3", [4])
     solver.prove(board, nodes=200)
     solver.proved_child(board)
+    solver.proof_plies(board, attacker=0)  # the walk's compiled steps
     return time.perf_counter() - started

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from engine import dictionary
 from engine.board import Board
@@ -30,6 +31,12 @@ Key = tuple[Bitboard, Bitboard]
 VARIANT = "4x4x4"
 HEIGHT_PLIES = 8  # the file keeps the heights of X positions up to this ply
 MAGIC = b"qubic-strategy 1\n"
+
+
+class StrategyFileError(ValueError):
+    """A strategy file that cannot be read: not xz, cut short, not a strategy, or with a move
+    that is no cell of the board. Raised in place of the decoder's own error (LZMAError and
+    the like), so that a caller reports the file, not a traceback."""
 
 
 def strategy_path() -> Path:
@@ -63,7 +70,7 @@ class PackedEntries(Mapping[Key, Cell]):
         return found
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and self.get(key) is not None  # type: ignore[arg-type]
+        return isinstance(key, tuple) and self.get(key) is not None
 
     def __iter__(self) -> Iterator[Key]:
         return zip(map(int, self.xs), map(int, self.os), strict=True)
@@ -86,12 +93,20 @@ class Strategy:
         return len(self.entries)
 
     def move(self, board: Board) -> Cell | None:
-        """The stored move for ``board`` mapped back to its frame, or None."""
+        """The stored move for ``board`` mapped back to its frame, or None (also where the
+        stored move is not legal: see :func:`illegal`)."""
         if not self.entries:
             return None
-        x, o, index = self.geometry.least_image(*board.stones)
+        g = self.geometry
+        if g._byte_images is not None:  # noqa: SLF001 (compiled: the master asks each move)
+            cx, co, found = least_image(g._byte_images, *map(np.uint64, board.stones))  # noqa: SLF001
+            x, o, index = int(cx), int(co), int(found)
+        else:
+            x, o, index = g.least_image(*board.stones)
         cell = self.entries.get((x, o))
-        return None if cell is None else self.geometry.symmetries[index].index(cell)
+        if cell is None or illegal(cell, (x, o), self.geometry.size):
+            return None
+        return self.geometry.symmetries[index].index(cell)
 
     def to_bytes(self) -> bytes:
         """The file's contents (see the module docstring)."""
@@ -107,19 +122,32 @@ class Strategy:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Strategy:
-        raw = lzma.decompress(data)
+        """The strategy in ``data`` (see :meth:`to_bytes`); :class:`StrategyFileError` when
+        it is not one. The moves are not checked against their positions here: the replay
+        that reads one (:meth:`move`, :class:`engine.proof.Prover`) reports an illegal one
+        where it stands."""
+        try:
+            raw = lzma.decompress(data)
+        except lzma.LZMAError as error:
+            raise StrategyFileError(f"not an xz file ({error})") from error
         if not raw.startswith(MAGIC):
-            raise ValueError("not a qubic strategy file")
+            raise StrategyFileError("not a qubic strategy file")
         at = len(MAGIC)
         tables = []
         for _ in range(2):
+            if at + 4 > len(raw):
+                raise StrategyFileError("cut short")
             count = int(np.frombuffer(raw, dtype="<u4", count=1, offset=at)[0])
             at += 4
+            if at + 17 * count > len(raw):
+                raise StrategyFileError("cut short")
             xs = _unshuffle(raw[at:at + 8 * count], count)
             os = _unshuffle(raw[at + 8 * count:at + 16 * count], count)
             values = np.frombuffer(raw, dtype=np.uint8, count=count, offset=at + 16 * count)
             at += 17 * count
             tables.append((xs, os, values))
+        if at != len(raw):
+            raise StrategyFileError(f"{len(raw) - at} bytes after the tables")
         (xs, os, moves), (hx, ho, plies) = tables
         heights = {(int(a), int(b)): int(p) for a, b, p in zip(hx, ho, plies, strict=True)}
         return cls(variant(VARIANT), PackedEntries(xs, os, moves.copy()), heights)
@@ -158,6 +186,33 @@ class Strategy:
                 else:
                     entries[key] = int(value)
         return cls(variant(VARIANT), entries, heights)
+
+
+def illegal(cell: Cell, key: Key, size: int) -> bool:
+    """Whether ``cell``, stored for the canonical position ``key``, is no legal move there:
+    no cell of the board, or one already taken (a broken file, not the proof's move)."""
+    return not 0 <= cell < size or bool((key[0] | key[1]) >> cell & 1)
+
+
+@njit(cache=True)
+def least_image(tables, x, o):
+    """The canonical image of (x, o) and the first symmetry giving it, from the geometry's
+    byte tables (:meth:`Geometry.least_image`, compiled)."""
+    best = 0
+    best_x = np.uint64(0xFFFFFFFFFFFFFFFF)
+    best_o = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for s in range(tables.shape[2]):
+        ix = np.uint64(0)
+        io = np.uint64(0)
+        for k in range(tables.shape[0]):
+            ix |= tables[k, (x >> np.uint64(8 * k)) & np.uint64(0xFF), s]
+        if ix > best_x:
+            continue
+        for k in range(tables.shape[0]):
+            io |= tables[k, (o >> np.uint64(8 * k)) & np.uint64(0xFF), s]
+        if ix < best_x or io < best_o:
+            best, best_x, best_o = s, ix, io
+    return best_x, best_o, best
 
 
 def _shuffle(column: np.ndarray) -> bytes:
@@ -227,7 +282,25 @@ def x_proved(board: Board) -> bool:
 def in_the_strategy(board: Board) -> bool:
     """X to move in a position of the dictionary or of the completed dictionary, each of
     which the proof proved (:func:`x_proved` without its checks of the lines)."""
-    return dictionary.move(board) is not None or shipped_strategy().move(board) is not None
+    if board.geometry.name != VARIANT or board.turn != 0:
+        return False
+    x, o = board.stones
+    return proved_position(x, o, board.ply)
+
+
+def proved_position(x: Bitboard, o: Bitboard, ply: int) -> bool:
+    """:func:`in_the_strategy` of the 4x4x4 position with X's stones ``x`` and O's ``o``
+    (``ply`` of them, X to move): the canonical position is found once, compiled (the probe
+    asks at every leaf off the proof's tree); a stored move that is not legal there does not
+    count."""
+    g = variant(VARIANT)
+    cx, co, _ = least_image(g._byte_images, np.uint64(x), np.uint64(o))  # noqa: SLF001
+    key = (int(cx), int(co))
+    book = dictionary.dictionary()
+    cell = book.entries.get(key) if ply <= book.max_ply else None
+    if cell is None:
+        cell = shipped_strategy().entries.get(key)
+    return cell is not None and not illegal(cell, key, g.size)
 
 
 def o_proved(board: Board) -> bool:

@@ -71,19 +71,14 @@ class Position:
         hist[0, 0] = hist[1, 0] = t.n_lines
         cellk = np.zeros((2, t.n, t.size), dtype=np.int8)
         cellk[0, 0] = cellk[1, 0] = t.cell_degree
-        zob = zobrist(t.size)
-        key = np.uint64(0)
-        side = 0
-        for cell in board.moves:
-            push(cell, side, cells, counts, hist, cellk, t.line_cells, t.cell_lines,
-                 t.cell_degree, t.n)
-            key ^= zob[side, cell]
-            side ^= 1
-        return cls(cells, counts, hist, cellk, int(key), side)
+        moves = np.array(board.moves, dtype=np.int64)
+        key = _play(moves, cells, counts, hist, cellk, t.line_cells, t.cell_lines,
+                    t.cell_degree, t.n, zobrist(t.size))
+        return cls(cells, counts, hist, cellk, int(key), len(moves) & 1)
 
 
 @njit(cache=True, inline="always")
-def push(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def push(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
     """Place a stone of ``side``; returns True when it completes a line."""
     cells[cell] = side + 1
     other = 1 - side
@@ -112,8 +107,21 @@ def push(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_de
     return won
 
 
+@njit(cache=True)
+def _play(moves, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n, zob):
+    """Push ``moves`` (X first) in one call from Python; returns their Zobrist key (the
+    proof makes a position for each of its threat searches: a call a move cost it 9%)."""
+    key = np.uint64(0)
+    side = 0
+    for i in range(moves.shape[0]):
+        push(moves[i], side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        key ^= zob[side, moves[i]]
+        side ^= 1
+    return key
+
+
 @njit(cache=True, inline="always")
-def pop(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def pop(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
     """Take back a stone of ``side`` placed by :func:`push`."""
     cells[cell] = 0
     other = 1 - side
@@ -140,7 +148,7 @@ def pop(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_deg
 
 
 @njit(cache=True, inline="always")
-def win_cells(side, cells, cellk, n):  # type: ignore[no-untyped-def]
+def win_cells(side, cells, cellk, n):
     """``(count, first)``: how many empty cells complete a line for ``side``, and the first."""
     count = 0
     first = -1
@@ -152,8 +160,17 @@ def win_cells(side, cells, cellk, n):  # type: ignore[no-untyped-def]
     return count, first
 
 
+@njit(cache=True)
+def both_wins(side, cells, cellk, n):
+    """:func:`win_cells` of ``side`` and of the other side, in one call from Python:
+    ``(count, first, their count, their first)``."""
+    mine, first = win_cells(side, cells, cellk, n)
+    theirs, block = win_cells(1 - side, cells, cellk, n)
+    return mine, first, theirs, block
+
+
 @njit(cache=True, inline="always")
-def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n):  # type: ignore[no-untyped-def]
+def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n):
     """The win cell of a three of ``side`` through ``cell`` (just played), or -1."""
     other = 1 - side
     for i in range(cell_degree[cell]):
@@ -167,7 +184,7 @@ def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n
 
 
 @njit(cache=True)
-def threat_search(  # type: ignore[no-untyped-def]
+def threat_search(
     cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, tt_depth, path, stats, scratch,
     deadline=0.0,
@@ -280,7 +297,7 @@ def threat_search(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_lines,  # type: ignore[no-untyped-def]
+def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_lines,
                    cell_degree, n, path):
     """Record the win by the double threat at ``c`` in ``path``; returns its plies."""
     push(c, attacker, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
@@ -300,7 +317,7 @@ def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_
 
 
 @njit(cache=True, inline="always")
-def sort_by(moves, order, count):  # type: ignore[no-untyped-def]
+def sort_by(moves, order, count):
     """Insertion sort of ``moves[:count]`` by ``order`` descending (``order`` moves along)."""
     for i in range(1, count):
         m = moves[i]
@@ -315,7 +332,7 @@ def sort_by(moves, order, count):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _order(moves, count, side, cellk, n):  # type: ignore[no-untyped-def]
+def _order(moves, count, side, cellk, n):
     """Sort threat moves: those that open most new lines of n-2 (future threats) first."""
     scores = np.empty(count, dtype=np.int32)
     for i in range(count):

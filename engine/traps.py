@@ -1,26 +1,9 @@
 """Traps: in a lost position, the losing move whose win is hardest for the opponent to find.
 
-4x4x4 is a first-player win, so a second player that meets good play loses, and its search
-proves it some plies before the end. From then on every move loses against perfect play, and
-the search's choice, the loss that takes longest, only delays. What decides the game is
-whether the opponent finds its win. A searching opponent finds at once a win by continuous
-threats (any threat search does) and the wins its natural moves lead to; it misses a win
-that needs a quiet move it would not play. So among the losing moves we prefer one after
-which:
-
-1. the opponent has no continuous-threat win (its win needs a quiet move: deep);
-2. its most natural move (the first of a shallow search's ranking) does not win;
-3. few of its natural moves win;
-4. and then the longest loss, as before.
-
-A move that loses within :data:`SEEN` plies when another lasts longer is not considered: an
-opponent that searches sees that far.
-
-"Win" here is what a shallow model of the opponent proves: the position after its move is
-lost for us within :data:`PROVE_DEPTH` plies of our search (with its threat search). The model
-is a :class:`~engine.search.Master` of its own (small tables, a small root threat search), so
-looking for traps leaves the main search's tables as they were.
-"""
+Among losing moves that last at least ``SEEN`` plies, the master prefers one after which the
+opponent has no continuous-threat win and its natural moves do not win, judged by a small
+``Master`` of its own so the main search's tables stay as they were. docs/engine.md, "Traps",
+has the rules and why."""
 
 from __future__ import annotations
 

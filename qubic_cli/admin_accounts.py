@@ -39,7 +39,7 @@ examples:
 SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
 
 
-def add_reset_password(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_reset_password(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``reset-password`` to ``qubic admin``'s actions; its ``run`` is ``reset_password``."""
     parser: argparse.ArgumentParser = actions.add_parser(
         "reset-password", help="a new random password for a player, printed once",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+from pathlib import Path
 
 from engine import Board, IllegalMove, NotationError
 from qubic_cli.common import fail
@@ -18,11 +19,13 @@ credit: Oren Patashnik 1977, Ken Thompson 1978), else a forced win found by the 
 search (df-pn where that finds none). Every legal O reply is followed, up to symmetry, until
 each line ends in X's win. Exits 0 only if every line is proved; else lists every gap.
 
---verify replays the shipped completed dictionary (engine/data/qubic.strategy.xz) without any
-search; --save writes the strategy a full proof found there.
+--verify replays the shipped completed dictionary (engine/data/qubic.strategy.xz), or the one
+--strategy names, without any search; a file that cannot be read, or a stored move that is not
+legal, is reported as a gap at its position. --save writes the strategy a full proof found there.
 
 examples:
   qubic prove --verify
+  qubic prove --verify --strategy copy.strategy.xz
   qubic prove --subtree "1a1 4d4 4a1 1a4"
   qubic prove --processes 2 --save
 """
@@ -36,6 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "(default: the empty board)")
     parser.add_argument("--verify", action="store_true",
                         help="replay the shipped completed dictionary, no search")
+    parser.add_argument("--strategy", type=Path, default=None, metavar="FILE",
+                        help="the completed dictionary to replay or start from "
+                             "(default: the shipped one)")
     parser.add_argument("--save", action="store_true",
                         help="write the strategy found to engine/data/qubic.strategy.xz "
                              "(only from the empty board, and only if every line is proved)")
@@ -60,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
         context = multiprocessing.get_context("spawn")
         with context.Pool(args.processes) as pool:
             tally, strategy = proof.prove_parallel(board.moves, imap=pool.imap_unordered,
-                                                   verify=args.verify)
+                                                   verify=args.verify,
+                                                   strategy_file=args.strategy)
     else:
-        tally, strategy = proof.prove(board.moves, verify=args.verify)
+        tally, strategy = proof.prove(board.moves, verify=args.verify,
+                                      strategy_file=args.strategy)
     saved = None
     if args.save and not tally.gaps:
         path = strategy.save(strategy_path())

@@ -154,8 +154,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="SQLite only: full (default) syncs every commit to the disk, so an "
                              "acknowledged move survives a power loss; normal leaves the last "
                              "commits to the operating system: they survive the server being "
-                             "killed or crashing, not a power loss, for less CPU a move "
-                             "(docs/benchmarks.md)")
+                             "killed or crashing, not a power loss (for slow storage, "
+                             "such as an SD card)")
     parser.add_argument("--commit-interval", type=float, default=2.0, metavar="MS",
                         help="SQLite only: under load a commit begins at most every MS "
                              "milliseconds and the moves that arrive meanwhile share it (less "

@@ -1,20 +1,9 @@
 """Where a long-running command's options come from: flags, the environment, a TOML file.
 
-``qubic serve`` and ``qubic worker`` take every option from, in this order of precedence:
-
-1. a flag on the command line (``--redis URL``);
-2. an environment variable (``QUBIC_REDIS_URL``); a secret may instead be read from the file
-   named by the same variable with ``_FILE`` (``QUBIC_REDIS_URL_FILE=/run/secrets/redis``);
-3. the configuration file (``--config qubic.toml``, or ``QUBIC_CONFIG``): a key at the top level
-   applies to every command that has the option, a key in the command's table (``[serve]``,
-   ``[worker]``) to that command only, and overrides the top level; a secret may be given as
-   ``<key>_file``;
-4. the option's default.
-
-So no secret ever needs to be on the command line, where ``ps`` shows it to every local user.
-docs/operations.md has the table of every option; ``qubic config check`` prints the effective
-configuration with each value's source and the secrets masked.
-"""
+``qubic serve`` and ``qubic worker`` take each option from a flag, else ``QUBIC_*`` (or a
+secret from the file named by ``QUBIC_*_FILE``), else the configuration file (the command's
+table over the top level, a secret as ``<key>_file``), else its default, so no secret needs to
+be on the command line. docs/operations.md, "Configuration", has every option."""
 
 from __future__ import annotations
 

@@ -254,3 +254,27 @@ def test_the_node_reaching_the_cluster_is_caught() -> None:
               "server.cluster.bus": {"server.redis_io.clients"}, "server.redis_io.clients": set()}
     assert cluster_reached(broken, "server.node.hub") == ["server.cluster.bus",
                                                           "server.redis_io.clients"]
+
+
+# node classes the cluster may extend: shared plumbing, not behaviour changed by overriding
+SHARED_BASES = {"TopicTable"}
+
+
+def node_classes_extended(source: str) -> list[str]:
+    """The classes in ``source`` that subclass a class imported from ``server.node`` (the
+    cluster composes the node's parts behind the node's interfaces instead)."""
+    tree = ast.parse(source)
+    from_node = {alias.asname or alias.name for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module
+                 and node.module.startswith("server.node") for alias in node.names}
+    return [f"{node.name}({base.id})" for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) for base in node.bases
+            if isinstance(base, ast.Name) and base.id in from_node - SHARED_BASES]
+
+
+def test_the_cluster_composes_the_node_and_never_subclasses_it() -> None:
+    wrong = [f"{path.name}: {found}" for path in (ROOT / "server" / "cluster").rglob("*.py")
+             for found in node_classes_extended(path.read_text())]
+    assert wrong == []
+    broken = "from server.node.routing import Router\nclass ClusterRouter(Router): pass\n"
+    assert node_classes_extended(broken) == ["ClusterRouter(Router)"]

@@ -9,6 +9,7 @@ import asyncio
 import json
 import time
 from collections import Counter
+from multiprocessing.queues import Queue
 
 import websockets
 
@@ -44,9 +45,10 @@ async def guess(url: str, rate: float, seconds: float, names: int = 50) -> Count
     return replies
 
 
-def attack_main(url: str, rate: float, start: float, seconds: float, out: object) -> None:
+def attack_main(url: str, rate: float, start: float, seconds: float,
+                out: Queue[dict[str, int]]) -> None:
     """A process's body: wait until ``start`` (monotonic), guess for ``seconds``, put the
     replies (a dict) on ``out``."""
     time.sleep(max(0.0, start - time.monotonic()))
     replies = asyncio.run(guess(url, rate, seconds))
-    out.put(dict(replies))  # type: ignore[attr-defined]
+    out.put(dict(replies))

@@ -93,10 +93,12 @@ class AccountScreen(Screen[None]):
                 f"With a password you can log in as {self.player} on any computer (type it on "
                 "the connect screen). Setting or changing it logs out every other device."))
             yield Label("Current password (if you have set one)")
-            yield Input(password=True, id="current", compact=True)
+            yield Input(password=True, id="current", compact=True,
+                        placeholder="empty if you have none")
             yield Label(f"New password ({PASSWORD_MIN}-{PASSWORD_MAX} characters), twice")
-            yield Input(password=True, id="new", compact=True)
-            yield Input(password=True, id="again", compact=True)
+            yield Input(password=True, id="new", compact=True, placeholder="new password")
+            yield Input(password=True, id="again", compact=True,
+                        placeholder="the new password again")
             yield Button("Set password", variant="primary", id="set-password", compact=True)
             yield Static("", id="account-status")
             yield Static("", id="recovery-codes")
@@ -109,6 +111,7 @@ class AccountScreen(Screen[None]):
     def on_mount(self) -> None:
         self.title = "Account"
         self.query_one("#devices", DataTable).add_columns("", "Device", "Last used", "From")
+        self.query_one("#current", Input).focus()  # the first key typed is the password's
         self.action_reload()
 
     def say(self, text: str) -> None:

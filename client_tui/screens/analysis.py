@@ -6,6 +6,12 @@ a position from pasted moves (``1a1 2b2 ...``); ``y`` copies the move string. Ea
 verdict and its moves' come from ``GET /api/solve`` (in a thread: the server's answers are
 kept here, so going back costs nothing; a refusal for the rate is asked again after the wait
 the server gives).
+
+What is known after a move tells about the position before it (``deduced``): a position the
+solver left ``unknown`` (its time ran out) that has a move known to win is a win, whatever
+it said before; so taking back after "X wins within 50 plies" shows the position before as
+won, that move as the winning one. A position answered ``unknown`` is asked again when shown
+again: the server keeps what it proved meanwhile.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -43,7 +49,7 @@ def fetch_solve(base: str, timeout: float = 30.0) -> Fetch:
         query = urllib.parse.urlencode({"variant": variant, "moves": moves})
         try:
             with urllib.request.urlopen(f"{base}/api/solve?{query}", timeout=timeout) as answer:
-                return json.loads(answer.read().decode("utf-8"))  # type: ignore[no-any-return]
+                return json.loads(answer.read().decode("utf-8"))
         except urllib.error.HTTPError as error:
             body = json.loads(error.read().decode("utf-8") or "{}")
             retry = error.headers.get("Retry-After")
@@ -65,6 +71,44 @@ def verdict_words(verdict: str, plies: int | None, proved_by: str | None, to_mov
     if verdict == "draw":
         return f"A draw with best play ({by})."
     return "Not proved within the solver's time: unknown."
+
+
+RANK = {"loss": 0, "draw": 1, "unknown": 2, "win": 3}  # a move's verdict, best first
+
+
+def deduced(answer: Answer, after: Callable[[Answer], Answer | None]) -> Answer:
+    """``answer`` with what its moves' own answers (``after(move)``: the position after it,
+    if known) prove: each move the solver left unknown takes the verdict of the position it
+    leads to, and an unknown position becomes a win when one move wins, a draw or a loss when
+    every move is known and none wins. The moves are sorted best first again."""
+    if "error" in answer or not answer.get("moves"):
+        return answer
+    moves, changed = [], False
+    for move in answer["moves"]:
+        child = after(move)
+        if (move["verdict"] == "unknown" and child is not None and "error" not in child
+                and child.get("verdict") in ("win", "loss", "draw")):
+            move = {**move, "verdict": child["verdict"], "plies": child.get("plies"),
+                    "proved_by": child.get("proved_by")}
+            changed = True
+        moves.append(move)
+    if not changed:
+        return answer
+    moves.sort(key=lambda m: (RANK[m["verdict"]], (m["plies"] or 0)
+                              * (-1 if m["verdict"] == "win" else 1)))
+    result = {**answer, "moves": moves}
+    if answer["verdict"] == "unknown":
+        best = moves[0]
+        known = all(m["verdict"] != "unknown" for m in moves)
+        verdict = {"loss": "win", "draw": "draw", "win": "loss"}[best["verdict"]] \
+            if best["verdict"] == "loss" or (known and best["verdict"] != "unknown") else None
+        if verdict is not None:
+            plies = best["plies"]
+            if verdict == "loss":  # the longest defence
+                plies = max((m["plies"] for m in moves), default=None, key=lambda p: p or 0)
+            result.update(verdict=verdict, plies=None if plies is None else plies + 1,
+                          proved_by=best.get("proved_by"))
+    return result
 
 
 def move_words(move: Answer) -> tuple[str, str]:
@@ -125,7 +169,17 @@ class AnalysisScreen(Screen[None]):
         self.changed()
 
     def _answer(self) -> Answer | None:
-        return self.answers.get(f"{self.board.geometry.name} {self.moves_text}")
+        """The solver's answer for the position shown, with what is known after its moves."""
+        board = self.board
+        answer = self.answers.get(f"{board.geometry.name} {self.moves_text}")
+        if answer is None:
+            return None
+
+        def after(move: Answer) -> Answer | None:
+            moves = format_moves([*board.moves, move["cell"]], board.geometry)
+            return self.answers.get(f"{board.geometry.name} {moves}")
+
+        return deduced(answer, after)
 
     def _view(self) -> BoardView:
         answer = self._answer()
@@ -141,7 +195,8 @@ class AnalysisScreen(Screen[None]):
         """Redraw, and ask the solver about the position if it is not known yet."""
         self.render_all()
         key = f"{self.board.geometry.name} {self.moves_text}"
-        if key not in self.answers and self.fetch is not None:
+        known = self.answers.get(key)
+        if (known is None or known.get("verdict") == "unknown") and self.fetch is not None:
             self.ask(key, self.board.geometry.name, "+".join(self.moves_text.split()))
 
     @work(exclusive=True, thread=True, group="solve")
@@ -228,12 +283,12 @@ class AnalysisScreen(Screen[None]):
         self.query_one(BoardWidget).focus()
         self.changed()
 
-    def on_key(self, event: object) -> None:
+    def on_key(self, event: events.Key) -> None:
         field = self.query_one("#analysis-input", Input)
-        if getattr(event, "key", None) == "escape" and field.has_focus:
+        if event.key == "escape" and field.has_focus:
             field.add_class("hidden")
             self.query_one(BoardWidget).focus()
-            event.stop()  # type: ignore[attr-defined]
+            event.stop()
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.moves_text)

@@ -1,5 +1,9 @@
 """The connect screen: which server (none: play offline) and under which name; a password to
-log in on this device, or a recovery code for a lost one (``RecoverDialog``)."""
+log in on this device, or a recovery code for a lost one (``RecoverDialog``).
+
+The app shows it first, and again from inside a session ("Connect to a server…", "Rename…" in
+the command palette, ``w`` in the lobby: ``edit``): the session goes on until Connect, and
+Esc goes back to it. A connection that fails comes back here, saying why, the form as typed."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import re
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Center, Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Header, Input, Label, Static
@@ -34,7 +38,11 @@ def name_problem(name: str) -> str | None:
 class ConnectScreen(Screen[None]):
     """Server URL and name, a Connect button, and what happened on the last try."""
 
-    BINDINGS = [Binding("ctrl+q", "app.quit", "Quit", id="quit")]
+    BINDINGS = [
+        Binding("escape", "app.back_to_session", "Back", id="connect.back",
+                tooltip="Back to the session this form was opened from"),
+        Binding("ctrl+q", "app.quit", "Quit", id="quit"),
+    ]
 
     def __init__(self, url: str | None, name: str, settings: Settings | None = None) -> None:
         super().__init__()
@@ -44,18 +52,20 @@ class ConnectScreen(Screen[None]):
         self.starting = False  # the local server is starting: connecting again would cut it
         self._status: tuple[str, bool] = ("", False)
         self._ready = False  # composed and mounted: the widgets can be queried
+        self.returnable = False  # opened from a session that goes on: Esc goes back to it
+        self.busy = False  # a connection is under way: the form waits, nothing typed is lost
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Center(), Vertical(id="connect"):
+        with VerticalScroll(id="connect-scroll"), Vertical(id="connect"):
             yield Label("Qubic", id="connect-title")
-            yield Label("Server (leave empty to play offline on this computer)")
+            yield Label("Server (empty: play offline on this computer)")
             yield Input(self.url or "", placeholder=self._url_placeholder(), id="url",
                         compact=True, suggester=SuggestFromList(self.settings.servers))
             yield Label("Name (1–24 letters, digits, _ or -)")
             yield Input(self.player_name, placeholder="your name", max_length=24, id="name",
                         compact=True)
-            yield Label("Password (only to log in on this device to a name you protected)")
+            yield Label("Password (only for a name you protected)")
             yield Input("", placeholder="empty: play with this device's own key", password=True,
                         max_length=128, id="password", compact=True)
             with Horizontal(id="connect-buttons"):
@@ -74,6 +84,38 @@ class ConnectScreen(Screen[None]):
     def on_mount(self) -> None:
         self._ready = True
         self.set_status(*self._status)
+        self.set_busy(self.busy)
+
+    def set_busy(self, busy: bool, focus: str = "url") -> None:
+        """While a connection is under way the form is greyed (typing in it would be lost
+        when the lobby opens); when it ends here (a failure), the focus goes to ``focus``."""
+        was, self.busy = self.busy, busy
+        if not self._ready:
+            return
+        for widget in self.query("#connect Input, #connect Button"):
+            widget.disabled = busy
+        if was and not busy:
+            self.query_one(f"#{focus}", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back_to_session":
+            return self.returnable
+        return True
+
+    def edit(self, url: str | None, name: str, field: str, status: str | None) -> None:
+        """Show the form again from a session: ``url`` and ``name`` filled in, the focus on
+        ``field`` (``url`` or ``name``), ``status`` said (None: a session is not open, so
+        there is nothing to go back to)."""
+        self.url, self.player_name = url, name
+        self.returnable = status is not None
+        self.set_busy(False, field)
+        if self._ready:
+            self.query_one("#url", Input).value = url or ""
+            self.query_one("#name", Input).value = name
+            self.query_one("#password", Input).value = ""
+            self.query_one(f"#{field}", Input).focus()
+        self.set_status(status or "")
+        self.refresh_bindings()
 
     def on_screen_resume(self) -> None:
         """Back here after a session: offer the servers used since."""

@@ -1,4 +1,5 @@
-"""Modal dialogs returning typed results: game options, a private code, a yes/no question."""
+"""Modal dialogs returning typed results: game options, a private code, a yes/no question,
+which of the things a player waits for to cancel."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, OptionList, Select, Static
 
 from client_tui.model import format_clock_spec, parse_clock_spec
 from client_tui.settings import DialogKind, GameOptions
@@ -205,4 +206,34 @@ class NoticeDialog(ModalScreen[None]):
         self.dismiss(None)
 
     def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class CancelDialog(ModalScreen[list[int] | None]):
+    """What the player waits for (each challenge sent, the seek, the quick pairing, the
+    private room), one a line: Enter on one cancels it, on the last line all of them; Escape
+    keeps them. Returns the indices to cancel, or None."""
+
+    BINDINGS = [Binding("escape", "keep", "Keep all", id="dialog.keep")]
+
+    def __init__(self, waits: list[str]) -> None:
+        super().__init__()
+        self.waits = waits
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Cancel which?", classes="dialog-title")
+            yield OptionList(*self.waits, "All of them", id="waits", markup=False)
+            yield Static("⏎ cancels the one selected · Esc keeps them all",
+                         classes="dialog-text", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        index = event.option_index
+        self.dismiss(list(range(len(self.waits))) if index >= len(self.waits) else [index])
+
+    def action_keep(self) -> None:
         self.dismiss(None)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -84,16 +86,22 @@ class GameScreen(Screen[None]):
                 tooltip="Back to the live position"),
         Binding("slash", "chat", "Chat", key_display="/", show=False, id="game.chat",
                 tooltip="Type in the chat"),
-        Binding("escape", "leave", "Lobby", id="game.leave", tooltip="Back to the lobby"),
+        Binding("escape", "leave('lobby')", "Lobby", id="game.leave",
+                tooltip="Back to the lobby"),
+        Binding("escape", "leave('back')", "Back", id="game.leave_back",
+                tooltip="Back to the list of games this one was opened from"),
         Binding("v", "review", "Review", id="game.review",
                 tooltip="The game's review: where it was won and lost"),
     ]
 
     def __init__(
-        self, model: GameModel, clock: object = time.monotonic, settings: Settings | None = None
+        self, model: GameModel, clock: Callable[[], float] = time.monotonic,
+        settings: Settings | None = None, back: bool = False,
     ) -> None:
         super().__init__()
         self.model = model
+        self.back = back  # opened from a list of games (My games, a player's page): Esc
+        # goes back to it; else (a game started, or arrived over Puzzles...) to the lobby
         self.settings = settings or Settings()  # what the board shows, shared with the app
         self._clock = clock
         self._pending_ply: int | None = None  # the ply our last move answered, until it lands
@@ -117,7 +125,7 @@ class GameScreen(Screen[None]):
         self.set_interval(TICK_SECONDS, self._tick)
 
     def now(self) -> float:
-        return self._clock()  # type: ignore[operator,no-any-return]
+        return self._clock()
 
     # -- attributes down -------------------------------------------------------------------
 
@@ -213,12 +221,12 @@ class GameScreen(Screen[None]):
         self.query_one(BoardWidget).focus()  # back to playing; / opens the chat again
         self._chatted = True  # an Esc next, out of habit, only leaves the chat: done already
 
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", None)
+    def on_key(self, event: events.Key) -> None:
+        key = event.key
         chatted, self._chatted = self._chatted, False
         if key == "escape" and (chatted or isinstance(self.focused, Input)):
             self.query_one(BoardWidget).focus()
-            event.stop()  # type: ignore[attr-defined]
+            event.stop()
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -239,6 +247,8 @@ class GameScreen(Screen[None]):
             return playing and model.against_computer and not model.rated
         if action == "say_refused":  # elsewhere the key says why it does nothing
             return not (playing and model.against_computer and not model.rated)
+        if action == "leave":  # one Esc, labelled with where it goes
+            return parameters == (("back",) if self.back else ("lobby",))
         if action == "review":
             return model.over
         if action == "rematch":
@@ -356,7 +366,9 @@ class GameScreen(Screen[None]):
     def action_chat(self) -> None:
         self.query_one(ChatPanel).query_one(Input).focus()
 
-    def action_leave(self) -> None:
+    def action_leave(self, where: str = "lobby") -> None:
+        """Back to the lobby, or (``back``) to the list this game was opened from: the app
+        goes where ``self.back`` says; during a game, after asking."""
         model = self.model
         if model.you is None or model.over:
             self.post_message(LeaveGame(model.id))
@@ -365,6 +377,8 @@ class GameScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.post_message(LeaveGame(model.id))
+            else:  # Stay: the keys are the board's again, not the chat's or nobody's
+                self.query_one(BoardWidget).focus()
 
         self.app.push_screen(
             ConfirmDialog("Leave this game? It goes on without you: come back from the lobby, "

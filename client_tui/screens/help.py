@@ -30,12 +30,18 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   screen's *Lost your password?* takes one of your recovery codes and a new one
 - `z` — puzzles: win in N or survive; `n` next, `d` the puzzle of the day, `s` a streak
 - `⏎` — accept the selected seek, watch the selected game, or challenge the selected
-  player online (`v` challenges the player selected in that table; `x` cancels your
-  challenges). A challenge to you asks: accept or decline (Enter and Escape decline)
+  player online (`v` challenges the player selected in that table). A challenge to you
+  asks wherever you are (in a game, in puzzles): `y` accepts, `n`, Enter or Escape decline
 - `l` — reload the leaderboard
 - `i` — the page of the player selected online (or on the leaderboard): record, rating
   history, games to replay; `⏎` on the leaderboard opens it too
 - `a` — the analysis board: try moves for both sides and see who wins
+- `w` — another server (or offline), or another name: the connect form, filled in with this
+  session's; `⏎` connects (if that fails, the form says why and stays), `esc` goes back.
+  A name is its own player: another name is a new player, or a protected one with its
+  password (`ctrl+p` *Connect to a server…* and *Rename…* open the same form)
+- `x` — cancel what you wait for: your seek, quick pairing, private room or a challenge you
+  sent (each listed above the tables with its terms); with more than one, a list asks which
 - `tab` — move between the tables
 
 ## Game
@@ -63,7 +69,9 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
 - `v` — once the game is over, its review (also `v` in my games)
-- `esc` — clears a cell being typed; else back to the lobby (asks first during a game)
+- `esc` — clears a cell being typed; else back to the lobby (asks first during a game), or
+  to the list of games it was opened from (my games, a player's page): the footer says which
+- `2 watching` beside the game's terms: people watch (as counted when the game was opened)
 - in a question: `←` `→` or `tab` move between the buttons, `y` says yes, `n` or `esc` no
 
 ## Review and analysis

@@ -4,6 +4,7 @@ game (a challenge to a player online among them)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
@@ -16,8 +17,8 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from client_tui.connection import LeaderboardRow, fetch_leaderboard
 from client_tui.messages import Outgoing, SettingsChanged
-from client_tui.model import LobbyModel, PlayerSession, format_clock_spec
-from client_tui.screens.dialogs import CodeDialog, OptionsDialog
+from client_tui.model import LobbyModel, PlayerSession, challenge_terms, format_clock_spec
+from client_tui.screens.dialogs import CancelDialog, CodeDialog, OptionsDialog
 from client_tui.screens.player import PlayerScreen
 from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import literal
@@ -27,6 +28,7 @@ from server.protocol import (
     CancelSeek,
     Challenge,
     ChallengeCancel,
+    ClientMessage,
     LobbySub,
     PlayAI,
     PrivateCancel,
@@ -55,7 +57,7 @@ class LobbyScreen(Screen[None]):
                 tooltip="Create a private room and get its code"),
         Binding("j", "join", "Join", id="lobby.join", tooltip="Join a private room by its code"),
         Binding("x", "cancel_wait", "Cancel", id="lobby.cancel",
-                tooltip="Cancel your seek, quick pairing, private room or challenges"),
+                tooltip="Cancel your seek, quick pairing, private room or a challenge you sent"),
         Binding("v", "challenge", "Challenge", show=False, id="lobby.challenge",
                 tooltip="Challenge the player selected among the players online"),
         Binding("u", "app.account", "Account", show=False, id="lobby.account",
@@ -70,6 +72,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="The page of the player selected online or on the leaderboard"),
         Binding("a", "app.analysis", "Analysis", show=False, id="lobby.analysis",
                 tooltip="The analysis board: try moves and see who wins"),
+        Binding("w", "app.change_server", "Server", show=False, id="lobby.server",
+                tooltip="Connect to a server…"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
@@ -185,13 +189,28 @@ class LobbyScreen(Screen[None]):
         if session.private_code:
             waiting.append(f"Private room code: {session.private_code} — send it to a friend "
                            "(x cancels)")
-        if session.challenges_out:
-            names = ", ".join(c.to for c in session.challenges_out.values())
-            waiting.append(f"You challenged {names}; waiting for an answer (x cancels)")
+        for challenge in session.challenges_out.values():
+            waiting.append(f"You challenged {challenge.to} "
+                           f"({challenge_terms(challenge, sent=True)}): waiting (x cancels)")
         for line in waiting:
             text.append("\n")
-            text.append(line, "bold #d7af5f")
+            text.append_text(literal(line, "bold #d7af5f"))
         return text
+
+    def waits(self) -> list[tuple[str, ClientMessage]]:
+        """What this player waits for, each with the request that cancels it."""
+        session = self.session
+        waits: list[tuple[str, ClientMessage]] = [
+            (f"Your challenge to {c.to} ({challenge_terms(c, sent=True)})",
+             ChallengeCancel(challenge=c.id))
+            for c in session.challenges_out.values()]
+        if session.my_seek:
+            waits.append(("Your seek", CancelSeek(seek=session.my_seek)))
+        if session.queued:
+            waits.append((f"The quick pairing ({session.queued})", CancelQuick()))
+        if session.private_code:
+            waits.append((f"Your private room {session.private_code}", PrivateCancel()))
+        return waits
 
     @staticmethod
     def _fill(table: DataTable, rows: list[tuple[str, list[object]]]) -> None:
@@ -238,12 +257,12 @@ class LobbyScreen(Screen[None]):
 
         self.app.push_screen(OptionsDialog("computer", self.computer), chosen)
 
-    def _ask(self, kind: DialogKind, then: object) -> None:
+    def _ask(self, kind: DialogKind, then: Callable[[GameOptions], object]) -> None:
         def chosen(options: GameOptions | None) -> None:
             if options is not None:
                 self.settings.chose(kind, options)
                 self.post_message(SettingsChanged())
-                then(options)  # type: ignore[operator]
+                then(options)
 
         self.app.push_screen(OptionsDialog(kind, self.settings.options_for(kind)), chosen)
 
@@ -306,14 +325,18 @@ class LobbyScreen(Screen[None]):
                                            title=f"Challenge {name}"), chosen)
 
     def action_cancel_wait(self) -> None:
-        for challenge_id in self.session.challenges_out:
-            self.post_message(Outgoing(ChallengeCancel(challenge=challenge_id)))
-        if self.session.my_seek:
-            self.post_message(Outgoing(CancelSeek(seek=self.session.my_seek)))
-        if self.session.queued:
-            self.post_message(Outgoing(CancelQuick()))
-        if self.session.private_code:
-            self.post_message(Outgoing(PrivateCancel()))
+        """Cancel what this player waits for: the one thing at once, else the one chosen
+        (or all) in a list."""
+        waits = self.waits()
+        if len(waits) == 1:
+            self.post_message(Outgoing(waits[0][1]))
+            return
+
+        def chosen(indices: list[int] | None) -> None:
+            for index in indices or []:
+                self.post_message(Outgoing(waits[index][1]))
+
+        self.app.push_screen(CancelDialog([text for text, _ in waits]), chosen)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_wait":

@@ -107,7 +107,7 @@ class ReviewScreen(Screen[None]):
         review = self.review
         summary = Text()
         for side in ("x", "o"):
-            counts = review.summary.get(side, {})  # type: ignore[call-overload]
+            counts = review.summary.get(side, {})
             missed = count(counts.get("missed_threat", 0), "threat missed", "threats missed")
             summary.append(f"{side.upper()}: {counts.get('found', 0)} found, "
                            f"{count(counts.get('blunder', 0), 'blunder')}, {missed}.\n")

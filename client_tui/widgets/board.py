@@ -474,6 +474,19 @@ class BoardWidget(Widget, can_focus=True):
             self.typed = ""
         self.post_message(self.CellPicked(self, self.cursor))
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.fit_toasts)
+
+    def fit_toasts(self) -> None:
+        """Keep the screen's toasts (hints, notes) below the board, never over a level: the
+        toast rack, docked at the bottom, gets the rows under the board (the newest toasts
+        shown; older ones scroll away, and expire)."""
+        if not self.is_attached:
+            return
+        for rack in self.screen.query("#textual-toastrack"):
+            room = self.screen.size.height - self.region.bottom - 1  # the footer's row
+            rack.styles.max_height = max(3, room)
+
     def on_key(self, event: events.Key) -> None:
         char = (event.character or "").lower()
         full = self.geometry.d

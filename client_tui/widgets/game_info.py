@@ -15,13 +15,14 @@ from client_tui.model import (
     threats,
 )
 from client_tui.text import literal, visible
+from server.protocol import Colour
 
 SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
 
 
-def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
+def seat_line(model: GameModel, side: Colour, now: float, width: int) -> Text:
     """One seat: turn marker, colour, name, rating or level, presence, and the clock."""
-    seat = model.seat(side)  # type: ignore[arg-type]
+    seat = model.seat(side)
     to_move = not model.over and model.turn == side
     line = Text("▶ " if to_move else "  ", style="bold")
     line.append(side.upper(), SIDE_STYLES[side])
@@ -34,14 +35,14 @@ def seat_line(model: GameModel, side: str, now: float, width: int) -> Text:
     if seat.ai is None and not seat.online and model.over:
         line.append(" · away", "italic #d7af5f")
     elif seat.ai is None and not seat.online:
-        wait = model.claim_in(side, now)  # type: ignore[arg-type]
+        wait = model.claim_in(side, now)
         away = " · away" if wait is None else f" · away, claim in {wait:.0f}s"
         if wait is not None and wait <= 0:
             away = " · away, claim possible"
         line.append(away, "italic #d7af5f")
     elif seat.ai is None:
         line.append(" ●", "green")
-    left = model.time_left(side, now)  # type: ignore[arg-type]
+    left = model.time_left(side, now)
     if left is not None:
         clock = format_clock(left)
         running = model.clocks is not None and model.clocks.running == side and not model.over
@@ -80,8 +81,12 @@ def status_line(model: GameModel, now: float) -> Text:
 
 
 def game_kind(model: GameModel) -> str:
-    """``rated · 5+3`` or ``casual · untimed``."""
-    return f"{'rated' if model.rated else 'casual'} · {format_clock_spec(model.clock)}"
+    """``rated · 5+3`` or ``casual · untimed``, then ``· 2 watching`` while anyone watches
+    (as the game's last snapshot counted them: the server sends no event when one comes)."""
+    kind = f"{'rated' if model.rated else 'casual'} · {format_clock_spec(model.clock)}"
+    if model.spectators:
+        kind += f" · {model.spectators} watching"
+    return kind
 
 
 def threat_line(model: GameModel) -> Text | None:
@@ -168,8 +173,10 @@ class GameInfo(Widget):
         width = max(10, width)
         lines = [seat_line(model, side, self._now, width) for side in SIDES]
         status = status_line(model, self._now)
-        kind = game_kind(model)
-        if status.cell_len + len(kind) + 2 <= width:
+        watching = f"{model.spectators} watching" if model.spectators else ""
+        kind = next((k for k in (game_kind(model), watching)
+                     if status.cell_len + len(k) + 2 <= width), "")
+        if kind:
             status.append(" " * (width - status.cell_len - len(kind)))
             status.append(kind, "dim")
             lines.append(status)

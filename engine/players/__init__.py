@@ -13,7 +13,7 @@ from engine.players.mcts import MctsPlayer
 from engine.players.searching import BogenschutzPlayer, RubinoffPlayer, SearchingPlayer
 
 REGISTRY = Registry()
-# mcts and alphabeta are sparring partners of other families than the master (issue 17): a
+# mcts and alphabeta are sparring partners of other families than the master: a
 # UCT player with win-and-block playouts and a textbook iterative-deepening alpha-beta.
 for _cls in (RandomPlayer, WoodPlayer, FreenessPlayer, BogenschutzPlayer, RubinoffPlayer,
              MasterPlayer, MctsPlayer, AlphaBetaPlayer):

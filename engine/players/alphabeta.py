@@ -60,7 +60,7 @@ ORDER_WEIGHTS = (1, 4, 16, 256, 1024, 4096, 16384, 65536, 262144)
 
 
 @njit(cache=True, inline="always")
-def _evaluate(side, hist, weights, n):  # type: ignore[no-untyped-def]
+def _evaluate(side, hist, weights, n):
     """The line count for ``side``, to move."""
     other = 1 - side
     value = 0
@@ -71,7 +71,7 @@ def _evaluate(side, hist, weights, n):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
-              order_weights, history, moves, keys):  # type: ignore[no-untyped-def]
+              order_weights, history, moves, keys):
     """The moves of ``side`` in search order, written to ``moves``; returns their count.
     Facing a line one stone short, the blocks are the only moves."""
     other = 1 - side
@@ -102,7 +102,7 @@ def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
 
 
 @njit(cache=True)
-def negamax(  # type: ignore[no-untyped-def]
+def negamax(
     cells, counts, hist, cell_lines, cell_degree, n, side, depth, alpha, beta, ply, deadline,
     stop, stats, pv, pv_len,
     line_cells, weights, order_weights, history,
@@ -114,7 +114,7 @@ def negamax(  # type: ignore[no-untyped-def]
     it takes). What is this player's own is the order of the moves (with the forced blocks
     and the history) and the win seen a ply early; the steps that make and take back moves
     are written out here as in the kernel's (shared helpers made this search about 25%
-    slower, session 18). The arguments up to ``pv_len`` are the kernel's negamax's:
+    slower). The arguments up to ``pv_len`` are the kernel's negamax's:
     :func:`engine.kernel.search_moves` passes them."""
     size = cells.shape[0]
     moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
@@ -194,7 +194,7 @@ def negamax(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def search_root(  # type: ignore[no-untyped-def]
+def search_root(
     cells, counts, hist, cell_lines, cell_degree, line_cells, n,
     side, depth, root_moves, weights, order_weights, history,
     deadline, stop, stats, pv, pv_len, scores,

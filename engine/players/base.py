@@ -158,6 +158,19 @@ class Player(ABC):
             raise GameOver("the game is over: there is no move to choose")
         return self._decide(board.copy(), limit or Limit())
 
+    def quick(self, board: Board) -> Decision | None:
+        """The move :meth:`decide` makes in ``board``, when a path of this player that needs
+        neither a compiled kernel nor a clock finds it (its opening book, say), or None.
+
+        For a process in which numba does not compile (``NUMBA_DISABLE_JIT=1``, where the
+        kernels run as plain Python, about a hundred times slower): it answers the first
+        moves while the compiled engine is being prepared (``server.engine_pool.quick``). A
+        move it returns is the one ``decide`` returns with any time limit that lets the
+        compiled search finish; never a weaker stand-in. This default has no such path."""
+        if board.outcome() is not None:
+            raise GameOver("the game is over: there is no move to choose")
+        return None
+
     @abstractmethod
     def _decide(self, board: Board, limit: Limit) -> Decision: ...
 

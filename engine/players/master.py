@@ -47,6 +47,8 @@ PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's
 RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
+QUICK_DEPTH = 2  # the deepest capped search ``quick`` tries, as plain Python ...
+QUICK_SECONDS = 1.5  # ... for at most this long (levels 1-4 take 0.3 s at most)
 
 
 class MasterPlayer(Player):
@@ -105,7 +107,7 @@ class MasterPlayer(Player):
         """The search (and its tables, kept between moves) for one board and side: the second
         player's evaluation weighs the lines, threats and forks of the side not to move at
         ``wary`` percent (a knob for experiments: 200 did not make a better second player,
-        issue 17, "The master as O, continued" in docs/benchmarks.md)."""
+        docs/benchmarks-history.md, "The master as O, continued")."""
         found = self._masters.get((geometry.name, side))
         if found is None:
             params = SearchParams(
@@ -129,6 +131,28 @@ class MasterPlayer(Player):
         return found
 
     def _decide(self, board: Board, limit: Limit) -> Decision:
+        decision = self._choose(board, limit, quick=False)
+        assert decision is not None  # only the quick path gives up
+        return decision
+
+    def quick(self, board: Board) -> Decision | None:
+        """The move :meth:`decide` makes here, when it comes without a compiled kernel or a
+        clock: the proved strategy's move (as X on 4x4x4; its "win in N" only when the
+        replay that counts it is done within its time), the opening book's, a careless
+        move, or a search with a depth cap of at most :data:`QUICK_DEPTH` that reaches the
+        cap within :data:`QUICK_SECONDS` (as plain Python), and that, with the threat search
+        on, starts where the side to move has no threat to make (the root's threat search,
+        whose budget is the clock's, then finds nothing at once; the threat searches inside
+        the tree count nodes, not time). The compiled search reaches those caps well within a
+        move's time, so the move is the same. None where ``decide`` would search against the
+        clock (no depth cap), rank O's replies with the proof's compiled look-ups, or where
+        the cap is not reached in time (see :meth:`engine.players.base.Player.quick`)."""
+        super().quick(board)
+        return self._choose(board.copy(), Limit(), quick=True)
+
+    def _choose(self, board: Board, limit: Limit, *, quick: bool) -> Decision | None:
+        """``decide``'s steps in order; with ``quick``, None at the first step that needs a
+        compiled kernel or the clock."""
         started = limit.start()
         rng = self.rng(board)
         moves = board.legal_moves
@@ -141,6 +165,8 @@ class MasterPlayer(Player):
                                 forced=None if plies is None else Forced("win", plies))
         if (self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None
                 and not (self.settings["bookfirst"] and self.book_move(board) is not None)):
+            if quick:
+                return None
             budget = limit.time if limit.time is not None else float(self.settings["time"])
             finder = self.trap_finder(board.geometry) if self.settings["traps"] else None
             resisted = choose_resistance(board, started + RESIST_SHARE * budget, finder)
@@ -162,6 +188,10 @@ class MasterPlayer(Player):
             seconds = float(self.settings["time"])
         deadline = started + max(seconds - SAFETY, 0.001) if seconds else 0.0
         depth = min(limit.depth or 64, int(self.settings["depth"]))
+        if quick:
+            if depth > QUICK_DEPTH or (self.settings["tss"] and _threat_to_make(board)):
+                return None
+            deadline = started + QUICK_SECONDS
         if forced_moves is None:
             moves = root_moves(board, rng.random())
         master = self.master(board.geometry, board.turn)
@@ -171,6 +201,9 @@ class MasterPlayer(Player):
             board, deadline=deadline, max_depth=depth, stop=limit.stop, root_moves=moves,
             share=PROOF_SHARE if proving and board.turn == 0 else 1.0,
         )
+        if quick and not (time.perf_counter() < deadline and (
+                thought.proved or thought.depth >= min(depth, board.empty.bit_count()))):
+            return None  # the cap not reached, or a threat search cut short by the deadline
         if proving and not thought.proved and (board.turn == 0 or thought.score >= 0):
             proved = self._prove(board, deadline, limit, thought)
             if proved is not None:
@@ -262,6 +295,14 @@ def _forced_moves(board: Board) -> list[Cell] | None:
         return mine
     theirs = _win_cells(board, board.turn ^ 1)
     return theirs if len(theirs) == 1 else None
+
+
+def _threat_to_make(board: Board) -> bool:
+    """Whether the side to move has a line holding n-2 of its stones or more and none of the
+    opponent's: a move that makes a threat (n-1 in a line)."""
+    me, them = board.stones[board.turn], board.stones[board.turn ^ 1]
+    need = board.geometry.n - 2
+    return any(not m & them and (m & me).bit_count() >= need for m in board.geometry.line_masks)
 
 
 def _win_cells(board: Board, side: int) -> list[Cell]:

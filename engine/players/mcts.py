@@ -43,7 +43,7 @@ STATS_SIZE = 4
 
 
 @njit(cache=True, inline="always")
-def _next_random(rng):  # type: ignore[no-untyped-def]
+def _next_random(rng):
     """xorshift64*: advances ``rng[0]`` and returns 63 random bits."""
     x = rng[0]
     x ^= x >> np.uint64(12)
@@ -54,7 +54,7 @@ def _next_random(rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _free_count(cells):  # type: ignore[no-untyped-def]
+def _free_count(cells):
     free = 0
     for cell in range(cells.shape[0]):
         if cells[cell] == 0:
@@ -63,7 +63,7 @@ def _free_count(cells):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _win_cells(side, cells, counts, line_cells, n, out):  # type: ignore[no-untyped-def]
+def _win_cells(side, cells, counts, line_cells, n, out):
     """The distinct empty cells completing a line of ``side``, written to ``out``; their count."""
     other = 1 - side
     found = 0
@@ -83,7 +83,7 @@ def _win_cells(side, cells, counts, line_cells, n, out):  # type: ignore[no-unty
 
 
 @njit(cache=True)
-def _candidates(side, cells, counts, hist, line_cells, n, out):  # type: ignore[no-untyped-def]
+def _candidates(side, cells, counts, hist, line_cells, n, out):
     """The moves worth trying for ``side``: a win if it has one, else the blocks of the
     opponent's wins, else every empty cell. Written to ``out``; returns their count."""
     if hist[side, n - 1] > 0:
@@ -96,7 +96,7 @@ def _candidates(side, cells, counts, hist, line_cells, n, out):  # type: ignore[
 
 @njit(cache=True)
 def _playout(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n, rng,
-             empties, played):  # type: ignore[no-untyped-def]
+             empties, played):
     """Play the game out from the position (``side`` to move) by win, else block, else a
     random cell; take every stone back. Returns the winner (0 or 1) or -1 for a draw."""
     size = cells.shape[0]
@@ -138,7 +138,7 @@ def _playout(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n, 
 
 
 @njit(cache=True)
-def uct(  # type: ignore[no-untyped-def]
+def uct(
     cells, counts, hist, cell_lines, cell_degree, line_cells, n, side,
     nodes, visits, wins, capacity, exploration, iterations, deadline, stop, seed, stats,
 ):
@@ -257,7 +257,7 @@ def uct(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _new_node(nodes, visits, wins, node, parent, move):  # type: ignore[no-untyped-def]
+def _new_node(nodes, visits, wins, node, parent, move):
     nodes[node, N_MOVE] = move
     nodes[node, N_PARENT] = parent
     nodes[node, N_FIRST] = -1

@@ -1,29 +1,9 @@
 """Passwords and recovery codes: how each is hashed, checked and made.
 
-A password is chosen by a person, so it may be guessable: it is stored as an scrypt hash
-(memory-hard: each guess costs ``SCRYPT_MEMORY`` bytes of memory as well as time, which makes
-a stolen table expensive to attack on GPUs), with a random salt of its own, in the text form
-``scrypt$n$r$p$salt$hash`` so that parameters can change later and old hashes still verify.
-Verification compares in constant time (``hmac.compare_digest``). When there is no password
-to check against (no such player, or one without a password) a dummy hash is computed all the
-same, so the answer takes as long either way and says nothing about the name.
-
-A password is compared as Unicode text, not as the keys that typed it: it is hashed in its
-NFC form (``unicodedata.normalize``), and a password typed is checked in its NFC form, so ``é``
-typed as one character or as ``e`` and a combining accent is the same password. A hash made
-before passwords were normalised is of the text as it was typed: when the text typed is not
-in NFC it is checked as typed too, so such a password still opens the account typed as it was
-set. A new password needs ``MIN_VISIBLE`` characters you can see: spaces, marks, format and
-control characters and the blank letters (Hangul fillers, the blank Braille pattern) do not
-count, so eight invisible characters are not a password.
-
-Recovery codes are made by the server with 80 random bits each: like tokens, a fast SHA-256
-is enough to store them (no guessing through a hash of 2**80 candidates).
-
-Hashing costs tens of milliseconds of CPU, so it runs in a ``PasswordHasher``'s threads
-(hashlib's scrypt releases the GIL), never on the event loop: a login does not stall other
-games' moves. The hasher's few threads also bound the memory scrypt takes at once.
-"""
+A password is hashed with scrypt (salted, in its NFC form, in a ``PasswordHasher``'s threads,
+never on the event loop) and checked in constant time, against a dummy hash when there is
+none; a recovery code is 80 random bits stored as a SHA-256. docs/security.md, "Passwords" and
+"Recovery codes", says what each rule protects against."""
 
 from __future__ import annotations
 

@@ -1,53 +1,7 @@
-"""Per-address limits counted once for a whole cluster, in Redis.
-
-``server.node.session.AddressLimits`` counts one server's connections and new players per client
-address. Behind a load balancer that spreads one address over n nodes, each node's own count
-would give the address n times the limit; ``RedisAddressLimits`` keeps one count for the
-cluster. Each check is one Lua script, so checking and counting are one atomic step on Redis
-(the usual shape of a distributed limiter: a token bucket or a counter updated by a script, as
-in the redis-py ``register_script`` documentation and the GCRA-style limiters built on it).
-
-Keys, under the cluster's prefix (``qubic:``):
-
-Every ``{address}`` below is the address's key (``server.game.addresses.address_key``: an
-IPv6 address by its /64, an IPv4 address written as IPv6 as the IPv4 one), as one node's counts.
-
-``limits:new:{address}``
-    The address's bucket of new players, a hash ``tokens``/``at`` (Redis's clock): the same
-    token bucket as one node's (``new_players`` at once, that many back an hour). It expires
-    when it would be full again, so an address that stops making players leaves nothing.
-``limits:login:name:{folded name}``, ``limits:login:address:{address}``
-    The buckets of password attempts (``login``, ``recover``, a ``set_password`` with the
-    current password) on one name and from one address, hashes as above: an attempt takes a
-    token from both in one script, or from neither when either is empty.
-``limits:report:{name}``
-    The bucket of ``report``s one player may make, a hash as above (``_NEW_PLAYER``'s script:
-    ``reports`` at once, that many back an hour).
-``limits:chat:{name}``
-    The bucket of chat lines one player may say, on any socket of any node, a hash as above
-    (``_NEW_PLAYER``'s script: ``CHAT_BURST`` at once, ``CHAT_PER_SECOND`` back a second).
-``limits:conn:{node}``
-    A hash ``address -> open connections`` on that node. A connection is let in when the sum
-    over the live nodes' hashes is below the limit, and counted in its node's hash, in one
-    script.
-``limits:nodes``
-    A sorted set ``node -> until when (ms, Redis's clock)`` it is alive: every node renews its
-    entry every ``ttl``/3 (the cluster's lease time, as for its heartbeat). A node whose time
-    has passed (killed, or cut off from Redis longer than ``ttl``) is not counted by the check,
-    and the next node to renew deletes its hash. A node stopping cleanly deletes its own.
-
-Redis unreachable, or silent for ``TIMEOUT`` (a call is tried twice, so a check waits about
-2 s at most): the limits fail open to the node's own count, which ``AddressLimits`` keeps all
-along: each node still allows an address its limit, so a cluster of n nodes allows it at most
-n times the limit while Redis is away. After a failure the checks answer from the node's own
-count at once for ttl/3 (then Redis is tried again, by them or by the renewal), so a Redis
-that hangs delays one check in each ttl/3, not every one. Each check answered that way
-counts ``address_limit_checks_failed_open`` in ``/metrics``, and the first failure of an
-outage logs a warning. A node whose hash may be wrong (a count lost in the outage, Redis restarted
-empty, its entry expired) writes it afresh from its own count at its next renewal.
-
-The scripts read other nodes' hashes by name, so they need one Redis (not Redis Cluster), as
-the rest of the cluster's state does.
+"""Per-address limits counted once for a whole cluster, in Redis: a cluster node's
+``AddressCounts`` (``server.node.session``). Each check is one Lua script (check and count in
+one atomic step); the node's own ``AddressLimits`` is the floor, and the count while Redis is
+away (the limits then fail open to it). docs/cluster.md describes the keys.
 """
 
 from __future__ import annotations
@@ -55,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -71,7 +26,6 @@ from server.node.session import (
     LOGIN_ATTEMPTS_PER_ADDRESS,
     REPORTS_PER_HOUR,
     AddressLimits,
-    TokenBucket,
 )
 
 log = logging.getLogger(__name__)
@@ -173,11 +127,12 @@ return nil
 """
 
 
-class RedisAddressLimits(AddressLimits):
-    """``AddressLimits`` counted for the whole cluster in Redis; see the module docstring.
+class RedisAddressLimits:
+    """The ``AddressCounts`` of a cluster node: one count for the whole cluster in Redis; see
+    the module docstring.
 
-    The node's own counts (the parent's) are kept too: they are the floor while Redis is away
-    and what the node's hash is written afresh from.
+    The node's own count (``local``, an ``AddressLimits``) is kept too: it is the floor while
+    Redis is away and what the node's hash is written afresh from.
     """
 
     def __init__(
@@ -186,7 +141,10 @@ class RedisAddressLimits(AddressLimits):
         metrics: Metrics | None = None, password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
         reports: int = REPORTS_PER_HOUR,
     ) -> None:
-        super().__init__(max_connections, new_players, password_attempts, reports)
+        self.local = AddressLimits(max_connections, new_players, password_attempts, reports)
+        self.max_connections = max_connections
+        self.new_players = new_players
+        self.reports = reports
         self.redis = client
         self.node = node
         self.ttl = ttl
@@ -239,7 +197,7 @@ class RedisAddressLimits(AddressLimits):
         if not self.max_connections:
             return True
         address = address_key(address)
-        if not self.connect(address):  # this node's own count: the floor
+        if not self.local.connect(address):  # this node's own count: the floor
             return False
         if self._closed:
             return True
@@ -248,18 +206,18 @@ class RedisAddressLimits(AddressLimits):
                 self._connect, keys=[self._nodes_key, self._conn_key],
                 args=[address, self.max_connections, self.node, self._conn_prefix])
         except asyncio.CancelledError:  # never let in: maybe counted in Redis all the same
-            self.disconnect(address)
+            self.local.disconnect(address)
             self._stale = True
             raise
         if not answered:
             return True
         if not admitted:
-            self.disconnect(address)
+            self.local.disconnect(address)
         return bool(admitted)
 
     async def remove_connection(self, address: str) -> None:
         address = address_key(address)
-        self.disconnect(address)
+        self.local.disconnect(address)
         if not self.max_connections or self._closed:
             return
         if self._skipping():
@@ -278,55 +236,56 @@ class RedisAddressLimits(AddressLimits):
         if not self.new_players:
             return None
         address = address_key(address)
-        return await self._take_hourly(self.new_player(address, now), self.new_players,
-                                       self._new_prefix, self._buckets, address)
+        return await self._take_hourly(self.local.new_player(address, now), self.new_players,
+                                       self._new_prefix, address, self.local.give_back_player)
 
     async def add_report(self, name: str, now: float) -> float | None:
         if not self.reports:
             return None
-        return await self._take_hourly(self.report(name, now), self.reports,
-                                       self._report_prefix, self._reports, name)
+        return await self._take_hourly(self.local.report(name, now), self.reports,
+                                       self._report_prefix, name, self.local.give_back_report)
 
     async def add_chat(self, name: str, now: float) -> float | None:
-        wait = self.chat_line(name, now)  # this node's own bucket: the floor
-        burst, rate = self.chat_lines
+        wait = self.local.chat_line(name, now)  # this node's own bucket: the floor
+        burst, rate = self.local.chat_lines
         if wait is not None or not burst or self._closed:
             return wait
         answered, answer = await self._check(
             self._new_player, keys=[self._chat_prefix + name], args=[burst, rate])
         if not answered or answer is None:
             return None
-        self._chats[name].tokens += 1.0  # not said: this node's own bucket has it back
+        self.local.give_back_chat(name)  # not said: this node's own bucket has it back
         return float(answer)
 
-    async def _take_hourly(self, wait: float | None, per_hour: int, prefix: str,
-                           buckets: dict[str, TokenBucket], key: str) -> float | None:
+    async def _take_hourly(self, wait: float | None, per_hour: int, prefix: str, key: str,
+                           give_back: Callable[[str], None]) -> float | None:
         """Take one from the cluster's bucket of ``per_hour`` (refilled at that many an hour)
-        for ``key``, once this node's own (``buckets[key]``, already taken from, ``wait`` its
-        answer) has let it through: that one is the floor."""
+        for ``key``, once this node's own (already taken from, ``wait`` its answer) has let it
+        through: that one is the floor, and ``give_back`` returns its token if the cluster's
+        refuses."""
         if wait is not None or self._closed:
             return wait
         answered, answer = await self._check(
             self._new_player, keys=[prefix + key], args=[per_hour, per_hour / 3600])
         if not answered or answer is None:
             return None
-        buckets[key].tokens += 1.0  # not made: this node's own bucket has it back
+        give_back(key)  # not made: this node's own bucket has it back
         return float(answer)
 
     async def add_login_attempt(self, address: str, name: str, now: float) -> float | None:
         address = address_key(address)
-        wait = self.login_attempt(address, name, now)  # this node's own buckets: the floor
+        wait = self.local.login_attempt(address, name, now)  # this node's own buckets: the floor
         if wait is not None or self._closed:
             return wait
         (name_burst, name_hour), (address_burst, address_hour) = (
-            self.login_per_name, self.login_per_address)
+            self.local.login_per_name, self.local.login_per_address)
         answered, answer = await self._check(
             self._login, keys=[f"{self._login_prefix}name:{name}",
                                f"{self._login_prefix}address:{address}"],
             args=[name_burst, name_hour / 3600, address_burst, address_hour / 3600])
         if not answered or answer is None:
             return None
-        self.give_back_login(address, name)  # not made: this node's own buckets have it back
+        self.local.give_back_login(address, name)  # not made: this node's own buckets have it back
         return float(answer)
 
     async def close(self) -> None:
@@ -365,7 +324,7 @@ class RedisAddressLimits(AddressLimits):
             keys=[self._nodes_key, self._conn_key],
             args=[self.node, int(self.ttl * 1000), self._conn_prefix])
         if listed_anew or self._stale:
-            counts = {address: n for address, n in self.connections.items() if n > 0}
+            counts = {address: n for address, n in self.local.connections.items() if n > 0}
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.delete(self._conn_key)
                 if counts:

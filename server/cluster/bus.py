@@ -72,7 +72,7 @@ class RedisBus(TopicTable):
         cannot be reached within ``timeout`` seconds. A publish or a PING that Redis does
         not answer within ``answer_timeout`` seconds counts as a lost connection (a Redis
         paused or cut off without a reset): the bus is down until it reconnects, so the
-        node refuses game requests at once instead of holding them (issue 37)."""
+        node refuses game requests at once instead of holding them."""
         try:
             publisher = await open_connection(url, timeout)
         except (ConnectionError, OSError, TimeoutError, RespReplyError) as exc:

@@ -1,17 +1,10 @@
 """Cluster mode's routing: a session's game request goes to the game's owner node.
 
-A node that gets a request for a game it does not own sends it over the bus to the owner's
-topic ``node:{id}`` (``Forward``: the request's frame, the player, the origin node and
-session); the owner carries it out and its batch reaches every node's ``Delivery`` on
-``game:{id}``, a reply for one session only on that session's node (a ``Reply`` on the
-origin's topic when it is not in a batch). lila-ws keeps sockets and games apart the same
-way; Colyseus's ``remoteRoomCall`` forwards ``{id, sessionId}`` like ``Forward``. With no
-owner, the node claims the game (``server.cluster.ownership``) and acts; a lost race forwards to
-the winner.
-
-The origin keeps each forwarded request until its answer comes (``routing.Awaiting``), and
-its sessions follow the games they have open: a game started elsewhere for a player here, a
-new owner's first batch, or the bus back after a gap opens the game afresh for them.
+A request for a game this node does not own goes over the bus to the owner's topic
+``node:{id}`` as a ``Forward`` (the typed request, the player, the origin node and session);
+the owner carries it out and its batch reaches every node's ``Delivery``. With no owner, the
+node claims the game and acts. The origin keeps each forwarded request until its answer comes
+(``server.cluster.awaiting``), and its sessions follow the games they have open across owners.
 """
 
 from __future__ import annotations
@@ -22,21 +15,20 @@ from typing import Any
 
 import msgspec
 
+from server.cluster.awaiting import Asked, Awaiting
 from server.cluster.messages import Envelope, Forward, Reply, Started
 from server.cluster.ownership import ClusterOwnership
 from server.errors import ServerError, StoreError
 from server.metrics import Metrics
 from server.node.delivery import PENDING, Delivery, Peer
-from server.node.rooms import RoomMoved, Rooms
-from server.node.routing import JOIN, Asked, Awaiting, Router, Unavailable
+from server.node.rooms import RoomMoved
+from server.node.routing import Here, Join, Leave, RoomRequest, Unavailable
 from server.node.session import Session
 from server.protocol import (
-    ClientMessage,
     ErrorCode,
     RequestId,
     ServerMessage,
     Watch,
-    decode_client_message,
     encode,
     error_message,
 )
@@ -44,18 +36,21 @@ from server.protocol import (
 MAX_HOPS = 4  # a request forwarded more often than this (ownership moving) is refused
 
 
-class ClusterRouter(Router):
-    """Game requests on a cluster node: carried out here if this node owns the game, else
-    sent to its owner; see the module docstring. ``publish`` and ``spawn`` as for
-    ``ClusterOwnership``; ``started_ref`` gives the id of a session's request that started a
-    game, if the lobby has one waiting (``ClusterLobby.started_ref``)."""
+class Forwarding:
+    """A cluster node's ``Owners`` (``server.node.routing``): a request is carried out
+    ``here`` if this node owns the game, else sent to its owner; see the module docstring.
+    ``publish`` and ``spawn`` as for ``ClusterOwnership``; ``started_ref`` gives the id of a
+    session's request that started a game, if the lobby has one waiting
+    (``ClusterLobby.started_ref``)."""
 
     def __init__(
-        self, rooms: Rooms, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
+        self, here: Here, delivery: Delivery, ownership: ClusterOwnership, metrics: Metrics,
         publish: Callable[[str, Envelope], None], spawn: Callable[[Any, str], None],
         started_ref: Callable[[Session], RequestId | None],
     ) -> None:
-        super().__init__(rooms, delivery, ownership.node)
+        self.here = here
+        self.delivery = delivery
+        self.node = ownership.node
         self.ownership = ownership
         self.bus = ownership.bus
         self.metrics = metrics
@@ -65,43 +60,36 @@ class ClusterRouter(Router):
         self.started_ref = started_ref
         self.forwarded = 0
         self.awaiting = Awaiting()  # this node's requests sent to another node
-        rooms.send_to = self.send_to
-        delivery.on_new_owner = self.new_owner
-        delivery.on_owner = self.owner_heard
-        delivery.on_reply = self.awaiting.answered
 
     # -- the sessions' side ------------------------------------------------------------------
 
-    async def dispatch(
-        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
-    ) -> None:
-        frame = b"" if message is None else encode(message)
-        forward = Forward(kind, game_id, frame, peer.node, peer.session, peer.name,
-                          peer.has_open, moderator=peer.moderator)
-        await self.route(forward, message)
+    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+        forward = Forward(request, peer.node, peer.session, peer.name, peer.has_open,
+                          moderator=peer.moderator)
+        await self.route(forward)
 
-    def leave(self, session: Session, game_id: str) -> None:
-        self.delivery.close(session, game_id)
-        peer = Peer.of(session, self.node)
+    def leave(self, peer: Peer, game_id: str) -> None:
         if self.ownership.owns(game_id):
-            self.rooms.leave(peer, game_id, self.rooms.now())
+            self.here.leave(peer, game_id)
         else:
-            self._spawn(self.dispatch(peer, "leave", game_id, None), f"leave-{game_id}")
+            self._spawn(self.carry_out(peer, Leave(game=game_id)), f"leave-{game_id}")
 
-    async def route(self, forward: Forward, message: ClientMessage | None) -> None:
+    async def route(self, forward: Forward) -> None:
         """Carry the request out here if this node owns the game, else send it to the
         owner; with no owner, claim the game first. Refusals raise ``ServerError``; with
         the bus cut off, ``Unavailable`` (even here: nobody would hear what changed)."""
-        game_id = forward.game
+        request = forward.request
+        game_id = request.game
+        leave = isinstance(request, Leave)
         ownership = self.ownership
-        if not self.bus.connected and forward.kind != "leave":
+        if not self.bus.connected and not leave:
             raise Unavailable("the cluster cannot be reached (Redis); try again", self.ttl)
         for _ in range(3):
             if ownership.owns(game_id):
                 peer = Peer(forward.node, forward.session, forward.name, forward.has_open,
                             forward.moderator)
                 try:
-                    await self.execute(peer, forward.kind, game_id, message)
+                    await self.here.carry_out(peer, request)
                 except RoomMoved:
                     continue  # handed off or lost while it waited for the room's lock
                 except StoreError as error:
@@ -118,14 +106,13 @@ class ClusterRouter(Router):
                 ownership.found(game_id, holder)  # (a leave, once closed here: forgotten)
                 self.forwarded += 1
                 hop = msgspec.structs.replace(forward, hops=forward.hops + 1)
-                if forward.node == self.node and message is not None and message.id is not None \
-                        and forward.kind != "leave":
+                if forward.node == self.node and request.id is not None:
                     now = asyncio.get_running_loop().time()
-                    self.awaiting.sent(forward.session,
-                                       Asked(message.id, forward.kind, game_id, holder, now))
+                    self.awaiting.sent(forward.session, Asked(
+                        request.id, game_id, isinstance(request, Watch), holder, now))
                 self._publish(f"node:{holder}", hop)
                 return
-            if forward.kind == "leave":
+            if leave:
                 return  # nobody holds it: there is nobody to tell
             if ownership.handing_over:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
@@ -139,7 +126,7 @@ class ClusterRouter(Router):
 
     def send_to(self, peer: Peer, message: ServerMessage, failed_watch: str | None = None
                 ) -> None:
-        """Send one message to one session, here or on its node."""
+        """Send one message to one session, here or on its node (the rooms' ``Replies``)."""
         if peer.node == self.node:
             session = self.delivery.session(peer.session)
             if session is not None:
@@ -163,7 +150,7 @@ class ClusterRouter(Router):
         """A forward could not be published: a request of a session here is answered
         ``unavailable`` at once."""
         if forward.node == self.node:
-            asked = self.awaiting.take(forward.session, forward.frame)
+            asked = self.awaiting.take(forward.session, forward.request.id)
             if asked is not None:
                 self._unavailable(forward.session, asked, "the cluster cannot be "
                                   f"reached: {exc}")
@@ -188,7 +175,7 @@ class ClusterRouter(Router):
         error = Unavailable(why, self.ttl)
         self.metrics.error(error.code)
         session.send(error_message(error, asked.ref))
-        if asked.kind == "watch" and self.delivery.audience.get(asked.game, {}).get(
+        if asked.watch and self.delivery.audience.get(asked.game, {}).get(
                 session) == PENDING:
             self._close(session, asked.game)
 
@@ -203,18 +190,16 @@ class ClusterRouter(Router):
 
     async def remote(self, forward: Forward) -> None:
         """A request forwarded from another node (or bounced back to this one)."""
-        message = None
+        request = forward.request
         try:
-            if forward.frame:
-                message = decode_client_message(forward.frame)
-            await self.route(forward, message)
+            await self.route(forward)
         except ServerError as error:
             self.metrics.error(error.code)
+            if isinstance(request, Leave | Join):
+                return  # nobody waits for an answer
             peer = Peer(forward.node, forward.session, forward.name)
-            ref = None if message is None else message.id
-            failed = forward.game if forward.kind == "watch" else None
-            if forward.kind not in ("leave", JOIN):
-                self.send_to(peer, error_message(error, ref), failed)  # type: ignore[arg-type]
+            failed = request.game if isinstance(request, Watch) else None
+            self.send_to(peer, error_message(error, request.id), failed)
 
     # -- sessions following their games ------------------------------------------------------
 
@@ -233,16 +218,15 @@ class ClusterRouter(Router):
         peer = Peer.of(session, self.node, True)
         ref = self.started_ref(session) if pending else None
         if ref is None:
-            await self.dispatch(peer, JOIN, game_id, None)
+            await self.carry_out(peer, Join(game=game_id))
         else:  # its game as the reply to the request that started it, as on one node
-            await self.dispatch(peer, "watch", game_id, Watch(game=game_id, id=ref))
+            await self.carry_out(peer, Watch(game=game_id, id=ref))
 
     def owner_heard(self, game_id: str, node: str) -> None:
         """A batch of the game came from ``node``, its owner: the game's requests go there
         from now on, and those already sent elsewhere (to a node that passed them on) wait
-        on it (issue 37: a node that opened a game before its hand-off kept sending every
-        request through the lobby's node, and a request whose owner then died waited 6 x ttl
-        instead of 2-2 1/3 x ttl)."""
+        on it (so that a request whose owner dies is refused within about 2 x ttl, not held
+        by the lobby's node it went through)."""
         if self.ownership.owners.get(game_id) == node:
             return
         if len(self.awaiting):

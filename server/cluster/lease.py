@@ -35,7 +35,7 @@ from server.redis_io.clients import client_for
 DEFAULT_TTL = 5.0
 HOLDER_TIMEOUT = 2.0
 """Seconds a request waits to learn a game's holder before it is refused (``LeaseError``:
-``unavailable``): a paused Redis does not hold requests for its whole pause (issue 37). The
+``unavailable``): a paused Redis does not hold requests for its whole pause. The
 other calls wait up to the ttl (a burst of claims after a node's death queues for
 connections; past the ttl the lease would be worth nothing anyway)."""
 DRIFT = 0.01  # the share of a lease's time the holder gives up for clock-rate differences
@@ -61,8 +61,7 @@ return {token, ARGV[1]}
 with token 0 when another node holds the lease. A node that holds the lease already gets a
 new token too: it takes the game up afresh (a hand-off to it, or its own game reloaded after
 it lost the game's state), and its writes and batches must be told from the earlier ones
-(issue 37: a node that re-adopted its game under the same token restarted its batches'
-sequence silently)."""
+(its batches' sequence restarts under the new token)."""
 
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then

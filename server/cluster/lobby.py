@@ -331,7 +331,7 @@ class ClusterLobby:
                 error = Unavailable("the lobby did not answer (it may be changing hands); "
                                     "try again", self.ttl)
                 self.metrics.error(error.code)
-                session.send(error_message(error, message.id))  # type: ignore[arg-type]
+                session.send(error_message(error, message.id))
         if self.holding is not None:
             self.holding.queue.put_nowait(now)
 

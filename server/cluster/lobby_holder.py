@@ -242,7 +242,7 @@ class Holding:
                     await self.persist()
                 except ServerError as error:
                     node.metrics.error(error.code)
-                    caller.send(error_message(error, message.id))  # type: ignore[arg-type]
+                    caller.send(error_message(error, message.id))
         started = False
         if isinstance(caller, RemoteCaller):
             frames.extend(caller.frames)

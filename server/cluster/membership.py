@@ -1,8 +1,5 @@
-"""The cluster side of a node, as the hub sees it (``server.node.membership``).
-
-``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``Cluster`` (ownership,
-forwarding and the node's side of the one lobby, over the bus) over the hub's rooms and
-delivery.
+"""The cluster side of a node, as the hub sees it (``server.node.membership``):
+``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``Cluster`` over them.
 """
 
 from __future__ import annotations
@@ -11,8 +8,7 @@ from server.cluster.links import ClusterLinks
 from server.cluster.topology import Cluster
 from server.metrics import Metrics
 from server.node.bus import Bus
-from server.node.delivery import Delivery
-from server.node.rooms import Rooms
+from server.node.membership import MakeDelivery, MakeRooms
 
 
 class ClusterMembership:
@@ -23,5 +19,5 @@ class ClusterMembership:
         self.node = links.node
         self.bus: Bus = links.bus
 
-    def join(self, rooms: Rooms, delivery: Delivery, metrics: Metrics) -> Cluster:
-        return Cluster(rooms, delivery, self.links, metrics)
+    def join(self, delivery: MakeDelivery, rooms: MakeRooms, metrics: Metrics) -> Cluster:
+        return Cluster(self.links, metrics, delivery, rooms)

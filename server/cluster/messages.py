@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import msgspec
 
+from server.node.routing import RoomRequest
+
 CLUSTER_TOPIC = "cluster"
 REQUESTS_TOPIC = "lobby:requests"
 LOBBY_TOPIC = "lobby"
@@ -32,17 +34,21 @@ class Envelope(msgspec.Struct, tag_field="k", array_like=True):
 
 
 class Forward(Envelope, tag="f"):
-    """A session's game request, for the game's owner."""
+    """A session's game request, for the game's owner: the typed request itself, decoded
+    once with the envelope."""
 
-    kind: str  # "act", "watch", "hint", "leave" or JOIN
-    game: str
-    frame: bytes  # the client's request as it sent it (empty for leave and join)
+    request: RoomRequest
     node: str  # the session's node ...
     session: int  # ... and its id there
     name: str
     has_open: bool
     hops: int = 0
     moderator: bool = False  # a moderator's session: hears both chats of a game it watches
+
+
+    @property
+    def game(self) -> str:
+        return self.request.game
 
 
 class Reply(Envelope, tag="r"):

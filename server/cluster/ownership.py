@@ -1,28 +1,10 @@
 """Cluster mode's game ownership: which node holds each game, and taking games over.
 
-Each game has one owner at a time: the node holding its lease (``server.cluster.lease``).
-``ClusterOwnership`` is the rooms' ``Ownership`` on a cluster node: a new game's lease
-(handed to the node rendezvous hashing picks), the token every write carries, and the lease
-let go when the room is forgotten.
-
-No owner: the node claims the game: it takes the lease with the game's fencing token in
-PostgreSQL as floor, raises the game's fence in the store *before* loading it
-(``Store.claim``: the old owner's writes are refused from that moment), loads it and acts.
-The new owner's first batch (an empty one of a newer epoch) tells every node, whose
-``Delivery`` then rejoins its sessions with it.
-
-Liveness, all in Redis under the prefix: ``node:{id}`` (a heartbeat key that expires after
-the lease ttl), the set ``nodes``, ``owned:{id}`` (the games a node holds) and
-``playing:{name}`` (a player's unfinished games, for the welcome on any node). Every ttl/3 a
-node beats, renews its leases in one pipeline (a lost lease drops the room at once: its
-timers, its computer search) and sweeps: a node whose heartbeat is gone is dead, and each of
-its games is claimed by the live node that rendezvous hashing picks, once its lease has
-expired. On SIGTERM (``hand_over``) a node finishes the changes in flight, releases its
-leases and says ``Leaving`` on the ``cluster`` topic, so the others claim at once.
-
-Nothing here is kept per game beyond the game's stay: a game handed off, lost or forgotten
-leaves no token, claim lock or room lock behind, and where another node's game is (``owners``,
-a cache) is kept only while a session here has the game open (``found``).
+A game's owner is the node holding its lease (``server.cluster.lease``). ``ClusterOwnership``
+is the rooms' ``Ownership`` on a cluster node (a new game's lease, the fencing token every
+write carries, the lease let go when the room is forgotten), claims a game that has no owner
+(fence raised in the store before loading it), beats, renews, sweeps dead nodes and hands its
+games over at SIGTERM. docs/cluster.md describes the keys and the takeover.
 """
 
 from __future__ import annotations
@@ -49,6 +31,7 @@ from server.cluster.messages import (
 from server.errors import BusError, RoomError, ServerError, StoreError
 from server.game.records import GameStatus
 from server.game.room import COMPUTER, GameRoom
+from server.node.delivery import EPOCH_BITS, Peer
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
 from server.protocol import ErrorCode
@@ -58,6 +41,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("server.cluster.topology")  # one name for the cluster's log lines
 
+
+ADOPTED_VERSION_BITS = 20
+"""A game taken over under fencing token t numbers its events from t << 20: an owner says
+fewer than a million versions of a game (moves, chat, presence) before the next takes over."""
 
 def rendezvous(game_id: str, nodes: Iterable[str]) -> str:
     """The node among ``nodes`` that takes ``game_id`` over (highest random weight): every
@@ -128,7 +115,6 @@ class ClusterOwnership:
         self._orphans: set[str] = set()  # games lost here while Redis was away: claim again
         self._nodes_key = f"{self.prefix}nodes"
         self._beat_key = f"{self.prefix}node:{self.node}"
-        rooms.ownership = self
 
     def _owned_key(self, node: str) -> str:
         return f"{self.prefix}owned:{node}"
@@ -273,7 +259,10 @@ class ClusterOwnership:
             self._hold(lease)
             self._spawn(self.redis.sadd(self._owned_key(self.node), game_id), "owned")
             self.claims += 1
-            room = await self.rooms.adopt(record, lease.token)
+            # its events versioned above any an earlier owner (an older token) can have said
+            room = await self.rooms.hold(record, lease.token << ADOPTED_VERSION_BITS,
+                                         lease.token << EPOCH_BITS)
+            log.info("took over game %s at ply %d", room.id, room.board.ply)
             if not room.over:  # the sets are lost with a Redis restart: made again here
                 self._spawn(self._playing(game_id, _players(room), True), f"playing-{game_id}")
             return True
@@ -400,7 +389,11 @@ class ClusterOwnership:
         for game_id, owner in list(self.owners.items()):
             if owner == node:
                 del self.owners[game_id]
-        self.rooms.node_gone(node)
+        rooms, now = self.rooms, self.rooms.now()  # its connections leave their games
+        for game_id, by_player in list(rooms.openers.items()):
+            for name, opened in list(by_player.items()):
+                for peer_node, session in [p for p in opened if p[0] == node]:
+                    rooms.leave(Peer(peer_node, session, name), game_id, now)
 
     async def hand_over(self) -> None:
         """SIGTERM: finish the changes in flight, release every lease and tell the other

@@ -1,15 +1,10 @@
-"""Cluster mode: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
+"""A node of the cluster: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
 
-A node's cluster side is three parts over one set of Redis connections (``ClusterLinks``):
-``server.cluster.ownership`` (which node owns each game: leases, fencing, claims, the sweep of
-dead nodes, the hand-over at SIGTERM), ``server.cluster.forwarding`` (a session's game request
-sent to the game's owner, and the sessions here following their games) and
-``server.cluster.lobby`` (the node's side of the one lobby, on topics of its own); they speak
-to other nodes in ``server.cluster.messages``. ``Cluster`` wires the first two to the bus: it
-listens on the node's topic ``node:{id}`` and the ``cluster`` topic and passes each message to
-its part, sends the parts' messages in order (one publisher task), and every ttl/3 runs the
-upkeep: answer requests whose owner did not, beat, renew the leases, sweep, and measure the
-bus's lag.
+``Cluster`` builds the node's delivery and rooms over itself (their ``Followers``,
+``Ownership`` and ``Replies``, each passed on to its part), then its parts over them:
+``ClusterOwnership``, ``ClusterLobby`` and ``Forwarding``. It listens on the node's topic and
+the ``cluster`` topic, publishes the parts' messages in order, and every ttl/3 runs the upkeep
+(deadlines, heartbeat, leases, sweep, the bus's lag).
 """
 
 from __future__ import annotations
@@ -22,7 +17,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.cluster.forwarding import ClusterRouter
+from server.cluster.forwarding import Forwarding
 from server.cluster.links import ClusterLinks
 from server.cluster.lobby import ClusterLobby
 from server.cluster.messages import (
@@ -39,22 +34,26 @@ from server.cluster.messages import (
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError, ServerError
+from server.game.room import GameRoom
 from server.metrics import Metrics
 from server.node.bus import Subscription, drain
-from server.node.delivery import Delivery
-from server.node.rooms import Rooms
+from server.node.delivery import Peer
+from server.node.membership import MakeDelivery, MakeRooms
+from server.node.routing import Here
+from server.protocol import ServerMessage
 from server.tasks import stop_tasks
 
 log = logging.getLogger(__name__)
 
 
 class Cluster:
-    """A node of the cluster: its ownership and its router wired to the bus; see the module
-    docstring. ``router`` is the hub's router; ``ownership`` the rooms' ownership; ``lobby``
-    the hub's lobby, this node's side of the cluster's one lobby (it has its own topics)."""
+    """A node of the cluster; see the module docstring. ``delivery`` and ``rooms`` are the
+    hub's; ``owners`` is where the hub's router sends game requests; ``lobby`` the hub's
+    lobby, this node's side of the cluster's one lobby."""
 
     def __init__(
-        self, rooms: Rooms, delivery: Delivery, links: ClusterLinks, metrics: Metrics
+        self, links: ClusterLinks, metrics: Metrics, make_delivery: MakeDelivery,
+        make_rooms: MakeRooms,
     ) -> None:
         self.node = links.node
         self.links = links
@@ -68,16 +67,46 @@ class Cluster:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[Any]] = []
         self._subscriptions: list[Subscription] = []
-        self.ownership = ClusterOwnership(rooms, links, self._publish, self._spawn)
-        self.lobby = ClusterLobby(rooms, delivery, links, self.ownership, metrics)
-        self.router = ClusterRouter(rooms, delivery, self.ownership, metrics, self._publish,
-                                    self._spawn, self.lobby.started_ref)
+        # the node's parts, this node's cluster side their Followers, Ownership and Replies
+        # (each passed on to the part of it built over them below)
+        self.delivery = make_delivery(followers=self)
+        self.rooms = make_rooms(self.delivery, ownership=self, replies=self)
+        self.ownership = ClusterOwnership(self.rooms, links, self._publish, self._spawn)
+        self.lobby = ClusterLobby(self.rooms, self.delivery, links, self.ownership, metrics)
+        self.owners = Forwarding(Here(self.rooms), self.delivery, self.ownership, metrics,
+                                 self._publish, self._spawn, self.lobby.started_ref)
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
+
+    # -- the node's parts' interfaces, passed on ---------------------------------------------
+
+    def owner_changed(self, game_id: str) -> None:  # Delivery's Followers
+        self.owners.new_owner(game_id)
+
+    def owner_heard(self, game_id: str, node: str) -> None:
+        self.owners.owner_heard(game_id, node)
+
+    def replied(self, session: int, frame: bytes) -> None:
+        self.owners.awaiting.answered(session, frame)
+
+    def send_to(self, peer: Peer, message: ServerMessage) -> None:  # the rooms' Replies
+        self.owners.send_to(peer, message)
+
+    def token(self, game_id: str) -> int | None:  # the rooms' Ownership
+        return self.ownership.token(game_id)
+
+    async def started(self, room: GameRoom) -> None:
+        await self.ownership.started(room)
+
+    def ended(self, room: GameRoom) -> None:
+        self.ownership.ended(room)
+
+    def forgotten(self, game_id: str) -> None:
+        self.ownership.forgotten(game_id)
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -130,14 +159,14 @@ class Cluster:
                             ", ".join(topic for topic, _ in queued), exc)
                 for _, envelope in queued:
                     if isinstance(envelope, Forward):
-                        self.router.not_sent(envelope, exc)
+                        self.owners.not_sent(envelope, exc)
 
     def _on_node_message(self, topic: str, data: bytes) -> None:
         envelope = decode_envelope(data)
         if isinstance(envelope, Forward):
-            self._spawn(self.router.remote(envelope), f"forwarded-{envelope.game}")
+            self._spawn(self.owners.remote(envelope), f"forwarded-{envelope.game}")
         elif isinstance(envelope, Reply):
-            self.router.replied(envelope)
+            self.owners.replied(envelope)
         elif isinstance(envelope, HandOff):
             self._spawn(self.ownership.claim(envelope.game), f"handed-{envelope.game}")
         elif isinstance(envelope, Echo):
@@ -146,7 +175,7 @@ class Cluster:
     def _on_cluster_message(self, topic: str, data: bytes) -> None:
         envelope = decode_envelope(data)
         if isinstance(envelope, Started) and envelope.node != self.node:
-            self.router.started_elsewhere(envelope)
+            self.owners.started_elsewhere(envelope)
         elif isinstance(envelope, Leaving) and envelope.node != self.node:
             self._spawn(self.ownership.after_leaving(envelope), f"leaving-{envelope.node}")
 
@@ -154,7 +183,7 @@ class Cluster:
         """The bus was cut off and is back: what was published meanwhile is lost, so every
         session here that has a game open gets its state afresh from the owner, and the games
         lost here meanwhile are claimed again."""
-        self.router.resync()
+        self.owners.resync()
         self.ownership.reclaim()
 
     # -- upkeep: heartbeat, leases, sweeping, lag --------------------------------------------
@@ -165,11 +194,11 @@ class Cluster:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:  # on its own: the leases are renewed whatever becomes of it
-                self.router.check_deadlines()
+                self.owners.check_deadlines()
             except Exception:
                 log.exception("cluster upkeep: the forwarded requests' deadlines failed")
                 self.metrics.count("cluster_upkeep_failures")
-            try:  # a Redis that stops answering holds none of it past the ttl (issue 37)
+            try:  # a Redis that stops answering holds none of it past the ttl
                 await asyncio.wait_for(ownership.beat(), self.ttl)
                 await ownership.renew()  # (each lease call has its own timeout)
                 await asyncio.wait_for(ownership.sweep(), self.ttl)
@@ -190,7 +219,7 @@ class Cluster:
         gauges[f'cluster_node{{node="{self.node}"}}'] = lambda: 1
         gauges["cluster_games_owned"] = lambda: len(ownership.held)
         gauges["cluster_bus_lag_seconds"] = lambda: self.lag
-        gauges["cluster_requests_forwarded"] = lambda: self.router.forwarded
+        gauges["cluster_requests_forwarded"] = lambda: self.owners.forwarded
         gauges["cluster_claims"] = lambda: ownership.claims
         gauges["cluster_games_handed_off"] = lambda: ownership.handed_off
         gauges["cluster_leases_lost"] = lambda: ownership.lost

@@ -1,24 +1,12 @@
 """Computer moves in a process pool, so the event loop never runs a search.
 
-``ComputerPool`` wraps a ``ProcessPoolExecutor`` (forkserver where available, else spawn); a worker
-runs each job through ``server.engine_pool.decide.decide_move``. It implements the hub's
-``ComputerMoves`` (``server.engine_pool.computer_moves``). Each worker compiles the numba
-kernels (or loads them from numba's cache) when it starts, before it takes a job.
-``start(wait=False)`` does that in the background: the server listens at once, and a computer
-move asked for meanwhile waits for ``ready`` (``progress`` says how far the workers are),
-never inside its own time limit. The server process itself never compiles.
-
-Jobs wait their turn in FIFO order behind a semaphore of one permit per worker, so when
-there are more computer games than workers each game's move waits fairly for the next free
-worker. Each job gets a deadline (its own, which the search keeps) and a one-byte stop
-flag in shared memory that the pool raises when the deadline passes plus a grace, or when
-the caller cancels the job (the game ended while the computer was thinking). A worker that
-dies breaks the executor: the pool builds a new one and runs the job again. Workers run
-``nice`` steps below the server, so a search never takes a core from the event loop that
-serves everyone else; each search keeps its own deadline, so a busy host costs the computer
-depth, not time. Workers ignore SIGINT (the server stops them) and die with the server,
-even one killed with SIGKILL (``server.engine_pool.lifeline``).
-"""
+``ComputerPool`` is the hub's ``ComputerMoves`` on one machine: a ``ProcessPoolExecutor`` whose
+workers (``nice`` below the server) compile the engine when they start and run each job through
+``server.engine_pool.decide.decide_move``, one job a worker in FIFO order, each with its deadline
+and a shared-memory stop flag raised when the deadline passes or the game ends. A worker that
+dies is replaced and its job run again; workers die with the server (``lifeline``). On a cold
+cache a background start also starts the quick path (``server.engine_pool.quick``), which
+answers the moves that need no compiled kernel until the workers are ready."""
 
 from __future__ import annotations
 
@@ -44,6 +32,7 @@ from engine.players import Decision
 from server.engine_pool.computer_moves import ComputerError, ComputerJob, ComputerMoves
 from server.engine_pool.decide import decide_move
 from server.engine_pool.lifeline import die_with_parent
+from server.engine_pool.quick import QuickPath
 from server.protocol import EngineState
 
 # ComputerError, ComputerJob and ComputerMoves live in server.engine_pool.computer_moves; the
@@ -115,12 +104,17 @@ class ComputerPool:
     waiting_message = "preparing the engine (first start only)…"
 
     def __init__(self, workers: int | None = None, *, context: str | None = None,
-                 nice: int = DEFAULT_NICE, warm_up: WarmUp = warm.warm_up) -> None:
+                 nice: int = DEFAULT_NICE, warm_up: WarmUp = warm.warm_up,
+                 quick: bool | None = None) -> None:
+        """``quick``: whether a background start also starts the quick path (None: when
+        numba's cache is cold, ``engine.warm.cached``)."""
         if not 0 <= nice <= 19:
             raise ValueError(f"nice must be 0-19, not {nice}")
         self.workers = workers or default_workers()
         self.nice = nice
         self._warm_up = warm_up
+        self._use_quick = quick
+        self._quick: QuickPath | None = None
         methods = multiprocessing.get_all_start_methods()
         self._context = multiprocessing.get_context(
             context or ("forkserver" if "forkserver" in methods else "spawn")
@@ -138,6 +132,8 @@ class ComputerPool:
         self.jobs_done = 0
         self.jobs_failed = 0
         self.rebuilds = 0
+        self.quick_moves = 0  # moves the quick path gave while the workers warmed up (not in
+        # /metrics: a figure of the first minute on a cold cache)
         self.last_latency = 0.0
         self.latencies: list[float] = []  # recent job latencies in seconds, newest last
 
@@ -173,8 +169,28 @@ class ComputerPool:
         building = self._build_soon()
         if wait:
             await self.wait_ready()
-        else:
-            building.add_done_callback(_log_failed_build)
+            return
+        building.add_done_callback(_log_failed_build)
+        use_quick = self._use_quick
+        if use_quick is None:
+            use_quick = not await asyncio.to_thread(warm.cached)
+        if use_quick and self._executor is None and self._quick is None and not self._closed:
+            self._quick = QuickPath(self.nice)
+            await self._quick.start()
+            log.info("numba's cache is cold: the quick path answers what it can while the "
+                     "workers compile")
+
+    async def quick(self, job: ComputerJob) -> Decision | None:
+        """While the workers are not ready, ``job``'s move from the quick path when its
+        player makes it without a compiled kernel (``engine.players.Player.quick``), else
+        None (the caller then waits for ``ready``). None once ready: ask ``decide``."""
+        quick = self._quick
+        if self.ready or quick is None or self._closed:
+            return None
+        decision = await quick.decide(job)
+        if decision is not None:
+            self.quick_moves += 1
+        return decision
 
     async def wait_ready(self) -> None:
         """Wait until the workers are ready; raises ``ComputerError`` if they could not start."""
@@ -208,6 +224,13 @@ class ComputerPool:
         log.info("computer players ready: %d workers (%s)", len(set(pids)),
                  self._context.get_start_method())
         self._executor = executor
+        await self._close_quick()
+
+    async def _close_quick(self) -> None:
+        """The compiled engine is ready (or the pool closes): the quick path's work is done."""
+        quick, self._quick = self._quick, None
+        if quick is not None:
+            await asyncio.shield(quick.close())
 
     async def _executor_ready(self) -> ProcessPoolExecutor:
         while self._executor is None:
@@ -308,6 +331,7 @@ class ComputerPool:
         if self._building is not None and not self._building.done():
             self._building.cancel()
             await asyncio.wait({self._building})
+        await self._close_quick()
         executor, self._executor = self._executor, None
         if executor is not None:
             await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)

@@ -1,21 +1,9 @@
-"""The truth of positions for ``GET /api/solve``: ``engine.truth.solve`` in a process of its
-own, so a search of up to a second never holds the event loop, with the answers kept.
+"""The truth of positions for ``GET /api/solve`` and finished games' reviews: ``engine.truth`` in
+one worker process of its own, so a search never holds the event loop, with the answers kept.
 
-One worker process (started on first use, through the same fork server as the computer
-players, and again after it dies) answers one position at a time; a position on the proof's
-tree costs it microseconds, one off it up to its budget. Answers are kept in an LRU cache by
-variant, moves and budget, so a thousand viewers of one position cost one search.
-
-The same worker reviews finished games (``engine.review``), each bounded (``REVIEW_SECONDS`` of
-search, then only the proof and the tables); ``server.node.reviews`` keeps what it computes.
-
-The worker is shared fairly: every question (a position or a review) is asked for a
-``client`` (the caller's key: an address, an IPv6 /64 as one), and waits in that client's own
-queue; the worker takes the clients in turn, one job each (round robin). So however many
-questions one client has waiting, another's waits for at most one job of each client ahead of
-it, not for their backlog. A client may have ``MAX_JOBS`` questions waiting or running at once;
-one more is refused at once (``SolverBusy``, with an estimate of when a place frees).
-"""
+Answers are kept in an LRU cache by variant, moves and budget. The worker is shared fairly:
+each client (an address, an IPv6 /64 as one) has its own queue, taken in turn one job each, and
+at most ``MAX_JOBS`` questions at once (``SolverBusy`` past that; docs/api.md)."""
 
 from __future__ import annotations
 

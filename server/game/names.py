@@ -1,22 +1,9 @@
 """Players' names compared as people read them: the folded form, and the names kept back.
 
-Two names are the same name when their *folded* forms are equal (``fold_name``): NFKC, the
-letters of Cyrillic and Greek that look like Latin ones written as those, the ASCII look-alikes
-(``0`` and ``o``; ``1``, ``I`` and ``l``; ``rn`` and ``m``), and case. Since a capital I is a
-small l to the eye and a small i to case folding, ``i`` and ``l`` fold together too. The table
-is the part of Unicode's confusables.txt (its "skeleton" mapping) that takes a Latin, Cyrillic
-or Greek letter or an ASCII digit to a Latin letter, written out here: a dependency for one
-table of sixty characters would cost more than it saves, and the tests check the table.
-
-Separators do not make a name another: ``alice_``, ``a-l-i-c-e`` and ``Alice`` fold alike.
-
-``RESERVED_NAMES`` are kept from new players (``ReservedNames``): the staff's words and every
-name the computer goes by (``Computer (level 8)``, the engine's players and levels), so no
-stranger can pass for the host or the computer. The staff's and the computer's words are
-refused anywhere as a word of a name (``Admin-Team``, ``Moderator2``); the engine's players
-(``master``, ``wood``) only as a whole name. A host adds more words in the configuration
-(``reserved_names``). Pure: no I/O.
-"""
+``fold_name`` makes the form two names are compared in (NFKC, Cyrillic and Greek look-alikes and
+the ASCII ones such as ``0``/``o`` and ``rn``/``m``, case, separators): a table written out from
+Unicode's confusables.txt, checked by the tests. ``RESERVED_NAMES`` (``ReservedNames``) are kept
+from new players. Pure: no I/O. docs/protocol.md, *Names*, has the rules."""
 
 from __future__ import annotations
 

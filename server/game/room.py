@@ -1,21 +1,11 @@
 """One game as a pure state machine: requests in, addressed protocol messages out.
 
-A ``GameRoom`` is a reducer in the style of lila-ws's ``RoomActor``: every method takes the
-acting player's id and the time ``now`` (monotonic seconds, passed in) and returns a list of
-``Outbound`` messages for the app to deliver, or raises ``RoomError`` with a stable code. It
-never awaits, sleeps or reads a clock. Each event that changes the game for everyone in it
-carries the room's ``version`` and is kept in a short history, so a client that reconnects at
-version ``v`` replays ``since(v)`` or, when that is too old, takes a fresh ``snapshot``. The
-two chats each reach part of the room and take no version (``room_state`` says why).
-
-The app's duties: deliver the messages (after persisting moves and the end), call
-``check_flag`` when ``flag_at()`` comes, tell the room about presence (``join``/``leave``), fill
-``rating_change`` with ``set_rating_change`` once the store has rated a finished game, and
-start a new room when ``rematch_agreed``.
-
-The room's state, its queries and the events it builds are ``server.game.room_state.RoomState``,
-which ``GameRoom`` extends with the requests.
-"""
+A ``GameRoom`` (lila-ws's ``RoomActor`` as a reducer) takes the acting player and the time
+``now`` and returns ``Outbound`` messages, or raises ``RoomError`` with a stable code; it never
+awaits or reads a clock. Versioned events let a client that reconnects replay ``since(v)`` or
+take a ``snapshot``. The caller persists moves and the end before delivering, calls
+``check_flag`` at ``flag_at()``, reports presence and ratings, and starts rematches. Its state
+and queries are ``server.game.room_state.RoomState``."""
 
 from __future__ import annotations
 
@@ -143,7 +133,7 @@ class GameRoom(RoomState):
         events = [self._keep(played)]
         outcome = self.board.outcome()
         if outcome is not None:
-            reason: Reason = outcome.termination.value  # type: ignore[assignment]
+            reason: Reason = outcome.termination.value
             events += self._finish(outcome.winner, reason, now, line=outcome.line)
         return events
 

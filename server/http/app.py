@@ -41,6 +41,7 @@ from server.node.session import (
     CLOSE_BAD_DATA,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
+    AddressCounts,
     AddressLimits,
     Session,
 )
@@ -64,21 +65,11 @@ TRANSPORT_MAX_BYTES = 64 * 1024  # frames past this are cut off by aiohttp itsel
 WRITE_BUFFER_LIMIT = 64 * 1024  # bytes the kernel has not taken yet: past this, frames wait
 DRAIN_POLL = 0.02  # seconds between looks at a slow reader's socket
 GC_THRESHOLDS = (700, 50, 100)
-"""The collector's thresholds under ``qubic serve``: Python's, but a middle (generation 1)
-collection after 50 young ones, not 10, and a full one after 100 middle ones, not 10.
-
-Under load most new objects are a connection's waits (a future and its coroutines) that live
-until its next message, about a second: they outlive young collections and then die by
-reference counting, never in a cycle. Each middle collection walks all of them (10-30 ms at
-2,200 connections, a stall of the event loop). Measured with bench/load.py at 1,000 games + 2
-computer games: 2 of them in 30 s instead of 8, and 99.8% of loop-lag samples within 5 ms
-instead of 99.0%.
-
-A full collection walks every connection's objects (about 370,000 at 4,400 connections) and
-found nothing to free in them (0 objects, 234 ms): at 2,000 games it came every minute or so
-and held every move for its length, the whole tail of the move latency (p99 621 ms over a
-120 s window with 10, 43 ms with 100: a full collection every 10 minutes or so at that load).
-See docs/benchmarks.md."""
+"""The collector's thresholds under ``qubic serve``: a middle collection after 50 young ones
+and a full one after 100 middle ones (Python's: 10 and 10). Under load what outlives a young
+collection is mostly a connection's waits, which die by reference counting; the older
+collections walk them all, find nothing to free, and stall the event loop meanwhile
+(docs/benchmarks-history.md, "The generators' collections, and the server's full ones")."""
 CONFIG_KEY = web.AppKey("config", object)
 PROXIES_KEY = web.AppKey("proxies", list)
 
@@ -120,18 +111,20 @@ class RunningServer:
         log.info("stopped")
 
 
-async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
-                       ) -> RunningServer:
+async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
+                       store: Store | None = None) -> RunningServer:
     """Open the store, start the computer players (the local pool warming in the background, or
     the fleet on Redis), resume unfinished games and listen (at once: a computer move waits
     for its players, nothing else does).
 
     Raises ``StoreError`` (with a message fit for a person) if the database cannot be used,
     ``ComputerError`` if Redis cannot be reached. ``pool`` replaces the default (tests give one
-    with a warm-up of their own).
+    with a warm-up of their own); ``store``, opened on ``config.db_path``, the one opened here
+    (tests give one that wraps it), and is closed with the server.
     """
-    store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
-                             commit_interval=config.commit_interval)
+    if store is None:
+        store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
+                                 commit_interval=config.commit_interval)
     try:
         if pool is None:
             pool = await _computer_players(config)
@@ -146,7 +139,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
                                spectator_chat=config.spectator_chat,
                                leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
-        limits: AddressLimits | None = None
+        limits: AddressCounts | None = None
         try:
             metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
             if isinstance(store, SQLiteStore):
@@ -212,7 +205,7 @@ def _membership(links: ClusterLinks | None) -> Membership | None:
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
-                          metrics: Metrics) -> AddressLimits:
+                          metrics: Metrics) -> AddressCounts:
     """The per-address limits: this process's own count, or a cluster node's share of one
     count in Redis (server/cluster/address_limits.py)."""
     if links is None:
@@ -319,17 +312,17 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         if admitted:
             await hub.limits.remove_connection(address)
         raise
-    session = Session(address, config.max_queue, config.rate, config.burst,
-                      config.max_queue_bytes)
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
-    writer = SocketWriter(ws, transport, session, config.close_wait, hub.metrics)
+    writer = SocketWriter(ws, transport, config.close_wait, hub.metrics)
+    session = Session(address, config.max_queue, config.rate, config.burst,
+                      config.max_queue_bytes, writer)
     if not admitted:
         hub.refuse(session, LimitReached(
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
         session.close(CLOSE_POLICY, "too many connections from your address")
-        await writer.closed()
+        await writer.closed(session)
         return ws
     hub.connected(session)
     loop = asyncio.get_running_loop()
@@ -380,7 +373,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await hub.limits.remove_connection(address)
         if not session.closed:
             session.close(1000, "")
-        await writer.closed()
+        await writer.closed(session)
     return ws
 
 
@@ -430,32 +423,33 @@ class SocketWriter:
     """
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
-                 session: Session, close_wait: float = CLOSE_WAIT,
-                 metrics: Metrics | None = None) -> None:
+                 close_wait: float = CLOSE_WAIT, metrics: Metrics | None = None) -> None:
         # A write transport, though not always a subclass of asyncio's (uvloop's is not).
         self.transport = cast(asyncio.WriteTransport, transport)
-        self.ws, self.session = ws, session
+        self.ws = ws
         self.close_wait, self.metrics = close_wait, metrics
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
-        session.on_frames = self.schedule
-        session.on_close = self.transport.abort  # hang up at once: a slow consumer
 
-    def schedule(self) -> None:
+    def frames_waiting(self, session: Session) -> None:
+        """The session's ``Outlet``: one ``flush`` at the end of the loop's turn."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self.flush, session)
 
-    def flush(self) -> None:
+    def hang_up(self) -> None:
+        self.transport.abort()
+
+    def flush(self, session: Session) -> None:
         self.scheduled = False
-        session, transport = self.session, self.transport
+        transport = self.transport
         if self.ws.closed or transport.is_closing():
             session.take_frames()  # the peer is gone: nothing more gets through
             return
         if transport.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
             self.scheduled = True
-            self.loop.call_later(DRAIN_POLL, self.flush)
+            self.loop.call_later(DRAIN_POLL, self.flush, session)
             return
         frames = session.take_frames()
         if len(frames) == 1:
@@ -471,12 +465,12 @@ class SocketWriter:
             code, reason = session.close_code or 1000, session.close_reason.encode()
             self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
 
-    async def closed(self) -> None:
-        """Once the session is closed: write what it queued and the close frame, waiting at
+    async def closed(self, session: Session) -> None:
+        """Once ``session`` is closed: write what it queued and the close frame, waiting at
         most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
         deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
-            self.flush()  # now, rather than at the end of the turn
+            self.flush(session)  # now, rather than at the end of the turn
         while self.closing is None and self.scheduled and self.loop.time() < deadline:
             await asyncio.sleep(DRAIN_POLL)  # a slow reader's last frames
         if self.closing is None:

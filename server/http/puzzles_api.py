@@ -1,27 +1,9 @@
-"""The puzzles over HTTP: the same answers as the websocket's ``puzzle``, ``puzzle_result`` and
-``puzzle_history`` messages (``server.node.puzzles`` makes both).
+"""The puzzles over HTTP (``/api/puzzles/...``): the same answers as the websocket's ``puzzle``,
+``puzzle_result`` and ``puzzle_history`` messages (``server.node.puzzles`` makes both).
 
-A player is identified by the token the websocket's ``hello`` gave it, sent as
-``Authorization: Bearer <token>`` and checked as on every route (``server.http.tokens``).
-The puzzle of the day and a puzzle by its id need none; everything that reads or writes a
-player's puzzle record does (401 ``not_authenticated`` without it, ``bad_token`` with one no
-player holds, ``token_revoked`` for a device logged out; 403 ``banned``). A token sent to
-the puzzle of the day is checked all the same.
-
-- ``GET /api/puzzles/next``: a puzzle near your puzzle rating that you have not finished;
-- ``GET /api/puzzles/daily``: the puzzle of the day (UTC);
-- ``GET /api/puzzles/streak?new=true``: a streak's puzzle (``new=false``: the next one);
-- ``GET /api/puzzles/history?limit=20``: your latest finished puzzles;
-- ``GET /api/puzzles/{id}``: one puzzle;
-- ``GET /api/players/{name}/puzzles?limit=20``: anyone's puzzle rating, best streak and latest
-  finished puzzles (public, as a player's games are);
-- ``POST /api/puzzles/{id}/attempt`` with ``{"moves": [...], "mode": "next"}``: judge your
-  moves so far.
-
-Every one of them counts against one rate per client address (``--puzzles-rate``, 5 a second
-by default, a burst of five times that; ``server.http.rate``): past it, 429 ``rate_limited``
-with ``Retry-After``.
-"""
+A player is the bearer token checked by ``server.http.tokens``; every route counts against one
+rate per client address (``--puzzles-rate``, ``server.http.rate``). docs/api.md,
+"``/api/puzzles``", lists the routes, their answers and their refusals."""
 
 from __future__ import annotations
 

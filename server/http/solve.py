@@ -1,23 +1,9 @@
 """``GET /api/solve?variant=4x4x4&moves=1a1+2b2``: who wins a position, with best play.
 
-The answer has the shape of lichess's tablebase API: a ``verdict`` for the side to move
-(``win``, ``loss``, ``draw`` or ``unknown``), ``plies`` (an upper bound on the plies to the end
-under the proof's play, when known), ``proved_by`` (``book``: the shipped proof of 4x4x4 or a
-small board's table; ``search``: the threat search, the probe, df-pn or 3x3x3's exact search
-within the budget, docs/api.md), and the same for every legal move,
-best first (a move's verdict is its opponent's: a winning move shows ``loss``). On the proof's
-tree the answer is instant; elsewhere the solver has ``SOLVE_BUDGET`` seconds and says
-``unknown`` rather than guess (``server.engine_pool.truth``, ``engine.truth``).
-
-Bad input is refused with the protocol's codes: an unknown ``variant`` (``bad_variant``), a
-cell that is not one (``bad_cell``), a move on a taken cell (``illegal_move``), a move after
-the game was over (``game_over``), more moves than the board has cells or a query past
-``MAX_QUERY`` characters (``bad_message``). Each client address (an IPv6 /64 as one) may
-ask ``rate`` times a second (``--solve-rate``, 2 by default; a burst of five times that);
-past that, 429 ``rate_limited`` with ``Retry-After`` (``server.http.rate``). The solver's one
-worker takes the addresses' questions in turn (``server.engine_pool.truth``); an address with
-``MAX_JOBS`` questions in already is answered 429 ``solver_busy`` with ``Retry-After``.
-"""
+The answer (a verdict for the side to move and for every legal move, with plies and what proved
+it) is ``engine.truth``'s, computed in the solver's worker (``server.engine_pool.truth``) within
+``SOLVE_BUDGET``. docs/api.md, "``/api/solve``", has the answer's shape, the refusals and the
+rate limits."""
 
 from __future__ import annotations
 

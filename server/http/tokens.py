@@ -1,20 +1,9 @@
 """Who a bearer token is, decided in one place for every HTTP route that takes one.
 
-A player's token (the one the websocket's ``welcome`` gave) is sent as
-``Authorization: Bearer <token>`` (the scheme in any case). ``holder`` reads it and asks
-``server.node.accounts.identify``, the same check as every account request on the websocket,
-on every request, so a lever holds on HTTP as soon as it is in the database:
-
-- no header, another scheme or an empty token: 401 ``not_authenticated``;
-- a token no player has: 401 ``bad_token``;
-- a device logged out (``revoke``, a password set or changed, a recovery, ``qubic admin
-  reset-password``): 401 ``token_revoked``;
-- the player, or the address the request comes from, banned: 403 ``banned`` (with the reason);
-- a route for a role the player does not hold now (the admin API): 403 ``not_admin``.
-
-A 401 carries ``WWW-Authenticate: Bearer``. ``STATUS`` maps each code to its status, for the
-routes' own answers.
-"""
+``holder`` reads ``Authorization: Bearer <token>`` and asks ``server.node.accounts.identify``,
+the websocket's own check, on every request; ``STATUS`` maps each refusal (``not_authenticated``,
+``bad_token``, ``token_revoked``, ``banned``, ``not_admin``) to its HTTP status (docs/api.md,
+"Tokens")."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ listing and revoking devices, recovering with a one-time code.
 Every answer that checks a secret takes as long whether or not the name exists or has a
 password (a dummy hash when there is none), and a refusal says ``bad_credentials`` or
 ``bad_recovery_code`` either way, so nobody learns whether a name is protected. Password
-attempts are counted per name and per address in the hub's ``AddressLimits`` (in Redis on a
+attempts are counted per name and per address in the hub's ``AddressCounts`` (in Redis on a
 cluster) before any hashing, so a flood of guesses is refused cheaply with ``retry_in``.
 
 A device revoked here is closed by ``drop`` (``Hub._drop_everywhere``: on this node at once,
@@ -40,7 +40,7 @@ from server.accounts.passwords import (
 from server.errors import LimitReached, ServerError, StoreError
 from server.game.records import PlayerRecord
 from server.node.levers import ban_message, refuse_held_address
-from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressLimits, Session
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
 from server.protocol import (
     AccountRequest,
     DeviceInfo,
@@ -94,7 +94,7 @@ def refuse_banned(sanctions: list[Sanction]) -> None:
 class Accounts:
     """The account requests of the sessions here (``AccountRequest``)."""
 
-    def __init__(self, store: Callable[[], Store], limits: AddressLimits,
+    def __init__(self, store: Store, limits: AddressCounts,
                  welcome: Welcome, drop: Drop, hasher: PasswordHasher | None = None) -> None:
         self._store = store
         self.limits = limits
@@ -120,7 +120,7 @@ class Accounts:
 
     async def _handle(self, session: Session, message: AccountRequest) -> None:
         if session.player is not None:  # the session's device and player, as they are now
-            await identify(self._store(), device=session.device, address=session.peer)
+            await identify(self._store, device=session.device, address=session.peer)
         if isinstance(message, Login):
             await self._login(session, message)
         elif isinstance(message, Recover):
@@ -140,14 +140,14 @@ class Accounts:
     # -- the requests ----------------------------------------------------------------------
 
     async def _login(self, session: Session, message: Login) -> None:
-        await refuse_held_address(self._store(), session.peer)  # a new device: not from there
+        await refuse_held_address(self._store, session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
         await self._not_banned(session, message.name)
-        found = await self._store().password_of(message.name)
+        found = await self._store.password_of(message.name)
         if not await self.hasher.verify(message.password, None if found is None else found[1]):
             raise ServerError("wrong name or password", ErrorCode.BAD_CREDENTIALS)
         assert found is not None
-        issued = await self._store().add_device(found[0].name, message.device, time.time(),
+        issued = await self._store.add_device(found[0].name, message.device, time.time(),
                                                 session.peer)
         log.info("login of %s from %s", issued.player.name, session.peer,
                  extra={"player": issued.player.name, "address": session.peer})
@@ -155,11 +155,11 @@ class Accounts:
 
     async def _recover(self, session: Session, message: Recover) -> None:
         self._check_rule(message.password, message.name)
-        await refuse_held_address(self._store(), session.peer)  # a new device: not from there
+        await refuse_held_address(self._store, session.peer)  # a new device: not from there
         await self._attempt(session, message.name)
         await self._not_banned(session, message.name)
         password = await self.hasher.hash(message.password)  # before the check: as slow
-        issued, revoked = await self._store().recover(
+        issued, revoked = await self._store.recover(
             message.name, hash_recovery_code(message.recovery_code), password, message.device,
             time.time(), session.peer)
         self.drop(issued.player.name, revoked)
@@ -172,7 +172,7 @@ class Accounts:
         assert session.player is not None
         name = session.player.name
         self._check_rule(message.password, name)
-        found = await self._store().password_of(name)
+        found = await self._store.password_of(name)
         if found is not None and found[1] is not None:  # a change: the password now, first
             await self._attempt(session, name)
             if message.current is None or not await self.hasher.verify(message.current,
@@ -181,7 +181,7 @@ class Accounts:
                                   ErrorCode.BAD_CREDENTIALS)
         password = await self.hasher.hash(message.password)
         codes = new_recovery_codes()
-        revoked = await self._store().set_password(
+        revoked = await self._store.set_password(
             name, password, [hash_recovery_code(code) for code in codes],
             keep=session.device, now=time.time())
         log.info("%s set a password; %d other devices logged out", name, len(revoked),
@@ -192,7 +192,7 @@ class Accounts:
     async def _devices(self, session: Session, ref: RequestId | None,
                        revoked: int = 0) -> None:
         assert session.player is not None
-        devices = await self._store().devices(session.player.name)
+        devices = await self._store.devices(session.player.name)
         session.send(Devices(devices=[
             DeviceInfo(id=d.id, label=d.label, created=d.created, last_seen=d.last_seen,
                        address=d.address, current=d.id == session.device)
@@ -202,7 +202,7 @@ class Accounts:
         assert session.player is not None
         name = session.player.name
         wanted = None if message.device is None else [message.device]
-        revoked = await self._store().revoke(name, wanted, keep=session.device,
+        revoked = await self._store.revoke(name, wanted, keep=session.device,
                                              now=time.time())
         if wanted is not None and not revoked:
             raise ServerError("you have no such device", ErrorCode.NO_SUCH_DEVICE)
@@ -222,7 +222,7 @@ class Accounts:
     async def _not_banned(self, session: Session, name: str) -> None:
         """``banned`` if the player called ``name`` or the session's address is banned,
         whatever password or code came with it (so the answer tells nothing about them)."""
-        refuse_banned(await self._store().query(sanctions_of(name, session.peer, time.time())))
+        refuse_banned(await self._store.query(sanctions_of(name, session.peer, time.time())))
 
     @staticmethod
     def _check_rule(password: str, name: str) -> None:

@@ -2,7 +2,8 @@
 
 ``ComputerTurns`` runs one task per game whose computer seat is to move. It asks the
 ``ComputerMoves`` (the local ``ComputerPool`` or the Redis fleet) for a move, tells the game's
-players while the engine is being prepared or failing, and hands the answer to the rooms'
+players while the engine is being prepared or failing (on a cold engine it first asks for a
+move that needs no compiled kernel: ``ComputerMoves.quick``), and hands the answer to the rooms'
 ``play`` callback, which plays it under the room's lock unless the game has moved on. It
 holds no game state of its own.
 """
@@ -134,15 +135,20 @@ class ComputerTurns:
             assert side is not None
             ply = room.board.ply
             level = room.seats[side].computer_level
-            if not self.pool.ready:
+
+            def job() -> ComputerJob:  # its time from the clock as it is now
+                return ComputerJob(room.board.geometry.name, tuple(room.board.moves),
+                                   f"level{level}", seed=seed(room.id) + ply,
+                                   time=self._budget(room))
+
+            # a cold engine: the level's move if it needs no compiled kernel, else wait
+            decision = await self.pool.quick(job()) if not self.pool.ready else None
+            if decision is None and not self.pool.ready:
                 await self._await_engine(room)
             self._deliver(room, [Outbound(ComputerThinking(game=room.id, ply=ply))])
-            job = ComputerJob(room.board.geometry.name, tuple(room.board.moves), f"level{level}",
-                        seed=seed(room.id) + ply, time=self._budget(room))
-            while True:
+            while decision is None:
                 try:
-                    decision = await self.pool.decide(job)
-                    break
+                    decision = await self.pool.decide(job())
                 except ComputerError as error:
                     log.error("game %s: no computer move yet (%s); retrying", room.id, error)
                     self.metrics.error(error.code)

@@ -1,31 +1,11 @@
-"""Local sessions and delivery: who is connected to this server, and sending them events.
+"""The sessions connected to this node, and sending them the events of the games they have open.
 
-``Delivery`` knows the sessions on this node, which player each is, and which games each has
-open (a game's *audience* here). It decides nothing about games or the lobby and never
-touches the store: the rooms (``server.node.rooms``) and the lobby (``server.node.lobby``)
-call it. In a cluster this is the part every node has for its own sockets (lila-ws's
-per-client actors and ``RoomCrowd``).
-
-A room's events reach it over the ``Bus``: the rooms publish each change as one ``Batch`` on
-the game's topic (``game_topic``), and ``Delivery`` subscribes to that topic while at least
-one session here has the game open, then sends each event to its audience among them. So
-the room's side never needs to know where its audience's sockets are. On one node the bus
-is a ``LocalBus`` and this is today's behaviour, one event-loop turn later. Two details keep
-it exactly so:
-
-- a batch carries the game's publish sequence number, and a session that opened the game
-  after that batch was published (it already has the state through its ``game`` or
-  catch-up) does not get it again;
-- a reply to one connection (the ``ack`` after a move's events, a catch-up) travels in the
-  same batch, addressed to that session (its node and its id there), so the order
-  "``move``, ``end``, then ``ack``" holds.
-
-A session that asks to watch a game opens it *pending* (``PENDING``): it gets nothing until
-the batch that carries its catch-up, wherever the game's owner is, and everything after.
-A batch's sequence number is ``epoch << 32 | count``, the epoch being the owner's fencing
-token (0 on one node), so a new owner's batches come after the old one's; a batch from a
-newer epoch than this node has seen tells ``on_new_owner`` (the cluster rejoins the game's
-sessions here with the new owner, which starts with nobody present).
+The rooms publish each change as one ``Batch`` on the game's bus topic; ``Delivery``
+subscribes to the topic while a session here has the game open and sends each event to its
+audience here, a reply only to its session, after the events. A session that opens a game
+waits ``PENDING`` for its catch-up batch. A batch's ``seq`` is ``epoch << 32 | count``, the
+epoch being its holder's fencing token (0 on one node): what ``Followers`` hears of a game's
+holder and of replies (``server.node.room_interfaces``).
 """
 
 from __future__ import annotations
@@ -33,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 import msgspec
 
@@ -120,16 +101,29 @@ def pack(
     return _encode_batch(Batch(seq, items, owner))
 
 
-class Delivery:
-    """The sessions connected here, by player and by open game; see the module docstring."""
+class Followers(Protocol):
+    """Who hears what the games' batches say of their holders and replies (a cluster node
+    follows its sessions' games across owners; the embedded server has nobody)."""
 
-    def __init__(self, bus: Bus, node: str = "") -> None:
+    def owner_changed(self, game_id: str) -> None:
+        """The game's batches come from a new holder (a newer epoch)."""
+
+    def owner_heard(self, game_id: str, node: str) -> None:
+        """A batch of the game came from ``node``, which holds it."""
+
+    def replied(self, session: int, frame: bytes) -> None:
+        """A reply (``frame``) reached ``session``."""
+
+
+class Delivery:
+    """The sessions connected here, by player and by open game; see the module docstring.
+    ``followers`` hears of the games' holders and of replies."""
+
+    def __init__(self, bus: Bus, node: str = "", followers: Followers | None = None) -> None:
         self.bus = bus
         self.node = node
-        self.on_new_owner: Callable[[str], None] | None = None
-        self.on_owner: Callable[[str, str], None] | None = None  # a batch named its owner
+        self.followers = followers
         self.stale_batches = 0  # batches of an older owner heard after a newer one's
-        self.on_reply: Callable[[int, bytes], None] | None = None  # a reply reached a session
         self._epochs: dict[str, int] = {}  # game -> the newest owner epoch heard of here
         self.sessions: set[Session] = set()
         self._by_id: dict[int, Session] = {}
@@ -241,6 +235,12 @@ class Delivery:
             return
         await subscription.cancel()
 
+    def send_to(self, peer: Peer, message: ServerMessage) -> None:
+        """Send one message to one session here (the embedded server's ``Replies``)."""
+        session = self._by_id.get(peer.session)
+        if session is not None:
+            session.send(message)
+
     # -- delivering ------------------------------------------------------------------------
 
     def _received(self, topic: str, message: bytes) -> None:
@@ -256,13 +256,13 @@ class Delivery:
         known = self._epochs.get(game_id)
         if known is None or epoch > known:
             self._epochs[game_id] = epoch
-            if known is not None and self.on_new_owner is not None:
-                self.on_new_owner(game_id)
+            if known is not None and self.followers is not None:
+                self.followers.owner_changed(game_id)
         stale = known is not None and epoch < known
         if stale:  # a deposed owner's late batch (woken from a pause): its events are older
             self.stale_batches += 1  # than the state the new owner sent; only replies pass
-        elif batch.owner and self.on_owner is not None:
-            self.on_owner(game_id, batch.owner)
+        elif batch.owner and self.followers is not None:
+            self.followers.owner_heard(game_id, batch.owner)
         node = self.node
         for item in batch.items:  # a pending session addressed here has its catch-up now
             if item.session is not None and item.node == node:
@@ -277,8 +277,8 @@ class Delivery:
                 if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue
                 targets: Iterable[Session] = [s for s in audience if s.id == item.session]
-                if self.on_reply is not None:
-                    self.on_reply(item.session, item.frame)
+                if self.followers is not None:
+                    self.followers.replied(item.session, item.frame)
             elif item.audience == Audience.ROOM.value:
                 targets = present
             elif item.audience == Audience.PLAYER.value:

@@ -1,25 +1,8 @@
-"""The hub: one server's parts wired together, and each client request sent to its part.
-
-Transport-agnostic: a connection is a :class:`~server.node.session.Session` whose ``send`` queues
-frames; ``server.http.app`` feeds decoded client messages to :meth:`Hub.handle`, which checks that
-the server is open and the client has said hello, then passes the request by its type to
-the part whose job it is (lila-ws and Colyseus split a game server along the same seams), in
-one typed dispatch: ``hello`` and ``ping`` here, a ``LobbyRequest`` to the lobby, a
-``GameRequest`` to the router (``server.protocol.requests`` draws the unions):
-
-- ``Delivery`` (``server.node.delivery``): the sessions connected here, by player and by open
-  game, and sending a room's events to their sockets;
-- ``Rooms`` (``server.node.rooms``): the games held here, each changed under its lock (decide,
-  persist, deliver), with clocks, the computer's turns (``server.node.computer_turns``) and
-  catch-up;
-- the lobby, a ``LobbyService`` (``server.node.lobby_interfaces``): seeks, quick pairing, private
-  codes, the live list and the online count, and the lobby's subscribers; ``Lobby``
-  (``server.node.lobby``) on the embedded server, in a cluster the node's side of the one lobby.
-
-Requests about one game go through a router (``server.node.routing``): on the embedded server
-straight to ``Rooms``; in a cluster (``server.cluster.forwarding``) to the game's owner node,
-wherever it is. The hub itself keeps saying hello (players and tokens), the periodic work and
-the metrics.
+"""The hub: one node's parts, built and wired at construction, and each client request sent
+to its part in one typed dispatch (``hello`` and ``ping`` here, a ``LobbyRequest`` to the
+lobby, a ``GameRequest`` to the router, the others to accounts, reviews, moderation and
+puzzles). A cluster node is given a ``Membership`` (``server.node.membership``), whose
+``join`` builds the node's delivery and rooms (from the hub's builders) and its cluster side.
 """
 
 from __future__ import annotations
@@ -51,8 +34,14 @@ from server.node.profiles import answer_player_games
 from server.node.puzzles import Puzzles
 from server.node.reviews import Reviews
 from server.node.rooms import HubConfig, Rooms
-from server.node.routing import Router
-from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, AddressLimits, Session
+from server.node.routing import Here, Router
+from server.node.session import (
+    CLOSE_GOING_AWAY,
+    CLOSE_REVOKED,
+    AddressCounts,
+    AddressLimits,
+    Session,
+)
 from server.protocol import (
     AccountRequest,
     Announce,
@@ -90,39 +79,48 @@ class Hub:
 
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
-        metrics: Metrics | None = None, limits: AddressLimits | None = None,
+        metrics: Metrics | None = None, limits: AddressCounts | None = None,
         bus: Bus | None = None, cluster: Membership | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
         self.metrics = metrics or Metrics()
-        self.limits = limits or AddressLimits()
+        self.limits: AddressCounts = limits or AddressLimits()
         self._own_bus = bus is None and cluster is None
         if cluster is not None:
             bus = cluster.bus
         self.bus: Bus = LocalBus() if bus is None else bus  # between the rooms and delivery
-        self.delivery = Delivery(self.bus, "" if cluster is None else cluster.node)
-        self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus)
-        self.cluster: Joined | None = None  # this node's cluster side (server.http wires it)
+        # The rooms' Listing is the hub, which passes each call to the lobby, built after the
+        # rooms (it starts games in them).
+        self.cluster: Joined | None = None  # this node's cluster side
+        self.delivery: Delivery
+        self.games: Rooms
         self.router: Router
         self.lobby: LobbyService
         if cluster is None:
-            self.router = Router(self.games, self.delivery)
+            self.delivery = Delivery(self.bus)
+            self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus,
+                               listing=self)
+            self.router = Router(self.delivery, Here(self.games))
             self.lobby = Lobby(self.games, self.delivery)
-        else:
-            self.cluster = cluster.join(self.games, self.delivery, self.metrics)
-            self.router, self.lobby = self.cluster.router, self.cluster.lobby
-        self.games.listing = self.lobby  # the rooms exist first: the lobby starts games in them
-        self.accounts = Accounts(lambda: self.store, self.limits, self._open,
-                                 self._drop_everywhere)
+        else:  # the cluster builds the delivery and the rooms over its side of them
+            self.cluster = cluster.join(
+                partial(Delivery, self.bus, cluster.node),
+                partial(Rooms, store, pool, self.config, self.metrics, bus=self.bus,
+                        listing=self),
+                self.metrics)
+            self.delivery, self.games = self.cluster.delivery, self.cluster.rooms
+            self.router = Router(self.delivery, self.cluster.owners, cluster.node)
+            self.lobby = self.cluster.lobby
+        self.accounts = Accounts(store, self.limits, self._open, self._drop_everywhere)
         self.draining = False  # a restart was announced: no new games
         self.reserved = ReservedNames(self.config.reserved_names)
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
-        self.reviews = Reviews(lambda: self.store, self.truth)
+        self.reviews = Reviews(store, self.truth)
         # the host's levers, and a device's revoke, on every node (server.node.control)
         self.control = Control(self.games, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control, self.limits)
-        self.puzzles = Puzzles(lambda: self.store)  # server.node.puzzles
+        self.puzzles = Puzzles(store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -131,10 +129,6 @@ class Hub:
     @property
     def store(self) -> Store:
         return self.games.store
-
-    @store.setter
-    def store(self, store: Store) -> None:
-        self.games.store = store
 
     @property
     def sessions(self) -> set[Session]:
@@ -147,6 +141,17 @@ class Hub:
     @property
     def _by_player(self) -> dict[str, set[Session]]:
         return self.delivery.by_player
+
+    # -- the rooms' Listing: the lobby's --------------------------------------------------
+
+    def relist(self, room: GameRoom) -> None:
+        self.lobby.relist(room)
+
+    def unlist(self, game_id: str) -> None:
+        self.lobby.unlist(game_id)
+
+    def forget(self, game_id: str) -> None:
+        self.lobby.forget(game_id)
 
     # -- life cycle ------------------------------------------------------------------------
 

@@ -1,11 +1,10 @@
 """What a node needs from the cluster it may belong to, so that the node never imports it.
 
-A ``Hub`` runs alone (the embedded server) or as one node of many. In a cluster, start-up
-(``server.http``) hands the hub a ``Membership``: the node's name and the bus shared by every
-node, and ``join``, which builds the node's cluster side over the hub's own rooms and
-delivery. What ``join`` returns (``Joined``) gives the hub its router and its lobby (a
-``LobbyService``) and takes part in its life cycle. Colyseus names the same seam
-``Presence``; ``server.cluster.membership`` implements it on Redis.
+A ``Hub`` runs alone (the embedded server) or as one node of many; in a cluster it is given a
+``Membership`` (``server.cluster.membership`` implements it on Redis), whose ``join`` builds
+the node's delivery and rooms (with the builders the hub gives it, over the cluster's
+``Followers``, ``Ownership`` and ``Replies``) and the cluster side over them: where game
+requests go (the router's ``Owners``), the one lobby, and its part in the node's life cycle.
 """
 
 from __future__ import annotations
@@ -15,18 +14,38 @@ from typing import Protocol
 
 from server.metrics import Metrics
 from server.node.bus import Bus
-from server.node.delivery import Delivery
+from server.node.delivery import Delivery, Followers
 from server.node.lobby_interfaces import LobbyService
+from server.node.room_interfaces import Ownership, Replies
 from server.node.rooms import Rooms
-from server.node.routing import Router
+from server.node.routing import Owners
+
+
+class MakeDelivery(Protocol):
+    """Builds the node's ``Delivery`` (the hub gives it the bus and the node's name)."""
+
+    def __call__(self, followers: Followers) -> Delivery: ...
+
+
+class MakeRooms(Protocol):
+    """Builds the node's ``Rooms`` (the hub gives it the store, the pool, the config, the
+    metrics, the bus and the lobby's ``Listing``)."""
+
+    def __call__(self, delivery: Delivery, ownership: Ownership, replies: Replies) -> Rooms: ...
 
 
 class Joined(Protocol):
-    """A node's cluster side, once joined: where game requests go, the one lobby, and its
-    part in the node's start, hand-over and close."""
+    """A node's cluster side, once joined: the node's delivery and rooms it built, where game
+    requests go, the one lobby, and its part in the node's start, hand-over and close."""
 
     @property
-    def router(self) -> Router: ...
+    def delivery(self) -> Delivery: ...
+
+    @property
+    def rooms(self) -> Rooms: ...
+
+    @property
+    def owners(self) -> Owners: ...
 
     @property
     def lobby(self) -> LobbyService: ...
@@ -56,4 +75,4 @@ class Membership(Protocol):
     @property
     def bus(self) -> Bus: ...
 
-    def join(self, rooms: Rooms, delivery: Delivery, metrics: Metrics) -> Joined: ...
+    def join(self, delivery: MakeDelivery, rooms: MakeRooms, metrics: Metrics) -> Joined: ...

@@ -27,7 +27,7 @@ from server.errors import LimitReached, ServerError
 from server.node import levers
 from server.node.accounts import refuse_banned
 from server.node.control import MODERATORS, Control, chat_author
-from server.node.session import AddressLimits, Session
+from server.node.session import AddressCounts, Session
 from server.protocol import (
     Ack,
     BanPlayer,
@@ -53,7 +53,7 @@ QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 class Moderation:
     """The hub's part for bans, mutes, reports and moderators' requests."""
 
-    def __init__(self, control: Control, limits: AddressLimits) -> None:
+    def __init__(self, control: Control, limits: AddressCounts) -> None:
         self.control = control
         self.limits = limits
 

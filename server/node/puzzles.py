@@ -62,18 +62,16 @@ def info_of(stored: StoredPuzzle) -> PuzzleInfo:
 
 
 class Puzzles:
-    """Puzzle requests on one server's store (``store()`` is read at each request: the
-    hub's store may be swapped in tests)."""
+    """Puzzle requests on one server's store."""
 
-    def __init__(self, store: Callable[[], Store], clock: Callable[[], float] = time.time
-                 ) -> None:
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self.clock = clock
         self._seeded = False
         self._seeding = asyncio.Lock()
 
     async def _db(self) -> PuzzleStore:
-        db = PuzzleStore(self._store())
+        db = PuzzleStore(self._store)
         if not self._seeded:
             async with self._seeding:
                 if not self._seeded:

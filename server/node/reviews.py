@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from functools import partial
 
 import msgspec
@@ -46,7 +45,7 @@ REVIEW_BURST = 3  # ... with this many at once
 class Reviews:
     """The reviews of finished games, each computed once (see the module docstring)."""
 
-    def __init__(self, store: Callable[[], Store], truth: TruthPool) -> None:
+    def __init__(self, store: Store, truth: TruthPool) -> None:
         self._store = store
         self.truth = truth
         self._computing: dict[str, asyncio.Task[ReviewInfo]] = {}
@@ -68,7 +67,7 @@ class Reviews:
         task = self._computing.get(game_id)
         if task is not None:
             return task
-        store = self._store()
+        store = self._store
         game = await store.get_game(game_id)
         if game is None:
             raise ServerError(f"no game {game_id}", ErrorCode.NO_SUCH_GAME)
@@ -111,7 +110,7 @@ class Reviews:
             raise ServerError("the solver cannot review the game just now: try again soon",
                               ErrorCode.UNAVAILABLE) from None
         computed = time.time()
-        await self._store().save_review(game.id, msgspec.json.encode(data).decode(), computed)
+        await self._store.save_review(game.id, msgspec.json.encode(data).decode(), computed)
         return _info(game, data, computed)
 
     def handle(self, session: Session, message: ReviewGame) -> None:

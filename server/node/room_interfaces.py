@@ -1,8 +1,9 @@
 """What the rooms (``server.node.rooms``) talk through, with the embedded server's defaults.
 
-``Listing`` is how the rooms tell the lobby which games it may list (the lobby implements
-it). ``Ownership`` is how they hold their games: the embedded server owns every game
-(``SoleOwnership``); a cluster node holds a lease per game (``server.cluster.ownership``).
+``Listing``: which games the lobby may list. ``Ownership``: how the rooms hold their games
+(the embedded server owns every game: ``SoleOwnership``; a cluster node holds a lease per
+game). ``Replies``: one message to one session, wherever it is (on one server,
+``Delivery.send_to``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from server.game.room import GameRoom
+from server.node.delivery import Peer
+from server.protocol import ServerMessage
 
 
 class Listing(Protocol):
@@ -42,6 +45,13 @@ class Ownership(Protocol):
         """The rooms let the game go (it ended a while ago)."""
 
 
+class Replies(Protocol):
+    """How the rooms answer one session (a hint, an ``ack`` outside the game's batches)."""
+
+    def send_to(self, peer: Peer, message: ServerMessage) -> None:
+        """Send ``message`` to the session ``peer``, on whichever node it is."""
+
+
 class SoleOwnership:
     """The embedded server's ``Ownership``: every game is its own, with no token."""
 
@@ -55,17 +65,4 @@ class SoleOwnership:
         pass
 
     def forgotten(self, game_id: str) -> None:
-        pass
-
-
-class NoListing:
-    """The rooms' ``Listing`` until the hub gives them the lobby."""
-
-    def relist(self, room: GameRoom) -> None:
-        pass
-
-    def unlist(self, game_id: str) -> None:
-        pass
-
-    def forget(self, game_id: str) -> None:
         pass

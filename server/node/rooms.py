@@ -1,26 +1,11 @@
-"""The games this server owns: their rooms, locks, clocks, persistence and catch-up.
+"""The games this node holds: their rooms, locks, clocks, persistence and catch-up.
 
-Every change to a room happens under that room's lock in three steps: the pure ``GameRoom``
-decides, the store commits (a move is acknowledged and broadcast only after it is durable),
-then the room's addressed messages are published as one batch on the game's bus topic, in
-order, for ``Delivery`` to send to the sessions that have it open (see ``server.node.delivery``).
-Timers flag clocks; ``ComputerTurns`` plays the computer's seats; a finished game stays open
-for ``FINISHED_KEPT`` seconds (rematches, late viewers) and is then forgotten. The lobby
-hears of each game that should be listed or unlisted through the ``Listing`` interface
-(``server.node.room_interfaces``, with ``Ownership`` below).
-
-In a cluster this is the part that runs on a game's owner node (the holder of its lease):
-``Ownership`` is how it takes a new game's lease, learns the fencing token its writes carry,
-and gives a game up. Requests reach it from ``server.node.routing`` with the requesting session as
-a ``Peer`` (node, session id, player); who has a game open is counted here by peer, across
-nodes, so a player's presence changes only with their first and last open connection.
-
-If the store refuses a write, the room that decided it is put back as the record holds it
-(``_put_back``): nobody heard of the change, and play goes on once the store writes again; a
-write whose outcome is unknown (the connection lost at the commit) stands if the record holds
-it. A move that ends the game is written with the end in one transaction, and a game loaded
-active on a decided board is ended first (issue 37). The module is one idea (a game's life
-under its lock, from decision to delivery) and reads best whole at some 650 lines.
+Every change to a room happens under its lock in three steps: the pure ``GameRoom`` decides,
+the store commits (nothing is told before it is durable), then the room's messages are
+published as one batch on the game's bus topic for ``Delivery``. A write the store refuses
+puts the room back as the record holds it. The rooms talk to the lobby through ``Listing``,
+hold their games through ``Ownership`` and answer one session through ``Replies``
+(``server.node.room_interfaces``).
 """
 
 from __future__ import annotations
@@ -43,7 +28,7 @@ from server.metrics import Metrics
 from server.node.bus import Bus, drain
 from server.node.computer_turns import ComputerTurns
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
-from server.node.room_interfaces import Listing, NoListing, Ownership, SoleOwnership
+from server.node.room_interfaces import Listing, Ownership, Replies, SoleOwnership
 from server.node.session import Session
 from server.protocol import (
     Ack,
@@ -69,9 +54,6 @@ class RoomMoved(RoomError):
 
 
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
-ADOPTED_VERSION_BITS = 20
-"""A game taken over under fencing token t numbers its events from t << 20: an owner says
-fewer than a million versions of a game (moves, chat, presence) before the next takes over."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +82,8 @@ class Rooms:
 
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig, metrics: Metrics,
-        delivery: Delivery, bus: Bus,
+        delivery: Delivery, bus: Bus, listing: Listing, ownership: Ownership | None = None,
+        replies: Replies | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -110,12 +93,12 @@ class Rooms:
         self.published: dict[str, int] = {}  # game -> batches published (their sequence)
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         self._publisher: asyncio.Task[None] | None = None
-        self.listing: Listing = NoListing()  # the lobby, once it exists
-        self.ownership: Ownership = SoleOwnership()
+        self.listing = listing
+        self.ownership: Ownership = SoleOwnership() if ownership is None else ownership
+        self.replies: Replies = delivery if replies is None else replies
         self.node = delivery.node
         # game -> player -> the peers with it open (a player is present while one is)
         self.openers: dict[str, dict[str, set[tuple[str, int]]]] = {}
-        self.send_to: Callable[[Peer, ServerMessage], None] = self._send_here
         self.rooms: dict[str, GameRoom] = {}
         self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.flag_timers: dict[str, asyncio.TimerHandle] = {}
@@ -223,7 +206,7 @@ class Rooms:
         rematch that another node starts is restored here at once).
 
         A game the record holds active on a board already decided (a line, full, or dead:
-        a database written before the last move and the end were one transaction, issue 37)
+        a database written before the last move and the end were one transaction)
         is ended in the store first, as its last move ended it."""
         ratings = {}
         for seat in (record.x, record.o):
@@ -303,7 +286,7 @@ class Rooms:
             replied = not ack
             for event in events:
                 if event.audience is Audience.PLAYER and hasattr(event.message, "ref"):
-                    event.message.ref = ref  # type: ignore[union-attr]
+                    event.message.ref = ref
                     replied = True
             # a catch-up: its events, then the ack that says it is complete
             self.deliver(room, events, only=peer, reply=None if replied else Ack(ref=ref))
@@ -313,7 +296,7 @@ class Rooms:
     def _present(self, room: GameRoom, peer: Peer, now: float) -> list[Outbound]:
         """A seated player acting on the game from a connection that has it open is
         present, whatever the room believed (a room reloaded after a lost state started with
-        everyone away, and moving did not bring the mover back: issue 37)."""
+        everyone away, and moving must bring the mover back)."""
         if not peer.has_open or not peer.name or room.side_of(peer.name) is None:
             return []
         opened = self.openers.get(room.id, {}).get(peer.name)
@@ -347,22 +330,9 @@ class Rooms:
         self.deliver(room, room.leave(peer.name, now))
         self.listing.relist(room)
 
-    def node_gone(self, node: str) -> None:
-        """Every connection on ``node`` is gone (it died or left): they leave their games."""
-        now = self._loop.time()
-        for game_id, by_player in list(self.openers.items()):
-            for name, opened in list(by_player.items()):
-                for peer in [p for p in opened if p[0] == node]:
-                    self.leave(Peer(peer[0], peer[1], name), game_id, now)
-
     def reply(self, peer: Peer, message: ServerMessage) -> None:
         """Send one message to one session, on whichever node it is."""
-        self.send_to(peer, message)
-
-    def _send_here(self, peer: Peer, message: ServerMessage) -> None:
-        session = self.delivery.session(peer.session)
-        if session is not None:
-            session.send(message)
+        self.replies.send_to(peer, message)
 
     # -- playing ---------------------------------------------------------------------------
 
@@ -410,8 +380,8 @@ class Rooms:
 
         A write whose outcome is unknown (the connection lost at the commit: code
         ``store_unavailable``) is looked up in the record: if it is there, it stands and is
-        told as if the store had answered (a mover was told ``store_unavailable`` for a
-        move that was stored, issue 37)."""
+        told as if the store had answered (never ``store_unavailable`` for a move that was
+        stored)."""
         try:
             return await self._commit(room, events)
         except StoreError as error:
@@ -605,18 +575,15 @@ class Rooms:
         self.published.pop(game_id, None)
         self.openers.pop(game_id, None)
 
-    async def adopt(self, record: GameRecord, token: int) -> GameRoom:
-        """Hold a game another node held (a cluster's takeover, after the claim in the store
-        under ``token``): its room as after a restart, everyone away until they rejoin, and
-        an empty first batch that tells every node's ``Delivery`` of the new owner.
-
-        The room's event versions start at ``token << ADOPTED_VERSION_BITS``, above any
-        version an earlier owner (whose token was older) can have said, so a client's
-        versions never go backwards across a takeover (issue 37)."""
+    async def hold(self, record: GameRecord, first_version: int, first_batch: int) -> GameRoom:
+        """Hold a stored game someone else held: its room as after a restart, everyone away
+        until they rejoin, its events versioned from ``first_version`` and its batches
+        numbered from ``first_batch``, and an empty first batch that tells every
+        ``Delivery`` with the game open who holds it now."""
         room = await self._restore(record, self._loop.time())
-        room.renumber_from(token << ADOPTED_VERSION_BITS)
+        room.renumber_from(first_version)
         self.rooms[room.id] = room
-        self.published[room.id] = token << EPOCH_BITS
+        self.published[room.id] = first_batch
         if not record.listed:
             self.listing.unlist(room.id)
         if room.over:
@@ -624,7 +591,6 @@ class Rooms:
             self._forget_later(room)
         self.deliver(room, [], force=True)
         self.after_change(room)
-        log.info("took over game %s at ply %d", room.id, room.board.ply)
         return room
 
     async def _start_rematch(self, room: GameRoom) -> None:

@@ -1,25 +1,16 @@
 """Game requests from a session to the game's room, wherever the room is held.
 
-A request about one game (a move, chat, resign, the draw and rematch answers, abort, claim,
-takeback, hint, watch, unwatch, and a session leaving the game) is carried out by the room's
-owner. ``Router`` is the embedded server's: every room is here, so it calls ``Rooms`` at once.
-``server.cluster.forwarding.ClusterRouter`` sends the same requests to the owner node over the bus
-(Colyseus's ``remoteRoomCall`` carries ``{id, sessionId}`` the same way). Either way the owner
-sees the requesting session as a ``Peer``: its node, its id there and its player, which is all
-it needs to address the reply (``server.node.delivery`` sends it only on that node). The
-requests are ``GameRequest``; those that change the room (``RoomAction``) each call one of
-the room's methods, in ``room_action``'s one ``match``.
-
-The session's side of a request stays on the session's node: opening the game in
-``Delivery`` before a watch (pending until its catch-up arrives), the check that an unwatch
-is for an open game, and its ``ack``.
+A request about one game reaches its owner as a typed ``RoomRequest`` with the requesting
+session as a ``Peer``. The ``Router`` keeps the session's side (opening the game before a
+watch, the unwatch's ``ack``) and passes the request to its ``Owners``: ``Here`` on the
+embedded server, which carries it out in one ``match`` over its type; a cluster node forwards
+the same typed value to the game's owner node, where ``Here`` carries it out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import assert_never
+from functools import partial
+from typing import Protocol, assert_never
 
 import msgspec
 
@@ -33,7 +24,6 @@ from server.protocol import (
     Ack,
     Chat,
     Claim,
-    ClientMessage,
     DrawAccept,
     DrawDecline,
     DrawOffer,
@@ -42,7 +32,6 @@ from server.protocol import (
     Hint,
     Move,
     Rematch,
-    RequestId,
     Resign,
     RoomAction,
     TakeBack,
@@ -50,7 +39,8 @@ from server.protocol import (
     Watch,
 )
 
-__all__ = ["JOIN", "Asked", "Awaiting", "Peer", "Router", "Unavailable", "room_action"]
+__all__ = ["Here", "Join", "Leave", "Owners", "Peer", "RoomRequest", "Router", "Unavailable",
+           "room_action"]
 
 
 def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> list[Outbound]:
@@ -81,17 +71,77 @@ def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> l
             assert_never(message)
 
 
-JOIN = "join"
-"""The request kind that opens a game for a session without an ``ack``: a rejoin with a new
-owner, or a game started elsewhere for a player here."""
+class Join(msgspec.Struct, tag="join", tag_field="t", kw_only=True, gc=False):
+    """Open a game for a session without an ``ack``: a rejoin with a new owner, or a game
+    started elsewhere for a player here."""
+
+    game: str
+    id: None = None
+
+
+class Leave(msgspec.Struct, tag="leave", tag_field="t", kw_only=True, gc=False):
+    """A session closes the game (it unwatched, or its connection is gone)."""
+
+    game: str
+    id: None = None
+
+
+RoomRequest = Watch | Hint | RoomAction | Join | Leave
+"""What a game's owner carries out for a session, the same typed value on every node (a
+cluster forwards it as it is)."""
+
+
+class Owners(Protocol):
+    """Where the game requests of this node's sessions are carried out: on the embedded
+    server, here (``Here``); on a cluster node, at each game's owner node
+    (``server.cluster.forwarding.Forwarding``)."""
+
+    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+        """Carry ``request`` of ``peer`` out (a refusal raises ``ServerError``)."""
+
+    def leave(self, peer: Peer, game_id: str) -> None:
+        """``peer`` closed the game: its owner hears of it (in time, if elsewhere)."""
+
+    async def games_of(self, name: str) -> list[str]:
+        """The games going on with ``name`` in a seat."""
+
+
+class Here:
+    """The rooms held on this node, as ``Owners``: every request carried out at once."""
+
+    def __init__(self, rooms: Rooms) -> None:
+        self.rooms = rooms
+
+    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+        """One case per request type (mypy checks that every one has its case)."""
+        rooms = self.rooms
+        match request:
+            case Watch():
+                await rooms.watch(peer, request.game, request.since, request.id)
+            case Join():
+                await rooms.watch(peer, request.game, None, None, ack=False)
+            case Leave():
+                rooms.leave(peer, request.game, rooms.now())
+            case Hint():
+                await rooms.hint(peer, request.game, request.id)
+            case _:
+                await rooms.act(peer, request.game, request.id,
+                                partial(room_action, message=request))
+
+    def leave(self, peer: Peer, game_id: str) -> None:
+        self.rooms.leave(peer, game_id, self.rooms.now())
+
+    async def games_of(self, name: str) -> list[str]:
+        return self.rooms.games_of(name)
 
 
 class Router:
-    """Game requests on the embedded server: every room is held here."""
+    """The game requests of the sessions here: the session's side (opening the game for a
+    watch, the unwatch), then the request to its game's ``owners``."""
 
-    def __init__(self, rooms: Rooms, delivery: Delivery, node: str = "") -> None:
-        self.rooms = rooms
+    def __init__(self, delivery: Delivery, owners: Owners, node: str = "") -> None:
         self.delivery = delivery
+        self.owners = owners
         self.node = node
 
     async def request(self, session: Session, message: GameRequest) -> None:
@@ -102,8 +152,7 @@ class Router:
                 already = self.delivery.has_open(session, game_id)
                 await self.delivery.open(session, game_id, PENDING)
                 try:
-                    await self.dispatch(Peer.of(session, self.node, True), "watch", game_id,
-                                        message)
+                    await self.owners.carry_out(Peer.of(session, self.node, True), message)
                 except BaseException:
                     if not already:
                         self.delivery.close(session, game_id)
@@ -115,45 +164,16 @@ class Router:
                 session.send(Ack(ref=message.id))
             case _:  # a hint, or one of the room's actions
                 has_open = self.delivery.has_open(session, game_id)
-                kind = "hint" if isinstance(message, Hint) else "act"
-                await self.dispatch(Peer.of(session, self.node, has_open), kind, game_id,
-                                    message)
+                await self.owners.carry_out(Peer.of(session, self.node, has_open), message)
 
     def leave(self, session: Session, game_id: str) -> None:
         """``session`` closes the game (unwatched, or the connection is gone)."""
         self.delivery.close(session, game_id)
-        self.rooms.leave(Peer.of(session, self.node), game_id, self.rooms.now())
-
-    async def dispatch(
-        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
-    ) -> None:
-        """Carry the request out here (the embedded server holds every room)."""
-        await self.execute(peer, kind, game_id, message)
-
-    async def execute(
-        self, peer: Peer, kind: str, game_id: str, message: ClientMessage | None
-    ) -> None:
-        """Carry the request out on the room held here."""
-        rooms = self.rooms
-        if kind == "watch":
-            assert isinstance(message, Watch)
-            await rooms.watch(peer, game_id, message.since, message.id)
-        elif kind == JOIN:
-            await rooms.watch(peer, game_id, None, None, ack=False)
-        elif kind == "leave":
-            rooms.leave(peer, game_id, rooms.now())
-        elif kind == "hint":
-            assert message is not None
-            await rooms.hint(peer, game_id, message.id)
-        else:
-            assert isinstance(message, RoomAction), message
-            action = message
-            await rooms.act(peer, game_id, action.id,
-                            lambda room, name, now: room_action(room, name, now, action))
+        self.owners.leave(Peer.of(session, self.node), game_id)
 
     async def games_of(self, name: str) -> list[str]:
         """The games going on with ``name`` in a seat (for the welcome)."""
-        return self.rooms.games_of(name)
+        return await self.owners.games_of(name)
 
 
 class Unavailable(ServerError):
@@ -166,98 +186,3 @@ class Unavailable(ServerError):
     def __init__(self, message: str, retry_in: float) -> None:
         super().__init__(message)
         self.retry_in = retry_in
-
-
-@dataclass(frozen=True)
-class Asked:
-    """A session's request sent to another node, not answered yet."""
-
-    ref: RequestId
-    kind: str
-    game: str
-    node: str  # where it was sent
-    sent: float  # on the event loop's clock
-
-
-class _Ref(msgspec.Struct):
-    ref: RequestId | None = None  # in a reply
-
-
-class _Id(msgspec.Struct):
-    id: RequestId | None = None  # in a request
-
-
-_ref_of = msgspec.json.Decoder(_Ref).decode
-_id_of = msgspec.json.Decoder(_Id).decode
-
-
-class Awaiting:
-    """The origin's side of forwarded requests (Colyseus's ``remoteRoomCall`` rejects after
-    a deadline the same way): each request of a session here that went to another node is
-    kept until a reply to it (a frame with its ``ref``) reaches its session, so that one
-    whose answer never comes (its owner died, or the bus lost it) can be answered with
-    ``unavailable``. Requests without an ``id`` are not kept: nothing could match them."""
-
-    def __init__(self) -> None:
-        self._asked: dict[int, dict[RequestId, Asked]] = {}
-
-    def __len__(self) -> int:
-        return sum(len(asked) for asked in self._asked.values())
-
-    def sent(self, session: int, asked: Asked) -> None:
-        self._asked.setdefault(session, {})[asked.ref] = asked
-
-    def answered(self, session: int, frame: bytes) -> None:
-        """``frame`` goes to ``session``: if it replies to a request of it, that one is done."""
-        asked = self._asked.get(session)
-        if not asked:
-            return
-        try:
-            ref = _ref_of(frame).ref
-        except msgspec.DecodeError:
-            return
-        if ref is not None and asked.pop(ref, None) is not None and not asked:
-            del self._asked[session]
-
-    def moved(self, game: str, node: str) -> None:
-        """``game``'s owner is ``node`` now: the requests about it sent to another node may
-        never be answered (that node passed them on to an owner since deposed, or lost them),
-        so they wait on nobody: answered ``unavailable`` at the short deadline if no answer
-        comes by then."""
-        for by_ref in self._asked.values():
-            for ref, asked in by_ref.items():
-                if asked.game == game and asked.node not in (node, ""):
-                    by_ref[ref] = replace(asked, node="")
-
-    def take(self, session: int, request: bytes) -> Asked | None:
-        """The request whose frame is ``request``, no longer waited for (its sending failed)."""
-        if session not in self._asked:
-            return None
-        try:
-            ref = _id_of(request).id
-        except msgspec.DecodeError:
-            return None
-        return None if ref is None else self._pop(session, ref)
-
-    def expired(self, now: float, deadline: float, gone: Callable[[str], bool]
-                ) -> list[tuple[int, Asked]]:
-        """The requests given up now, oldest first: those without an answer ``deadline``
-        seconds after they were sent whose node is ``gone`` (or the bus is), and any after
-        three times ``deadline`` (their node lives, yet the request or its answer was lost)."""
-        late = sorted(((session, asked) for session, by_ref in self._asked.items()
-                       for asked in by_ref.values() if now - asked.sent >= deadline),
-                      key=lambda item: item[1].sent)
-        expired = [(session, asked) for session, asked in late
-                   if gone(asked.node) or now - asked.sent >= 3 * deadline]
-        for session, asked in expired:
-            self._pop(session, asked.ref)
-        return expired
-
-    def _pop(self, session: int, ref: RequestId) -> Asked | None:
-        by_ref = self._asked.get(session)
-        if by_ref is None:
-            return None
-        asked = by_ref.pop(ref, None)
-        if not by_ref:
-            del self._asked[session]
-        return asked

@@ -1,13 +1,9 @@
 """One client connection as the hub sees it: who it is, what it watches, and a bounded outbox.
 
-The hub never touches a socket. It calls ``send``, which encodes once and queues the frame;
-the first frame queued into an empty outbox calls the transport's ``on_frames`` hook, and the
-transport (``server.http.app``) then takes every frame queued by then (``take_frames``) and writes
-them with one system call: each stays one websocket message, but a loop turn's frames for one
-client (a move and its ``ack``, a catch-up) cost one ``send()``, not one each. A client that
-stops reading lets its outbox fill; at ``max_queue`` frames or ``max_queue_bytes`` bytes the
-session is closed as a slow consumer, so one stuck reader never holds up anyone else's game,
-nor holds more than a bounded amount of the server's memory.
+The hub never touches a socket: ``send`` encodes once and queues the frame, and the session's
+``Outlet`` (the transport, given at construction) is told when frames wait, then takes them
+all (``take_frames``) and writes them in one system call. A full outbox (``max_queue`` frames
+or ``max_queue_bytes`` bytes) closes the session as a slow consumer.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, deque
-from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 
@@ -84,9 +80,10 @@ class AddressLimits:
     ``new_players`` that refills at that many an hour. 0 turns a limit off. An address counts
     by its key (``server.game.addresses.address_key``): a whole IPv6 /64 as one address.
 
-    This one counts in the process (one server). The transport and the hub call the async
-    methods, which ``server.cluster.address_limits.RedisAddressLimits`` overrides to count for a
-    whole cluster in Redis (as ``LocalBus`` and ``RedisBus`` share one interface)."""
+    This one counts in the process (one server): the transport and the hub ask it through
+    its async methods, the ``AddressCounts`` a cluster node's
+    ``server.cluster.address_limits.RedisAddressLimits`` answers for the whole cluster (with
+    one of these as its own count)."""
 
     def __init__(self, max_connections: int = 0, new_players: int = 0,
                  password_attempts: int = LOGIN_ATTEMPTS_PER_ADDRESS[0],
@@ -164,6 +161,19 @@ class AddressLimits:
             bucket = self._logins[key] = TokenBucket(per_hour / 3600, burst)
         return bucket
 
+    def give_back_player(self, address: str) -> None:
+        """A new player counted by ``new_player`` was not made after all (the cluster's
+        count refused it): its token goes back."""
+        self._buckets[address_key(address)].tokens += 1.0
+
+    def give_back_report(self, name: str) -> None:
+        """The same for a report counted by ``report``."""
+        self._reports[name].tokens += 1.0
+
+    def give_back_chat(self, name: str) -> None:
+        """The same for a chat line counted by ``chat_line``."""
+        self._chats[name].tokens += 1.0
+
     def give_back_login(self, address: str, name: str) -> None:
         """An attempt counted by ``login_attempt`` was not made after all (the cluster's
         count refused it): its tokens go back."""
@@ -222,8 +232,44 @@ def _take_from(buckets: dict[str, TokenBucket], key: str, burst: int, rate: floa
     return bucket.wait(now)
 
 
+class AddressCounts(Protocol):
+    """The limits per address and per player as the transport and the hub ask them: one
+    server's own count (``AddressLimits``), or a cluster's one count (the cluster's
+    ``RedisAddressLimits``). Each ``add_*`` counts one and answers None if allowed, else the
+    seconds to wait (``add_connection``: whether it is let in)."""
+
+    @property
+    def max_connections(self) -> int: ...
+
+    async def add_connection(self, address: str) -> bool: ...
+
+    async def remove_connection(self, address: str) -> None: ...
+
+    async def add_player(self, address: str, now: float) -> float | None: ...
+
+    async def add_report(self, name: str, now: float) -> float | None: ...
+
+    async def add_chat(self, name: str, now: float) -> float | None: ...
+
+    async def add_login_attempt(self, address: str, name: str, now: float) -> float | None: ...
+
+    async def close(self) -> None: ...
+
+
+class Outlet(Protocol):
+    """The transport a session's frames go out through (``server.http.app.SocketWriter``)."""
+
+    def frames_waiting(self, session: Session) -> None:
+        """``session`` has frames to write (its first since the last write), or closes:
+        write what it queued, then its close frame if it is closed."""
+
+    def hang_up(self) -> None:
+        """Drop the connection at once (a slow consumer: nothing queued would get through)."""
+
+
 class Session:
-    """A connection: its player once authenticated, the games it has open, its outbox."""
+    """A connection: its player once authenticated, the games it has open, its outbox, and
+    the ``outlet`` its frames go out through (none: they stay queued, as in a test)."""
 
     def __init__(
         self,
@@ -232,6 +278,7 @@ class Session:
         rate: float = RATE_LIMIT_PER_SECOND,
         burst: int = RATE_LIMIT_BURST,
         max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
+        outlet: Outlet | None = None,
     ) -> None:
         self.id = next(_ids)
         self.peer = peer
@@ -243,8 +290,7 @@ class Session:
         self.bucket = TokenBucket(rate, burst)
         self.close_code: int | None = None
         self.close_reason = ""
-        self.on_close: Callable[[], None] | None = None  # the transport's hook to hang up now
-        self.on_frames: Callable[[], None] | None = None  # the transport's hook: frames to write
+        self.outlet = outlet
         self._outbox: deque[bytes] = deque()
         self._max_queue = max_queue
         self._max_bytes = max_queue_bytes
@@ -272,8 +318,8 @@ class Session:
             return
         outbox.append(frame)
         self.queued_bytes += len(frame)
-        if len(outbox) == 1 and self.on_frames is not None:
-            self.on_frames()
+        if len(outbox) == 1 and self.outlet is not None:
+            self.outlet.frames_waiting(self)
 
     def close(self, code: int, reason: str, *, abort: bool = False) -> None:
         """Ask the transport to close the connection after the frames already queued, or at
@@ -281,12 +327,12 @@ class Session:
         if self.closed:
             return
         self.close_code, self.close_reason = code, reason
-        if abort:
-            if self.on_close is not None:
-                self.on_close()
+        if self.outlet is None:
             return
-        if self.on_frames is not None:  # the transport writes what is queued, then closes
-            self.on_frames()
+        if abort:
+            self.outlet.hang_up()
+        else:  # the transport writes what is queued, then closes
+            self.outlet.frames_waiting(self)
 
     def take_frames(self) -> list[bytes]:
         """Every frame queued, oldest first, taken out of the outbox."""

@@ -404,5 +404,5 @@ ServerMessage = (
     | PuzzleHistoryList
 )  # fmt: skip
 
-CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__  # type: ignore[attr-defined]
-SERVER_MESSAGES: tuple[type[msgspec.Struct], ...] = ServerMessage.__args__  # type: ignore[attr-defined]
+CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__
+SERVER_MESSAGES: tuple[type[msgspec.Struct], ...] = ServerMessage.__args__

@@ -1,19 +1,10 @@
 """A lean connection to Redis for the bus's hot path: RESP2 over asyncio, parsed by hiredis.
 
-The bus does two things per move: it publishes a batch and it reads the pushes of its
-subscriptions. redis-py does both through its general client: a task wakes for every
-pub/sub message, arms a timeout and builds a dict, and a pipeline is a context manager
-with a command stack, about 65 µs of CPU a message read and 80 µs a pipeline. Here the
-bytes go to a ``hiredis.Reader`` as they arrive, in ``data_received``, and every complete
-reply in them is handled in the same loop turn, without a task: 7-18 µs a message
-(docs/benchmarks.md, "The bus without redis-py"). Leases, scripts and the lobby's keys stay
-on redis-py, which the bus never uses for these two jobs.
-
-A ``RespConnection`` is in one of two modes. Commands: ``send`` writes commands in one
-write and returns a future of their replies, in order (a pipeline). Pushes (after
-``subscribe_mode``): every reply, the answers to (UN)SUBSCRIBE and PING included, goes to a
-handler, as Redis sends them on a subscribed connection.
-"""
+The bus publishes batches and reads its subscriptions' pushes here, every complete reply handled
+in the loop turn its bytes arrive in, without a task a message as redis-py's client makes
+(docs/benchmarks.md, "Bus costs"); everything else stays on redis-py. A ``RespConnection`` either
+sends commands (``send``: one write, a future of their replies) or, after ``subscribe_mode``,
+hands every reply to a handler."""
 
 from __future__ import annotations
 

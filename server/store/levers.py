@@ -1,5 +1,5 @@
 """The host's levers in the database: roles, bans and mutes, the audit log, reports, the
-control channel's rows, and a player's rename, deletion and export (issue 27).
+control channel's rows, and a player's rename, deletion and export.
 
 Written once as operations (``server.store.query``) for both SQL stores, like
 ``server.store.operations``. ``LeverStore`` is the part of ``SQLStore`` that runs them: one

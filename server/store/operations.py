@@ -236,7 +236,7 @@ def finish_game(
     """End an active game with ``result`` and write what ``end_game`` makes of it; with
     ``move``, the move that ended it first, in the same transaction: the last move, the end
     and the ratings are stored together or not at all (a crash or a lost connection between
-    two transactions left a won board active, every later move refused, issue 37)."""
+    two transactions would leave a won board active, every later move refused)."""
     if move is not None:
         yield from append_move(dialect, game_id, move, fence)
     locked_game = yield from lock_active_game(dialect, game_id, fence)

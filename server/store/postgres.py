@@ -1,24 +1,10 @@
 """The store on PostgreSQL, for cluster mode: every node opens the same database through asyncpg.
 
-``PostgresStore`` is the ``server.store.sql.SQLStore`` that runs the shared operations
-(``server.store.operations``) over asyncpg, on the shared schema (``server.store.schema``) in
-PostgreSQL's types; only ``record_move`` is its own, one statement per move. Each write is one
-short transaction on a pooled connection; PostgreSQL groups concurrent commits itself, so there
-is no writer queue here. What makes it safe with several nodes writing at once:
-
-- names are unique by ``name_key`` (a unique index), so two nodes registering "Alice" and
-  "alice" at the same moment get one player and one ``name_taken``;
-- a move, finish or abort first locks its game's row (``SELECT ... FOR UPDATE``), so writes to
-  one game are serialised: the ply check, the fencing check (``check_fence``) and the end of a
-  game see the latest committed state; a game finishes once and its ratings move once;
-- finishing a game locks the two players' rows in id order, so two games ending at once with
-  the same players cannot deadlock.
-
-Migrations (``server.store.schema``) are applied in one transaction under an advisory lock
-(two nodes starting together migrate once) and recorded in ``qubic_schema``. Durability is
-PostgreSQL's ``synchronous_commit`` (on by default): a write returns after its commit is
-flushed.
-"""
+``PostgresStore`` runs the shared operations (``server.store.operations``) on the shared schema,
+each write one short transaction on a pooled connection; only ``record_move`` is its own. Names
+are unique by ``name_key``, a game's writes lock its row, a game's end locks its players' rows in
+id order, and migrations run once under an advisory lock: docs/cluster.md says what each of these
+makes safe with several nodes writing at once."""
 
 from __future__ import annotations
 

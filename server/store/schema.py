@@ -1,19 +1,11 @@
 """The tables of every store and their migrations, written once for SQLite and PostgreSQL.
 
 ``MIGRATIONS`` is the ordered list of schema changes: entry ``i`` brings a database to version
-``i + 1``. Append new versions; never edit one that has shipped. Each statement names its
-column types through the dialect (``{real}``, ``{boolean}``, ...), so both databases get the
-same tables in their own types. The versions applied are rows of ``qubic_schema``.
-
-Databases written before the schema was shared keep opening: PostgreSQL always kept
-``qubic_schema`` with these very versions, and a SQLite file's single-row ``schema_version``
-(versions 1-3: the tables, then ``fence``, then ``listed``) is adopted in place, in the same
-transaction as any migration that follows (``LEGACY_SQLITE_VERSIONS``).
-
-A step of a migration is a statement, or an operation (``Op``) where SQL alone cannot say it:
-``refold_names`` recomputes every player's ``name_key`` in Python when the way names fold
-changes (``refold_separators`` when separators came to fold away).
-"""
+``i + 1``; append new versions, never edit one that has shipped. Statements name their column
+types through the dialect (``{real}``, ``{boolean}``, ...); a step SQL cannot say is an
+operation (``Op``, such as ``refold_separators``). The versions applied are rows of
+``qubic_schema``; a SQLite file's older single-row ``schema_version`` is adopted in place
+(``LEGACY_SQLITE_VERSIONS``)."""
 
 from __future__ import annotations
 
@@ -194,7 +186,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (game_id, ply)){table_options}""",
     ),
     ("ALTER TABLE games ADD COLUMN listed {boolean} NOT NULL DEFAULT {false}",),
-    (  # a player's history and profile (issue 27): look-ups by exact name, games by player,
+    (  # a player's history and profile: look-ups by exact name, games by player,
        # when the last rated game ended (the leaderboard drops the inactive), look-alike names
         "CREATE INDEX players_by_name ON players (name)",
         "CREATE INDEX games_by_x_player ON games (x_player, created)",
@@ -233,7 +225,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             used {real},
             PRIMARY KEY (player_id, code_hash))""",
     ),
-    (  # the host's levers (issue 27): roles, bans and mutes, the audit log, reports, control
+    (  # the host's levers: roles, bans and mutes, the audit log, reports, control
         """CREATE TABLE roles (
             player_id {big_integer} NOT NULL REFERENCES players (id) ON DELETE CASCADE,
             role TEXT NOT NULL CHECK (role IN ('admin', 'moderator')),
@@ -275,10 +267,10 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             action TEXT NOT NULL)""",
     ),
     PUZZLES_MIGRATION,  # server/store/puzzle_schema.py: puzzles, puzzle_players, puzzle_attempts
-    (  # names fold their separators away (issue 36): "alice_" and "a-l-i-c-e" are "alice"
+    (  # names fold their separators away: "alice_" and "a-l-i-c-e" are "alice"
         refold_separators,
     ),
-    (  # a player is an id, a name is a label (issue 36): games, reports and puzzle records
+    (  # a player is an id, a name is a label: games, reports and puzzle records
        # point at players.id; a deleted player's row stays as a tombstone (``deleted``)
         "ALTER TABLE players ADD COLUMN deleted {real}",
         "ALTER TABLE games ADD COLUMN x_player_id {big_integer}",

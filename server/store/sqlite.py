@@ -1,26 +1,11 @@
 """The store on one SQLite file: one writer thread with group commit, one reader thread.
 
-The event loop never touches SQLite. The writes asked for in one turn of the event loop go
-together on a queue to a dedicated writer thread (one wake-up for them all), which drains
-everything queued, runs it as one transaction (each write in its own savepoint, so one
-refused write does not sink the others; a write of one statement, such as a move, needs none:
-SQLite undoes a failed statement itself), commits, and then resolves every waiter's future with
-one ``loop.call_soon_threadsafe``. Under load a commit begins at most every ``commit_interval``
-(2 ms by default): the writes that arrive while the interval runs join the next group, so a
-thousand games each making a move a second cost a few hundred commits a second, not a thousand
-(each commit costs about 0.2 ms of CPU: docs/benchmarks.md, "CPU per move"); a write after a
-quiet spell commits at once. Reads run on a second connection in a
-single-thread executor; WAL lets them proceed while the writer commits. What each write and
-read does is ``server.store.sql.SQLStore``'s, shared with PostgreSQL; this module only runs it.
-
-Durability: ``journal_mode=WAL`` with ``synchronous=FULL`` by default, so a commit (and thus
-an acknowledged move) has been fsynced and survives a power loss as well as the process being
-killed. Group commit makes that one fsync per group, not per move: on our test machine 1,000
-concurrent games sustain tens of thousands of moves/s either way. ``synchronous="NORMAL"`` skips
-the fsync: in WAL mode a commit is then still in the operating system's hands before the call
-returns, so it survives ``kill -9`` and crashes of the server, and only a power loss or kernel
-panic can lose the last commits. Hosts on slow storage (an SD card) may prefer it.
-"""
+The event loop never touches SQLite. Writes queue to the writer thread, which runs all that is
+queued as one transaction (each write in its own savepoint, but a single statement such as a
+move) and commits at most every ``commit_interval`` under load, then wakes every waiter at
+once; reads run on a second connection (WAL lets them proceed during a commit). What each read
+and write does is ``server.store.sql.SQLStore``'s. Durability is ``synchronous``
+(docs/operations.md, ``--synchronous`` and ``--commit-interval``)."""
 
 from __future__ import annotations
 

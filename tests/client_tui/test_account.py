@@ -103,6 +103,11 @@ async def test_protect_log_in_elsewhere_and_log_it_out(server: RunningServer,
         await until(pl, lambda: laptop.screen is laptop.connect_screen
                     and "logged out" in text_of(laptop, "#connect-status"),
                     "the laptop back on the connect screen, told why")
+        # issue 38 item 15: said as it is, never "Connection lost… Reconnecting…"
+        assert text_of(laptop, "#connect-status").startswith("Logged out on this device")
+        told = [str(note.message) for note in laptop._notifications]
+        assert not [note for note in told if "Reconnect" in note or "lost" in note], told
+        assert "reconnect" not in laptop.sub_title
         assert laptop.tokens.token(server.ws_url, "ann") is None  # the dead token only
 
 

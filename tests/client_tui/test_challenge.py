@@ -8,15 +8,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
+from scenes import challenge, game, lobby
 from textual.widgets import Button, DataTable, Label, Select
-from tui_helpers import client, in_lobby, running_server, until
+from tui_helpers import client, in_lobby, running_server, screen_text, unconnected, until
 
-from client_tui.app import QubicApp
-from client_tui.screens.dialogs import ConfirmDialog, GameOptions, OptionsDialog
+from client_tui.app import LinkMessage, QubicApp
+from client_tui.connection import Received
+from client_tui.screens.account import AccountScreen
+from client_tui.screens.dialogs import CancelDialog, ConfirmDialog, GameOptions, OptionsDialog
 from client_tui.screens.game import GameScreen
+from client_tui.screens.puzzle import PuzzleScreen
 from server.http.app import RunningServer
-from server.protocol import ClockSpec
+from server.protocol import ChallengeCancel, ChallengeInfo, ChallengeSent, ClockSpec
 
 SIZE = (100, 30)
 
@@ -115,3 +120,78 @@ async def test_cancelled_and_lapsed_challenges(server: RunningServer, tmp_path: 
         await until(pa, lambda: not ann.session.challenges_out, "the lapse")
         await until(pa, lambda: any("bob went offline" in n for n in notes(ann)), "the note")
         await until(pa, lambda: players_shown(ann) == ["ann"], "bob gone from the list")
+
+
+# -- issue 38: challenges where the player is, outgoing ones listed and each cancellable ----
+
+def sent_to(to: str, challenge_id: str) -> ChallengeSent:
+    return ChallengeSent(challenge=ChallengeInfo(
+        id=challenge_id, by="ann", to=to, variant="4x4x4",
+        clock=ClockSpec(initial=300, increment=5), rated=True, colour="x"))
+
+
+def feed(app: QubicApp, *messages: object) -> None:
+    for message in messages:
+        app.post_message(LinkMessage(Received(message)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (70, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_outgoing_challenges_are_listed_and_each_cancellable(
+        tmp_path: Path, size: tuple[int, int]) -> None:
+    app = unconnected(tmp_path)
+    sent: list[object] = []
+    async with app.run_test(size=size) as pilot:
+        app.send = lambda request, quiet=False: sent.append(request) or True  # type: ignore[method-assign]
+        app.show_lobby()
+        feed(app, lobby(), sent_to("bob", "c1"), sent_to("cat", "c2"))
+        await until(pilot, lambda: len(app.session.challenges_out) == 2, "two challenges")
+        await pilot.pause()
+        shown = " ".join(screen_text(app).split())
+        assert "You challenged bob (4x4x4 · 5+5 · you play X · rated)" in shown, shown
+        assert "You challenged cat" in shown
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, CancelDialog), "which one?")
+        listed = screen_text(app)
+        assert "Your challenge to bob" in listed and "Your challenge to cat" in listed
+        assert "All of them" in listed
+        await pilot.press("down", "enter")  # cat's only
+        await until(pilot, lambda: app.screen is app.lobby_screen, "the lobby again")
+        cancels = [r for r in sent if isinstance(r, ChallengeCancel)]
+        assert [r.challenge for r in cancels] == ["c2"]
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, CancelDialog), "which one?")
+        await pilot.press("escape")  # keeps them
+        await until(pilot, lambda: app.screen is app.lobby_screen, "the lobby again")
+        assert [r for r in sent if isinstance(r, ChallengeCancel)] == cancels
+
+
+@pytest.mark.parametrize("where", ["game", "puzzles", "account"])
+async def test_an_incoming_challenge_is_answered_where_the_player_is(
+        tmp_path: Path, where: str) -> None:
+    app = unconnected(tmp_path)
+    sent: list[object] = []
+    async with app.run_test(size=(70, 20)) as pilot:
+        app.send = lambda request, quiet=False: sent.append(request) or True  # type: ignore[method-assign]
+        app.show_lobby()
+        feed(app, lobby())
+        await pilot.pause()
+        if where == "game":
+            feed(app, game())
+            await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game")
+        elif where == "puzzles":
+            await pilot.press("z")
+            await until(pilot, lambda: isinstance(app.screen, PuzzleScreen), "the puzzles")
+        else:
+            await pilot.press("u")
+            await until(pilot, lambda: isinstance(app.screen, AccountScreen), "the account")
+        below = app.screen
+        feed(app, challenge())
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the question")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "dan challenges you" in shown and "4x4x4 · 5+5 · colours at random · rated" in \
+            shown and "y accepts" in shown, shown
+        await pilot.press("y")
+        await until(pilot, lambda: app.screen is below, "back where the player was")
+        assert [(type(r).__name__, getattr(r, "challenge", None)) for r in sent][-1] == (
+            "ChallengeAccept", "c1")

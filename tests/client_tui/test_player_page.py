@@ -66,6 +66,11 @@ async def test_my_games_and_a_leaders_page_come_from_the_server(tmp_path: Path) 
             await until(pilot, lambda: isinstance(app.screen, GameScreen), "the game")
             model = app.screen.model
             assert model.id == won and model.over and model.ply == 7
+            await pilot.pause()
+            assert "esc Back" in screen_text(app)  # where Esc goes: the list, not the lobby
+            titles = [command.title for command in app.get_system_commands(app.screen)]
+            assert "Back to the list of games this one was opened from" in titles
+            assert "Back to the lobby" not in titles
             await pilot.press("escape")
             await until(pilot, lambda: isinstance(app.screen, MyGamesScreen), "my games")
             await pilot.press("escape")

@@ -1,6 +1,6 @@
 """Screenshots at 80x24 and 120x40 (fixed names, frozen clock): the lobby, a game with its
 threats shown, a game's end (played and watched), and dialogs (a game's options, a challenge
-to answer, resigning), and a player's page."""
+to answer, resigning, which wait to cancel), and a player's page."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from tui_helpers import unconnected
 
 from client_tui.app import LinkMessage
 from client_tui.connection import LeaderboardRow, Received
-from client_tui.screens.dialogs import ConfirmDialog, OptionsDialog
+from client_tui.screens.dialogs import CancelDialog, ConfirmDialog, OptionsDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.player import PlayerScreen
-from server.protocol import GameState
+from server.protocol import ChallengeInfo, ClockSpec, GameState
 
 SIZES = [(80, 24), (120, 40)]
 sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -137,6 +137,29 @@ def test_player_page(snap_compare, tmp_path: Path, size: tuple[int, int]) -> Non
         await pilot.pause()
         app.post_message(LinkMessage(Received(player_page())))
         await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+@sizes
+def test_cancel_which(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
+    """x in the lobby with two challenges sent and a seek posted: which to cancel."""
+    app = unconnected(tmp_path)
+
+    async def show(pilot: Pilot) -> None:
+        await show_lobby(app, pilot)
+        for challenge_id, to in (("c1", "bob"), ("c2", "dan")):
+            app.session.challenges_out[challenge_id] = ChallengeInfo(
+                id=challenge_id, by="ann", to=to, variant="4x4x4",
+                clock=ClockSpec(initial=300, increment=5), rated=True, colour="x")
+        app.session.my_seek = "s9"
+        assert app.lobby_screen is not None
+        app.lobby_screen.refresh_lobby()
+        await pilot.pause()
+        await pilot.press("x")
+        while not isinstance(app.screen, CancelDialog):
+            await pilot.pause()
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=show)

@@ -71,3 +71,34 @@ def in_lobby(app: QubicApp) -> bool:
     """Whether the lobby is on screen and fully mounted."""
     screen = app.screen
     return screen is app.lobby_screen and screen.is_mounted
+
+
+def screen_rows(app: Any) -> list[list[tuple[str, Any]]]:
+    """The screen as a person sees it: each row a list of (character, rich style), one a
+    column, composited from every layer (dialogs over screens, toasts over both)."""
+    rows = []
+    for strip in app.screen._compositor.render_strips():
+        row: list[tuple[str, Any]] = []
+        for segment in strip:
+            if segment.control:
+                continue
+            for char in segment.text:
+                row.append((char, segment.style))
+        rows.append(row)
+    return rows
+
+
+def screen_text(app: Any) -> str:
+    """The screen's characters, one line a row."""
+    return "\n".join("".join(c for c, _ in row).rstrip() for row in screen_rows(app))
+
+
+def background_at(app: Any, x: int, y: int, system: Any = None) -> tuple[int, int, int]:
+    """The background colour drawn at column ``x``, row ``y``, as a terminal with ``system``
+    (rich's ColorSystem; None: true colour) shows it."""
+    style = screen_rows(app)[y][x][1]
+    colour = style.bgcolor
+    assert colour is not None, f"no background at {x},{y}"
+    if system is not None:
+        colour = colour.downgrade(system)
+    return tuple(colour.get_truecolor())  # type: ignore[return-value]

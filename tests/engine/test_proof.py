@@ -3,11 +3,14 @@ with no search, gaps reported, and the strategy file's round trip."""
 
 from __future__ import annotations
 
+import lzma
+from pathlib import Path
+
 import pytest
 
 from engine import Board, format_moves, parse_moves, proof
-from engine.geometry import variant
-from engine.strategy import strategy_move
+from engine.geometry import cells_of, variant
+from engine.strategy import StrategyFileError, strategy_move
 
 G = variant("4x4x4")
 SUBTREE = "1a1 4d4 4a1 1a4 1d1 1b1"  # a few thousand positions: proved in about a second
@@ -92,3 +95,66 @@ def test_strategy_move_covers_the_start_and_a_block() -> None:
     assert strategy_move(Board("3x3x3")) is None
     board = Board.from_notation("4x4x4", "1a1 1a2 1b1 1b2 3c3 1c2")
     assert format_moves([strategy_move(board)], G) == "1d2"  # the block
+
+
+def _used_entry(strategy: proof.Strategy) -> tuple[proof.Key, Board]:
+    """A stored position of the SUBTREE proof and a board in that exact (canonical) frame."""
+    for (x, o) in sorted(strategy.entries):
+        cells = sorted(cells_of(x)), sorted(cells_of(o))
+        if len(cells[0]) == len(cells[1]):  # X to move
+            board = Board("4x4x4")
+            for a, b in zip(*cells, strict=True):
+                board.push(a)
+                board.push(b)
+            if board.outcome() is None:
+                return (x, o), board
+    raise AssertionError("no stored X position")
+
+
+@pytest.mark.parametrize("bad", ["taken", "off the board"])
+def test_an_illegal_stored_move_is_a_gap(bad: str, tmp_path: Path) -> None:
+    """A stored move on a taken cell, or on no cell at all, read from a file: the replay
+    names its position as a gap (it raised IllegalMove, or ValueError, before)."""
+    _, found = proof.prove(moves(SUBTREE))
+    entries = dict(found.entries)
+    key, board = _used_entry(found)
+    entries[key] = next(cells_of(key[0])) if bad == "taken" else 200
+    path = tmp_path / "bad.strategy.xz"
+    proof.Strategy(G, entries).save(path)
+    # the position itself, and every line of the subtree through it
+    tally, _ = proof.prove(board.moves, verify=True, strategy_file=path)
+    assert [gap.moves for gap in tally.gaps] == [format_moves(board.moves, G)]
+    assert tally.gaps[0].reason.startswith("the completed dictionary's move (cell ")
+    assert tally.gaps[0].reason.endswith(") is not legal here")
+    assert proof.Strategy.load(path).move(board) is None  # the players' look-up: no move
+    tally, _ = proof.prove(moves(SUBTREE), verify=True, strategy_file=path)
+    assert tally.gaps and all("is not legal here" in gap.reason for gap in tally.gaps)
+    for gap in tally.gaps:
+        Board.from_notation("4x4x4", gap.moves)  # each a legal position in our notation
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut", "not a strategy", "tables cut",
+                                    "trailing bytes"])
+def test_a_broken_strategy_file_is_a_gap_at_the_start(damage: str, tmp_path: Path) -> None:
+    """A file that is no xz, an xz cut short, an xz of something else or of tables cut short
+    (it raised LZMAError or a numpy error before): one gap, at the start, saying why."""
+    good = proof.Strategy(G, {(1, 2): 3}, {(1, 2): 5}).to_bytes()
+    raw = lzma.decompress(good)
+    data = {
+        "garbage": b"\x00not xz at all",
+        "cut": good[: len(good) // 2],
+        "not a strategy": lzma.compress(b"hello"),
+        "tables cut": lzma.compress(raw[:-3]),
+        "trailing bytes": lzma.compress(raw + b"\x00"),
+    }[damage]
+    path = tmp_path / "broken.strategy.xz"
+    path.write_bytes(data)
+    with pytest.raises(StrategyFileError):
+        proof.Strategy.load(path)
+    tally, _ = proof.prove(moves(SUBTREE), verify=True, strategy_file=path)
+    assert len(tally.gaps) == 1 and tally.gaps[0].moves == SUBTREE
+    assert tally.gaps[0].reason.startswith("the completed dictionary cannot be read: ")
+    tally, _ = proof.prove_parallel(moves(SUBTREE), imap=map, verify=True, strategy_file=path)
+    assert [gap.moves for gap in tally.gaps] == [SUBTREE]
+    tally, _ = proof.prove(moves(SUBTREE), verify=True, strategy_file=tmp_path / "missing")
+    assert [gap.moves for gap in tally.gaps] == [SUBTREE]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pytest
-from engine_helpers import ShortWins, random_position
+from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board
 from engine.book import Book, canonical_frame
@@ -150,3 +151,32 @@ def test_no_shipped_defence_is_refuted_by_a_short_proof() -> None:
         board.push(move)
         assert board.winning_line is None
         assert not solver.prove(board, attacker=0, nodes=20_000).proved, board.notation()
+
+
+def test_proof_plies_bound_the_win_from_the_table() -> None:
+    """The plies read off df-pn's table (what /api/solve shows beside a df-pn proof, which
+    had none before) are a true bound: the exhaustive short-win solver finds the win within
+    them, and never fewer than the suite's exact distance."""
+    suite = json.loads((FORCED_WINS / "suite.json").read_text())
+    short = ShortWins("4x4x4")
+    bounded = 0
+    for entry in suite[::3]:
+        board = Board.from_notation("4x4x4", entry["moves"])
+        solver = Solver(board.geometry, tt_bits=18)
+        assert solver.prove(board, nodes=200_000).proved, entry["moves"]
+        plies = solver.proof_plies(board, board.turn)
+        if plies is None:
+            continue
+        bounded += 1
+        assert plies >= entry["plies"] and plies % 2 == 1, entry["moves"]
+        mine, theirs = board.stones[board.turn], board.stones[board.turn ^ 1]
+        if plies <= 9:
+            assert short.wins_within(mine, theirs, plies), entry["moves"]
+    assert bounded >= len(suite[::3]) * 3 // 4
+    # the defender's side: the position after the winning move, attacker not to move
+    board = Board.from_notation("4x4x4", suite[0]["moves"])
+    solver = Solver(board.geometry, tt_bits=18)
+    board.push(Board.from_notation("4x4x4", "1a1").moves[0])  # the suite's first winning move
+    assert solver.prove(board, attacker=board.turn ^ 1, nodes=200_000).proved
+    plies = solver.proof_plies(board, board.turn ^ 1)
+    assert plies is not None and plies % 2 == 0 and plies >= suite[0]["plies"] - 1

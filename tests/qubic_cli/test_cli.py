@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -206,6 +207,20 @@ def test_prove_lists_a_gap_and_exits_1(capsys: pytest.CaptureFixture[str]) -> No
     data = json.loads(out)
     assert code == 1 and data["proved"] is False
     assert data["gaps"] == [{"moves": "1b2 4d4", "reason": "not in the completed dictionary"}]
+
+
+def test_prove_verify_reports_a_broken_strategy_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--strategy names the file to replay: a corrupt one is a gap at the start, exit 1, no
+    traceback (it raised LZMAError before)."""
+    path = tmp_path / "broken.strategy.xz"
+    path.write_bytes(b"\xfd7zXZ\x00 cut short")
+    code, out, err = run(["prove", "--subtree", "1a1 4d4 4a1 1a4", "--verify",
+                          "--strategy", str(path), "--json"], capsys)
+    data = json.loads(out)
+    assert code == 1 and data["proved"] is False and "Traceback" not in err
+    assert [gap["moves"] for gap in data["gaps"]] == ["1a1 4d4 4a1 1a4"]
+    assert data["gaps"][0]["reason"].startswith("the completed dictionary cannot be read: ")
 
 
 @pytest.mark.parametrize("argv", [["--subtree", "1a1"], ["--subtree", "9z9"],

@@ -17,6 +17,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from server.http.app import RunningServer, ServerConfig, start_server
+from server.store.base import Store
 from tests.eventually import eventually
 
 if TYPE_CHECKING:
@@ -99,16 +100,18 @@ class Client:
 class Server:
     """Starts servers on one database file and opens clients to the current one."""
 
-    def __init__(self, path: Path, **config: Any) -> None:
+    def __init__(self, path: Path, store: Store | None = None, **config: Any) -> None:
         self.path = path
+        self.store = store  # the first start's store (else opened on ``path``)
         self.config = {"ai_workers": 1, "ai_move_time": 0.1, "grace": 60.0, **config}
         self.running: RunningServer | None = None
         self.clients: list[ClientConnection] = []
 
     async def start(self) -> RunningServer:
         self.running = await start_server(
-            ServerConfig(port=0, db_path=str(self.path), **self.config)
+            ServerConfig(port=0, db_path=str(self.path), **self.config), store=self.store
         )
+        self.store = None  # closed with that server
         return self.running
 
     async def stop(self) -> None:

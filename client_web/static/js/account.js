@@ -1,4 +1,4 @@
-// Accounts (issue 27): "log in on this device" and "lost your password" on the first screen,
+// Accounts: "log in on this device" and "lost your password" on the first screen,
 // and an account screen: protect this name with a password (its recovery codes shown once),
 // my devices (log one out), log out everywhere else. The session and its tokens stay the
 // link's (socket.js): a login's new token is kept for its name beside every other one.

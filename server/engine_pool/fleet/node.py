@@ -103,6 +103,11 @@ class Fleet:
             raise ComputerError("the fleet is closed")
         await self._has_workers.wait()
 
+    async def quick(self, job: ComputerJob) -> Decision | None:
+        """None: the fleet's workers answer once one is connected (each warms its own pool
+        with ``wait=True``, so it has no quick path)."""
+        return None
+
     async def decide(self, job: ComputerJob) -> Decision:
         """Put ``job`` on its stream and wait for its answer. Cancelling the awaiting task
         cancels the job. Raises ``ComputerError`` if Redis cannot be reached or the fleet gives

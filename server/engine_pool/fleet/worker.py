@@ -314,7 +314,9 @@ class FleetWorker:
                 except asyncio.CancelledError:
                     if entry_id not in self._cancelled:
                         raise  # this worker is stopping: the job is given back
-                    asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                    task = asyncio.current_task()
+                    assert task is not None  # a coroutine awaiting runs in a task
+                    task.uncancel()
                 except ComputerError as error:
                     result = JobAnswer(job.id, self.name, error=str(error))
             if result is not None and not await self._cancelled_meanwhile(entry_id):

@@ -80,7 +80,7 @@ async def test_new_players_of_one_address_share_one_bucket_on_every_node(redis_u
         finally:
             await client.aclose()
         # a refusal by the cluster gives the node's own bucket its token back
-        assert a.new_player(ADDRESS, 0.0) is None
+        assert a.local.new_player(ADDRESS, 0.0) is None
 
 
 async def test_a_players_reports_share_one_bucket_on_every_node(redis_url: str) -> None:
@@ -93,7 +93,7 @@ async def test_a_players_reports_share_one_bucket_on_every_node(redis_url: str) 
         assert await b.add_report("bob", 0.0) is None  # another player: their own
         assert "qubic:limits:report:ann" in await keys(redis_url)
         # a refusal by the cluster gives the node's own bucket its token back
-        assert a.report("ann", 0.0) is None
+        assert a.local.report("ann", 0.0) is None
 
 
 async def test_connections_of_one_address_are_counted_over_every_node(redis_url: str) -> None:

@@ -20,4 +20,4 @@ async def test_a_players_chat_lines_share_one_bucket_on_every_node(redis_url: st
         assert await b.add_chat("bob", 0.0) is None  # another player: their own
         assert "qubic:limits:chat:ann" in await keys(redis_url)
         # a refusal by the cluster gives the node's own bucket its token back
-        assert a.chat_line("ann", 0.0) is None
+        assert a.local.chat_line("ann", 0.0) is None

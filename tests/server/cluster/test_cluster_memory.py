@@ -31,8 +31,8 @@ def per_game(running: RunningServer) -> dict[str, set[str]]:
     hub = running.hub
     cluster = hub.cluster
     assert cluster is not None and isinstance(hub.lobby, ClusterLobby)
-    ownership, router, rooms, delivery, lobby = (cluster.ownership, cluster.router, hub.games,
-                                                 hub.delivery, hub.lobby)
+    ownership, forwarding, rooms, delivery, lobby = (
+        cluster.ownership, cluster.owners, hub.games, hub.delivery, hub.lobby)
     found: dict[str, Any] = {
         "ownership.held": ownership.held, "ownership.fences": ownership.fences,
         "ownership.owners": ownership.owners, "ownership.claiming": ownership._claiming,
@@ -44,8 +44,8 @@ def per_game(running: RunningServer) -> dict[str, set[str]]:
         "delivery.audience": delivery.audience, "delivery.epochs": delivery._epochs,
         "delivery.subscriptions": delivery._subscriptions,
         "lobby.shown": lobby._shown, "lobby.unlisted": lobby._unlisted,
-        "router.awaiting": {asked.game for by_ref in router.awaiting._asked.values()
-                            for asked in by_ref.values()},
+        "forwarding.awaiting": {asked.game for by_ref in forwarding.awaiting._asked.values()
+                                for asked in by_ref.values()},
     }
     if lobby.holding is not None:
         found["holding.games"] = lobby.holding.games
@@ -156,7 +156,7 @@ async def test_finished_games_leave_nothing_behind_on_any_node(
     assert len(played) == 3 * ROUNDS + ROUNDS // 4 * 3
     handed_off = sum(r.hub.cluster.ownership.handed_off for r in nodes.running.values()
                      if r.hub.cluster is not None)
-    forwarded = sum(r.hub.cluster.router.forwarded for r in nodes.running.values()
+    forwarded = sum(r.hub.cluster.owners.forwarded for r in nodes.running.values()
                     if r.hub.cluster is not None)
     assert handed_off >= len(played) // 3 and forwarded >= len(played), (handed_off, forwarded)
     for ws in nodes.clients:
@@ -209,7 +209,7 @@ async def test_the_upkeep_goes_on_when_the_deadline_check_fails(
         def fails() -> None:
             raise RuntimeError("a bug in the deadline check")
 
-        hub.cluster.router.check_deadlines = fails  # type: ignore[method-assign]
+        hub.cluster.owners.check_deadlines = fails  # type: ignore[method-assign]
         beat = f"qubic:node:{hub.cluster.node}"
         await hub.cluster.redis.delete(beat)
         await eventually(lambda: hub.metrics.counters["cluster_upkeep_failures"] >= 2,

@@ -16,7 +16,10 @@ from typing import Any
 import asyncpg
 import pytest_asyncio
 
-from server.node.routing import Asked, Awaiting
+from server.cluster.awaiting import Asked, Awaiting
+from server.cluster.messages import Forward, decode_envelope, encode_message
+from server.node.routing import Join, Leave
+from server.protocol import Chat, Hint, Move, Watch
 from server.tasks import stop_tasks
 from tests.eventually import eventually
 from tests.server.cluster.test_cluster import holders, move_to, owner, private_game
@@ -235,9 +238,9 @@ async def test_a_request_forwarded_to_an_owner_that_dies_gets_unavailable(
 
 def test_awaiting_keeps_a_forwarded_request_until_its_reply_or_its_deadline() -> None:
     awaiting = Awaiting()
-    awaiting.sent(1, Asked("r1", "act", "g", "b", sent=0.0))
-    awaiting.sent(1, Asked(7, "watch", "g", "b", sent=1.0))
-    awaiting.sent(2, Asked("r1", "act", "g", "c", sent=0.0))
+    awaiting.sent(1, Asked("r1", "g", False, "b", sent=0.0))
+    awaiting.sent(1, Asked(7, "g", True, "b", sent=1.0))
+    awaiting.sent(2, Asked("r1", "g", False, "c", sent=0.0))
     awaiting.answered(1, b'{"t": "move", "game": "g"}')  # an event, not a reply
     awaiting.answered(1, b'{"t": "ack", "ref": "r1"}')
     assert len(awaiting) == 2
@@ -249,7 +252,18 @@ def test_awaiting_keeps_a_forwarded_request_until_its_reply_or_its_deadline() ->
     assert awaiting.expired(9.5, 3.0, lambda node: False) == []  # b lives: wait longer
     assert [a.ref for _s, a in awaiting.expired(10.0, 3.0, lambda node: False)] == [7]
     assert len(awaiting) == 0
-    awaiting.sent(3, Asked("x", "hint", "g", "b", sent=0.0))
-    assert awaiting.take(3, b'{"t": "hint", "game": "g", "id": "y"}') is None
-    taken = awaiting.take(3, b'{"t": "hint", "game": "g", "id": "x"}')  # its sending failed
-    assert taken is not None and taken.kind == "hint" and len(awaiting) == 0
+    awaiting.sent(3, Asked("x", "g", False, "b", sent=0.0))
+    assert awaiting.take(3, "y") is None
+    taken = awaiting.take(3, "x")  # its sending failed
+    assert taken is not None and taken.ref == "x" and len(awaiting) == 0
+
+
+def test_a_forward_carries_the_typed_request_across_decoded_once() -> None:
+    requests = [Move(game="g", cell="1a1", ply=0, id="r"), Move(game="g", cell=5, ply=2),
+                Chat(game="g", text="hi", id=4), Watch(game="g", since=7, id="w"),
+                Hint(game="g"), Join(game="g"), Leave(game="g")]
+    for request in requests:
+        forward = decode_envelope(encode_message(Forward(request, "a", 3, "ann", True)))
+        assert isinstance(forward, Forward)
+        assert forward.request == request and type(forward.request) is type(request)
+        assert (forward.game, forward.node, forward.session, forward.hops) == ("g", "a", 3, 0)

@@ -19,7 +19,7 @@ from server.cluster.bus import RedisBus
 from server.game.records import PlayerRecord
 from server.game.room import Audience, Outbound
 from server.node.bus import LocalBus
-from server.node.delivery import Delivery, Peer, game_topic, pack
+from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine
 from tests.eventually import eventually
@@ -53,6 +53,37 @@ async def test_a_batch_reaches_each_event_s_audience_and_a_reply_its_session() -
     assert [m.get("ref") for m in _heard(bob)] == [None, 2]  # ann's PLAYER event went to ann
     assert [m.get("ref") for m in _heard(ann)] == [None, 1, 3]  # only=ann: hers, then reply
     assert [m.get("ref") for m in _heard(ann2)] == [None]  # the same player, not the session
+    await bus.close()
+
+
+class Heard:
+    """A ``Followers`` that keeps what it hears."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[object, ...]] = []
+
+    def owner_changed(self, game_id: str) -> None:
+        self.said.append(("changed", game_id))
+
+    def owner_heard(self, game_id: str, node: str) -> None:
+        self.said.append(("heard", game_id, node))
+
+    def replied(self, session: int, frame: bytes) -> None:
+        self.said.append(("replied", session, json.loads(frame)["ref"]))
+
+
+async def test_the_followers_given_at_construction_hear_of_holders_and_replies() -> None:
+    bus, heard = LocalBus(), Heard()
+    delivery = Delivery(bus, "a", followers=heard)
+    ann = Session()
+    delivery.identified(ann, _player("ann"))
+    await delivery.open(ann, "g1", 0)
+    await bus.publish(game_topic("g1"), pack((1 << EPOCH_BITS) + 1, [], owner="b"))
+    await bus.publish(game_topic("g1"), pack((2 << EPOCH_BITS) + 1, [], owner="c",
+                                             only=Peer("a", ann.id, "ann"), reply=Ack(ref=7)))
+    await asyncio.sleep(0)
+    assert heard.said == [("heard", "g1", "b"), ("changed", "g1"), ("heard", "g1", "c"),
+                          ("replied", ann.id, 7)]
     await bus.close()
 
 

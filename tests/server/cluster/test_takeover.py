@@ -90,9 +90,9 @@ async def test_a_node_learns_a_game_s_owner_from_its_batches(
     assert (await ann.request(t="move", game=game, cell=0, ply=0))["t"] == "ack"
     await bob.expect("move", game=game, ply=1)
     assert cluster.ownership(other).owners.get(game) == owner  # heard from the batch
-    forwarded = cluster.running[stale].hub.cluster.router.forwarded
+    forwarded = cluster.running[stale].hub.cluster.owners.forwarded
     assert (await bob.request(t="move", game=game, cell=16, ply=1))["t"] == "ack"
-    assert cluster.running[stale].hub.cluster.router.forwarded == forwarded  # not through it
+    assert cluster.running[stale].hub.cluster.owners.forwarded == forwarded  # not through it
 
 
 def _player(name: str) -> PlayerRecord:

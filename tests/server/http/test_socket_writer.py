@@ -75,9 +75,10 @@ def frames_in(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def writer_for(session: Session) -> tuple[SocketWriter, Recording, Socket]:
+def writer_for(max_queue: int = 512) -> tuple[Session, SocketWriter, Recording, Socket]:
     transport, socket = Recording(), Socket()
-    return SocketWriter(socket, transport, session), transport, socket  # type: ignore[arg-type]
+    writer = SocketWriter(socket, transport)  # type: ignore[arg-type]
+    return Session(max_queue=max_queue, outlet=writer), writer, transport, socket
 
 
 @pytest.mark.parametrize("length", [0, 1, 125, 126, 65535, 65536, 70000])
@@ -90,8 +91,7 @@ async def test_the_header_is_the_one_aiohttp_writes(length: int) -> None:
 
 
 async def test_a_turn_s_frames_go_out_in_one_write() -> None:
-    session = Session()
-    _, transport, _ = writer_for(session)
+    session, _, transport, _ = writer_for()
     session.send(Ack(ref="r6"))
     session.send(Ack(ref="r7"))
     assert transport.writes == []  # written at the end of the turn, not at each send
@@ -105,8 +105,7 @@ async def test_a_turn_s_frames_go_out_in_one_write() -> None:
 
 
 async def test_a_slow_reader_s_frames_wait_in_the_bounded_outbox() -> None:
-    session = Session(max_queue=3)
-    _, transport, _ = writer_for(session)
+    session, _, transport, _ = writer_for(max_queue=3)
     transport.buffered = WRITE_BUFFER_LIMIT + 1  # the kernel has not taken the last writes
     for ref in ("a", "b", "c"):
         session.send(Ack(ref=ref))
@@ -122,12 +121,11 @@ async def test_a_slow_reader_s_frames_wait_in_the_bounded_outbox() -> None:
 
 
 async def test_a_closing_session_s_frames_go_out_before_the_close() -> None:
-    session = Session()
-    writer, transport, socket = writer_for(session)
+    session, writer, transport, socket = writer_for()
     session.send(Ack(ref="last"))
     session.close(1001, "shutting down")
     session.send(Ack(ref="too late"))
-    await writer.closed()
+    await writer.closed(session)
     assert [frames_in(w) for w in transport.writes] == [[{"t": "ack", "ref": "last"}]]
     assert socket.closed and socket.close_code == 1001 and not transport.aborted
 
@@ -136,10 +134,11 @@ async def test_a_closing_session_s_frames_go_out_before_the_close() -> None:
 async def test_a_goodbye_the_peer_does_not_answer_in_time_is_cut_short_and_counted(
     answers: bool,
 ) -> None:
-    session, metrics = Session(), Metrics()
+    metrics = Metrics()
     transport, socket = Recording(), Socket(answers)
-    writer = SocketWriter(socket, transport, session, 0.05, metrics)  # type: ignore[arg-type]
+    writer = SocketWriter(socket, transport, 0.05, metrics)  # type: ignore[arg-type]
+    session = Session(outlet=writer)
     session.close(1009, "frames are limited")
-    await writer.closed()
+    await writer.closed(session)
     assert socket.close_code == 1009  # the close frame was asked for either way
     assert metrics.counters["closes_cut_short"] == (0 if answers else 1)

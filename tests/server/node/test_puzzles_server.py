@@ -151,7 +151,7 @@ async def test_the_puzzle_of_the_day_holds_all_day(server: Server) -> None:
     hub = server.running.hub
     day = datetime.datetime(2026, 11, 26, tzinfo=datetime.UTC)
     now = [day.timestamp() + 1]
-    puzzles = Puzzles(lambda: hub.store, clock=lambda: now[0])
+    puzzles = Puzzles(hub.store, clock=lambda: now[0])
     ann = await server.client("ann")
     morning = await puzzles.daily(None)
     assert morning.day == "2026-11-26"

@@ -10,6 +10,7 @@ from typing import Any
 import websockets
 
 from server.game.records import MoveRecord
+from server.store.factory import open_store
 from tests.server.servers import Client, Server, play, start_private_game
 
 
@@ -129,16 +130,23 @@ class HeldMoves:
 
 
 async def test_no_ack_or_move_reaches_anyone_before_the_move_is_committed(
-    server: Server,
+    tmp_path: Path,
 ) -> None:
+    path = tmp_path / "qubic.db"
+    held = HeldMoves(await open_store(str(path)))
+    server = Server(path, store=held)  # type: ignore[arg-type]
+    await server.start()
+    try:
+        await _told_after_the_commit(server, held)
+    finally:
+        await server.stop()
+
+
+async def _told_after_the_commit(server: Server, held: HeldMoves) -> None:
     ann, bob = await server.client("ann"), await server.client("bob")
     game = await start_private_game(server, ann, bob)
     eve = await server.client("eve")
     await eve.request(t="watch", game=game)
-    assert server.running is not None
-    hub = server.running.hub
-    held = HeldMoves(hub.store)
-    hub.store = held
     ref = await ann.send(t="move", game=game, cell="1a1", ply=0)
     await asyncio.wait_for(held.holding.wait(), 20)
     heard = [m for c in (ann, bob, eve) for m in await c.quiet(0.5)]

@@ -1,0 +1,214 @@
+"""An arena tournament's rules: points, streaks, standings and who plays whom next. Pure.
+
+Lichess's arena, adapted: players join and leave at will while it runs, and a free player is
+paired again as soon as there is someone to play. A win scores 2, a draw 1, a loss 0; after two
+wins in a row a player is *on fire* and every game scores double (4 a win, 2 a draw) until a
+game that is not a win. A game ended before each side has moved (fewer than ``EARLY`` plies,
+an abort) scores nothing for either, and neither starts nor ends a streak.
+
+Pairing (``Arena.pair``) takes the players waiting now and matches them so that the sum over
+pairs of ``1000 × |rank difference| + |rating difference|`` is smallest, never two who just
+played each other (lichess's AntmaPairing): exactly, by a search over subsets, when at most
+``EXACT`` wait; otherwise by rank order, each taking the next one down who was not their last
+opponent. Colours: whoever has had X fewer times more than O gets X (ties: who had O last).
+Whoever cannot be paired waits for the next call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+EARLY = 2  # plies: a game with fewer scores nothing (an abort)
+EXACT = 14  # players waiting up to which the pairing is the exact best one
+RANK_WEIGHT = 1000  # a step of rank weighs as much as this many rating points
+
+Winner = Literal["x", "o"] | None
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One player's games in the tournament: the points of each game in order (2 a win, 4 a
+    win on fire, 0 an early game ...), and whether the player is on fire now."""
+
+    points: tuple[int, ...] = ()
+    streak: int = 0  # wins in a row, counted from the last game that was not a win
+    fire: bool = False
+
+    @property
+    def score(self) -> int:
+        return sum(self.points)
+
+    def after(self, outcome: Literal["win", "draw", "loss", "early"]) -> Sheet:
+        """The sheet with one more game."""
+        if outcome == "early":
+            return Sheet((*self.points, 0), self.streak, self.fire)
+        scale = 2 if self.fire else 1
+        if outcome == "win":
+            streak = self.streak + 1
+            return Sheet((*self.points, 2 * scale), streak, streak >= 2)
+        return Sheet((*self.points, scale if outcome == "draw" else 0), 0, False)
+
+
+@dataclass
+class Entry:
+    """A player of the tournament."""
+
+    name: str
+    rating: int
+    sheet: Sheet = field(default_factory=Sheet)
+    present: bool = True  # joined and not withdrawn: paired when free
+    last_opponent: str | None = None
+    x_minus_o: int = 0  # games as X minus games as O
+    last_colour: Literal["x", "o"] | None = None
+    wins: int = 0
+    opponents_rating: int = 0  # sum over the games played, for the performance
+
+    @property
+    def games(self) -> int:
+        return len(self.sheet.points)
+
+    @property
+    def performance(self) -> int:
+        """The rating the results are worth: the opponents' average, ±500 per net win."""
+        played = self.games
+        if not played:
+            return self.rating
+        losses = sum(1 for points in self.sheet.points if points == 0)
+        return round((self.opponents_rating + 500 * (self.wins - losses)) / played)
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    name: str
+    score: int
+    games: int
+    fire: bool
+    performance: int
+    points: tuple[int, ...]
+
+
+@dataclass
+class Arena:
+    """An arena's players and results, as the tournament's holder keeps them."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    def join(self, name: str, rating: int) -> None:
+        """Enter (or come back to) the tournament; a returning player keeps their sheet."""
+        entry = self.entries.get(name)
+        if entry is None:
+            self.entries[name] = Entry(name, rating)
+        else:
+            entry.present, entry.rating = True, rating
+
+    def leave(self, name: str) -> None:
+        """Withdraw: the player's sheet stays in the standings; they are not paired again."""
+        if name in self.entries:
+            self.entries[name].present = False
+
+    def record(self, x: str, o: str, winner: Winner, plies: int) -> tuple[int, int]:
+        """Score a finished game between ``x`` and ``o``; returns the points each got."""
+        gained = []
+        for me, them, side in ((x, o, "x"), (o, x, "o")):
+            entry, other = self.entries[me], self.entries[them]
+            if plies < EARLY:
+                outcome: Literal["win", "draw", "loss", "early"] = "early"
+            elif winner is None:
+                outcome = "draw"
+            else:
+                outcome = "win" if winner == side else "loss"
+            before = entry.sheet.score
+            entry.sheet = entry.sheet.after(outcome)
+            gained.append(entry.sheet.score - before)
+            entry.last_opponent = them
+            if outcome != "early":
+                entry.x_minus_o += 1 if side == "x" else -1
+                entry.last_colour = "x" if side == "x" else "o"
+                entry.opponents_rating += other.rating
+                entry.wins += outcome == "win"
+        return gained[0], gained[1]
+
+    def standings(self) -> list[Standing]:
+        """Everyone who joined, best first: score, then performance, then fewer games, then
+        name; players with equal keys share a rank."""
+        ordered = sorted(self.entries.values(), key=_standing_key)
+        rows: list[Standing] = []
+        for index, entry in enumerate(ordered):
+            tied = rows and _standing_key(ordered[index - 1])[:3] == _standing_key(entry)[:3]
+            rank = rows[-1].rank if tied else index + 1
+            rows.append(Standing(rank, entry.name, entry.sheet.score, entry.games,
+                                 entry.sheet.fire, entry.performance, entry.sheet.points))
+        return rows
+
+    def pair(self, waiting: Iterable[str]) -> list[tuple[str, str]]:
+        """Pairs ``(x, o)`` among the players waiting now (those present; others ignored)."""
+        ranks = {row.name: row.rank for row in self.standings()}
+        players = sorted((self.entries[name] for name in set(waiting)
+                          if name in self.entries and self.entries[name].present),
+                         key=lambda entry: (ranks[entry.name], entry.name))
+        pairs = _best_matching(players, ranks) if len(players) <= EXACT else _by_rank(players)
+        return [_colours(a, b) for a, b in pairs]
+
+
+def _standing_key(entry: Entry) -> tuple[int, int, int, str]:
+    return (-entry.sheet.score, -entry.performance, entry.games, entry.name)
+
+
+def _just_played(a: Entry, b: Entry) -> bool:
+    return a.last_opponent == b.name or b.last_opponent == a.name
+
+
+def _cost(a: Entry, b: Entry, ranks: dict[str, int]) -> int:
+    return RANK_WEIGHT * abs(ranks[a.name] - ranks[b.name]) + abs(a.rating - b.rating)
+
+
+def _best_matching(players: Sequence[Entry],
+                   ranks: dict[str, int]) -> list[tuple[Entry, Entry]]:
+    """The most pairs, and among those the smallest total cost: a search over the subsets of
+    players still free (2^n states, n ≤ EXACT)."""
+    count = len(players)
+
+    @cache
+    def best(free: int) -> tuple[int, int, tuple[tuple[int, int], ...]]:
+        # (-pairs, cost, pairs) for the players in the bit set ``free``
+        if free.bit_count() < 2:
+            return (0, 0, ())
+        first = (free & -free).bit_length() - 1
+        rest = free & ~(1 << first)
+        choice = best(rest)  # the first player waits
+        for other in range(first + 1, count):
+            if not rest >> other & 1 or _just_played(players[first], players[other]):
+                continue
+            pairs, cost, chosen = best(rest & ~(1 << other))
+            candidate = (pairs - 1, cost + _cost(players[first], players[other], ranks),
+                         ((first, other), *chosen))
+            if candidate[:2] < choice[:2]:
+                choice = candidate
+        return choice
+
+    return [(players[a], players[b]) for a, b in best((1 << count) - 1)[2]]
+
+
+def _by_rank(players: Sequence[Entry]) -> list[tuple[Entry, Entry]]:
+    free = list(players)
+    pairs = []
+    while len(free) >= 2:
+        first = free.pop(0)
+        for index, other in enumerate(free):
+            if not _just_played(first, other):
+                pairs.append((first, free.pop(index)))
+                break
+    return pairs
+
+
+def _colours(a: Entry, b: Entry) -> tuple[str, str]:
+    """``(x, o)``: X to whoever has had it less (then: who had O last, then the higher
+    ranked one, the first given)."""
+    if a.x_minus_o != b.x_minus_o:
+        return (a.name, b.name) if a.x_minus_o < b.x_minus_o else (b.name, a.name)
+    a_first = a.last_colour == b.last_colour or a.last_colour == "o" or b.last_colour == "x"
+    return (a.name, b.name) if a_first else (b.name, a.name)
