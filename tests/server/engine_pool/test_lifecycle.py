@@ -151,7 +151,8 @@ async def test_ctrl_c_while_the_workers_compile_on_a_cold_cache(
     processes.append(server)
     assert (await asyncio.to_thread(_health, server))["ai_ready"] is False
     eve = await connect(server, "eve")
-    await eve.send(t="play_ai", level=1, colour="o")  # the computer waits for its engine
+    # level 6: no quick move (plain Python answers levels 1-5), so the game waits for the engine
+    await eve.send(t="play_ai", level=6, colour="o")
     game = (await eve.expect("game"))["id"]
 
     async def compiling() -> bool:  # the engine's progress, as its players are told it
