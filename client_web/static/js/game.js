@@ -81,6 +81,11 @@ export class GameModel {
       if (this.chat.length > CHAT_KEPT) this.chat.shift();
       return CHANGED;
     }
+    if (event.t === "watching") { // unversioned: the newest count of spectators holds
+      if (event.count === this.spectators) return IGNORED;
+      this.spectators = event.count;
+      return CHANGED;
+    }
     if (event.t === "chat_removed") { // a moderator took the line out
       const kept = this.chat.filter((line) => line.line !== event.line);
       if (kept.length === this.chat.length) return IGNORED;
