@@ -131,7 +131,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None
     with a warm-up of their own).
     """
     store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
-                             commit_interval=config.commit_interval)
+                             commit_interval=config.commit_interval,
+                             commit_max=config.commit_max)
     try:
         if pool is None:
             pool = await _computer_players(config)
