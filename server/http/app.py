@@ -47,6 +47,7 @@ from server.node.session import (
 from server.protocol import (
     MAX_FRAME_BYTES,
     ErrorCode,
+    Move,
     decode_client_message,
     readable_id,
 )
@@ -335,10 +336,12 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     hub.connected(session)
     loop = asyncio.get_running_loop()
     try:
+        move_ack = hub.metrics.move_ack
         async for frame in ws:
             if session.closed:
                 break
-            if not session.bucket.take(loop.time()):
+            arrived = loop.time()
+            if not session.bucket.take(arrived):
                 ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
                 hub.refuse(session, LimitReached("too many messages: slow down",
                                                  ErrorCode.RATE_LIMITED,
@@ -371,6 +374,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 continue
             try:
                 await hub.handle(session, message)
+                if type(message) is Move:  # its ack (or refusal) is queued: the server's part
+                    move_ack.observe(loop.time() - arrived)
             except Exception:  # a bug costs this one request, never the connection or server
                 log.exception("internal error handling %s on %s", type(message).__name__,
                               session)
