@@ -345,12 +345,12 @@ async def start_picows(relay: Relay) -> int:
 
         def relay(self) -> None:
             transport = self.transport
-            if transport is None or transport.is_disconnected():
+            if transport is None or transport.is_disconnected:
                 return
             transport.send(WSMsgType.TEXT, ACK)
             transport.send(WSMsgType.TEXT, MOVE)
             other = seats[self.game][1 - self.side]
-            if other is not None and not other.is_disconnected():
+            if other is not None and not other.is_disconnected:
                 other.send(WSMsgType.TEXT, MOVE)
 
     def listener(request: Any) -> Player:
