@@ -7,11 +7,12 @@ write does not sink the others; a write of one statement, such as a move, needs 
 undoes a failed statement itself), commits, and then resolves every waiter's future with one
 ``loop.call_soon_threadsafe``. A write is acknowledged only after that commit.
 
-Group commit by window and size: a group is handed over at most every ``commit_interval``
-(the window, ``--commit-interval``; 10 ms by default) since the last hand-over, or as soon as
-it holds ``commit_max`` writes (``--commit-max``, 64 by default), whichever comes first; a
-write after a quiet spell (nothing handed over within the window) goes at the end of the loop's
-turn, at once. So a thousand games each making a move a second cost about a hundred commits
+Group commit by window and size: a group of moves is handed over at most every
+``commit_interval`` (the window, ``--commit-interval``; 10 ms by default) since the last
+hand-over, or as soon as it holds ``commit_max`` writes (``--commit-max``, 64 by default),
+whichever comes first; a move after a quiet spell (nothing handed over within the window), and
+any other write (rare: a new player, a game's start or end), sends the group at the end of the
+loop's turn, at once. So a thousand games each making a move a second cost about a hundred commits
 and a hundred hand-overs a second, not a thousand: each commit costs about 0.1-0.2 ms of CPU
 and each hand-over about 0.04 ms (docs/benchmarks.md, "CPU per move" and "Group commit"),
 for at most a window more latency a move. Groups that queue while the writer commits (a slow
@@ -167,6 +168,7 @@ class SQLiteStore(SQLStore):
         self._loop = asyncio.get_running_loop()
         self._handed_at = float("-inf")  # when the last group was handed over (loop.time())
         self._hand_over_at: asyncio.Handle | None = None  # the gathering group's hand-over
+        self._at_turn_end = False  # that hand-over is at the end of this turn of the loop
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
         self._handing: list[_Write] = []  # the group being gathered, not yet queued
         self._writer_conn = writer
@@ -228,13 +230,17 @@ class SQLiteStore(SQLStore):
         """Queue ``op`` for the writer thread; returns its result once committed."""
         return await self._submit(lambda conn: run_op(conn, op))
 
-    async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False) -> T:
+    async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False,
+                      window: bool = False) -> T:
         """Queue ``run`` for the writer thread; returns its result once committed.
 
         ``atomic``: ``run`` changes the database in one statement at most, so a failure
         leaves nothing to take back (SQLite undoes a failed statement) and it runs without
-        a savepoint of its own. Cancelling the caller does not withdraw a queued write: it
-        may still be committed.
+        a savepoint of its own. ``window``: it may wait out the window to share a commit
+        (a move: the flood the window is for); any other write sends the group gathered so
+        far at the end of this turn of the loop, so a rare write (a new player, a game's start
+        or end) is not kept waiting. Cancelling the caller does not withdraw a queued write:
+        it may still be committed.
         """
         if self._closed:
             raise StoreError("the store is closed")
@@ -243,6 +249,9 @@ class SQLiteStore(SQLStore):
         handing.append(_Write(run, future, atomic))
         if len(handing) >= self.commit_max:
             self._hand_over()  # full: no need to wait out the window
+        elif not window:
+            if not self._at_turn_end:
+                self._hand_over_at_turn_end()
         elif len(handing) == 1:
             # The group's first write: it goes when the window since the last hand-over ends,
             # or at the end of this turn after a quiet spell (with this turn's other writes).
@@ -250,8 +259,14 @@ class SQLiteStore(SQLStore):
             if due > self._loop.time():
                 self._hand_over_at = self._loop.call_at(due, self._hand_over)
             else:
-                self._hand_over_at = self._loop.call_soon(self._hand_over)
+                self._hand_over_at_turn_end()
         return await future
+
+    def _hand_over_at_turn_end(self) -> None:
+        if self._hand_over_at is not None:
+            self._hand_over_at.cancel()
+        self._hand_over_at = self._loop.call_soon(self._hand_over)
+        self._at_turn_end = True
 
     def _hand_over(self) -> None:
         """Queue the group gathered so far as one item: the writer thread is woken once for
@@ -259,6 +274,7 @@ class SQLiteStore(SQLStore):
         if self._hand_over_at is not None:
             self._hand_over_at.cancel()
             self._hand_over_at = None
+        self._at_turn_end = False
         batch, self._handing = self._handing, []
         if batch:
             self._handed_at = self._loop.time()
@@ -359,7 +375,7 @@ class SQLiteStore(SQLStore):
             if conn.execute(RECORD_MOVE, params).rowcount != 1:
                 run_op(conn, operations.append_move(SQLITE, game_id, move, None))
 
-        await self._submit(insert, atomic=True)
+        await self._submit(insert, atomic=True, window=True)
 
     async def flush(self) -> None:
         """Wait until every write asked for so far is committed: the group gathered so far

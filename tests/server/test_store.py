@@ -374,6 +374,28 @@ async def test_a_full_group_goes_without_waiting_out_the_window(tmp_path: Path) 
         await store.close()
 
 
+async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: Path) -> None:
+    """Only moves wait for the window (issue 41): writes one after another of any other kind
+    (a game's start here) go at the end of the loop's turn each, and take a waiting move's
+    group along."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
+    try:
+        games = [await asyncio.wait_for(
+            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
+            5.0) for _ in range(5)]
+        move = asyncio.create_task(
+            store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
+        await asyncio.sleep(0.01)
+        assert not move.done()  # a move waits for the window
+        commits = store.commits
+        await asyncio.wait_for(store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                                 rated=False, now=0), 5.0)
+        assert move.done() and move.exception() is None
+        assert store.commits - commits == 1  # one group: the move and the game
+    finally:
+        await store.close()
+
+
 async def test_flush_does_not_wait_out_the_window(tmp_path: Path) -> None:
     """``flush`` hands the group gathered so far over at once, whatever the window."""
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
