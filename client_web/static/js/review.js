@@ -186,7 +186,18 @@ export class ReviewView {
         "aria-current": m.ply === this.ply ? "step" : null, title: words,
         onclick: () => this.stepTo(m.ply) }, `${m.side.toUpperCase()} ${m.move}${mark}`));
     }));
+    // The current move kept in sight: the list scrolls to it (itself, not the page).
+    const current = this.moveList.querySelector("[aria-current]");
+    if (current) scrollWithin(this.moveList, current);
   }
+}
+
+// Scroll `list` (a positioned scrolling box) so that `item` is inside it.
+export function scrollWithin(list, item) {
+  const top = item.offsetTop;
+  const bottom = top + item.offsetHeight;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
 }
 
 // A side's standing in words: "X wins in 12 (proof)".
