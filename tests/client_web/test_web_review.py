@@ -49,7 +49,8 @@ async def test_a_review_by_link_then_analyse_from_here(
         marks = await page.locator("#review-moves .move").all_text_contents()
         assert marks == ["X 1a1!", "O 4d4", "X 1b1", "O 4c4", "X 1c1", "O 4a1?!", "X 1d1!"]
         # the list follows the current move, marked, even when it scrolls (one row shown here)
-        await page.add_style_tag(content="#review-moves { max-height: 2.4em; }")
+        await page.evaluate("() => { document.querySelector('#review-moves').style.maxHeight"
+                            " = '2.4em'; }")
         for key, current in (("End", "X 1d1!"), ("Home", None), ("ArrowRight", "X 1a1!")):
             await page.keyboard.press(key)
             seen = await page.evaluate(

@@ -48,7 +48,7 @@ export class LobbyView {
             "Post a seek"),
           h("button", { type: "button", id: "private-create",
             onclick: () => act.privateCreate(choice()) }, "Private room")),
-        h("p", { class: "note" }, "Quick pairing is rated and meets a player who asks for the same board and clock.")));
+        h("p", { class: "note" }, "Quick pairing: rated, meets the same board and clock.")));
     this.waiting = h("div", { class: "waiting", "aria-live": "polite" });
     this.codeInput = h("input", { name: "code", required: true, maxlength: 32,
       placeholder: "room code", autocapitalize: "off", spellcheck: "false" });
