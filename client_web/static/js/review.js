@@ -192,12 +192,14 @@ export class ReviewView {
   }
 }
 
-// Scroll `list` (a positioned scrolling box) so that `item` is inside it.
+// Scroll `list` (a scrolling box) so that `item` is inside it; the page itself stays put.
 export function scrollWithin(list, item) {
-  const top = item.offsetTop;
-  const bottom = top + item.offsetHeight;
-  if (top < list.scrollTop) list.scrollTop = top;
-  else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
+  const box = list.getBoundingClientRect();
+  const at = item.getBoundingClientRect();
+  const top = box.top + list.clientTop;
+  const bottom = top + list.clientHeight;
+  if (at.top < top) list.scrollTop -= top - at.top;
+  else if (at.bottom > bottom) list.scrollTop += at.bottom - bottom;
 }
 
 // A side's standing in words: "X wins in 12 (proof)".
