@@ -41,6 +41,7 @@ export class GameModel {
     this.clocks = state.clocks;
     this.clocksAt = now;
     this.drawOffer = state.draw_offer;
+    this.drawDeclined = null;
     this.rematch = new Set(state.rematch);
     this.rematchGame = state.rematch_game ?? null; // the rematch's id, once it has started
     this.end = state.end;
@@ -103,6 +104,7 @@ export class GameModel {
         if (event.ply !== this.ply + 1) return this.gap(event.version);
         this.moves.push(event.cell);
         this.drawOffer = null;
+        this.drawDeclined = null;
         this.thinking = null;
         this.setClocks(event.clocks, now);
         break;
@@ -114,7 +116,10 @@ export class GameModel {
         break;
       case "offer":
         if (event.kind === "draw") this.drawOffer = event.by;
-        else if (event.kind === "draw_declined") this.drawOffer = null;
+        else if (event.kind === "draw_declined") {
+          this.drawOffer = null;
+          this.drawDeclined = event.by; // who declined: the offerer is told (until the next move)
+        }
         else this.rematch.add(event.by);
         break;
       case "presence":
