@@ -472,6 +472,10 @@ def run(args: argparse.Namespace) -> int:
             extra += ["--ai-nice", str(args.ai_nice)]
         if args.log_format != "text":
             extra += ["--log-format", args.log_format]
+        if args.commit_interval is not None:
+            extra += ["--commit-interval", f"{args.commit_interval:g}"]
+        if args.commit_max is not None:
+            extra += ["--commit-max", str(args.commit_max)]
         server = ServerProcess(db, *NO_LIMITS, *extra, ai_workers=args.ai_workers,
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
@@ -592,7 +596,10 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
            for q in ("0.5", "0.99", "1.0")]
     print(f"games {args.games}, spectators {args.spectators}, rate {args.rate:g} move/s per "
           f"game, window {d:g} s after {args.warmup:g} s warmup, {args.procs} generator "
-          f"process(es)")
+          f"process(es)" + "".join(
+              f", {flag} {value:g}" for flag, value in (("--commit-interval", args.commit_interval),
+                                                       ("--commit-max", args.commit_max))
+              if value is not None))
     print(f"  connections      {sum(t.connections for t in tallies)}")
     started = sum(t.games_started for t in tallies)
     finished = sum(t.games_finished for t in tallies)
@@ -606,6 +613,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"per acknowledged move in the window")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
+    print(f"    server's part  {server_part(metrics_from, metrics)} (frame in -> ack queued, "
+          "the commit included: the server's qubic_move_ack_seconds over the window; the "
+          "rest is the sockets, the kernel and the generator)")
     if spectators:
         print(f"  spectator        {ms(spectators)} ({len(spectators)} deliveries)")
     if args.ai_games:
@@ -660,6 +670,29 @@ def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
         mean = total / count if count else 0.0
         parts.append(f"gen{g} {count:.0f}x mean {mean * 1e3:.1f} ms (max {longest * 1e3:.0f})")
     return ", ".join(parts)
+
+
+def server_part(before: dict[str, float], after: dict[str, float]) -> str:
+    """A move's time in the server during the window, from the difference of its histogram
+    ``qubic_move_ack_seconds`` between two scrapes: the mean, and p50/p95/p99 as the bucket
+    bounds they fall under. Beside the client's latency it tells a stalled server (this is
+    high too) from a starved generator (this stays low)."""
+    name = "qubic_move_ack_seconds"
+    bounds = sorted(
+        (float(key.split('"')[1]), after[key] - before.get(key, 0.0))
+        for key in after if key.startswith(name + "_bucket") and "+Inf" not in key
+    )
+    count = after.get(name + "_count", 0.0) - before.get(name + "_count", 0.0)
+    if count <= 0:
+        return "no moves (a server without qubic_move_ack_seconds?)"
+    mean = (after.get(name + "_sum", 0.0) - before.get(name + "_sum", 0.0)) / count
+
+    def under(q: float) -> str:
+        return next((f"<= {b * 1e3:g}" for b, n in bounds if n >= q * count),
+                    f"> {bounds[-1][0] * 1e3:g}")
+
+    return (f"mean {mean * 1e3:.2f} ms, p50 {under(0.5)} p95 {under(0.95)} p99 {under(0.99)} "
+            f"ms, {count:.0f} moves")
 
 
 def window_lag(before: dict[str, float], after: dict[str, float], *, own: bool = False,
@@ -728,6 +761,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bad-logins", type=float, default=0.0, metavar="N",
                         help="add N wrong-password logins a second from one address (the "
                              "server's password-attempt limit stays on)")
+    parser.add_argument("--commit-interval", type=float, default=None, metavar="MS",
+                        help="the server's --commit-interval, group commit's window (default: "
+                             "the server's)")
+    parser.add_argument("--commit-max", type=int, default=None, metavar="N",
+                        help="the server's --commit-max (default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:

@@ -45,6 +45,7 @@ from server.protocol import (
     Suggestion,
     TakenBack,
     Watch,
+    Watching,
 )
 
 SIDES: tuple[Colour, Colour] = ("x", "o")
@@ -52,7 +53,7 @@ CHAT_KEPT = 200
 CATCH_UPS = 2  # catch-ups in a row that leave a gap open before the full game is asked for
 GameEvent = (
     MovePlayed | GameEnd | Offer | Presence | ChatLine | TakenBack | ComputerThinking | EngineStatus
-    | Suggestion | Rematched | ChatRemoved
+    | Suggestion | Rematched | ChatRemoved | Watching
 )
 ChallengeEvent = ChallengeSent | ChallengeReceived | ChallengeGone
 """What the server says of a challenge from or to this player; it changes the session's
@@ -142,6 +143,11 @@ class GameModel:
             if event.ply != self.board.ply or self.over:
                 return Applied.IGNORED  # asked for a position that is gone
             self.suggestion = event
+            return Applied.CHANGED
+        if isinstance(event, Watching):  # unversioned: the newest count holds
+            if event.count == self.spectators:
+                return Applied.IGNORED
+            self.spectators = event.count
             return Applied.CHANGED
         if isinstance(event, ChatLine):  # unversioned: each line once, in its place
             if any(line.line == event.line for line in self.chat):

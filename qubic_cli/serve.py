@@ -83,7 +83,8 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     *named_alike("abandon_after"),
     Setting("redis", "redis", "QUBIC_REDIS_URL", secret=True),
     *named_alike("node", "lease_ttl", "log_level", "log_format", "access_log", "drain_after",
-                 "metrics_listen", "event_loop", "synchronous", "commit_interval"),
+                 "metrics_listen", "event_loop", "synchronous", "commit_interval",
+                 "commit_max"),
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
@@ -156,11 +157,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "commits to the operating system: they survive the server being "
                              "killed or crashing, not a power loss (for slow storage, "
                              "such as an SD card)")
-    parser.add_argument("--commit-interval", type=float, default=2.0, metavar="MS",
-                        help="SQLite only: under load a commit begins at most every MS "
-                             "milliseconds and the moves that arrive meanwhile share it (less "
-                             "CPU a move, up to MS more latency); after a quiet spell a move "
-                             "commits at once; 0: every group at once (default 2)")
+    parser.add_argument("--commit-interval", "--commit-window", dest="commit_interval",
+                        type=float, default=10.0, metavar="MS",
+                        help="SQLite only: group commit's window: under load the moves are "
+                             "committed together at most every MS milliseconds (less CPU a "
+                             "move, up to MS more latency before its ack); after a quiet spell "
+                             "a move commits at once; 0: every turn of the loop's at once "
+                             "(default 10)")
+    parser.add_argument("--commit-max", type=int, default=64, metavar="N",
+                        help="SQLite only: a group of N writes is committed at once, without "
+                             "waiting out the window (default 64)")
     parser.add_argument("--reserved-name", action="append", default=[], metavar="NAME",
                         help="a name new players may not take, beside admin, moderator, "
                              "computer, ... (compared folded: case and look-alike letters); "
@@ -218,6 +224,7 @@ def server_config(args: argparse.Namespace) -> Any:
         drain_after=max(0.0, args.drain_after), metrics_token=args.metrics_token,
         event_loop=args.event_loop, synchronous=args.synchronous.upper(),
         commit_interval=max(0.0, args.commit_interval) / 1000,
+        commit_max=max(1, args.commit_max),
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
     )

@@ -130,6 +130,24 @@ class GCPauses:
         self.longest[generation] = max(self.longest[generation], pause)
 
 
+class Histogram:
+    """Counts of observed seconds over ``LAG_BUCKETS`` (and +Inf) and their sum: one bisect
+    and two additions an observation."""
+
+    __slots__ = ("buckets", "total")
+
+    def __init__(self) -> None:
+        self.buckets = [0] * (len(LAG_BUCKETS) + 1)
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.buckets[bisect.bisect_left(LAG_BUCKETS, seconds)] += 1
+        self.total += seconds
+
+    def read(self) -> tuple[list[int], float]:
+        return self.buckets, self.total
+
+
 class Metrics:
     """What the server counts; rendered by :meth:`render` with gauges read at that moment."""
 
@@ -143,6 +161,10 @@ class Metrics:
         self.gauges: dict[str, Callable[[], float]] = {}
         # histograms kept elsewhere (bucket counts over LAG_BUCKETS and +Inf, and their sum)
         self.histograms: dict[str, Callable[[], tuple[list[int], float]]] = {}
+        # a move's frame in to its ack queued for the socket (written at the end of that turn
+        # of the loop): the server's own part of a move's latency, the store's commit included
+        self.move_ack = Histogram()
+        self.histograms["move_ack_seconds"] = self.move_ack.read
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] += amount

@@ -71,7 +71,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `v` — once the game is over, its review (also `v` in my games)
 - `esc` — clears a cell being typed; else back to the lobby (asks first during a game), or
   to the list of games it was opened from (my games, a player's page): the footer says which
-- `2 watching` beside the game's terms: people watch (as counted when the game was opened)
+- `2 watching` beside the game's terms: people watch (kept up to date as they come and go)
 - in a question: `←` `→` or `tab` move between the buttons, `y` says yes, `n` or `esc` no
 
 ## Review and analysis

@@ -43,6 +43,7 @@ from server.protocol import (
     Reason,
     Rematched,
     TakenBack,
+    Watching,
 )
 
 # the room's vocabulary is defined in room_state and imported from here across the server
@@ -63,14 +64,26 @@ class GameRoom(RoomState):
         """``player`` opens the game: retakes its seat or watches; it gets state or catch-up
         (a ``moderator`` watching: with both chats)."""
         events = self.connected(player, now) if self.side_of(player) is not None else []
-        if self.side_of(player) is None:
+        if self.side_of(player) is None and player not in self.spectators:
             self.spectators[player] = name
-        return events + self.catch_up(player, since, now, moderator)
+            events.append(self._watching(player))
+        events += self.catch_up(player, since, now, moderator)
+        if since is not None:  # a catch-up replays no count: the current one, to the newcomer
+            count = Watching(game=self.id, count=len(self.spectators))
+            events.append(Outbound(count, Audience.PLAYER, player))
+        return events
 
     def leave(self, player: PlayerId, now: float) -> list[Outbound]:
         """``player`` closed the game (its last connection to it)."""
-        self.spectators.pop(player, None)
+        if self.spectators.pop(player, None) is not None:
+            return [self._watching(player)]
         return self.disconnected(player, now) if self.side_of(player) is not None else []
+
+    def _watching(self, player: PlayerId) -> Outbound:
+        """``watching`` to everyone in the room but ``player``, who came or went (a newcomer
+        reads the count in its ``game``)."""
+        return Outbound(Watching(game=self.id, count=len(self.spectators)), Audience.OTHERS,
+                        player)
 
     def connected(self, player: PlayerId, now: float) -> list[Outbound]:
         """A seated player is back; a clock paused for its turn runs again."""

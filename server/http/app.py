@@ -48,6 +48,7 @@ from server.node.session import (
 from server.protocol import (
     MAX_FRAME_BYTES,
     ErrorCode,
+    Move,
     decode_client_message,
     readable_id,
 )
@@ -124,7 +125,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
     """
     if store is None:
         store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
-                                 commit_interval=config.commit_interval)
+                                 commit_interval=config.commit_interval,
+                                 commit_max=config.commit_max)
     try:
         if pool is None:
             pool = await _computer_players(config)
@@ -327,10 +329,12 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     hub.connected(session)
     loop = asyncio.get_running_loop()
     try:
+        move_ack = hub.metrics.move_ack
         async for frame in ws:
             if session.closed:
                 break
-            if not session.bucket.take(loop.time()):
+            arrived = loop.time()
+            if not session.bucket.take(arrived):
                 ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
                 hub.refuse(session, LimitReached("too many messages: slow down",
                                                  ErrorCode.RATE_LIMITED,
@@ -363,6 +367,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 continue
             try:
                 await hub.handle(session, message)
+                if type(message) is Move:  # its ack (or refusal) is queued: the server's part
+                    move_ack.observe(loop.time() - arrived)
             except Exception:  # a bug costs this one request, never the connection or server
                 log.exception("internal error handling %s on %s", type(message).__name__,
                               session)

@@ -277,6 +277,14 @@ class Presence(_GameEvent, tag="presence"):
     claim_in: float | None = None
 
 
+class Watching(_GameEvent, tag="watching"):
+    """How many watch the game now: sent to everyone in the game when a spectator comes or
+    goes. Not versioned (a count, not history): the newest one holds; ``game``'s state
+    carries it too (``spectators``)."""
+
+    count: int
+
+
 class ChatLine(_GameEvent, tag="chat"):
     """A line of the players' chat (``side`` is the speaker's), which only the two players
     see, or of the spectators' chat (``side`` null), which only spectators see. Not versioned
@@ -398,7 +406,8 @@ class Error(_Event, tag="error"):
 ServerMessage = (
     Welcome | LobbySnapshot | LobbyDelta | Seeking | Queued | PrivateCreated | ChallengeSent
     | ChallengeReceived | ChallengeGone | GameState | MovePlayed
-    | GameEnd | Offer | Presence | ChatLine | TakenBack | Pong | ComputerThinking | Suggestion
+    | GameEnd | Offer | Presence | Watching | ChatLine | TakenBack | Pong | ComputerThinking
+    | Suggestion
     | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
     | Devices | ChatRemoved | ReportQueue | Rematched | PuzzleShown | PuzzleResult
     | PuzzleHistoryList

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from server.errors import StoreError
 from server.store.base import Store
@@ -24,12 +24,13 @@ def describe(database: str | os.PathLike[str]) -> str:
 
 async def open_store(
     database: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "FULL",
-    commit_interval: float | None = None,
+    commit_interval: float | None = None, commit_max: int | None = None,
 ) -> Store:
     """The PostgreSQL store for a ``postgresql://`` URL, else the SQLite store on that file.
 
-    ``synchronous`` and ``commit_interval`` (seconds; None: the store's default) apply to
-    SQLite only (PostgreSQL's durability and group commit are its own settings).
+    ``synchronous``, ``commit_interval`` (the group commit's window in seconds) and
+    ``commit_max`` (writes that make a group full) apply to SQLite only (None: the store's
+    default; PostgreSQL's durability and group commit are its own settings).
     Raises ``StoreError`` saying why if the database cannot be used.
     """
     if is_postgres_url(database):
@@ -44,7 +45,9 @@ async def open_store(
         return await PostgresStore.open(str(database))
     from server.store.sqlite import SQLiteStore
 
-    if commit_interval is None:
-        return await SQLiteStore.open(database, synchronous=synchronous)
-    return await SQLiteStore.open(database, synchronous=synchronous,
-                                  commit_interval=commit_interval)
+    grouping: dict[str, Any] = {}
+    if commit_interval is not None:
+        grouping["commit_interval"] = commit_interval
+    if commit_max is not None:
+        grouping["commit_max"] = commit_max
+    return await SQLiteStore.open(database, synchronous=synchronous, **grouping)

@@ -1,11 +1,15 @@
 """The store on one SQLite file: one writer thread with group commit, one reader thread.
 
-The event loop never touches SQLite. Writes queue to the writer thread, which runs all that is
-queued as one transaction (each write in its own savepoint, but a single statement such as a
-move) and commits at most every ``commit_interval`` under load, then wakes every waiter at
-once; reads run on a second connection (WAL lets them proceed during a commit). What each read
-and write does is ``server.store.sql.SQLStore``'s. Durability is ``synchronous``
-(docs/operations.md, ``--synchronous`` and ``--commit-interval``)."""
+The event loop never touches SQLite. Writes are gathered into groups, each handed to the writer
+thread at once and run as one transaction (each write in its own savepoint, but a single
+statement such as a move), committed, then every waiter woken with one call: a write is
+acknowledged only after its commit. Group commit by window and size: a group of moves is handed
+over at most every ``commit_interval`` (10 ms by default) or as soon as it holds
+``commit_max`` writes; a move after a quiet spell, and any other write, goes at the end of the
+loop's turn. Reads run on a second connection (WAL lets them proceed during a commit). What each
+read and write does is ``server.store.sql.SQLStore``'s. Durability is ``synchronous``
+(docs/operations.md, ``--synchronous``, ``--commit-interval``, ``--commit-max``; the figures
+in docs/benchmarks.md, *Group commit*)."""
 
 from __future__ import annotations
 
@@ -121,7 +125,8 @@ WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
 """
 """A move from the embedded server, if its game is active and it is the next ply: ?1 game,
 ?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
-COMMIT_INTERVAL = 0.002  # seconds between the starts of two commits under load, at least
+COMMIT_INTERVAL = 0.010  # seconds between two hand-overs (commits) under load, at least
+COMMIT_MAX = 64  # writes in a group that is handed over at once, without waiting out the window
 
 
 class SQLiteStore(SQLStore):
@@ -136,18 +141,23 @@ class SQLiteStore(SQLStore):
         reader: sqlite3.Connection,
         reader_thread: ThreadPoolExecutor,
         commit_interval: float = COMMIT_INTERVAL,
+        commit_max: int = COMMIT_MAX,
     ) -> None:
         self.path = path
         self.commit_interval = commit_interval
-        self._last_commit = float("-inf")  # when the writer's last group began (monotonic)
+        self.commit_max = max(1, commit_max)
         self._loop = asyncio.get_running_loop()
+        self._handed_at = float("-inf")  # when the last group was handed over (loop.time())
+        self._hand_over_at: asyncio.Handle | None = None  # the gathering group's hand-over
+        self._at_turn_end = False  # that hand-over is at the end of this turn of the loop
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
-        self._handing: list[_Write] = []  # asked for in this turn of the loop, not yet queued
+        self._handing: list[_Write] = []  # the group being gathered, not yet queued
         self._writer_conn = writer
         self._reader_conn = reader
         self._reader_thread = reader_thread
         self._closed = False
         self.commits = 0  # transactions committed by the writer, for metrics
+        self.hand_overs = 0  # groups handed to the writer thread (each one wake-up of it)
         # how long each group's transaction took (BEGIN to COMMIT, the fsync included), as
         # counts over metrics.LAG_BUCKETS and +Inf, and their sum: /metrics' store_commit_seconds
         self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
@@ -164,13 +174,16 @@ class SQLiteStore(SQLStore):
         synchronous: Literal["NORMAL", "FULL"] = "FULL",
         busy_timeout: float = 5.0,
         commit_interval: float = COMMIT_INTERVAL,
+        commit_max: int = COMMIT_MAX,
     ) -> SQLiteStore:
         """Open (or create) the database at ``path``, migrating its schema.
 
         Raises ``StoreError`` saying why if the file cannot be opened or created, is locked by
         another writer for longer than ``busy_timeout`` seconds, is read-only, or is not a
-        database. ``commit_interval``: the least time in seconds between the starts of two
-        commits (0: each group commits as soon as it is queued).
+        database. ``commit_interval``: the window, the least time in seconds between two
+        groups handed to the writer (0: each turn of the loop's writes go at once);
+        ``commit_max``: a group of this many writes goes at once, without waiting out the
+        window.
         """
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
@@ -184,7 +197,7 @@ class SQLiteStore(SQLStore):
             writer.close()
             reader_thread.shutdown(wait=False)
             raise
-        return cls(name, writer, reader, reader_thread, commit_interval)
+        return cls(name, writer, reader, reader_thread, commit_interval, commit_max)
 
     async def __aenter__(self) -> SQLiteStore:
         return self
@@ -198,27 +211,55 @@ class SQLiteStore(SQLStore):
         """Queue ``op`` for the writer thread; returns its result once committed."""
         return await self._submit(lambda conn: run_op(conn, op))
 
-    async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False) -> T:
+    async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False,
+                      window: bool = False) -> T:
         """Queue ``run`` for the writer thread; returns its result once committed.
 
         ``atomic``: ``run`` changes the database in one statement at most, so a failure
         leaves nothing to take back (SQLite undoes a failed statement) and it runs without
-        a savepoint of its own. Cancelling the caller does not withdraw a queued write: it
-        may still be committed.
+        a savepoint of its own. ``window``: it may wait out the window to share a commit
+        (a move: the flood the window is for); any other write sends the group gathered so
+        far at the end of this turn of the loop, so a rare write (a new player, a game's start
+        or end) is not kept waiting. Cancelling the caller does not withdraw a queued write:
+        it may still be committed.
         """
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._handing.append(_Write(run, future, atomic))
-        if len(self._handing) == 1:
-            self._loop.call_soon(self._hand_over)
+        handing = self._handing
+        handing.append(_Write(run, future, atomic))
+        if len(handing) >= self.commit_max:
+            self._hand_over()  # full: no need to wait out the window
+        elif not window:
+            if not self._at_turn_end:
+                self._hand_over_at_turn_end()
+        elif len(handing) == 1:
+            # The group's first write: it goes when the window since the last hand-over ends,
+            # or at the end of this turn after a quiet spell (with this turn's other writes).
+            due = self._handed_at + self.commit_interval
+            if due > self._loop.time():
+                self._hand_over_at = self._loop.call_at(due, self._hand_over)
+            else:
+                self._hand_over_at_turn_end()
         return await future
 
+    def _hand_over_at_turn_end(self) -> None:
+        if self._hand_over_at is not None:
+            self._hand_over_at.cancel()
+        self._hand_over_at = self._loop.call_soon(self._hand_over)
+        self._at_turn_end = True
+
     def _hand_over(self) -> None:
-        """Queue the writes asked for in this turn of the loop as one item: the writer thread
-        is woken once for them all (not once a write), and they share a commit."""
+        """Queue the group gathered so far as one item: the writer thread is woken once for
+        it (not once a write), and its writes share a commit."""
+        if self._hand_over_at is not None:
+            self._hand_over_at.cancel()
+            self._hand_over_at = None
+        self._at_turn_end = False
         batch, self._handing = self._handing, []
         if batch:
+            self._handed_at = self._loop.time()
+            self.hand_overs += 1
             self._queue.put(batch)
 
     def _write_loop(self) -> None:
@@ -226,12 +267,8 @@ class SQLiteStore(SQLStore):
         while not stopping:
             group: list[_Write] = []
             item = self._queue.get()
-            # Under load the next commit waits for the interval to pass since the last began,
-            # and every write that arrives meanwhile joins it; after a quiet spell a write
-            # commits at once.
-            wait = self._last_commit + self.commit_interval - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            # The window is kept on the loop's side (``_submit``): a group is committed as
+            # soon as it comes, with every group that queued meanwhile (a slow commit).
             while True:
                 if item is _STOP:
                     stopping = True
@@ -244,7 +281,6 @@ class SQLiteStore(SQLStore):
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-            self._last_commit = time.monotonic()
             for start in range(0, len(group), MAX_GROUP):
                 part = group[start:start + MAX_GROUP]
                 outcomes = self._commit_group(part)
@@ -320,11 +356,17 @@ class SQLiteStore(SQLStore):
             if conn.execute(RECORD_MOVE, params).rowcount != 1:
                 run_op(conn, operations.append_move(SQLITE, game_id, move, None))
 
-        await self._submit(insert, atomic=True)
+        await self._submit(insert, atomic=True, window=True)
 
     async def flush(self) -> None:
-        """Wait until every write queued so far is committed."""
-        await self._submit(lambda conn: None)
+        """Wait until every write asked for so far is committed: the group gathered so far
+        goes at once, without waiting out the window."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._handing.append(_Write(lambda conn: None, future, atomic=True))
+        self._hand_over()
+        await future
 
     async def close(self) -> None:
         """Commit what is queued, stop both threads and close the file. Idempotent."""

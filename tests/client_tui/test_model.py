@@ -36,6 +36,7 @@ from server.protocol import (
     RatingChange,
     SeatInfo,
     SeekInfo,
+    Watching,
 )
 
 
@@ -104,6 +105,13 @@ def test_a_chat_line_removed_by_a_moderator_leaves_the_chat() -> None:
     assert model.apply(ChatRemoved(game="g1", line=1), 0.0) is Applied.CHANGED
     assert [line.text for line in model.chat] == ["fine"] and model.version == 0
     assert model.apply(ChatRemoved(game="g1", line=1), 0.0) is Applied.IGNORED
+
+
+def test_the_count_of_spectators_follows_watching_whatever_the_version() -> None:
+    model = GameModel.from_state(state(version=4, spectators=1), now=0.0)
+    assert model.apply(Watching(game="g1", count=2), 0.0) is Applied.CHANGED
+    assert model.spectators == 2 and model.version == 4
+    assert model.apply(Watching(game="g1", count=2), 0.0) is Applied.IGNORED
 
 
 def said(line: int, text: str = "hi") -> ChatLine:

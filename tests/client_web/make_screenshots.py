@@ -1,5 +1,6 @@
 """Screenshots of the web client for docs/web/: the lobby, a game in progress (levels and
-3-D), the end screen and a player's page, at 1280x800 and 390x844. Run by hand after
+3-D), the end screen and a player's page, at 1280x800, 390x844 and 360x740 (the phones with
+touch). Run by hand after
 changing the client:
 
     .venv/bin/python tests/client_web/make_screenshots.py
@@ -22,7 +23,7 @@ import web_helpers  # noqa: E402
 from web_helpers import Page  # noqa: E402
 
 OUT = web_helpers.ROOT / "docs" / "web"
-SIZES = {"wide": (1280, 800), "phone": (390, 844)}
+SIZES = {"wide": (1280, 800), "phone": (390, 844), "small": (360, 740)}
 X_MOVES = ["1a1", "1b2", "1c3"]
 O_MOVES = ["2a1", "2b1", "2c1"]
 
@@ -46,7 +47,11 @@ async def shoot(chromium: Any, size: str, db: Path) -> None:
             await dan.send(t="move", game=live, cell="2b2", ply=0)
             open_seek = await bob.request(t="seek", variant="4x4x4", rated=True,
                                           clock={"initial": 300, "increment": 3})
-            tab = await Page.open(chromium, running.http_url + "/", width, height)
+            context = await chromium.new_context(
+                viewport={"width": width, "height": height},
+                has_touch=size != "wide", is_mobile=size != "wide")
+            tab = Page(await context.new_page())
+            await tab.page.goto(running.http_url + "/")
             page = tab.page
             await tab.enter("ann")
             await page.wait_for_selector("tr[data-seek]")

@@ -123,7 +123,7 @@ async def test_the_private_room_link_opens_the_room(tmp_path: Path) -> None:
         await host.page.select_option("select[name=colour]", "x")
         await host.page.click("#private-create")
         link = await host.page.wait_for_selector("#room-link")
-        url = await link.input_value()
+        url = await link.text_content()
         code = await host.page.text_content("#room-code")
         assert url == f"{running.http_url}/#join={code}"
         guest = await Page.open(chromium, url, width=390, height=844)

@@ -48,6 +48,20 @@ async def test_a_review_by_link_then_analyse_from_here(
         assert await page.is_hidden("#connect")  # no session needed to read a review
         marks = await page.locator("#review-moves .move").all_text_contents()
         assert marks == ["X 1a1!", "O 4d4", "X 1b1", "O 4c4", "X 1c1", "O 4a1?!", "X 1d1!"]
+        # the list follows the current move, marked, even when it scrolls (one row shown here:
+        # the list's height set through the CSSOM, which the page's CSP allows)
+        await page.evaluate(
+            "() => { const l = document.querySelector('#review-moves');"
+            " l.style.maxHeight = `${l.querySelector('.move').offsetHeight + 4}px`; }")
+        for key, current in (("End", "X 1d1!"), ("Home", None), ("ArrowRight", "X 1a1!")):
+            await page.keyboard.press(key)
+            seen = await page.evaluate(
+                """() => { const l = document.querySelector('#review-moves');
+                const c = l.querySelector('[aria-current]'); if (!c) return null;
+                const a = l.getBoundingClientRect(); const b = c.getBoundingClientRect();
+                return [c.textContent, b.top >= a.top - 0.5 && b.bottom <= a.bottom + 0.5]; }""")
+            assert seen == (None if current is None else [current, True]), (key, seen)
+        await page.keyboard.press("Home")
         assert await page.locator("#review .cell.x, #review .cell.o").count() == 0  # the start
         for _ in range(6):
             await page.keyboard.press("ArrowRight")

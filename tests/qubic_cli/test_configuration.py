@@ -217,9 +217,11 @@ def test_the_sqlite_synchronous_setting_from_every_source(tmp_path: Path) -> Non
 
 
 def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
-    """``--commit-interval`` (issue 30) is given in milliseconds and reaches the server's
-    configuration in seconds, from a flag, the environment or the file."""
-    assert serve.server_config(layered(["serve"], {})[0]).commit_interval == 0.002
+    """``--commit-interval`` (issue 30; also ``--commit-window``) is given in milliseconds
+    and reaches the server's configuration in seconds, from a flag, the environment or the
+    file; ``--commit-max`` (issue 41) likewise, in writes."""
+    assert serve.server_config(layered(["serve"], {})[0]).commit_interval == 0.010
+    assert serve.server_config(layered(["serve"], {})[0]).commit_max == 64
     args, sources = layered(["serve"], {"QUBIC_COMMIT_INTERVAL": "0"})
     assert serve.server_config(args).commit_interval == 0 and sources["commit_interval"] == "env"
     config = tmp_path / "qubic.toml"
@@ -230,6 +232,9 @@ def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
     args, sources = layered(["serve", "--config", str(config), "--commit-interval", "1"], {})
     assert serve.server_config(args).commit_interval == 0.001
     assert sources["commit_interval"] == "flag"
+    args, sources = layered(["serve", "--commit-window", "20"], {"QUBIC_COMMIT_MAX": "8"})
+    assert serve.server_config(args).commit_interval == 0.020  # the window's other name
+    assert serve.server_config(args).commit_max == 8 and sources["commit_max"] == "env"
     refused = qubic("config", "check", "serve", "--commit-interval", "soon")
     assert refused.returncode == 2 and "--commit-interval" in refused.stderr
 

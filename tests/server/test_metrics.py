@@ -118,6 +118,9 @@ async def test_the_whole_exposition_parses_and_says_what_each_family_is(server: 
     assert families["qubic_connections"].type == "gauge"
     assert families["qubic_event_loop_lag_seconds"].type == "summary"
     assert families["qubic_store_commit_seconds"].type == "histogram"
+    acks = families["qubic_move_ack_seconds"]  # issue 41: the server's part of a move
+    assert acks.type == "histogram"
+    assert next(s.value for s in acks.samples if s.name.endswith("_count")) == 2  # and refused
     errors = {s.labels["code"]: s.value for s in families["qubic_errors"].samples}
     assert errors["not_your_turn"] == 1 and errors["bad_cell"] == 0
     build = families["qubic_build_info"].samples[0]

@@ -35,6 +35,7 @@ class GameView:
     you: str | None
     version: int
     online: dict[str, bool] = field(default_factory=dict)  # each seat's presence, as told
+    spectators: int = 0  # how many watch, as told (``game``, then ``watching``)
 
     @property
     def ply(self) -> int:
@@ -228,6 +229,8 @@ class SimClient:
                 self.lobby_games.pop(gone, None)
         elif kind in VERSIONED and "version" in message and "game" in message:
             self._event(message)
+        elif kind == "watching" and message.get("game") in self.views:
+            self.views[message["game"]].spectators = message["count"]
         ref = message.get("ref")
         if ref is not None:
             self._answered(str(ref), message)
@@ -248,7 +251,8 @@ class SimClient:
         self.views[game] = GameView(message["variant"], list(message["moves"]),
                                     message["status"], message.get("you"), message["version"],
                                     {"x": seats[0].get("online", True),
-                                     "o": seats[1].get("online", True)})
+                                     "o": seats[1].get("online", True)},
+                                    message.get("spectators", 0))
         if self.gap_top.get(game, -1) <= message["version"]:
             self.gap_top.pop(game, None)
             self.failed_rounds.pop(game, None)

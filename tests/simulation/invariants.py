@@ -65,6 +65,8 @@ CHECKERS: dict[str, str] = {
                       "spectators only; staff watching get both",
     "presence.as_told": "after the server goes quiet, each client holds each seat online "
                         "exactly when that player has the game open on a socket",
+    "presence.watchers_as_told": "after the server goes quiet, each client following a game "
+                                 "holds as many watching as players have it open unseated",
     "presence.claim_agrees": "a claim is refused opponent_present only while the opponent has "
                              "the game open, and never wins against one who has",
     "lobby.lists_public_games_only": "the lobby never lists a private or a computer game",

@@ -1581,6 +1581,12 @@ class World:
                                  f"{client.label} on {client.node} holds {side} of {game_id} "
                                  f"{'online' if view.online.get(side) else 'away'}, but p{uid} "
                                  f"{'has it open' if there else 'has no socket on it'}")
+                watchers = {c.uid for c in self.clients if c.open and c.token is not None
+                            and c.uid is not None and game_id in c.views
+                            and c.uid not in (game.x, game.o)}
+                self.checked("presence.watchers_as_told", view.spectators == len(watchers),
+                             f"{client.label} on {client.node} holds {view.spectators} watching "
+                             f"{game_id}, where {len(watchers)} players have it open unseated")
 
     async def check_store(self) -> None:
         records = await self.backend.games(sorted(self.games))

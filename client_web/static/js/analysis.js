@@ -32,7 +32,13 @@ export function verdictWords(answer, toMove) {
 // A move's verdict for the player who makes it (the answer gives the opponent's after it).
 export function moveWords(move) {
   const plies = move.plies === null || move.plies === undefined ? "" : ` ${move.plies + 1}`;
-  return { loss: `wins${plies}`, win: `loses${plies}`, draw: "draws", unknown: "?" }[move.verdict];
+  return { loss: `wins${plies}`, win: `loses${plies}`, draw: "draws", unknown: "unproved" }[move.verdict];
+}
+
+// A move's verdict in a sentence, for its title.
+function moveTitle(move) {
+  return { loss: "a forced win for the player who makes it", win: "a forced win for the opponent",
+    draw: "a draw with best play", unknown: "not proved either way in the solver's time" }[move.verdict];
 }
 
 export function moveClass(move) {
@@ -170,9 +176,12 @@ export class AnalysisView {
     this.position = h("p", { class: "analysis-position" });
     this.verdict = h("p", { class: "verdict", id: "analysis-verdict", role: "status" });
     this.moveList = h("ol", { class: "verdict-moves", id: "analysis-moves-list" });
+    this.legend = h("p", { class: "verdict-legend", id: "analysis-legend" },
+      "For the player to move: “wins 7” forces a win within 7 plies, “loses” lets the opponent force one, ",
+      "“unproved”: the solver found no proof in its time (it may be good or bad).");
     fill(this.root,
       h("div", { class: "game-main" }, h("h2", {}, "Analysis board"), this.levelsRoot),
-      h("div", { class: "game-side" }, paste, this.position, this.verdict, this.moveList, this.buttons));
+      h("div", { class: "game-side" }, paste, this.position, this.verdict, this.moveList, this.legend, this.buttons));
   }
 
   render() {
@@ -194,7 +203,9 @@ export class AnalysisView {
     else fill(this.verdict, verdictWords(answer, toMove));
     const moves = answer?.moves || [];
     fill(this.moveList, moves.slice(0, SHOWN_MOVES).map((m) => h("li", {},
-      h("button", { type: "button", class: `verdict-move ${moveClass(m)}`, onclick: () => this.play(m.cell) },
-        `${m.move} ${moveWords(m)}`))));
+      h("button", { type: "button", class: `verdict-move ${moveClass(m)}`, onclick: () => this.play(m.cell),
+        title: moveTitle(m) }, `${m.move} ${moveWords(m)}`))));
+    // What the words mean, said once under the list.
+    this.legend.hidden = moves.length === 0;
   }
 }

@@ -41,6 +41,7 @@ export class GameModel {
     this.clocks = state.clocks;
     this.clocksAt = now;
     this.drawOffer = state.draw_offer;
+    this.drawDeclined = null;
     this.rematch = new Set(state.rematch);
     this.rematchGame = state.rematch_game ?? null; // the rematch's id, once it has started
     this.end = state.end;
@@ -81,6 +82,11 @@ export class GameModel {
       if (this.chat.length > CHAT_KEPT) this.chat.shift();
       return CHANGED;
     }
+    if (event.t === "watching") { // unversioned: the newest count of spectators holds
+      if (event.count === this.spectators) return IGNORED;
+      this.spectators = event.count;
+      return CHANGED;
+    }
     if (event.t === "chat_removed") { // a moderator took the line out
       const kept = this.chat.filter((line) => line.line !== event.line);
       if (kept.length === this.chat.length) return IGNORED;
@@ -98,6 +104,7 @@ export class GameModel {
         if (event.ply !== this.ply + 1) return this.gap(event.version);
         this.moves.push(event.cell);
         this.drawOffer = null;
+        this.drawDeclined = null;
         this.thinking = null;
         this.setClocks(event.clocks, now);
         break;
@@ -109,7 +116,10 @@ export class GameModel {
         break;
       case "offer":
         if (event.kind === "draw") this.drawOffer = event.by;
-        else if (event.kind === "draw_declined") this.drawOffer = null;
+        else if (event.kind === "draw_declined") {
+          this.drawOffer = null;
+          this.drawDeclined = event.by; // who declined: the offerer is told (until the next move)
+        }
         else this.rematch.add(event.by);
         break;
       case "presence":

@@ -45,8 +45,7 @@ export class GameView {
     this.seatEls = { x: h("div", { class: "seat x" }), o: h("div", { class: "seat o" }) };
     this.status = h("p", { class: "status", role: "status", "aria-live": "polite" });
     this.result = h("div", { class: "result", "aria-live": "polite" });
-    this.actions = h("div", { class: "actions" });
-    this.offer = h("div", { class: "offer", "aria-live": "polite" }); // a draw to answer
+    this.actions = h("div", { class: "actions", role: "group", "aria-label": "Game actions" });
     this.moveList = h("ol", { class: "moves", "aria-label": "Moves" });
     this.nav = h("div", { class: "nav", role: "group", "aria-label": "Step through the moves" },
       [["first", "«", "First position", () => this.stepTo(0)],
@@ -66,11 +65,14 @@ export class GameView {
       if (text && act.chat(text)) this.chatInput.value = "";
     } }, this.chatInput, h("button", { type: "submit" }, "Send"));
     this.boardArea = h("div", { class: "board-area" }, this.levelsRoot, this.canvas);
+    // The game's actions right after the board: one Tab from the board (its one Tab stop) to
+    // Resign; on a phone they are a bar fixed at the bottom of the screen.
     fill(this.root,
-      h("div", { class: "game-main" }, this.tabs, this.boardArea, this.typeForm, this.hint),
+      h("div", { class: "game-main" }, this.tabs, this.boardArea, this.actions,
+        this.typeForm, this.hint),
       h("aside", { class: "game-side" },
         h("div", { class: "seats" }, this.seatEls.x, this.seatEls.o),
-        this.status, this.result, this.offer, this.actions,
+        this.status, this.result,
         h("div", { class: "moves-box" }, this.nav, this.moveList),
         h("div", { class: "chat" }, this.chatTitle, this.chatNote, this.chatLog, chatForm)));
     this.setMode("levels");
@@ -201,12 +203,17 @@ export class GameView {
       const turn = !model.over && model.turn === side;
       el.classList.toggle("turn", turn);
       el.classList.toggle("gone", !seat.online);
+      // The name on one line (cut with … when long, whole in its title), the rating and
+      // "(you)" beside it, or under it on a phone.
+      const name = nameLink(seat.name, this.act, seat.ai);
+      name.title = seat.name;
       fill(el,
         h("span", { class: "mark", "aria-hidden": "true" }, side.toUpperCase()),
-        nameLink(seat.name, this.act, seat.ai),
-        h("span", { class: "rating" }, ` ${rating}`),
-        model.you === side ? h("span", { class: "you" }, " (you)") : null,
-        seat.online ? null : h("span", { class: "away" }, " · away"),
+        h("span", { class: "who" }, name,
+          h("span", { class: "meta" },
+            rating === "" ? null : h("span", { class: "rating" }, String(rating)),
+            model.you === side ? h("span", { class: "you" }, "(you)") : null,
+            seat.online ? null : h("span", { class: "away" }, "away"))),
         h("span", { class: "clock", dataset: { side } }, this.clockText(model, side, now)));
       el.setAttribute("aria-label", `${side.toUpperCase()}: ${seat.name}${turn ? ", to move" : ""}`);
     }
@@ -250,6 +257,9 @@ export class GameView {
     if (model.drawOffer && !model.over) {
       text += model.drawOffer === model.you ? " You offered a draw." : ` ${model.drawOffer.toUpperCase()} offers a draw.`;
     }
+    if (model.drawDeclined && model.drawDeclined !== model.you && model.you !== null && !model.over) {
+      text += " Your draw offer was declined.";
+    }
     if (model.reviewing) text += ` Showing move ${model.shownPly} of ${model.ply}.`;
     fill(this.status, h("span", {}, text), h("span", { class: "info" }, info));
     if (model.over) {
@@ -267,7 +277,7 @@ export class GameView {
     this.claimShown = `${model.canClaim(now)} ${gone === null ? "" : Math.ceil(gone / 1000)}`;
     const b = (id, label, fn, cls) => h("button", { type: "button", id, class: cls, onclick: fn }, label);
     const buttons = [];
-    const offer = []; // on its own, so that a phone shows it above the board
+    const offer = []; // a draw to answer: first in the bar
     if (model.you !== null && !model.over) {
       if (model.ply < 2) buttons.push(b("abort", "Abort", () => act.game("abort")));
       else if (this.confirmResign) {
@@ -292,14 +302,20 @@ export class GameView {
     }
     if (model.you !== null && model.over) {
       const opp = other(model.you);
-      if (model.rematch.has(model.you)) buttons.push(h("span", { class: "note" }, "Rematch asked…"));
-      else buttons.push(b("rematch", model.rematch.has(opp) ? "Accept rematch" : "Rematch",
-        () => act.game("rematch"), "primary"));
+      const them = model.seat(opp).name;
+      if (model.rematchGame) { // played already: nothing to wait for
+      } else if (model.rematch.has(model.you)) {
+        buttons.push(h("span", { class: "note", id: "rematch-note" }, `Rematch asked: waiting for ${them}…`));
+      } else if (model.rematch.has(opp)) {
+        buttons.push(h("span", { class: "note", id: "rematch-note" }, `${them} offers a rematch.`),
+          b("rematch", "Accept rematch", () => act.game("rematch"), "primary"));
+      } else {
+        buttons.push(b("rematch", "Rematch", () => act.game("rematch"), "primary"));
+      }
     }
     if (model.over) buttons.push(b("review-game", "Review", () => act.review(model.id)));
     buttons.push(b("to-lobby", "Lobby", () => act.toLobby()));
-    fill(this.actions, buttons);
-    fill(this.offer, offer);
+    fill(this.actions, offer, buttons);
   }
 
   renderMoves() {

@@ -6,6 +6,8 @@ import { nameLink } from "./player.js";
 import { formatClockSpec, LEVELS, VARIANTS } from "./protocol.js";
 
 export const CLOCKS = ["untimed", "1+1", "3+2", "5+3", "10+5", "30+0"];
+// The clock a game against a person starts with: quick pairing meets those who ask the same.
+export const PEOPLE_CLOCK = "untimed";
 const COLOUR_CHOICES = [["random", "Random"], ["x", "X (moves first)"], ["o", "O"]];
 
 export class LobbyView {
@@ -18,24 +20,35 @@ export class LobbyView {
   build() {
     const act = this.act;
     const choice = () => this.choice();
+    // Two clocks: the computer's game and a game against a person are chosen apart, so quick
+    // pairing never takes the clock of the last computer game (two players pressing it with
+    // the defaults meet).
     this.form = h("form", { class: "new-game", onsubmit: (e) => e.preventDefault() },
       h("div", { class: "fields" },
         select("variant", "Board", VARIANTS.map((v) => [v, v]), "4x4x4"),
-        select("clock", "Clock", CLOCKS.map((c) => [c, c === "untimed" ? "Untimed" : c]),
-          "untimed"),
-        select("colour", "Your colour", COLOUR_CHOICES, "random"),
-        select("level", "Computer level", LEVELS.map((l) => [l, `Level ${l}`]), 3),
-        h("label", { class: "field check" }, h("input", { type: "checkbox", name: "rated" }),
-          "Rated (seeks and private rooms)")),
-      h("div", { class: "buttons" },
-        h("button", { type: "button", class: "primary", id: "play-ai",
-          onclick: () => act.playAI(choice()) }, "Play the computer"),
-        h("button", { type: "button", id: "quick", onclick: () => act.quick(choice()) },
-          "Quick pairing"),
-        h("button", { type: "button", id: "seek", onclick: () => act.seek(choice()) },
-          "Post a seek"),
-        h("button", { type: "button", id: "private-create",
-          onclick: () => act.privateCreate(choice()) }, "Private room")));
+        select("colour", "Your colour", COLOUR_CHOICES, "random")),
+      h("fieldset", { class: "against ai" }, h("legend", {}, "Against the computer"),
+        h("div", { class: "fields" },
+          select("level", "Level", LEVELS.map((l) => [l, `Level ${l}`]), 3),
+          select("ai_clock", "Clock", CLOCKS.map((c) => [c, c === "untimed" ? "Untimed" : c]),
+            "untimed")),
+        h("div", { class: "buttons" },
+          h("button", { type: "button", class: "primary", id: "play-ai",
+            onclick: () => act.playAI(choice()) }, "Play the computer"))),
+      h("fieldset", { class: "against people" }, h("legend", {}, "Against a person"),
+        h("div", { class: "fields" },
+          select("clock", "Clock", CLOCKS.map((c) => [c, c === "untimed" ? "Untimed" : c]),
+            PEOPLE_CLOCK),
+          h("label", { class: "field check" }, h("input", { type: "checkbox", name: "rated" }),
+            "Rated (seeks, rooms, challenges)")),
+        h("div", { class: "buttons" },
+          h("button", { type: "button", id: "quick", onclick: () => act.quick(choice()) },
+            "Quick pairing"),
+          h("button", { type: "button", id: "seek", onclick: () => act.seek(choice()) },
+            "Post a seek"),
+          h("button", { type: "button", id: "private-create",
+            onclick: () => act.privateCreate(choice()) }, "Private room")),
+        h("p", { class: "note" }, "Quick pairing: rated, meets the same board and clock.")));
     this.waiting = h("div", { class: "waiting", "aria-live": "polite" });
     this.codeInput = h("input", { name: "code", required: true, maxlength: 32,
       placeholder: "room code", autocapitalize: "off", spellcheck: "false" });
@@ -48,9 +61,9 @@ export class LobbyView {
     this.live = h("div", { class: "list" });
     this.mine = h("div", { class: "list" });
     this.leaders = h("ol", { class: "leaders" });
+    this.noLeaders = h("p", { class: "empty", id: "no-leaders" }, "No rated games yet.");
     this.online = h("p", { class: "online" });
     this.players = h("ul", { class: "players" });
-    this.challenges = h("ul", { class: "challenges" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
       h("div", { class: "panel mine" }, h("h2", {}, "Your games"), this.mine,
@@ -58,9 +71,9 @@ export class LobbyView {
           "All my games")),
       h("div", { class: "panel seeks" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
-      h("div", { class: "panel" }, h("h2", {}, "Players online"), this.challenges, this.online,
+      h("div", { class: "panel" }, h("h2", {}, "Players online"), this.online,
         this.players),
-      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.leaders,
+      h("div", { class: "panel" }, h("h2", {}, "Leaderboard"), this.noLeaders, this.leaders,
         h("label", { class: "check sound" }, h("input", { type: "checkbox", id: "sound" }),
           "A sound when the opponent moves, a game starts or a challenge comes")));
   }
@@ -69,7 +82,8 @@ export class LobbyView {
     const f = this.form.elements;
     return {
       variant: f.variant.value,
-      clock: f.clock.value,
+      clock: f.clock.value, // a person's game: quick pairing, seeks, rooms, challenges
+      aiClock: f.ai_clock.value, // the computer's
       colour: f.colour.value,
       level: parseInt(f.level.value, 10),
       rated: f.rated.checked,
@@ -91,15 +105,17 @@ export class LobbyView {
     }
     if (app.privateRoom) {
       const link = `${location.origin}/#join=${app.privateRoom.code}`;
+      // The link shown whole (it wraps), its buttons on a row of their own.
       waits.push(h("div", { class: "room" },
         h("p", {}, "Private room ", h("code", { id: "room-code" }, app.privateRoom.code),
           ` (${app.privateRoom.variant}, ${formatClockSpec(app.privateRoom.clock)}). `,
           "Send your friend this link:"),
-        h("p", {}, h("input", { id: "room-link", readonly: true, value: link,
-          "aria-label": "Link to the room", onfocus: (e) => e.target.select() }),
-        h("button", { type: "button", onclick: () => act.copy(link) }, "Copy"),
-        h("button", { type: "button", id: "private-cancel", onclick: () => act.privateCancel() },
-          "Cancel"))));
+        h("p", { class: "room-link" }, h("a", { id: "room-link", href: link,
+          onclick: (e) => { e.preventDefault(); act.copy(link); } }, link)),
+        h("p", { class: "room-buttons" },
+          h("button", { type: "button", id: "room-copy", onclick: () => act.copy(link) }, "Copy the link"),
+          h("button", { type: "button", id: "private-cancel", onclick: () => act.privateCancel() },
+            "Cancel"))));
     }
     fill(this.waiting, waits);
 
@@ -135,20 +151,14 @@ export class LobbyView {
         h("button", { type: "button", onclick: () => act.open(m.id) }, "Resume")))));
 
     this.online.textContent = `${app.lobby.online} player${app.lobby.online === 1 ? "" : "s"} online`;
-    fill(this.challenges, [...app.challenges.values()].map((c) => h("li", { dataset: { challenge: c.id } },
-      h("span", { class: "name" }, c.by), ` challenges you · ${c.variant} · ${formatClockSpec(c.clock)}`,
-      ` · ${c.rated ? "rated" : "casual"} `,
-      h("button", { type: "button", class: "accept", onclick: () => act.answerChallenge(c.id, true) },
-        "Accept"),
-      h("button", { type: "button", class: "decline",
-        onclick: () => act.answerChallenge(c.id, false) }, "Decline"))));
     const me = app.me ? app.me.name.toLowerCase() : null;
     fill(this.players, app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
       nameLink(p.name, act), p.rating === null ? "" : ` ${p.rating} `,
       p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
         title: "Challenge on the terms chosen under New game",
         onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));
-    fill(this.leaders, app.leaderboard.length === 0 ? h("li", { class: "empty" }, "No rated games yet.") :
-      app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), ` ${p.rating}`)));
+    fill(this.leaders, app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), ` ${p.rating}`)));
+    this.leaders.hidden = app.leaderboard.length === 0; // a sentence, not a list's "1."
+    this.noLeaders.hidden = app.leaderboard.length > 0;
   }
 }

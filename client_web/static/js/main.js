@@ -4,13 +4,13 @@
 
 import { AccountView, accountRefusal, mountLogin } from "./account.js";
 import { AnalysisView } from "./analysis.js";
-import { $, h } from "./dom.js";
+import { $, fill, h } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
 import { chatTools, isModerator, ModerationView } from "./moderation.js";
 import { PlayerView } from "./player.js";
-import { parseClock, UNVERSIONED, VERSIONED } from "./protocol.js";
+import { formatClockSpec, parseClock, UNVERSIONED, VERSIONED } from "./protocol.js";
 import { ReviewView } from "./review.js";
 import { PuzzleView } from "./puzzles.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
@@ -23,6 +23,8 @@ const app = {
   queued: null,
   privateRoom: null,
   challenges: new Map(), // id -> a challenge to this player, not yet answered
+  outgoing: new Map(), // id -> a challenge this player sent, not yet answered
+  after: null, // what to open once a name is chosen (askName)
   games: new Map(), // id -> GameModel
   current: null, // the game on screen
   pendingMove: null, // the id of a move request not yet answered
@@ -52,9 +54,10 @@ function say(text) {
   toastTimer = setTimeout(() => toast.classList.remove("shown"), 4000);
 }
 
-function clockOf(choice) {
+// The clock chosen for a person's game, or with `ai` the computer's.
+function clockOf(choice, ai = false) {
   try {
-    return parseClock(choice.clock);
+    return parseClock(ai ? choice.aiClock : choice.clock);
   } catch (error) {
     say(error.message);
     throw error;
@@ -69,7 +72,7 @@ const act = {
     localStorage.removeItem("qubic.name");
     location.reload();
   },
-  playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c) }),
+  playAI: (c) => send("play_ai", { level: c.level, variant: c.variant, colour: c.colour, clock: clockOf(c, true) }),
   quick: (c) => {
     if (send("quick", { variant: c.variant, clock: clockOf(c) }) !== null) {
       app.queued = `${c.variant} ${c.clock}`;
@@ -87,6 +90,11 @@ const act = {
   answerChallenge: (id, accept) => {
     send(accept ? "challenge_accept" : "challenge_decline", { challenge: id });
     app.challenges.delete(id);
+    render();
+  },
+  cancelChallenge: (id) => {
+    send("challenge_cancel", { challenge: id });
+    app.outgoing.delete(id);
     render();
   },
   privateCreate: (c) => send("private_create", { variant: c.variant, clock: clockOf(c), rated: c.rated, colour: c.colour }),
@@ -165,10 +173,13 @@ function onLinkEvent(event) {
       net.className = "down";
       app.pendingMove = null;
       break;
-    case "refused":
+    case "refused": // no session any more (logged out elsewhere, a name taken): nobody shown
       net.textContent = "Not connected";
       net.className = "down";
+      app.me = null;
+      $("#who").replaceChildren();
       $("#connect-error").textContent = refusal(event);
+      if (event.code === "name_taken") openLogin();
       show("connect");
       break;
     case "connected":
@@ -203,7 +214,7 @@ function refusal(event) {
   if (words) return words;
   switch (event.code) {
     case "bad_name": return nameProblem(link.name || "") || `${name} cannot be used: choose another.`;
-    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password below.`;
+    case "name_taken": return `${name} is taken. Choose another name, play from the device that has it, or log in with its password (opened above).`;
     case "bad_token": return "This device's key for that name is no longer valid: choose a name to play.";
     case "too_many_players": return "Too many new players from your address just now: try again later.";
     case "too_many_connections": return "Too many connections from your address: close a tab and try again.";
@@ -227,12 +238,31 @@ function sentence(text) {
   return /[.!?…:]$/.test(capital) ? capital : `${capital}.`;
 }
 
+// The connect screen's login, opened, its password field focused (the name is kept).
+function openLogin() {
+  $("#login").open = true;
+  $("#login-password").focus();
+}
+
+// Nobody yet (a shared link opened first): the connect screen asks the name, saying why;
+// once welcomed, the player goes on to `then`.
+function askName(why, then = null) {
+  app.after = then;
+  show("connect");
+  $("#connect-error").textContent = why;
+  $("#name").focus();
+}
+
 function showWho() {
   $("#who").replaceChildren(h("span", { class: "name" }, app.me.name), ` · ${app.me.rating}`);
 }
 
 function connected(welcome, reconnected) {
   app.me = welcome;
+  if (reconnected) { // a challenge does not outlive its sender's or receiver's connection
+    app.challenges.clear();
+    app.outgoing.clear();
+  }
   const net = $("#net");
   net.textContent = "Online";
   net.className = "up";
@@ -244,7 +274,10 @@ function connected(welcome, reconnected) {
   for (const id of welcome.games) if (!app.games.has(id)) send("watch", { game: id });
   if (!reconnected && app.screen !== "review" && app.screen !== "analysis") route(welcome);
   if (isModerator(welcome)) send("reports");
-  if (app.screen === "connect") show("lobby");
+  const after = app.after;
+  app.after = null;
+  if (app.screen === "connect" && after) after();
+  else if (app.screen === "connect") show("lobby");
 }
 
 // What the address asks for: a private room's link (#join=CODE) or a game (#game=ID), when
@@ -309,20 +342,26 @@ function received(message) {
       announce(message);
       break;
     case "challenge_sent":
+      app.outgoing.set(message.challenge.id, message.challenge);
       say(`Challenge sent to ${message.challenge.to}: the game starts if they accept.`);
       break;
-    case "challenge": {
+    case "challenge": { // answered where the player is: the bar under the header (renderChallenges)
       const c = message.challenge;
       app.challenges.set(c.id, c);
       callBack(`Challenge from ${c.by}`);
-      say(`${c.by} challenges you to a ${c.rated ? "rated" : "casual"} game: answer in the lobby.`);
       break;
     }
     case "challenge_gone": {
       const gone = app.challenges.get(message.challenge);
+      const mine = app.outgoing.get(message.challenge);
+      app.challenges.delete(message.challenge);
+      app.outgoing.delete(message.challenge);
       if (gone) {
-        app.challenges.delete(message.challenge);
-        say(`${gone.by}'s challenge is gone (${message.reason}).`);
+        say(message.reason === "offline" ? `${gone.by} left: their challenge is gone.`
+          : `${gone.by} withdrew their challenge.`);
+      } else if (mine) {
+        say(message.reason === "declined" ? `${mine.to} declined your challenge.`
+          : `${mine.to} left: your challenge is withdrawn.`);
       }
       break;
     }
@@ -370,6 +409,9 @@ function gameState(state, now) {
   }
   if (starting || app.opening === state.id || app.current === null) {
     if (starting) {
+      const names = new Set(model.seats.map((s) => s.name.toLowerCase()));
+      for (const [id, c] of app.outgoing) if (names.has(c.to.toLowerCase())) app.outgoing.delete(id);
+      for (const [id, c] of app.challenges) if (names.has(c.by.toLowerCase())) app.challenges.delete(id);
       app.mySeek = null;
       app.queued = null;
       app.privateRoom = null;
@@ -391,6 +433,12 @@ function gameEvent(event, now) {
   }
   if (result === CHANGED && event.t === "rematched" && model.you === null && model.id === app.current) {
     act.watch(event.rematch); // a spectator follows the players to their rematch
+  }
+  if (result === CHANGED && event.t === "offer" && model.you !== null && event.by !== model.you) {
+    const them = model.seat(event.by).name;
+    if (event.kind === "draw_declined") say(`${them} declined your draw offer.`);
+    else if (event.kind === "draw") say(`${them} offers a draw.`);
+    else if (event.kind === "rematch") say(`${them} offers a rematch.`);
   }
   if (event.t === "end") fetchLeaderboard();
   if (result === CHANGED && event.t === "end" && event.rating_change) {
@@ -490,21 +538,56 @@ let analysisView;
 let accountView;
 let puzzleView;
 
+let shown = null; // the screen (and game) last shown: a new one opens at the top of the page
+
 function show(screen) {
   if (app.screen === "account" && screen !== "account") accountView.left();
   else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
+  const now = screen === "game" ? `game ${app.current}` : screen;
+  if (now !== shown) window.scrollTo(0, 0);
+  shown = now;
   for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account", "puzzles"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
   // a link is kept through the name asked for first (the connect screen)
   else if (screen !== "connect" && /^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+  // the review's and the analysis board's address is theirs only: left with them
+  else if (screen !== "review" && screen !== "analysis" && /^#(review|analysis)=/.test(location.hash)) {
+    history.replaceState(null, "", location.pathname);
+  }
   document.body.dataset.screen = screen;
   render();
 }
 
+// The challenges to answer and those waiting for an answer: a bar under the header, on every
+// screen, so that a player answers where they are.
+function renderChallenges() {
+  const bar = $("#challenge-bar");
+  const rows = [];
+  for (const c of app.challenges.values()) {
+    rows.push(h("li", { dataset: { challenge: c.id } },
+      h("span", { class: "what" }, h("span", { class: "name" }, c.by),
+        ` challenges you · ${c.variant} · ${formatClockSpec(c.clock)} · ${c.rated ? "rated" : "casual"}`,
+        c.colour === "random" ? "" : ` · you play ${c.colour === "x" ? "O" : "X"}`),
+      h("span", { class: "answer" },
+        h("button", { type: "button", class: "accept primary", onclick: () => act.answerChallenge(c.id, true) }, "Accept"),
+        h("button", { type: "button", class: "decline", onclick: () => act.answerChallenge(c.id, false) }, "Decline"))));
+  }
+  for (const c of app.outgoing.values()) {
+    rows.push(h("li", { dataset: { outgoing: c.id } },
+      h("span", { class: "what" }, "Waiting for ", h("span", { class: "name" }, c.to),
+        ` to answer your challenge (${c.variant} · ${formatClockSpec(c.clock)})…`),
+      h("span", { class: "answer" },
+        h("button", { type: "button", class: "cancel", onclick: () => act.cancelChallenge(c.id) }, "Cancel"))));
+  }
+  fill(bar, rows);
+  bar.hidden = rows.length === 0;
+}
+
 function render() {
+  renderChallenges();
   if (app.screen === "lobby") lobbyView.render();
   if (app.screen === "game") gameView.render();
   if (app.screen === "account") accountView.render();
@@ -651,22 +734,28 @@ function start() {
   puzzleView = new PuzzleView($("#puzzles"), { send, say });
   $("#puzzles-link").addEventListener("click", (e) => {
     e.preventDefault();
-    if (!app.me) { say("Say your name first: puzzles keep your puzzle rating."); return; }
-    show("puzzles");
-    puzzleView.opened();
+    const open = () => { show("puzzles"); puzzleView.opened(); };
+    if (!app.me) askName("Say your name first: puzzles keep your puzzle rating.", open);
+    else open();
   });
   accountView = new AccountView($("#account"), app, act);
   mountLogin($("#connect"), nameProblem, (t, fields) => link.startWith(t, fields));
   $("#account-link").addEventListener("click", (e) => {
     e.preventDefault();
     if (app.me) show("account");
+    else { // no name yet: the first screen, its login opened
+      askName("Choose a name to play, or log in to the one your password protects.", () => show("account"));
+      openLogin();
+    }
   });
   soundSwitch(); // its switch is in the lobby
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
     e.preventDefault();
+    history.replaceState(null, "", location.pathname); // #analysis=…, #review=… are left
     if (app.me) act.toLobby();
+    else askName("");
   });
   $("#connect-form").addEventListener("submit", (e) => {
     e.preventDefault();

@@ -78,6 +78,7 @@ export const SERVER_FIELDS = {
   end: ["game", "version", "result", "reason", "winner", "line", "clocks", "rating_change"],
   offer: ["game", "kind", "by", "version"],
   presence: ["game", "version", "side", "online", "claim_in"],
+  watching: ["game", "count"],
   chat: ["game", "name", "side", "text", "line"],
   takeback: ["game", "ply", "by", "clocks", "version"],
   hint: ["game", "ply", "cell", "notation"],
@@ -100,8 +101,9 @@ export const SERVER_FIELDS = {
 
 // The game events that carry a version and are applied in order.
 export const VERSIONED = new Set(["move", "end", "offer", "presence", "takeback", "rematched"]);
-// The game events applied whatever the version: the chats (each reaches part of the room).
-export const UNVERSIONED = new Set(["chat", "chat_removed", "ai_thinking", "engine"]);
+// The game events applied whatever the version: the chats (each reaches part of the room) and
+// the spectators' count (the newest holds).
+export const UNVERSIONED = new Set(["chat", "chat_removed", "ai_thinking", "engine", "watching"]);
 
 export const VARIANTS = ["4x4x4", "3x3x3", "4x4"];
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];

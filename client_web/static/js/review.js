@@ -186,7 +186,20 @@ export class ReviewView {
         "aria-current": m.ply === this.ply ? "step" : null, title: words,
         onclick: () => this.stepTo(m.ply) }, `${m.side.toUpperCase()} ${m.move}${mark}`));
     }));
+    // The current move kept in sight: the list scrolls to it (itself, not the page).
+    const current = this.moveList.querySelector("[aria-current]");
+    if (current) scrollWithin(this.moveList, current);
   }
+}
+
+// Scroll `list` (a scrolling box) so that `item` is inside it; the page itself stays put.
+export function scrollWithin(list, item) {
+  const box = list.getBoundingClientRect();
+  const at = item.getBoundingClientRect();
+  const top = box.top + list.clientTop;
+  const bottom = top + list.clientHeight;
+  if (at.top < top) list.scrollTop -= top - at.top;
+  else if (at.bottom > bottom) list.scrollTop += at.bottom - bottom;
 }
 
 // A side's standing in words: "X wins in 12 (proof)".

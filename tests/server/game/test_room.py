@@ -31,6 +31,7 @@ from server.protocol import (
     Presence,
     RatingChange,
     TakenBack,
+    Watching,
     decode_server_message,
     encode,
 )
@@ -125,7 +126,7 @@ def test_out_of_turn_stale_duplicate_occupied_and_bad_cells_are_refused() -> Non
 
 def test_spectators_and_strangers_cannot_move() -> None:
     room = new_room()
-    (snapshot,) = room.join(EVE, "Eve", 0.0)
+    (snapshot,) = [e for e in room.join(EVE, "Eve", 0.0) if e.audience is Audience.PLAYER]
     assert isinstance(snapshot.message, GameState)
     assert snapshot.audience is Audience.PLAYER and snapshot.player == EVE
     assert snapshot.message.you is None and snapshot.message.spectators == 1
@@ -135,6 +136,27 @@ def test_spectators_and_strangers_cannot_move() -> None:
         room.move("mallory", "1a1", 0, 1)
     with refused("spectator"):
         room.resign(EVE, 1)
+
+
+def test_the_room_is_told_how_many_watch_as_spectators_come_and_go() -> None:
+    room = new_room()
+    room.join(ANN, "Ann", 0.0)
+    told = [e for e in room.join(EVE, "Eve", 1.0) if isinstance(e.message, Watching)]
+    assert [(e.message.count, e.audience, e.player) for e in told] == [
+        (1, Audience.OTHERS, EVE)]  # everyone but Eve, who reads it in her game
+    assert [e.message for e in room.join(EVE, "Eve", 2.0)
+            if isinstance(e.message, Watching)] == []  # a second socket: no one new
+    told = [e for e in room.join("zed", "Zed", 3.0) if isinstance(e.message, Watching)]
+    assert told[0].message.count == 2
+    (gone,) = room.leave(EVE, 4.0)
+    assert isinstance(gone.message, Watching) and gone.message.count == 1
+    assert room.leave(EVE, 5.0) == []  # already gone
+    # a seat coming and going is presence, not a count
+    assert not any(isinstance(e.message, Watching) for e in room.leave(ANN, 6.0))
+    # a catch-up ends with the count, to the one who caught up
+    caught = room.join("zed", "Zed", 7.0, since=room.version)
+    assert [(e.message, e.audience) for e in caught if isinstance(e.message, Watching)] == [
+        (Watching(game="g1", count=1), Audience.PLAYER)]
 
 
 # -- draws, resignation, abort ---------------------------------------------------------------
@@ -322,10 +344,11 @@ def test_reconnect_catch_up_via_since() -> None:
     events = room.join(BOB, "Bob", 6.0, since=seen)
     assert events[0].audience is Audience.OTHERS  # Ann learns that Bob is back
     to_bob = [e.message for e in events if e.audience is Audience.PLAYER]
-    assert [type(m) for m in to_bob] == [Presence, MovePlayed, ChatLine, Presence]
+    assert [type(m) for m in to_bob] == [Presence, MovePlayed, ChatLine, Presence, Watching]
     # each version once, in order, the chat line in its place: no trailing presence repeats
-    # the current version
-    assert [getattr(m, "version", None) for m in to_bob] == [seen + 1, seen + 2, None, seen + 3]
+    # the current version; the count of spectators last, unversioned
+    assert [getattr(m, "version", None) for m in to_bob] == [
+        seen + 1, seen + 2, None, seen + 3, None]
     assert all(e.player == BOB for e in events)
 
 
@@ -358,7 +381,8 @@ def test_every_receivers_stream_is_gap_free_with_both_chats_and_any_catch_up_clo
     held: dict[str, int] = {}
     lines: dict[str, list[int]] = {name: [] for name in receivers}
     for name, moderator in receivers.items():
-        (state,) = [e.message for e in room.join(name, name.title(), 0.0, moderator=moderator)]
+        (state,) = [e.message for e in room.join(name, name.title(), 0.0, moderator=moderator)
+                    if e.audience is Audience.PLAYER]
         assert isinstance(state, GameState)
         held[name] = state.version
 

@@ -105,6 +105,9 @@ async def test_a_spectator_sees_every_move_and_the_end(server: Server) -> None:
     await play_out(ann, bob, game, ROW[:2])
     state = await cat.request(t="watch", game=game)
     assert state["t"] == "game" and state["you"] is None and state["moves"] == [0, 16]
+    assert state["spectators"] == 1
+    for player in (ann, bob):  # the players see someone watch
+        assert (await player.expect("watching"))["count"] == 1
     for ply, cell in list(enumerate(ROW))[2:]:
         await play(ann if ply % 2 == 0 else bob, game, cell, ply)
     seen = [(await cat.expect("move"))["notation"] for _ in ROW[2:]]

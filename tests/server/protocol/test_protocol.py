@@ -131,6 +131,7 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.Offer(game="g1", kind="draw", by="o", version=5),
     p.Rematched(game="g1", rematch="g2", version=10),
     p.Presence(game="g1", version=6, side="o", online=False, claim_in=60.0),
+    p.Watching(game="g1", count=3),
     CHAT,
     p.TakenBack(game="g1", ply=2, by="x", clocks=CLOCKS, version=7),
     p.Suggestion(game="g1", ply=2, cell=21, notation="2b2", ref=4),

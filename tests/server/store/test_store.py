@@ -302,6 +302,97 @@ async def test_moves_in_quick_succession_share_a_commit_within_the_interval(
         await store.close()
 
 
+async def test_a_window_of_moves_is_one_hand_over_and_one_commit(tmp_path: Path) -> None:
+    """Group commit by window (issue 41): ten moves, each asked for in its own turn of the
+    loop (1 ms apart), within a second's window after a quiet spell: the first goes at once,
+    the nine after it are handed to the writer thread together when the window ends (one
+    wake-up of it, not one a turn) and share one commit; each is acknowledged only then."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=0.0)
+    try:
+        games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                         rated=False, now=0) for _ in range(10)]
+        store.commit_interval = 1.0
+        await asyncio.sleep(1.0)  # a quiet spell
+        commits, hand_overs = store.commits, store.hand_overs
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        pending = []
+        for game in games:
+            pending.append(asyncio.create_task(
+                store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0))))
+            await asyncio.sleep(0.001)
+        await pending[0]
+        assert loop.time() - started < 0.5  # the first, after the quiet spell: at once
+        assert not any(task.done() for task in pending[1:])  # the rest wait for the window
+        await asyncio.gather(*pending)
+        assert loop.time() - started >= 0.9
+        assert (store.commits - commits, store.hand_overs - hand_overs) == (2, 2)
+    finally:
+        await store.close()
+
+
+async def test_a_full_group_goes_without_waiting_out_the_window(tmp_path: Path) -> None:
+    """Group commit by size (``--commit-max``, issue 41): with a long window and groups of
+    four, nine moves asked for one turn after another go as 1 (after the quiet spell), 4 and
+    4, each group as soon as it is full, long before the window ends."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0, commit_max=4)
+    try:
+        store.commit_max = 1  # the games' groups of one each: full at once
+        games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                         rated=False, now=0) for _ in range(9)]
+        store.commit_max = 4
+        store._handed_at = float("-inf")  # noqa: SLF001  (as after a quiet spell)
+        commits = store.commits
+        pending = []
+        for game in games:
+            pending.append(asyncio.create_task(
+                store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0))))
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(asyncio.gather(*pending), 5.0)
+        assert store.commits - commits == 3
+        unfinished = await store.unfinished_games()
+        assert sorted(game.cells for game in unfinished) == [[0]] * 9
+    finally:
+        await store.close()
+
+
+async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: Path) -> None:
+    """Only moves wait for the window (issue 41): writes one after another of any other kind
+    (a game's start here) go at the end of the loop's turn each, and take a waiting move's
+    group along."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
+    try:
+        games = [await asyncio.wait_for(
+            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
+            5.0) for _ in range(5)]
+        move = asyncio.create_task(
+            store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
+        await asyncio.sleep(0.01)
+        assert not move.done()  # a move waits for the window
+        commits = store.commits
+        await asyncio.wait_for(store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                                 rated=False, now=0), 5.0)
+        assert move.done() and move.exception() is None
+        assert store.commits - commits == 1  # one group: the move and the game
+    finally:
+        await store.close()
+
+
+async def test_flush_does_not_wait_out_the_window(tmp_path: Path) -> None:
+    """``flush`` hands the group gathered so far over at once, whatever the window."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
+    try:
+        game = await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
+                                       rated=False, now=0)  # after the quiet spell: at once
+        move = asyncio.create_task(store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0)))
+        await asyncio.sleep(0.01)
+        assert not move.done()  # waiting for the window
+        await asyncio.wait_for(store.flush(), 5.0)
+        assert move.done() and move.exception() is None
+    finally:
+        await store.close()
+
+
 async def test_close_commits_every_queued_write(database: str) -> None:
     store = await open_store(database)
     games = [
