@@ -157,10 +157,10 @@ def classify(board: Board, cell: int, before: Standing, after: Standing,
     threat = win_cells(theirs, mine, board.geometry.line_masks)
     if after.verdict == WIN:
         return FOUND
+    if threat.bit_count() == 1 and not (threat >> cell) & 1:  # two: lost whatever is played
+        return MISSED_THREAT  # said first: it needs no search, and tells what went wrong
     if before.verdict == WIN and after.verdict in (LOSS, DRAW):
         return BLUNDER
-    if threat.bit_count() == 1 and not (threat >> cell) & 1:  # two: lost whatever is played
-        return MISSED_THREAT
     if before.verdict == UNKNOWN or after.verdict == UNKNOWN:
         return UNKNOWN
     if _ORDER[before.verdict] > _ORDER[after.verdict]:

@@ -154,7 +154,8 @@ async def test_a_game_end_to_end_with_the_rooms_and_delivery_on_redis(
         ref = await eve.send(t="watch", game=game, since=1)  # a catch-up, then its ack
         await eve.expect("ack", ref=ref)
         caught = [m["t"] for m in eve.seen[seen:]]
-        assert caught == ["move", "chat", "end", "ack"], caught  # her chat, not the players'
+        # her chat, not the players'; the count of spectators last
+        assert caught == ["move", "chat", "end", "watching", "ack"], caught
         assert [m["text"] for m in eve.seen[seen:] if m["t"] == "chat"] == ["nice"]
     finally:
         await running.stop()

@@ -101,11 +101,13 @@ async def test_a_catch_up_ends_with_an_ack_and_repeats_no_version(server: Server
     ref = await back.send(t="watch", game=game, since=seen)
     await back.expect("ack", ref=ref)
     caught = back.seen[1:-1]  # between the welcome and the ack
-    assert [m["t"] for m in caught] == ["presence", "chat", "presence"]
-    # the chat takes no version (it reaches the players only): it comes in its place
-    assert [m.get("version") for m in caught] == [seen + 1, None, seen + 2]
+    assert [m["t"] for m in caught] == ["presence", "chat", "presence", "watching"]
+    # the chat takes no version (it reaches the players only): it comes in its place; the
+    # count of spectators, unversioned, ends the catch-up
+    assert [m.get("version") for m in caught] == [seen + 1, None, seen + 2, None]
     assert [m["online"] for m in caught if m["t"] == "presence"] == [False, True]
-    again = await back.send(t="watch", game=game, since=seen + 2)  # nothing missed: ack only
+    again = await back.send(t="watch", game=game, since=seen + 2)  # nothing missed
+    assert (await back.recv())["t"] == "watching"  # only the count, then the ack
     assert (await back.recv())["t"] == "ack" and back.seen[-1]["ref"] == again
 
 
