@@ -110,8 +110,12 @@ def check_take_back(game_id: str, stored: int, ply: int) -> None:
 
 
 def new_game_id() -> str:
-    """An unguessable game id: 72 random bits in 12 URL-safe characters."""
-    return secrets.token_urlsafe(9)
+    """An unguessable game id: 72 random bits in 12 URL-safe characters, never a ``-`` first
+    (a command line would read ``qubic admin end-game -x3...`` as an option)."""
+    while True:
+        game_id = secrets.token_urlsafe(9)
+        if not game_id.startswith("-"):
+            return game_id
 
 
 class NewGame(TypedDict):

@@ -765,3 +765,14 @@ def test_every_version_can_be_undone() -> None:
     from tests.server.store.schema_undo import UNDO
 
     assert set(UNDO) == set(range(3, SCHEMA_VERSION + 1))
+
+
+def test_a_game_id_never_begins_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command line reads ``-x3F...`` as an option (``qubic admin end-game ID``)."""
+    import secrets
+
+    from server.store.base import new_game_id
+
+    drawn = iter(["-abcdefghijk", "-bcdefghijkl", "Xbcdefghijkl"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(drawn))
+    assert new_game_id() == "Xbcdefghijkl"
