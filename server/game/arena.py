@@ -31,11 +31,15 @@ Winner = Literal["x", "o"] | None
 @dataclass(frozen=True)
 class Sheet:
     """One player's games in the tournament: the points of each game in order (2 a win, 4 a
-    win on fire, 0 an early game ...), and whether the player is on fire now."""
+    win on fire, 0 an early game ...), and the wins in a row since the last game not won."""
 
     points: tuple[int, ...] = ()
     streak: int = 0  # wins in a row, counted from the last game that was not a win
-    fire: bool = False
+
+    @property
+    def fire(self) -> bool:
+        """On fire: two wins in a row or more, so every game scores double."""
+        return self.streak >= 2
 
     @property
     def score(self) -> int:
@@ -44,12 +48,11 @@ class Sheet:
     def after(self, outcome: Literal["win", "draw", "loss", "early"]) -> Sheet:
         """The sheet with one more game."""
         if outcome == "early":
-            return Sheet((*self.points, 0), self.streak, self.fire)
+            return Sheet((*self.points, 0), self.streak)
         scale = 2 if self.fire else 1
         if outcome == "win":
-            streak = self.streak + 1
-            return Sheet((*self.points, 2 * scale), streak, streak >= 2)
-        return Sheet((*self.points, scale if outcome == "draw" else 0), 0, False)
+            return Sheet((*self.points, 2 * scale), self.streak + 1)
+        return Sheet((*self.points, scale if outcome == "draw" else 0), 0)
 
 
 @dataclass
@@ -63,8 +66,10 @@ class Entry:
     last_opponent: str | None = None
     x_minus_o: int = 0  # games as X minus games as O
     last_colour: Literal["x", "o"] | None = None
-    wins: int = 0
-    opponents_rating: int = 0  # sum over the games played, for the performance
+    wins: int = 0  # of the games played to a result (not early ones), for the performance
+    losses: int = 0
+    played: int = 0
+    opponents_rating: int = 0  # summed over those games
 
     @property
     def games(self) -> int:
@@ -72,12 +77,12 @@ class Entry:
 
     @property
     def performance(self) -> int:
-        """The rating the results are worth: the opponents' average, ±500 per net win."""
-        played = self.games
+        """The rating the results are worth: the opponents' average, ±500 per net win, over
+        the games played to a result (an early game counts for nothing)."""
+        played = self.played
         if not played:
             return self.rating
-        losses = sum(1 for points in self.sheet.points if points == 0)
-        return round((self.opponents_rating + 500 * (self.wins - losses)) / played)
+        return round((self.opponents_rating + 500 * (self.wins - self.losses)) / played)
 
 
 @dataclass(frozen=True)
@@ -130,15 +135,17 @@ class Arena:
                 entry.last_colour = "x" if side == "x" else "o"
                 entry.opponents_rating += other.rating
                 entry.wins += outcome == "win"
+                entry.losses += outcome == "loss"
+                entry.played += 1
         return gained[0], gained[1]
 
     def standings(self) -> list[Standing]:
         """Everyone who joined, best first: score, then performance, then fewer games, then
         name; players with equal keys share a rank."""
-        ordered = sorted(self.entries.values(), key=_standing_key)
+        ordered = sorted((_standing_key(entry), entry) for entry in self.entries.values())
         rows: list[Standing] = []
-        for index, entry in enumerate(ordered):
-            tied = rows and _standing_key(ordered[index - 1])[:3] == _standing_key(entry)[:3]
+        for index, (key, entry) in enumerate(ordered):
+            tied = rows and ordered[index - 1][0][:3] == key[:3]
             rank = rows[-1].rank if tied else index + 1
             rows.append(Standing(rank, entry.name, entry.sheet.score, entry.games,
                                  entry.sheet.fire, entry.performance, entry.sheet.points))

@@ -230,7 +230,7 @@ def _pair(order: list[Entrant]) -> list[tuple[str, str]] | None:
     for entrant in order:
         groups.setdefault(entrant.score, []).append(entrant.name)
     score = {entrant.name: entrant.score for entrant in order}
-    in_group = {name: groups[score[name]].index(name) for name in score}
+    in_group = {name: place for group in groups.values() for place, name in enumerate(group)}
     tries = 0
 
     def fit(a: str, b: str) -> int:  # a above b in the order
@@ -239,14 +239,16 @@ def _pair(order: list[Entrant]) -> list[tuple[str, str]] | None:
     def candidates(player: str, free: list[str], strict: bool) -> list[str]:
         target = in_group[player] + len(groups[score[player]]) // 2
 
+        fits = {other: fit(player, other) if strict else 0 for other in free
+                if other not in met[player]}
+
         def key(other: str) -> tuple[int, int, int]:
             gap = abs(score[player] - score[other])
             shift = abs(in_group[other] - target) if not gap else rank[other]
-            return (gap, -fit(player, other) if strict else 0, shift)
+            return (gap, -fits[other], shift)
 
-        legal = [other for other in free if other not in met[player]
-                 and (not strict or fit(player, other) > 0)]
-        return sorted(legal, key=key)
+        return sorted((other for other, fitted in fits.items() if not strict or fitted > 0),
+                      key=key)
 
     def search(free: list[str], strict: bool) -> list[tuple[str, str]] | None:
         nonlocal tries
