@@ -4,7 +4,6 @@ either store (the ``database`` fixture, on both stores, is tests/server/conftest
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from typing import Any
 
@@ -13,60 +12,22 @@ import websockets
 
 from server.store.factory import is_postgres_url
 from tests.eventually import eventually
+from tests.server import servers
 
 TIMEOUT = 20.0
 
 
-class Client:
-    """A websocket client: ``request`` sends and returns the reply, ``expect`` waits for a
-    message of a type; ``seen`` keeps every message received."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.seen: list[dict[str, Any]] = []
-        self.inbox: list[dict[str, Any]] = []
-        self.name: str | None = None
-        self.token: str | None = None
-        self._next = 0
+class Client(servers.Client):
+    """``tests.server.servers.Client``, connected to a node by URL (frames of any size), and
+    whose ``request`` waits at most ``timeout`` for its reply in all."""
 
     @classmethod
     async def connect(cls, url: str, name: str | None = None,
                       token: str | None = None) -> Client:
         client = cls(await websockets.connect(url, max_size=None))
         if name is not None or token is not None:
-            fields: dict[str, Any] = {k: v for k, v in (("name", name), ("token", token))
-                                      if v is not None}
-            welcome = await client.request(t="hello", **fields)
-            assert welcome["t"] == "welcome", welcome
-            client.name, client.token = welcome["name"], welcome["token"]
+            await client.hello(name, token)
         return client
-
-    async def send(self, **message: Any) -> str:
-        self._next += 1
-        message.setdefault("id", f"r{self._next}")
-        await self.ws.send(json.dumps(message))
-        return str(message["id"])
-
-    async def recv(self, timeout: float = TIMEOUT) -> dict[str, Any]:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
-        self.seen.append(message)
-        return message
-
-    async def expect(self, t: str, timeout: float = TIMEOUT, **fields: Any) -> dict[str, Any]:
-        def matches(message: dict[str, Any]) -> bool:
-            return message["t"] == t and all(message.get(k) == v for k, v in fields.items())
-
-        for message in self.inbox:
-            if matches(message):
-                self.inbox.remove(message)
-                return message
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            message = await self.recv(max(0.01, deadline - loop.time()))
-            if matches(message):
-                return message
-            self.inbox.append(message)
 
     async def request(self, timeout: float = TIMEOUT, **message: Any) -> dict[str, Any]:
         ref = await self.send(**message)
