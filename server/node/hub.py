@@ -119,7 +119,7 @@ class Hub:
         self.reviews = Reviews(store, self.truth)
         # the host's levers, and a device's revoke, on every node (server.node.control)
         self.control = Control(self.games, self.announce, self.drop_devices)
-        self.moderation = Moderation(self.control, self.limits)
+        self.moderation = Moderation(self.control, self.limits, self.router)
         self.puzzles = Puzzles(store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()

@@ -190,6 +190,13 @@ async def remove_chat(store: Store, actor: str, game: str, line: int, reason: st
                                                            admin=admin, by=actor)))
 
 
+async def log_chat_removed(store: Store, actor: str, game: str, line: int,
+                           reason: str = "") -> None:
+    """Log in the audit log that ``actor`` took the line ``line`` out of ``game`` (its holder
+    has: ``server.node.chat_removal``)."""
+    await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"))
+
+
 async def end_game(store: Store, actor: str, game: str, result: str, reason: str = "",
                    wait: float = 3.0) -> str:
     """End an active game with ``result`` (``RESULTS``' values). The server holding it

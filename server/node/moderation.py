@@ -13,8 +13,10 @@ reporters and moderators.
   line, mute, kick, ban, their undoing, the reports' queue) from a moderator or admin only
   (``not_moderator``), never on oneself (``not_allowed``), and against another moderator or
   an admin, or a line one of them said, from an admin only (``not_moderator``, as lichess
-  ranks them). ``remove_chat`` of a game that does not exist is ``no_such_game``, of a line
-  the game does not have ``not_allowed``, and neither is audited. Each pulls a lever of
+  ranks them). ``remove_chat`` goes to the node holding the game, which alone knows who said the
+  line: it checks the rank there (``server.node.chat_removal``), takes the line out, audits,
+  then acks; of a game that does not exist ``no_such_game``, of a line the game does not have
+  ``not_allowed``, and neither is audited. Each pulls a lever of
   ``server.node.levers``, which the control channel carries to every node.
 """
 
@@ -26,7 +28,8 @@ from typing import assert_never
 from server.errors import LimitReached, ServerError
 from server.node import levers
 from server.node.accounts import refuse_banned
-from server.node.control import MODERATORS, Control, chat_author
+from server.node.control import MODERATORS, Control
+from server.node.routing import Router
 from server.node.session import AddressCounts, Session
 from server.protocol import (
     Ack,
@@ -53,9 +56,10 @@ QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 class Moderation:
     """The hub's part for bans, mutes, reports and moderators' requests."""
 
-    def __init__(self, control: Control, limits: AddressCounts) -> None:
+    def __init__(self, control: Control, limits: AddressCounts, router: Router) -> None:
         self.control = control
         self.limits = limits
+        self.router = router  # a remove_chat goes to the game's holder
 
     @property
     def store(self) -> Store:
@@ -108,12 +112,11 @@ class Moderation:
         roles = await levers.roles_of(store, name)
         if not roles & MODERATORS:
             raise ServerError("only a moderator may do that", ErrorCode.NOT_MODERATOR)
+        if isinstance(message, RemoveChat):  # its holder knows the line's author, and acks
+            await self.router.remove_chat(session, message)
+            return
         target = getattr(message, "name", None)
-        if isinstance(message, RemoveChat):  # the line's author is the one acted on
-            target = await self._author(message.game, message.line)
-            if target is not None and name_key(target) == name_key(name):
-                target = None  # one's own line
-        elif target is not None and name_key(target) == name_key(name):
+        if target is not None and name_key(target) == name_key(name):
             raise ServerError("you cannot do that to yourself", ErrorCode.NOT_ALLOWED)
         if target is not None and "admin" not in roles \
                 and await levers.roles_of(store, target) & MODERATORS:
@@ -129,8 +132,7 @@ class Moderation:
             case ResolveReport():
                 await levers.resolve_report(store, name, message.report, message.reason)
             case RemoveChat():
-                await levers.remove_chat(store, name, message.game, message.line,
-                                         message.reason, admin="admin" in roles)
+                raise AssertionError("carried out by the game's holder, above")
             case MutePlayer():
                 await levers.mute(store, name, message.name, message.reason,
                                   _seconds(message.minutes))
@@ -148,20 +150,6 @@ class Moderation:
             case _:
                 assert_never(message)
         session.send(Ack(ref=message.id))
-
-
-    async def _author(self, game: str, line: int) -> str | None:
-        """Who said the chat line ``line`` of ``game``, if this node holds the game (else
-        None: its holder checks the rank, ``server.node.control``); ``no_such_game`` for a
-        game that is not, ``not_allowed`` for a line the game does not have."""
-        if await self.store.get_game(game) is None:
-            raise ServerError(f"no game {game}", ErrorCode.NO_SUCH_GAME)
-        if not self.control.holds(game):
-            return None
-        author = chat_author(self.control.rooms.rooms[game], line, self.control.rooms.now())
-        if author is None:
-            raise ServerError(f"no chat line {line} in game {game}", ErrorCode.NOT_ALLOWED)
-        return author
 
 
 def _seconds(minutes: int | None) -> float | None:

@@ -16,6 +16,7 @@ import msgspec
 
 from server.errors import RoomError, ServerError
 from server.game.room import GameRoom, Outbound
+from server.node.chat_removal import remove_chat_line
 from server.node.delivery import PENDING, Delivery, Peer
 from server.node.rooms import Rooms
 from server.node.session import Session
@@ -32,6 +33,7 @@ from server.protocol import (
     Hint,
     Move,
     Rematch,
+    RemoveChat,
     Resign,
     RoomAction,
     TakeBack,
@@ -86,9 +88,10 @@ class Leave(msgspec.Struct, tag="leave", tag_field="t", kw_only=True, gc=False):
     id: None = None
 
 
-RoomRequest = Watch | Hint | RoomAction | Join | Leave
+RoomRequest = Watch | Hint | RoomAction | Join | Leave | RemoveChat
 """What a game's owner carries out for a session, the same typed value on every node (a
-cluster forwards it as it is)."""
+cluster forwards it as it is). A moderator's ``remove_chat`` is one: only the holder knows who
+said the line (``server.node.chat_removal``)."""
 
 
 class Owners(Protocol):
@@ -124,6 +127,8 @@ class Here:
                 rooms.leave(peer, request.game, rooms.now())
             case Hint():
                 await rooms.hint(peer, request.game, request.id)
+            case RemoveChat():
+                await remove_chat_line(rooms, peer, request)
             case _:
                 await rooms.act(peer, request.game, request.id,
                                 partial(room_action, message=request))
@@ -165,6 +170,11 @@ class Router:
             case _:  # a hint, or one of the room's actions
                 has_open = self.delivery.has_open(session, game_id)
                 await self.owners.carry_out(Peer.of(session, self.node, has_open), message)
+
+    async def remove_chat(self, session: Session, message: RemoveChat) -> None:
+        """A moderator's ``remove_chat``, to the game's holder (who acks it)."""
+        has_open = self.delivery.has_open(session, message.game)
+        await self.owners.carry_out(Peer.of(session, self.node, has_open), message)
 
     def leave(self, session: Session, game_id: str) -> None:
         """``session`` closes the game (unwatched, or the connection is gone)."""

@@ -90,9 +90,6 @@ ON_EVERY_FRAME = frozenset({  # judged by the client on every frame; counted whe
     "refusals.connect", "versions.events_agree", "versions.catchup_closes_gap"})
 
 KNOWN_BUGS: dict[str, str] = {
-    "levers.moderator_not_over_admin@cluster": "two nodes only: a moderator's remove_chat of a "
-        "line in a game another node holds is acknowledged (and audited) on the moderator's "
-        "node; the holder refuses it on rank and the line stays (docs/admin.md)",
     "records.private_game_unlisted@cluster": "two nodes only, once in 2,400 held-out steps "
         "(seed 202 step 178, not seen again on replay): a private game the world holds ongoing "
         "was listed in /api/players/{name}/games; not yet told apart from the world hearing "

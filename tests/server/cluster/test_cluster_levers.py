@@ -96,6 +96,39 @@ async def test_a_moderator_on_one_node_mutes_and_removes_chat_in_a_game_held_on_
         ("marta", "mute", "ann"), ("marta", "remove-chat", game), ("marta", "remove-chat", game)]
 
 
+async def test_a_moderator_elsewhere_cannot_remove_an_admins_line_and_nothing_is_logged(
+    nodes: Nodes,
+) -> None:
+    """The rank is checked where the line is: a moderator on a node that does not hold the
+    game is refused (``not_moderator``) for an admin's line, which stays, and no removal is
+    audited; the moderator's own line goes, acknowledged after it is gone."""
+    first = await nodes.client("a", "marta")
+    boss = await nodes.client("a", "boss")
+    assert (await admin(nodes, "grant", "marta", "moderator"))[0] == 0
+    assert (await admin(nodes, "grant", "boss", "admin"))[0] == 0
+    ann, bob = await nodes.client("a", "ann"), await nodes.client("a", "bob")
+    game = await private_game(nodes, "a", ann, bob)
+    held = await owner(nodes, game)
+    elsewhere = next(node for node in "abc" if node != held)
+    mod = await nodes.client(elsewhere, token=first.token)
+    boss = await nodes.client(elsewhere, token=boss.token)
+    for watcher in (mod, boss):
+        await watcher.request(t="watch", game=game)
+    await boss.request(t="chat", game=game, text="the admin says")
+    said = (await boss.expect("chat", text="the admin says"))["line"]
+    await mod.request(t="chat", game=game, text="the moderator says")
+    own = (await mod.expect("chat", text="the moderator says"))["line"]
+    refused = await mod.request(t="remove_chat", game=game, line=said)
+    assert (refused["t"], refused.get("code")) == ("error", "not_moderator")
+    assert (await mod.request(t="remove_chat", game=game, line=own))["t"] == "ack"
+    assert (await boss.expect("chat_removed", game=game))["line"] == own
+    _, log = await admin(nodes, "audit")
+    removals = [e for e in log if e["action"] == "remove-chat"]
+    assert [(e["actor"], e["detail"]) for e in removals] == [("marta", f"line {own}")]
+    snapshot = await boss.request(t="watch", game=game)
+    assert [line["text"] for line in snapshot["chat"]] == ["the admin says"]
+
+
 async def test_a_revoked_devices_socket_on_another_node_is_closed(nodes: Nodes) -> None:
     """Accounts' revoke closes the device's connections on every node: at once on the
     revoking node, through the control channel on the others."""
