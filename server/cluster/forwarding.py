@@ -60,19 +60,45 @@ class Forwarding:
         self.started_ref = started_ref
         self.forwarded = 0
         self.awaiting = Awaiting()  # this node's requests sent to another node
+        self._leaving: dict[tuple[int, str], asyncio.Event] = {}  # leaves not yet sent
 
     # -- the sessions' side ------------------------------------------------------------------
 
     async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+        leaving = self._leaving.get((peer.session, request.game))
+        if leaving is not None and not isinstance(request, Leave):
+            await leaving.wait()  # the owner hears of the leave before what came after it
         forward = Forward(request, peer.node, peer.session, peer.name, peer.has_open,
                           moderator=peer.moderator)
         await self.route(forward)
 
     def leave(self, peer: Peer, game_id: str) -> None:
-        if self.ownership.owns(game_id):
+        """``peer`` closed the game: its owner hears of it before any later request of the
+        same session about the game (at once when the owner is known, else the later
+        requests wait for the leave to be sent)."""
+        ownership = self.ownership
+        if ownership.owns(game_id):
             self.here.leave(peer, game_id)
-        else:
-            self._spawn(self.carry_out(peer, Leave(game=game_id)), f"leave-{game_id}")
+            return
+        holder = ownership.owners.get(game_id)
+        if holder is not None and holder != self.node and holder in ownership.alive \
+                and self.bus.connected:
+            self._publish(f"node:{holder}", Forward(
+                Leave(game=game_id), peer.node, peer.session, peer.name, peer.has_open,
+                hops=1, moderator=peer.moderator))
+            return
+        key = (peer.session, game_id)
+        sent = self._leaving[key] = asyncio.Event()
+
+        async def send() -> None:
+            try:
+                await self.carry_out(peer, Leave(game=game_id))
+            finally:
+                sent.set()
+                if self._leaving.get(key) is sent:
+                    del self._leaving[key]
+
+        self._spawn(send(), f"leave-{game_id}")
 
     async def route(self, forward: Forward) -> None:
         """Carry the request out here if this node owns the game, else send it to the
