@@ -238,9 +238,9 @@ def test_an_upward_import_is_caught() -> None:
 
 
 def test_a_package_past_its_distance_is_caught() -> None:
-    broken = {"engine.board": {"server.protocol"}, "client_tui.app": {"server.node.hub"}}
+    broken = {"engine.rules.board": {"server.protocol"}, "client_tui.app": {"server.node.hub"}}
     assert distance_breaches(broken) == ["client_tui.app -> server.node.hub",
-                                         "engine.board -> server.protocol"]
+                                         "engine.rules.board -> server.protocol"]
 
 
 def test_a_cycle_is_caught() -> None:

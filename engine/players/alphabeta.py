@@ -10,7 +10,7 @@ previous iteration. Two rules any Qubic program has: a side that can complete a 
 moves).
 
 The search runs in one numba kernel (``@njit(cache=True)``) over the search kernel's
-incremental line counts, iterative on explicit stacks as :mod:`engine.kernel` is (numba's
+incremental line counts, iterative on explicit stacks as :mod:`engine.kernels.negamax` is (numba's
 cache does not handle recursion); it polls its deadline and a stop flag.
 """
 
@@ -21,8 +21,7 @@ import time
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.kernel import (
+from engine.kernels.negamax import (
     ABORTED,
     CHILDREN,
     ENTER,
@@ -50,6 +49,7 @@ from engine.kernel import (
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
 from engine.players.mcts import _win_cells
 from engine.players.mcts import warm_up as mcts_warm_up
+from engine.rules.board import Board
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
 POLL_MASK = 1023
@@ -110,12 +110,12 @@ def negamax(
     """The value for ``side`` (to move) of the position searched ``depth`` plies deep with
     alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``, its
     histogram ``hists[k]`` (``hist`` at frame 0), and a leaf's move is never made: its
-    histogram is all a leaf reads (as in :func:`engine.kernel.negamax`, whose frame stacks
+    histogram is all a leaf reads (as in :func:`engine.kernels.negamax.negamax`, whose frame stacks
     it takes). What is this player's own is the order of the moves (with the forced blocks
     and the history) and the win seen a ply early; the steps that make and take back moves
     are written out here as in the kernel's (shared helpers made this search about 25%
     slower). The arguments up to ``pv_len`` are the kernel's negamax's:
-    :func:`engine.kernel.search_moves` passes them."""
+    :func:`engine.kernels.negamax.search_moves` passes them."""
     size = cells.shape[0]
     moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
     hists = frame_hists(hist, depth + 1)
@@ -200,8 +200,8 @@ def search_root(
     deadline, stop, stats, pv, pv_len, scores,
 ):
     """Search every root move ``depth`` plies deep, in order, each with alpha at the best so
-    far (:func:`engine.kernel.search_moves` over this player's :func:`negamax`); returns the
-    index of the best (-1 if the first was not finished). ``scores[i]`` is the score of move
+    far (:func:`engine.kernels.negamax.search_moves` over this player's :func:`negamax`); returns
+    the index of the best (-1 if the first was not finished). ``scores[i]`` is the score of move
     i (an upper bound for moves that did not beat the best). No root move wins at once: the
     player plays a free win without searching."""
     return search_moves(

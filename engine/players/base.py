@@ -11,10 +11,10 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from engine.board import Board
 from engine.errors import GameOver, UnknownPlayer
-from engine.geometry import Cell
-from engine.notation import format_cell
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
+from engine.rules.notation import format_cell
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ import time
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.kernel import State, _pop, _push, empty_cells, now, tables_for, tally
+from engine.kernels.negamax import State, _pop, _push, empty_cells, now, tables_for, tally
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
+from engine.rules.board import Board
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
 CAPACITY = 1 << 21  # tree nodes at most; past it the tree stops growing and playouts go on

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.board import Board
 from engine.players import Decision, Limit, make_player
+from engine.rules.board import Board
 from server.engine_pool.computer_moves import ComputerJob
 
 

@@ -143,8 +143,8 @@ def serve(read: BinaryIO, write: BinaryIO) -> None:
         raise SystemExit("the quick path runs with NUMBA_DISABLE_JIT=1 only")
     # numpy's scalars warn where the compiled kernels' uint64 arithmetic wraps silently
     warnings.filterwarnings("ignore", category=RuntimeWarning)
-    from engine.board import Board
     from engine.players import make_player
+    from engine.rules.board import Board
 
     while header := read.read(_HEADER.size):
         (size,) = _HEADER.unpack(header)

@@ -1,5 +1,6 @@
-"""The truth of positions for ``GET /api/solve`` and finished games' reviews: ``engine.truth`` in
-one worker process of its own, so a search never holds the event loop, with the answers kept.
+"""The truth of positions for ``GET /api/solve`` and finished games' reviews:
+``engine.solved.truth`` in one worker process of its own, so a search never holds the event loop,
+with the answers kept.
 
 Answers are kept in an LRU cache by variant, moves and budget. The worker is shared fairly:
 each client (an address, an IPv6 /64 as one) has its own queue, taken in turn one job each, and
@@ -54,7 +55,7 @@ class _Job:
 def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[str, Any]:
     """In the worker: the verdict of the position after ``cells``, as the API shows it."""
     from engine import Board
-    from engine.truth import solve
+    from engine.solved.truth import solve
 
     board = Board(variant, list(cells))
     return solve(board, budget).to_json(board.geometry)
@@ -62,7 +63,7 @@ def solve_position(variant: str, cells: Sequence[int], budget: float) -> dict[st
 
 def review_in_worker(variant: str, cells: Sequence[int], seconds: float) -> dict[str, Any]:
     """In the worker: the review of the game played as ``cells``, as the API shows it."""
-    from engine.review import review_game
+    from engine.solved.review import review_game
 
     return review_game(variant, list(cells), total_budget=seconds).to_json()
 
@@ -124,7 +125,7 @@ class TruthPool:
 
     async def review(self, variant: str, cells: Sequence[int],
                      seconds: float = REVIEW_SECONDS, client: str = "") -> dict[str, Any]:
-        """The review of a game (``engine.review.review_game``'s JSON), computed in the
+        """The review of a game (``engine.solved.review.review_game``'s JSON), computed in the
         worker for ``client``; ``SolverBusy`` or ``ComputerError`` as ``truth``. Callers
         share one computation per game themselves (``server.node.reviews``)."""
         job = self._ask(client, _Job(review_in_worker, (variant, list(cells), seconds),

@@ -6,10 +6,10 @@ from collections.abc import Callable
 import pytest
 
 from engine import Board, UnknownPlayer, format_cell
-from engine.arena import elo_estimate, game_seeds, play_game, run_match
-from engine.book import board_of, canonical_frame
-from engine.exact import _merge_dead_cells, every_game, exact_match
 from engine.players import Limit, make_player
+from engine.players.arena import elo_estimate, game_seeds, play_game, run_match
+from engine.players.exact_match import _merge_dead_cells, every_game, exact_match
+from engine.solved.book import board_of, canonical_frame
 
 
 def test_counts_add_up_and_colours_alternate() -> None:

@@ -5,8 +5,9 @@ import random
 import numpy as np
 import pytest
 
-from engine import Board, kernel
-from engine.perft import count_sequences
+from engine import Board
+from engine.kernels import negamax as kernel
+from engine.kernels.perft import count_sequences
 
 W4 = np.array([0, 1, 10, 100, 0], dtype=np.int64)
 W3 = np.array([0, 1, 10, 0], dtype=np.int64)

@@ -152,7 +152,7 @@ def test_an_admin_lever_runs_without_the_engine_or_numpy(tmp_path: Path) -> None
             f"assert main(['admin', 'audit', '--db', {db!r}]) == 0\n"
             f"assert main(['admin', 'kick', 'nobody', '--db', {db!r}]) == 2\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy')"
-            " or m.startswith('engine.players') or m == 'engine.board'))")
+            " or m.startswith('engine.players') or m == 'engine.rules.board'))")
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                           text=True, timeout=120)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from engine.puzzles import load_puzzles
+from engine.puzzles.mate import load_puzzles
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
 from server.node import levers

@@ -14,8 +14,8 @@ from functools import cache
 import numpy as np
 from numba import njit, objmode
 
-from engine.board import Board
-from engine.geometry import Geometry
+from engine.rules.board import Board
+from engine.rules.geometry import Geometry
 
 WIN = 1_000_000_000
 INF = 2_000_000_000

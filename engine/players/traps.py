@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engine.board import Board
-from engine.geometry import Geometry
-from engine.search import Master, SearchParams, mate_plies
+from engine.kernels.deepening import Master, SearchParams, mate_plies
+from engine.rules.board import Board
+from engine.rules.geometry import Geometry
 
 NATURAL = 4  # the opponent's replies examined: the first of the model's ranking
 RANK_DEPTH = 2  # plies of the model's search that rank the opponent's replies

@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.board import Board
-from engine.geometry import Bitboard, Cell, Geometry, cells_of, variant
-from engine.notation import format_cell, parse_moves
+from engine.rules.board import Board
+from engine.rules.geometry import Bitboard, Cell, Geometry, cells_of, variant
+from engine.rules.notation import format_cell, parse_moves
 
 WIN, SURVIVE = "win", "survive"
 MAX_WIN = 5  # the longest win a puzzle asks for, in the winner's moves

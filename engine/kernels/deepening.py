@@ -1,8 +1,8 @@
-"""The master search: iterative deepening over :func:`engine.pvs.pvs`.
+"""The master search: iterative deepening over :func:`engine.kernels.pvs.pvs`.
 
 :class:`Master` first looks for a continuous-threat win of the side to move
-(:mod:`engine.threats`, within about a third of the time), then deepens the fixed-depth search
-under the deadline, with aspiration windows from depth 4. It keeps the transposition table,
+(:mod:`engine.kernels.threats`, within about a third of the time), then deepens the fixed-depth
+search under the deadline, with aspiration windows from depth 4. It keeps the transposition table,
 the threat table, history and killers between moves, and reports what was proved: a threat
 win, or a mate score of the full-width search.
 """
@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.board import Board
-from engine.geometry import Cell, Geometry
-from engine.kernel import INF, WIN, tables_for
-from engine.pvs import (
+from engine.kernels.negamax import INF, WIN, tables_for
+from engine.kernels.pvs import (
     ABORTED,
     EVALS,
     MATE_BOUND,
@@ -28,7 +26,7 @@ from engine.pvs import (
     pvs,
     wary_weights,
 )
-from engine.threats import (
+from engine.kernels.threats import (
     MAX_THREATS,
     Position,
     ThreatTable,
@@ -38,6 +36,8 @@ from engine.threats import (
     threat_search,
     zobrist,
 )
+from engine.rules.board import Board
+from engine.rules.geometry import Cell, Geometry
 
 TSS_RATE = 3_000_000  # threat-search nodes a second, roughly, to budget the root's search
 

@@ -1,7 +1,7 @@
 """The master's search: principal-variation alpha-beta with threat-space search, numba-compiled.
 
-``pvs`` searches from the root to a fixed depth (``engine.search.Master`` deepens it under a
-deadline), with no forward pruning, so a mate score at the root is a proof; ``SearchParams``
+``pvs`` searches from the root to a fixed depth (``engine.kernels.deepening.Master`` deepens it
+under a deadline), with no forward pruning, so a mate score at the root is a proof; ``SearchParams``
 are its knobs. docs/engine.md, "The master's search", has what each node does in order."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from engine.kernel import INF, WIN, board_full, frame_stacks, stopped, take_pv
-from engine.threats import MAX_THREATS, pop, push, sort_by, threat_search, win_cells
+from engine.kernels.negamax import INF, WIN, board_full, frame_stacks, stopped, take_pv
+from engine.kernels.threats import MAX_THREATS, pop, push, sort_by, threat_search, win_cells
 
 MATE_BOUND = WIN - 200  # scores beyond this are proved wins or losses
 POLL_MASK = 1023

@@ -12,8 +12,8 @@ from importlib import resources
 from itertools import zip_longest
 from pathlib import Path
 
-from engine.board import Board
-from engine.geometry import Bitboard, Cell, Geometry, variant
+from engine.rules.board import Board
+from engine.rules.geometry import Bitboard, Cell, Geometry, variant
 
 Key = tuple[Bitboard, Bitboard]
 WIN, HOLD, PRACTICAL = "win", "hold", "practical"

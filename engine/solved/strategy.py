@@ -1,7 +1,7 @@
 """X's proved strategy on 4x4x4: Patashnik's rules and the completed dictionary.
 
-The strategy (:mod:`engine.proof` proves it) is: (1) complete a line if X can; (2) else block
-O's single three; (3) else the move of Patashnik's dictionary (:mod:`engine.dictionary`);
+The strategy (:mod:`engine.solved.proof` proves it) is: (1) complete a line if X can; (2) else block
+O's single three; (3) else the move of Patashnik's dictionary (:mod:`engine.solved.dictionary`);
 (4) else the move of the *completed dictionary*, the moves our forced-win searches found
 wherever the dictionary is silent. :func:`strategy_move` plays it with no search.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from engine import dictionary
-from engine.board import Board
-from engine.geometry import Bitboard, Cell, Geometry, variant
+from engine.rules.board import Board
+from engine.rules.geometry import Bitboard, Cell, Geometry, variant
+from engine.solved import dictionary
 
 Key = tuple[Bitboard, Bitboard]
 VARIANT = "4x4x4"
@@ -124,7 +124,7 @@ class Strategy:
     def from_bytes(cls, data: bytes) -> Strategy:
         """The strategy in ``data`` (see :meth:`to_bytes`); :class:`StrategyFileError` when
         it is not one. The moves are not checked against their positions here: the replay
-        that reads one (:meth:`move`, :class:`engine.proof.Prover`) reports an illegal one
+        that reads one (:meth:`move`, :class:`engine.solved.proof.Prover`) reports an illegal one
         where it stands."""
         try:
             raw = lzma.decompress(data)

@@ -25,9 +25,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.geometry import Cell, Geometry
-from engine.kernel import now, tables_for
+from engine.kernels.negamax import now, tables_for
+from engine.rules.board import Board
+from engine.rules.geometry import Cell, Geometry
 
 TSS_TABLE_BITS = 18
 MAX_THREATS = 32  # attacker moves in one sequence: more than half of any board's cells
@@ -58,7 +58,7 @@ class Position:
     """A position in the threat/master kernels' form; searches change it and restore it."""
 
     cells: np.ndarray  # uint8[C]: 0 empty, 1 X, 2 O
-    counts: np.ndarray  # uint8[2, L] (unsigned, as engine.kernel.Tables says why)
+    counts: np.ndarray  # uint8[2, L] (unsigned, as engine.kernels.negamax.Tables says why)
     hist: np.ndarray  # int32[2, n + 1]
     cellk: np.ndarray  # int8[2, n, C]
     key: int  # Zobrist key (uint64 as int)
@@ -194,7 +194,7 @@ def threat_search(
     ``path`` receives the moves of the win (attacker, forced reply, ..., winning move).
     ``budget`` caps the nodes visited (0: no cap); ``stats[0]`` counts them. ``scratch`` holds
     the per-frame arrays (see :func:`make_scratch`), allocated once by the caller. A search
-    still running at ``deadline`` (a :func:`engine.kernel.now` value; 0: none) gives up.
+    still running at ``deadline`` (a :func:`engine.kernels.negamax.now` value; 0: none) gives up.
     ``tt_keys`` and ``tt_depth`` remember positions with no win within that many threats; the
     table may be shared between calls and between both attackers (keys are salted by the
     attacker).

@@ -2,7 +2,7 @@
 
 Each table holds every position reachable from the empty board (the game not over before
 it) up to the board's symmetries, ply by ply down to its ``depth``, with the result for the
-side to move and the exact plies to the end (:mod:`engine.small_search` says how both are
+side to move and the exact plies to the end (:mod:`engine.kernels.small_search` says how both are
 counted and computed). 3x3 and 4x4 are complete; 3x3x3 is shipped to its ``depth`` and
 answered below it by the exact alpha-beta search, which needs no table (3x3x3 has no draw).
 ``bench/small_boards.py --tables`` writes the files.
@@ -25,9 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.board import Board
-from engine.geometry import variant
-from engine.small_search import (
+from engine.kernels.small_search import (
     BUILD_TT_BITS,
     DRAW_CODE,
     LOSS_CODE,
@@ -40,6 +38,8 @@ from engine.small_search import (
     rules_for,
     unfinished,
 )
+from engine.rules.board import Board
+from engine.rules.geometry import variant
 
 TABLED = ("3x3", "4x4", "3x3x3")
 NO_DRAWS = ("3x3x3",)  # boards whose exact search needs no table: every full board has a line

@@ -1,6 +1,6 @@
 """Exact chances of a match against a player that breaks ties at random: every game it can
 play walked once (with memo and symmetry), not sampled (``exact_match``; ``qubic arena``'s
-sampled matches are ``engine.arena``)."""
+sampled matches are ``engine.players.arena``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from engine.board import Board
-from engine.book import Key, board_of, canonical_frame
-from engine.geometry import Cell
-from engine.kernel import mate_plies
+from engine.kernels.negamax import mate_plies
 from engine.players import Limit, Player, make_player
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
+from engine.solved.book import Key, board_of, canonical_frame
 
 
 @dataclass

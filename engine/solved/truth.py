@@ -2,8 +2,8 @@
 
 :func:`solve` answers for the side to move ``win``, ``loss``, ``draw`` or ``unknown``, with
 ``plies`` (an upper bound on the plies to the end, when known) and ``proved_by``: ``book``
-when the proved strategy of 4x4x4 (:mod:`engine.proof`) covers the position, replayed with no
-search, or ``search`` when the threat-space search or df-pn (:mod:`engine.solver`) proved it
+when the proved strategy of 4x4x4 (:mod:`engine.solved.proof`) covers the position, replayed with no
+search, or ``search`` when the threat-space search or df-pn (:mod:`engine.kernels.solver`) proved it
 within the budget. It never guesses: what is not proved is ``unknown``. Every legal move gets
 the same, the verdict being that of the side to move *after* it (as in lichess's tablebase
 API: a winning move shows ``loss``), best first.
@@ -20,14 +20,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine import proof, small_boards
-from engine.board import Board
-from engine.geometry import Cell, Geometry
-from engine.notation import format_cell
-from engine.probe import forced_win
-from engine.solver import Solver
-from engine.strategy import o_proved, x_proved
-from engine.threats import threat_win
+from engine.kernels.solver import Solver
+from engine.kernels.threats import threat_win
+from engine.rules.board import Board
+from engine.rules.geometry import Cell, Geometry
+from engine.rules.notation import format_cell
+from engine.solved import proof, small_boards
+from engine.solved.probe import forced_win
+from engine.solved.strategy import o_proved, x_proved
 
 WIN, LOSS, DRAW, UNKNOWN = "win", "loss", "draw", "unknown"
 BOOK, SEARCH = "book", "search"
@@ -75,7 +75,7 @@ def solve(board: Board, budget_s: float = 1.0, *, moves: bool = True) -> Verdict
     answer is instant and a move off the proof may be ``unknown``).
 
     The budget goes first to what is cheap and settles most: every move's table, proof and
-    threat search (no time); the probe (:mod:`engine.probe`) for the position's own win (at
+    threat search (no time); the probe (:mod:`engine.solved.probe`) for the position's own win (at
     most ROOT_PROBE_SHARE of the budget); then, while ROOT_SHARE of what is left is kept for
     the position's df-pn (unless half its moves or more are proved to lose, asked again as
     they are proved: a lost position is proved through its moves, which df-pn of the
@@ -325,7 +325,7 @@ def _probed(board: Board, depth: int, width: int, deadline: float) -> Verdict:
 
 
 def _probe(board: Board, depth: int, width: int, deadline: float) -> Verdict | None:
-    """The side to move's win proved by :func:`engine.probe.forced_win` at ``depth`` alone
+    """The side to move's win proved by :func:`engine.solved.probe.forced_win` at ``depth`` alone
     (the rounds before tried the shallower ones), following ``width`` replies beyond its
     leaves, or None; the position after its winning move is remembered as lost for the
     opponent."""

@@ -13,10 +13,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from engine.board import Board
-from engine.book import Book, board_of
 from engine.errors import NotationError
-from engine.geometry import Bitboard, Cell, variant
+from engine.rules.board import Board
+from engine.rules.geometry import Bitboard, Cell, variant
+from engine.solved.book import Book, board_of
 
 VARIANT = "4x4x4"
 SEPARATOR = "-----"

@@ -2,7 +2,7 @@
 
 ``forced_win`` returns the plies of a win it proves, or None; it follows the game's rules
 only, and its leaves are threat-search wins or positions of the shipped proof, so a win it
-returns is a proof. The fast path of ``engine.truth`` off the proof's tree. docs/engine.md,
+returns is a proof. The fast path of ``engine.solved.truth`` off the proof's tree. docs/engine.md,
 "The probe", has its rules at each node."""
 
 from __future__ import annotations
@@ -13,12 +13,8 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.geometry import Cell
-from engine.kernel import tables_for
-from engine.proof import strategy_height
-from engine.strategy import VARIANT, proved_position
-from engine.threats import (
+from engine.kernels.negamax import tables_for
+from engine.kernels.threats import (
     MAX_THREATS,
     Position,
     ThreatTable,
@@ -29,6 +25,10 @@ from engine.threats import (
     threat_search,
     zobrist,
 )
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
+from engine.solved.proof import strategy_height
+from engine.solved.strategy import VARIANT, proved_position
 
 LEAF_NODES = 5_000  # threat-search nodes at a leaf
 HARD_REPLIES = 2  # defender replies no leaf settles that a node above depth 0 follows
@@ -166,7 +166,7 @@ class _Probe:
 
     def ordered(self, threes_first: bool) -> list[Cell]:
         """The empty cells, best first for the side to move: by the open lines through them
-        weighted by their stones (:func:`engine.board.line_value`), those that make a three
+        weighted by their stones (:func:`engine.rules.board.line_value`), those that make a three
         first if ``threes_first``."""
         return _ordered(self.turn, self.pos.cells, self.pos.cellk, self.t.n,
                         self.mine_weights, self.their_weights, threes_first).tolist()

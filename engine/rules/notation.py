@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from engine.errors import NotationError
-from engine.geometry import Cell, Geometry
+from engine.rules.geometry import Cell, Geometry
 
 # Per dimension: the pattern of a cell's text and the order its parts are named in an error.
 _CELL_TEXT: dict[int, tuple[re.Pattern[str], str]] = {

@@ -13,8 +13,8 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from engine.geometry import Geometry
-from engine.kernel import frame_stacks
+from engine.kernels.negamax import frame_stacks
+from engine.rules.geometry import Geometry
 
 LOSS_CODE, DRAW_CODE, WIN_CODE = 0, 1, 2
 PLIES_MASK = 63

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engine.board import Board
-from engine.geometry import Cell
-from engine.proof import VARIANT, proof_prover, strategy_height
-from engine.strategy import strategy_move
-from engine.traps import Trap, TrapFinder
+from engine.players.traps import Trap, TrapFinder
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
+from engine.solved.proof import VARIANT, proof_prover, strategy_height
+from engine.solved.strategy import strategy_move
 
 TIED = 6  # replies of equal depth whose X replies are counted (rule 2), the first in board order
 TRAPPED = 3  # replies still equal after rule 2 that the trap model examines (rule 3)
@@ -59,7 +59,7 @@ def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
     runs only with a ``finder``, and decides only when it has examined every reply still
     equal by ``deadline``; otherwise the first of them in board order stands.
 
-    "The proof has O lost" is :func:`engine.strategy.o_proved` asked of the proof's compiled
+    "The proof has O lost" is :func:`engine.solved.strategy.o_proved` asked of the proof's compiled
     tables (:class:`ProofTables`; ``o_proved`` canonicalises in Python: up to a second on a
     position of ply 7-9), within ``lookups`` positions looked up."""
     if board.geometry.name != VARIANT or board.turn != 1 or board.outcome() is not None:

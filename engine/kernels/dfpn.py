@@ -2,16 +2,16 @@
 
 df-pn over a transposition table of keys canonical under the board's symmetries, with the
 game's exact shortcuts and a threat-space search at every node and no heuristic pruning, so a
-proved root is a proof; ``engine.solver.Solver`` keeps its tables between calls. docs/engine.md,
-"Depth-first proof-number search"."""
+proved root is a proof; ``engine.kernels.solver.Solver`` keeps its tables between calls.
+docs/engine.md, "Depth-first proof-number search"."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from engine.kernel import frame_stacks, stopped
-from engine.threats import MAX_THREATS, pop, push, threat_search, win_cells
+from engine.kernels.negamax import frame_stacks, stopped
+from engine.kernels.threats import MAX_THREATS, pop, push, threat_search, win_cells
 
 PN_INF = 1 << 40
 EPSILON_NUM, EPSILON_DEN = 5, 4  # 1 + epsilon = 1.25

@@ -2,7 +2,7 @@
 engine players), each harvested by :func:`harvest` and checked by the exact search.
 
 A decided game holds one puzzle worth asking most: the earliest position from which its winner
-forced the win within :data:`engine.puzzles.MAX_WIN` moves (found walking back from the end, so
+forced the win within :data:`engine.puzzles.mate.MAX_WIN` moves (found walking back from the end, so
 the opening's long searches are never run), and, just before it, the loser's move that let
 it happen, when exactly one move would have survived. :class:`Harvest` counts what was tried
 and why the solver turned each candidate down.
@@ -16,9 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from engine.board import Board
-from engine.geometry import Cell
-from engine.puzzles import (
+from engine.puzzles.mate import (
     MAX_WIN,
     NODE_BUDGET,
     Exhausted,
@@ -29,6 +27,8 @@ from engine.puzzles import (
     survive_puzzle,
     win_puzzle,
 )
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
 
 
 @dataclass
@@ -135,7 +135,7 @@ def play_game(x_spec: str, o_spec: str, seed: int, variant: str = "4x4x4",
 def proof_game(o_spec: str, seed: int) -> list[Cell]:
     """The proof's X (the shipped strategy, no search) against an engine player as O."""
     from engine.players import Limit, make_player
-    from engine.strategy import strategy_move
+    from engine.solved.strategy import strategy_move
 
     board = Board("4x4x4")
     o_player = make_player(o_spec, seed)

@@ -2,9 +2,9 @@
 
 X plays the strategy of Patashnik's proof (Mathematics Magazine 53(4), 1980): (1) win if it
 can; (2) else block O's three-in-a-row (two of them and the line is lost: a gap); (3) else
-the dictionary's move (:mod:`engine.dictionary`); (4) else a forced win found by our
-threat-space search (:mod:`engine.threats`), or by df-pn (:mod:`engine.solver`) where the
-threat search finds none. Every legal O reply is followed, up to symmetry (replies and
+the dictionary's move (:mod:`engine.solved.dictionary`); (4) else a forced win found by our
+threat-space search (:mod:`engine.kernels.threats`), or by df-pn (:mod:`engine.kernels.solver`)
+where the threat search finds none. Every legal O reply is followed, up to symmetry (replies and
 positions deduplicated by canonical form), until each line ends in X's win. Allis and Schoo
 solved Qubic again in 1992 with the proof-number and threat-space searches used here.
 
@@ -25,13 +25,21 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from engine import dictionary
-from engine.board import Board
-from engine.geometry import Bitboard, Cell, cells_of, variant
-from engine.kernel import tables_for
-from engine.notation import format_moves
-from engine.solver import Solver
-from engine.strategy import (
+from engine.kernels.negamax import tables_for
+from engine.kernels.solver import Solver
+from engine.kernels.threats import (
+    MAX_THREATS,
+    Position,
+    ThreatTable,
+    make_scratch,
+    threat_search,
+    zobrist,
+)
+from engine.rules.board import Board
+from engine.rules.geometry import Bitboard, Cell, cells_of, variant
+from engine.rules.notation import format_moves
+from engine.solved import dictionary
+from engine.solved.strategy import (
     HEIGHT_PLIES,
     VARIANT,
     Key,
@@ -41,7 +49,6 @@ from engine.strategy import (
     least_image,
     shipped_strategy,
 )
-from engine.threats import MAX_THREATS, Position, ThreatTable, make_scratch, threat_search, zobrist
 
 Task = tuple[list[Cell], bool, Path | None]  # a subtree's root, verify or not, the file
 Imap = Callable[[Callable[[Task], Any], list[Task]], Iterable[Any]]
@@ -478,7 +485,7 @@ def strategy_height(board: Board, seconds: float = 0.1, positions: int = 0) -> i
 def proof_prover() -> Prover:
     """The prover :func:`strategy_height` replays with (its compiled look-ups, the shipped
     tables and the heights it has found), for callers that ask the proof many small questions
-    (:mod:`engine.resistance`); its ``tally`` counts the last replay's work."""
+    (:mod:`engine.players.resistance`); its ``tally`` counts the last replay's work."""
     return _walker().prover
 
 

@@ -1,8 +1,8 @@
 """Perft: the move sequences of a position, counted by playing every one out.
 
 One loop over either of the engine's two push and pop: the search kernel's
-(:func:`engine.kernel._push`, the line counts alone, as a plain C perft keeps them), or the
-threat search's (:func:`engine.threats.push`, which also keeps the open-line histogram and
+(:func:`engine.kernels.negamax._push`, the line counts alone, as a plain C perft keeps them), or the
+threat search's (:func:`engine.kernels.threats.push`, which also keeps the open-line histogram and
 ``cellk`` that the master, the threat search, the proof and the solver read at every node).
 numba compiles the loop once for each: given no ``cellk`` it settles the ``cellk is None``
 branches while compiling, so each version holds only its own push and pop. The count checks
@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.kernel import State, _pop, _push, tables_for
-from engine.threats import Position, pop, push
+from engine.kernels.negamax import State, _pop, _push, tables_for
+from engine.kernels.threats import Position, pop, push
+from engine.rules.board import Board
 
 
 @njit(cache=True, inline="always")

@@ -1,4 +1,4 @@
-"""A finished game's review: what each move did to the verdict of :mod:`engine.truth`.
+"""A finished game's review: what each move did to the verdict of :mod:`engine.solved.truth`.
 
 Every position is solved once, so each move gets its mover's verdict before and after it, a
 class (``found``, ``blunder``, ``missed_threat``, ``best``, ``ok``, ``unknown``:
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.board import Board
-from engine.notation import format_cell
-from engine.strategy import win_cells
-from engine.truth import DRAW, LOSS, UNKNOWN, WIN, Verdict, solve
+from engine.rules.board import Board
+from engine.rules.notation import format_cell
+from engine.solved.strategy import win_cells
+from engine.solved.truth import DRAW, LOSS, UNKNOWN, WIN, Verdict, solve
 
 FOUND, BLUNDER, MISSED_THREAT, BEST, OK = "found", "blunder", "missed_threat", "best", "ok"
 CLASSES = (FOUND, BLUNDER, MISSED_THREAT, BEST, OK, UNKNOWN)

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.errors import GameOver, IllegalMove
-from engine.geometry import Bitboard, Cell, Geometry, cells_of, variant
-from engine.notation import format_cell, format_moves, parse_moves
+from engine.rules.geometry import Bitboard, Cell, Geometry, cells_of, variant
+from engine.rules.notation import format_cell, format_moves, parse_moves
 
 X, O = 0, 1
 SIDE_NAMES = ("X", "O")

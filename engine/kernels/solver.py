@@ -1,6 +1,6 @@
 """A proof-number solver for "can this side force a win?": df-pn with its tables kept.
 
-:class:`Solver` holds the transposition table of :func:`engine.dfpn.dfpn` (the search itself
+:class:`Solver` holds the transposition table of :func:`engine.kernels.dfpn.dfpn` (the search itself
 and how it proves) and the threat search's between calls. :meth:`Solver.prove` answers for one
 position; :meth:`Solver.winning_move` reads the proving move of a proved position from the
 table (re-proving it if the entry was overwritten), which is what building an opening book
@@ -16,11 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, _child_key, dfpn, lookup
-from engine.geometry import Cell, Geometry
-from engine.kernel import tables_for
-from engine.threats import (
+from engine.kernels.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, _child_key, dfpn, lookup
+from engine.kernels.negamax import tables_for
+from engine.kernels.threats import (
     MAX_THREATS,
     Position,
     ThreatTable,
@@ -31,6 +29,8 @@ from engine.threats import (
     threat_search,
     zobrist,
 )
+from engine.rules.board import Board
+from engine.rules.geometry import Cell, Geometry
 
 THREAT_NODES = 20_000  # threat-search nodes to find a leaf's win again (df-pn's own: 500)
 

@@ -9,8 +9,8 @@ average time, static evaluations and branching factor (children expanded per int
 the search, averaged over the moves that searched).
 
 Against a searching seed player, whose only randomness is how it breaks ties, a match need
-not be sampled: ``engine.exact.exact_match`` walks every game it can play and returns the
-exact chances.
+not be sampled: ``engine.players.exact_match.exact_match`` walks every game it can play and returns
+the exact chances.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from engine.board import Board, Outcome, X
-from engine.geometry import Cell, variant
-from engine.notation import format_moves
 from engine.players import Limit, Player, make_player
+from engine.rules.board import Board, Outcome, X
+from engine.rules.geometry import Cell, variant
+from engine.rules.notation import format_moves
 
 A, B = "a", "b"
 
