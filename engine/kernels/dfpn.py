@@ -57,7 +57,7 @@ def _store(keys, pn, dn, work, key, p, d, w):
 
 
 @njit(cache=True, inline="always")
-def _child_key(sym_keys, syms, zob, side, cell, plain, canonical):
+def child_key(sym_keys, syms, zob, side, cell, plain, canonical):
     """The key of the position after ``side`` plays ``cell``."""
     if not canonical:
         return plain ^ zob[side, cell]
@@ -242,7 +242,7 @@ def dfpn(
             # AND node: the other way round. "n" is the number minimised, "other" summed.
             for i in range(n_moves[d]):
                 c = moves[d, i]
-                ck = _child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                ck = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
                 cslot, cfound = lookup(keys, pn, dn, ck)
                 on_path = False
                 for j in range(plen[d]):
@@ -317,7 +317,7 @@ def dfpn(
                 fplain[d + 1] = fplain[d] ^ zob[s, c]
                 for t in range(nsym):
                     symk[d + 1, t] = symk[d, t] ^ zob[s, syms[t, c]]
-                fkey[d + 1] = _child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                fkey[d + 1] = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
                 th_pn[d + 1] = min(tp, PN_INF - 1)
                 th_dn[d + 1] = min(td, PN_INF - 1)
                 d += 1

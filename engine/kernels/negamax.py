@@ -91,7 +91,7 @@ class State:
         cells, counts, hist = t.empty_board()
         side = 0
         for cell in board.moves:
-            _push(cell, side, cells, counts, t.cell_lines, t.cell_degree, t.n)
+            push_counts(cell, side, cells, counts, t.cell_lines, t.cell_degree, t.n)
             side ^= 1
         histogram(counts, t.n, hist)
         return cls(cells, counts, hist, side)
@@ -106,7 +106,7 @@ def now() -> float:
 
 
 @njit(cache=True, inline="always")
-def _push(cell, side, cells, counts, cell_lines, cell_degree, n):
+def push_counts(cell, side, cells, counts, cell_lines, cell_degree, n):
     """Place a stone of ``side``; returns True when it completes a line.
 
     Only the cell and the line counts change: what an evaluator reads off them (the open-line
@@ -125,8 +125,8 @@ def _push(cell, side, cells, counts, cell_lines, cell_degree, n):
 
 
 @njit(cache=True, inline="always")
-def _pop(cell, side, cells, counts, cell_lines, cell_degree):
-    """Take back a stone of ``side`` placed by ``_push``."""
+def pop_counts(cell, side, cells, counts, cell_lines, cell_degree):
+    """Take back a stone of ``side`` placed by ``push_counts``."""
     cells[cell] = 0
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
@@ -137,7 +137,7 @@ def _pop(cell, side, cells, counts, cell_lines, cell_degree):
 def tally(cell, side, counts, hist, cell_lines, cell_degree, sign):
     """Move the open-line histogram ``hist`` by a stone of ``side`` at ``cell`` (``sign`` 1)
     or take that stone out of it (``sign`` -1); ``counts`` are read without that stone, so
-    call it before :func:`_push` and after :func:`_pop`."""
+    call it before :func:`push_counts` and after :func:`pop_counts`."""
     other = 1 - side
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
@@ -169,6 +169,26 @@ def empty_cells(cells, out):
             out[count] = cell
             count += 1
     return count
+
+
+@njit(cache=True)
+def completing_cells(side, cells, counts, line_cells, n, out):
+    """The distinct empty cells completing a line of ``side``, written to ``out``; their count."""
+    other = 1 - side
+    found = 0
+    for line in range(counts.shape[1]):
+        if counts[side, line] == n - 1 and counts[other, line] == 0:
+            for i in range(n):
+                cell = line_cells[line, i]
+                if cells[cell] == 0:
+                    seen = False
+                    for j in range(found):
+                        if out[j] == cell:
+                            seen = True
+                    if not seen:
+                        out[found] = cell
+                        found += 1
+    return found
 
 
 @njit(cache=True, inline="always")
@@ -228,7 +248,7 @@ def stopped(stop, deadline):
 
 
 @njit(cache=True)
-def _poll(stats, stop, deadline):
+def abort_if_stopped(stats, stop, deadline):
     """Set the stats' ABORTED slot when the search is to stop (see :func:`stopped`)."""
     if stopped(stop, deadline):
         stats[ABORTED] = 1
@@ -292,7 +312,7 @@ def negamax(
             here = ply + k
             stats[NODES] += 1
             if (stats[NODES] & POLL_MASK) == 0:
-                _poll(stats, stop, deadline)
+                abort_if_stopped(stats, stop, deadline)
             pv_len[here] = here
             if stats[ABORTED] != 0:
                 return 0
@@ -321,7 +341,7 @@ def negamax(
             if k + 1 == depth:
                 won = hists[k + 1, to_move, n] > hists[k, to_move, n]
             else:
-                won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+                won = push_counts(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
             if won:
@@ -342,7 +362,7 @@ def negamax(
         here = ply + k
         cell = moves[k, next_move[k] - 1]
         if k + 1 < depth:
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
+            pop_counts(cell, to_move, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             return 0
         child = -value
@@ -386,7 +406,7 @@ def search_moves(
         cell = root_moves[i]
         stats[CHILDREN] += 1
         tally_child(cell, side, counts, hist, child_hist, cell_lines, cell_degree)
-        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
+        if push_counts(cell, side, cells, counts, cell_lines, cell_degree, n):
             stats[NODES] += 1
             pv_len[1] = 1
             value = WIN - 1
@@ -397,7 +417,7 @@ def search_moves(
             value = -child_search(cells, counts, child_hist, cell_lines, cell_degree, n,
                                   1 - side, depth - 1, -INF, -alpha, 1,
                                   deadline, stop, stats, pv, pv_len, *own)
-        _pop(cell, side, cells, counts, cell_lines, cell_degree)
+        pop_counts(cell, side, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             break
         scores[i] = value

@@ -1,9 +1,10 @@
 """Perft: the move sequences of a position, counted by playing every one out.
 
 One loop over either of the engine's two push and pop: the search kernel's
-(:func:`engine.kernels.negamax._push`, the line counts alone, as a plain C perft keeps them), or the
-threat search's (:func:`engine.kernels.threats.push`, which also keeps the open-line histogram and
-``cellk`` that the master, the threat search, the proof and the solver read at every node).
+(:func:`engine.kernels.negamax.push_counts`, the line counts alone, as a plain C perft keeps
+them), or the threat search's (:func:`engine.kernels.threats.push`, which also keeps the
+open-line histogram and ``cellk`` that the master, the threat search, the proof and the
+solver read at every node).
 numba compiles the loop once for each: given no ``cellk`` it settles the ``cellk is None``
 branches while compiling, so each version holds only its own push and pop. The count checks
 the moves; its speed is that push and pop's, which is what bench/perft.py compares with C.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.kernels.negamax import State, _pop, _push, tables_for
+from engine.kernels.negamax import State, pop_counts, push_counts, tables_for
 from engine.kernels.threats import Position, pop, push
 from engine.rules.board import Board
 
@@ -24,7 +25,7 @@ def _make(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_d
     """Push a stone with the kernel's push, or the threat search's when there is ``cellk``;
     True when it completes a line."""
     if cellk is None:
-        return _push(cell, side, cells, counts, cell_lines, cell_degree, n)
+        return push_counts(cell, side, cells, counts, cell_lines, cell_degree, n)
     return push(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
 
 
@@ -32,7 +33,7 @@ def _make(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_d
 def _unmake(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
     """Take back a stone placed by :func:`_make`."""
     if cellk is None:
-        _pop(cell, side, cells, counts, cell_lines, cell_degree)
+        pop_counts(cell, side, cells, counts, cell_lines, cell_degree)
     else:
         pop(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
 

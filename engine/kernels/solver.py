@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from engine.kernels.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, _child_key, dfpn, lookup
+from engine.kernels.dfpn import S_NODES, S_TSS_NODES, STATS_SIZE, child_key, dfpn, lookup
 from engine.kernels.negamax import tables_for
 from engine.kernels.threats import (
     MAX_THREATS,
@@ -203,7 +203,7 @@ def _proved_children(cells, side, plain, sym_keys, syms, zob, canonical, keys, p
     count = 0
     for c in range(size):
         if cells[c] == 0:
-            key = _child_key(sym_keys, syms, zob, side, c, plain, canonical)
+            key = child_key(sym_keys, syms, zob, side, c, plain, canonical)
             slot, found = lookup(keys, pn, dn, key)
             moves[count] = c
             proved[count] = found and pn[slot] == 0 and dn[slot] != 0

@@ -35,19 +35,19 @@ from engine.kernels.negamax import (
     STATS_SIZE,
     WIN,
     State,
-    _poll,
-    _pop,
-    _push,
+    abort_if_stopped,
+    completing_cells,
     frame_hists,
     frame_stacks,
     mate_plies,
+    pop_counts,
+    push_counts,
     search_moves,
     tables_for,
     take_pv,
     tally_child,
 )
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
-from engine.players.mcts import _win_cells
 from engine.players.mcts import warm_up as mcts_warm_up
 from engine.rules.board import Board
 
@@ -76,7 +76,7 @@ def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
     Facing a line one stone short, the blocks are the only moves."""
     other = 1 - side
     if hist[other, n - 1] > 0:
-        return _win_cells(other, cells, counts, line_cells, n, moves)
+        return completing_cells(other, cells, counts, line_cells, n, moves)
     count = 0
     for cell in range(cells.shape[0]):
         if cells[cell] != 0:
@@ -129,7 +129,7 @@ def negamax(
             here = ply + k
             stats[NODES] += 1
             if (stats[NODES] & POLL_MASK) == 0:
-                _poll(stats, stop, deadline)
+                abort_if_stopped(stats, stop, deadline)
             if stats[ABORTED] != 0:
                 return 0
             pv_len[here] = here
@@ -157,7 +157,7 @@ def negamax(
             stats[CHILDREN] += 1
             tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
             if k + 1 < depth:
-                _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+                push_counts(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
             lo[k] = -hi[k - 1]
@@ -172,7 +172,7 @@ def negamax(
         here = ply + k
         cell = moves[k, next_move[k] - 1]
         if k + 1 < depth:
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
+            pop_counts(cell, to_move, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             return 0
         child = -value
@@ -239,7 +239,7 @@ class AlphaBetaPlayer(Player):
         moves = np.empty(t.size, dtype=np.int32)
         keys = np.empty(t.size, dtype=np.int64)
         if state.hist[state.side, t.n - 1] > 0:  # a free win
-            _win_cells(state.side, state.cells, state.counts, line_cells, t.n, moves)
+            completing_cells(state.side, state.cells, state.counts, line_cells, t.n, moves)
             move = int(moves[0])
             return Decision(move=move, score=WIN - 1, depth=1, pv=(move,),
                             forced=Forced("win", 1), elapsed=time.perf_counter() - started)

@@ -70,7 +70,7 @@ def every_game(
                 if moves is None:
                     memo[key] = Chances(win=1.0)
                     return memo[key]
-                branches = _merge_dead_cells(board, moves)
+                branches = merge_dead_cells(board, moves)
             chances = Chances()
             total = sum(branches.values())
             for cell, count in branches.items():
@@ -83,7 +83,7 @@ def every_game(
     return walk(), decisions
 
 
-def _merge_dead_cells(board: Board, moves: list[Cell]) -> dict[Cell, int]:
+def merge_dead_cells(board: Board, moves: list[Cell]) -> dict[Cell, int]:
     """``moves`` counted, with all those on dead cells counted under the first of them."""
     g = board.geometry
     x, o = board.stones

@@ -173,7 +173,7 @@ def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
     while board.outcome() is None:
         cell, side = rng.choice(board.legal_moves), board.turn
         kernel.tally(cell, side, state.counts, state.hist, t.cell_lines, t.cell_degree, 1)
-        won = kernel._push(cell, side, state.cells, state.counts, t.cell_lines,
+        won = kernel.push_counts(cell, side, state.cells, state.counts, t.cell_lines,
                            t.cell_degree, t.n)
         board.push(cell)
         kernel.histogram(state.counts, t.n, direct)
@@ -183,7 +183,7 @@ def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
     while board.moves:
         cell = board.moves[-1]
         board.pop()
-        kernel._pop(cell, board.turn, state.cells, state.counts, t.cell_lines, t.cell_degree)
+        kernel.pop_counts(cell, board.turn, state.cells, state.counts, t.cell_lines, t.cell_degree)
         kernel.tally(cell, board.turn, state.counts, state.hist, t.cell_lines, t.cell_degree,
                      -1)
     assert (state.hist == start).all() and not state.counts.any() and not state.cells.any()
