@@ -18,7 +18,7 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 - connections, moves/s, and the move latency p50/p95/p99: from the mover's send until the
   opponent receives the ``move`` event (and the same for spectators);
 - errors: every ``error`` message, unexpected close, refused connection or timeout;
-- the server's RSS and CPU (the process itself, and its AI workers), the generator's CPU, the
+- the server's RSS and CPU (the process itself, and its computer workers), the generator's CPU, the
   server's event-loop lag and garbage-collector pauses from ``/metrics`` (the lag over the
   window from the difference of its histogram), and the load average, so a reader can tell
   who the bottleneck was;
@@ -446,14 +446,14 @@ def generator_cpus() -> set[int]:
 
 def pin_server(pid: int) -> None:
     """Every thread of the server process (its event loop and the store's threads) on the
-    CPUs the generators do not use; its AI workers stay free to run anywhere."""
+    CPUs the generators do not use; its computer workers stay free to run anywhere."""
     server_cpus = os.sched_getaffinity(0) - generator_cpus()
     for tid in os.listdir(f"/proc/{pid}/task"):
         os.sched_setaffinity(int(tid), server_cpus)
 
 
 def pin_ai(pid: int) -> None:
-    """With ``--pin-ai``: the server's child processes (its AI workers, their forkserver) on
+    """With ``--pin-ai``: the server's child processes (its computer workers, their forkserver) on
     the generators' CPU too, so the server's event loop has its CPUs to itself, as when the
     computer's searches run on an engine fleet elsewhere (``qubic worker``)."""
     for child in descendants(pid):
@@ -620,7 +620,8 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
         print(f"  spectator        {ms(spectators)} ({len(spectators)} deliveries)")
     if args.ai_games:
         waits = [x for t in tallies for x in t.ai_waits]
-        print(f"  computer games   {args.ai_games} at once on {args.ai_workers} AI worker(s), "
+        print(f"  computer games   {args.ai_games} at once on {args.ai_workers} computer "
+              "worker(s), "
               f"level {args.computer_level}, --ai-time {args.ai_time:g} s: "
               f"{sum(t.ai_moves for t in tallies)} computer moves in the window, "
               f"{errors['computer move missing']} missing; "
@@ -631,7 +632,7 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     print(f"  errors           {sum(errors.values()) + len(failures)}"
           + (f" {dict(errors)}" if errors else "") + "".join(f"\n    {f}" for f in failures))
     print(f"  server           RSS {rss_end / 1024:.0f} MiB (at start {rss_start / 1024:.0f} "
-          f"MiB), CPU {server_cpu:.0%} of a core (AI workers {ai_cpu:.0%}), "
+          f"MiB), CPU {server_cpu:.0%} of a core (computer workers {ai_cpu:.0%}), "
           f"loop lag since start p50 {lag[0] * 1e3:.1f} ms p99 {lag[1] * 1e3:.1f} ms "
           f"max {lag[2] * 1e3:.1f} ms")
     print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
@@ -722,7 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_run_options(parser, games=100, warmup=10.0, duration=30.0)
     parser.add_argument("--spectators", type=int, default=None,
                         help="spectators (default: games / 5)")
-    parser.add_argument("--ai-workers", type=int, default=1, help="the server's AI workers")
+    parser.add_argument("--ai-workers", type=int, default=1, help="the server's computer workers")
     parser.add_argument("--ai-games", type=int, default=0,
                         help="computer games played at once besides the human games (each a "
                              "bot answering the computer at once)")
@@ -740,18 +741,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="renice the server process to N (negative needs root): shows how "
                              "much of the latency is other processes taking the CPU")
     parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
-                        help="the server's --ai-nice: its AI workers run N steps below it "
+                        help="the server's --ai-nice: its computer workers run N steps below it "
                              "(default: the server's default)")
     parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
-                        help="renice the server's child processes (the AI workers) to N")
+                        help="renice the server's child processes (the computer workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
     parser.add_argument("--pin", action="store_true",
                         help="the generators on the last CPU, the server process on the others "
-                             "(its AI workers anywhere): the generators stand for clients on "
+                             "(its computer workers anywhere): the generators stand for clients on "
                              "other machines, so they should not take the server's CPU")
     parser.add_argument("--pin-ai", action="store_true",
-                        help="with --pin, the server's AI workers on the generators' CPU too: "
-                             "the server's loop has a CPU to itself, as with an engine fleet")
+                        help="with --pin, the server's computer workers on the generators' CPU "
+                             "too: the server's loop has a CPU to itself, as with an engine fleet")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")

@@ -2,11 +2,11 @@
 
 numba compiles a function on its first call (or loads it from its on-disk cache): seconds
 of work (17-60 s on a cold cache, by the machine and its load; a few on a warm one) that
-must not land inside a move's time limit. The server's AI workers call :func:`warm_up` when
+must not land inside a move's time limit. The server's computer workers call :func:`warm_up` when
 they start, in the background, so the server itself never compiles and listens at once;
 ``qubic analyse`` and ``qubic arena`` call it before they time anything. :func:`cached`
 tells a cold cache from a warm one without compiling anything (the server answers the first
-moves another way while a cold one compiles: ``server.engine_pool.quick``).
+moves another way while a cold one compiles: ``server.computer.quick``).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def _target(parser: argparse.ArgumentParser) -> None:
 
 
 def _is_address(text: str) -> bool:
-    from server.store.levers import check_address
+    from server.store.lever_records import check_address
 
     try:
         check_address(text)

@@ -70,8 +70,8 @@ def reset_password(args: argparse.Namespace) -> int:
 
 async def _reset(database: str, name: str, password: str,
                  reason: str | None) -> dict[str, object] | None:
-    from server.accounts.passwords import hash_password
     from server.node import levers
+    from server.passwords import hash_password
     from server.store.factory import open_store
 
     store = await open_store(database)

@@ -236,7 +236,7 @@ def server_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.local import ComputerError
+    from server.computer.local import ComputerError
     from server.errors import BusError, StoreError
     from server.http.app import run as run_server
 

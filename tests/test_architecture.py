@@ -21,14 +21,14 @@ LAYERS: dict[str, int] = {
     "server.defaults": 0, "server.version": 0,
     "server.protocol": 1,
     "server.game": 2,
-    "server.store": 3, "server.engine_pool": 3, "server.redis_io": 3, "server.accounts": 3,
+    "server.store": 3, "server.computer": 3, "server.redis_io": 3, "server.passwords": 3,
     "server.node": 4,
     "server.cluster": 5,
     "server.http": 6,
 }
 # parts of one rank that may build on each other: the engine fleet talks to Redis; the
 # metrics are written out by the exposition.
-SIDEWAYS = {("server.engine_pool", "server.redis_io"), ("server.metrics", "server.exposition")}
+SIDEWAYS = {("server.computer", "server.redis_io"), ("server.metrics", "server.exposition")}
 # engine's parts, lowest first, by the same rule: the rules, the search kernels, what is proved,
 # the players, the puzzles (docs/engine.md, "Where each part lives"); engine.warm compiles
 # every part's kernels, so it sits above them all.
@@ -42,7 +42,7 @@ ENGINE_LAYERS: dict[str, int] = {
     "engine.warm": 6,
 }
 # what the embedded server (SQLite, the in-process bus, the local pool) must never load.
-CLUSTER_ONLY = ("server.cluster", "server.redis_io", "server.engine_pool.fleet",
+CLUSTER_ONLY = ("server.cluster", "server.redis_io", "server.computer.fleet",
                 "server.store.postgres")
 
 
@@ -177,7 +177,7 @@ def cluster_reached(graph: dict[str, set[str]], entry: str) -> list[str]:
 # -- the code base ---------------------------------------------------------------------------
 
 GRAPH = graph()
-EMBEDDED = ["server.node.hub", "server.store.sqlite", "server.engine_pool.local"]
+EMBEDDED = ["server.node.hub", "server.store.sqlite", "server.computer.local"]
 
 
 def test_every_server_module_belongs_to_a_part() -> None:
@@ -253,8 +253,8 @@ def test_a_module_outside_every_part_is_caught() -> None:
 def test_an_upward_import_is_caught() -> None:
     broken = {"server.game.room": {"server.node.rooms"}, "server.node.rooms": set()}
     assert upward_imports(broken) == ["server.game.room -> server.node.rooms"]
-    sideways = {"server.store.sqlite": {"server.accounts.passwords"}}
-    assert upward_imports(sideways) == ["server.store.sqlite -> server.accounts.passwords"]
+    sideways = {"server.store.sqlite": {"server.passwords"}}
+    assert upward_imports(sideways) == ["server.store.sqlite -> server.passwords"]
     assert upward_imports({"server.node.rooms": {"server.game.room"}}) == []
     engine = {"engine.kernels.pvs": {"engine.solved.strategy", "engine.rules.board"},
               "engine.players.master": {"engine.kernels.pvs"}}

@@ -30,7 +30,7 @@ class ServerProcess:
     knows its URLs, pid and log (stderr, beside the database).
 
     It runs in a process group of its own, so that :meth:`close` can reach every helper it
-    started (resource tracker, fork server, AI workers) even after the server itself is gone.
+    started (resource tracker, fork server, computer workers) even after the server itself is gone.
     The port is the system's choice (``--port 0``) and read from the line the server prints:
     a port picked here could be taken before the server binds it."""
 
@@ -113,11 +113,11 @@ class ServerProcess:
             return {}
 
     def cpu_seconds(self) -> tuple[float, float]:
-        """CPU seconds of the server process, and of everything below it (AI workers)."""
+        """CPU seconds of the server process, and of everything below it (computer workers)."""
         return tree_cpu_seconds(self.pid)
 
     def ai_workers(self) -> list[int]:
-        """The AI workers: the children of the fork server, itself a child of the server."""
+        """The computer workers: the children of the fork server, itself a child of the server."""
         return [pid for child in children(self.pid) for pid in children(child)]
 
     def stop(self, *, kill: bool = False, timeout: float = 30.0) -> int | None:

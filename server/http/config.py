@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.computer.local import DEFAULT_NICE
 from server.defaults import GRACE, LEASE_TTL
-from server.engine_pool.local import DEFAULT_NICE
 from server.node.session import DEFAULT_MAX_QUEUE, DEFAULT_MAX_QUEUE_BYTES
 from server.protocol import HEARTBEAT_SECONDS, RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND
 
@@ -44,7 +44,8 @@ class ServerConfig:
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
     # With redis_url and a PostgreSQL database the server is a node of a cluster
-    # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
+    # (server/cluster/cluster_node.py): its name (default host-pid-random) and its game
+    # leases' time.
     node: str | None = None
     lease_ttl: float = LEASE_TTL
     access_log: bool = False  # a line per HTTP request on the qubic.access logger

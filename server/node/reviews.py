@@ -12,7 +12,7 @@ A review costs the solver's one worker seconds, so the reviews computed for one 
 address (an IPv6 /64 as one) are rated: ``REVIEW_BURST`` at once, then one every
 ``1 / REVIEW_RATE`` seconds (a kept review, or one being computed, costs nothing); past that,
 ``solver_busy`` with ``retry_in``. In the worker the review waits its address's turn
-(``server.engine_pool.truth``), so neither reviews nor positions of one address hold up
+(``server.computer.truth``), so neither reviews nor positions of one address hold up
 another's.
 """
 
@@ -25,8 +25,8 @@ from functools import partial
 
 import msgspec
 
-from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.truth import TruthPool
+from server.computer.moves import ComputerError
+from server.computer.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.addresses import address_key
 from server.game.records import GameRecord, GameStatus

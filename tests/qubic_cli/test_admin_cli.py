@@ -12,7 +12,7 @@ import pytest
 
 from qubic_cli import admin
 from qubic_cli.main import main
-from server.store.levers import roles_of
+from server.store.lever_records import roles_of
 
 
 def test_the_help_lists_every_lever(capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,7 +57,7 @@ async def test_a_read_only_database(tmp_path: Path) -> None:
 
 def test_ai_nice_defaults_to_the_pools_and_is_parsed() -> None:
     from qubic_cli.main import build_parser
-    from server.engine_pool.local import DEFAULT_NICE
+    from server.computer.local import DEFAULT_NICE
     from server.http.app import ServerConfig
 
     assert ServerConfig().ai_nice == DEFAULT_NICE

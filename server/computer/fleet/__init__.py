@@ -6,8 +6,8 @@ worker`` runs (``FleetWorker``); the names the server's start-up and the fleet b
 gathered here. Cluster only: the embedded server never imports it. docs/cluster.md, "Computer
 players on an engine fleet", has the keys, what holds when a worker dies, and the timings."""
 
-from server.engine_pool.fleet.jobs import EXPIRES, GROUP, Job, Keys, open_redis
-from server.engine_pool.fleet.node import Fleet
+from server.computer.fleet.jobs import EXPIRES, GROUP, Job, Keys, open_redis
+from server.computer.fleet.node import Fleet
 
 # what server.http.app and bench/fleet.py import from the package
 __all__ = ["EXPIRES", "GROUP", "Fleet", "Job", "Keys", "open_redis"]

@@ -1,4 +1,4 @@
-"""The AI pool: moves from worker processes, fairness, stop flags and dead workers."""
+"""The computer pool: moves from worker processes, fairness, stop flags and dead workers."""
 
 import asyncio
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import Board
-from server.engine_pool.local import DEFAULT_NICE, ComputerJob, ComputerPool
+from server.computer.local import DEFAULT_NICE, ComputerJob, ComputerPool
 from tests.eventually import eventually
 from tests.server.servers import Server
 

@@ -1,4 +1,4 @@
-"""A warm-up for the AI workers that waits for a gate file, so a test can hold the engine in
+"""A warm-up for the computer workers that waits for a gate file, so a test can hold the engine in
 its 'preparing' state as long as it likes (as a cold numba cache does for about 17 s)."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.players import Decision, Limit, make_player
 from engine.rules.board import Board
-from server.engine_pool.computer_moves import ComputerJob
+from server.computer.moves import ComputerJob
 
 
 def decide_move(job: ComputerJob, stop: np.ndarray | None = None) -> Decision:

@@ -2,7 +2,7 @@
 cluster. It queues each computer move as a job on its level's stream, reads the answers on the
 node's own answer stream, keeps the first answer for a job it still waits for, cancels what
 it no longer wants, and watches the workers' heartbeats for ``ready`` and /metrics. See
-``server.engine_pool.fleet`` for the keys and what holds."""
+``server.computer.fleet`` for the keys and what holds."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import ComputerError, ComputerJob
-from server.engine_pool.fleet.jobs import (
+from server.computer.fleet.jobs import (
     ALIVE,
     EXPIRES,
     GROUP,
@@ -35,6 +34,7 @@ from server.engine_pool.fleet.jobs import (
     encode,
     ensure_group,
 )
+from server.computer.moves import ComputerError, ComputerJob
 from server.protocol import EngineState
 
 log = logging.getLogger(__name__)

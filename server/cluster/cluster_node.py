@@ -1,6 +1,6 @@
 """A node of the cluster: many ``qubic serve`` nodes on one Redis and one PostgreSQL serve any game.
 
-``Cluster`` builds the node's delivery and rooms over itself (their ``Followers``,
+``ClusterNode`` builds the node's delivery and rooms over itself (their ``Followers``,
 ``Ownership`` and ``Replies``, each passed on to its part), then its parts over them:
 ``ClusterOwnership``, ``ClusterLobby`` and ``Forwarding``. It listens on the node's topic and
 the ``cluster`` topic, publishes the parts' messages in order, and every ttl/3 runs the upkeep
@@ -46,7 +46,7 @@ from server.tasks import stop_tasks
 log = logging.getLogger(__name__)
 
 
-class Cluster:
+class ClusterNode:
     """A node of the cluster; see the module docstring. ``delivery`` and ``rooms`` are the
     hub's; ``owners`` is where the hub's router sends game requests; ``lobby`` the hub's
     lobby, this node's side of the cluster's one lobby."""

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.local import kill_workers
+from server.computer.local import kill_workers
+from server.computer.moves import ComputerError
 from server.errors import LimitReached
 
 log = logging.getLogger(__name__)

@@ -4,8 +4,8 @@ embedded server's and each ``qubic worker``'s). Pure: no event loop, no process.
 import numpy as np
 
 from engine import Board
-from server.engine_pool.computer_moves import ComputerJob
-from server.engine_pool.decide import decide_move
+from server.computer.decide import decide_move
+from server.computer.moves import ComputerJob
 
 
 def test_the_job_is_played_from_its_position_by_its_player() -> None:

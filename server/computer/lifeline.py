@@ -9,7 +9,7 @@ A dead server then takes its fork server with it, the fork server its workers, a
 resource tracker ends by itself once nobody holds its pipe.
 
 :func:`die_with_parent` is for a worker's initializer. The fork server runs no code of ours
-but imports the modules named as its preload, so ``server.engine_pool.forkserver_preload``
+but imports the modules named as its preload, so ``server.computer.forkserver_preload``
 calls it on import.
 """
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from engine import Board
 from engine.warm import cached
-from server.engine_pool.decide import decide_move
-from server.engine_pool.local import ComputerJob, ComputerPool
+from server.computer.decide import decide_move
+from server.computer.local import ComputerJob, ComputerPool
 from server.node.computer_turns import seed
 from tests.eventually import eventually
-from tests.server.engine_pool.engine_gate import gated_warm_up
+from tests.server.computer.engine_gate import gated_warm_up
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -7,8 +7,8 @@ import hashlib
 
 import pytest
 
-from server.accounts import passwords
-from server.accounts.passwords import (
+from server import passwords
+from server.passwords import (
     SCRYPT_N,
     hash_password,
     hash_recovery_code,
@@ -64,8 +64,8 @@ async def test_a_flood_of_hashes_is_refused_not_queued() -> None:
     ``retry_in``) instead of holding more CPU and memory; the ones queued still finish."""
     import asyncio
 
-    from server.accounts.passwords import PasswordHasher
     from server.errors import LimitReached
+    from server.passwords import PasswordHasher
 
     hasher = PasswordHasher(threads=1, max_queued=2)
     try:

@@ -2,10 +2,10 @@
 
 ``ComputerPool`` is the hub's ``ComputerMoves`` on one machine: a ``ProcessPoolExecutor`` whose
 workers (``nice`` below the server) compile the engine when they start and run each job through
-``server.engine_pool.decide.decide_move``, one job a worker in FIFO order, each with its deadline
+``server.computer.decide.decide_move``, one job a worker in FIFO order, each with its deadline
 and a shared-memory stop flag raised when the deadline passes or the game ends. A worker that
 dies is replaced and its job run again; workers die with the server (``lifeline``). On a cold
-cache a background start also starts the quick path (``server.engine_pool.quick``), which
+cache a background start also starts the quick path (``server.computer.quick``), which
 answers the moves that need no compiled kernel until the workers are ready."""
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import numpy as np
 
 from engine import warm
 from engine.players import Decision
-from server.engine_pool.computer_moves import ComputerError, ComputerJob, ComputerMoves
-from server.engine_pool.decide import decide_move
-from server.engine_pool.lifeline import die_with_parent
-from server.engine_pool.quick import QuickPath
+from server.computer.decide import decide_move
+from server.computer.lifeline import die_with_parent
+from server.computer.moves import ComputerError, ComputerJob, ComputerMoves
+from server.computer.quick import QuickPath
 from server.protocol import EngineState
 
-# ComputerError, ComputerJob and ComputerMoves live in server.engine_pool.computer_moves; the
+# ComputerError, ComputerJob and ComputerMoves live in server.computer.moves; the
 # hub and the command line still import them from here.
 __all__ = ["DEFAULT_NICE", "ComputerError", "ComputerJob", "ComputerPool", "ComputerMoves",
            "default_workers"]
@@ -46,7 +46,7 @@ GRACE = 1.0  # seconds past a job's time limit before the pool raises its stop f
 HANG = 10.0  # seconds past the stop flag before a worker is taken for hung and replaced
 RETRIES = 2  # times a job is run again on a new pool after a worker died under it
 DEFAULT_NICE = 10  # how many steps below the server the workers run (os.nice; 0-19)
-PRELOAD = ["server.engine_pool.forkserver_preload"]  # what the fork server imports when it starts
+PRELOAD = ["server.computer.forkserver_preload"]  # what the fork server imports when it starts
 
 WarmUp = Callable[[Callable[[float], None]], float]
 """Compiles or loads the kernels in a worker, reporting the fraction done as it goes."""
@@ -354,7 +354,7 @@ def _start_process_helpers(context: Any) -> None:
     multiprocessing hands that descriptor to the helper processes it starts, failing with
     "bad value(s) in fds_to_keep". Started once here, every later worker reuses them.
     Call it from the event loop's thread: the fork server is told to die with the thread
-    that starts it (``server.engine_pool.forkserver_preload``).
+    that starts it (``server.computer.forkserver_preload``).
     """
     real_err = sys.__stderr__ or sys.stderr
     real_out = sys.__stdout__ or sys.stdout

@@ -30,15 +30,15 @@ from typing import BinaryIO
 import msgspec
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import ComputerJob
-from server.engine_pool.lifeline import die_with_parent
+from server.computer.lifeline import die_with_parent
+from server.computer.moves import ComputerJob
 
 log = logging.getLogger(__name__)
 
 TIMEOUT = 20.0  # seconds for one answer, the helper's start included, before it is given up
 # the helper's command: SIGINT ignored before anything is imported, then main()
 COMMAND = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-           "from server.engine_pool.quick import main; main()")
+           "from server.computer.quick import main; main()")
 _HEADER = struct.Struct(">I")
 _encoder = msgspec.msgpack.Encoder()
 _job_decoder = msgspec.msgpack.Decoder(ComputerJob)

@@ -2,8 +2,8 @@
 error.
 
 The hub (``server.node``) sees only :class:`ComputerMoves`; the local process pool
-(``server.engine_pool.local.ComputerPool``) and the engine fleet on Redis
-(``server.engine_pool.fleet.node.Fleet``) implement it, and either raises :class:`ComputerError`
+(``server.computer.local.ComputerPool``) and the engine fleet on Redis
+(``server.computer.fleet.node.Fleet``) implement it, and either raises :class:`ComputerError`
 when it cannot answer. Kept apart from both so the interface names neither.
 """
 
@@ -37,7 +37,7 @@ class ComputerJob:
 
 class ComputerMoves(Protocol):
     """Where the hub gets the computer's moves: the local ``ComputerPool``, or the engine fleet of
-    ``server.engine_pool.fleet`` (``qubic worker``s on Redis)."""
+    ``server.computer.fleet`` (``qubic worker``s on Redis)."""
 
     workers: int  # processes that search
     jobs_done: int
@@ -60,7 +60,7 @@ class ComputerMoves(Protocol):
     async def decide(self, job: ComputerJob) -> Decision: ...
     async def quick(self, job: ComputerJob) -> Decision | None:
         """While not ``ready``: ``job``'s move if it can be had without the compiled engine
-        (the local pool's quick path, ``server.engine_pool.quick``), else None."""
+        (the local pool's quick path, ``server.computer.quick``), else None."""
         ...
     async def close(self) -> None: ...
     def figures(self) -> dict[str, float]:

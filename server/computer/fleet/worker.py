@@ -2,7 +2,7 @@
 from the level streams through the consumer group, searches them in its own ``ComputerPool`` (the
 same pool, and so the same ``decide_move``, as an embedded server), answers the node that
 asked, takes over jobs a dead worker left pending, drops cancelled ones, and heartbeats. See
-``server.engine_pool.fleet`` for the keys and what holds."""
+``server.computer.fleet`` for the keys and what holds."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.fleet.jobs import (
+from server.computer.fleet.jobs import (
     ALIVE,
     GROUP,
     HEARTBEAT,
@@ -36,7 +35,8 @@ from server.engine_pool.fleet.jobs import (
     ensure_group,
     job_decoder,
 )
-from server.engine_pool.local import ComputerPool
+from server.computer.local import ComputerPool
+from server.computer.moves import ComputerError
 
 log = logging.getLogger(__name__)
 

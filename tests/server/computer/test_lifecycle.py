@@ -1,5 +1,5 @@
 """The server's life and its helpers': it listens while the engine warms up (and says so to
-a computer game's players), its AI workers ignore Ctrl-C, and nothing it started outlives it,
+a computer game's players), its computer workers ignore Ctrl-C, and nothing it started outlives it,
 even when it is killed with SIGKILL."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from bench.harness import ServerProcess, descendants
-from server.engine_pool.local import ComputerPool
+from server.computer.local import ComputerPool
 from server.http.app import ServerConfig, start_server
 from tests.eventually import eventually
-from tests.server.engine_pool.engine_gate import gated_warm_up
+from tests.server.computer.engine_gate import gated_warm_up
 from tests.server.servers import Client, connect
 
 

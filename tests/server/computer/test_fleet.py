@@ -22,11 +22,11 @@ import websockets
 
 from bench.harness import descendants
 from engine.players import Decision
-from server.engine_pool.computer_moves import ComputerError, ComputerJob
-from server.engine_pool.fleet.jobs import GROUP, NO_WORKER, Job, Keys, open_redis
-from server.engine_pool.fleet.node import Fleet
-from server.engine_pool.fleet.worker import FleetWorker, parse_levels
-from server.engine_pool.local import ComputerPool
+from server.computer.fleet.jobs import GROUP, NO_WORKER, Job, Keys, open_redis
+from server.computer.fleet.node import Fleet
+from server.computer.fleet.worker import FleetWorker, parse_levels
+from server.computer.local import ComputerPool
+from server.computer.moves import ComputerError, ComputerJob
 from server.http.app import RunningServer, ServerConfig, start_server
 from tests.eventually import eventually
 from tests.server.servers import Client

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest_asyncio
 
-from server.engine_pool.truth import MAX_JOBS
+from server.computer.truth import MAX_JOBS
 from server.game.addresses import address_key
 from server.node.reviews import REVIEW_BURST
 from tests.eventually import eventually

@@ -1,6 +1,6 @@
 """The engine fleet's wire, shared by its node side and its worker side: a job and its
 answer as they travel through Redis, the key names, and the timings both sides keep (see
-``server.engine_pool.fleet`` for the keys and what holds)."""
+``server.computer.fleet`` for the keys and what holds)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from engine.players import Decision
-from server.engine_pool.computer_moves import ComputerError, ComputerJob
+from server.computer.moves import ComputerError, ComputerJob
 from server.errors import BusError
 from server.redis_io.clients import connect
 

@@ -1,11 +1,11 @@
 """Imported by multiprocessing's fork server only (named as its preload by ``ComputerPool``).
 
 Importing it there ties the fork server's life to the server that started it (see
-``server.engine_pool.lifeline``) and loads the engine's modules once, so every worker forked
+``server.computer.lifeline``) and loads the engine's modules once, so every worker forked
 later starts with them already imported. Nothing else should import this module.
 """
 
-from server.engine_pool.lifeline import die_with_parent
+from server.computer.lifeline import die_with_parent
 
 die_with_parent()
 
