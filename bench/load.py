@@ -476,7 +476,7 @@ def run(args: argparse.Namespace) -> int:
             extra += ["--commit-interval", f"{args.commit_interval:g}"]
         if args.commit_max is not None:
             extra += ["--commit-max", str(args.commit_max)]
-        server = ServerProcess(db, *NO_LIMITS, *extra, ai_workers=args.ai_workers,
+        server = ServerProcess(db, *NO_LIMITS, *extra, computer_workers=args.ai_workers,
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]

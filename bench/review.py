@@ -112,7 +112,7 @@ async def through_the_server(chosen: list[tuple[int, list[int]]]) -> list[float]
 
     with tempfile.TemporaryDirectory() as tmp:
         running = await start_server(ServerConfig(port=0, db_path=str(Path(tmp) / "q.db"),
-                                                  ai_workers=1))
+                                                  computer_workers=1))
         try:
             warm = await review(await store(proof_game(random.Random(0))))
             print(f"the worker's start and a first review: {warm:.2f} s")

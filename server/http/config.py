@@ -24,10 +24,10 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8765
     db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
-    ai_workers: int | None = None  # default: cores - 1, at least 1
-    ai_nice: int = DEFAULT_NICE  # the computer players run this many steps lower (0-19)
+    computer_workers: int | None = None  # default: cores - 1, at least 1
+    computer_nice: int = DEFAULT_NICE  # the computer players run this many steps lower (0-19)
     grace: float = GRACE
-    ai_move_time: float = 1.0
+    computer_move_time: float = 1.0
     heartbeat: float = HEARTBEAT_SECONDS
     rate: float = RATE_LIMIT_PER_SECOND
     burst: int = RATE_LIMIT_BURST

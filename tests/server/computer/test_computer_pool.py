@@ -111,7 +111,7 @@ def test_a_niceness_outside_0_to_19_is_refused(nice: int) -> None:
 
 
 async def test_the_servers_config_sets_the_workers_niceness(tmp_path: Path) -> None:
-    server = Server(tmp_path / "qubic.db", ai_nice=2)
+    server = Server(tmp_path / "qubic.db", computer_nice=2)
     running = await server.start()
     try:
         await running.pool.wait_ready()  # the server listens before its workers are up

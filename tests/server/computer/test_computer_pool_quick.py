@@ -101,7 +101,7 @@ from server.http.app import ServerConfig, start_server
 
 async def main():
     assert not cached()  # an empty NUMBA_CACHE_DIR
-    running = await start_server(ServerConfig(port=0, db_path=sys.argv[1], ai_workers=1))
+    running = await start_server(ServerConfig(port=0, db_path=sys.argv[1], computer_workers=1))
     try:
         async with websockets.connect(running.ws_url) as ws:
             await ws.send(json.dumps({"t": "hello", "name": "newcomer", "id": 1}))

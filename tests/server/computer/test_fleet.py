@@ -87,7 +87,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
 async def node(redis_url: str, tmp_path: Path) -> AsyncIterator[RunningServer]:
     """A server whose computer moves go to the fleet (1 s a move)."""
     config = ServerConfig(port=0, db_path=str(tmp_path / "q.db"), redis_url=redis_url,
-                          ai_move_time=1.0)
+                          computer_move_time=1.0)
     running = await start_server(config)
     yield running
     await running.stop()

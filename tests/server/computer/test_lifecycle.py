@@ -28,7 +28,7 @@ async def test_the_server_works_while_the_engine_warms_and_tells_the_computers_o
     gate = tmp_path / "gate"
     pool = ComputerPool(1, warm_up=functools.partial(gated_warm_up, str(gate)))
     running = await start_server(
-        ServerConfig(port=0, db_path=str(tmp_path / "q.db"), ai_move_time=0.1), pool=pool
+        ServerConfig(port=0, db_path=str(tmp_path / "q.db"), computer_move_time=0.1), pool=pool
     )
     try:
         import websockets
@@ -96,7 +96,7 @@ async def test_no_process_of_a_server_killed_with_sigkill_survives_it(
     await _until_engine_ready(server)
     helpers = descendants(server.pid)
     assert len(helpers) >= 3  # the resource tracker, the fork server, a worker
-    assert server.ai_workers()
+    assert server.computer_workers()
     server.kill()
     left = await _until_gone(helpers)
     for pid in left:  # leave nothing behind for the next test, then fail

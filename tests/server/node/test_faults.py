@@ -154,13 +154,13 @@ async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still
     await eve.expect("ai_thinking", game=game, ply=3)
     await eventually(lambda: server.metrics().get("qubic_ai_busy") == 1,
                      "the search is under way (a worker is busy)")
-    workers = server.ai_workers()
+    workers = server.computer_workers()
     assert workers, "no computer worker found under the server process"
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     reply = await eve.expect("move", game=game, ply=4, timeout=90)
     assert reply["side"] == "o"
-    replacements = server.ai_workers()
+    replacements = server.computer_workers()
     assert replacements and not set(replacements) & set(workers)
     board = Board("4x4x4", moves_of(eve, game))
     await play_cell(eve, game, board.legal_moves[0], 4)
