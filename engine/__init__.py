@@ -1,4 +1,5 @@
-"""Qubic's game engine: rules for n^d boards, notation, computer players and search.
+"""Qubic's game engine, in parts: ``rules``, ``kernels`` (numba searches), ``solved`` (the proof
+and the truth), ``players`` and ``puzzles`` (docs/engine.md, "Where each part lives").
 
 Pure: no asyncio, no sockets, no files. ``import engine`` is cheap: its names load on first
 use (numpy with the board, the numba search kernel with ``engine.players`` or
