@@ -16,7 +16,7 @@ from tests.server.servers import read_only
 def serve(db: Path | str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
-         "--ai-workers", "1"],
+         "--computer-workers", "1"],
         capture_output=True, text=True, timeout=timeout,
     )
 
@@ -69,7 +69,7 @@ def test_computer_nice_defaults_to_the_pools_and_is_parsed() -> None:
 
 @pytest.mark.parametrize(("argv", "environ", "file"), [
     (["--computer-workers", "3", "--computer-nice", "4", "--computer-time", "0.5"], {}, ""),
-    (["--ai-workers", "3", "--ai-nice", "4", "--ai-time", "0.5"], {}, ""),
+    (["--ai-workers", "3", "--ai-nice", "4", "--computer-time", "0.5"], {}, ""),
     ([], {"QUBIC_COMPUTER_WORKERS": "3", "QUBIC_COMPUTER_NICE": "4",
           "QUBIC_COMPUTER_TIME": "0.5"}, ""),
     ([], {"QUBIC_AI_WORKERS": "3", "QUBIC_AI_NICE": "4", "QUBIC_AI_TIME": "0.5"}, ""),

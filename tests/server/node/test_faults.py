@@ -141,7 +141,7 @@ async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
 async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still_moves(
     tmp_path: Path, processes: list[ServerProcess]
 ) -> None:
-    server = ServerProcess(tmp_path / "q.db", "--ai-time", "3").start()
+    server = ServerProcess(tmp_path / "q.db", "--computer-time", "3").start()
     processes.append(server)
     eve = await connect(server, "eve")
     # The computer plays O: as X it plays the proof's moves at once, and O's book answers
