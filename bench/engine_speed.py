@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/engine_speed.py [--depth 5] [--python-depth 4] [--repeat 5]
 
-- nodes/s of ``engine.kernel.search`` (alpha-beta, Bogenschutz's evaluator, root moves in cell
-  order) on five positions from one game (bogenschutz vs rubinoff:depth=4, seed 1), at a fixed
+- nodes/s of ``engine.kernels.negamax.search`` (alpha-beta, Bogenschutz's evaluator, root moves in
+  cell order) on five positions from one game (bogenschutz vs rubinoff:depth=4, seed 1), at a fixed
   depth; the median of ``--repeat`` runs per position.
 - the SAME kernel code run as pure Python in a subprocess with ``NUMBA_DISABLE_JIT=1`` at a
   smaller depth on the first positions, beside the compiled kernel at that depth measured in
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def measure(depth: int, positions: list[int], repeat: int) -> list[dict[str, float]]:
     """Per position: nodes of one search and the median seconds it took."""
     from engine import Board
-    from engine.kernel import search, warm_up
+    from engine.kernels.negamax import search, warm_up
     from engine.players import make_player
 
     warm_up()
@@ -73,7 +73,7 @@ def run_python(code: str, env: dict[str, str]) -> str:
 
 def compile_times(repeat: int) -> tuple[list[float], list[float], list[float], list[float]]:
     """Cold and warm ``warm_up()`` seconds and whole-process seconds, per fresh cache dir."""
-    code = ("import time; t = time.perf_counter(); import engine.kernel as k; "
+    code = ("import time; t = time.perf_counter(); import engine.kernels.negamax as k; "
             "i = time.perf_counter() - t; w = k.warm_up(); print(i, w)")
     cold: list[float] = []
     warm: list[float] = []

@@ -94,7 +94,7 @@ class Node(ServerProcess):
         self.env = env or {}
         self.args = [*self.args[:4], "--port", "0", "--database", database,
                      "--redis", redis_url, "--node", name, "--lease-ttl", str(ttl),
-                     "--ai-workers", "1", "--log-level", "info", "--ai-time", "0.1",
+                     "--computer-workers", "1", "--log-level", "info", "--computer-time", "0.1",
                      "--grace", "60", *NO_LIMITS]
 
     def start(self, timeout: float = 120.0) -> Node:

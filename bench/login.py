@@ -3,7 +3,7 @@ against a running server.
 
     .venv/bin/python bench/login.py [--hashes 20] [--players 20] [--logins 200] [--concurrency 4]
 
-- *hash*: ``server.accounts.passwords.hash_password`` (scrypt, n = 2^14, r = 8, p = 1) and
+- *hash*: ``server.passwords.hash_password`` (scrypt, n = 2^14, r = 8, p = 1) and
   ``verify_password`` timed here, ``--hashes`` times each: the median and the slowest.
 - *logins*: a ``qubic serve`` process (the harness's, with the password-attempt limit per
   address off: every login here comes from one address) is pinned to one CPU, the first;
@@ -28,7 +28,7 @@ from pathlib import Path
 import websockets
 from harness.server import NO_LIMITS, ServerProcess
 
-from server.accounts.passwords import SCRYPT_N, SCRYPT_P, SCRYPT_R, hash_password, verify_password
+from server.passwords import SCRYPT_N, SCRYPT_P, SCRYPT_R, hash_password, verify_password
 
 PASSWORD = "correct horse battery"
 

@@ -1,10 +1,10 @@
-/* A plain C perft of 4x4x4 Qubic: the yardstick for engine/kernel.py's perft.
+/* A plain C perft of 4x4x4 Qubic: the yardstick for engine/kernels/negamax.py's perft.
 
    Written the way a C programmer would write it, with nothing taken away to make it slow
    and nothing clever added: a cell array, each side's stone count on each of the 76 lines,
    the lines through each cell as a table, make/unmake updating the counts of those lines,
    and a win seen as a count reaching 4. Perft counts the move sequences of DEPTH plies from
-   the empty board, a won game ending its sequence, exactly as engine.kernel.perft does.
+   the empty board, a won game ending its sequence, exactly as engine.kernels.perft does.
 
    Built with -DHISTOGRAM, make/unmake also keep the open-line histogram the kernel's
    evaluators read: what the kernel's push and pop did until they were reduced to the line
@@ -70,7 +70,7 @@ static inline void unmake(int cell, int side) {
     for (int i = 0; i < cell_degree[cell]; i++) counts[side][cell_lines[cell][i]]--;
 }
 #else
-/* With -DHISTOGRAM, make/unmake also keep what engine/kernel.py's evaluators read: per side,
+/* With -DHISTOGRAM, make/unmake also keep what engine/kernels/negamax.py's evaluators read: per side,
    the open lines (none of the other side's stones) by stone count. */
 static int hist[2][N + 1];
 

@@ -4,11 +4,11 @@
 
 bench/perft.c is a plain C perft of 4x4x4 (a cell array, each side's stone count on each line
 updated on make/unmake, a win seen as a count reaching 4), compiled here with ``cc -O2``.
-engine.perft counts the same sequences with the kernel's own push and pop (the line counts
+engine.kernels.perft counts the same sequences with the kernel's own push and pop (the line counts
 alone, as the C's: the searches keep the open-line histogram they evaluate with themselves, a
 ply at a time); ``-DHISTOGRAM`` builds the C with that histogram in make/unmake, as the
 kernel's push and pop kept it until session 16. The last row is the same perft loop, compiled
-for engine.threats.push and pop (the master's, the threat search's, the proof's and the
+for engine.kernels.threats.push and pop (the master's, the threat search's, the proof's and the
 solver's), which also keep the histogram and ``cellk`` (per cell, the lines through it by
 stones) that those searches read at every node; it runs only up to ``--threats-depth`` (at
 depth 5 it takes minutes a repeat). Each repeat runs the C and the kernel back to back
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine import Board
-from engine.perft import count_sequences
+from engine.kernels.perft import count_sequences
 
 SOURCE = Path(__file__).resolve().parent / "perft.c"
 EXPECTED = {1: 64, 2: 4_032, 3: 249_984, 4: 15_249_024, 5: 914_941_440}

@@ -1,6 +1,6 @@
 """Figures of the proof (docs/proof.md): the shipped strategy's size and load time, the replay
 of the whole proof from it, the master's time per move along the proof, and the latency of
-``engine.truth.solve`` on and off the proof's tree.
+``engine.solved.truth.solve`` on and off the proof's tree.
 
     .venv/bin/python bench/proof.py [--positions 40] [--budget 1.0] [--no-verify]
 
@@ -35,12 +35,13 @@ sys.path.insert(0, str(ROOT))
 from harness.stats import percentiles  # noqa: E402
 
 from engine import Board, format_moves  # noqa: E402
-from engine.strategy import strategy_move, strategy_path  # noqa: E402
-from engine.truth import UNKNOWN, solve  # noqa: E402
+from engine.solved.strategy import strategy_move, strategy_path  # noqa: E402
+from engine.solved.truth import UNKNOWN, solve  # noqa: E402
 
 
 def load_seconds() -> float:
-    code = ("import time; t = time.perf_counter(); from engine.strategy import shipped_strategy;"
+    code = ("import time; t = time.perf_counter();"
+            " from engine.solved.strategy import shipped_strategy;"
             " shipped_strategy(); print(time.perf_counter() - t)")
     runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  check=True, cwd=ROOT).stdout) for _ in range(3)]
@@ -81,7 +82,7 @@ def latency(boards: list[Board], budget: float) -> dict[str, float]:
 
 def survival(seconds: float, o_spec: str) -> dict[str, object]:
     from engine.players import Limit, make_player
-    from engine.proof import strategy_height
+    from engine.solved.proof import strategy_height
 
     board = Board("4x4x4", [0])
     seen: set[tuple[int, int]] = set()

@@ -8,7 +8,7 @@ seeds, against X players it was not tuned on, and against the proof's perfect X.
 For each seed and each X player, a game a setting is played in turn, one process, one game
 at a time: O is ``master`` (``--o``) with ``resist=off``, then with each ``--resist``
 options (by default ``resist=on``: the master's defaults), each with the same seeds
-(``engine.arena.game_seeds``) and X the same player. Every move gets ``--time`` seconds.
+(``engine.players.arena.game_seeds``) and X the same player. Every move gets ``--time`` seconds.
 Reported per X player and setting: O's wins, draws and losses, the median plies of the
 games, and how many O moves met a position the proof has O lost (where ``resist`` decides).
 With ``--survival``: ``bench/proof.py``'s survival against perfect X (one game per class of
@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.proof import survival  # noqa: E402
 from engine import Board  # noqa: E402
-from engine.arena import game_seeds  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
-from engine.resistance import ProofTables  # noqa: E402
+from engine.players.arena import game_seeds  # noqa: E402
+from engine.players.resistance import ProofTables  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
 

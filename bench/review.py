@@ -2,12 +2,12 @@
 
     .venv/bin/python bench/review.py [--games 3] [--plies 30] [--seed 1] [--server]
 
-The games: X plays the proof's strategy (``engine.strategy.strategy_move``), O blocks X's
+The games: X plays the proof's strategy (``engine.solved.strategy.strategy_move``), O blocks X's
 open three when there is one and otherwise plays at random (seeded); games of ``plies`` plies
 (give or take one) are kept, the first ``--games`` of them in seed order, so each is a game
 on the proof's tree of about that length. Each review runs in a fresh process, as in the
 server's solver worker: the process first loads the proof and the compiled kernels (timed
-apart, as "start"), then reviews the game once (``engine.review.review_game``, what
+apart, as "start"), then reviews the game once (``engine.solved.review.review_game``, what
 ``TruthPool.review`` runs), so no position of that game is in the solver's cache. A second
 review of the same game in the same process shows what the cache saves. It prints one line per
 game and the median.
@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 
 from engine import Board, format_moves
-from engine.strategy import strategy_move, win_cells
+from engine.solved.strategy import strategy_move, win_cells
 
 
 def proof_game(rng: random.Random) -> list[int]:
@@ -64,9 +64,9 @@ def games(count: int, plies: int, seed: int) -> list[tuple[int, list[int]]]:
 
 def review_in_fresh_process(moves: list[int]) -> tuple[float, float, float, dict[str, int]]:
     """In a new process: (start, first review, second review) seconds and the classes."""
-    from engine import proof
-    from engine.review import review_game
-    from engine.truth import solve
+    from engine.solved import proof
+    from engine.solved.review import review_game
+    from engine.solved.truth import solve
 
     started = time.perf_counter()
     proof.warm_up()
@@ -112,7 +112,7 @@ async def through_the_server(chosen: list[tuple[int, list[int]]]) -> list[float]
 
     with tempfile.TemporaryDirectory() as tmp:
         running = await start_server(ServerConfig(port=0, db_path=str(Path(tmp) / "q.db"),
-                                                  ai_workers=1))
+                                                  computer_workers=1))
         try:
             warm = await review(await store(proof_game(random.Random(0))))
             print(f"the worker's start and a first review: {warm:.2f} s")

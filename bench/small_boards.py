@@ -6,7 +6,7 @@
 
 - ``--tables``: 3x3 and 4x4 completely and 3x3x3 to ``--depth`` stones, every position
   reachable from the empty board up to the board's symmetries, with the exact result and
-  plies (``engine.small_boards``): the counts by ply, the time, the peak memory and the size
+  plies (``engine.solved.small_boards``): the counts by ply, the time, the peak memory and the size
   of each file; ``--write`` writes ``engine/data/small_<board>.xz``. ``--count-to`` counts
   3x3x3's positions by ply beyond the table (no results), as far as memory and time allow.
 - ``--deeper N``: the exact search on N 3x3x3 positions below the shipped table (random games
@@ -14,7 +14,7 @@
   of each answer, the worst and the median, with one warm transposition table as the engine
   keeps it, and the load time of each shipped table.
 - ``--openings``: the empty board and each first move up to symmetry of the boards with no
-  table (5x5, 5x5x5), by ``engine.truth.solve`` (threat search and df-pn) with ``--seconds``
+  table (5x5, 5x5x5), by ``engine.solved.truth.solve`` (threat search and df-pn) with ``--seconds``
   each; what is not proved in that time is written ``unknown``. ``--write`` rewrites those
   boards' entries of ``engine/data/small_boards.json``.
 """
@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 from harness.stats import percentile  # noqa: E402
 
 from engine import Board, format_cell  # noqa: E402
-from engine import small_boards as sb  # noqa: E402
-from engine.truth import SMALL_BOARDS_PATH, solve  # noqa: E402
+from engine.solved import small_boards as sb  # noqa: E402
+from engine.solved.truth import SMALL_BOARDS_PATH, solve  # noqa: E402
 
 
 def peak_mb() -> float:

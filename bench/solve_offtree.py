@@ -10,7 +10,7 @@ is kept when its game is still on, the proof does not cover it (neither ``x_prov
 ``--positions`` positions per seed. Seeds 1-3 were the ones looked at while changing the
 solver; 101-104 are held out: say which a figure was measured on.
 
-Each position is answered by ``engine.truth.solve(board, budget)`` (what ``GET /api/solve``
+Each position is answered by ``engine.solved.truth.solve(board, budget)`` (what ``GET /api/solve``
 runs in its worker, ``server.http.solve.SOLVE_BUDGET`` = 1 s) from an empty verdict cache,
 one at a time in this process, after the kernels are compiled and the proof loaded (the
 HTTP round trip and the worker's IPC add a few ms: bench/solve_api.py measures those). A
@@ -29,7 +29,7 @@ import time
 from harness.stats import percentiles
 
 from engine import Board, format_moves
-from engine.strategy import o_proved, x_proved
+from engine.solved.strategy import o_proved, x_proved
 
 FEWEST, MOST = 6, 20
 EXAMPLE = "1a1 1d4 4a4 3b3 1a4"
@@ -58,7 +58,7 @@ def sample(seed: int, count: int) -> list[list[int]]:
 
 def answer(moves: list[int], budget: float) -> tuple[str, int | None, float]:
     """The verdict, its plies and the seconds ``solve`` took, from an empty cache."""
-    from engine import truth
+    from engine.solved import truth
 
     truth._cache.clear()  # noqa: SLF001 - every position from scratch
     board = Board("4x4x4", moves)
@@ -84,7 +84,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1.0)
     parser.add_argument("--quiet", action="store_true", help="no line per position")
     args = parser.parse_args()
-    from engine import probe, solver
+    from engine.kernels import solver
+    from engine.solved import probe
 
     solver.warm_up()  # compile (or load) what the server's worker warms up, and the proof
     probe.warm_up()

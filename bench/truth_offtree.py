@@ -1,5 +1,5 @@
 """The truth off the proof's tree: how many verdicts are known within the budget, and how
-long ``engine.truth.solve`` takes, before and after a change (issue 26, item 3).
+long ``engine.solved.truth.solve`` takes, before and after a change (issue 26, item 3).
 
     .venv/bin/python bench/truth_offtree.py [--positions 40] [--seed 2] [--budget 1.0]
                                             [--against main]
@@ -13,8 +13,8 @@ to tune and which were held out.
 
 Each position is solved by both engines in turn, alternating which goes first (interleaved,
 so load on the machine falls on both alike), each with an empty verdict cache: this
-checkout's ``engine.truth`` and the one at ``--against`` (a git revision: its
-``engine/truth.py`` loaded beside the rest of this checkout's engine). A process warms both
+checkout's ``engine.solved.truth`` and the one at ``--against`` (a git revision: its
+``engine/solved/truth.py`` loaded beside the rest of this checkout's engine). A process warms both
 up first. It prints, per engine, the share of root verdicts known (not ``unknown``), the
 time p50/p95/p99 by ``harness.stats``' rule, the moves left unknown, and every position where
 the two disagree on a known verdict (which would be a bug in one of them).
@@ -36,7 +36,7 @@ from harness.stats import ms
 
 from engine import Board, format_moves
 from engine.players import Limit, make_player
-from engine.strategy import o_proved, x_proved
+from engine.solved.strategy import o_proved, x_proved
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVIATE = 0.25
@@ -69,8 +69,8 @@ def positions(count: int, seed: int) -> list[list[int]]:
 
 
 def engine_at(revision: str) -> ModuleType:
-    """``engine/truth.py`` as it is at ``revision``, as a module of its own."""
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:engine/truth.py"],
+    """``engine/solved/truth.py`` as it is at ``revision``, as a module of its own."""
+    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:engine/solved/truth.py"],
                           check=True, capture_output=True, text=True).stdout
     with tempfile.TemporaryDirectory() as folder:  # read once: gone after the import
         path = Path(folder) / "truth_before.py"
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1.0)
     parser.add_argument("--against", default="main", help="git revision to compare with")
     args = parser.parse_args()
-    from engine import truth
+    from engine.solved import truth
 
     engines = {"before": engine_at(args.against), "after": truth}
     sample = positions(args.positions, args.seed)

@@ -1,7 +1,9 @@
-"""Qubic's game engine: rules for n^d boards, notation, computer players and search.
+"""Qubic's game engine, in parts: ``rules``, ``kernels`` (numba searches), ``solved`` (the proof
+and the truth), ``players`` and ``puzzles`` (docs/engine.md, "Where each part lives").
 
 Pure: no asyncio, no sockets, no files. ``import engine`` is cheap: its names load on first
-use (numpy with the board, the numba search kernel with ``engine.players`` or ``engine.kernel``).
+use (numpy with the board, the numba search kernel with ``engine.players`` or
+``engine.kernels.negamax``).
 """
 
 from __future__ import annotations
@@ -10,25 +12,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.board import SIDE_NAMES, Board, O, Outcome, Termination, X
     from engine.errors import GameOver, IllegalMove, NotationError, QubicError, UnknownPlayer
-    from engine.geometry import Bitboard, Cell, Geometry, cells_of, variant
-    from engine.notation import format_cell, format_moves, parse_cell, parse_moves
+    from engine.rules.board import SIDE_NAMES, Board, O, Outcome, Termination, X
+    from engine.rules.geometry import Bitboard, Cell, Geometry, cells_of, variant
+    from engine.rules.notation import format_cell, format_moves, parse_cell, parse_moves
 
 _HOMES = {
-    "O": "board", "SIDE_NAMES": "board", "X": "board", "Board": "board", "Outcome": "board",
-    "Termination": "board",
+    "O": "rules.board", "SIDE_NAMES": "rules.board", "X": "rules.board",
+    "Board": "rules.board", "Outcome": "rules.board", "Termination": "rules.board",
     "GameOver": "errors", "IllegalMove": "errors", "NotationError": "errors",
     "QubicError": "errors", "UnknownPlayer": "errors",
-    "Bitboard": "geometry", "Cell": "geometry", "Geometry": "geometry", "cells_of": "geometry",
-    "variant": "geometry",
-    "format_cell": "notation", "format_moves": "notation", "parse_cell": "notation",
-    "parse_moves": "notation",
+    "Bitboard": "rules.geometry", "Cell": "rules.geometry", "Geometry": "rules.geometry",
+    "cells_of": "rules.geometry", "variant": "rules.geometry",
+    "format_cell": "rules.notation", "format_moves": "rules.notation",
+    "parse_cell": "rules.notation", "parse_moves": "rules.notation",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """``from engine import Board`` loads ``engine.board`` (and numpy) only then, so that a
+    """``from engine import Board`` loads ``engine.rules.board`` (and numpy) only then, so that a
     part needing only ``engine.levels`` or ``engine.errors`` starts without them."""
     home = _HOMES.get(name)
     if home is None:

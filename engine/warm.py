@@ -2,11 +2,11 @@
 
 numba compiles a function on its first call (or loads it from its on-disk cache): seconds
 of work (17-60 s on a cold cache, by the machine and its load; a few on a warm one) that
-must not land inside a move's time limit. The server's AI workers call :func:`warm_up` when
+must not land inside a move's time limit. The server's computer workers call :func:`warm_up` when
 they start, in the background, so the server itself never compiles and listens at once;
 ``qubic analyse`` and ``qubic arena`` call it before they time anything. :func:`cached`
 tells a cold cache from a warm one without compiling anything (the server answers the first
-moves another way while a cold one compiles: ``server.engine_pool.quick``).
+moves another way while a cold one compiles: ``server.computer.quick``).
 """
 
 from __future__ import annotations
@@ -25,24 +25,24 @@ Stage = tuple[str, str, float]
 # on 2 busy cores: master 18 s, solver 10 s, proof 1.4 s, small boards 3.3 s, probe 6.3 s),
 # so progress moves about evenly.
 LEVELS: tuple[Stage, ...] = (
-    ("master", "engine.search", 0.46),
-    ("solver", "engine.solver", 0.26),
-    ("proved strategy", "engine.proof", 0.04),
-    ("small boards", "engine.small_boards", 0.08),  # the truth's tables (/api/solve)
-    ("truth's probe", "engine.probe", 0.16),  # /api/solve off the proof's tree
+    ("master", "engine.kernels.deepening", 0.46),
+    ("solver", "engine.kernels.solver", 0.26),
+    ("proved strategy", "engine.solved.proof", 0.04),
+    ("small boards", "engine.solved.small_boards", 0.08),  # the truth's tables (/api/solve)
+    ("truth's probe", "engine.solved.probe", 0.16),  # /api/solve off the proof's tree
 )
 # The search kernel of the papers' players (bogenschutz, rubinoff: 17 s cold, which no level
 # needs) and the sparring partners of other families, which only the arena and analysis use.
 SPARRING: tuple[Stage, ...] = (
-    ("search kernel", "engine.kernel", 0.5),
+    ("search kernel", "engine.kernels.negamax", 0.5),
     ("mcts", "engine.players.mcts", 0.5),
     ("alphabeta", "engine.players.alphabeta", 0.5),
 )
 # The kernels whose cache entries tell a warm cache from a cold one: the biggest of the
 # master's and the solver's (each compiled on its own, not inlined).
 CACHE_WITNESSES: tuple[tuple[str, str], ...] = (
-    ("engine.pvs", "pvs"),
-    ("engine.dfpn", "dfpn"),
+    ("engine.kernels.pvs", "pvs"),
+    ("engine.kernels.dfpn", "dfpn"),
 )
 
 

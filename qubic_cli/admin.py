@@ -1,11 +1,10 @@
 """``qubic admin``: the host's levers on the database, felt by every running server within a
 second (docs/admin.md).
 
-Each action is a small ``AdminCommand`` in ``COMMANDS``, registered with ``register``: its
-arguments and an async ``act(store, args)`` that returns what to print. Another module adds
-its own with the same decorator and one line in ``EXTENSIONS``; accounts'
-``reset-password`` (``qubic_cli.admin_accounts``) brings its own parser and run instead
-(``add_reset_password``), which ``qubic admin`` adds as it is. The database is ``--db`` (a
+Each action is an ``AdminCommand`` in the table ``COMMANDS``: its name, help, arguments and an
+async ``act(store, args)`` that returns what to print. Accounts' ``reset-password``
+(``qubic_cli.admin_accounts``) brings its own parser and run (``add_reset_password``), which
+``configure`` adds beside them. The database is ``--db`` (a
 SQLite file or a postgresql:// URL), else ``$QUBIC_DATABASE_URL`` (or its ``_FILE``), else the
 configuration file's ``database``, as for ``qubic serve`` and ``qubic db``.
 """
@@ -14,16 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import importlib
-import importlib.util
 import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qubic_cli.common import fail
+from qubic_cli import admin_accounts
+from qubic_cli.common import actor, fail
 from qubic_cli.settings import Setting, SettingsError, apply
 
 NAME = "admin"
@@ -43,9 +40,6 @@ examples:
 
 SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
 
-EXTENSIONS = ("qubic_cli.admin_accounts",)
-"""Modules that register more admin commands; one that is not installed is skipped."""
-
 Act = Callable[[Any, argparse.Namespace], Awaitable[Any]]
 
 
@@ -55,20 +49,6 @@ class AdminCommand:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     act: Act
-
-
-COMMANDS: dict[str, AdminCommand] = {}
-
-
-def register(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]
-             = lambda parser: None) -> Callable[[Act], Act]:
-    """A decorator: ``act`` becomes ``qubic admin <name>``, with ``configure``'s arguments."""
-
-    def add(act: Act) -> Act:
-        COMMANDS[name] = AdminCommand(name, help, configure, act)
-        return act
-
-    return add
 
 
 _DURATION = re.compile(r"\A(\d+(?:\.\d+)?)([smhdw]?)\Z")
@@ -84,12 +64,8 @@ def duration(text: str) -> float:
     return float(found[1]) * _UNIT[found[2]]
 
 
-def actor() -> str:
-    """Who pulls a lever from the command line, as the audit log names them."""
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
 
 
 def _name(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +100,7 @@ def _target(parser: argparse.ArgumentParser) -> None:
 
 
 def _is_address(text: str) -> bool:
-    from server.store.levers import check_address
+    from server.store.lever_records import check_address
 
     try:
         check_address(text)
@@ -142,7 +118,6 @@ def _role(parser: argparse.ArgumentParser) -> None:
     _reason()(parser)
 
 
-@register("grant", "give a player the role admin or moderator", _role)
 async def _grant(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -150,7 +125,6 @@ async def _grant(store: Any, args: argparse.Namespace) -> Any:
             "to": await levers.grant(store, actor(), args.name, args.role, args.reason)}
 
 
-@register("revoke-role", "take a role from a player", _role)
 async def _revoke_role(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -158,8 +132,6 @@ async def _revoke_role(store: Any, args: argparse.Namespace) -> Any:
     return {"revoked": args.role if had else None, "from": args.name}
 
 
-@register("ban", "close a player's or an address's connections and refuse them",
-          _both(_target, _for, _reason(required=True)))
 async def _ban(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -169,7 +141,6 @@ async def _ban(store: Any, args: argparse.Namespace) -> Any:
     return {"banned": sanction.as_dict()}
 
 
-@register("unban", "lift the bans of a player or an address", _both(_target, _reason()))
 async def _unban(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -177,7 +148,6 @@ async def _unban(store: Any, args: argparse.Namespace) -> Any:
     return {"bans lifted": await levers.unban(store, actor(), reason=args.reason, **where)}
 
 
-@register("mute", "refuse a player's chat", _both(_name, _for, _reason()))
 async def _mute(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -185,15 +155,12 @@ async def _mute(store: Any, args: argparse.Namespace) -> Any:
     return {"muted": sanction.as_dict()}
 
 
-@register("unmute", "let a muted player chat again", _both(_name, _reason()))
 async def _unmute(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
     return {"mutes lifted": await levers.unmute(store, actor(), args.name, args.reason)}
 
 
-@register("kick", "close a player's connections on every server (they may come back)",
-          _both(_name, _reason()))
 async def _kick(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -206,7 +173,6 @@ def _text(parser: argparse.ArgumentParser) -> None:
     _reason()(parser)
 
 
-@register("announce", "say something to every connected player", _text)
 async def _announce(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -223,7 +189,6 @@ def _game(parser: argparse.ArgumentParser) -> None:
     _reason()(parser)
 
 
-@register("end-game", "end a game with a result of the host's choosing", _game)
 async def _end_game(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -238,8 +203,6 @@ def _rename(parser: argparse.ArgumentParser) -> None:
     _reason()(parser)
 
 
-@register("rename", "rename a player: their records follow them; the old name is free and "
-                    "brings nothing to whoever takes it", _rename)
 async def _do_rename(store: Any, args: argparse.Namespace) -> Any:
     import msgspec
 
@@ -254,16 +217,12 @@ async def _do_rename(store: Any, args: argparse.Namespace) -> Any:
     return {"renamed": before, "to": args.new}
 
 
-@register("export-player", "everything the database holds about a player, as JSON", _name)
 async def _export(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
     return await levers.export_player(store, args.name)
 
 
-@register("delete-player", "delete a player's account: their games and reports stay with "
-                           "a tombstone, deleted-<id>, that nobody can take or log in as",
-          _both(_name, _reason()))
 async def _delete(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -277,39 +236,57 @@ def _audit_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--before", type=int, metavar="ID", help="entries older than this id")
 
 
-@register("audit", "the audit log: every admin's and moderator's action, newest first",
-          _audit_args)
 async def _audit(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
     return [e.as_dict() for e in await levers.audit(store, args.limit, args.before)]
 
 
-@register("sanctions", "the bans and mutes in force, newest first")
 async def _sanctions(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
     return [s.as_dict() for s in await levers.sanctions(store)]
 
 
-@register("reports", "the players' open reports, oldest first")
 async def _reports(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
     return [vars(r) for r in await levers.reports(store)]
 
 
+COMMANDS: dict[str, AdminCommand] = {command.name: command for command in (
+    AdminCommand("grant", "give a player the role admin or moderator", _role, _grant),
+    AdminCommand("revoke-role", "take a role from a player", _role, _revoke_role),
+    AdminCommand("ban", "close a player's or an address's connections and refuse them",
+                 _both(_target, _for, _reason(required=True)), _ban),
+    AdminCommand("unban", "lift the bans of a player or an address",
+                 _both(_target, _reason()), _unban),
+    AdminCommand("mute", "refuse a player's chat", _both(_name, _for, _reason()), _mute),
+    AdminCommand("unmute", "let a muted player chat again", _both(_name, _reason()), _unmute),
+    AdminCommand("kick", "close a player's connections on every server (they may come back)",
+                 _both(_name, _reason()), _kick),
+    AdminCommand("announce", "say something to every connected player", _text, _announce),
+    AdminCommand("end-game", "end a game with a result of the host's choosing", _game, _end_game),
+    AdminCommand("rename", "rename a player: their records follow them; the old name is free "
+                 "and brings nothing to whoever takes it", _rename, _do_rename),
+    AdminCommand("export-player", "everything the database holds about a player, as JSON",
+                 _name, _export),
+    AdminCommand("delete-player", "delete a player's account: their games and reports stay "
+                 "with a tombstone, deleted-<id>, that nobody can take or log in as",
+                 _both(_name, _reason()), _delete),
+    AdminCommand("audit", "the audit log: every admin's and moderator's action, newest first",
+                 _audit_args, _audit),
+    AdminCommand("sanctions", "the bans and mutes in force, newest first", _no_arguments,
+                 _sanctions),
+    AdminCommand("reports", "the players' open reports, oldest first", _no_arguments, _reports),
+)}
+"""Every ``qubic admin`` action but ``reset-password`` (``admin_accounts``'s own parser)."""
+
+
 # -- the command ----------------------------------------------------------------------------
 
 
-def _extensions() -> list[Any]:
-    """The extension modules installed (importing one may ``register`` its commands)."""
-    return [importlib.import_module(module) for module in EXTENSIONS
-            if importlib.util.find_spec(module) is not None]
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
-    extensions = _extensions()
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", "--database", dest="db", default="qubic.db", metavar="DB",
                         help="a SQLite file (default ./qubic.db) or a postgresql:// URL")
@@ -321,16 +298,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                  parents=[common])
         command.configure(sub)
         sub.set_defaults(admin=command, admin_parser=sub)
-    for extension in extensions:  # a module that adds its own parser and run (accounts')
-        add = getattr(extension, "add_reset_password", None)
-        if add is not None:
-            add(actions)
+    admin_accounts.add_reset_password(actions)  # its own parser and run
 
 
 def run(args: argparse.Namespace) -> int:
     from server.errors import StoreError
 
-    if getattr(args, "action_run", None) is not None:  # an extension's own command
+    if getattr(args, "action_run", None) is not None:  # reset-password's own run
         return int(args.action_run(args))
 
     try:

@@ -1,8 +1,7 @@
 """``qubic admin reset-password NAME``: a host resets a player's password on the database.
 
-``add_reset_password(actions)`` adds the action to ``qubic admin``'s subparsers and
-``reset_password(args)`` does the work. Until ``qubic admin`` has a module of its own
-(``qubic_cli/admin.py``), this module is ``qubic admin`` itself, with this one action.
+``add_reset_password(actions)`` adds the action to ``qubic admin``'s subparsers (called by
+``qubic_cli.admin.configure``) and ``reset_password(args)`` does the work.
 
 The new password is made here (``secrets``) and printed once for the host to pass on: a
 secret is never taken on the command line, where other users could read it in the process
@@ -19,23 +18,10 @@ import asyncio
 import json
 import secrets
 
-from qubic_cli.common import fail
+from qubic_cli.common import actor, fail
 from qubic_cli.settings import Setting, SettingsError, apply
 
 NAME = "admin"
-HELP = "a host's commands on the database: reset-password"
-DESCRIPTION = """\
-A host's commands, run on the server's database (--db: a SQLite file or a postgresql:// URL,
-else $QUBIC_DATABASE_URL or the configuration file's `database`, as for `qubic serve`).
-
-  reset-password NAME [--reason TEXT]
-                           a new random password for NAME, printed once; every device of
-                           theirs logged out, their recovery codes deleted
-
-examples:
-  qubic admin reset-password ann --db qubic.db
-"""
-
 SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
 
 
@@ -84,9 +70,8 @@ def reset_password(args: argparse.Namespace) -> int:
 
 async def _reset(database: str, name: str, password: str,
                  reason: str | None) -> dict[str, object] | None:
-    from qubic_cli.admin import actor
-    from server.accounts.passwords import hash_password
     from server.node import levers
+    from server.passwords import hash_password
     from server.store.factory import open_store
 
     store = await open_store(database)
@@ -100,15 +85,3 @@ async def _reset(database: str, name: str, password: str,
         return {"name": player.name, "password": password, "devices_logged_out": len(revoked)}
     finally:
         await store.close()
-
-
-# -- ``qubic admin`` until it has a module of its own ------------------------------------------
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="action", required=True)
-    add_reset_password(actions)
-
-
-def run(args: argparse.Namespace) -> int:
-    return int(args.action_run(args))

@@ -7,12 +7,12 @@ import json
 from typing import TYPE_CHECKING
 
 from engine import Board, IllegalMove, NotationError, Outcome, Termination, UnknownPlayer
-from engine.board import SIDE_NAMES
-from engine.notation import format_moves
+from engine.rules.board import SIDE_NAMES
+from engine.rules.notation import format_moves
 from qubic_cli.common import add_limit_arguments, fail, players_help, seconds, variant_name
 
 if TYPE_CHECKING:
-    from engine.truth import Verdict
+    from engine.solved.truth import Verdict
 
 # The player asked when --player is not given; switch it to the strongest registered player.
 DEFAULT_PLAYER = "bogenschutz"
@@ -22,7 +22,7 @@ HELP = "the engine's move and evaluation for a position"
 DESCRIPTION = """\
 Show the move a computer player chooses for the side to move after --moves, with its score,
 search depth, nodes, principal variation and any forced win or loss it proved, and the truth
-of the position (engine/truth.py): win, loss, draw or unknown for the side to move and after
+of the position (engine/solved/truth.py): win, loss, draw or unknown for the side to move and after
 each move, from the proof of 4x4x4 where it covers the position, else from a proof search
 within --solve-time seconds.
 
@@ -77,8 +77,8 @@ def describe_truth(truth: Verdict, exact: bool = False) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from engine.players import Limit, make_player
-    from engine.small_boards import TABLED
-    from engine.truth import solve
+    from engine.solved.small_boards import TABLED
+    from engine.solved.truth import solve
     from engine.warm import warm_up
 
     try:

@@ -13,7 +13,7 @@ from engine import UnknownPlayer
 from qubic_cli.common import add_limit_arguments, fail, players_help, variant_name
 
 if TYPE_CHECKING:
-    from engine.arena import ArenaGame, MatchResult, PlayerStats
+    from engine.players.arena import ArenaGame, MatchResult, PlayerStats
 
 NAME = "arena"
 HELP = "computer vs computer: N games, alternating colours, wins and search statistics"
@@ -49,8 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.arena import run_match
     from engine.players import Limit
+    from engine.players.arena import run_match
     from engine.warm import warm_up
 
     if args.games < 1:

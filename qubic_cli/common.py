@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -99,3 +100,11 @@ def players_help() -> str:
     for alias, spec in sorted(REGISTRY.aliases.items()):
         lines.append(f"  {alias:<12} = {spec}")
     return "\n".join(lines)
+
+
+def actor() -> str:
+    """Who pulls a lever from the command line, as the audit log names them."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         made = module.server_config(target)
     except SettingsError as error:
         return fail(f"{NAME} check", str(error))
-    for dest, value in values.items():  # a default the command fills in (--ai-nice's 10)
+    for dest, value in values.items():  # a default the command fills in (--computer-nice's 10)
         if value.value is None and value.source == "default":
             filled = made.get(dest) if isinstance(made, dict) else getattr(made, dest, None)
             if filled is not None:

@@ -21,7 +21,7 @@ async def start_embedded(db_path: Path, **options: Any) -> EmbeddedServer:
     from server.http.app import ServerConfig, start_server  # the server's code loads only offline
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    settings: dict[str, Any] = {"ai_workers": 1, "grace": GRACE} | options
+    settings: dict[str, Any] = {"computer_workers": 1, "grace": GRACE} | options
     config = ServerConfig(host="127.0.0.1", port=0, db_path=str(db_path), **settings)
     server: EmbeddedServer = await start_server(config)
     return server

@@ -1,4 +1,5 @@
-"""``qubic prove``: the machine-checked proof that X wins 4x4x4 Qubic (see engine/proof.py)."""
+"""``qubic prove``: the machine-checked proof that X wins 4x4x4 Qubic (see
+engine/solved/proof.py)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine import proof
-    from engine.strategy import strategy_path
+    from engine.solved import proof
+    from engine.solved.strategy import strategy_path
 
     try:
         board = Board.from_notation(proof.VARIANT, args.subtree)

@@ -1,4 +1,4 @@
-"""``qubic puzzles``: make puzzles from games and check them (engine/puzzles.py)."""
+"""``qubic puzzles``: make puzzles from games and check them (engine/puzzles/mate.py)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine import puzzles
+    from engine.puzzles import mate as puzzles
 
     budget = args.budget or puzzles.NODE_BUDGET
     if args.action == "check":
@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace, budget: int) -> int:
-    from engine import puzzle_sources, puzzles
+    from engine.puzzles import mate as puzzles
+    from engine.puzzles import sources as puzzle_sources
 
     harvest = puzzle_sources.Harvest()
     timings: dict[str, float] = {}
@@ -125,7 +126,7 @@ async def _add(db: str, found: list[Any]) -> int:
 
 
 def _check(path: Path, budget: int, args: argparse.Namespace) -> int:
-    from engine import puzzles
+    from engine.puzzles import mate as puzzles
 
     if not path.exists():
         return fail(NAME, f"no puzzle file {path}")

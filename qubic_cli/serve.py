@@ -77,7 +77,9 @@ FLOOD_LIMITS = (
 SETTINGS = (  # every option also from the environment and the file (qubic_cli/settings.py)
     *named_alike("host", "port"),
     Setting("db", "database", "QUBIC_DATABASE_URL", secret=True, location=True),
-    *named_alike("ai_workers", "grace", "ai_nice", "ai_time"),
+    *named_alike("computer_workers", "grace", "computer_nice", "computer_time",
+                 former={"computer_workers": "ai_workers", "computer_nice": "ai_nice",
+                         "computer_time": "ai_time"}),
     *named_alike(*(limit.dest for limit in FLOOD_LIMITS)),
     Setting("trusted_proxy", "trusted_proxies", "QUBIC_TRUSTED_PROXIES", many=True),
     *named_alike("abandon_after"),
@@ -104,14 +106,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a SQLite file (default ./qubic.db), or a PostgreSQL URL such as "
                              "postgresql://qubic@127.0.0.1/qubic (needs the cluster extra, "
                              "docs/operations.md, Install)")
-    parser.add_argument("--ai-workers", type=int, default=None, metavar="N",
+    parser.add_argument("--computer-workers", "--ai-workers", type=int, default=None, metavar="N",
                         help="processes for computer players (default: cores - 1, at least 1)")
     parser.add_argument("--grace", type=seconds, default=GRACE, metavar="S",
                         help="seconds a dropped player keeps the seat before a claim (default 60)")
-    parser.add_argument("--ai-nice", type=int, default=None, metavar="N",
+    parser.add_argument("--computer-nice", "--ai-nice", type=int, default=None, metavar="N",
                         help="run the computer players N steps below the server's CPU priority, so "
                              "searches never delay the games (0-19; default 10)")
-    parser.add_argument("--ai-time", type=seconds, default=1.0, metavar="S",
+    parser.add_argument("--computer-time", "--ai-time", type=seconds, default=1.0, metavar="S",
                         help="seconds the computer thinks per move at most (default 1)")
     for limit in FLOOD_LIMITS:
         limit.add_to(parser)
@@ -187,10 +189,10 @@ def server_config(args: argparse.Namespace) -> Any:
     what is wrong with them."""
     from server.http.app import ServerConfig
 
-    if args.ai_workers is not None and args.ai_workers < 1:
-        raise SettingsError("--ai-workers must be at least 1")
-    if args.ai_nice is not None and not 0 <= args.ai_nice <= 19:
-        raise SettingsError("--ai-nice must be 0-19")
+    if args.computer_workers is not None and args.computer_workers < 1:
+        raise SettingsError("--computer-workers must be at least 1")
+    if args.computer_nice is not None and not 0 <= args.computer_nice <= 19:
+        raise SettingsError("--computer-nice must be 0-19")
     if args.redis is not None and (why := missing_extra("redis")):
         raise SettingsError(f"--redis needs the cluster extra: {why}")
     if args.node is not None and (":" in args.node or not args.node):
@@ -217,8 +219,9 @@ def server_config(args: argparse.Namespace) -> Any:
             raise SettingsError(
                 f"--trusted-proxy {proxy!r} is not an address or network") from None
     config = ServerConfig(
-        host=args.host, port=args.port, db_path=args.db, ai_workers=args.ai_workers,
-        grace=args.grace, ai_move_time=args.ai_time, trusted_proxies=tuple(args.trusted_proxy),
+        host=args.host, port=args.port, db_path=args.db, computer_workers=args.computer_workers,
+        grace=args.grace, computer_move_time=args.computer_time,
+        trusted_proxies=tuple(args.trusted_proxy),
         abandon_after=args.abandon_after, redis_url=args.redis, node=args.node,
         lease_ttl=args.lease_ttl, access_log=args.access_log, metrics_listen=args.metrics_listen,
         drain_after=max(0.0, args.drain_after), metrics_token=args.metrics_token,
@@ -230,13 +233,13 @@ def server_config(args: argparse.Namespace) -> Any:
     )
     limits: dict[str, Any] = {limit.field: limit.value(args) for limit in FLOOD_LIMITS}
     config = dataclasses.replace(config, **limits)
-    if args.ai_nice is not None:
-        config = dataclasses.replace(config, ai_nice=args.ai_nice)
+    if args.computer_nice is not None:
+        config = dataclasses.replace(config, computer_nice=args.computer_nice)
     return config
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.local import ComputerError
+    from server.computer.local import ComputerError
     from server.errors import BusError, StoreError
     from server.http.app import run as run_server
 

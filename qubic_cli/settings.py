@@ -35,11 +35,24 @@ class Setting:
     secret: bool = False  # masked when shown; may come from a file (``_FILE``, ``<key>_file``)
     location: bool = False  # a URL or a file's path: shown with only a URL's password masked
     many: bool = False  # a list: a TOML array, or comma-separated in the environment
+    former: str = ""  # the name it had, still read (``QUBIC_<FORMER>``, file key ``former``)
+
+    @property
+    def envs(self) -> tuple[str, ...]:
+        """Its environment variable, then the one of its former name."""
+        return (self.env, f"QUBIC_{self.former.upper()}") if self.former else (self.env,)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Its file key, then its former one."""
+        return (self.key, self.former) if self.former else (self.key,)
 
 
-def named_alike(*keys: str) -> tuple[Setting, ...]:
-    """Options whose ``dest`` and file key are the same name, from ``QUBIC_<NAME>``."""
-    return tuple(Setting(key, key, f"QUBIC_{key.upper()}") for key in keys)
+def named_alike(*keys: str, former: Mapping[str, str] | None = None) -> tuple[Setting, ...]:
+    """Options whose ``dest`` and file key are the same name, from ``QUBIC_<NAME>``; ``former``
+    maps a key to the name it had (its old flag, variable and key still work)."""
+    return tuple(Setting(key, key, f"QUBIC_{key.upper()}", former=(former or {}).get(key, ""))
+                 for key in keys)
 
 
 @dataclass(frozen=True)
@@ -112,19 +125,22 @@ def resolve(
     """Every setting's effective value: the flag if ``explicit`` holds its dest, else the
     environment, else the file, else the parser's default (already in ``args``)."""
     actions = {action.dest: action for action in parser._actions}
-    known = {s.key for s in settings} | {f"{s.key}_file" for s in settings if s.secret}
+    known = {key for s in settings for key in s.keys} | {
+        f"{s.key}_file" for s in settings if s.secret}
     unknown = sorted(set(file) - known - {"config"})
     if unknown and not others:  # ``others``: the file is another command's, read in part
         raise SettingsError(f"{file_name} has unknown keys: {', '.join(unknown)}")
     values: dict[str, Value] = {}
     for setting in settings:
         action = actions[setting.dest]
+        env = next((name for name in setting.envs if name in environ), setting.env)
+        key = next((name for name in setting.keys if name in file), setting.key)
         if setting.dest in explicit:
             values[setting.dest] = Value(getattr(args, setting.dest), "flag")
-        elif setting.env in environ or (setting.secret and f"{setting.env}_FILE" in environ):
+        elif env in environ or (setting.secret and f"{setting.env}_FILE" in environ):
             raw: Any
-            if setting.env in environ:
-                raw, where = environ[setting.env], setting.env
+            if env in environ:
+                raw, where = environ[env], env
             else:
                 where = f"{setting.env}_FILE"
                 raw = _secret_from(environ[where], where)
@@ -134,9 +150,9 @@ def resolve(
             else:
                 value = _convert(action, raw, where)
             values[setting.dest] = Value(value, "env")
-        elif setting.key in file or (setting.secret and f"{setting.key}_file" in file):
-            where = f"{file_name}: {setting.key}"
-            raw = file.get(setting.key)
+        elif key in file or (setting.secret and f"{setting.key}_file" in file):
+            where = f"{file_name}: {key}"
+            raw = file.get(key)
             if raw is None:
                 raw = _secret_from(str(file[f"{setting.key}_file"]), f"{where}_file")
             if setting.many:

@@ -54,8 +54,8 @@ def server_config(args: argparse.Namespace) -> dict[str, Any]:
     wrong (the name matches ``qubic_cli.serve``'s, for ``qubic config check``)."""
     if why := missing_extra("redis"):
         raise SettingsError(f"qubic worker needs the cluster extra: {why}")
-    from server.engine_pool.fleet.worker import parse_levels
-    from server.engine_pool.local import DEFAULT_NICE
+    from server.computer.fleet.worker import parse_levels
+    from server.computer.local import DEFAULT_NICE
 
     if not args.redis:
         raise SettingsError("--redis is required (or QUBIC_REDIS_URL, or redis in the file)")
@@ -72,15 +72,15 @@ def server_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from server.engine_pool.computer_moves import ComputerError
+    from server.computer.moves import ComputerError
 
     try:
         config = settle(args, SETTINGS, NAME, server_config)
     except SettingsError as error:
         return fail(NAME, str(error))
-    from server.engine_pool.fleet.jobs import open_redis
-    from server.engine_pool.fleet.worker import FleetWorker
-    from server.engine_pool.local import ComputerPool
+    from server.computer.fleet.jobs import open_redis
+    from server.computer.fleet.worker import FleetWorker
+    from server.computer.local import ComputerPool
 
     nice, levels = config["nice"], config["levels"]
 

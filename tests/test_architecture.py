@@ -21,16 +21,28 @@ LAYERS: dict[str, int] = {
     "server.defaults": 0, "server.version": 0,
     "server.protocol": 1,
     "server.game": 2,
-    "server.store": 3, "server.engine_pool": 3, "server.redis_io": 3, "server.accounts": 3,
+    "server.store": 3, "server.computer": 3, "server.redis_io": 3, "server.passwords": 3,
     "server.node": 4,
     "server.cluster": 5,
     "server.http": 6,
 }
 # parts of one rank that may build on each other: the engine fleet talks to Redis; the
 # metrics are written out by the exposition.
-SIDEWAYS = {("server.engine_pool", "server.redis_io"), ("server.metrics", "server.exposition")}
+SIDEWAYS = {("server.computer", "server.redis_io"), ("server.metrics", "server.exposition")}
+# engine's parts, lowest first, by the same rule: the rules, the search kernels, what is proved,
+# the players, the puzzles (docs/engine.md, "Where each part lives"); engine.warm compiles
+# every part's kernels, so it sits above them all.
+ENGINE_LAYERS: dict[str, int] = {
+    "engine.errors": 0, "engine.levels": 0,
+    "engine.rules": 1,
+    "engine.kernels": 2,
+    "engine.solved": 3,
+    "engine.players": 4,
+    "engine.puzzles": 5,
+    "engine.warm": 6,
+}
 # what the embedded server (SQLite, the in-process bus, the local pool) must never load.
-CLUSTER_ONLY = ("server.cluster", "server.redis_io", "server.engine_pool.fleet",
+CLUSTER_ONLY = ("server.cluster", "server.redis_io", "server.computer.fleet",
                 "server.store.postgres")
 
 
@@ -81,8 +93,8 @@ def graph() -> dict[str, set[str]]:
     return {name: edges[name] for name in modules}
 
 
-def part(module: str) -> str | None:
-    for prefix in sorted(LAYERS, key=len, reverse=True):
+def part(module: str, layers: dict[str, int] = LAYERS) -> str | None:
+    for prefix in sorted(layers, key=len, reverse=True):
         if module == prefix or module.startswith(prefix + "."):
             return prefix
     return None
@@ -93,19 +105,19 @@ def loose_modules(graph: dict[str, set[str]]) -> list[str]:
     return sorted(m for m in graph if m.startswith("server.") and part(m) is None)
 
 
-def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int] = LAYERS) -> list[str]:
     """Imports of a higher part, or of another part of the same rank not in SIDEWAYS."""
     wrong = []
     for module, imported in graph.items():
-        mine = part(module)
+        mine = part(module, layers)
         if mine is None:
             continue
         for target in imported:
-            theirs = part(target)
+            theirs = part(target, layers)
             if theirs is None or theirs == mine:
                 continue
-            if LAYERS[theirs] > LAYERS[mine] or (
-                    LAYERS[theirs] == LAYERS[mine] and (mine, theirs) not in SIDEWAYS):
+            if layers[theirs] > layers[mine] or (
+                    layers[theirs] == layers[mine] and (mine, theirs) not in SIDEWAYS):
                 wrong.append(f"{module} -> {target}")
     return sorted(wrong)
 
@@ -165,7 +177,7 @@ def cluster_reached(graph: dict[str, set[str]], entry: str) -> list[str]:
 # -- the code base ---------------------------------------------------------------------------
 
 GRAPH = graph()
-EMBEDDED = ["server.node.hub", "server.store.sqlite", "server.engine_pool.local"]
+EMBEDDED = ["server.node.hub", "server.store.sqlite", "server.computer.local"]
 
 
 def test_every_server_module_belongs_to_a_part() -> None:
@@ -174,6 +186,15 @@ def test_every_server_module_belongs_to_a_part() -> None:
 
 def test_no_part_imports_a_higher_one() -> None:
     assert upward_imports(GRAPH) == []
+
+
+def test_every_engine_module_belongs_to_a_part() -> None:
+    assert sorted(m for m in GRAPH if m.startswith("engine.")
+                  and part(m, ENGINE_LAYERS) is None) == []
+
+
+def test_no_engine_part_imports_a_higher_one() -> None:
+    assert upward_imports(GRAPH, ENGINE_LAYERS) == []
 
 
 def test_the_packages_keep_their_distance() -> None:
@@ -232,15 +253,19 @@ def test_a_module_outside_every_part_is_caught() -> None:
 def test_an_upward_import_is_caught() -> None:
     broken = {"server.game.room": {"server.node.rooms"}, "server.node.rooms": set()}
     assert upward_imports(broken) == ["server.game.room -> server.node.rooms"]
-    sideways = {"server.store.sqlite": {"server.accounts.passwords"}}
-    assert upward_imports(sideways) == ["server.store.sqlite -> server.accounts.passwords"]
+    sideways = {"server.store.sqlite": {"server.passwords"}}
+    assert upward_imports(sideways) == ["server.store.sqlite -> server.passwords"]
     assert upward_imports({"server.node.rooms": {"server.game.room"}}) == []
+    engine = {"engine.kernels.pvs": {"engine.solved.strategy", "engine.rules.board"},
+              "engine.players.master": {"engine.kernels.pvs"}}
+    assert upward_imports(engine, ENGINE_LAYERS) == [
+        "engine.kernels.pvs -> engine.solved.strategy"]
 
 
 def test_a_package_past_its_distance_is_caught() -> None:
-    broken = {"engine.board": {"server.protocol"}, "client_tui.app": {"server.node.hub"}}
+    broken = {"engine.rules.board": {"server.protocol"}, "client_tui.app": {"server.node.hub"}}
     assert distance_breaches(broken) == ["client_tui.app -> server.node.hub",
-                                         "engine.board -> server.protocol"]
+                                         "engine.rules.board -> server.protocol"]
 
 
 def test_a_cycle_is_caught() -> None:

@@ -77,9 +77,9 @@ def test_the_wheel_alone_serves_the_web_client_and_plays(tmp_path: Path) -> None
     assert "site-packages" in where and str(ROOT) not in where  # not this checkout
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QUBIC_", "PYTHON"))}
     server = subprocess.Popen(
-        [str(tmp_path / "venv" / "bin" / "qubic"), "serve", "--port", "0", "--ai-workers", "1",
-         "--db", str(tmp_path / "q.db")], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        [str(tmp_path / "venv" / "bin" / "qubic"), "serve", "--port", "0",
+         "--computer-workers", "1", "--db", str(tmp_path / "q.db")], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert server.stdout is not None
         line = server.stdout.readline()

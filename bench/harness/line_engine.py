@@ -14,9 +14,9 @@ import shlex
 import subprocess
 from typing import ClassVar
 
-from engine.board import Board
-from engine.notation import parse_cell
 from engine.players import Decision, Limit, Player
+from engine.rules.board import Board
+from engine.rules.notation import parse_cell
 
 
 class LinePlayer(Player):

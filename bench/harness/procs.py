@@ -41,7 +41,7 @@ def cpu_seconds(pid: int, gone: float | None = None) -> float:
 
 
 def tree_cpu_seconds(pid: int) -> tuple[float, float]:
-    """CPU seconds of process ``pid``, and of every process below it (a server's AI workers);
+    """CPU seconds of process ``pid``, and of every process below it (a server's computer workers);
     NaN for both once ``pid`` is gone."""
     own = cpu_seconds(pid, gone=float("nan"))
     if own != own:

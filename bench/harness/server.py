@@ -30,16 +30,16 @@ class ServerProcess:
     knows its URLs, pid and log (stderr, beside the database).
 
     It runs in a process group of its own, so that :meth:`close` can reach every helper it
-    started (resource tracker, fork server, AI workers) even after the server itself is gone.
+    started (resource tracker, fork server, computer workers) even after the server itself is gone.
     The port is the system's choice (``--port 0``) and read from the line the server prints:
     a port picked here could be taken before the server binds it."""
 
-    def __init__(self, db: Path, *extra: str, ai_workers: int = 1,
+    def __init__(self, db: Path, *extra: str, computer_workers: int = 1,
                  log_level: str = "warning") -> None:
         self.db = db
         self.log = db.with_suffix(".log")
         self.args = [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--db", str(db),
-                     "--ai-workers", str(ai_workers), "--log-level", log_level, *extra]
+                     "--computer-workers", str(computer_workers), "--log-level", log_level, *extra]
         self.process: subprocess.Popen[bytes] | None = None
         self.http_url = ""
         self.ws_url = ""
@@ -113,11 +113,11 @@ class ServerProcess:
             return {}
 
     def cpu_seconds(self) -> tuple[float, float]:
-        """CPU seconds of the server process, and of everything below it (AI workers)."""
+        """CPU seconds of the server process, and of everything below it (computer workers)."""
         return tree_cpu_seconds(self.pid)
 
-    def ai_workers(self) -> list[int]:
-        """The AI workers: the children of the fork server, itself a child of the server."""
+    def computer_workers(self) -> list[int]:
+        """The computer workers: the children of the fork server, itself a child of the server."""
         return [pid for child in children(self.pid) for pid in children(child)]
 
     def stop(self, *, kill: bool = False, timeout: float = 30.0) -> int | None:

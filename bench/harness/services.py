@@ -24,7 +24,7 @@ import time
 import warnings
 from pathlib import Path
 
-from server.engine_pool.lifeline import signal_on_parent_death
+from server.computer.lifeline import signal_on_parent_death
 
 SERVICES_START_TIMEOUT = 30.0
 

@@ -18,8 +18,8 @@ Six modes:
   move). Rounds go on until one loses no game.
 - ``exact``: book learning without sampling, against a searching seed player that breaks ties
   at random: every game it can play against the master as O is walked
-  (``engine.exact.exact_match``), and where the likeliest lost games went wrong, the old O
-  move and the solver-sound alternatives are each followed through every game from there;
+  (``engine.players.exact_match.exact_match``), and where the likeliest lost games went wrong, the
+  old O move and the solver-sound alternatives are each followed through every game from there;
   the one least likely to lose goes in the book. Each walk's moves of the defender before
   ``--freeze`` plies go in the book as they were played, so that the next walk meets the
   same opening whatever the time limit makes of the search. Rounds go on until no game is
@@ -63,14 +63,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, Cell, format_cell, parse_cell  # noqa: E402
-from engine.arena import ArenaGame, match_game, play_game  # noqa: E402
-from engine.book import HOLD, PRACTICAL, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
-from engine.exact import chances_after, exact_match  # noqa: E402
+from engine.kernels.deepening import Master  # noqa: E402
+from engine.kernels.solver import Solver  # noqa: E402
+from engine.kernels.threats import threat_win  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
+from engine.players.arena import ArenaGame, match_game, play_game  # noqa: E402
+from engine.players.exact_match import chances_after, exact_match  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
-from engine.search import Master  # noqa: E402
-from engine.solver import Solver  # noqa: E402
-from engine.threats import threat_win  # noqa: E402
+from engine.solved.book import HOLD, PRACTICAL, Book, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
 
@@ -584,7 +584,8 @@ def main() -> None:
     exact.add_argument("--rounds", type=int, default=10)
     exact.add_argument("--lines", type=int, default=8, help="lost games mended a round")
     exact.add_argument("--jobs", type=int, default=2)
-    exact.add_argument("--split", type=int, default=10, help="see engine.exact.exact_match")
+    exact.add_argument("--split", type=int, default=10,
+                       help="see engine.players.exact_match.exact_match")
     exact.add_argument("--candidates", type=int, default=5)
     exact.add_argument("--max-ply", type=int, default=15, help="the last ply to mend")
     exact.add_argument("--keep-refuted", action="store_true",

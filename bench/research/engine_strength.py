@@ -16,7 +16,7 @@ levels, speed and the forced-win suite.
     .venv/bin/python bench/research/engine_strength.py solve "1a1 2b2 1d4 1b2 3b2" --seconds 600
 
 Each prints the command that made it and a markdown table for docs/benchmarks.md. Matches
-alternate colours (the master has X in the even-numbered games) and use engine.arena.
+alternate colours (the master has X in the even-numbered games) and use engine.players.arena.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 from bench.harness.line_engine import LinePlayer  # noqa: E402
 from bench.harness.stats import percentiles  # noqa: E402
 from engine import Board, format_cell, parse_cell  # noqa: E402
-from engine.arena import (  # noqa: E402
+from engine.players import LEVELS, Decision, Limit, Player, make_player  # noqa: E402
+from engine.players.arena import (  # noqa: E402
     A,
     ArenaGame,
     B,
@@ -47,8 +48,7 @@ from engine.arena import (  # noqa: E402
     match_game,
     play_game,
 )
-from engine.exact import exact_match  # noqa: E402
-from engine.players import LEVELS, Decision, Limit, Player, make_player  # noqa: E402
+from engine.players.exact_match import exact_match  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
@@ -99,7 +99,7 @@ def make(spec: str, seed: int = 0) -> Player:
 
 def opening_game(spec_a: str, spec_b: str, index: int, seed: int, limit: Limit,
                  x_openings: int) -> ArenaGame:
-    """:func:`engine.arena.match_game`, with X's first ``x_openings`` moves from
+    """:func:`engine.players.arena.match_game`, with X's first ``x_openings`` moves from
     :class:`OpeningPlayer`."""
     if not x_openings and not START and not OUTSIDE:
         return match_game(spec_a, spec_b, index, "4x4x4", seed, limit)
@@ -314,7 +314,7 @@ def cmd_suite(args: argparse.Namespace) -> None:
 def cmd_blame(args: argparse.Namespace) -> None:
     """For every game A lost in a --record file: the first move of A after which the solver
     proves the opponent's win, and which of A's other moves there the solver cannot refute."""
-    from engine.solver import Solver
+    from engine.kernels.solver import Solver
 
     for line in args.record_file.read_text().splitlines():
         game = json.loads(line)
@@ -366,7 +366,7 @@ def cmd_tree(args: argparse.Namespace) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> None:
-    from engine.solver import Solver
+    from engine.kernels.solver import Solver
 
     print("| position (moves) | to move | result | df-pn nodes | threat-search nodes | s |")
     print("|---|---|---|---|---|---|")

@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell, parse_cell  # noqa: E402
-from engine.book import HOLD, Key, board_of, book_for, canonical_frame  # noqa: E402
+from engine.kernels.deepening import Master  # noqa: E402
 from engine.players import Decision, Limit, Player, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
-from engine.search import Master  # noqa: E402
+from engine.solved.book import HOLD, Key, board_of, book_for, canonical_frame  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
 VARIANT = "4x4x4"

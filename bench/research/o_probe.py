@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board  # noqa: E402
+from engine.kernels.deepening import Master, SearchParams, warm_up  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
-from engine.search import Master, SearchParams, warm_up  # noqa: E402
 
 CONFIGS = {  # threat-search nodes at an interior node and at a leaf
     "default (inner 4000, leaf 300)": (4000, 300),

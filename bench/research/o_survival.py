@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine import Board, format_cell  # noqa: E402
+from engine.kernels.solver import Solver  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import root_moves  # noqa: E402
-from engine.solver import Solver  # noqa: E402
 from engine.warm import warm_up  # noqa: E402
 
 

@@ -5,7 +5,7 @@
 Columns: her result, ours, wins as X of A and B, games distinct up to symmetry, the Elo of A
 relative to B, and per move the evaluations and branching factor of A and B.
 
-Every contest is ``engine.arena.run_match`` (the same as ``qubic arena``): A has X in the
+Every contest is ``engine.players.arena.run_match`` (the same as ``qubic arena``): A has X in the
 even-numbered games, ties among equal moves are broken at random from per-game seeds drawn
 from ``--seed``, so a run replays exactly. Her figures are wins out of 20 with no colour
 information; ours are A wins - B wins - draws.
@@ -17,9 +17,9 @@ import argparse
 import time
 from dataclasses import dataclass
 
-from engine.arena import MatchResult, run_match
-from engine.geometry import variant
-from engine.kernel import warm_up
+from engine.kernels.negamax import warm_up
+from engine.players.arena import MatchResult, run_match
+from engine.rules.geometry import variant
 
 
 @dataclass(frozen=True)

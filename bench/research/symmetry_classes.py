@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from engine.geometry import Geometry, variant
+from engine.rules.geometry import Geometry, variant
 
 CHUNK = 4096  # children canonicalised per numpy batch
 

@@ -3,8 +3,8 @@
 From recorded games the master lost as O (``bench/research/engine_strength.py --record``), the first
 position of each where the master's search (traps off, 0.5 s) proves the loss. There, each
 losing move the search ranks first (up to ``--candidates``) is examined by the trap model
-(:mod:`engine.traps`), then played: the opponent answers at ``--time`` a move, and the master
-(traps off) searches the position after that answer for ``--time``. Reported, for the trap's
+(:mod:`engine.players.traps`), then played: the opponent answers at ``--time`` a move, and the
+master (traps off) searches the position after that answer for ``--time``. Reported, for the trap's
 choice, the search's choice (the longest loss) and every examined move:
 
 - *found*: the opponent announced a proved win with its answer (it saw its win at once);
@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from engine.board import Board  # noqa: E402
-from engine.notation import format_cell  # noqa: E402
+from engine.kernels.deepening import mate_plies  # noqa: E402
 from engine.players import Limit, make_player  # noqa: E402
 from engine.players.master import MasterPlayer  # noqa: E402
-from engine.search import mate_plies  # noqa: E402
-from engine.traps import TrapFinder, best  # noqa: E402
+from engine.players.traps import TrapFinder, best  # noqa: E402
+from engine.rules.board import Board  # noqa: E402
+from engine.rules.notation import format_cell  # noqa: E402
 
 FAR = 1e18
 

@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from engine import Board, Cell, O, X, format_cell, parse_cell
-from engine.geometry import Geometry
+from engine.rules.geometry import Geometry
 
 LABEL_WIDTH = 2  # "4 " before each row
 

@@ -2,6 +2,8 @@
 
 ``make_player("rubinoff:eval=eval2,depth=3,ab=off", seed=7).decide(board, Limit(time=1))``
 returns a :class:`Decision`. Every player is deterministic for a given seed and position.
+Beside the families: the master's ``traps`` and O's ``resistance``, and matches between
+players, sampled (``arena``) or walked game by game (``exact_match``).
 """
 
 from engine.levels import LEVELS

@@ -10,7 +10,7 @@ previous iteration. Two rules any Qubic program has: a side that can complete a 
 moves).
 
 The search runs in one numba kernel (``@njit(cache=True)``) over the search kernel's
-incremental line counts, iterative on explicit stacks as :mod:`engine.kernel` is (numba's
+incremental line counts, iterative on explicit stacks as :mod:`engine.kernels.negamax` is (numba's
 cache does not handle recursion); it polls its deadline and a stop flag.
 """
 
@@ -21,8 +21,7 @@ import time
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.kernel import (
+from engine.kernels.negamax import (
     ABORTED,
     CHILDREN,
     ENTER,
@@ -36,20 +35,21 @@ from engine.kernel import (
     STATS_SIZE,
     WIN,
     State,
-    _poll,
-    _pop,
-    _push,
+    abort_if_stopped,
+    completing_cells,
     frame_hists,
     frame_stacks,
     mate_plies,
+    pop_counts,
+    push_counts,
     search_moves,
     tables_for,
     take_pv,
     tally_child,
 )
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
-from engine.players.mcts import _win_cells
 from engine.players.mcts import warm_up as mcts_warm_up
+from engine.rules.board import Board
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
 POLL_MASK = 1023
@@ -76,7 +76,7 @@ def _generate(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n,
     Facing a line one stone short, the blocks are the only moves."""
     other = 1 - side
     if hist[other, n - 1] > 0:
-        return _win_cells(other, cells, counts, line_cells, n, moves)
+        return completing_cells(other, cells, counts, line_cells, n, moves)
     count = 0
     for cell in range(cells.shape[0]):
         if cells[cell] != 0:
@@ -110,12 +110,12 @@ def negamax(
     """The value for ``side`` (to move) of the position searched ``depth`` plies deep with
     alpha-beta in the window (alpha, beta); frame k is the node at ply ``ply + k``, its
     histogram ``hists[k]`` (``hist`` at frame 0), and a leaf's move is never made: its
-    histogram is all a leaf reads (as in :func:`engine.kernel.negamax`, whose frame stacks
+    histogram is all a leaf reads (as in :func:`engine.kernels.negamax.negamax`, whose frame stacks
     it takes). What is this player's own is the order of the moves (with the forced blocks
     and the history) and the win seen a ply early; the steps that make and take back moves
     are written out here as in the kernel's (shared helpers made this search about 25%
     slower). The arguments up to ``pv_len`` are the kernel's negamax's:
-    :func:`engine.kernel.search_moves` passes them."""
+    :func:`engine.kernels.negamax.search_moves` passes them."""
     size = cells.shape[0]
     moves, n_moves, next_move, lo, hi, best = frame_stacks(depth + 1, size, alpha, beta)
     hists = frame_hists(hist, depth + 1)
@@ -129,7 +129,7 @@ def negamax(
             here = ply + k
             stats[NODES] += 1
             if (stats[NODES] & POLL_MASK) == 0:
-                _poll(stats, stop, deadline)
+                abort_if_stopped(stats, stop, deadline)
             if stats[ABORTED] != 0:
                 return 0
             pv_len[here] = here
@@ -157,7 +157,7 @@ def negamax(
             stats[CHILDREN] += 1
             tally_child(cell, to_move, counts, hists[k], hists[k + 1], cell_lines, cell_degree)
             if k + 1 < depth:
-                _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+                push_counts(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             k += 1
             to_move = 1 - to_move
             lo[k] = -hi[k - 1]
@@ -172,7 +172,7 @@ def negamax(
         here = ply + k
         cell = moves[k, next_move[k] - 1]
         if k + 1 < depth:
-            _pop(cell, to_move, cells, counts, cell_lines, cell_degree)
+            pop_counts(cell, to_move, cells, counts, cell_lines, cell_degree)
         if stats[ABORTED] != 0:
             return 0
         child = -value
@@ -200,8 +200,8 @@ def search_root(
     deadline, stop, stats, pv, pv_len, scores,
 ):
     """Search every root move ``depth`` plies deep, in order, each with alpha at the best so
-    far (:func:`engine.kernel.search_moves` over this player's :func:`negamax`); returns the
-    index of the best (-1 if the first was not finished). ``scores[i]`` is the score of move
+    far (:func:`engine.kernels.negamax.search_moves` over this player's :func:`negamax`); returns
+    the index of the best (-1 if the first was not finished). ``scores[i]`` is the score of move
     i (an upper bound for moves that did not beat the best). No root move wins at once: the
     player plays a free win without searching."""
     return search_moves(
@@ -239,7 +239,7 @@ class AlphaBetaPlayer(Player):
         moves = np.empty(t.size, dtype=np.int32)
         keys = np.empty(t.size, dtype=np.int64)
         if state.hist[state.side, t.n - 1] > 0:  # a free win
-            _win_cells(state.side, state.cells, state.counts, line_cells, t.n, moves)
+            completing_cells(state.side, state.cells, state.counts, line_cells, t.n, moves)
             move = int(moves[0])
             return Decision(move=move, score=WIN - 1, depth=1, pv=(move,),
                             forced=Forced("win", 1), elapsed=time.perf_counter() - started)

@@ -11,10 +11,10 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from engine.board import Board
 from engine.errors import GameOver, UnknownPlayer
-from engine.geometry import Cell
-from engine.notation import format_cell
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
+from engine.rules.notation import format_cell
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class Player(ABC):
 
         For a process in which numba does not compile (``NUMBA_DISABLE_JIT=1``, where the
         kernels run as plain Python, about a hundred times slower): it answers the first
-        moves while the compiled engine is being prepared (``server.engine_pool.quick``). A
+        moves while the compiled engine is being prepared (``server.computer.quick``). A
         move it returns is the one ``decide`` returns with any time limit that lets the
         compiled search finish; never a weaker stand-in. This default has no such path."""
         if board.outcome() is not None:

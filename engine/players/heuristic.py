@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 import time
 
-from engine.board import Board
-from engine.geometry import Cell
 from engine.players.base import Decision, Limit, Player
+from engine.rules.board import Board
+from engine.rules.geometry import Cell
 
 
 def _immediate(board: Board, side: int, rng: random.Random) -> Cell | None:

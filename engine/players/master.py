@@ -1,10 +1,10 @@
-"""The master: as X on 4x4x4, the proved strategy (:mod:`engine.strategy`, proved by
-:mod:`engine.proof`) wherever it covers the position, with no search; otherwise threat-space
-search inside PVS alpha-beta (see :mod:`engine.search`), the opening book
-(:mod:`engine.book`), and from ply 8 df-pn (:mod:`engine.solver`) to prove wins the search
-does not see. As O on 4x4x4 where the proof has O lost and the book is silent, the reply that
-makes X's win hardest (:mod:`engine.resistance`); elsewhere, when the search proves the game
-lost, the time it leaves goes to setting a trap (:mod:`engine.traps`): the losing move whose
+"""The master: as X on 4x4x4, the proved strategy (:mod:`engine.solved.strategy`, proved by
+:mod:`engine.solved.proof`) wherever it covers the position, with no search; otherwise threat-space
+search inside PVS alpha-beta (see :mod:`engine.kernels.deepening`), the opening book
+(:mod:`engine.solved.book`), and from ply 8 df-pn (:mod:`engine.kernels.solver`) to prove wins the
+search does not see. As O on 4x4x4 where the proof has O lost and the book is silent, the reply that
+makes X's win hardest (:mod:`engine.players.resistance`); elsewhere, when the search proves the game
+lost, the time it leaves goes to setting a trap (:mod:`engine.players.traps`): the losing move whose
 win is hardest to find.
 
 With its default options it plays as strongly as we can make it within the time it is given.
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import time
 
-from engine.board import Board, line_value
-from engine.book import book_at, book_for
-from engine.geometry import Cell, Geometry
+from engine.kernels.deepening import Master, SearchParams, Thought, mate_plies, wary_weights
+from engine.kernels.solver import Solver
 from engine.players.base import (
     Decision,
     Forced,
@@ -29,12 +28,13 @@ from engine.players.base import (
     parse_float,
     parse_int,
 )
-from engine.proof import strategy_height
-from engine.resistance import choose as choose_resistance
-from engine.search import Master, SearchParams, Thought, mate_plies, wary_weights
-from engine.solver import Solver
-from engine.strategy import strategy_move, x_proved
-from engine.traps import TrapFinder
+from engine.players.resistance import choose as choose_resistance
+from engine.players.traps import TrapFinder
+from engine.rules.board import Board, line_value
+from engine.rules.geometry import Cell, Geometry
+from engine.solved.book import book_at, book_for
+from engine.solved.proof import strategy_height
+from engine.solved.strategy import strategy_move, x_proved
 
 SAFETY = 0.04  # seconds kept back from a time limit for the answer to travel
 SYMMETRY_PLIES = 10  # below this many stones, root moves are reduced by symmetry
@@ -81,11 +81,11 @@ class MasterPlayer(Player):
                         "when the search proves the game lost, play the losing move whose win "
                         "is hardest to find (no depth cap only)"),
         "proof": Option(parse_bool, True,
-                        "as X on 4x4x4, play the proved strategy (engine/proof.py) at once on "
-                        "the proof's tree (no depth cap only)"),
+                        "as X on 4x4x4, play the proved strategy (engine/solved/proof.py) at "
+                        "once on the proof's tree (no depth cap only)"),
         "resist": Option(parse_bool, True,
                          "as O on 4x4x4 in a position the proof has lost, play the reply "
-                         "that makes X's win hardest (engine/resistance.py: the proof's "
+                         "that makes X's win hardest (engine/players/resistance.py: the proof's "
                          "longest line, then X's fewest winning replies, then traps; no "
                          "depth cap only)"),
         "bookfirst": Option(parse_bool, True,
@@ -231,7 +231,7 @@ class MasterPlayer(Player):
 
     def _set_trap(self, board: Board, deadline: float, thought: Thought) -> None:
         """Lost: the time the search left goes to choosing the losing move whose win is
-        hardest for the opponent to find (:mod:`engine.traps`)."""
+        hardest for the opponent to find (:mod:`engine.players.traps`)."""
         finder = self.trap_finder(board.geometry)
         ranking = thought.ranking or [thought.move]
         move, _ = finder.choose(board, ranking, thought.scores, deadline - PROOF_LOOKUP)

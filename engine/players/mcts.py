@@ -21,9 +21,18 @@ import time
 import numpy as np
 from numba import njit
 
-from engine.board import Board
-from engine.kernel import State, _pop, _push, empty_cells, now, tables_for, tally
+from engine.kernels.negamax import (
+    State,
+    completing_cells,
+    empty_cells,
+    now,
+    pop_counts,
+    push_counts,
+    tables_for,
+    tally,
+)
 from engine.players.base import Decision, Forced, Limit, Option, Player, parse_float, parse_int
+from engine.rules.board import Board
 
 SAFETY = 0.01  # seconds kept back from a time limit for the answer to travel
 CAPACITY = 1 << 21  # tree nodes at most; past it the tree stops growing and playouts go on
@@ -63,34 +72,14 @@ def _free_count(cells):
 
 
 @njit(cache=True)
-def _win_cells(side, cells, counts, line_cells, n, out):
-    """The distinct empty cells completing a line of ``side``, written to ``out``; their count."""
-    other = 1 - side
-    found = 0
-    for line in range(counts.shape[1]):
-        if counts[side, line] == n - 1 and counts[other, line] == 0:
-            for i in range(n):
-                cell = line_cells[line, i]
-                if cells[cell] == 0:
-                    seen = False
-                    for j in range(found):
-                        if out[j] == cell:
-                            seen = True
-                    if not seen:
-                        out[found] = cell
-                        found += 1
-    return found
-
-
-@njit(cache=True)
 def _candidates(side, cells, counts, hist, line_cells, n, out):
     """The moves worth trying for ``side``: a win if it has one, else the blocks of the
     opponent's wins, else every empty cell. Written to ``out``; returns their count."""
     if hist[side, n - 1] > 0:
-        _win_cells(side, cells, counts, line_cells, n, out)
+        completing_cells(side, cells, counts, line_cells, n, out)
         return 1
     if hist[1 - side, n - 1] > 0:
-        return _win_cells(1 - side, cells, counts, line_cells, n, out)
+        return completing_cells(1 - side, cells, counts, line_cells, n, out)
     return empty_cells(cells, out)
 
 
@@ -110,10 +99,10 @@ def _playout(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n, 
     win = np.empty(1, dtype=np.int32)
     while free > 0:
         if hist[side, n - 1] > 0:
-            _win_cells(side, cells, counts, line_cells, n, win)
+            completing_cells(side, cells, counts, line_cells, n, win)
             cell = win[0]
         elif hist[1 - side, n - 1] > 0:
-            _win_cells(1 - side, cells, counts, line_cells, n, win)
+            completing_cells(1 - side, cells, counts, line_cells, n, win)
             cell = win[0]
         else:
             cell = empties[_next_random(rng) % np.uint64(free)]
@@ -125,14 +114,14 @@ def _playout(side, cells, counts, hist, cell_lines, cell_degree, line_cells, n, 
         played[plies] = cell
         plies += 1
         tally(cell, side, counts, hist, cell_lines, cell_degree, 1)
-        if _push(cell, side, cells, counts, cell_lines, cell_degree, n):
+        if push_counts(cell, side, cells, counts, cell_lines, cell_degree, n):
             winner = side
             side = 1 - side
             break
         side = 1 - side
     for i in range(plies - 1, -1, -1):
         side = 1 - side
-        _pop(played[i], side, cells, counts, cell_lines, cell_degree)
+        pop_counts(played[i], side, cells, counts, cell_lines, cell_degree)
         tally(played[i], side, counts, hist, cell_lines, cell_degree, -1)
     return winner
 
@@ -220,7 +209,7 @@ def uct(
                     child = nodes[child, N_SIBLING]
             cell = nodes[chosen, N_MOVE]
             tally(cell, to_move, counts, hist, cell_lines, cell_degree, 1)
-            won = _push(cell, to_move, cells, counts, cell_lines, cell_degree, n)
+            won = push_counts(cell, to_move, cells, counts, cell_lines, cell_degree, n)
             depth += 1
             path[depth] = chosen
             played[depth - 1] = cell
@@ -248,7 +237,7 @@ def uct(
                     wins[at] += 1.0
                 elif result == -1:
                     wins[at] += 0.5
-                _pop(played[k - 1], mover, cells, counts, cell_lines, cell_degree)
+                pop_counts(played[k - 1], mover, cells, counts, cell_lines, cell_degree)
                 tally(played[k - 1], mover, counts, hist, cell_lines, cell_degree, -1)
         done += 1
     stats[S_ITERATIONS] = done

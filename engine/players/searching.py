@@ -12,8 +12,7 @@ import time
 
 import numpy as np
 
-from engine import kernel
-from engine.board import Board
+from engine.kernels import negamax as kernel
 from engine.players.base import (
     Decision,
     Forced,
@@ -24,6 +23,7 @@ from engine.players.base import (
     parse_choice,
     parse_int,
 )
+from engine.rules.board import Board
 
 SAFETY = 0.005  # seconds kept back from a time limit for the answer to travel
 

@@ -1,11 +1,11 @@
 """The cluster side of a node, as the hub sees it (``server.node.membership``):
-``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``Cluster`` over them.
+``ClusterMembership`` wraps the node's Redis links; ``join`` builds ``ClusterNode`` over them.
 """
 
 from __future__ import annotations
 
+from server.cluster.cluster_node import ClusterNode
 from server.cluster.links import ClusterLinks
-from server.cluster.topology import Cluster
 from server.metrics import Metrics
 from server.node.bus import Bus
 from server.node.membership import MakeDelivery, MakeRooms
@@ -19,5 +19,5 @@ class ClusterMembership:
         self.node = links.node
         self.bus: Bus = links.bus
 
-    def join(self, delivery: MakeDelivery, rooms: MakeRooms, metrics: Metrics) -> Cluster:
-        return Cluster(self.links, metrics, delivery, rooms)
+    def join(self, delivery: MakeDelivery, rooms: MakeRooms, metrics: Metrics) -> ClusterNode:
+        return ClusterNode(self.links, metrics, delivery, rooms)

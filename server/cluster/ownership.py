@@ -39,7 +39,7 @@ from server.protocol import ErrorCode
 if TYPE_CHECKING:
     from server.cluster.links import ClusterLinks
 
-log = logging.getLogger("server.cluster.topology")  # one name for the cluster's log lines
+log = logging.getLogger("server.cluster.cluster_node")  # one name for the cluster's log lines
 
 
 ADOPTED_VERSION_BITS = 20

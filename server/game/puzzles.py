@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.geometry import Cell
-from engine.puzzles import Step
+from engine.puzzles.mate import Step
+from engine.rules.geometry import Cell
 from server.game.ratings import Rating, rate_game
 
 Verdict = Literal["right", "wrong", "solved"]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import WSMsgType, web
 
-from server.engine_pool.local import ComputerMoves, ComputerPool
+from server.computer.local import ComputerMoves, ComputerPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
 from server.http.config import CLOSE_WAIT, ServerConfig
@@ -135,7 +135,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
         raise
     try:
         await pool.start(wait=False)
-        hub_config = HubConfig(grace=config.grace, ai_move_time=config.ai_move_time,
+        hub_config = HubConfig(grace=config.grace, ai_move_time=config.computer_move_time,
                                abandon_after=config.abandon_after,
                                reserved_names=config.reserved_names,
                                spectator_chat=config.spectator_chat,
@@ -229,8 +229,8 @@ async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
 async def _computer_players(config: ServerConfig) -> ComputerMoves:
     """The local pool of computer players, or with ``redis_url`` the fleet of ``qubic worker``s."""
     if config.redis_url is None:
-        return ComputerPool(config.ai_workers, nice=config.ai_nice)
-    from server.engine_pool.fleet import Fleet, open_redis
+        return ComputerPool(config.computer_workers, nice=config.computer_nice)
+    from server.computer.fleet import Fleet, open_redis
 
     return Fleet(await open_redis(config.redis_url))
 

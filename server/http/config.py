@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.computer.local import DEFAULT_NICE
 from server.defaults import GRACE, LEASE_TTL
-from server.engine_pool.local import DEFAULT_NICE
 from server.node.session import DEFAULT_MAX_QUEUE, DEFAULT_MAX_QUEUE_BYTES
 from server.protocol import HEARTBEAT_SECONDS, RATE_LIMIT_BURST, RATE_LIMIT_PER_SECOND
 
@@ -24,10 +24,10 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8765
     db_path: str = "qubic.db"  # a SQLite file, or a postgresql:// URL (server/store/factory.py)
-    ai_workers: int | None = None  # default: cores - 1, at least 1
-    ai_nice: int = DEFAULT_NICE  # the computer players run this many steps lower (0-19)
+    computer_workers: int | None = None  # default: cores - 1, at least 1
+    computer_nice: int = DEFAULT_NICE  # the computer players run this many steps lower (0-19)
     grace: float = GRACE
-    ai_move_time: float = 1.0
+    computer_move_time: float = 1.0
     heartbeat: float = HEARTBEAT_SECONDS
     rate: float = RATE_LIMIT_PER_SECOND
     burst: int = RATE_LIMIT_BURST
@@ -44,7 +44,8 @@ class ServerConfig:
     abandon_after: float = 600.0  # seconds a game with no human in it waits before it ends
     redis_url: str | None = None  # computer moves go to `qubic worker`s on this Redis
     # With redis_url and a PostgreSQL database the server is a node of a cluster
-    # (server/cluster/topology.py): its name (default host-pid-random) and its game leases' time.
+    # (server/cluster/cluster_node.py): its name (default host-pid-random) and its game
+    # leases' time.
     node: str | None = None
     lease_ttl: float = LEASE_TTL
     access_log: bool = False  # a line per HTTP request on the qubic.access logger

@@ -1,8 +1,8 @@
 """``GET /api/solve?variant=4x4x4&moves=1a1+2b2``: who wins a position, with best play.
 
 The answer (a verdict for the side to move and for every legal move, with plies and what proved
-it) is ``engine.truth``'s, computed in the solver's worker (``server.engine_pool.truth``) within
-``SOLVE_BUDGET``. docs/api.md, "``/api/solve``", has the answer's shape, the refusals and the
+it) is ``engine.solved.truth``'s, computed in the solver's worker (``server.computer.truth``)
+within ``SOLVE_BUDGET``. docs/api.md, "``/api/solve``", has the answer's shape, the refusals and the
 rate limits."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import msgspec
 from aiohttp import web
 
 from engine import Board, GameOver, IllegalMove, NotationError, format_cell, parse_cell, variant
-from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.truth import SolverBusy, TruthPool
+from server.computer.moves import ComputerError
+from server.computer.truth import SolverBusy, TruthPool
 from server.game.addresses import address_key
 from server.http.rate import Limits, client_of, limited
 from server.protocol import VARIANTS, ErrorCode

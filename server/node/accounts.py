@@ -31,16 +31,16 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import assert_never
 
-from server.accounts.passwords import (
+from server.errors import LimitReached, ServerError, StoreError
+from server.game.records import PlayerRecord
+from server.node.levers import ban_message, refuse_held_address
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
+from server.passwords import (
     PasswordHasher,
     hash_recovery_code,
     new_recovery_codes,
     password_problem,
 )
-from server.errors import LimitReached, ServerError, StoreError
-from server.game.records import PlayerRecord
-from server.node.levers import ban_message, refuse_held_address
-from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
 from server.protocol import (
     AccountRequest,
     DeviceInfo,
@@ -57,7 +57,7 @@ from server.protocol import (
 )
 from server.store.account_records import Holder
 from server.store.base import Store, name_key
-from server.store.levers import Sanction, sanctions_of
+from server.store.lever_records import Sanction, sanctions_of
 
 log = logging.getLogger(__name__)
 

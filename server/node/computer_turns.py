@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 
 from engine import format_cell
-from server.engine_pool.local import ComputerError, ComputerJob, ComputerMoves
+from server.computer.local import ComputerError, ComputerJob, ComputerMoves
 from server.errors import RoomError
 from server.game.room import GameRoom, Outbound
 from server.metrics import Metrics

@@ -3,7 +3,7 @@
 A lever (``server.node.levers``: a ban, a kick, an announcement, ...) is written by whoever
 pulls it, ``qubic admin`` on the database or a moderator's request on any node, as one row
 of the ``control`` table, in the same transaction as its record and its audit entry
-(``server.store.levers``). Every hub polls that table (``POLL_INTERVAL``), starting after
+(``server.store.lever_records``). Every hub polls that table (``POLL_INTERVAL``), starting after
 the newest row it found at start-up, and carries out each new action here, in one ``match``:
 close a player's or an address's connections, say something to everyone, mute and unmute,
 and, on the one node that holds the game, end it or take a chat line out of it. The
@@ -59,7 +59,7 @@ from server.node.rooms import Action as RoomChange
 from server.node.rooms import Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
-from server.store.levers import (
+from server.store.lever_records import (
     address_matches,
     control_since,
     last_control,

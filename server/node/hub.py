@@ -14,8 +14,8 @@ from collections.abc import Collection
 from functools import partial
 from typing import assert_never
 
-from server.engine_pool.local import ComputerMoves
-from server.engine_pool.truth import TruthPool
+from server.computer.local import ComputerMoves
+from server.computer.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.names import ReservedNames
 from server.game.records import PlayerRecord

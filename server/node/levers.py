@@ -29,9 +29,9 @@ from server.node.control_actions import (
     encode_action,
 )
 from server.protocol.codes import ErrorCode
-from server.store import levers as ops
+from server.store import lever_records as ops
 from server.store.base import Store
-from server.store.levers import AuditEntry, Report, Role, Sanction
+from server.store.lever_records import AuditEntry, Report, Role, Sanction
 
 RESULTS = {"x": "1-0", "o": "0-1", "draw": "1/2-1/2", "abort": "*"}
 """``end-game --result`` -> the game's result."""
@@ -55,7 +55,7 @@ def held_message(expires: float | None) -> str:
 
 
 async def refuse_held_address(store: Store, address: str) -> None:
-    """``banned`` if a player's ban holds ``address`` (``server.store.levers.ban_holding``):
+    """``banned`` if a player's ban holds ``address`` (``server.store.lever_records.ban_holding``):
     asked before a new player, a ``login`` or a ``recover`` from it."""
     held = await store.query(ops.ban_holding(address, time.time()))
     if held is not None:
@@ -245,7 +245,7 @@ async def delete_player(store: Store, actor: str, name: str, reason: str = "") -
     """Delete a player's account (not while they play): their row stays as a tombstone
     named as returned (``deleted-<id>``), which keeps their games, ratings and reports
     and which nobody can register, log in as or find by name
-    (``server.store.levers.delete_player``)."""
+    (``server.store.lever_records.delete_player``)."""
     name = await _registered(store, name)
     gone = await store.apply(
         ops.delete_player(name), audit=_entry(actor, "delete-player", name, reason),

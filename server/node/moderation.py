@@ -48,7 +48,7 @@ from server.protocol import (
     UnmutePlayer,
 )
 from server.store.base import Store, name_key
-from server.store.levers import sanctions_of
+from server.store.lever_records import sanctions_of
 
 QUEUE_SHOWN = 100  # open reports in one ``reports`` reply, the oldest first
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from engine import format_moves, variant
-from engine.puzzles import load_puzzles
+from engine.puzzles.mate import load_puzzles
 from server.errors import ServerError
 from server.game.puzzles import (
     daily_index,

@@ -1,8 +1,8 @@
 """Reviews of finished games: computed once in the solver's worker, then kept in the store.
 
 ``Reviews.review(game_id)`` answers from the store when the review was kept; otherwise it
-starts one computation (``TruthPool.review``: ``engine.review`` in the solver's process, never
-on the event loop) that every request for the same game meanwhile shares, and keeps its
+starts one computation (``TruthPool.review``: ``engine.solved.review`` in the solver's process,
+never on the event loop) that every request for the same game meanwhile shares, and keeps its
 result. So a thousand spectators asking for one famous game's review cost one analysis, and
 every later request one read. The websocket's ``review`` request is answered here (its reply
 is sent when the review is ready, without holding the connection's other requests); the HTTP
@@ -12,7 +12,7 @@ A review costs the solver's one worker seconds, so the reviews computed for one 
 address (an IPv6 /64 as one) are rated: ``REVIEW_BURST`` at once, then one every
 ``1 / REVIEW_RATE`` seconds (a kept review, or one being computed, costs nothing); past that,
 ``solver_busy`` with ``retry_in``. In the worker the review waits its address's turn
-(``server.engine_pool.truth``), so neither reviews nor positions of one address hold up
+(``server.computer.truth``), so neither reviews nor positions of one address hold up
 another's.
 """
 
@@ -25,8 +25,8 @@ from functools import partial
 
 import msgspec
 
-from server.engine_pool.computer_moves import ComputerError
-from server.engine_pool.truth import TruthPool
+from server.computer.moves import ComputerError
+from server.computer.truth import TruthPool
 from server.errors import LimitReached, ServerError
 from server.game.addresses import address_key
 from server.game.records import GameRecord, GameStatus
@@ -144,7 +144,7 @@ def _name(game: GameRecord, side: str) -> str:
 
 
 def _info(game: GameRecord, data: dict[str, object], computed: float) -> ReviewInfo:
-    """The wire form of a review computed by ``engine.review`` for ``game``."""
+    """The wire form of a review computed by ``engine.solved.review`` for ``game``."""
     return msgspec.convert({
         **data, "game": game.id, "x": _name(game, "x"), "o": _name(game, "o"),
         "result": game.result or "*", "reason": game.reason, "computed": computed,

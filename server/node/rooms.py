@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from engine import O, X
+from server.computer.local import ComputerMoves
 from server.defaults import GRACE
-from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError, StoreError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
 from server.game.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat

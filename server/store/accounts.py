@@ -4,7 +4,7 @@ Each player has devices: one row per token given out (at the first hello, a ``lo
 ``recover``), with the SHA-256 of the token (``hash_token``), a label, when it was made and
 last used and from where, and when it was revoked. A revoked device's row is kept, so a hello
 with its token is told ``token_revoked`` rather than ``bad_token``. The password is
-``players.password`` (an scrypt hash made by ``server.accounts.passwords``, None when the name
+``players.password`` (an scrypt hash made by ``server.passwords``, None when the name
 is not protected); recovery codes are rows of ``recovery_codes`` (SHA-256, ``used`` once).
 
 As ``server.store.operations``, each operation here is sans-I/O (an ``Op``) and runs in one
@@ -23,7 +23,7 @@ from server.game.records import PlayerRecord
 from server.store import operations
 from server.store.account_records import DeviceRecord, Holder, Issued, Opened
 from server.store.base import Row, hash_token, name_key, new_token, player_from_row
-from server.store.levers import (
+from server.store.lever_records import (
     AuditEntry,
     append_audit,
     append_control,

@@ -10,7 +10,7 @@ values; times are Unix seconds (``time.time()``), cells are engine cell indices.
 A player is their row's id, and a name is a label: every record of a player (a game's seats,
 reports, sanctions, roles, devices, puzzle rows) points at ``players.id`` and is shown with the
 name the row has when it is read (``GAMES``). A rename changes that one row; a deleted
-player's row stays as a tombstone (``server.store.levers.delete_player``).
+player's row stays as a tombstone (``server.store.lever_records.delete_player``).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def name_key(name: str) -> str:
 
 DELETED_NAME = re.compile(r"deleted[-_]?[0-9]+", re.IGNORECASE)
 """Names kept from new players and renames: a deleted player's row keeps ``deleted-<id>``
-(``server.store.levers.delete_player``), and before tombstones their records were moved to
+(``server.store.lever_records.delete_player``), and before tombstones their records were moved to
 that name."""
 
 
@@ -340,11 +340,11 @@ class Store(AccountStore, Protocol):
         self, op: Generator[Any, Any, T] | None = None, *, audit: Any = None,
         control: str | None = None,
     ) -> T | None:
-        """The host's levers (``server.store.levers``): run the write ``op`` (an ``Op``),
+        """The host's levers (``server.store.lever_records``): run the write ``op`` (an ``Op``),
         log ``audit`` (an ``AuditEntry``) and add the control action ``control``, in one
         transaction; returns ``op``'s result."""
         ...
 
     async def query(self, op: Generator[Any, Any, T]) -> T:
-        """Run the read ``op`` of ``server.store.levers``."""
+        """Run the read ``op`` of ``server.store.lever_records``."""
         ...

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from engine import Board
-from engine.puzzles import Puzzle, Step, canonical_key
+from engine.puzzles.mate import Puzzle, Step, canonical_key
 from server.errors import StoreError
 from server.game.puzzles import Streak, rate_attempt
 from server.game.ratings import Rating
@@ -286,7 +286,7 @@ async def decided_games_of(store: Store, limit: int) -> list[tuple[str, list[int
 async def add_puzzles(store: Store, puzzles: Iterable[Puzzle], now: float) -> int:
     """Add puzzles to ``store`` (those whose position is new); returns how many were. On an
     empty table the shipped starting set goes in first, as a server's first request would."""
-    from engine.puzzles import load_puzzles
+    from engine.puzzles.mate import load_puzzles
 
     db = PuzzleStore(store)
     if not await db.read(count_puzzles()):

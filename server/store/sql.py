@@ -26,7 +26,7 @@ from server.store.base import (
     new_game,
 )
 from server.store.ending import x_score
-from server.store.levers import LeverStore
+from server.store.lever_records import LeverStore
 from server.store.query import fetch_one, one
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.harness.line_engine import LinePlayer
-from engine.arena import play_game
-from engine.board import Board
 from engine.players import Limit, make_player
+from engine.players.arena import play_game
+from engine.rules.board import Board
 
 # The lowest free cell, in notation: a program as small as the protocol allows.
 FIRST_FREE = """

@@ -16,7 +16,7 @@ from client_tui.connection import Received
 from client_tui.screens.puzzle import PuzzleModel, PuzzleScreen
 from client_tui.widgets.board import BoardWidget
 from engine import format_cell, format_moves, variant
-from engine.puzzles import load_puzzles
+from engine.puzzles.mate import load_puzzles
 from server.protocol import PuzzleAttempt, PuzzleInfo, PuzzleResult, PuzzleShown
 from server.store import puzzles as ops
 from server.store.puzzles import PuzzleStore, StoredPuzzle

@@ -250,7 +250,7 @@ def long_game(plies: int) -> list[int]:
 
 
 def long_review(cells: list[int]) -> dict[str, Any]:
-    """A review of ``cells`` as ``engine.review`` keeps it, each move with its best moves and
+    """A review of ``cells`` as ``engine.solved.review`` keeps it, each move with its best moves and
     a line: a 38-ply game's reply comes to well over 8 KiB (issue 38 item 4)."""
     g = variant("4x4x4")
     unknown = {"verdict": "unknown", "plies": None, "proved_by": None}

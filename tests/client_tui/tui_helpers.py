@@ -25,7 +25,7 @@ TIMEOUT = 45.0  # a poll: only a failure waits it out; CI runs two test files at
 async def running_server(tmp_path: Path) -> AsyncIterator[RunningServer]:
     """A server on an ephemeral port with its own database; the computer moves quickly."""
     running = await start_server(ServerConfig(
-        port=0, db_path=str(tmp_path / "server.db"), ai_workers=1, ai_move_time=0.05,
+        port=0, db_path=str(tmp_path / "server.db"), computer_workers=1, computer_move_time=0.05,
         grace=60.0,
     ))
     try:

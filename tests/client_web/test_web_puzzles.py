@@ -12,7 +12,7 @@ import web_helpers
 from web_helpers import Page
 
 from engine import variant
-from engine.notation import format_cell
+from engine.rules.notation import format_cell
 from server.http.app import RunningServer
 from server.store import puzzles as ops
 from server.store.puzzles import PuzzleStore, StoredPuzzle

@@ -65,7 +65,7 @@ async def browser() -> AsyncIterator[Any]:
 @contextlib.asynccontextmanager
 async def running_server(db: Path, port: int = 0, **config: Any) -> AsyncIterator[RunningServer]:
     """A server on ``port`` (0: any free one) over the database ``db``; stopped afterwards."""
-    settings = {"ai_workers": 1, "ai_move_time": 0.05, "grace": 60.0, **config}
+    settings = {"computer_workers": 1, "computer_move_time": 0.05, "grace": 60.0, **config}
     running = await start_server(ServerConfig(port=port, db_path=str(db), **settings))
     try:
         yield running

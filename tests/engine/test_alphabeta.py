@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import Board
-from engine.kernel import WIN
+from engine.kernels.negamax import WIN
 from engine.players import Limit, make_player
 from tests.engine.test_mcts import BLOCK, DOUBLE_THREAT, WIN_NOW, cell
 

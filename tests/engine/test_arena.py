@@ -6,10 +6,10 @@ from collections.abc import Callable
 import pytest
 
 from engine import Board, UnknownPlayer, format_cell
-from engine.arena import elo_estimate, game_seeds, play_game, run_match
-from engine.book import board_of, canonical_frame
-from engine.exact import _merge_dead_cells, every_game, exact_match
 from engine.players import Limit, make_player
+from engine.players.arena import elo_estimate, game_seeds, play_game, run_match
+from engine.players.exact_match import every_game, exact_match, merge_dead_cells
+from engine.solved.book import board_of, canonical_frame
 
 
 def test_counts_add_up_and_colours_alternate() -> None:
@@ -185,7 +185,7 @@ def test_every_game_matches_a_walk_without_memo_or_symmetry(spec_a: str, a_side:
 def test_moves_on_dead_cells_are_walked_as_one() -> None:
     # O threatens b3 on the diagonal a4-d1; c1, a2, c4 and b4 have no open line left
     board = Board.from_notation("4x4", "c3 c2 d3 a4 d2 d1 b1 a3 d4 b2 a1")
-    merged = _merge_dead_cells(board, board.legal_moves)
+    merged = merge_dead_cells(board, board.legal_moves)
     assert {format_cell(c, board.geometry): n for c, n in merged.items()} == {"c1": 4, "b3": 1}
     board = Board.from_notation("4x4", "a1 b2 c3")
-    assert set(_merge_dead_cells(board, board.legal_moves).values()) == {1}
+    assert set(merge_dead_cells(board, board.legal_moves).values()) == {1}

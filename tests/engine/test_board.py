@@ -154,7 +154,7 @@ def test_outcome_is_invariant_under_every_symmetry(rng: random.Random, which: in
 
 def naive_winner(n: int, d: int, grid: dict[tuple[int, ...], int]) -> int | None:
     """Who has n in a row, found by walking from every cell in every direction: shares no
-    code with engine.geometry (no line tables, no bitboards)."""
+    code with engine.rules.geometry (no line tables, no bitboards)."""
     import itertools
 
     for start in itertools.product(range(n), repeat=d):

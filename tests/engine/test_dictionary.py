@@ -9,9 +9,9 @@ import random
 import pytest
 
 from engine import Board
-from engine import dictionary as dic
 from engine.errors import NotationError
-from engine.geometry import variant
+from engine.rules.geometry import variant
+from engine.solved import dictionary as dic
 
 G = variant("4x4x4")
 ENTRIES = list(dic.entries(dic.data_path().read_text()))

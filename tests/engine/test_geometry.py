@@ -6,7 +6,7 @@ import pytest
 
 from engine import Board, variant
 from engine.errors import NotationError
-from engine.geometry import geometry
+from engine.rules.geometry import geometry
 
 SIZES = [(3, 2), (4, 2), (5, 2), (3, 3), (4, 3), (5, 3)]
 

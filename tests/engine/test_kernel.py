@@ -5,8 +5,9 @@ import random
 import numpy as np
 import pytest
 
-from engine import Board, kernel
-from engine.perft import count_sequences
+from engine import Board
+from engine.kernels import negamax as kernel
+from engine.kernels.perft import count_sequences
 
 W4 = np.array([0, 1, 10, 100, 0], dtype=np.int64)
 W3 = np.array([0, 1, 10, 0], dtype=np.int64)
@@ -172,7 +173,7 @@ def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
     while board.outcome() is None:
         cell, side = rng.choice(board.legal_moves), board.turn
         kernel.tally(cell, side, state.counts, state.hist, t.cell_lines, t.cell_degree, 1)
-        won = kernel._push(cell, side, state.cells, state.counts, t.cell_lines,
+        won = kernel.push_counts(cell, side, state.cells, state.counts, t.cell_lines,
                            t.cell_degree, t.n)
         board.push(cell)
         kernel.histogram(state.counts, t.n, direct)
@@ -182,7 +183,7 @@ def test_tally_keeps_the_histogram_in_step_with_push_and_pop() -> None:
     while board.moves:
         cell = board.moves[-1]
         board.pop()
-        kernel._pop(cell, board.turn, state.cells, state.counts, t.cell_lines, t.cell_degree)
+        kernel.pop_counts(cell, board.turn, state.cells, state.counts, t.cell_lines, t.cell_degree)
         kernel.tally(cell, board.turn, state.counts, state.hist, t.cell_lines, t.cell_degree,
                      -1)
     assert (state.hist == start).all() and not state.counts.any() and not state.cells.any()

@@ -12,9 +12,9 @@ import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board, parse_cell
+from engine.kernels.deepening import MATE_BOUND, WIN, Master, SearchParams
+from engine.kernels.solver import Solver
 from engine.players import Limit, make_player, player_names
-from engine.search import MATE_BOUND, WIN, Master, SearchParams
-from engine.solver import Solver
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
@@ -193,7 +193,7 @@ def test_master_beats_the_seed_players_at_a_shallow_depth() -> None:
 
 
 def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
-    from engine.threats import threat_win
+    from engine.kernels.threats import threat_win
 
     rng = random.Random(21)
     checked = 0
@@ -218,7 +218,7 @@ def test_it_refuses_moves_that_leave_the_opponent_a_threat_win() -> None:
 
 
 def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
-    from engine.pvs import DEFAULT_EVAL, THEIR_TERMS, wary_weights
+    from engine.kernels.pvs import DEFAULT_EVAL, THEIR_TERMS, wary_weights
 
     assert (wary_weights(100) == DEFAULT_EVAL).all()
     wary = wary_weights(200)
@@ -227,7 +227,7 @@ def test_wary_weights_scale_the_terms_of_the_side_not_to_move() -> None:
 
 
 def test_only_the_second_players_search_is_wary() -> None:
-    from engine.search import wary_weights
+    from engine.kernels.deepening import wary_weights
 
     player = make_player("master:wary=250,book=off")
     for moves in ("1a1", "1a1 2b2"):

@@ -14,12 +14,12 @@ from __future__ import annotations
 import pytest
 
 from engine import Board
-from engine.kernel import EVAL_ABSOLUTE, search
-from engine.perft import count_sequences
+from engine.kernels.deepening import Master, SearchParams
+from engine.kernels.negamax import EVAL_ABSOLUTE, search
+from engine.kernels.perft import count_sequences
+from engine.kernels.solver import Solver
 from engine.players import make_player
 from engine.players.base import Limit
-from engine.search import Master, SearchParams
-from engine.solver import Solver
 
 # plies 12 and 20 of bogenschutz against rubinoff:depth=4, game seed 1 (bench/engine_speed.py)
 PLY_12 = "2b3 1a4 2c2 4a4 2a4 2d1 2b2 2b4 4d4 2a2 1a1 3c3"

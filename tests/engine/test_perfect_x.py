@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engine import Board
-from engine.geometry import variant
 from engine.players import LEVELS, Limit, make_player
-from engine.strategy import shipped_strategy, strategy_move
+from engine.rules.geometry import variant
+from engine.solved.strategy import shipped_strategy, strategy_move
 
 G = variant("4x4x4")
 
@@ -104,7 +104,7 @@ def test_lost_o_resists_longest() -> None:
     """The master as O where the proof has it lost (and, with bookfirst=off, before its book
     too): the reply with the longest line under the strategy, reported as a proved loss in
     that many plies."""
-    from engine.proof import strategy_height
+    from engine.solved.proof import strategy_height
 
     board = Board.from_notation("4x4x4", "1a1 2b2")
     move = strategy_move(board)

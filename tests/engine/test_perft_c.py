@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import Board, kernel
-from engine.perft import count_sequences
+from engine import Board
+from engine.kernels import negamax as kernel
+from engine.kernels.perft import count_sequences
 from engine.players.base import parse_float
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -182,7 +182,7 @@ def test_searchers_choose_among_their_choices_and_every_choice_is_chosen(moves: 
 def test_bogenschutz_weighs_lines_as_the_seed_paper_does() -> None:
     """Seed 000's table: an open line with 3/2/1/0 stones is worth 10000/100/10/1, the same
     for both sides (computer minus user), on 4x4x4; other boards scale the same way."""
-    from engine import kernel
+    from engine.kernels import negamax as kernel
     from engine.players.searching import BogenschutzPlayer
 
     kind, mine, theirs = BogenschutzPlayer().weights(Board("4x4x4"))

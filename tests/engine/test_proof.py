@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import Board, format_moves, parse_moves, proof
-from engine.geometry import cells_of, variant
-from engine.strategy import StrategyFileError, strategy_move
+from engine import Board, format_moves, parse_moves
+from engine.rules.geometry import cells_of, variant
+from engine.solved import proof
+from engine.solved.strategy import StrategyFileError, strategy_move
 
 G = variant("4x4x4")
 SUBTREE = "1a1 4d4 4a1 1a4 1d1 1b1"  # a few thousand positions: proved in about a second

@@ -13,7 +13,8 @@ FORBIDDEN = {"asyncio", "aiohttp", "textual", "websockets", "socket", "sqlite3",
 
 def test_importing_the_engine_brings_no_event_loop_network_or_other_package() -> None:
     code = (
-        "import sys, engine, engine.players, engine.arena, engine.exact, engine.kernel\n"
+        "import sys, engine, engine.players, engine.players.arena, engine.players.exact_match,"
+        " engine.kernels.negamax\n"
         "print(sorted({'asyncio', 'aiohttp', 'textual', 'websockets', 'server', 'client_tui',"
         " 'qubic_cli'} & set(sys.modules)))"
     )

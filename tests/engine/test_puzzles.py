@@ -9,7 +9,7 @@ from functools import cache
 import pytest
 
 from engine import Board, variant
-from engine.puzzles import (
+from engine.puzzles.mate import (
     SURVIVE,
     WIN,
     Mate,
@@ -157,10 +157,10 @@ WINS = [p for p in SHIPPED if p.kind == WIN]
 
 @pytest.mark.parametrize("index", range(0, len(WINS), 8))
 def test_the_truth_agrees_with_a_sample_of_the_shipped_wins(index: int) -> None:
-    """The engine's other solver (``engine.truth``: the proof, threat search, df-pn) never
+    """The engine's other solver (``engine.solved.truth``: the proof, threat search, df-pn) never
     contradicts a shipped "win in N", nor claims a win in fewer plies."""
-    from engine.truth import LOSS, solve
-    from engine.truth import WIN as TRUTH_WIN
+    from engine.solved.truth import LOSS, solve
+    from engine.solved.truth import WIN as TRUTH_WIN
 
     puzzle = WINS[index]
     verdict = solve(Board(puzzle.variant, puzzle.position), 0.5, moves=False)

@@ -29,11 +29,11 @@ OPENINGS = ["", "1a1", "2b2", "1b1", "3c2", "1a1 2b2", "2b2 3c3 1a1", "1d1 2b3 3
 
 QUICK = r"""
 import json, sys
-import engine.pvs
+import engine.kernels.pvs
 from engine import Board
 from engine.players import LEVELS, make_player
 
-jit = type(engine.pvs.pvs).__name__ != "function"  # a plain function: numba compiles nothing
+jit = type(engine.kernels.pvs.pvs).__name__ != "function"  # a plain function: no numba
 out = {}
 for moves in json.loads(sys.argv[1]):
     for level in LEVELS:

@@ -1,7 +1,7 @@
-"""O's best resistance (engine/resistance.py): the replies ordered by the proof's depth, then
-X's winning replies, then traps; the choice the same every time; the work bounded by counts.
+"""O's best resistance (engine/players/resistance.py): the replies ordered by the proof's depth,
+then X's winning replies, then traps; the choice the same every time; the work bounded by counts.
 
-The oracle for the depths is ``strategy_height``; for X's winning replies, engine.strategy's
+The oracle for the depths is ``strategy_height``; for X's winning replies, engine.solved.strategy's
 ``x_proved``/``o_proved`` (a separate, Python implementation of "the proof proves it")."""
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ import time
 import pytest
 
 from engine import Board
-from engine.geometry import variant
 from engine.players import LEVELS, Limit, make_player
-from engine.proof import strategy_height
-from engine.resistance import (
+from engine.players.resistance import (
     LOOKUPS,
     NO_CHOICE,
     REPLAY_POSITIONS,
@@ -24,8 +22,10 @@ from engine.resistance import (
     Work,
     choose,
 )
-from engine.strategy import o_proved, strategy_move, win_cells
-from engine.traps import TrapFinder
+from engine.players.traps import TrapFinder
+from engine.rules.geometry import variant
+from engine.solved.proof import strategy_height
+from engine.solved.strategy import o_proved, strategy_move, win_cells
 
 G = variant("4x4x4")
 # O to move, lost by the proof. Two replies share the longest depth (14 plies): after 2d1

@@ -9,10 +9,11 @@ import random
 import pytest
 from engine_helpers import FORCED_WINS
 
-from engine import Board, parse_cell, small_boards
-from engine.review import BEST, BLUNDER, FOUND, MISSED_THREAT, OK, review_game
-from engine.strategy import strategy_move
-from engine.truth import LOSS, WIN, solve
+from engine import Board, parse_cell
+from engine.solved import small_boards
+from engine.solved.review import BEST, BLUNDER, FOUND, MISSED_THREAT, OK, review_game
+from engine.solved.strategy import strategy_move
+from engine.solved.truth import LOSS, WIN, solve
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 SOME = SUITE[2:8]  # six positions of the suite, each a forced win in 5 for X or O

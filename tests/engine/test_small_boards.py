@@ -16,11 +16,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from engine import Board, small_boards
-from engine.geometry import variant
-from engine.small_boards import SmallTable, decode, encode, table, table_path
-from engine.small_search import BUILD_TT_BITS, ExactSearch, back_up_level, rules_for
-from engine.truth import BOOK, DRAW, LOSS, SEARCH, UNKNOWN, WIN, solve
+from engine import Board
+from engine.kernels.small_search import BUILD_TT_BITS, ExactSearch, back_up_level, rules_for
+from engine.rules.geometry import variant
+from engine.solved import small_boards
+from engine.solved.small_boards import SmallTable, decode, encode, table, table_path
+from engine.solved.truth import BOOK, DRAW, LOSS, SEARCH, UNKNOWN, WIN, solve
 
 Result = tuple[str, int]
 SAMPLE_PER_PLY = 120
@@ -286,7 +287,7 @@ def test_the_solver_agrees_with_the_tables(name: str, monkeypatch: pytest.Monkey
     """With the tables switched off, the threat search and df-pn (0.2 s a position) never
     contradict the table where they answer, never claim fewer plies than its exact plies,
     and answer a good share of random positions."""
-    from engine import truth
+    from engine.solved import truth
 
     seed, count, longest = SOLVER_SAMPLE[name]
     rng = random.Random(seed)

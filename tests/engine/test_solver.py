@@ -10,8 +10,8 @@ import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
 from engine import Board
-from engine.book import Book, canonical_frame
-from engine.solver import Solver
+from engine.kernels.solver import Solver
+from engine.solved.book import Book, canonical_frame
 
 
 @pytest.mark.parametrize(("name", "first_player_wins"), [("3x3", False), ("4x4", False),
@@ -110,7 +110,7 @@ def test_the_master_plays_a_book_file_given_by_its_spec(tmp_path: Path) -> None:
 
 
 def test_book_entries_keep_their_kind_through_a_save() -> None:
-    from engine.book import HOLD, WIN
+    from engine.solved.book import HOLD, WIN
 
     g = Board("4x4x4").geometry
     book = Book(g)
@@ -127,7 +127,7 @@ def test_book_entries_keep_their_kind_through_a_save() -> None:
 
 
 def test_the_shipped_book_holds_only_legal_moves_of_the_side_to_move() -> None:
-    from engine.book import HOLD, PRACTICAL, book_for
+    from engine.solved.book import HOLD, PRACTICAL, book_for
 
     book = book_for("4x4x4")
     assert len(book) > 0, "engine/data/book_4x4x4.txt is shipped"
@@ -139,7 +139,7 @@ def test_the_shipped_book_holds_only_legal_moves_of_the_side_to_move() -> None:
 
 
 def test_no_shipped_defence_is_refuted_by_a_short_proof() -> None:
-    from engine.book import HOLD, book_for
+    from engine.solved.book import HOLD, book_for
 
     book = book_for("4x4x4")
     solver = Solver(book.geometry, tt_bits=18)

@@ -7,8 +7,8 @@ import pytest
 from engine_helpers import ShortWins, random_positions
 
 from engine import Board
-from engine.kernel import tables_for
-from engine.threats import Position, pop, push, threat_win
+from engine.kernels.negamax import tables_for
+from engine.kernels.threats import Position, pop, push, threat_win
 
 
 def direct_cellk(board: Board) -> np.ndarray:

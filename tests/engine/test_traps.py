@@ -1,4 +1,4 @@
-"""Traps (engine/traps.py): in a lost position the master plays the losing move whose win is
+"""Traps (engine/players/traps.py): in a lost position the master plays the losing move whose win is
 hardest for the opponent to find."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import time
 import pytest
 
 from engine import Board, parse_cell
+from engine.kernels.deepening import Master, SearchParams, mate_plies
+from engine.kernels.solver import Solver
 from engine.players import Limit, make_player
 from engine.players.master import MasterPlayer
-from engine.search import Master, SearchParams, mate_plies
-from engine.solver import Solver
-from engine.traps import Trap, TrapFinder
+from engine.players.traps import Trap, TrapFinder
 
 # O to move after alphabeta's X (1 s a move) in a game the master lost as O: the master's
 # search proves the loss (in about 20 plies) here. X's most natural reply after 3b2 wins,

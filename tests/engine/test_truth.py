@@ -8,8 +8,9 @@ import json
 import pytest
 from engine_helpers import FORCED_WINS
 
-from engine import Board, parse_cell, proof
-from engine.truth import BOOK, DRAW, LOSS, SEARCH, UNKNOWN, WIN, solve
+from engine import Board, parse_cell
+from engine.solved import proof
+from engine.solved.truth import BOOK, DRAW, LOSS, SEARCH, UNKNOWN, WIN, solve
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
@@ -46,7 +47,7 @@ def test_the_empty_board_is_won_by_the_book_at_once() -> None:
 
 def test_example_position_gets_a_real_verdict() -> None:
     """Off the proof (X's 4a4 is not the strategy's 4a1): O's 59 replies are proved won for X
-    by the proof, the threat search or the probe (engine/probe.py; df-pn alone needed about
+    by the proof, the threat search or the probe (engine/solved/probe.py; df-pn alone needed about
     10 s here), so O's loss follows; solve returns once the moves are settled, well within
     a generous budget (what is not settled in it is 'unknown', never a guess)."""
     board = Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3 1a4")

@@ -1,5 +1,5 @@
 """The truth off the proof's tree within its second (issue 26, item 3): the probe
-(:mod:`engine.probe`) proves only what holds, with never fewer plies than the shortest win,
+(:mod:`engine.solved.probe`) proves only what holds, with never fewer plies than the shortest win,
 checked against exhaustive searches that share none of its code; and the issue's example is
 settled at a modest budget."""
 
@@ -11,12 +11,14 @@ import random
 import pytest
 from engine_helpers import FORCED_WINS, ShortWins, random_position
 
-from engine import Board, kernel, parse_cell, small_boards
-from engine.geometry import variant
+from engine import Board, parse_cell
+from engine.kernels import negamax as kernel
+from engine.kernels.solver import Solver
 from engine.players import make_player
-from engine.probe import forced_win
-from engine.solver import Solver
-from engine.truth import LOSS, SEARCH, UNKNOWN, WIN, solve
+from engine.rules.geometry import variant
+from engine.solved import small_boards
+from engine.solved.probe import forced_win
+from engine.solved.truth import LOSS, SEARCH, UNKNOWN, WIN, solve
 
 SUITE = json.loads((FORCED_WINS / "suite.json").read_text())
 
@@ -40,7 +42,7 @@ def test_the_issue_example_is_answered_within_the_api_budget() -> None:
     """The same position within /api/solve's 1 s (issue 42: it took ~10 s of search, or
     came back ``unknown``): a loss with its plies, each reply's known. The probe does it in
     0.1-0.5 s on the shared 2-core machine, so a loaded run still fits."""
-    from engine import truth
+    from engine.solved import truth
 
     truth._cache.clear()  # noqa: SLF001 - from scratch, as a fresh question
     board = Board.from_notation("4x4x4", "1a1 1d4 4a4 3b3 1a4")
@@ -160,8 +162,8 @@ def test_solve_is_never_contradicted_by_df_pn() -> None:
 
 
 def test_the_kernel_s_mates_are_exact() -> None:
-    """The kernel's plain alpha-beta (engine/kernel.py ``negamax``) is sound for mates: every
-    empty cell is a move at every node (full width), it keeps no table, a completed line
+    """The kernel's plain alpha-beta (engine/kernels/negamax.py ``negamax``) is sound for mates:
+    every empty cell is a move at every node (full width), it keeps no table, a completed line
     scores ``WIN`` less the plies to it, and a leaf's evaluation stays far below that
     (bogenschutz's: 10,000 a line of three, 76 lines). So a mate score within the search's
     depth is the exact shortest win: checked against the exhaustive short-win solver. (The

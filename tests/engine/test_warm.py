@@ -21,8 +21,9 @@ PLAY = r"""
 import importlib, json
 from numba.core.registry import CPUDispatcher
 
-MODULES = ["engine.kernel", "engine.pvs", "engine.search", "engine.dfpn", "engine.solver",
-           "engine.threats", "engine.proof", "engine.traps", "engine.players.mcts",
+MODULES = ["engine.kernels.negamax", "engine.kernels.pvs", "engine.kernels.deepening",
+           "engine.kernels.dfpn", "engine.kernels.solver", "engine.kernels.threats",
+           "engine.solved.proof", "engine.players.traps", "engine.players.mcts",
            "engine.players.alphabeta"]
 
 def signatures():
@@ -36,8 +37,8 @@ def signatures():
 
 from engine import Board
 from engine.players import LEVELS, Limit, make_player
-from engine.solver import Solver
-from engine.traps import TrapFinder
+from engine.kernels.solver import Solver
+from engine.players.traps import TrapFinder
 from engine.warm import warm_up
 
 OPENING = "1a1 1d4 1b1"

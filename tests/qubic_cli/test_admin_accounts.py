@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from qubic_cli.main import main
-from server.accounts.passwords import hash_password, verify_password
 from server.errors import StoreError
+from server.passwords import hash_password, verify_password
 from server.store.factory import open_store
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from qubic_cli import admin
 from qubic_cli.main import main
-from server.store.levers import roles_of
+from server.store.lever_records import roles_of
 
 
 def test_the_help_lists_every_lever(capsys: pytest.CaptureFixture[str]) -> None:
@@ -20,29 +20,30 @@ def test_the_help_lists_every_lever(capsys: pytest.CaptureFixture[str]) -> None:
         main(["admin", "--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for name in ("grant", "revoke-role", "ban", "unban", "mute", "unmute", "kick", "announce",
-                 "end-game", "rename", "export-player", "delete-player", "audit"):
+    names = ["grant", "revoke-role", "ban", "unban", "mute", "unmute", "kick", "announce",
+             "end-game", "rename", "export-player", "delete-player", "audit", "sanctions",
+             "reports"]
+    assert list(admin.COMMANDS) == names  # the table, in the order the help lists it
+    for name in [*names, "reset-password"]:
         assert f"    {name} " in out or f"    {name}\n" in out, name
 
 
-def test_another_module_adds_a_command(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_a_line_in_the_table_is_a_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[str] = []
 
     def configure(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("name")
 
-    @admin.register("wave", "wave at a player", configure)
     async def wave(store: Any, args: argparse.Namespace) -> Any:
         seen.append(args.name)
         return {"waved at": args.name,
                 "roles": sorted(await store.query(roles_of(args.name)))}
 
-    try:
-        code = main(["admin", "wave", "ann", "--db", str(tmp_path / "q.db")])
-    finally:
-        del admin.COMMANDS["wave"]
+    monkeypatch.setitem(admin.COMMANDS, "wave",
+                        admin.AdminCommand("wave", "wave at a player", configure, wave))
+    code = main(["admin", "wave", "ann", "--db", str(tmp_path / "q.db")])
     assert code == 0 and seen == ["ann"]
     assert capsys.readouterr().out == "waved at: ann\nroles: []\n"
 
@@ -152,7 +153,7 @@ def test_an_admin_lever_runs_without_the_engine_or_numpy(tmp_path: Path) -> None
             f"assert main(['admin', 'audit', '--db', {db!r}]) == 0\n"
             f"assert main(['admin', 'kick', 'nobody', '--db', {db!r}]) == 2\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy')"
-            " or m.startswith('engine.players') or m == 'engine.board'))")
+            " or m.startswith('engine.players') or m == 'engine.rules.board'))")
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                           text=True, timeout=120)

@@ -115,7 +115,7 @@ def test_config_check_prints_the_effective_configuration_masked(tmp_path: Path) 
     assert shown["database"] == {"value": str(tmp_path / "q.db"), "source": "flag"}
     assert shown["metrics_token"] == {"value": "***", "source": "env"}
     refused = qubic("config", "check", "serve", environ={"QUBIC_AI_NICE": "40"})
-    assert refused.returncode == 2 and "--ai-nice must be 0-19" in refused.stderr
+    assert refused.returncode == 2 and "--computer-nice must be 0-19" in refused.stderr
 
 
 def test_serve_takes_its_database_from_the_environment(tmp_path: Path) -> None:

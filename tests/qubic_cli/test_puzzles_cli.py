@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine import Board
-from engine.puzzles import WIN, load_puzzles, save_puzzles
+from engine.puzzles.mate import WIN, load_puzzles, save_puzzles
 from qubic_cli.main import main
 from server.game.records import MoveRecord, Seat
 from server.store.factory import open_store

@@ -103,7 +103,7 @@ class Server:
     def __init__(self, path: Path, store: Store | None = None, **config: Any) -> None:
         self.path = path
         self.store = store  # the first start's store (else opened on ``path``)
-        self.config = {"ai_workers": 1, "ai_move_time": 0.1, "grace": 60.0, **config}
+        self.config = {"computer_workers": 1, "computer_move_time": 0.1, "grace": 60.0, **config}
         self.running: RunningServer | None = None
         self.clients: list[ClientConnection] = []
 
@@ -195,7 +195,7 @@ class Nodes:
 
     def __init__(self, redis_url: str, postgres_url: str, names: str = "abc",
                  **config: Any) -> None:
-        self.config = {"ai_move_time": 0.1, "grace": 60.0, "redis_url": redis_url,
+        self.config = {"computer_move_time": 0.1, "grace": 60.0, "redis_url": redis_url,
                        "db_path": postgres_url, "lease_ttl": 1.5, **config}
         self.names = list(names)
         self.running: dict[str, RunningServer] = {}

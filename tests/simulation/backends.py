@@ -20,7 +20,7 @@ from server.http.app import RunningServer, ServerConfig, start_server
 from server.store.factory import open_store
 
 # a short grace, so that claims come within a run
-CONFIG: dict[str, Any] = {"ai_workers": 1, "ai_move_time": 0.05, "grace": 3.0}
+CONFIG: dict[str, Any] = {"computer_workers": 1, "computer_move_time": 0.05, "grace": 3.0}
 
 
 class Backend:

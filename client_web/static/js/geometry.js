@@ -1,6 +1,6 @@
 // Boards n^d: cells, the winning lines, which lines pass through each cell, and notation.
 // A cell index is x + n*y + n*n*z; it is written <level><column letter><row> ("1a1"), and 2-D
-// boards drop the level ("a1"). The same rules as engine/geometry.py, for drawing only: the
+// boards drop the level ("a1"). The same rules as engine/rules/geometry.py, for drawing only: the
 // server is the judge of every move.
 
 const SHAPES = { "4x4x4": [4, 3], "3x3x3": [3, 3], "4x4": [4, 2] };

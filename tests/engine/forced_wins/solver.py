@@ -17,7 +17,7 @@ label the forced-win suite and to check the engine's threat search, never by the
 
 from __future__ import annotations
 
-from engine.geometry import Bitboard, Cell, Geometry, cells_of, variant
+from engine.rules.geometry import Bitboard, Cell, Geometry, cells_of, variant
 
 
 class Solver:

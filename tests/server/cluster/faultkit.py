@@ -105,7 +105,7 @@ class InProcessCluster:
 
         self.configs = {
             name: ServerConfig(port=0, node=name, redis_url=redis_url, db_path=postgres_url,
-                               lease_ttl=ttl, ai_move_time=0.1, grace=60.0)
+                               lease_ttl=ttl, computer_move_time=0.1, grace=60.0)
             for name in "abc"
         }
         self.running: dict[str, Any] = {}

@@ -29,7 +29,7 @@ class Node(ServerProcess):
         self.name = name
         self.args = [*self.args[:4], "--port", "0", "--database", postgres_url,
                      "--redis", redis_url, "--node", name, "--lease-ttl", TTL,
-                     "--log-level", "info", "--ai-time", "0.1"]
+                     "--log-level", "info", "--computer-time", "0.1"]
 
     def health(self) -> dict[str, Any]:
         url = self.ws_url.replace("ws://", "http://").removesuffix("/ws") + "/health"

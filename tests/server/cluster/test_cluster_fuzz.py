@@ -47,7 +47,7 @@ SIDE_BY_SIDE = int(os.environ.get("QUBIC_CLUSTER_SIDE_BY_SIDE", "100"))
 
 async def cluster_of(redis_url: str, postgres_url: str,
                      **config: Any) -> AsyncIterator[ClusterServer]:
-    nodes = Nodes(redis_url, postgres_url, ai_workers=1, lease_ttl=LEASE_TTL, **config)
+    nodes = Nodes(redis_url, postgres_url, computer_workers=1, lease_ttl=LEASE_TTL, **config)
     try:
         await nodes.start()
         yield ClusterServer(nodes)

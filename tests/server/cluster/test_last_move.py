@@ -69,7 +69,7 @@ async def test_the_move_that_ends_a_game_is_stored_with_the_end_or_not_at_all(
 async def test_a_winning_move_the_end_of_which_fails_is_not_stored(
     database: str,
 ) -> None:
-    running = await start_server(ServerConfig(port=0, db_path=database, ai_workers=1,
+    running = await start_server(ServerConfig(port=0, db_path=database, computer_workers=1,
                                               grace=60.0))
     try:
         ann = await Client.connect(running.ws_url, "ann")
@@ -114,7 +114,7 @@ async def test_a_game_stored_active_on_a_decided_board_is_ended_when_loaded(
             await store.record_move(dead.id, MoveRecord(ply, cell, None, None, 2.0))
     finally:
         await store.close()
-    running = await start_server(ServerConfig(port=0, db_path=database, ai_workers=1,
+    running = await start_server(ServerConfig(port=0, db_path=database, computer_workers=1,
                                               grace=60.0))
     try:
         ann = await Client.connect(running.ws_url, token=token)
@@ -138,7 +138,7 @@ async def test_a_move_stored_before_the_connection_was_lost_is_told_as_played(
     """The connection lost after the commit (the database's answer never came): the move and
     the end are in the record, so the mover gets its ``ack`` and both players the end, not
     ``store_unavailable`` for a stored move (issue 37)."""
-    running = await start_server(ServerConfig(port=0, db_path=database, ai_workers=1,
+    running = await start_server(ServerConfig(port=0, db_path=database, computer_workers=1,
                                               grace=60.0))
     try:
         ann = await Client.connect(running.ws_url, "ann")

@@ -17,7 +17,7 @@ from server.game.addresses import address_in, address_key, ban_network
 from server.http.rate import Limits
 from server.node import levers
 from server.node.session import AddressLimits
-from server.store import levers as ops
+from server.store import lever_records as ops
 from server.store.base import Store
 from tests.eventually import eventually
 from tests.server.servers import Client, Server

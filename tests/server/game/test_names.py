@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.puzzles import load_puzzles
+from engine.puzzles.mate import load_puzzles
 from server.errors import StoreError
 from server.game.names import ReservedNames, fold_name, words
 from server.store import puzzles as puzzle_ops

@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from engine.puzzles import Step
+from engine.puzzles.mate import Step
 from server.game.puzzles import (
     Streak,
     daily_index,

@@ -121,7 +121,7 @@ async def test_a_drain_tells_the_players_before_the_server_stops(tmp_path: Path)
     root = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if not k.startswith("QUBIC_")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--ai-workers", "1",
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--computer-workers", "1",
          "--db", str(tmp_path / "q.db"), "--drain-after", "3"],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

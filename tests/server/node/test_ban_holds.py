@@ -18,7 +18,7 @@ import pytest
 import websockets
 
 from server.node import levers
-from server.store import levers as ops
+from server.store import lever_records as ops
 from server.store.base import Store
 from tests.server.node.test_levers import admin
 from tests.server.servers import Client, Nodes, Server

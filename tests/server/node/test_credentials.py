@@ -21,7 +21,7 @@ import aiohttp
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from server.store.levers import add_sanction
+from server.store.lever_records import add_sanction
 from tests.server.node.test_accounts_e2e import PASSWORD, closed_as_revoked, login, protect
 from tests.server.node.test_levers import admin, closed_with
 from tests.server.servers import Client, Server

@@ -236,7 +236,7 @@ async def test_a_bug_costs_one_request_not_the_connection(
 async def test_a_failing_ai_pool_is_reported_and_retried(
     server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from server.engine_pool.local import ComputerError
+    from server.computer.local import ComputerError
     from server.node import computer_turns as computer
 
     pool = server.running.pool

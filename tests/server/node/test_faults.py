@@ -1,5 +1,5 @@
 """Faults, with real processes: the server killed with SIGKILL mid-game and started again on
-its database, an AI worker killed mid-search, and a client that stops reading.
+its database, a computer worker killed mid-search, and a client that stops reading.
 
 A database that cannot be opened (locked, read-only, corrupt) is in test_serve_cli.py.
 """
@@ -135,13 +135,13 @@ async def test_no_acknowledged_move_is_lost_to_kill_9_under_load(
     assert [move for move in acked if move not in stored] == []
 
 
-# -- an AI worker killed -------------------------------------------------------------------------
+# -- a computer worker killed ----------------------------------------------------------------------
 
 
 async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still_moves(
     tmp_path: Path, processes: list[ServerProcess]
 ) -> None:
-    server = ServerProcess(tmp_path / "q.db", "--ai-time", "3").start()
+    server = ServerProcess(tmp_path / "q.db", "--computer-time", "3").start()
     processes.append(server)
     eve = await connect(server, "eve")
     # The computer plays O: as X it plays the proof's moves at once, and O's book answers
@@ -154,13 +154,13 @@ async def test_an_ai_worker_killed_mid_search_is_replaced_and_the_computer_still
     await eve.expect("ai_thinking", game=game, ply=3)
     await eventually(lambda: server.metrics().get("qubic_ai_busy") == 1,
                      "the search is under way (a worker is busy)")
-    workers = server.ai_workers()
-    assert workers, "no AI worker found under the server process"
+    workers = server.computer_workers()
+    assert workers, "no computer worker found under the server process"
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     reply = await eve.expect("move", game=game, ply=4, timeout=90)
     assert reply["side"] == "o"
-    replacements = server.ai_workers()
+    replacements = server.computer_workers()
     assert replacements and not set(replacements) & set(workers)
     board = Board("4x4x4", moves_of(eve, game))
     await play_cell(eve, game, board.legal_moves[0], 4)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from engine.puzzles import Step, load_puzzles
+from engine.puzzles.mate import Step, load_puzzles
 from server.game.puzzles import daily_index
 from server.game.ratings import Rating, rate_game
 from server.node.puzzles import Puzzles

@@ -8,8 +8,8 @@ import hashlib
 
 import pytest
 
-from server.accounts.passwords import hash_recovery_code
 from server.errors import StoreError
+from server.passwords import hash_recovery_code
 from server.store.base import Store
 from server.store.factory import open_store
 from server.store.schema import MIGRATIONS

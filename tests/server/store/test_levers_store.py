@@ -15,7 +15,7 @@ from server.game.records import GameStatus
 from server.node import control_actions as control
 from server.node import levers
 from server.protocol import ChatLine, ChatRemoved, GameEnd
-from server.store import levers as ops
+from server.store import lever_records as ops
 from server.store.base import Store
 from tests.server.game.test_room import ANN, BOB, new_room, play, refused
 from tests.server.store.test_store import ALICE

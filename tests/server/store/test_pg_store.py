@@ -115,7 +115,7 @@ def test_qubic_serve_names_a_postgresql_database_it_cannot_use(
     postgres_server: PostgresServer,
 ) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--ai-workers", "1",
+        [sys.executable, "-m", "qubic_cli", "serve", "--port", "0", "--computer-workers", "1",
          "--database", postgres_server.url("no_such_database")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from engine.puzzles import load_puzzles
+from engine.puzzles.mate import load_puzzles
 from server.errors import StoreError
 from server.game.records import MoveRecord, Seat
 from server.node import levers
-from server.store import levers as ops
+from server.store import lever_records as ops
 from server.store import puzzles
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
