@@ -46,12 +46,13 @@ class CommitWindow(Generic[W]):
         game's start or end) is not kept waiting."""
         handing = self._handing
         handing.append(write)
-        if len(handing) >= self.commit_max:
+        size = len(handing)
+        if size >= self.commit_max:
             self._hand_over()  # full: no need to wait out the window
         elif not window:
             if not self._at_turn_end:
                 self._hand_over_at_turn_end()
-        elif len(handing) == 1:
+        elif size == 1:
             # The group's first write: it goes when the window since the last hand-over ends,
             # or at the end of this turn after a quiet spell (with this turn's other writes).
             due = self._handed_at + self.commit_interval

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import functools
 import os
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -301,24 +302,24 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         self.write_failures += 1
         self.write_failing = str(exc)
 
-    async def record_move(
+    def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
-    ) -> None:
-        """Append a move to an active game; returns once the move is committed.
+    ) -> Awaitable[None]:
+        """Append a move to an active game; awaited, returns once the move is committed.
 
         From the embedded server (no fencing token), one statement with no savepoint: the
         commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
-        writes nothing does ``operations.append_move`` run to say why.
+        writes nothing does ``operations.append_move`` run to say why. What it returns is
+        the future the writer resolves (no coroutine of its own between it and the caller).
         """
         if fence is not None:
-            return await super().record_move(game_id, move, fence=fence)
-        params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
-
-        def insert(conn: sqlite3.Connection) -> None:
-            if conn.execute(RECORD_MOVE, params).rowcount != 1:
-                run_op(conn, operations.append_move(SQLITE, game_id, move, None))
-
-        await self._submit(insert, atomic=True, window=True)
+            return super().record_move(game_id, move, fence=fence)
+        if self._closed:
+            raise StoreError("the store is closed")
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
+                     window=True)
+        return future
 
     async def flush(self) -> None:
         """Wait until every write asked for so far is committed: the group gathered so far
@@ -359,6 +360,13 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from exc
+
+
+def _insert_move(game_id: str, move: MoveRecord, conn: sqlite3.Connection) -> None:
+    """``SQLiteStore.record_move``'s write, on the writer thread."""
+    params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
+    if conn.execute(RECORD_MOVE, params).rowcount != 1:
+        run_op(conn, operations.append_move(SQLITE, game_id, move, None))
 
 
 def _open_reader(path: str, busy_timeout: float) -> sqlite3.Connection:
