@@ -141,6 +141,8 @@ class TopicTable:
 class LocalBus(TopicTable):
     """The bus inside one process: a publish schedules each delivery on the event loop."""
 
+    _loop: asyncio.AbstractEventLoop | None = None  # the loop it delivers on, once known
+
     async def publish(self, topic: str, message: bytes) -> None:
         self._check_open()
         if topic in self._handlers:
@@ -149,7 +151,10 @@ class LocalBus(TopicTable):
     async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
         if self.closed:
             self._check_open()  # raises
-        handlers, call_soon = self._handlers, asyncio.get_running_loop().call_soon
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        handlers, call_soon = self._handlers, loop.call_soon
         for topic, message in messages:
             if topic in handlers:
                 call_soon(self._deliver, topic, message)
@@ -178,6 +183,7 @@ class Outbox(Generic[T]):
         self._waiting: asyncio.Future[None] | None = None  # the consumer's, while empty
         self._unfinished = 0  # items put and not yet marked done
         self._finished: asyncio.Event | None = None  # made by ``join`` only when it waits
+        self._loop: asyncio.AbstractEventLoop | None = None  # the consumer's, once it waits
 
     def put_nowait(self, item: T) -> None:
         self._items.append(item)
@@ -192,7 +198,10 @@ class Outbox(Generic[T]):
         """The items queued, oldest first, ``at_most`` of them, waiting for one if none is."""
         items = self._items
         while not items:
-            self._waiting = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            self._waiting = loop.create_future()
             await self._waiting
         if len(items) <= at_most:
             taken = list(items)
