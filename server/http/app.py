@@ -54,7 +54,7 @@ from server.protocol import (
 )
 from server.store.base import Store
 from server.store.factory import describe, open_store
-from server.store.sqlite import SQLiteStore
+from server.store.grouping import CommitWindow
 from server.version import VERSION
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
         limits: AddressCounts | None = None
         try:
             metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
-            if isinstance(store, SQLiteStore):
+            if isinstance(store, CommitWindow):  # SQLite's and PostgreSQL's group commit
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
             metrics.gauges["store_write_failures"] = lambda: store.write_failures

@@ -10,7 +10,10 @@ that must not wait joins it (``docs/benchmarks.md``, *Group commit*)."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 from typing import Generic, TypeVar
+
+from server.metrics import LAG_BUCKETS
 
 W = TypeVar("W")
 
@@ -34,6 +37,17 @@ class CommitWindow(Generic[W]):
         self._at_turn_end = False  # that hand-over is at the end of this turn of the loop
         self._handing: list[W] = []  # the group being gathered, not yet handed over
         self.hand_overs = 0  # groups handed over (each one wake-up of the writer, one commit)
+        self.commits = 0  # transactions committed, for metrics
+        # how long each group's transaction took, as counts over metrics.LAG_BUCKETS and
+        # +Inf, and their sum: /metrics' store_commit_seconds
+        self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
+        self.commit_seconds = 0.0
+
+    def _committed(self, took: float) -> None:
+        """A group's transaction committed in ``took`` seconds (counted for /metrics)."""
+        self.commits += 1
+        self.commit_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
+        self.commit_seconds += took
 
     def _send_group(self, group: list[W]) -> None:
         """Hand ``group`` over to be committed; called on the loop, must not block."""

@@ -12,6 +12,7 @@ makes safe with several nodes writing at once."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -94,7 +95,6 @@ class PostgresStore(CommitWindow[_Move], SQLStore):
         self._idle = asyncio.Event()
         self._idle.set()
         self._init_window(asyncio.get_running_loop(), commit_interval, commit_max)
-        self.commits = 0  # groups of moves committed (each one statement), for metrics
         self._groups: set[asyncio.Task[None]] = set()  # groups being written
 
     @classmethod
@@ -233,9 +233,10 @@ class PostgresStore(CommitWindow[_Move], SQLStore):
         its outcome."""
         try:
             try:
+                began = time.perf_counter()
                 outcomes = await self._run(lambda conn: _record_moves(conn, group),
                                            isolation=None, accepted=True)
-                self.commits += 1
+                self._committed(time.perf_counter() - began)  # the pool's acquire included
             except StoreError as error:  # the database is gone or refused: every move fails
                 outcomes = [StoreError(str(error), code=error.code) for _ in group]
             for waiting, outcome in zip(group, outcomes, strict=True):

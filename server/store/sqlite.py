@@ -14,7 +14,6 @@ in docs/benchmarks.md, *Group commit*)."""
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import functools
 import os
@@ -29,7 +28,6 @@ from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord
-from server.metrics import LAG_BUCKETS
 from server.store import operations
 from server.store.grouping import COMMIT_INTERVAL, COMMIT_MAX, CommitWindow
 from server.store.query import SQLITE, Op
@@ -150,11 +148,6 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         self._reader_conn = reader
         self._reader_thread = reader_thread
         self._closed = False
-        self.commits = 0  # transactions committed by the writer, for metrics
-        # how long each group's transaction took (BEGIN to COMMIT, the fsync included), as
-        # counts over metrics.LAG_BUCKETS and +Inf, and their sum: /metrics' store_commit_seconds
-        self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
-        self.commit_seconds = 0.0
         self._writer = threading.Thread(target=self._write_loop, name="qubic-store-writer")
         self._writer.daemon = True
         self._writer.start()
@@ -284,10 +277,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 conn.execute("COMMIT")
             if not refused:
                 self.write_failing = None  # the database takes writes again
-            took = time.perf_counter() - began
-            self.commits += 1
-            self.commit_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
-            self.commit_seconds += took
+            self._committed(time.perf_counter() - began)  # BEGIN to COMMIT, the fsync included
             return outcomes
         except Exception as exc:  # the transaction itself failed: nothing of it was written
             with contextlib.suppress(sqlite3.Error):

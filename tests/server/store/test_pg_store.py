@@ -167,6 +167,8 @@ async def test_a_window_of_moves_is_one_statement_on_postgresql(postgres_url: st
         assert (store.commits - commits, store.hand_overs - hand_overs) == (2, 2)
         unfinished = await store.unfinished_games()
         assert sorted(game.cells for game in unfinished) == [[0]] * 10
+        # each group's statement timed for /metrics' qubic_store_commit_seconds
+        assert sum(store.commit_buckets) == store.commits and store.commit_seconds > 0
     finally:
         await store.close()
 
