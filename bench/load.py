@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import random
 import resource
+import signal
 import sqlite3
 import sys
 import tempfile
@@ -54,6 +55,7 @@ from typing import Any
 
 from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
+from harness.call_count import CallCount, calls_per_move
 from harness.generators import add_run_options, quiet_collector, split, wait_for_item
 from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
 from harness.server import NO_LIMITS, ServerProcess
@@ -481,6 +483,9 @@ def run(args: argparse.Namespace) -> int:
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
+        elif args.profile_calls:  # cProfile on and off by signals (harness/call_count.py)
+            args.call_stats = str(Path(tmp) / "calls.prof")
+            server.args[1:3] = ["-m", "bench.harness.call_count", args.call_stats]
         server.start()
         workers: list[multiprocessing.process.BaseProcess] = []
         try:  # from here on, whatever fails, the server and the generators are stopped
@@ -539,8 +544,11 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     setup = time.monotonic() - setup_started
     rss_connected = rss_kib(server.pid)
     start = time.monotonic() + 0.5
+    # with --profile-calls the profiled stretch comes between the warm-up and the window
+    profiled = args.profile_calls / (args.rate * args.games) if args.profile_calls else 0.0
+    warmup = args.warmup + profiled
     for _ in workers:
-        go.put((start, args.warmup, args.duration))
+        go.put((start, warmup, args.duration))
     print(f"connected {2 * args.games + args.spectators} websockets in {setup:.1f} s; "
           f"server RSS {rss_start / 1024:.0f} MiB -> {rss_connected / 1024:.0f} MiB",
           flush=True)
@@ -549,7 +557,7 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     reports = len(workers)  # one tally from each generator
     if args.bad_logins:
         attacker = context.Process(target=attack_main, args=(
-            server.ws_url, args.bad_logins, start, args.warmup + args.duration, out),
+            server.ws_url, args.bad_logins, start, warmup + args.duration, out),
             daemon=True)
         attacker.start()
         workers.append(attacker)  # stopped with the generators, whatever happens
@@ -558,10 +566,13 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
     time.sleep(max(0.0, start + args.warmup - time.monotonic()))
     if args.pin_computer:
         pin_computer(server.pid)  # and any worker started since
+    if args.profile_calls:
+        args.calls = count_calls(args, server, failures, profiled)
+        time.sleep(max(0.0, start + warmup - time.monotonic()))
     cpu_from = server.cpu_seconds()
     metrics_from = server.metrics_or_nothing(failures)
     load_from = load_average()
-    time.sleep(max(0.0, start + args.warmup + args.duration - time.monotonic()))
+    time.sleep(max(0.0, start + warmup + args.duration - time.monotonic()))
     cpu_to = server.cpu_seconds()
     rss_end = rss_kib(server.pid)
     metrics = server.metrics_or_nothing(failures)
@@ -576,6 +587,29 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
             tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
     return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
                                load_from, load_to, attack)
+
+
+def count_calls(args: argparse.Namespace, server: ServerProcess, failures: list[str],
+                seconds: float) -> CallCount | None:
+    """With ``--profile-calls N``: the server's calls a move over ``seconds``, the time N
+    moves take at the offered rate, after the warm-up and before the window (cProfile on and
+    off by signals; the moves its ``qubic_moves_total`` counted in between, scraped outside
+    the profiled stretch, so that the scrapes' own calls are not counted)."""
+    before = server.metrics_or_nothing(failures).get("qubic_moves_total", 0.0)
+    os.kill(server.pid, signal.SIGUSR1)
+    time.sleep(seconds)
+    os.kill(server.pid, signal.SIGUSR2)
+    stats = Path(args.call_stats)
+    for _ in range(100):  # the stats are written in the server's signal handler
+        if stats.exists() and stats.stat().st_size:
+            break
+        time.sleep(0.1)
+    time.sleep(0.2)
+    after = server.metrics_or_nothing(failures).get("qubic_moves_total", 0.0)
+    if not stats.exists():
+        failures.append("--profile-calls: the server wrote no stats")
+        return None
+    return calls_per_move(stats, int(after - before))
 
 
 def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], missing: int,
@@ -642,6 +676,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     commits = window_lag(metrics_from, metrics, name="qubic_store_commit_seconds_bucket")
     print(f"  store commits    {commits} (a group's transaction, BEGIN to COMMIT)")
     print(f"  server GC        {gc_summary(metrics_from, metrics)}")
+    if getattr(args, "calls", None) is not None:
+        for line in args.calls.lines():
+            print(f"  {line}")
     print("  generator        CPU " + " + ".join(f"{c:.0%}" for c in gen_cpu) + " of a core; "
           f"its own loop lag {ms([x for t in tallies for x in t.lags])} "
           f"(every {LAG_PROBE * 1e3:g} ms: the instrument's part of the latency)")
@@ -674,27 +711,43 @@ def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
     return ", ".join(parts)
 
 
+def bucket_quantile(bounds: Sequence[tuple[float, float]], q: float) -> float:
+    """The ``q`` quantile (0-1) of a histogram given as (upper bound, cumulative count)
+    pairs, the largest bound's count the total, interpolated linearly within the bucket it
+    falls in (as Prometheus' ``histogram_quantile``; the first bucket starts at 0); inf when
+    it falls past the largest bound."""
+    total = bounds[-1][1] if bounds else 0.0
+    if total <= 0:
+        return float("nan")
+    rank = q * total
+    lower, below = 0.0, 0.0
+    for bound, cumulative in bounds:
+        if cumulative >= rank:
+            inside = cumulative - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = bound, cumulative
+    return float("inf")
+
+
 def server_part(before: dict[str, float], after: dict[str, float]) -> str:
     """A move's time in the server during the window, from the difference of its histogram
-    ``qubic_move_ack_seconds`` between two scrapes: the mean, and p50/p95/p99 as the bucket
-    bounds they fall under. Beside the client's latency it tells a stalled server (this is
-    high too) from a starved generator (this stays low)."""
+    ``qubic_move_ack_seconds`` between two scrapes: the mean, and p50/p95/p99 interpolated
+    within its buckets (``server.metrics.ACK_BUCKETS``). Beside the client's latency it tells
+    a stalled server (this is high too) from a starved generator (this stays low)."""
     name = "qubic_move_ack_seconds"
-    bounds = sorted(
-        (float(key.split('"')[1]), after[key] - before.get(key, 0.0))
-        for key in after if key.startswith(name + "_bucket") and "+Inf" not in key
-    )
     count = after.get(name + "_count", 0.0) - before.get(name + "_count", 0.0)
     if count <= 0:
         return "no moves (a server without qubic_move_ack_seconds?)"
+    bounds = sorted(
+        (float("inf") if "+Inf" in key else float(key.split('"')[1]),
+         after[key] - before.get(key, 0.0))
+        for key in after if key.startswith(name + "_bucket")
+    )
     mean = (after.get(name + "_sum", 0.0) - before.get(name + "_sum", 0.0)) / count
-
-    def under(q: float) -> str:
-        return next((f"<= {b * 1e3:g}" for b, n in bounds if n >= q * count),
-                    f"> {bounds[-1][0] * 1e3:g}")
-
-    return (f"mean {mean * 1e3:.2f} ms, p50 {under(0.5)} p95 {under(0.95)} p99 {under(0.99)} "
-            f"ms, {count:.0f} moves")
+    finite = [(b, n) for b, n in bounds if b != float("inf")] + [(float("inf"), count)]
+    quantiles = " ".join(f"p{q * 100:g} {bucket_quantile(finite, q) * 1e3:.2f}"
+                         for q in (0.5, 0.95, 0.99))
+    return f"mean {mean * 1e3:.2f} ms, {quantiles} ms, {count:.0f} moves"
 
 
 def window_lag(before: dict[str, float], after: dict[str, float], *, own: bool = False,
@@ -758,6 +811,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="PATH",
                         help="run the server under cProfile and write its stats here (slower: "
                              "for where the time goes, not for figures)")
+    parser.add_argument("--profile-calls", type=int, default=0, metavar="N",
+                        help="count the server's function calls a move over about N moves "
+                             "between the warm-up and the window (cProfile switched on and "
+                             "off by signals: bench/harness/call_count.py)")
     parser.add_argument("--generator-gc", action="store_true",
                         help="leave the generators' collector as Python sets it, instead of "
                              "freezing their connections' objects after setup")
@@ -773,6 +830,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.spectators is None:
         args.spectators = args.games // 5
+    if args.profile_calls and (args.profile or not args.games
+                               or args.profile_calls > args.games * args.rate * MAX_SECONDS):
+        parser.error("--profile-calls N: human games, no --profile, N at most "
+                     f"{MAX_SECONDS:g} s of moves")
     if not (0 <= args.games <= MAX_GAMES and 0 <= args.spectators <= MAX_GAMES
             and 0 <= args.computer_games <= 100 and args.games + args.computer_games > 0):
         parser.error(f"--games and --spectators: 0..{MAX_GAMES}, --computer-games 0..100, "

@@ -54,7 +54,7 @@ from server.protocol import (
 )
 from server.store.base import Store
 from server.store.factory import describe, open_store
-from server.store.sqlite import SQLiteStore
+from server.store.grouping import CommitWindow
 from server.version import VERSION
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
         limits: AddressCounts | None = None
         try:
             metrics = Metrics(version=VERSION, error_codes=[code.value for code in ErrorCode])
-            if isinstance(store, SQLiteStore):
+            if isinstance(store, CommitWindow):  # SQLite's and PostgreSQL's group commit
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
             metrics.gauges["store_write_failures"] = lambda: store.write_failures
@@ -331,7 +331,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     try:
         move_ack = hub.metrics.move_ack
         async for frame in ws:
-            if session.closed:
+            if session.close_code is not None:  # closed (a call less a frame)
                 break
             arrived = loop.time()
             if not session.bucket.take(arrived):
@@ -409,10 +409,15 @@ def frame_header(length: int) -> bytes:
     """The header of an unmasked, final websocket text frame of ``length`` bytes (RFC 6455
     5.2), as aiohttp writes it with compression off."""
     if length < 126:
-        return bytes((0x81, length))
+        return SHORT_HEADERS[length]
     if length < 65536:
         return struct.pack("!BBH", 0x81, 126, length)
     return struct.pack("!BBQ", 0x81, 127, length)
+
+
+SHORT_HEADERS = tuple(bytes((0x81, length)) for length in range(126))
+"""``frame_header`` of the frames shorter than 126 bytes (most of them: an ack, a move), read
+from this table by ``SocketWriter.flush`` without a call."""
 
 
 class SocketWriter:
@@ -458,16 +463,14 @@ class SocketWriter:
             self.loop.call_later(DRAIN_POLL, self.flush, session)
             return
         frames = session.take_frames()
-        if len(frames) == 1:
-            frame = frames[0]
-            transport.write(frame_header(len(frame)) + frame)
-        elif frames:
-            parts = []
+        if frames:
+            data = bytearray()
             for frame in frames:
-                parts.append(frame_header(len(frame)))
-                parts.append(frame)
-            transport.write(b"".join(parts))
-        if session.closed and self.closing is None:
+                size = len(frame)
+                data += SHORT_HEADERS[size] if size < 126 else frame_header(size)
+                data += frame
+            transport.write(data)
+        if session.close_code is not None and self.closing is None:  # closed
             code, reason = session.close_code or 1000, session.close_reason.encode()
             self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
 

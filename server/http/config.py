@@ -35,8 +35,8 @@ class ServerConfig:
     max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES
     close_wait: float = CLOSE_WAIT  # seconds a closing connection may take to say goodbye
     synchronous: str = "FULL"
-    commit_interval: float | None = None  # SQLite: group commit's window, s (None: the default)
-    commit_max: int | None = None  # SQLite: writes that fill a group at once (None: the default)
+    commit_interval: float | None = None  # group commit's window, s (None: the default)
+    commit_max: int | None = None  # writes that fill a group at once (None: the default)
     max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
     password_attempts_per_address: int = 30  # at once (12 times that an hour); 0: no limit

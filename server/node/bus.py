@@ -28,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import defaultdict
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 from server.errors import BusError
 
@@ -141,14 +141,23 @@ class TopicTable:
 class LocalBus(TopicTable):
     """The bus inside one process: a publish schedules each delivery on the event loop."""
 
+    _loop: asyncio.AbstractEventLoop | None = None  # the loop it delivers on, once known
+
     async def publish(self, topic: str, message: bytes) -> None:
         self._check_open()
         if topic in self._handlers:
             asyncio.get_running_loop().call_soon(self._deliver, topic, message)
 
     async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        if self.closed:
+            self._check_open()  # raises
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        handlers, call_soon = self._handlers, loop.call_soon
         for topic, message in messages:
-            await self.publish(topic, message)
+            if topic in handlers:
+                call_soon(self._deliver, topic, message)
 
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
         return self._add(topic, handler)[0]
@@ -160,10 +169,73 @@ class LocalBus(TopicTable):
 
 MAX_AT_ONCE = 256  # messages a publisher sends in one round trip (publish_many)
 
+T = TypeVar("T")
 
-async def drain(outbox: asyncio.Queue[Any]) -> list[Any]:
+
+class Outbox(Generic[T]):
+    """What one publisher task sends, in order: ``asyncio.Queue``'s ``put_nowait``,
+    ``task_done`` and ``join`` for one consumer, which takes every item queued at once
+    (``take``). A game's every batch passes through it, so it costs a handful of calls an
+    item where ``asyncio.Queue`` and ``drain`` took about twenty."""
+
+    def __init__(self) -> None:
+        self._items: deque[T] = deque()
+        self._waiting: asyncio.Future[None] | None = None  # the consumer's, while empty
+        self._unfinished = 0  # items put and not yet marked done
+        self._finished: asyncio.Event | None = None  # made by ``join`` only when it waits
+        self._loop: asyncio.AbstractEventLoop | None = None  # the consumer's, once it waits
+
+    def put_nowait(self, item: T) -> None:
+        self._items.append(item)
+        self._unfinished += 1
+        waiting = self._waiting
+        if waiting is not None:
+            self._waiting = None
+            if not waiting.done():  # (its consumer was cancelled meanwhile)
+                waiting.set_result(None)
+
+    async def take(self, at_most: int = MAX_AT_ONCE) -> list[T]:
+        """The items queued, oldest first, ``at_most`` of them, waiting for one if none is."""
+        items = self._items
+        while not items:
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            self._waiting = loop.create_future()
+            await self._waiting
+        if len(items) <= at_most:
+            taken = list(items)
+            items.clear()
+            return taken
+        return [items.popleft() for _ in range(at_most)]
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def task_done(self) -> None:
+        """One item taken is dealt with (``join`` returns once every item put is)."""
+        self._unfinished -= 1
+        if not self._unfinished and self._finished is not None:
+            self._finished.set()
+            self._finished = None
+
+    async def join(self) -> None:
+        """Wait until every item put so far is marked done."""
+        if self._unfinished:
+            if self._finished is None:
+                self._finished = asyncio.Event()
+            await self._finished.wait()
+
+
+def drain(outbox: asyncio.Queue[Any] | Outbox[Any]) -> Awaitable[list[Any]]:
     """The next item of ``outbox`` (waiting for one), and every item queued behind it up to
     ``MAX_AT_ONCE``: what one ordered publisher sends with one ``publish_many``."""
+    if isinstance(outbox, Outbox):
+        return outbox.take(MAX_AT_ONCE)
+    return _drain_queue(outbox)
+
+
+async def _drain_queue(outbox: asyncio.Queue[Any]) -> list[Any]:
     items = [await outbox.get()]
     while len(items) < MAX_AT_ONCE and not outbox.empty():
         items.append(outbox.get_nowait())

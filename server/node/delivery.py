@@ -52,7 +52,9 @@ class Peer:
 
     @classmethod
     def of(cls, session: Session, node: str = "", has_open: bool = False) -> Peer:
-        return cls(node, session.id, session.name or "", has_open, session.moderator)
+        player = session.player
+        return cls(node, session.id, "" if player is None else player.name, has_open,
+                   session.moderator)
 
 
 class Item(msgspec.Struct, array_like=True):
@@ -78,6 +80,9 @@ class Batch(msgspec.Struct, array_like=True):
 
 _encode_batch = msgspec.msgpack.Encoder().encode
 _decode_batch = msgspec.msgpack.Decoder(Batch).decode
+ROOM, PLAYER, SEATS, SPECTATORS = (a.value for a in (Audience.ROOM, Audience.PLAYER,
+                                                      Audience.SEATS, Audience.SPECTATORS))
+"""The audiences' values, compared without reading ``.value`` (two calls) a message."""
 
 
 def pack(
@@ -86,18 +91,17 @@ def pack(
 ) -> bytes:
     """A batch of ``events``; with ``only``, the events for one player go to that session
     alone (a catch-up), and ``reply`` goes last to ``only``."""
-    items = []
-    for event in events:
-        if only is not None and event.audience is Audience.PLAYER:
-            items.append(Item(encode(event.message), event.audience.value, event.player,
-                              only.session, only.node))
-        else:
-            items.append(Item(encode(event.message), event.audience.value, event.player,
-                              players=list(event.players)))
+    items = [
+        Item(encode(event.message), PLAYER, event.player, only.session, only.node)
+        if only is not None and event.audience is Audience.PLAYER else
+        Item(encode(event.message), event.audience._value_, event.player,
+             players=list(event.players))
+        for event in events
+    ]
     if reply is not None:
         assert only is not None
-        items.append(Item(encode(reply), Audience.PLAYER.value, only.name, only.session,
-                          only.node, reply=True))
+        items.append(Item(encode(reply), PLAYER, only.name, only.session, only.node,
+                          reply=True))
     return _encode_batch(Batch(seq, items, owner))
 
 
@@ -248,7 +252,7 @@ class Delivery:
         that opened the game before the batch was published (a pending session from the
         batch addressed to it on)."""
         batch = _decode_batch(message)
-        game_id = topic.removeprefix("game:")
+        game_id = topic[5:]  # less "game:" (game_topic)
         audience = self.audience.get(game_id)
         if not audience:
             return
@@ -276,16 +280,19 @@ class Delivery:
             if item.session is not None:  # a reply: always its session's, even from an
                 if item.node != node:  # older owner's batch that arrives after a newer one's
                     continue
-                targets: Iterable[Session] = [s for s in audience if s.id == item.session]
+                replied = self._by_id.get(item.session)  # (found without a scan)
+                targets: Iterable[Session] = (
+                    (replied,) if replied is not None and replied in audience
+                    else [s for s in audience if s.id == item.session])
                 if self.followers is not None:
                     self.followers.replied(item.session, item.frame)
-            elif item.audience == Audience.ROOM.value:
+            elif item.audience == ROOM:
                 targets = present
-            elif item.audience == Audience.PLAYER.value:
+            elif item.audience == PLAYER:
                 targets = [s for s in present if s.name == item.player]
-            elif item.audience == Audience.SEATS.value:  # and the moderators watching
+            elif item.audience == SEATS:  # and the moderators watching
                 targets = [s for s in present if s.name in item.players or s.moderator]
-            elif item.audience == Audience.SPECTATORS.value:
+            elif item.audience == SPECTATORS:
                 targets = [s for s in present if s.name not in item.players]
             else:
                 targets = [s for s in present if s.name != item.player]

@@ -25,7 +25,7 @@ from server.game.records import GameRecord, GameStatus, Seat, TimeControl
 from server.game.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
 from server.game.room_state import RESULTS
 from server.metrics import Metrics
-from server.node.bus import Bus, drain
+from server.node.bus import Bus, Outbox, drain
 from server.node.computer_turns import ComputerTurns
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.room_interfaces import Listing, Ownership, Replies, SoleOwnership
@@ -91,7 +91,7 @@ class Rooms:
         self.delivery = delivery
         self.bus = bus
         self.published: dict[str, int] = {}  # game -> batches published (their sequence)
-        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+        self._outbox: Outbox[tuple[str, bytes]] = Outbox()
         self._publisher: asyncio.Task[None] | None = None
         self.listing = listing
         self.ownership: Ownership = SoleOwnership() if ownership is None else ownership

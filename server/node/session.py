@@ -310,15 +310,19 @@ class Session:
 
     def send_raw(self, frame: bytes) -> None:
         """Queue an encoded frame; a full outbox closes the session as a slow consumer."""
-        if self.closed:
+        if self.close_code is not None:  # closed (the property is a call a frame more)
             return
         outbox = self._outbox
-        if self.queued_bytes + len(frame) > self._max_bytes or len(outbox) >= self._max_queue:
+        queued = self.queued_bytes + len(frame)
+        if queued > self._max_bytes or (outbox and len(outbox) >= self._max_queue):
             self.close(CLOSE_TRY_AGAIN_LATER, "slow consumer: outgoing buffer full", abort=True)
             return
-        outbox.append(frame)
-        self.queued_bytes += len(frame)
-        if len(outbox) == 1 and self.outlet is not None:
+        self.queued_bytes = queued
+        if outbox:
+            outbox.append(frame)
+            return
+        outbox.append(frame)  # the first since the last write: the outlet is told once
+        if self.outlet is not None:
             self.outlet.frames_waiting(self)
 
     def close(self, code: int, reason: str, *, abort: bool = False) -> None:
@@ -334,10 +338,9 @@ class Session:
         else:  # the transport writes what is queued, then closes
             self.outlet.frames_waiting(self)
 
-    def take_frames(self) -> list[bytes]:
-        """Every frame queued, oldest first, taken out of the outbox."""
-        frames = list(self._outbox)
-        self._outbox.clear()
+    def take_frames(self) -> deque[bytes]:
+        """Every frame queued, oldest first, taken out of the outbox (which starts anew)."""
+        frames, self._outbox = self._outbox, deque()
         self.queued_bytes = 0
         return frames
 

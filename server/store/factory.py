@@ -28,11 +28,16 @@ async def open_store(
 ) -> Store:
     """The PostgreSQL store for a ``postgresql://`` URL, else the SQLite store on that file.
 
-    ``synchronous``, ``commit_interval`` (the group commit's window in seconds) and
-    ``commit_max`` (writes that make a group full) apply to SQLite only (None: the store's
-    default; PostgreSQL's durability and group commit are its own settings).
+    ``commit_interval`` (the group commit's window in seconds) and ``commit_max`` (writes
+    that make a group full) apply to both (None: the store's default); ``synchronous`` to
+    SQLite only (PostgreSQL's durability is its own setting).
     Raises ``StoreError`` saying why if the database cannot be used.
     """
+    grouping: dict[str, Any] = {}
+    if commit_interval is not None:
+        grouping["commit_interval"] = commit_interval
+    if commit_max is not None:
+        grouping["commit_max"] = commit_max
     if is_postgres_url(database):
         try:  # asyncpg comes with the cluster extra, and is imported only when used
             from server.store.postgres import PostgresStore
@@ -42,12 +47,7 @@ async def open_store(
             raise StoreError(
                 f"a PostgreSQL database needs {missing.name}: {install_extra()}"
             ) from None
-        return await PostgresStore.open(str(database))
+        return await PostgresStore.open(str(database), **grouping)
     from server.store.sqlite import SQLiteStore
 
-    grouping: dict[str, Any] = {}
-    if commit_interval is not None:
-        grouping["commit_interval"] = commit_interval
-    if commit_max is not None:
-        grouping["commit_max"] = commit_max
     return await SQLiteStore.open(database, synchronous=synchronous, **grouping)

@@ -14,8 +14,8 @@ in docs/benchmarks.md, *Group commit*)."""
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
+import functools
 import os
 import queue
 import sqlite3
@@ -28,8 +28,8 @@ from typing import Any, Literal, TypeVar
 
 from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord
-from server.metrics import LAG_BUCKETS
 from server.store import operations
+from server.store.grouping import COMMIT_INTERVAL, COMMIT_MAX, CommitWindow
 from server.store.query import SQLITE, Op
 from server.store.schema import VERSION_TABLE, migrate
 from server.store.sql import SQLStore
@@ -125,11 +125,9 @@ WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
 """
 """A move from the embedded server, if its game is active and it is the next ply: ?1 game,
 ?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
-COMMIT_INTERVAL = 0.010  # seconds between two hand-overs (commits) under load, at least
-COMMIT_MAX = 64  # writes in a group that is handed over at once, without waiting out the window
 
 
-class SQLiteStore(SQLStore):
+class SQLiteStore(CommitWindow[_Write], SQLStore):
     """``server.store.base.Store`` on one SQLite file: ``await SQLiteStore.open(path)``."""
 
     dialect = SQLITE
@@ -144,24 +142,12 @@ class SQLiteStore(SQLStore):
         commit_max: int = COMMIT_MAX,
     ) -> None:
         self.path = path
-        self.commit_interval = commit_interval
-        self.commit_max = max(1, commit_max)
-        self._loop = asyncio.get_running_loop()
-        self._handed_at = float("-inf")  # when the last group was handed over (loop.time())
-        self._hand_over_at: asyncio.Handle | None = None  # the gathering group's hand-over
-        self._at_turn_end = False  # that hand-over is at the end of this turn of the loop
+        self._init_window(asyncio.get_running_loop(), commit_interval, commit_max)
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
-        self._handing: list[_Write] = []  # the group being gathered, not yet queued
         self._writer_conn = writer
         self._reader_conn = reader
         self._reader_thread = reader_thread
         self._closed = False
-        self.commits = 0  # transactions committed by the writer, for metrics
-        self.hand_overs = 0  # groups handed to the writer thread (each one wake-up of it)
-        # how long each group's transaction took (BEGIN to COMMIT, the fsync included), as
-        # counts over metrics.LAG_BUCKETS and +Inf, and their sum: /metrics' store_commit_seconds
-        self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
-        self.commit_seconds = 0.0
         self._writer = threading.Thread(target=self._write_loop, name="qubic-store-writer")
         self._writer.daemon = True
         self._writer.start()
@@ -226,41 +212,11 @@ class SQLiteStore(SQLStore):
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[T] = self._loop.create_future()
-        handing = self._handing
-        handing.append(_Write(run, future, atomic))
-        if len(handing) >= self.commit_max:
-            self._hand_over()  # full: no need to wait out the window
-        elif not window:
-            if not self._at_turn_end:
-                self._hand_over_at_turn_end()
-        elif len(handing) == 1:
-            # The group's first write: it goes when the window since the last hand-over ends,
-            # or at the end of this turn after a quiet spell (with this turn's other writes).
-            due = self._handed_at + self.commit_interval
-            if due > self._loop.time():
-                self._hand_over_at = self._loop.call_at(due, self._hand_over)
-            else:
-                self._hand_over_at_turn_end()
+        self._gather(_Write(run, future, atomic), window=window)
         return await future
 
-    def _hand_over_at_turn_end(self) -> None:
-        if self._hand_over_at is not None:
-            self._hand_over_at.cancel()
-        self._hand_over_at = self._loop.call_soon(self._hand_over)
-        self._at_turn_end = True
-
-    def _hand_over(self) -> None:
-        """Queue the group gathered so far as one item: the writer thread is woken once for
-        it (not once a write), and its writes share a commit."""
-        if self._hand_over_at is not None:
-            self._hand_over_at.cancel()
-            self._hand_over_at = None
-        self._at_turn_end = False
-        batch, self._handing = self._handing, []
-        if batch:
-            self._handed_at = self._loop.time()
-            self.hand_overs += 1
-            self._queue.put(batch)
+    def _send_group(self, group: list[_Write]) -> None:
+        self._queue.put(group)  # one item: the writer thread is woken once for the group
 
     def _write_loop(self) -> None:
         stopping = False
@@ -321,10 +277,7 @@ class SQLiteStore(SQLStore):
                 conn.execute("COMMIT")
             if not refused:
                 self.write_failing = None  # the database takes writes again
-            took = time.perf_counter() - began
-            self.commits += 1
-            self.commit_buckets[bisect.bisect_left(LAG_BUCKETS, took)] += 1
-            self.commit_seconds += took
+            self._committed(time.perf_counter() - began)  # BEGIN to COMMIT, the fsync included
             return outcomes
         except Exception as exc:  # the transaction itself failed: nothing of it was written
             with contextlib.suppress(sqlite3.Error):
@@ -346,17 +299,17 @@ class SQLiteStore(SQLStore):
 
         From the embedded server (no fencing token), one statement with no savepoint: the
         commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
-        writes nothing does ``operations.append_move`` run to say why.
+        writes nothing does ``operations.append_move`` run to say why. It waits for the
+        writer's future itself (no second coroutine entered and resumed a move).
         """
         if fence is not None:
             return await super().record_move(game_id, move, fence=fence)
-        params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
-
-        def insert(conn: sqlite3.Connection) -> None:
-            if conn.execute(RECORD_MOVE, params).rowcount != 1:
-                run_op(conn, operations.append_move(SQLITE, game_id, move, None))
-
-        await self._submit(insert, atomic=True, window=True)
+        if self._closed:
+            raise StoreError("the store is closed")
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
+                     window=True)
+        await future
 
     async def flush(self) -> None:
         """Wait until every write asked for so far is committed: the group gathered so far
@@ -397,6 +350,13 @@ class SQLiteStore(SQLStore):
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from exc
+
+
+def _insert_move(game_id: str, move: MoveRecord, conn: sqlite3.Connection) -> None:
+    """``SQLiteStore.record_move``'s write, on the writer thread."""
+    params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
+    if conn.execute(RECORD_MOVE, params).rowcount != 1:
+        run_op(conn, operations.append_move(SQLITE, game_id, move, None))
 
 
 def _open_reader(path: str, busy_timeout: float) -> sqlite3.Connection:

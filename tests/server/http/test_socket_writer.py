@@ -142,3 +142,24 @@ async def test_a_goodbye_the_peer_does_not_answer_in_time_is_cut_short_and_count
     await writer.closed(session)
     assert socket.close_code == 1009  # the close frame was asked for either way
     assert metrics.counters["closes_cut_short"] == (0 if answers else 1)
+
+
+async def test_short_and_long_frames_of_a_turn_are_framed_each_in_one_write() -> None:
+    """Frames under 126 bytes take their header from a table, longer ones have it made:
+    both in one write, each parsed whole."""
+    session, _, transport, _ = writer_for()
+    long_ref = "r" * 200
+    for ref in ("a", long_ref, "b"):
+        session.send(Ack(ref=ref))
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1
+    assert [m["ref"] for m in frames_in(transport.writes[0])] == ["a", long_ref, "b"]
+
+
+async def test_a_frame_past_the_outbox_s_bytes_closes_the_session_even_the_first() -> None:
+    transport, socket = Recording(), Socket()
+    writer = SocketWriter(socket, transport)  # type: ignore[arg-type]
+    session = Session(max_queue_bytes=10, outlet=writer)
+    session.send(Ack(ref="far too long for ten bytes"))
+    assert session.close_code == CLOSE_TRY_AGAIN_LATER and transport.aborted
+    assert session.queued_bytes == 0
