@@ -138,11 +138,11 @@ def _is_address(text: str) -> bool:
 
 def _role(parser: argparse.ArgumentParser) -> None:
     _name(parser)
-    parser.add_argument("role", choices=["admin", "moderator"])
+    parser.add_argument("role", choices=["admin", "moderator", "bot"])
     _reason()(parser)
 
 
-@register("grant", "give a player the role admin or moderator", _role)
+@register("grant", "give a player the role admin, moderator or bot", _role)
 async def _grant(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
 
@@ -150,6 +150,7 @@ async def _grant(store: Any, args: argparse.Namespace) -> Any:
             "to": await levers.grant(store, actor(), args.name, args.role, args.reason)}
 
 
+@register("revoke", "take a role from a player (as revoke-role)", _role)
 @register("revoke-role", "take a role from a player", _role)
 async def _revoke_role(store: Any, args: argparse.Namespace) -> Any:
     from server.node import levers
