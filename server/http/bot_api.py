@@ -41,12 +41,14 @@ from server.http.rate import client_of
 from server.node import levers
 from server.node.bots import EventFeed, GameFeed
 from server.node.hub import Hub
+from server.node.lobby import Lobby
 from server.node.rates import Limits
 from server.node.session import CLOSE_GOING_AWAY, Session
 from server.protocol import (
     RATE_LIMIT_BURST,
     RATE_LIMIT_PER_SECOND,
     Ack,
+    ChallengeReceived,
     ChallengeSent,
     ClientMessage,
     Error,
@@ -312,7 +314,7 @@ async def api_upgrade(request: web.Request) -> web.Response:
 
 
 async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session], Awaitable[None]],
-                  feed: Callable[[Any], list[BotEvent]], done: Callable[[], bool]
+                  feed: Callable[[list[Any]], list[BotEvent]], done: Callable[[], bool]
                   ) -> web.StreamResponse:
     """A stream of ``feed``'s lines from a session of the token's player: ``first`` opens
     what it follows (a refusal there is the answer's status); it ends when ``done``, when
@@ -346,11 +348,8 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
         quiet_since = loop.time()
         while not wakeup.hung_up:
             wakeup.event.clear()
-            lines = b"".join(
-                msgspec.json.encode(event) + b"\n"
-                for frame in session.take_frames()
-                for event in feed(decode_server_message(frame))
-            )
+            messages = [decode_server_message(frame) for frame in session.take_frames()]
+            lines = b"".join(msgspec.json.encode(event) + b"\n" for event in feed(messages))
             if lines:
                 await response.write(lines)
                 quiet_since = loop.time()
@@ -376,15 +375,20 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
 
 
 async def api_stream_events(request: web.Request) -> web.StreamResponse:
-    """The player's events: a ``gameStart`` for each game going on, then challenges and
-    games as they come."""
+    """The player's events: a ``gameStart`` for each game going on and a ``challenge`` for
+    each challenge to them open (on one server; a cluster's lobby is another node's), then
+    challenges and games as they come."""
     events = EventFeed()
 
     async def first(hub: Hub, session: Session) -> None:
-        for game_id in await hub.router.games_of(session.name or ""):
+        name = session.name or ""
+        for game_id in await hub.router.games_of(name):
             await hub.handle(session, Watch(game=game_id))  # its state: a gameStart
+        if isinstance(hub.lobby, Lobby):
+            for challenge in hub.lobby.challenges.sent_to(name):
+                session.send(ChallengeReceived(challenge=hub.lobby.challenge_info(challenge)))
 
-    return await _stream(request, False, first, events.feed, lambda: False)
+    return await _stream(request, False, first, events.feed_all, lambda: False)
 
 
 async def api_stream_game(request: web.Request) -> web.StreamResponse:
@@ -395,4 +399,4 @@ async def api_stream_game(request: web.Request) -> web.StreamResponse:
     async def first(hub: Hub, session: Session) -> None:
         await hub.router.request(session, Watch(game=game_id))  # refused: no_such_game
 
-    return await _stream(request, True, first, game.feed, lambda: game.over)
+    return await _stream(request, True, first, game.feed_all, lambda: game.over)

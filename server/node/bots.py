@@ -10,6 +10,8 @@ lines of ``GET /api/stream/event`` and ``GET /api/bot/game/stream/{id}``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from engine.geometry import variant as variant_geometry
 from engine.notation import format_cell
 from server.errors import ServerError
@@ -70,6 +72,9 @@ class EventFeed:
     def __init__(self) -> None:
         self.games: dict[str, BotGame] = {}  # started, not finished
         self.finished: set[str] = set()
+
+    def feed_all(self, messages: Iterable[ServerMessage]) -> list[BotEvent]:
+        return [event for message in messages for event in self.feed(message)]
 
     def feed(self, message: ServerMessage) -> list[BotEvent]:
         match message:
@@ -141,6 +146,14 @@ class GameFeed:
     @property
     def over(self) -> bool:
         return self.end is not None
+
+    def feed_all(self, messages: Iterable[ServerMessage]) -> list[BotEvent]:
+        """The lines of messages received together (one change of the game): a state left
+        behind by a later one of them is left out (a move and the end it made are one
+        ``gameState``, so no bot plays on a game that is over)."""
+        events = [event for message in messages for event in self.feed(message)]
+        last = max((i for i, e in enumerate(events) if isinstance(e, BotGameState)), default=-1)
+        return [e for i, e in enumerate(events) if not isinstance(e, BotGameState) or i == last]
 
     def feed(self, message: ServerMessage) -> list[BotEvent]:
         if isinstance(message, GameState):

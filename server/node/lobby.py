@@ -419,7 +419,7 @@ class Lobby:
     def _tell(self, name: str, message: ChallengeReceived | ChallengeGone) -> None:
         self.presence.tell(name, encode(message))
 
-    def _challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
+    def challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
         return ChallengeInfo(
             id=challenge.id, by=challenge.challenger, to=challenge.challenged,
             variant=challenge.variant,  # type: ignore[arg-type]
@@ -435,7 +435,7 @@ class Lobby:
             session.name or "", message.name, message.variant, time_control(message.clock),
             message.rated, message.colour,
         )
-        info = self._challenge_info(challenge)
+        info = self.challenge_info(challenge)
         session.send(ChallengeSent(challenge=info, ref=message.id))
         self._tell(challenge.challenged, ChallengeReceived(challenge=info))
 

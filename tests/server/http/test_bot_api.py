@@ -89,7 +89,6 @@ async def bot_account(server: Server, name: str = "robo") -> Client:
 
 async def test_a_bot_accepts_a_challenge_and_plays_it_over_the_streams(
         server: Server, http: aiohttp.ClientSession) -> None:
-    await server.start()
     robo = await bot_account(server)
     ann = await server.client("ann")
     events = await stream(http, server, "/api/stream/event", robo.token)
@@ -142,7 +141,6 @@ async def test_a_bot_accepts_a_challenge_and_plays_it_over_the_streams(
 
 async def test_a_bot_is_marked_in_the_lobby_and_its_profile(
         server: Server, http: aiohttp.ClientSession) -> None:
-    await server.start()
     await bot_account(server)
     ann = await server.client("ann")
     await ann.request(t="lobby_sub")
@@ -159,7 +157,6 @@ async def test_a_bot_is_marked_in_the_lobby_and_its_profile(
 
 async def test_only_a_bot_uses_the_bot_routes_and_only_a_new_account_becomes_one(
         server: Server, http: aiohttp.ClientSession) -> None:
-    await server.start()
     ann = await server.client("ann")
     bob = await server.client("bob")
     status, refused = await post(http, server, "/api/bot/game/abc/resign", ann.token)
@@ -213,10 +210,20 @@ async def test_a_bot_stays_out_of_pairing_unless_the_host_allows_it(tmp_path: An
 
 async def test_a_ban_ends_a_bots_streams_and_the_api_refuses_it(
         server: Server, http: aiohttp.ClientSession) -> None:
-    await server.start()
     robo = await bot_account(server)
     events = await stream(http, server, "/api/stream/event", robo.token)
     assert (await admin(server, "ban", "robo", "--reason", "cheating"))[0] == 0
     assert await events.next() is None
     status, refused = await post(http, server, "/api/challenge/ann", robo.token, {})
     assert (status, refused["code"]) == (403, "banned")
+
+
+async def test_the_event_stream_opens_with_the_challenges_waiting(
+        server: Server, http: aiohttp.ClientSession) -> None:
+    """As on lichess: a bot that connects hears of the challenges sent to it before."""
+    robo = await bot_account(server)
+    ann = await server.client("ann")
+    sent = await ann.request(t="challenge", name="robo", variant="4x4x4")
+    events = await stream(http, server, "/api/stream/event", robo.token)
+    assert (await events.expect("challenge"))["challenge"]["id"] == sent["challenge"]["id"]
+    events.reply.close()
