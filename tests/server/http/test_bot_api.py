@@ -6,6 +6,7 @@ bot's streams."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator
@@ -227,3 +228,25 @@ async def test_the_event_stream_opens_with_the_challenges_waiting(
     events = await stream(http, server, "/api/stream/event", robo.token)
     assert (await events.expect("challenge"))["challenge"]["id"] == sent["challenge"]["id"]
     events.reply.close()
+
+
+async def test_a_quiet_stream_says_it_is_alive_and_requests_are_rated_like_a_socket(
+        server: Server, http: aiohttp.ClientSession, monkeypatch: Any) -> None:
+    from server.http import bot_api
+    from server.protocol import RATE_LIMIT_BURST
+
+    monkeypatch.setattr(bot_api, "KEEP_ALIVE", 0.2)
+    robo = await bot_account(server)
+    events = await stream(http, server, "/api/stream/event", robo.token)
+    with contextlib.suppress(TimeoutError):  # nothing but keep-alive lines for a second
+        assert await asyncio.wait_for(events.next(), 1.0) is None
+    assert events.keep_alives >= 3
+    answered = 0
+    while (answer := await post(http, server, "/api/bot/game/abc/resign", robo.token))[0] != 429:
+        assert answer[1]["code"] == "no_such_game"
+        answered += 1
+        assert answered < 10 * RATE_LIMIT_BURST, "never limited"
+    assert answer[1]["code"] == "rate_limited"
+    assert answered >= RATE_LIMIT_BURST - 1  # the burst, less the stream's opening
+    events.reply.close()
+
