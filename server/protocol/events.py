@@ -172,7 +172,7 @@ class Welcome(_Event, tag="welcome"):
     protocol: int = PROTOCOL_VERSION
     server: str = msgspec.field(default_factory=_server_name)  # its name and version
     ref: RequestId | None = None
-    roles: list[str] = []  # "admin", "moderator": what the client may offer (docs/admin.md)
+    roles: list[str] = []  # "admin", "moderator", "bot": what the client may offer (docs/admin.md)
 
 
 class LobbySnapshot(_Event, tag="lobby"):
