@@ -114,7 +114,7 @@ def _is_address(text: str) -> bool:
 
 def _role(parser: argparse.ArgumentParser) -> None:
     _name(parser)
-    parser.add_argument("role", choices=["admin", "moderator"])
+    parser.add_argument("role", choices=["admin", "moderator", "bot"])
     _reason()(parser)
 
 
@@ -255,7 +255,8 @@ async def _reports(store: Any, args: argparse.Namespace) -> Any:
 
 
 COMMANDS: dict[str, AdminCommand] = {command.name: command for command in (
-    AdminCommand("grant", "give a player the role admin or moderator", _role, _grant),
+    AdminCommand("grant", "give a player the role admin, moderator or bot", _role, _grant),
+    AdminCommand("revoke", "take a role from a player (as revoke-role)", _role, _revoke_role),
     AdminCommand("revoke-role", "take a role from a player", _role, _revoke_role),
     AdminCommand("ban", "close a player's or an address's connections and refuse them",
                  _both(_target, _for, _reason(required=True)), _ban),

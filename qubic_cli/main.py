@@ -17,6 +17,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = (
     "qubic_cli.admin",
     "qubic_cli.arena",
+    "qubic_cli.bot",
     "qubic_cli.analyse",
     "qubic_cli.config",
     "qubic_cli.db",

@@ -90,6 +90,7 @@ SETTINGS = (  # every option also from the environment and the file (qubic_cli/s
     Setting("metrics_token", "metrics_token", "QUBIC_METRICS_TOKEN", secret=True),
     Setting("reserved_name", "reserved_names", "QUBIC_RESERVED_NAMES", many=True),
     *named_alike("spectator_chat", "leaderboard_inactive_days"),
+    *named_alike("bots_in_pairing"),
 )
 
 
@@ -177,6 +178,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spectator-chat", action=argparse.BooleanOptionalAction, default=True,
                         help="let spectators chat among themselves (default: on; players "
                              "never see it)")
+    parser.add_argument("--bots-in-pairing", action=argparse.BooleanOptionalAction,
+                        default=False,
+                        help="let bot accounts post and accept seeks and join quick pairing "
+                             "(default: off; a bot plays the challenges it accepts)")
     parser.add_argument("--leaderboard-inactive-days", type=float, default=90.0, metavar="D",
                         help="a player with no rated game for D days leaves the leaderboard "
                              "(default 90; 0: never)")
@@ -231,6 +236,7 @@ def server_config(args: argparse.Namespace) -> Any:
         commit_max=max(1, args.commit_max),
         reserved_names=tuple(args.reserved_name), spectator_chat=args.spectator_chat,
         leaderboard_inactive_days=args.leaderboard_inactive_days,
+        bots_in_pairing=args.bots_in_pairing,
     )
     limits: dict[str, Any] = {limit.field: limit.value(args) for limit in FLOOD_LIMITS}
     config = dataclasses.replace(config, **limits)

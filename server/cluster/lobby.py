@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -341,7 +342,8 @@ class ClusterLobby:
         if name is None or player is None or self._reported.get(name) == player.rating:
             return
         self._reported[name] = player.rating
-        self.publish(Report(self.node, [(name, player.rating)], [], [], []))
+        self.publish(Report(self.node, [(name, player.rating)], [], [], [],
+                            bots=[name] if player.bot else []))
 
     def gone(self, name: str) -> None:
         """``name``'s last connection here closed: tell the holder now."""
@@ -358,13 +360,19 @@ class ClusterLobby:
             self._reported = here
             self._forget_moved()
             games = [encode(game_summary(room)) for room in self._shown.values()]
-            self.publish(Report(self.node, list(here.items()), [], games, [], full=True))
+            self.publish(Report(self.node, list(here.items()), [], games, [], full=True,
+                                bots=self._bots(here)))
             return
         joined = [(n, r) for n, r in here.items() if self._reported.get(n) != r]
         left = [n for n in self._reported if n not in here]
         if joined or left:
             self._reported = here
-            self.publish(Report(self.node, joined, left, [], []))
+            self.publish(Report(self.node, joined, left, [], [],
+                                bots=self._bots(n for n, _ in joined)))
+
+    def _bots(self, names: Iterable[str]) -> list[str]:
+        """The bot accounts among ``names`` (players connected here)."""
+        return [n for n in names if self.delivery.is_bot(n)]
 
     def _forget_moved(self) -> None:
         """Games whose room is no longer here (handed off, lost) are no longer this node's to

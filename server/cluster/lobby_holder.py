@@ -252,8 +252,9 @@ class Holding:
 
     def _report(self, report: Report) -> None:
         presence, lobby = self.presence, self.lobby
+        bots = set(report.bots)
         for name, rating in report.players:
-            presence.here(report.node, name, rating)
+            presence.here(report.node, name, rating, name in bots)
         gone = [name for name in report.left if presence.left(report.node, name)]
         if report.full:
             gone += presence.only(report.node, {name for name, _ in report.players})

@@ -20,6 +20,7 @@ class ClusterOnlinePlayers:
     def __init__(self, publish: Callable[[LobbyEnvelope], None]) -> None:
         self.players: dict[str, dict[str, float]] = {}  # name -> node -> rating
         self.nodes: defaultdict[str, set[str]] = defaultdict(set)  # node -> names
+        self.bots: set[str] = set()  # the players online that are bot accounts
         self._publish = publish
 
     @property
@@ -34,15 +35,20 @@ class ClusterOnlinePlayers:
             return rating
         return None
 
+    def is_bot(self, name: str) -> bool:
+        return name in self.bots
+
     def is_online(self, name: str) -> bool:
         return name in self.players
 
     def tell(self, name: str, frame: bytes) -> None:
         self._publish(Tell(name, frame))
 
-    def here(self, node: str, name: str, rating: float) -> None:
+    def here(self, node: str, name: str, rating: float, bot: bool = False) -> None:
         self.players.setdefault(name, {})[node] = rating
         self.nodes[node].add(name)
+        if bot:
+            self.bots.add(name)
 
     def left(self, node: str, name: str) -> bool:
         """``name`` has no connection on ``node`` any more; whether they are gone."""
@@ -54,6 +60,7 @@ class ClusterOnlinePlayers:
         if on:
             return False
         del self.players[name]
+        self.bots.discard(name)
         return True
 
     def only(self, node: str, names: set[str]) -> list[str]:

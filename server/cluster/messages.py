@@ -115,6 +115,7 @@ class Report(LobbyEnvelope, tag="p"):
     games: list[bytes]  # GameSummary as JSON
     hidden: list[str]
     full: bool = False
+    bots: list[str] = []  # the players of ``players`` that are bot accounts
 
 
 class Answer(LobbyEnvelope, tag="A"):

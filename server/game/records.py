@@ -58,7 +58,8 @@ class Seat:
 @dataclass(frozen=True)
 class PlayerRecord:
     """A registered player. ``games`` counts finished games; ``rated_games`` the rated ones;
-    ``last_rated`` is when the last of those ended (None: never, or not known)."""
+    ``last_rated`` is when the last of those ended (None: never, or not known); ``bot``:
+    the account holds the bot role (plays over the bot API, docs/bots.md)."""
 
     name: str
     created: float
@@ -71,6 +72,7 @@ class PlayerRecord:
     losses: int = 0
     draws: int = 0
     last_rated: float | None = None
+    bot: bool = False
 
     @property
     def glicko(self) -> Rating:

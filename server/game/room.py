@@ -10,7 +10,7 @@ and queries are ``server.game.room_state.RoomState``."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -397,9 +397,10 @@ class GameRoom(RoomState):
     @classmethod
     def restore(
         cls, record: GameRecord, now: float, grace: float = DEFAULT_GRACE,
-        ratings: Mapping[str, float] | None = None,
+        ratings: Mapping[str, float] | None = None, bots: Collection[str] = (),
     ) -> GameRoom:
-        """The room of a stored game at its last ply, both players away, clocks paused.
+        """The room of a stored game at its last ply, both players away, clocks paused;
+        ``bots``: the seated players that are bot accounts.
 
         A paused clock runs again when the side to move comes back or plays, so a server's
         downtime never costs anyone time; the grace period before a claim starts at ``now``.
@@ -407,8 +408,8 @@ class GameRoom(RoomState):
         spec = _clock_spec(record.clock)
         known = ratings or {}
         seats = (
-            _room_seat(record.x, record.x_rating or known.get(record.x.player or "")),
-            _room_seat(record.o, record.o_rating or known.get(record.o.player or "")),
+            _room_seat(record.x, record.x_rating or known.get(record.x.player or ""), bots),
+            _room_seat(record.o, record.o_rating or known.get(record.o.player or ""), bots),
         )
         room = cls(record.id, seats, record.variant, spec, record.rated, grace)
         for move in sorted(record.moves, key=lambda m: m.ply):
@@ -466,8 +467,9 @@ def _clock_spec(clock: TimeControl | None) -> ClockSpec | None:
     return None if clock is None else ClockSpec(round(clock.initial), round(clock.increment))
 
 
-def _room_seat(seat: StoredSeat, rating: float | None) -> RoomSeat:
+def _room_seat(seat: StoredSeat, rating: float | None, bots: Collection[str]) -> RoomSeat:
     if seat.computer_level is not None:
         return computer_seat(seat.computer_level)
     assert seat.player is not None
-    return RoomSeat(seat.player, seat.player, None if rating is None else round(rating))
+    return RoomSeat(seat.player, seat.player, None if rating is None else round(rating),
+                    bot=seat.player in bots)

@@ -86,12 +86,14 @@ class Aside:
 
 @dataclass(frozen=True, slots=True)
 class RoomSeat:
-    """Who sits on one side; ``computer_level`` marks the computer's seat."""
+    """Who sits on one side; ``computer_level`` marks the computer's seat, ``bot`` a bot
+    account's."""
 
     player: PlayerId
     name: str
     rating: int | None = None
     computer_level: int | None = None
+    bot: bool = False
 
 
 def computer_seat(level: int) -> RoomSeat:
@@ -336,6 +338,7 @@ class RoomState:
             rating=seat.rating,
             online=self._presence[side].online,
             ai=seat.computer_level,
+            bot=seat.bot,
         )
 
     def _presence_event(self, side: int, now: float, version: int) -> Presence:

@@ -22,7 +22,7 @@ from engine import format_moves, variant
 from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
 from server.http.admin_api import add_admin_api, admin_paths
-from server.http.openapi_parts import answer, limit_parameter, path_parameter
+from server.http.openapi_parts import answer, bot_paths, limit_parameter, path_parameter
 from server.http.rate import Limits, limited
 from server.http.solve import ApiVerdict
 from server.node.hub import Hub
@@ -362,7 +362,8 @@ def openapi() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "Qubic HTTP API", "version": str(PROTOCOL_VERSION),
-                 "description": "Read-only JSON next to the websocket protocol (docs/api.md)."},
+                 "description": "JSON next to the websocket protocol (docs/api.md), and "
+                                "the bot API (docs/bots.md)."},
         "paths": {
             "/api/lobby": {"get": {
                 "summary": "Open seeks, the listed live games and players online",
@@ -438,6 +439,7 @@ def openapi() -> dict[str, Any]:
                 "responses": {"200": {"description": "OpenAPI 3.1",
                                       "content": {"application/json": {}}}}}},
             **admin,
+            **bot_paths(),
         },
         "components": {"schemas": {**components, **admin_schemas},
                        "securitySchemes": {**security, "bearer": {

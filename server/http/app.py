@@ -25,6 +25,7 @@ from aiohttp import WSMsgType, web
 from server.computer.local import ComputerMoves, ComputerPool
 from server.errors import LimitReached, ProtocolError, ServerError
 from server.http.api import HUB_KEY, add_api
+from server.http.bot_api import add_bot_api
 from server.http.config import CLOSE_WAIT, ServerConfig
 from server.http.logs import AccessLogger
 from server.http.loop import run as run_loop
@@ -139,6 +140,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
                                abandon_after=config.abandon_after,
                                reserved_names=config.reserved_names,
                                spectator_chat=config.spectator_chat,
+                               bots_in_pairing=config.bots_in_pairing,
                                leaderboard_inactive=config.leaderboard_inactive_days * 86400)
         links = await _cluster_links(config)
         limits: AddressCounts | None = None
@@ -273,6 +275,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app, config.player_games_rate)  # /api/* (server/http/api.py)
     add_puzzles(app, config.puzzles_rate)  # /api/puzzles/* (server/http/puzzles_api.py)
+    add_bot_api(app)  # the bot API (server/http/bot_api.py, docs/bots.md)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
     add_solve(app, hub.truth, config.solve_rate)
     add_review(app)  # /api/games/{id}/review (server/http/review.py)

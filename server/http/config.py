@@ -60,4 +60,5 @@ class ServerConfig:
     reserved_names: tuple[str, ...] = ()  # refused to new players beside the built-in ones
     spectator_chat: bool = True  # spectators may chat among themselves
     leaderboard_inactive_days: float = 90.0  # days without a rated game off the board; 0: never
+    bots_in_pairing: bool = False  # bot accounts may seek and pair (default: challenges only)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -30,7 +30,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import assert_never
 
@@ -223,6 +223,8 @@ class Control:
                     roles = await self.rooms.store.query(roles_of(action.name))
                     for session in sessions:
                         session.moderator = not roles.isdisjoint(MODERATORS)
+                        if session.player is not None:  # a bot from now on, or no longer
+                            session.player = replace(session.player, bot="bot" in roles)
             case RemoveChatLine():
                 line = action.line
                 if not action.admin and self.holds(action.game):

@@ -178,6 +178,13 @@ class Delivery:
                 return session.player.rating
         return None
 
+    def is_bot(self, name: str) -> bool | None:
+        """Whether ``name`` is a bot, as a connection of theirs knows it (None: none here)."""
+        for session in self.by_player.get(name, ()):
+            if session.player is not None:
+                return session.player.bot
+        return None
+
     def refresh(self, name: str, record: PlayerRecord) -> None:
         """Give every connection of ``name`` its fresh ``record`` (a new rating)."""
         for session in self.by_player.get(name, ()):

@@ -22,6 +22,7 @@ from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
+from server.node.bots import refuse_pairing
 from server.node.bus import Bus, LocalBus
 from server.node.control import Control
 from server.node.control_actions import DropDevices, encode_action
@@ -235,6 +236,7 @@ class Hub:
                                   ErrorCode.SHUTTING_DOWN)
             if not isinstance(message, SessionOpening | Ping) and session.player is None:
                 raise ServerError("say hello first", ErrorCode.NOT_AUTHENTICATED)
+            refuse_pairing(session.player, message, self.config.bots_in_pairing)
             if isinstance(message, Chat):
                 self.moderation.check_chat(session)
                 assert session.name is not None  # said hello (above)
@@ -322,14 +324,20 @@ class Hub:
         welcome it."""
         if session.player is not None:
             raise ServerError("this connection has said hello", ErrorCode.ALREADY_AUTHENTICATED)
-        roles = await self.moderation.admit(session, player.name)  # banned: refused here
-        session.device = device
-        self.delivery.identified(session, player)
-        self.lobby.identified(session)
+        roles = await self.attach(session, player, device)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
                     games=await self.router.games_of(player.name), ref=ref, roles=roles)
         )
+
+    async def attach(self, session: Session, player: PlayerRecord, device: int) -> list[str]:
+        """``session`` is ``player``'s, opened with ``device``'s token (a hello, a login, a
+        bot's stream): refused if banned, else counted online; returns their roles."""
+        roles = await self.moderation.admit(session, player.name)  # banned: refused here
+        session.device = device
+        self.delivery.identified(session, player)
+        self.lobby.identified(session)
+        return roles
 
     def drop_devices(self, player: str, devices: Collection[int]) -> int:
         """Close this node's sessions of ``player``'s ``devices`` (their tokens were

@@ -107,6 +107,18 @@ async def revoke_role(store: Store, actor: str, name: str, role: Role, reason: s
                                   control=encode_action(RolesChanged(name=registered))))
 
 
+async def become_bot(store: Store, name: str) -> str:
+    """The player ``name`` makes their own account a bot (``POST /api/bot/account/upgrade``):
+    refused with ``bot_refused`` once they have a rated game; logged as their own act."""
+    registered = await _registered(store, name)
+    done = await store.apply(ops.become_bot(name),
+                             audit=_entry(registered, "grant", registered, "bot account upgrade",
+                                          "bot"),
+                             control=encode_action(RolesChanged(name=registered)))
+    assert done is not None
+    return done
+
+
 async def roles_of(store: Store, name: str) -> set[str]:
     return await store.query(ops.roles_of(name))
 

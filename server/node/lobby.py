@@ -27,7 +27,7 @@ from engine import O, X
 from server.errors import ServerError
 from server.game.challenges import Challenges, OpenChallenge
 from server.game.matchmaking import Matchmaker, Pairing, WaitingSeek
-from server.game.room import GameRoom, RoomSeat, computer_seat
+from server.game.room import GameRoom, computer_seat
 from server.node.computer_turns import seed
 from server.node.delivery import Delivery
 from server.node.lobby_interfaces import Caller, LocalOnlinePlayers, OnlinePlayers
@@ -212,7 +212,9 @@ class Lobby:
     def players(self) -> list[PlayerOnline]:
         """Who is online, the first ``PLAYERS_SHOWN`` by name, with their ratings."""
         names = sorted(self.presence.names(), key=lambda n: (n.lower(), n))[:PLAYERS_SHOWN]
-        return [PlayerOnline(name=n, rating=self._round(self.presence.rating(n))) for n in names]
+        presence = self.presence
+        return [PlayerOnline(name=n, rating=self._round(presence.rating(n)),
+                             bot=presence.is_bot(n)) for n in names]
 
     @staticmethod
     def _round(rating: float | None) -> int | None:
@@ -378,7 +380,7 @@ class Lobby:
             )
         if self.matchmaker.waiting_in(name) is not None:
             self.withdraw(name)
-        human = RoomSeat(name, name, round(self._rating(session)))
+        human = await self.rooms.player_seat(name)
         computer = computer_seat(message.level)
         colour = message.colour
         if colour == "random":
@@ -401,9 +403,7 @@ class Lobby:
     ) -> None:
         if self.checkpoint is not None:  # the pairing is kept before its game exists
             await self.checkpoint()
-        rating = self.rooms.player_rating
-        x = RoomSeat(pairing.x, pairing.x, round(await rating(pairing.x)))
-        o = RoomSeat(pairing.o, pairing.o, round(await rating(pairing.o)))
+        x, o = await self.rooms.player_seat(pairing.x), await self.rooms.player_seat(pairing.o)
         try:
             await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
                                         rated=pairing.rated, ref=ref, requester=_here(requester),
@@ -419,7 +419,7 @@ class Lobby:
     def _tell(self, name: str, message: ChallengeReceived | ChallengeGone) -> None:
         self.presence.tell(name, encode(message))
 
-    def _challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
+    def challenge_info(self, challenge: OpenChallenge) -> ChallengeInfo:
         return ChallengeInfo(
             id=challenge.id, by=challenge.challenger, to=challenge.challenged,
             variant=challenge.variant,  # type: ignore[arg-type]
@@ -435,7 +435,7 @@ class Lobby:
             session.name or "", message.name, message.variant, time_control(message.clock),
             message.rated, message.colour,
         )
-        info = self._challenge_info(challenge)
+        info = self.challenge_info(challenge)
         session.send(ChallengeSent(challenge=info, ref=message.id))
         self._tell(challenge.challenged, ChallengeReceived(challenge=info))
 

@@ -81,6 +81,9 @@ class OnlinePlayers(Protocol):
 
     def rating(self, name: str) -> float | None: ...
 
+    def is_bot(self, name: str) -> bool:
+        """Whether ``name`` (online) is a bot account."""
+
     def is_online(self, name: str) -> bool: ...
 
     def tell(self, name: str, frame: bytes) -> None:
@@ -102,6 +105,9 @@ class LocalOnlinePlayers:
 
     def rating(self, name: str) -> float | None:
         return self.delivery.rating(name)
+
+    def is_bot(self, name: str) -> bool:
+        return bool(self.delivery.is_bot(name))
 
     def is_online(self, name: str) -> bool:
         return bool(self.delivery.by_player.get(name))

@@ -34,7 +34,7 @@ def profile_of(record: PlayerRecord) -> PlayerProfile:
     return PlayerProfile(
         name=record.name, created=record.created, rating=round(record.rating),
         rd=round(record.rd), games=record.games, rated_games=record.rated_games,
-        wins=record.wins, losses=record.losses, draws=record.draws,
+        wins=record.wins, losses=record.losses, draws=record.draws, bot=record.bot,
     )  # fmt: skip
 
 

@@ -64,6 +64,7 @@ class HubConfig:
     reserved_names: tuple[str, ...] = ()  # refused to new players, beside RESERVED_NAMES
     spectator_chat: bool = True  # spectators may chat (among themselves)
     leaderboard_inactive: float = 90 * 86400.0  # seconds without a rated game; 0: never
+    bots_in_pairing: bool = False  # bot accounts may seek and pair (default: challenges only)
 
 
 def time_control(clock: ClockSpec | None) -> TimeControl | None:
@@ -200,6 +201,16 @@ class Rooms:
         record = await self.store.get_player(name)
         return record.rating if record is not None else 1500.0
 
+    async def player_seat(self, name: str) -> RoomSeat:
+        """``name``'s seat in a new game: their rating as a session here knows it, else as
+        the store holds it (``player_rating``), and whether they are a bot as the store holds
+        it (a grant reaches the sessions later)."""
+        record = await self.store.get_player(name)
+        rating = self.delivery.rating(name)
+        if rating is None:
+            rating = record.rating if record is not None else 1500.0
+        return RoomSeat(name, name, round(rating), bot=record is not None and record.bot)
+
     async def _restore(self, record: GameRecord, now: float) -> GameRoom:
         """A stored game's room, its human seats showing their ratings as the store holds
         them (a session here may not have heard yet of the game that changed them: a
@@ -208,11 +219,14 @@ class Rooms:
         A game the record holds active on a board already decided (a line, full, or dead:
         a database written before the last move and the end were one transaction)
         is ended in the store first, as its last move ended it."""
-        ratings = {}
+        ratings, bots = {}, set()
         for seat in (record.x, record.o):
             if seat.player is not None:
-                ratings[seat.player] = await self.player_rating(seat.player, stored=True)
-        room = GameRoom.restore(record, now, self.config.grace, ratings)
+                player = await self.store.get_player(seat.player)
+                ratings[seat.player] = 1500.0 if player is None else player.rating
+                if player is not None and player.bot:
+                    bots.add(seat.player)
+        room = GameRoom.restore(record, now, self.config.grace, ratings, bots)
         outcome = room.board.outcome() if record.status is GameStatus.ACTIVE else None
         if outcome is not None:
             log.warning("game %s: stored active on a decided board (ply %d); ending it",
@@ -223,7 +237,7 @@ class Rooms:
                 winning_line=outcome.line, fence=self.ownership.token(record.id),
             )
             self.metrics.count("games_finished")
-            room = GameRoom.restore(record, now, self.config.grace, ratings)
+            room = GameRoom.restore(record, now, self.config.grace, ratings, bots)
         room.spectator_chat = self.config.spectator_chat
         room.listed = record.listed
         return room

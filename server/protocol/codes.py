@@ -100,3 +100,7 @@ class ErrorCode(enum.StrEnum):
     NOT_ADMIN = "not_admin"
     NO_SUCH_REPORT = "no_such_report"
     TOO_MANY_REPORTS = "too_many_reports"
+    # bots (docs/bots.md)
+    NOT_BOT = "not_bot"
+    BOT_REFUSED = "bot_refused"
+    BOT_PAIRING_OFF = "bot_pairing_off"

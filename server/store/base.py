@@ -37,7 +37,9 @@ class Row(Protocol):
 
 
 def player_from_row(row: Row) -> PlayerRecord:
-    return PlayerRecord(**{field.name: row[field.name] for field in fields(PlayerRecord)})
+    values = {field.name: row[field.name] for field in fields(PlayerRecord)}
+    values["bot"] = bool(values["bot"])  # SQLite's booleans are integers
+    return PlayerRecord(**values)
 
 
 def move_from_row(row: Row) -> MoveRecord:

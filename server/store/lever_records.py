@@ -28,8 +28,11 @@ from server.store.runner import SQLRunner
 
 T = TypeVar("T")
 
-Role = Literal["admin", "moderator"]
-ROLES: tuple[Role, ...] = ("admin", "moderator")
+Role = Literal["admin", "moderator", "bot"]
+ROLES: tuple[Role, ...] = ("admin", "moderator", "bot")
+BOT: Role = "bot"
+"""The bot role is the players row's ``bot`` flag (every read of a player carries it), not a
+row of ``roles``; granting, revoking and listing it go through the same functions."""
 SanctionKind = Literal["ban", "mute"]
 
 
@@ -202,7 +205,8 @@ def export_player(name: str) -> Op[dict[str, Any]]:
             "reason": g["reason"], "ended": g["ended"], "moves": moves.get(g["id"], []),
         } for g in games],
         "roles": [{"role": r["role"], "granted": r["granted"], "by": r["granted_by"]}
-                  for r in roles],
+                  for r in roles]
+        + ([{"role": BOT, "granted": None, "by": None}] if row["bot"] else []),
         "sanctions": [_sanction(s, me).as_dict() for s in sanctions],
         "reports": [{"id": r["id"], "at": r["at"], "reporter": _reporter(r),
                      "reported": _reported(r), "game": r["game"], "reason": r["reason"],
@@ -220,24 +224,46 @@ def export_player(name: str) -> Op[dict[str, Any]]:
 def grant_role(name: str, role: Role, now: float, by: str) -> Op[str]:
     """Give the player ``role`` (again: nothing changes); returns their name as written."""
     row = yield from player_row(name)
-    yield change("INSERT INTO roles (player_id, role, granted, granted_by) VALUES (?, ?, ?, ?)"
-                 " ON CONFLICT (player_id, role) DO NOTHING", row["id"], role, now, by)
+    if role == BOT:
+        yield change("UPDATE players SET bot = ? WHERE id = ?", True, row["id"])
+    else:
+        yield change("INSERT INTO roles (player_id, role, granted, granted_by)"
+                     " VALUES (?, ?, ?, ?) ON CONFLICT (player_id, role) DO NOTHING",
+                     row["id"], role, now, by)
     return str(row["name"])
 
 
 def revoke_role(name: str, role: Role) -> Op[bool]:
     """Take ``role`` from the player; whether they had it."""
     row = yield from player_row(name)
-    gone = yield from run_count(change(
-        "DELETE FROM roles WHERE player_id = ? AND role = ?", row["id"], role))
+    if role == BOT:
+        gone = yield from run_count(change(
+            "UPDATE players SET bot = ? WHERE id = ? AND bot", False, row["id"]))
+    else:
+        gone = yield from run_count(change(
+            "DELETE FROM roles WHERE player_id = ? AND role = ?", row["id"], role))
     return gone > 0
+
+
+def become_bot(name: str) -> Op[str]:
+    """The player turns their own account into a bot (lichess's account upgrade): only an
+    account with no rated game (``"bot_refused"``), since a bot's rating is never a
+    person's. Returns their name as written."""
+    row = yield from player_row(name)
+    if row["rated_games"]:
+        raise StoreError(f"{row['name']} has played rated games: only a new account can "
+                         "become a bot", code="bot_refused")
+    yield change("UPDATE players SET bot = ? WHERE id = ?", True, row["id"])
+    return str(row["name"])
 
 
 def roles_of(name: str) -> Op[set[str]]:
     """The roles of the player called ``name`` (none if there is no such player)."""
     rows = yield from fetch_all(every(
         f"SELECT role FROM roles WHERE player_id = {_PLAYER_ID}", *by_name(name)))
-    return {row["role"] for row in rows}
+    bot = yield from fetch_one(one(
+        f"SELECT bot FROM players WHERE id = {_PLAYER_ID}", *by_name(name)))
+    return {row["role"] for row in rows} | ({BOT} if bot is not None and bot["bot"] else set())
 
 
 # -- bans and mutes -----------------------------------------------------------------------

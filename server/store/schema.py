@@ -135,6 +135,12 @@ def attach_reports() -> Op[None]:
 Step = str | Callable[[], Op[None]]
 """A statement (its types written through the dialect), or an operation to run."""
 
+BOTS_MIGRATION: tuple[Step, ...] = (
+    # the bot role (issue 43): a flag on the player's row, so that every read of a player
+    # says whether it is a bot (the roles table's CHECK names the others)
+    "ALTER TABLE players ADD COLUMN bot {boolean} NOT NULL DEFAULT {false}",
+)
+
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE players (
@@ -287,6 +293,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         attach_reports,
         *PUZZLES_BY_ID,
     ),
+    BOTS_MIGRATION,
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

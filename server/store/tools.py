@@ -38,9 +38,10 @@ IDENTITY_TABLES: tuple[str, ...] = ("players", "devices", "sanctions", "audit", 
 highest copied."""
 IDENTITY_TABLES += ("puzzles", "puzzle_attempts")
 
-BOOLEAN_COLUMNS = {"games": ("rated", "listed")}
+BOOLEAN_COLUMNS: dict[str, tuple[str, ...]] = {"games": ("rated", "listed")}
 """Columns SQLite keeps as 0/1 and PostgreSQL as booleans."""
 BOOLEAN_COLUMNS["puzzle_attempts"] = ("solved", "rated")
+BOOLEAN_COLUMNS["players"] = ("bot",)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ def test_every_lever_takes_a_reason() -> None:
 
     parser = build_parser(only="admin")
     arguments = {"grant": ["ann", "moderator"], "revoke-role": ["ann", "moderator"],
+                 "revoke": ["ann", "bot"],
                  "ban": ["ann"], "unban": ["ann"], "mute": ["ann"], "unmute": ["ann"],
                  "kick": ["ann"], "announce": ["hello"], "end-game": ["g1", "--result", "x"],
                  "rename": ["ann", "bea"], "delete-player": ["ann"]}

@@ -123,8 +123,8 @@ async def test_declined_cancelled_refused_and_lapsed(server: Server) -> None:
     await server.clients[0].close()  # ann leaves
     assert (await cat.expect("challenge_gone", challenge=to_cat))["reason"] == "offline"
     assert (await bob.expect("challenge_gone", challenge=from_bob))["reason"] == "offline"
-    await cat.expect("lobby_delta", players=[{"name": "bob", "rating": 1500},
-                                             {"name": "cat", "rating": 1500}])
+    await cat.expect("lobby_delta", players=[{"name": "bob", "rating": 1500, "bot": False},
+                                             {"name": "cat", "rating": 1500, "bot": False}])
     await cat.send(t="challenge_accept", challenge=to_cat)
     await cat.error("no_such_challenge")
 

@@ -53,7 +53,12 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/puzzles/daily", "/api/puzzles/streak",
                                   "/api/puzzles/history", "/api/puzzles/{id}",
                                   "/api/puzzles/{id}/attempt",
-                                  "/api/players/{name}/puzzles"}
+                                  "/api/players/{name}/puzzles",
+                                  "/api/bot/account/upgrade", "/api/stream/event",
+                                  "/api/bot/game/stream/{id}", "/api/bot/game/{id}/move/{cell}",
+                                  "/api/bot/game/{id}/resign", "/api/bot/game/{id}/chat",
+                                  "/api/challenge/{name}", "/api/challenge/{id}/accept",
+                                  "/api/challenge/{id}/decline", "/api/challenge/{id}/cancel"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
             "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",

@@ -299,7 +299,7 @@ async def test_a_computer_seat_resumes_thinking_after_a_restart(tmp_path: Path) 
         assert welcome["games"] == [record.id]
         state = await ann.request(t="watch", game=record.id)
         assert state["seats"][0] == {"name": "Computer (level 2)", "rating": None,
-                                     "online": True, "ai": 2}
+                                     "online": True, "ai": 2, "bot": False}
         moves = state["moves"]
         if not moves:  # the computer may not have moved yet when we looked
             moves = [(await ann.expect("move", ply=1))["cell"]]

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
-from server.store.schema import MIGRATIONS, attach_reports, refold_separators
+from server.store.schema import BOTS_MIGRATION, MIGRATIONS, attach_reports, refold_separators
 from tests.server.store.test_store import raw
 
 SEPARATORS_VERSION = next(
@@ -24,7 +24,11 @@ SEPARATORS_VERSION = next(
 IDS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if attach_reports in steps)
 """The schema version whose records point at players' ids, not their names."""
 
+BOTS_VERSION = MIGRATIONS.index(BOTS_MIGRATION) + 1
+"""The schema version that gives players the bot flag."""
+
 UNDO: dict[int, tuple[str, ...]] = {
+    BOTS_VERSION: ("ALTER TABLE players DROP COLUMN bot",),
     IDS_VERSION: (  # players by id: the puzzle tables by name_key again (emptied), no ids
         "DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players",
         *PUZZLES_MIGRATION[2:],

@@ -1,0 +1,27 @@
+"""The bot role on both databases: a flag on the player's row that every read of the player
+carries, granted, revoked and taken up by the player as the other roles are, each in the
+audit log (issue 43)."""
+
+from __future__ import annotations
+
+import time
+
+from server.node import levers
+from server.store.base import Store
+
+
+async def test_the_bot_role_is_granted_revoked_and_taken_up(store: Store) -> None:
+    await store.create_player("robo", time.time())
+    await store.create_player("ann", time.time())
+    assert (await store.get_player("robo")).bot is False  # type: ignore[union-attr]
+    assert await levers.grant(store, "host", "robo", "bot") == "robo"
+    robo = await store.get_player("robo")
+    assert robo is not None and robo.bot
+    assert await levers.roles_of(store, "robo") == {"bot"}
+    assert await levers.revoke_role(store, "host", "robo", "bot")
+    assert not await levers.revoke_role(store, "host", "robo", "bot")  # had it no more
+    assert (await store.get_player("robo")).bot is False  # type: ignore[union-attr]
+    assert await levers.become_bot(store, "ann") == "ann"
+    assert (await store.get_player("ann")).bot is True  # type: ignore[union-attr]
+    audit = [(e.action, e.actor, e.target, e.detail) for e in await levers.audit(store)]
+    assert ("grant", "ann", "ann", "bot") in audit and ("grant", "host", "robo", "bot") in audit
