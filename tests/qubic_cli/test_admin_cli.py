@@ -20,7 +20,8 @@ def test_the_help_lists_every_lever(capsys: pytest.CaptureFixture[str]) -> None:
         main(["admin", "--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    names = ["grant", "revoke-role", "ban", "unban", "mute", "unmute", "kick", "announce",
+    names = ["grant", "revoke", "revoke-role", "ban", "unban", "mute", "unmute", "kick",
+             "announce",
              "end-game", "rename", "export-player", "delete-player", "audit", "sanctions",
              "reports"]
     assert list(admin.COMMANDS) == names  # the table, in the order the help lists it
