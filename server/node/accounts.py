@@ -39,8 +39,9 @@ from server.accounts.passwords import (
 )
 from server.errors import LimitReached, ServerError, StoreError
 from server.game.records import PlayerRecord
+from server.node.address_limits import AddressCounts
 from server.node.levers import ban_message, refuse_held_address
-from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, Session
 from server.protocol import (
     AccountRequest,
     DeviceInfo,

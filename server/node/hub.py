@@ -22,7 +22,9 @@ from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
+from server.node.address_limits import AddressCounts, AddressLimits
 from server.node.bus import Bus, LocalBus
+from server.node.config import HubConfig
 from server.node.control import Control
 from server.node.control_actions import DropDevices, encode_action
 from server.node.delivery import Delivery
@@ -33,15 +35,9 @@ from server.node.moderation import Moderation
 from server.node.profiles import answer_player_games
 from server.node.puzzles import Puzzles
 from server.node.reviews import Reviews
-from server.node.rooms import HubConfig, Rooms
+from server.node.rooms import Rooms
 from server.node.routing import Here, Router
-from server.node.session import (
-    CLOSE_GOING_AWAY,
-    CLOSE_REVOKED,
-    AddressCounts,
-    AddressLimits,
-    Session,
-)
+from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, Session
 from server.protocol import (
     AccountRequest,
     Announce,
@@ -70,9 +66,6 @@ log = logging.getLogger(__name__)
 
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 ABANDON_CHECK = 10.0  # seconds between looks for abandoned games, at most
-
-__all__ = ["Hub", "HubConfig"]
-
 
 class Hub:
     """One server's parts and the dispatch of requests to them; see the module docstring."""

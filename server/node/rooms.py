@@ -15,10 +15,9 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from engine import O, X
-from server.defaults import GRACE
 from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError, StoreError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
@@ -27,6 +26,7 @@ from server.game.room_state import RESULTS
 from server.metrics import Metrics
 from server.node.bus import Bus, drain
 from server.node.computer_turns import ComputerTurns
+from server.node.config import HubConfig
 from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
 from server.node.room_interfaces import Listing, Ownership, Replies, SoleOwnership
 from server.node.session import Session
@@ -54,16 +54,6 @@ class RoomMoved(RoomError):
 
 
 FINISHED_KEPT = 600.0  # seconds a finished game stays open for rematches and late viewers
-
-
-@dataclass(frozen=True)
-class HubConfig:
-    grace: float = GRACE  # seconds a dropped player keeps the seat before a claim is allowed
-    ai_move_time: float = 1.0  # seconds the computer thinks per move (less on a short clock)
-    abandon_after: float = 600.0  # seconds with no human in a game before it is ended
-    reserved_names: tuple[str, ...] = ()  # refused to new players, beside RESERVED_NAMES
-    spectator_chat: bool = True  # spectators may chat (among themselves)
-    leaderboard_inactive: float = 90 * 86400.0  # seconds without a rated game; 0: never
 
 
 def time_control(clock: ClockSpec | None) -> TimeControl | None:
