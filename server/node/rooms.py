@@ -21,7 +21,7 @@ from engine import O, X
 from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError, StoreError
 from server.game.records import GameRecord, GameStatus, Seat, TimeControl
-from server.game.room import COMPUTER, Audience, GameRoom, Outbound, RoomSeat
+from server.game.room import COMPUTER, Audience, Change, GameRoom, Outbound, RoomSeat, Write
 from server.game.room_state import RESULTS
 from server.metrics import Metrics
 from server.node.bus import Bus, drain
@@ -34,11 +34,8 @@ from server.protocol import (
     Ack,
     ClockSpec,
     ErrorCode,
-    GameEnd,
-    MovePlayed,
     RatingChange,
     ServerMessage,
-    TakenBack,
     with_ref,
 )
 from server.store.base import Store
@@ -64,7 +61,9 @@ def clock_spec(clock: TimeControl | None) -> ClockSpec | None:
     return None if clock is None else ClockSpec(int(clock.initial), int(clock.increment))
 
 
-Action = Callable[[GameRoom, str, float], list[Outbound]]
+Decide = Callable[[GameRoom, str, float], Change]
+"""A request to carry out on a room: the room, the acting player and the time in, its
+``Change`` out."""
 
 
 class Rooms:
@@ -326,7 +325,7 @@ class Rooms:
 
     # -- playing ---------------------------------------------------------------------------
 
-    async def act(self, peer: Peer, game_id: str, ref: object, action: Action) -> None:
+    async def act(self, peer: Peer, game_id: str, ref: object, decide: Decide) -> None:
         """Run a room action under its lock: decide, persist, deliver, then follow up."""
         room = await self.get(game_id)
         async with self.locks[room.id]:
@@ -334,7 +333,7 @@ class Rooms:
             now = self._loop.time()
             back = self._present(room, peer, now)
             try:
-                events = back + await self._persist(room, action(room, peer.name, now))
+                events = back + await self._persist(room, decide(room, peer.name, now))
             except Exception:
                 if back and self.rooms.get(room.id) is room:
                     self.deliver(room, back)  # back, whatever became of the request
@@ -359,33 +358,34 @@ class Rooms:
         async with self.locks[room.id]:
             if room.over or room.board.ply != ply or self.rooms.get(room.id) is not room:
                 return False
-            events = room.move(COMPUTER, move, ply, self._loop.time())
-            events = await self._persist(room, events)
+            events = await self._persist(room, room.move(COMPUTER, move, ply, self._loop.time()))
             self.deliver(room, events)
         return True
 
-    async def _persist(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
-        """Commit what ``events`` record before anyone hears of them; if the store refuses,
+    async def _persist(self, room: GameRoom, change: Change) -> list[Outbound]:
+        """Commit ``change``'s write before anyone hears of its events; if the store refuses,
         nobody hears of them and the room is put back as the record holds it.
 
         A write whose outcome is unknown (the connection lost at the commit: code
         ``store_unavailable``) is looked up in the record: if it is there, it stands and is
         told as if the store had answered (never ``store_unavailable`` for a move that was
         stored)."""
+        if change.write is None:
+            return change.events
         try:
-            return await self._commit(room, events)
+            return await self._commit(room, change.events, change.write)
         except StoreError as error:
             try:
                 record = await self.store.get_game(room.id)
             except StoreError:
                 record = None
             if error.code == ErrorCode.STORE_UNAVAILABLE and record is not None \
-                    and _holds(record, room, events):
+                    and _holds(record, room, change.write):
                 log.warning("game %s: the store said %s, but the write is there", room.id,
                             error)
                 if record.status is GameStatus.FINISHED:
-                    return await self._rated(room, events, record)
-                return events
+                    return await self._rated(room, change.events, record)
+                return change.events
             await self._put_back(room, record)
             raise
 
@@ -415,15 +415,16 @@ class Rooms:
                     restored.board.ply)
         self.after_change(restored)
 
-    async def _commit(self, room: GameRoom, events: list[Outbound]) -> list[Outbound]:
-        """Write what ``events`` record: the move, a take-back, the end of the game. A move
-        that ends the game is written with the end (and the ratings) in one transaction."""
-        played = any(isinstance(e.message, MovePlayed) for e in events)
-        move = room.last_move_record(time.time()) if played else None
-        for taken in (e.message for e in events if isinstance(e.message, TakenBack)):
-            await self.store.take_back(room.id, taken.ply, fence=self.ownership.token(room.id))
+    async def _commit(self, room: GameRoom, events: list[Outbound], write: Write
+                      ) -> list[Outbound]:
+        """Keep ``write``: the move, a take-back, the end of the game. A move that ends the
+        game is written with the end (and the ratings) in one transaction."""
+        move = room.last_move_record(time.time()) if write.moved else None
+        if write.taken_back is not None:
+            await self.store.take_back(room.id, write.taken_back,
+                                       fence=self.ownership.token(room.id))
             self.metrics.count("takebacks")
-        end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
+        end = write.end
         if move is not None and (end is None or end.result == "*"):
             await self.store.record_move(room.id, move, fence=self.ownership.token(room.id))
             self.metrics.count("moves")
@@ -600,17 +601,17 @@ class Rooms:
                 self.deliver(room, room.rematch_started(rematch.id))
 
 
-def _holds(record: GameRecord, room: GameRoom, events: list[Outbound]) -> bool:
-    """Whether ``record`` (read after a write whose outcome is unknown) holds what ``events``
-    wrote: the room's last move, and its end if they end the game (a take-back is not
-    looked for: it is told as refused)."""
-    if any(isinstance(e.message, TakenBack) for e in events):
+def _holds(record: GameRecord, room: GameRoom, write: Write) -> bool:
+    """Whether ``record`` (read after a write whose outcome is unknown) holds ``write``: the
+    room's last move, and the end if it ends the game (a take-back is not looked for: it is
+    told as refused)."""
+    if write.taken_back is not None:
         return False
-    if any(isinstance(e.message, MovePlayed) for e in events):
+    if write.moved:
         ply = room.board.ply
         if len(record.moves) < ply or record.moves[ply - 1].cell != room.board.moves[-1]:
             return False
-    end = next((e.message for e in events if isinstance(e.message, GameEnd)), None)
+    end = write.end
     if end is None:
         return record.status is GameStatus.ACTIVE
     return record.status is not GameStatus.ACTIVE and (record.result or "*") == end.result
