@@ -370,7 +370,7 @@ class ClusterLobby:
         """Games whose room is no longer here (handed off, lost) are no longer this node's to
         list: their new owner lists them, and the holder takes off what this full report
         leaves out. A game taken back here since is listed by its room now."""
-        rooms = self.rooms.rooms
+        rooms = self.rooms.held
         for game_id, room in list(self._shown.items()):
             here = rooms.get(game_id)
             if here is None or not self._listed_here(here):

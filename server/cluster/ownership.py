@@ -174,7 +174,7 @@ class ClusterOwnership:
                 self.rooms.drop(game_id)
                 self.found(game_id, node)
         finally:
-            if game_id not in self.rooms.rooms:  # handed off, or lost meanwhile
+            if game_id not in self.rooms.held:  # handed off, or lost meanwhile
                 self.rooms.drop(game_id)  # its lock too, free now (drop keeps a held one)
         self.handed_off += 1
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -216,7 +216,7 @@ class ClusterOwnership:
 
     def owns(self, game_id: str) -> bool:
         lease = self.held.get(game_id)
-        return (not self.handing_over and lease is not None and game_id in self.rooms.rooms
+        return (not self.handing_over and lease is not None and game_id in self.rooms.held
                 and lease.valid())
 
     # -- who holds a game, and claiming it ---------------------------------------------------
@@ -289,7 +289,7 @@ class ClusterOwnership:
             pass
         if game_id not in self.held:
             self.fences.pop(game_id, None)
-            if game_id not in self.rooms.rooms:
+            if game_id not in self.rooms.held:
                 self.rooms.drop(game_id)
 
     def reclaim(self) -> None:

@@ -225,7 +225,7 @@ class Control:
             case RemoveChatLine():
                 line = action.line
                 if not action.admin and self.holds(action.game):
-                    author = chat_author(self.rooms.rooms[action.game], line, self.rooms.now())
+                    author = chat_author(self.rooms.held[action.game], line, self.rooms.now())
                     if author not in (None, action.by) and await self.rooms.store.query(
                             roles_of(str(author))) & MODERATORS:
                         raise ServerError(f"only an admin may remove {author}'s line",
@@ -254,7 +254,7 @@ class Control:
     def holds(self, game_id: str) -> bool:
         """Whether this node holds the game (the embedded server holds every room it has)."""
         rooms = self.rooms
-        if game_id not in rooms.rooms:
+        if game_id not in rooms.held:
             return False
         return (isinstance(rooms.ownership, SoleOwnership)
                 or rooms.ownership.token(game_id) is not None)

@@ -392,7 +392,7 @@ class Lobby:
     async def _computer_games_here(self, name: str) -> int:
         """How many games against the computer ``name`` has going (held here)."""
         return sum(
-            1 for room in self.rooms.rooms.values()
+            1 for room in self.rooms.held.values()
             if not room.over and room.computer_side is not None and room.side_of(name) is not None
         )
 

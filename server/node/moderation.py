@@ -159,7 +159,7 @@ class Moderation:
             raise ServerError(f"no game {game}", ErrorCode.NO_SUCH_GAME)
         if not self.control.holds(game):
             return None
-        author = chat_author(self.control.rooms.rooms[game], line, self.control.rooms.now())
+        author = chat_author(self.control.rooms.held[game], line, self.control.rooms.now())
         if author is None:
             raise ServerError(f"no chat line {line} in game {game}", ErrorCode.NOT_ALLOWED)
         return author

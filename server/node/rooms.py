@@ -88,7 +88,7 @@ class Rooms:
         self.node = delivery.node
         # game -> player -> the peers with it open (a player is present while one is)
         self.openers: dict[str, dict[str, set[tuple[str, int]]]] = {}
-        self.rooms: dict[str, GameRoom] = {}
+        self.held: dict[str, GameRoom] = {}  # game -> its room, for every game held here
         self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.flag_timers: dict[str, asyncio.TimerHandle] = {}
         self.finished: set[str] = set()  # games whose end has been handled
@@ -107,7 +107,7 @@ class Rooms:
         now = self._loop.time()
         for record in await self.store.unfinished_games():
             room = await self._restore(record, now)
-            self.rooms[room.id] = room
+            self.held[room.id] = room
             if not record.listed:  # a private room's or the computer's game, or not known
                 self.listing.unlist(room.id)
             self.after_change(room)
@@ -127,7 +127,7 @@ class Rooms:
             task.cancel()
         await asyncio.gather(self.computer.close(), *self._tasks, return_exceptions=True)
         now = self._loop.time()
-        for room in self.rooms.values():
+        for room in self.held.values():
             room.pause(now)
         if self._publisher is not None:
             await self._outbox.join()  # what was decided is said before the sessions close
@@ -139,7 +139,7 @@ class Rooms:
         seats of the games this node holds stop answering to it, so a newcomer who takes the
         name is a stranger to them (no seat, no rematch, not the players' chat)."""
         gone = f"{name}\u2060#gone"  # no player can be called so: names refuse U+2060
-        for room in self.rooms.values():
+        for room in self.held.values():
             if any(seat.player == name for seat in room.seats):
                 room.seats = tuple(replace(seat, player=gone) if seat.player == name else seat
                                    for seat in room.seats)  # type: ignore[assignment]
@@ -159,20 +159,20 @@ class Rooms:
     def games_of(self, name: str) -> list[str]:
         """The games going on with ``name`` in a seat."""
         return [
-            room.id for room in self.rooms.values()
+            room.id for room in self.held.values()
             if not room.over and room.side_of(name) is not None
         ]
 
     async def get(self, game_id: str) -> GameRoom:
         """The game's room, loaded from the store if this server does not hold it."""
-        room = self.rooms.get(game_id)
+        room = self.held.get(game_id)
         if room is not None:
             return room
         record = await self.store.get_game(game_id)
         if record is None:
             raise RoomError(f"no game {game_id}", ErrorCode.NO_SUCH_GAME)
         room = await self._restore(record, self._loop.time())
-        self.rooms[room.id] = room
+        self.held[room.id] = room
         if not record.listed:
             self.listing.unlist(room.id)
         if room.over:
@@ -234,7 +234,7 @@ class Rooms:
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
         room.spectator_chat = self.config.spectator_chat
         room.listed = listed
-        self.rooms[room.id] = room
+        self.held[room.id] = room
         if not listed:
             self.listing.unlist(room.id)
         self.metrics.count("games_started")
@@ -295,7 +295,7 @@ class Rooms:
         return room.connected(peer.name, now)
 
     def _still_here(self, room: GameRoom) -> None:
-        if self.rooms.get(room.id) is not room:
+        if self.held.get(room.id) is not room:
             raise RoomMoved(f"game {room.id} has moved; try again")
 
     def _opened(self, game_id: str, peer: Peer) -> None:
@@ -313,7 +313,7 @@ class Rooms:
         if opened:
             return  # another connection of the same player still has it open
         del by_player[peer.name]  # type: ignore[union-attr]
-        room = self.rooms.get(game_id)
+        room = self.held.get(game_id)
         if room is None or not peer.name:
             return
         self.deliver(room, room.leave(peer.name, now))
@@ -335,7 +335,7 @@ class Rooms:
             try:
                 events = back + await self._persist(room, decide(room, peer.name, now))
             except Exception:
-                if back and self.rooms.get(room.id) is room:
+                if back and self.held.get(room.id) is room:
                     self.deliver(room, back)  # back, whatever became of the request
                 raise
             ack = None if ref is None else Ack(ref=ref)  # type: ignore[arg-type]
@@ -356,7 +356,7 @@ class Rooms:
     async def _computer_played(self, room: GameRoom, ply: int, move: int) -> bool:
         """Play the computer's ``move`` for ``ply``; False if the game has moved on."""
         async with self.locks[room.id]:
-            if room.over or room.board.ply != ply or self.rooms.get(room.id) is not room:
+            if room.over or room.board.ply != ply or self.held.get(room.id) is not room:
                 return False
             events = await self._persist(room, room.move(COMPUTER, move, ply, self._loop.time()))
             self.deliver(room, events)
@@ -396,21 +396,21 @@ class Rooms:
         goes on from what everyone was told once the store takes writes again. If the
         record could not be read either, the room is let go and loaded afresh when next
         asked for."""
-        if self.rooms.get(room.id) is not room:
+        if self.held.get(room.id) is not room:
             return  # moved on meanwhile (dropped, handed over)
         if record is None:
-            self.rooms.pop(room.id, None)
+            self.held.pop(room.id, None)
             return
         try:
             restored = await self._restore(record, self._loop.time())
         except StoreError:  # a decided board whose end cannot be written yet
-            if self.rooms.get(room.id) is room:
-                self.rooms.pop(room.id, None)
+            if self.held.get(room.id) is room:
+                self.held.pop(room.id, None)
             return
-        if self.rooms.get(room.id) is not room:
+        if self.held.get(room.id) is not room:
             return
         restored.carry_over(room)
-        self.rooms[room.id] = restored
+        self.held[room.id] = restored
         log.info("game %s: a write was refused; the room is back at ply %d", room.id,
                     restored.board.ply)
         self.after_change(restored)
@@ -517,7 +517,7 @@ class Rooms:
 
     async def _flag(self, room: GameRoom) -> None:
         async with self.locks[room.id]:
-            if self.rooms.get(room.id) is not room:
+            if self.held.get(room.id) is not room:
                 return
             events = await self._persist(room, room.check_flag(self._loop.time()))
             self.deliver(room, events)
@@ -526,12 +526,12 @@ class Rooms:
     async def end_abandoned(self, now: float) -> None:
         """End each game that no human has had open for ``config.abandon_after`` seconds."""
         limit = self.config.abandon_after
-        for room in list(self.rooms.values()):
+        for room in list(self.held.values()):
             since = room.abandoned_since()
             if since is None or now - since < limit:
                 continue
             async with self.locks[room.id]:
-                if self.rooms.get(room.id) is not room or room.over \
+                if self.held.get(room.id) is not room or room.over \
                         or room.abandoned_since() != since:
                     continue  # dropped (handed off, lease lost), ended or rejoined meanwhile
                 log.info("game %s: abandoned at ply %d", room.id, room.board.ply)
@@ -541,7 +541,7 @@ class Rooms:
 
     def _forget_later(self, room: GameRoom) -> None:
         def forget() -> None:
-            if self.rooms.get(room.id) is room and room.over:
+            if self.held.get(room.id) is room and room.over:
                 self.drop(room.id)
                 self.listing.forget(room.id)
                 self.delivery.forget(room.id)
@@ -557,7 +557,7 @@ class Rooms:
         if handle is not None:
             handle.cancel()
         self.computer.cancel(game_id)
-        self.rooms.pop(game_id, None)
+        self.held.pop(game_id, None)
         lock = self.locks.get(game_id)
         if lock is not None and not lock.locked():
             del self.locks[game_id]
@@ -573,7 +573,7 @@ class Rooms:
         ``Delivery`` with the game open who holds it now."""
         room = await self._restore(record, self._loop.time())
         room.renumber_from(first_version)
-        self.rooms[room.id] = room
+        self.held[room.id] = room
         self.published[room.id] = first_batch
         if not record.listed:
             self.listing.unlist(room.id)
@@ -597,7 +597,7 @@ class Rooms:
         rematch = await self.start_game((x, o), room.board.geometry.name, room.clock_spec,
                                         room.rated, listed=room.listed)  # private stays so
         async with self.locks[room.id]:
-            if self.rooms.get(room.id) is room:
+            if self.held.get(room.id) is room:
                 self.deliver(room, room.rematch_started(rematch.id))
 
 

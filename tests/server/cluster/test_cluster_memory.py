@@ -32,12 +32,12 @@ def per_game(running: RunningServer) -> dict[str, set[str]]:
     cluster = hub.cluster
     assert cluster is not None and isinstance(hub.lobby, ClusterLobby)
     ownership, forwarding, rooms, delivery, lobby = (
-        cluster.ownership, cluster.owners, hub.games, hub.delivery, hub.lobby)
+        cluster.ownership, cluster.owners, hub.rooms, hub.delivery, hub.lobby)
     found: dict[str, Any] = {
         "ownership.held": ownership.held, "ownership.fences": ownership.fences,
         "ownership.owners": ownership.owners, "ownership.claiming": ownership._claiming,
         "ownership.taking": ownership._taking, "ownership.orphans": ownership._orphans,
-        "rooms.rooms": rooms.rooms, "rooms.locks": rooms.locks,
+        "rooms.held": rooms.held, "rooms.locks": rooms.locks,
         "rooms.published": rooms.published, "rooms.openers": rooms.openers,
         "rooms.flag_timers": rooms.flag_timers, "rooms.finished": rooms.finished,
         "rooms.rematched": rooms.rematched, "computer.tasks": rooms.computer.tasks,

@@ -268,11 +268,11 @@ async def test_finished_games_leave_nothing_behind_in_the_hub(
             await play(ann, game, "1a1", 0)
             await bob.request(t="resign", game=game)
             games.append(game)
-        rooms, lobby = hub.games, hub.lobby
+        rooms, lobby = hub.rooms, hub.lobby
 
         def leftovers() -> dict[str, int]:
             return {
-                "rooms": len(hub.rooms), "locks": len(rooms.locks),
+                "rooms": len(hub.rooms.held), "locks": len(rooms.locks),
                 "audience": len(hub.delivery.audience),
                 "finished": len(rooms.finished), "rematched": len(rooms.rematched),
                 "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),

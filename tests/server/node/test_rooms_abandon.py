@@ -16,8 +16,8 @@ async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
     ann, bob = await server.client("ann"), await server.client("bob")
     game_id = await start_private_game(server, ann, bob)
     await play(ann, game_id, "1a1", 0)
-    rooms = server.running.hub.games
-    room = rooms.rooms[game_id]
+    rooms = server.running.hub.rooms
+    room = rooms.held[game_id]
     await ann.ws.close()
     await bob.ws.close()
     await eventually(lambda: room.abandoned_since() is not None, "the room is abandoned")
