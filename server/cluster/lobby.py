@@ -59,11 +59,11 @@ from server.cluster.messages import (
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError
+from server.game.lobby import game_summary
 from server.game.room import GameRoom
 from server.metrics import Metrics
 from server.node.bus import Subscription, drain
 from server.node.delivery import Delivery
-from server.node.lobby import game_summary
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
 from server.node.session import Session

@@ -22,7 +22,8 @@ from dataclasses import replace
 from engine import O, X
 from server.engine_pool.local import ComputerMoves
 from server.errors import RoomError, StoreError
-from server.game.records import GameRecord, GameStatus, Seat, TimeControl
+from server.game.lobby import time_control
+from server.game.records import GameRecord, GameStatus, Seat
 from server.game.room import Audience, Change, GameRoom, Outbound, RoomSeat
 from server.metrics import Metrics
 from server.node.bus import Bus
@@ -45,14 +46,6 @@ class RoomMoved(RoomError):
     for its lock: the request goes to wherever the game is now."""
 
     code = "internal"
-
-
-def time_control(clock: ClockSpec | None) -> TimeControl | None:
-    return None if clock is None else TimeControl(float(clock.initial), float(clock.increment))
-
-
-def clock_spec(clock: TimeControl | None) -> ClockSpec | None:
-    return None if clock is None else ClockSpec(int(clock.initial), int(clock.increment))
 
 
 Decide = Callable[[GameRoom, str, float], Change]
