@@ -62,7 +62,7 @@ from server.errors import BusError
 from server.game.lobby import game_summary
 from server.game.room import GameRoom
 from server.metrics import Metrics
-from server.node.bus import Subscription, drain
+from server.node.bus import Subscription, next_batch
 from server.node.delivery import Delivery
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
@@ -160,7 +160,7 @@ class ClusterLobby:
 
     async def _send(self) -> None:
         while True:
-            queued = await drain(self._outbox)  # what queued meanwhile: one round trip
+            queued = await next_batch(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(queued)
             except BusError as exc:

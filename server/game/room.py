@@ -49,6 +49,8 @@ from server.protocol import (
     Watching,
 )
 
+MOVED = Write(moved=True)  # a move's write (one value for every move: writes are frozen)
+
 # the room's vocabulary is defined in room_state and imported from here across the server
 __all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "Audience", "GameRoom", "Outbound",
            "PlayerId", "RoomSeat", "Write", "Change", "computer_seat"]
@@ -149,7 +151,7 @@ class GameRoom(RoomState):
         events = [self._keep(played)]
         outcome = self.board.outcome()
         if outcome is None:
-            return Change(events, Write(moved=True))
+            return Change(events, MOVED)
         reason: Reason = outcome.termination.value
         end = self._finish(outcome.winner, reason, now, line=outcome.line)
         return Change(events + end.events, Write(moved=True, end=self.end))

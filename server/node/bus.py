@@ -161,7 +161,7 @@ class LocalBus(TopicTable):
 MAX_AT_ONCE = 256  # messages a publisher sends in one round trip (publish_many)
 
 
-async def drain(outbox: asyncio.Queue[Any]) -> list[Any]:
+async def next_batch(outbox: asyncio.Queue[Any]) -> list[Any]:
     """The next item of ``outbox`` (waiting for one), and every item queued behind it up to
     ``MAX_AT_ONCE``: what one ordered publisher sends with one ``publish_many``."""
     items = [await outbox.get()]

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterable
 
 from server.game.room import GameRoom, Outbound
-from server.node.bus import Bus, drain
+from server.node.bus import Bus, next_batch
 from server.node.delivery import EPOCH_BITS, Peer, game_topic, pack
 from server.protocol import ServerMessage
 from server.tasks import stop_tasks
@@ -71,7 +71,7 @@ class Publisher:
     async def _publish(self) -> None:
         """Publish the batches in the order they were made."""
         while True:
-            batches = await drain(self._outbox)  # what queued meanwhile: one round trip
+            batches = await next_batch(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(batches)
             except Exception:
