@@ -193,7 +193,7 @@ class Hub:
             await self.lobby.tick(now)
             if now >= next_look:
                 next_look = now + every
-                await self.rooms.upkeep.end_abandoned(now, self.config.abandon_after)
+                await self.rooms.upkeep.end_abandoned(now)
 
     # -- sessions --------------------------------------------------------------------------
 

@@ -74,8 +74,8 @@ class Rooms:
         self.publisher = Publisher(bus, delivery.node)
         self.openers = Openers()
         self.writes = GameWrites(store, metrics, self.ownership, delivery)
-        self.upkeep = Upkeep(self, pool, metrics, config.ai_move_time, self.publisher,
-                             listing, self.ownership, delivery)
+        self.upkeep = Upkeep(self, pool, metrics, config, self.publisher, listing,
+                             self.ownership, delivery)
         self._loop = asyncio.get_event_loop()
 
     # -- life cycle ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from server.engine_pool.local import ComputerMoves
 from server.game.room import COMPUTER, Change, GameRoom, RoomSeat
 from server.metrics import Metrics
 from server.node.computer_turns import ComputerTurns
+from server.node.config import HubConfig
 from server.node.delivery import Delivery
 from server.node.publisher import Publisher
 from server.node.room_interfaces import Listing, Ownership
@@ -53,16 +54,17 @@ class Upkeep:
     """The follow-ups of the rooms held here; see the module docstring."""
 
     def __init__(self, rooms: HeldRooms, pool: ComputerMoves, metrics: Metrics,
-                 move_time: float, publisher: Publisher, listing: Listing,
+                 config: HubConfig, publisher: Publisher, listing: Listing,
                  ownership: Ownership, delivery: Delivery) -> None:
         self.rooms = rooms
+        self.abandon_after = config.abandon_after
         self.listing = listing
         self.ownership = ownership
         self.delivery = delivery
         self.flag_timers: dict[str, asyncio.TimerHandle] = {}
         self.finished: set[str] = set()  # games whose end has been handled
         self.rematched: set[str] = set()  # games whose rematch has been started
-        self.computer = ComputerTurns(pool, metrics, move_time, publisher.deliver,
+        self.computer = ComputerTurns(pool, metrics, config.ai_move_time, publisher.deliver,
                                       self._computer_played, self.after_change)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -119,11 +121,11 @@ class Upkeep:
 
         return await self.rooms.step(room, decide)
 
-    async def end_abandoned(self, now: float, limit: float) -> None:
-        """End each game that no human has had open for ``limit`` seconds."""
+    async def end_abandoned(self, now: float) -> None:
+        """End each game that no human has had open for ``abandon_after`` seconds."""
         for room in list(self.rooms.held.values()):
             since = room.abandoned_since()
-            if since is None or now - since < limit:
+            if since is None or now - since < self.abandon_after:
                 continue
 
             def decide(room: GameRoom = room, since: float = since) -> Change | None:

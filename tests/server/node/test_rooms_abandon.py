@@ -24,7 +24,7 @@ async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
 
     lock = rooms.locks[game_id]
     async with lock:  # a change in flight
-        sweep = asyncio.create_task(rooms.upkeep.end_abandoned(rooms.now() + 10**6, 600.0))
+        sweep = asyncio.create_task(rooms.upkeep.end_abandoned(rooms.now() + 10**6))
         await eventually(lambda: lock._waiters, "the sweep waits for the lock")  # noqa: SLF001
         rooms.drop(game_id)  # meanwhile the game went to another holder
     await sweep
