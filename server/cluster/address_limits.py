@@ -1,5 +1,5 @@
 """Per-address limits counted once for a whole cluster, in Redis: a cluster node's
-``AddressCounts`` (``server.node.session``). Each check is one Lua script (check and count in
+``AddressCounts`` (``server.node.address_limits``). Each check is one Lua script (check and count in
 one atomic step); the node's own ``AddressLimits`` is the floor, and the count while Redis is
 away (the limits then fail open to it). docs/cluster.md describes the keys.
 """
@@ -22,7 +22,7 @@ from server.defaults import LEASE_TTL
 from server.errors import BusError
 from server.game.addresses import address_key
 from server.metrics import Metrics
-from server.node.session import (
+from server.node.address_limits import (
     LOGIN_ATTEMPTS_PER_ADDRESS,
     REPORTS_PER_HOUR,
     AddressLimits,

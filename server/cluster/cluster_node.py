@@ -36,7 +36,7 @@ from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError, ServerError
 from server.game.room import GameRoom
 from server.metrics import Metrics
-from server.node.bus import Subscription, drain
+from server.node.bus import Subscription, next_batch
 from server.node.delivery import Peer
 from server.node.membership import MakeDelivery, MakeRooms
 from server.node.routing import Here
@@ -150,7 +150,7 @@ class ClusterNode:
         """Publish forwards and replies in the order they were made (one task); a request of
         a session here that cannot be sent is answered ``unavailable`` at once."""
         while True:
-            queued = await drain(self._outbox)  # what queued meanwhile: one round trip
+            queued = await next_batch(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(
                     [(topic, encode_message(envelope)) for topic, envelope in queued])

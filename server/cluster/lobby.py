@@ -60,11 +60,11 @@ from server.cluster.messages import (
 )
 from server.cluster.ownership import ClusterOwnership
 from server.errors import BusError
+from server.game.lobby import game_summary
 from server.game.room import GameRoom
 from server.metrics import Metrics
-from server.node.bus import Subscription, drain
+from server.node.bus import Subscription, next_batch
 from server.node.delivery import Delivery
-from server.node.lobby import game_summary
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
 from server.node.session import Session
@@ -161,7 +161,7 @@ class ClusterLobby:
 
     async def _send(self) -> None:
         while True:
-            queued = await drain(self._outbox)  # what queued meanwhile: one round trip
+            queued = await next_batch(self._outbox)  # what queued meanwhile: one round trip
             try:
                 await self.bus.publish_many(queued)
             except BusError as exc:
@@ -378,7 +378,7 @@ class ClusterLobby:
         """Games whose room is no longer here (handed off, lost) are no longer this node's to
         list: their new owner lists them, and the holder takes off what this full report
         leaves out. A game taken back here since is listed by its room now."""
-        rooms = self.rooms.rooms
+        rooms = self.rooms.held
         for game_id, room in list(self._shown.items()):
             here = rooms.get(game_id)
             if here is None or not self._listed_here(here):

@@ -178,8 +178,8 @@ class Holding:
 
     def _state(self) -> bytes:
         lobby = self.lobby
-        return _encode_state({"matchmaker": lobby.matchmaker.dump(-self.offset),
-                              "challenges": lobby.challenges.dump()})
+        return _encode_state({"matchmaker": lobby.core.matchmaker.dump(-self.offset),
+                              "challenges": lobby.core.challenges.dump()})
 
     async def persist(self) -> None:
         """Write the lobby's state if it changed; a newer holder's state stops this one."""

@@ -31,7 +31,7 @@ from server.cluster.messages import (
 from server.errors import BusError, RoomError, ServerError, StoreError
 from server.game.records import GameStatus
 from server.game.room import COMPUTER, GameRoom
-from server.node.delivery import EPOCH_BITS, Peer
+from server.node.delivery import EPOCH_BITS
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
 from server.protocol import ErrorCode
@@ -166,7 +166,7 @@ class ClusterOwnership:
                 lease = self.held.get(game_id)
                 if lease is None or not self.owns(game_id):
                     return
-                await self.rooms.drain()  # what this node decided is published first
+                await self.rooms.publisher.flush()  # what this node decided is published first
                 if await self.leases.transfer(lease, node) is None:
                     return
                 del self.held[game_id]
@@ -174,7 +174,7 @@ class ClusterOwnership:
                 self.rooms.drop(game_id)
                 self.found(game_id, node)
         finally:
-            if game_id not in self.rooms.rooms:  # handed off, or lost meanwhile
+            if game_id not in self.rooms.held:  # handed off, or lost meanwhile
                 self.rooms.drop(game_id)  # its lock too, free now (drop keeps a held one)
         self.handed_off += 1
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -216,7 +216,7 @@ class ClusterOwnership:
 
     def owns(self, game_id: str) -> bool:
         lease = self.held.get(game_id)
-        return (not self.handing_over and lease is not None and game_id in self.rooms.rooms
+        return (not self.handing_over and lease is not None and game_id in self.rooms.held
                 and lease.valid())
 
     # -- who holds a game, and claiming it ---------------------------------------------------
@@ -289,7 +289,7 @@ class ClusterOwnership:
             pass
         if game_id not in self.held:
             self.fences.pop(game_id, None)
-            if game_id not in self.rooms.rooms:
+            if game_id not in self.rooms.held:
                 self.rooms.drop(game_id)
 
     def reclaim(self) -> None:
@@ -390,10 +390,8 @@ class ClusterOwnership:
             if owner == node:
                 del self.owners[game_id]
         rooms, now = self.rooms, self.rooms.now()  # its connections leave their games
-        for game_id, by_player in list(rooms.openers.items()):
-            for name, opened in list(by_player.items()):
-                for peer_node, session in [p for p in opened if p[0] == node]:
-                    rooms.leave(Peer(peer_node, session, name), game_id, now)
+        for game_id, peer in rooms.openers.on_node(node):
+            rooms.leave(peer, game_id, now)
 
     async def hand_over(self) -> None:
         """SIGTERM: finish the changes in flight, release every lease and tell the other
@@ -407,7 +405,7 @@ class ClusterOwnership:
                 continue
             async with lock:  # a change in flight finishes (persisted and published) first
                 self.rooms.drop(game_id)
-        await self.rooms.drain()
+        await self.rooms.publisher.flush()
         leases = [self.held.pop(game_id) for game_id in games]
         try:
             await asyncio.gather(*(self.leases.release(lease) for lease in leases))

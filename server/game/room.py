@@ -3,7 +3,8 @@
 A ``GameRoom`` (lila-ws's ``RoomActor`` as a reducer) takes the acting player and the time
 ``now`` and returns ``Outbound`` messages, or raises ``RoomError`` with a stable code; it never
 awaits or reads a clock. Versioned events let a client that reconnects replay ``since(v)`` or
-take a ``snapshot``. The caller persists moves and the end before delivering, calls
+take a ``snapshot``. A request that changes what the store keeps returns a ``Change``: its
+messages and the ``Write`` the caller persists before delivering them; the caller calls
 ``check_flag`` at ``flag_at()``, reports presence and ratings, and starts rematches. Its state
 and queries are ``server.game.room_state.RoomState``."""
 
@@ -24,11 +25,13 @@ from server.game.room_state import (
     HISTORY_SIZE,
     RESULTS,
     Audience,
+    Change,
     Outbound,
     PlayerId,
     RoomSeat,
     RoomState,
     SeatPresence,
+    Write,
     computer_seat,
 )
 from server.protocol import (
@@ -46,9 +49,11 @@ from server.protocol import (
     Watching,
 )
 
+MOVED = Write(moved=True)  # a move's write (one value for every move: writes are frozen)
+
 # the room's vocabulary is defined in room_state and imported from here across the server
 __all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "Audience", "GameRoom", "Outbound",
-           "PlayerId", "RoomSeat", "computer_seat"]
+           "PlayerId", "RoomSeat", "Write", "Change", "computer_seat"]
 
 
 class GameRoom(RoomState):
@@ -107,7 +112,7 @@ class GameRoom(RoomState):
 
     # -- moves and clocks ------------------------------------------------------------------
 
-    def move(self, player: PlayerId, cell: str | int, ply: int, now: float) -> list[Outbound]:
+    def move(self, player: PlayerId, cell: str | int, ply: int, now: float) -> Change:
         """Play ``cell`` for ``player`` answering the position after ``ply`` moves.
 
         Checked in order: seat, game over, ply (stale or duplicate), turn, cell, legality,
@@ -145,21 +150,22 @@ class GameRoom(RoomState):
         )
         events = [self._keep(played)]
         outcome = self.board.outcome()
-        if outcome is not None:
-            reason: Reason = outcome.termination.value
-            events += self._finish(outcome.winner, reason, now, line=outcome.line)
-        return events
+        if outcome is None:
+            return Change(events, MOVED)
+        reason: Reason = outcome.termination.value
+        end = self._finish(outcome.winner, reason, now, line=outcome.line)
+        return Change(events + end.events, Write(moved=True, end=self.end))
 
-    def check_flag(self, now: float) -> list[Outbound]:
+    def check_flag(self, now: float) -> Change:
         """End the game on time if the side to move has none left (the app's timer calls it).
 
         The flagged side loses unless its opponent can no longer complete any line: a draw.
         """
         if self.over or self.clock is None:
-            return []
+            return Change([])
         flagged = self.clock.flagged(now)
         if flagged is None:
-            return []
+            return Change([])
         winner = flagged ^ 1 if self.board.can_still_win(flagged ^ 1) else None
         return self._finish(winner, "time", now)
 
@@ -204,7 +210,7 @@ class GameRoom(RoomState):
 
     # -- resign, draws, abort, claim, rematch, chat ----------------------------------------
 
-    def resign(self, player: PlayerId, now: float) -> list[Outbound]:
+    def resign(self, player: PlayerId, now: float) -> Change:
         """Give the game up; before both sides have moved that only calls it off (abort)."""
         side = self._seat(player)
         self._require_playing()
@@ -212,7 +218,7 @@ class GameRoom(RoomState):
             return self._finish(None, "abort", now, result="*")
         return self._finish(side ^ 1, "resign", now)
 
-    def offer_draw(self, player: PlayerId, now: float) -> list[Outbound]:
+    def offer_draw(self, player: PlayerId, now: float) -> Change:
         """Offer a draw; it stands until answered or the next move. Crossed offers agree."""
         side = self._seat(player)
         self._require_playing()
@@ -223,9 +229,9 @@ class GameRoom(RoomState):
         if self.computer_side is not None:
             raise RoomError("the computer plays on", ErrorCode.NOT_ALLOWED)
         self.draw_offer = side
-        return [self._offer("draw", side)]
+        return Change([self._offer("draw", side)])
 
-    def accept_draw(self, player: PlayerId, now: float) -> list[Outbound]:
+    def accept_draw(self, player: PlayerId, now: float) -> Change:
         side = self._seat(player)
         self._require_playing()
         self._require_offer_to(side)
@@ -238,7 +244,7 @@ class GameRoom(RoomState):
         self.draw_offer = None
         return [self._offer("draw_declined", side)]
 
-    def abort(self, player: PlayerId, now: float) -> list[Outbound]:
+    def abort(self, player: PlayerId, now: float) -> Change:
         """Call the game off with no result; only before both sides have moved."""
         self._seat(player)
         self._require_playing()
@@ -246,7 +252,7 @@ class GameRoom(RoomState):
             raise RoomError("both sides have moved: resign instead", ErrorCode.TOO_LATE_TO_ABORT)
         return self._finish(None, "abort", now, result="*")
 
-    def claim(self, player: PlayerId, now: float) -> list[Outbound]:
+    def claim(self, player: PlayerId, now: float) -> Change:
         """Win because the opponent has been gone past the grace period (abort if none moved)."""
         side = self._seat(player)
         self._require_playing()
@@ -260,7 +266,7 @@ class GameRoom(RoomState):
             return self._finish(None, "abort", now, result="*")
         return self._finish(side, "claim", now)
 
-    def abandon(self, now: float) -> list[Outbound]:
+    def abandon(self, now: float) -> Change:
         """End a game no human has had open for the app's stated time: called off (abort)
         before both sides have moved, else lost by the side to move, as on a correspondence
         clock (a draw if its opponent can no longer complete any line)."""
@@ -332,7 +338,7 @@ class GameRoom(RoomState):
         self._asides.extend(kept)
         return [self._aside(ChatRemoved(game=self.id, line=line), players=said.side is not None)]
 
-    def end_by_host(self, result: str, now: float) -> list[Outbound]:
+    def end_by_host(self, result: str, now: float) -> Change:
         """End the game as the host decides: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` (called
         off), with the reason ``host``."""
         self._require_playing()
@@ -348,7 +354,7 @@ class GameRoom(RoomState):
         if side != self.board.turn:
             raise RoomError("a hint is for your own turn", ErrorCode.NOT_YOUR_TURN)
 
-    def take_back(self, player: PlayerId, now: float) -> list[Outbound]:
+    def take_back(self, player: PlayerId, now: float) -> Change:
         """Take back ``player``'s last move and the computer's reply to it, if it has come (a
         casual game against the computer only: it agrees at once). The clocks are not wound
         back: the side to move again runs from ``now``. A computer move still being searched
@@ -367,7 +373,7 @@ class GameRoom(RoomState):
             self.clock.resume(now)
         event = TakenBack(game=self.id, ply=ply, by=COLOURS[side], clocks=self.clocks(now),
                           version=self._next_version())
-        return [self._keep(event)]
+        return Change([self._keep(event)], Write(taken_back=ply))
 
     def _require_casual_computer_game(self, player: PlayerId, what: str) -> int:
         side = self._seat(player)
@@ -447,7 +453,8 @@ class GameRoom(RoomState):
         now: float,
         line: Sequence[int] | None = None,
         result: str | None = None,
-    ) -> list[Outbound]:
+    ) -> Change:
+        """End the game: its ``end`` event, and the end to write."""
         if self.clock is not None:
             self.clock.stop(now)
         self.draw_offer = None
@@ -460,7 +467,7 @@ class GameRoom(RoomState):
             line=None if line is None else list(line),
             clocks=self.clocks(now),
         )
-        return [self._keep(self.end)]
+        return Change([self._keep(self.end)], Write(end=self.end))
 
 
 def _clock_spec(clock: TimeControl | None) -> ClockSpec | None:

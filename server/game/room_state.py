@@ -11,7 +11,8 @@ was said at, which puts it in its place among the versioned events of a catch-up
 builds on ``BaseBoard``): it holds what a room is and answers queries (``snapshot``,
 ``since``, ``catch_up``, ``flag_at`` ...) without changing the game; ``GameRoom`` adds the
 requests that do. Kept here too: the room's vocabulary (``Outbound`` messages and their
-``Audience``, ``RoomSeat``) and the event history a reconnecting client replays. Pure.
+``Audience``, a request's ``Change`` and its ``Write``, ``RoomSeat``) and the event history
+a reconnecting client replays. Pure.
 """
 
 from __future__ import annotations
@@ -72,6 +73,26 @@ class Outbound:
     audience: Audience = Audience.ROOM
     player: PlayerId | None = None
     players: tuple[PlayerId, ...] = ()  # the seated players, for SEATS and SPECTATORS
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """What the store must keep before anyone hears of a change: the room's last move
+    (``moved``: ``RoomState.last_move_record``), the ply a take-back returned to, and the
+    game's end (written with the move that made it, in one transaction)."""
+
+    moved: bool = False
+    taken_back: int | None = None
+    end: GameEnd | None = None
+
+
+@dataclass(slots=True)
+class Change:
+    """What one request did to a room: the messages to send once ``write`` (None: nothing
+    to keep) is stored."""
+
+    events: list[Outbound]
+    write: Write | None = None
 
 
 @dataclass(frozen=True, slots=True)

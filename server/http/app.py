@@ -36,16 +36,11 @@ from server.http.review import add_review
 from server.http.solve import TRUTH_KEY, add_solve
 from server.http.web import add_web_client
 from server.metrics import Metrics
-from server.node.hub import Hub, HubConfig
+from server.node.address_limits import AddressCounts, AddressLimits
+from server.node.config import HubConfig
+from server.node.hub import Hub
 from server.node.membership import Membership
-from server.node.session import (
-    CLOSE_BAD_DATA,
-    CLOSE_POLICY,
-    CLOSE_TOO_BIG,
-    AddressCounts,
-    AddressLimits,
-    Session,
-)
+from server.node.session import CLOSE_BAD_DATA, CLOSE_POLICY, CLOSE_TOO_BIG, Session
 from server.protocol import (
     MAX_FRAME_BYTES,
     ErrorCode,
@@ -327,7 +322,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             f"at most {hub.limits.max_connections} connections from one address",
             ErrorCode.TOO_MANY_CONNECTIONS))
         session.close(CLOSE_POLICY, "too many connections from your address")
-        await writer.closed(session)
+        await writer.close(session)
         return ws
     hub.connected(session)
     loop = asyncio.get_running_loop()
@@ -382,7 +377,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await hub.limits.remove_connection(address)
         if not session.closed:
             session.close(1000, "")
-        await writer.closed(session)
+        await writer.close(session)
     return ws
 
 
@@ -477,7 +472,7 @@ class SocketWriter:
             code, reason = session.close_code or 1000, session.close_reason.encode()
             self.closing = self.loop.create_task(self.ws.close(code=code, message=reason))
 
-    async def closed(self, session: Session) -> None:
+    async def close(self, session: Session) -> None:
         """Once ``session`` is closed: write what it queued and the close frame, waiting at
         most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
         deadline = self.loop.time() + self.close_wait

@@ -35,6 +35,7 @@ import msgspec
 from aiohttp import web
 
 from server.errors import LimitReached, ServerError, StoreError
+from server.game.lobby import challenge_info
 from server.http import tokens
 from server.http.api import HUB_KEY
 from server.http.rate import client_of
@@ -385,8 +386,8 @@ async def api_stream_events(request: web.Request) -> web.StreamResponse:
         for game_id in await hub.router.games_of(name):
             await hub.handle(session, Watch(game=game_id))  # its state: a gameStart
         if isinstance(hub.lobby, Lobby):
-            for challenge in hub.lobby.challenges.sent_to(name):
-                session.send(ChallengeReceived(challenge=hub.lobby.challenge_info(challenge)))
+            for challenge in hub.lobby.core.challenges.sent_to(name):
+                session.send(ChallengeReceived(challenge=challenge_info(challenge)))
 
     return await _stream(request, False, first, events.feed_all, lambda: False)
 

@@ -38,7 +38,7 @@ async def health(request: web.Request) -> web.Response:
         "status": "ok",
         "version": VERSION,
         "connections": len(hub.sessions),
-        "games": sum(not room.over for room in hub.rooms.values()),
+        "games": sum(not room.over for room in hub.rooms.held.values()),
         "ai_workers": hub.pool.workers,
         "ai_ready": hub.pool.ready,
         "event_loop": loop_name(),
@@ -53,7 +53,7 @@ async def live(request: web.Request) -> web.Response:
 async def not_ready(hub: Hub) -> list[str]:
     """Why this node should not be sent players now (empty: it should)."""
     reasons = []
-    if hub.games.closing:
+    if hub.rooms.closing:
         reasons.append("the server is shutting down")
     elif hub.draining:
         reasons.append("the server is draining before a restart")

@@ -33,8 +33,9 @@ from typing import assert_never
 
 from server.errors import LimitReached, ServerError, StoreError
 from server.game.records import PlayerRecord
+from server.node.address_limits import AddressCounts
 from server.node.levers import ban_message, refuse_held_address
-from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, AddressCounts, Session
+from server.node.session import CLOSE_POLICY, CLOSE_REVOKED, Session
 from server.passwords import (
     PasswordHasher,
     hash_recovery_code,

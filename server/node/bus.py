@@ -176,7 +176,7 @@ class Outbox(Generic[T]):
     """What one publisher task sends, in order: ``asyncio.Queue``'s ``put_nowait``,
     ``task_done`` and ``join`` for one consumer, which takes every item queued at once
     (``take``). A game's every batch passes through it, so it costs a handful of calls an
-    item where ``asyncio.Queue`` and ``drain`` took about twenty."""
+    item where ``asyncio.Queue`` and ``next_batch`` took about twenty."""
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
@@ -227,7 +227,7 @@ class Outbox(Generic[T]):
             await self._finished.wait()
 
 
-def drain(outbox: asyncio.Queue[Any] | Outbox[Any]) -> Awaitable[list[Any]]:
+def next_batch(outbox: asyncio.Queue[Any] | Outbox[Any]) -> Awaitable[list[Any]]:
     """The next item of ``outbox`` (waiting for one), and every item queued behind it up to
     ``MAX_AT_ONCE``: what one ordered publisher sends with one ``publish_many``."""
     if isinstance(outbox, Outbox):

@@ -11,6 +11,7 @@ the line is gone and logged, on one node or many.
 from __future__ import annotations
 
 from server.errors import ServerError
+from server.game.room import Change
 from server.node import levers
 from server.node.control import MODERATORS, chat_author
 from server.node.delivery import Peer
@@ -37,6 +38,6 @@ async def remove_chat_line(rooms: Rooms, peer: Peer, request: RemoveChat) -> Non
                           ErrorCode.NOT_MODERATOR)
     line = request.line
     await rooms.act(Peer("", 0, ""), room.id, None,
-                    lambda room, name, now: room.remove_chat(line, now))
+                    lambda room, name, now: Change(room.remove_chat(line, now)))
     await levers.log_chat_removed(rooms.store, peer.name, room.id, line, request.reason)
     rooms.reply(peer, Ack(ref=request.id))

@@ -37,7 +37,7 @@ from typing import assert_never
 import msgspec
 
 from server.errors import ServerError, StoreError
-from server.game.room import GameRoom
+from server.game.room import Change, GameRoom
 from server.metrics import LAG_BUCKETS
 from server.node.control_actions import (
     KINDS,
@@ -55,8 +55,7 @@ from server.node.control_actions import (
 )
 from server.node.delivery import Peer
 from server.node.room_interfaces import SoleOwnership
-from server.node.rooms import Action as RoomChange
-from server.node.rooms import Rooms
+from server.node.rooms import Decide, Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
 from server.store.lever_records import (
@@ -228,13 +227,13 @@ class Control:
             case RemoveChatLine():
                 line = action.line
                 if not action.admin and self.holds(action.game):
-                    author = chat_author(self.rooms.rooms[action.game], line, self.rooms.now())
+                    author = chat_author(self.rooms.held[action.game], line, self.rooms.now())
                     if author not in (None, action.by) and await self.rooms.store.query(
                             roles_of(str(author))) & MODERATORS:
                         raise ServerError(f"only an admin may remove {author}'s line",
                                           "not_moderator")
                 await self._in_room(action.game, lambda room, name, now:
-                                    room.remove_chat(line, now))
+                                    Change(room.remove_chat(line, now)))
             case _:
                 assert_never(action)
 
@@ -257,14 +256,14 @@ class Control:
     def holds(self, game_id: str) -> bool:
         """Whether this node holds the game (the embedded server holds every room it has)."""
         rooms = self.rooms
-        if game_id not in rooms.rooms:
+        if game_id not in rooms.held:
             return False
         return (isinstance(rooms.ownership, SoleOwnership)
                 or rooms.ownership.token(game_id) is not None)
 
-    async def _in_room(self, game_id: str, change: RoomChange) -> None:
+    async def _in_room(self, game_id: str, decide: Decide) -> None:
         if self.holds(game_id):
-            await self.rooms.act(Peer("", 0, ""), game_id, None, change)
+            await self.rooms.act(Peer("", 0, ""), game_id, None, decide)
 
     def _close(self, sessions: list[Session], code: str, reason: str) -> None:
         for session in sessions:

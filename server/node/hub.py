@@ -22,8 +22,10 @@ from server.game.records import PlayerRecord
 from server.game.room import GameRoom
 from server.metrics import Metrics, percentile
 from server.node.accounts import Accounts
+from server.node.address_limits import AddressCounts, AddressLimits
 from server.node.bots import refuse_pairing
 from server.node.bus import Bus, LocalBus
+from server.node.config import HubConfig
 from server.node.control import Control
 from server.node.control_actions import DropDevices, encode_action
 from server.node.delivery import Delivery
@@ -34,15 +36,9 @@ from server.node.moderation import Moderation
 from server.node.profiles import answer_player_games
 from server.node.puzzles import Puzzles
 from server.node.reviews import Reviews
-from server.node.rooms import HubConfig, Rooms
+from server.node.rooms import Rooms
 from server.node.routing import Here, Router
-from server.node.session import (
-    CLOSE_GOING_AWAY,
-    CLOSE_REVOKED,
-    AddressCounts,
-    AddressLimits,
-    Session,
-)
+from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, Session
 from server.protocol import (
     AccountRequest,
     Announce,
@@ -72,9 +68,6 @@ log = logging.getLogger(__name__)
 PAIRING_INTERVAL = 1.0  # seconds between quick-pairing rounds
 ABANDON_CHECK = 10.0  # seconds between looks for abandoned games, at most
 
-__all__ = ["Hub", "HubConfig"]
-
-
 class Hub:
     """One server's parts and the dispatch of requests to them; see the module docstring."""
 
@@ -95,22 +88,22 @@ class Hub:
         # rooms (it starts games in them).
         self.cluster: Joined | None = None  # this node's cluster side
         self.delivery: Delivery
-        self.games: Rooms
+        self.rooms: Rooms
         self.router: Router
         self.lobby: LobbyService
         if cluster is None:
             self.delivery = Delivery(self.bus)
-            self.games = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus,
+            self.rooms = Rooms(store, pool, self.config, self.metrics, self.delivery, self.bus,
                                listing=self)
-            self.router = Router(self.delivery, Here(self.games))
-            self.lobby = Lobby(self.games, self.delivery)
+            self.router = Router(self.delivery, Here(self.rooms))
+            self.lobby = Lobby(self.rooms, self.delivery)
         else:  # the cluster builds the delivery and the rooms over its side of them
             self.cluster = cluster.join(
                 partial(Delivery, self.bus, cluster.node),
                 partial(Rooms, store, pool, self.config, self.metrics, bus=self.bus,
                         listing=self),
                 self.metrics)
-            self.delivery, self.games = self.cluster.delivery, self.cluster.rooms
+            self.delivery, self.rooms = self.cluster.delivery, self.cluster.rooms
             self.router = Router(self.delivery, self.cluster.owners, cluster.node)
             self.lobby = self.cluster.lobby
         self.accounts = Accounts(store, self.limits, self._open, self._drop_everywhere)
@@ -119,7 +112,7 @@ class Hub:
         self.truth = TruthPool()  # the solver's worker: /api/solve and reviews (made when asked)
         self.reviews = Reviews(store, self.truth)
         # the host's levers, and a device's revoke, on every node (server.node.control)
-        self.control = Control(self.games, self.announce, self.drop_devices)
+        self.control = Control(self.rooms, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control, self.limits, self.router)
         self.puzzles = Puzzles(store)  # server.node.puzzles
         self._tasks: set[asyncio.Task[None]] = set()
@@ -129,15 +122,11 @@ class Hub:
 
     @property
     def store(self) -> Store:
-        return self.games.store
+        return self.rooms.store
 
     @property
     def sessions(self) -> set[Session]:
         return self.delivery.sessions
-
-    @property
-    def rooms(self) -> dict[str, GameRoom]:
-        return self.games.rooms
 
     @property
     def _by_player(self) -> dict[str, set[Session]]:
@@ -162,7 +151,7 @@ class Hub:
         if self.cluster is not None:
             await self.cluster.start()
         else:
-            await self.games.resume()
+            await self.rooms.resume()
         await self.lobby.start()
         await self.control.start()
         self.metrics.lag.start()
@@ -174,7 +163,7 @@ class Hub:
     async def close(self) -> None:
         """Stop taking work, stop the computer's searches and say goodbye to every client
         (in a cluster, first hand every game over to the other nodes)."""
-        self.games.closing = True
+        self.rooms.closing = True
         await self.control.close()
         for task in self._tasks:
             task.cancel()
@@ -183,7 +172,7 @@ class Hub:
         if self.cluster is not None:
             await self.cluster.hand_over()
         await self.reviews.close()
-        await self.games.close()
+        await self.rooms.close()
         await self.delivery.close_all(CLOSE_GOING_AWAY, "server shutting down")
         if self.cluster is not None:
             await self.cluster.close()
@@ -198,14 +187,14 @@ class Hub:
         # room (a few per cent of the loop's time at 1,000 games, once a second), and a game
         # ended a twentieth of ``abandon_after`` late (30 s of 600 by default) loses nothing.
         every = max(PAIRING_INTERVAL, min(ABANDON_CHECK, self.config.abandon_after / 20))
-        next_look = self.games.now() + every
+        next_look = self.rooms.now() + every
         while True:
             await asyncio.sleep(PAIRING_INTERVAL)
-            now = self.games.now()
+            now = self.rooms.now()
             await self.lobby.tick(now)
             if now >= next_look:
                 next_look = now + every
-                await self.games.end_abandoned(now)
+                await self.rooms.upkeep.end_abandoned(now)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -229,7 +218,7 @@ class Hub:
     async def handle(self, session: Session, message: ClientMessage) -> None:
         """Carry out one client request; a refusal becomes an ``error`` message to it."""
         try:
-            if self.games.closing:
+            if self.rooms.closing:
                 raise ServerError("the server is shutting down", ErrorCode.SHUTTING_DOWN)
             if self.draining and isinstance(message, MatchmakingRequest | Rematch):
                 raise ServerError("the server restarts soon: no new games until it is back",
@@ -240,7 +229,7 @@ class Hub:
             if isinstance(message, Chat):
                 self.moderation.check_chat(session)
                 assert session.name is not None  # said hello (above)
-                wait = await self.limits.add_chat(session.name, self.games.now())
+                wait = await self.limits.add_chat(session.name, self.rooms.now())
                 if wait is not None:  # one player's lines, over all their sockets and nodes
                     raise LimitReached("you are chatting too fast: wait a moment",
                                        ErrorCode.CHAT_TOO_FAST, wait)
@@ -305,7 +294,7 @@ class Hub:
                 raise ServerError(f"the name {message.name!r} is reserved: choose another",
                                   ErrorCode.NAME_RESERVED)
             await self.moderation.admit(session, None)  # a banned address makes no player
-            wait = await self.limits.add_player(session.peer, self.games.now())
+            wait = await self.limits.add_player(session.peer, self.rooms.now())
             if wait is not None:
                 raise LimitReached("too many new players from your address",
                                    ErrorCode.TOO_MANY_PLAYERS, wait)
@@ -313,7 +302,7 @@ class Hub:
             player, token, device = issued.player, issued.token, issued.device
             # A new player sits in no game: a seat here under the name is a renamed or deleted
             # player's whose lever this node has not acted on yet.
-            self.games.forget_name(player.name)
+            self.rooms.forget_name(player.name)
             log.info("new player %s from %s", player.name, session.peer,
                      extra={"player": player.name, "address": session.peer})
         await self._open(session, player, token, device, message.id)
@@ -378,8 +367,8 @@ class Hub:
         gauges = self.metrics.gauges
         gauges["connections"] = lambda: len(self.delivery.sessions)
         gauges["players_online"] = lambda: self.delivery.online
-        gauges['games{state="playing"}'] = lambda: sum(not r.over for r in self.rooms.values())
-        gauges['games{state="over"}'] = lambda: sum(r.over for r in self.rooms.values())
+        gauges['games{state="playing"}'] = lambda: sum(not r.over for r in self.rooms.held.values())
+        gauges['games{state="over"}'] = lambda: sum(r.over for r in self.rooms.held.values())
         gauges["ai_queue"] = lambda: self.pool.queued
         gauges["ai_busy"] = lambda: self.pool.busy
         gauges["ai_workers"] = lambda: self.pool.workers

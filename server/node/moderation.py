@@ -28,9 +28,10 @@ from typing import assert_never
 from server.errors import LimitReached, ServerError
 from server.node import levers
 from server.node.accounts import refuse_banned
+from server.node.address_limits import AddressCounts
 from server.node.control import MODERATORS, Control
 from server.node.routing import Router
-from server.node.session import AddressCounts, Session
+from server.node.session import Session
 from server.protocol import (
     Ack,
     BanPlayer,

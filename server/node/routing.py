@@ -15,7 +15,7 @@ from typing import Protocol, assert_never
 import msgspec
 
 from server.errors import RoomError, ServerError
-from server.game.room import GameRoom, Outbound
+from server.game.room import Change, GameRoom
 from server.node.chat_removal import remove_chat_line
 from server.node.delivery import PENDING, Delivery, Peer
 from server.node.rooms import Rooms
@@ -45,14 +45,14 @@ __all__ = ["Here", "Join", "Leave", "Owners", "Peer", "RoomRequest", "Router", "
            "room_action"]
 
 
-def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> list[Outbound]:
+def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> Change:
     """What ``message`` of the player ``name`` changes in ``room``: the room's method it
     calls (one case per request: mypy checks that every room action has one)."""
     match message:
         case Move():
             return room.move(name, message.cell, message.ply, now)
         case Chat():
-            return room.chat(name, message.text, now)
+            return Change(room.chat(name, message.text, now))
         case Resign():
             return room.resign(name, now)
         case DrawOffer():
@@ -60,13 +60,13 @@ def room_action(room: GameRoom, name: str, now: float, message: RoomAction) -> l
         case DrawAccept():
             return room.accept_draw(name, now)
         case DrawDecline():
-            return room.decline_draw(name, now)
+            return Change(room.decline_draw(name, now))
         case Abort():
             return room.abort(name, now)
         case Claim():
             return room.claim(name, now)
         case Rematch():
-            return room.ask_rematch(name, now)
+            return Change(room.ask_rematch(name, now))
         case TakeBack():
             return room.take_back(name, now)
         case _:

@@ -264,7 +264,7 @@ class ClusterServer:
             nonlocal seen
             held = [r for r in self.nodes.running.values()
                     if r.hub.cluster is not None and game in r.hub.cluster.ownership.held
-                    and game in r.hub.rooms]
+                    and game in r.hub.rooms.held]
             seen = seen + 1 if len(held) == 1 else 0
             return seen >= 4
 

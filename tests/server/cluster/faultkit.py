@@ -144,7 +144,7 @@ class InProcessCluster:
         def settled() -> str | None:  # one holder, the same for four looks in a row
             nonlocal held, steady
             now = [n for n in self.running if game in self.ownership(n).held
-                   and game in self.running[n].hub.rooms]
+                   and game in self.running[n].hub.rooms.held]
             steady = steady + 1 if len(now) == 1 and now == held else 0
             held = now
             return held[0] if steady >= 4 else None

@@ -56,7 +56,7 @@ async def move_to(nodes: Nodes, node: str, client: Client, game: str) -> Client:
 def holders(nodes: Nodes, game: str) -> list[str]:
     return [name for name, running in nodes.running.items()
             if running.hub.cluster is not None and game in running.hub.cluster.ownership.held
-            and game in running.hub.rooms]
+            and game in running.hub.rooms.held]
 
 
 async def owner(nodes: Nodes, game: str) -> str:
@@ -194,9 +194,9 @@ async def test_a_node_with_no_owner_claims_the_game_and_a_stale_owner_is_fenced(
     assert record is not None and record.fence == b.cluster.ownership.held[game].token
     await play(bob, game, "2a1", 1)
     # the old owner wakes up still holding its room (at ply 1) and plays a move there
-    assert game in a.rooms
+    assert game in a.rooms.held
     with pytest.raises(StoreError) as refused:
-        await a.games.act(Peer(first, 0, "bob"), game, None,
+        await a.rooms.act(Peer(first, 0, "bob"), game, None,
                           lambda room, name, now: room.move(name, "3a1", 1, now))
     assert refused.value.code == "fenced"
     stored = await b.store.get_game(game)

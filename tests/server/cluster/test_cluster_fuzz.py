@@ -148,7 +148,7 @@ def resync(arena: fuzz.Arena, message: dict[str, Any]) -> bool:
             fuzz.GAME, fuzz.OTHER):
         return False
     game = arena.game if game == fuzz.GAME else arena.other
-    rooms = [r.hub.rooms[game] for r in fuzz.running(arena.server) if game in r.hub.rooms
+    rooms = [r.hub.rooms.held[game] for r in fuzz.running(arena.server) if game in r.hub.rooms.held
              and (r.hub.cluster is None or game in r.hub.cluster.ownership.held)]
     return not rooms or since < rooms[0]._known_from
 

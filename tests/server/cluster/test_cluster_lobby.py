@@ -291,7 +291,7 @@ async def test_a_frozen_lobby_holder_is_replaced_and_fenced_off(nodes: Nodes) ->
     assert snapshot["seeks"] == [seek]
     bob = await nodes.client(second, "bob")
     assert (await bob.request(t="seek"))["t"] == "seeking"  # the new holder writes
-    old.lobby.matchmaker.withdraw("ann")  # the old holder wakes up and changes the lobby
+    old.lobby.core.matchmaker.withdraw("ann")  # the old holder wakes up and changes the lobby
     with pytest.raises(ServerError):
         await old.persist()  # refused: a newer token has written
     again = await lobby_of(await nodes.client(other, "cat"))

@@ -2,7 +2,7 @@
 played to their end across three in-process nodes: started by the lobby's holder and handed
 to the node rendezvous hashing picks, rematches started by their owner and handed on,
 players' requests forwarded to the owner, spectators on a third node. Once the games are
-forgotten (``server.node.rooms.FINISHED_KEPT`` after their end) and the clients have gone, every
+forgotten (``server.node.upkeep.FINISHED_KEPT`` after their end) and the clients have gone, every
 node's per-game structures and Redis hold nothing of them: each is as it was before the
 first game, not merely small."""
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio
 
-import server.node.rooms
+import server.node.upkeep
 from server.cluster.lobby import ClusterLobby
 from server.cluster.ownership import KeyedLocks
 from server.http.app import RunningServer
@@ -32,15 +32,16 @@ def per_game(running: RunningServer) -> dict[str, set[str]]:
     cluster = hub.cluster
     assert cluster is not None and isinstance(hub.lobby, ClusterLobby)
     ownership, forwarding, rooms, delivery, lobby = (
-        cluster.ownership, cluster.owners, hub.games, hub.delivery, hub.lobby)
+        cluster.ownership, cluster.owners, hub.rooms, hub.delivery, hub.lobby)
     found: dict[str, Any] = {
         "ownership.held": ownership.held, "ownership.fences": ownership.fences,
         "ownership.owners": ownership.owners, "ownership.claiming": ownership._claiming,
         "ownership.taking": ownership._taking, "ownership.orphans": ownership._orphans,
-        "rooms.rooms": rooms.rooms, "rooms.locks": rooms.locks,
-        "rooms.published": rooms.published, "rooms.openers": rooms.openers,
-        "rooms.flag_timers": rooms.flag_timers, "rooms.finished": rooms.finished,
-        "rooms.rematched": rooms.rematched, "computer.tasks": rooms.computer.tasks,
+        "rooms.held": rooms.held, "rooms.locks": rooms.locks,
+        "publisher.published": rooms.publisher.published,
+        "openers": rooms.openers.by_game, "upkeep.flag_timers": rooms.upkeep.flag_timers,
+        "upkeep.finished": rooms.upkeep.finished, "upkeep.rematched": rooms.upkeep.rematched,
+        "computer.tasks": rooms.upkeep.computer.tasks,
         "delivery.audience": delivery.audience, "delivery.epochs": delivery._epochs,
         "delivery.subscriptions": delivery._subscriptions,
         "lobby.shown": lobby._shown, "lobby.unlisted": lobby._unlisted,
@@ -141,7 +142,7 @@ async def play_one(nodes: Nodes, n: int, homes: tuple[str, str, str]) -> list[st
 async def test_finished_games_leave_nothing_behind_on_any_node(
     nodes: Nodes, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(server.node.rooms, "FINISHED_KEPT", 0.2)  # forgotten soon after the end
+    monkeypatch.setattr(server.node.upkeep, "FINISHED_KEPT", 0.2)  # forgotten soon after the end
     await eventually(lambda: holder(nodes), "a node holds the lobby")
     baseline = tracked(nodes)
     assert baseline == {name: {k: set() for k in found} for name, found in baseline.items()}

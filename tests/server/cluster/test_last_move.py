@@ -147,7 +147,7 @@ async def test_a_move_stored_before_the_connection_was_lost_is_told_as_played(
         for ply in range(6):
             mover, cell = (ann, X_LINE[ply // 2]) if ply % 2 == 0 else (bob, O_CELLS[ply // 2])
             assert (await mover.request(t="move", game=game, cell=cell, ply=ply))["t"] == "ack"
-        store = running.hub.games.store
+        store = running.hub.rooms.store
         finish = store.finish_game
 
         async def committed_then_lost(*args: object, **kwargs: object) -> object:

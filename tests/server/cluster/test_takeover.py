@@ -52,7 +52,7 @@ async def test_a_node_that_lost_a_game_s_state_takes_it_back_under_a_new_fence(
     before = cluster.ownership(owner).held[game].token
     # The owner's write failed and reading the game back failed too (PostgreSQL restarting):
     # the room is let go (Rooms._put_back), the lease still held.
-    cluster.running[owner].hub.rooms.pop(game)
+    cluster.running[owner].hub.rooms.held.pop(game)
     assert (await ann.request(t="move", game=game, cell=1, ply=2))["t"] == "ack"
     assert cluster.ownership(owner).held[game].token > before  # a new fence
     await bob.expect("move", game=game, ply=3)  # the acked move reached the opponent
@@ -60,8 +60,8 @@ async def test_a_node_that_lost_a_game_s_state_takes_it_back_under_a_new_fence(
     await ann.expect("move", game=game, ply=4)
 
     def seats_online() -> list[bool]:
-        room = cluster.running[owner].hub.rooms[game]
-        state = room.snapshot("eve", cluster.running[owner].hub.games.now())
+        room = cluster.running[owner].hub.rooms.held[game]
+        state = room.snapshot("eve", cluster.running[owner].hub.rooms.now())
         return [seat.online for seat in state.seats]
 
     # both players are present again (their rejoins)

@@ -16,7 +16,7 @@ import websockets
 from server.game.addresses import address_in, address_key, ban_network
 from server.http.rate import Limits
 from server.node import levers
-from server.node.session import AddressLimits
+from server.node.address_limits import AddressLimits
 from server.store import lever_records as ops
 from server.store.base import Store
 from tests.eventually import eventually

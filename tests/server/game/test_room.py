@@ -19,6 +19,7 @@ from server.game.room import (
     GameRoom,
     Outbound,
     RoomSeat,
+    Write,
     computer_seat,
 )
 from server.protocol import (
@@ -52,7 +53,7 @@ def play(room: GameRoom, cells: list[str], now: float = 0.0, step: float = 1.0) 
     for cell in cells:
         now += step
         player = room.seats[room.board.turn].player
-        events += room.move(player, cell, room.board.ply, now)
+        events += room.move(player, cell, room.board.ply, now).events
     return events
 
 
@@ -88,9 +89,33 @@ def test_two_players_to_a_win_with_the_winning_line() -> None:
         room.move(BOB, "4d4", 7, 10)
 
 
+def test_each_request_returns_what_the_store_must_keep() -> None:
+    room = new_room(ClockSpec(60, 0))
+    assert room.move(ANN, "1a1", 0, 1.0).write == Write(moved=True)
+    assert room.offer_draw(BOB, 2.0).write is None  # an offer is not kept
+    assert room.check_flag(3.0).write is None
+    played = room.move(BOB, "1a2", 1, 3.0)
+    assert played.write == Write(moved=True)
+    flagged = room.check_flag(1000.0)
+    assert flagged.write == Write(end=room.end) and room.end is not None
+    assert room.end.reason == "time"
+    # the move that ends the game is written with the end
+    won = new_room()
+    play(won, X_WINS[:-1])
+    last = won.move(ANN, X_WINS[-1], len(X_WINS) - 1, 20.0)
+    assert last.write == Write(moved=True, end=won.end) and won.end is not None
+    assert [type(e.message) for e in last.events] == [MovePlayed, GameEnd]
+    resigned = new_room()
+    play(resigned, ["1a1", "1a2"])
+    assert resigned.resign(BOB, 5.0).write == Write(end=resigned.end)
+    computer = computer_room()
+    play(computer, ["1a1", "2b2"])
+    assert computer.take_back(ANN, 5.0).write == Write(taken_back=0)
+
+
 def test_cells_may_be_given_as_indices() -> None:
     room = new_room(variant="4x4")
-    (event,) = room.move(ANN, 15, 0, 1.0)
+    (event,) = room.move(ANN, 15, 0, 1.0).events
     assert isinstance(event.message, MovePlayed)
     assert (event.message.cell, event.message.notation) == (15, "d4")
 
@@ -165,14 +190,14 @@ def test_the_room_is_told_how_many_watch_as_spectators_come_and_go() -> None:
 def test_a_draw_by_agreement() -> None:
     room = new_room()
     play(room, ["1a1", "2b2"])
-    (offer,) = room.offer_draw(ANN, 3)
+    (offer,) = room.offer_draw(ANN, 3).events
     assert offer.message == Offer(game="g1", kind="draw", by="x", version=3)
     assert room.snapshot(BOB, 3).draw_offer == "x"
     with refused("already_offered"):
         room.offer_draw(ANN, 3)
     with refused("no_draw_offer"):
         room.accept_draw(ANN, 3)  # one cannot accept one's own offer
-    (end,) = room.accept_draw(BOB, 4)
+    (end,) = room.accept_draw(BOB, 4).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason) == ("1/2-1/2", "agreement")
 
@@ -193,14 +218,14 @@ def test_a_draw_offer_can_be_declined_and_lapses_with_the_next_move() -> None:
 def test_crossed_draw_offers_agree() -> None:
     room = new_room()
     room.offer_draw(BOB, 1)
-    (end,) = room.offer_draw(ANN, 2)
+    (end,) = room.offer_draw(ANN, 2).events
     assert isinstance(end.message, GameEnd) and end.message.reason == "agreement"
 
 
 def test_resign() -> None:
     room = new_room()
     play(room, ["1a1", "4d4"])
-    (end,) = room.resign(BOB, 2)
+    (end,) = room.resign(BOB, 2).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("1-0", "resign", "x")
     with refused("game_over"):
@@ -211,7 +236,7 @@ def test_resign() -> None:
 def test_resigning_before_both_sides_have_moved_aborts(plies: int) -> None:
     room = new_room(rated=True)
     play(room, ["1a1"][:plies])
-    (end,) = room.resign(BOB, 2)
+    (end,) = room.resign(BOB, 2).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("*", "abort", None)
 
@@ -220,7 +245,7 @@ def test_resigning_before_both_sides_have_moved_aborts(plies: int) -> None:
 def test_abort_before_both_sides_have_moved(plies: int) -> None:
     room = new_room()
     play(room, ["1a1"][:plies])
-    (end,) = room.abort(BOB, 2)
+    (end,) = room.abort(BOB, 2).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("*", "abort", None)
 
@@ -238,11 +263,11 @@ def test_no_abort_once_both_have_moved() -> None:
 
 def test_clocks_start_after_both_first_moves_and_add_the_increment() -> None:
     room = new_room(ClockSpec(initial=60, increment=2))
-    first = only(room.move(ANN, "1a1", 0, 10.0), MovePlayed)[0]
+    first = only(room.move(ANN, "1a1", 0, 10.0).events, MovePlayed)[0]
     assert first.clocks is not None and first.clocks.running is None
-    second = only(room.move(BOB, "1a2", 1, 30.0), MovePlayed)[0]  # 20 s, free
+    second = only(room.move(BOB, "1a2", 1, 30.0).events, MovePlayed)[0]  # 20 s, free
     assert (second.clocks.x, second.clocks.o, second.clocks.running) == (60000, 60000, "x")
-    third = only(room.move(ANN, "2b2", 2, 35.5), MovePlayed)[0]  # 5.5 s on X's clock
+    third = only(room.move(ANN, "2b2", 2, 35.5).events, MovePlayed)[0]  # 5.5 s on X's clock
     assert (third.clocks.x, third.clocks.o, third.clocks.running) == (56500, 60000, "o")
     assert room.flag_at() == pytest.approx(35.5 + 60)
 
@@ -251,18 +276,18 @@ def test_loss_on_time_via_check_flag() -> None:
     room = new_room(ClockSpec(initial=10, increment=0))
     play(room, ["1a1", "1a2"])  # at t=1 and t=2; X's clock runs from t=2
     assert room.flag_at() == pytest.approx(12.0)
-    assert room.check_flag(11.9) == []
-    (end,) = room.check_flag(12.1)
+    assert room.check_flag(11.9).events == []
+    (end,) = room.check_flag(12.1).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("0-1", "time", "o")
     assert end.message.clocks is not None and end.message.clocks.x == 0
-    assert room.check_flag(20) == [] and room.flag_at() is None
+    assert room.check_flag(20).events == [] and room.flag_at() is None
 
 
 def test_a_move_after_the_flag_fell_ends_the_game_instead() -> None:
     room = new_room(ClockSpec(initial=10, increment=0))
     play(room, ["1a1", "1a2"])
-    (end,) = room.move(ANN, "2b2", 2, 13.0)
+    (end,) = room.move(ANN, "2b2", 2, 13.0).events
     assert isinstance(end.message, GameEnd) and end.message.reason == "time"
     assert room.board.ply == 2
 
@@ -272,7 +297,7 @@ def test_time_runs_out_against_a_side_that_cannot_lose_any_more_is_a_draw() -> N
     # After these ten moves O can no longer complete a line but X still can.
     play(room, ["d4", "a1", "c4", "d2", "a3", "a4", "b1", "d3", "c2", "c3"])
     assert not room.board.can_still_win(1) and room.board.turn == 0
-    (end,) = room.check_flag(100.0)
+    (end,) = room.check_flag(100.0).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason) == ("1/2-1/2", "time")
 
@@ -281,7 +306,7 @@ def test_pause_and_resume_never_charge_downtime() -> None:
     room = new_room(ClockSpec(initial=10, increment=0))
     play(room, ["1a1", "1a2"])  # X's clock runs from t=2
     room.pause(5.0)  # 3 s charged
-    assert room.check_flag(1000.0) == [] and room.flag_at() is None
+    assert room.check_flag(1000.0).events == [] and room.flag_at() is None
     room.resume(1000.0)
     assert room.flag_at() == pytest.approx(1007.0)
     room.grant(ANN, 5)
@@ -302,7 +327,7 @@ def test_claim_too_early_then_allowed_after_the_grace() -> None:
     with pytest.raises(ClaimTooEarly) as early:
         room.claim(ANN, 30.0)
     assert early.value.code == "claim_too_early" and early.value.retry_in == pytest.approx(40.0)
-    (end,) = room.claim(ANN, 70.0)
+    (end,) = room.claim(ANN, 70.0).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason, end.message.winner) == ("1-0", "claim", "x")
 
@@ -320,7 +345,7 @@ def test_coming_back_in_time_prevents_the_claim() -> None:
 def test_a_claim_before_both_have_moved_aborts() -> None:
     room = new_room(grace=5.0)
     room.disconnected(ANN, 0.0)
-    (end,) = room.claim(BOB, 6.0)
+    (end,) = room.claim(BOB, 6.0).events
     assert isinstance(end.message, GameEnd)
     assert (end.message.result, end.message.reason) == ("*", "abort")
 
@@ -406,7 +431,7 @@ def test_every_receivers_stream_is_gap_free_with_both_chats_and_any_catch_up_clo
     removed = room._chat[-1].line
     deliver(room.remove_chat(removed, 4.5))
     deliver(room.chat(EVE, "nice fork", 5.0))
-    deliver(room.offer_draw(ANN, 6.0))
+    deliver(room.offer_draw(ANN, 6.0).events)
     deliver(room.chat(ANN, "a draw?", 6.5))
     deliver(room.decline_draw(BOB, 7.0))
     # presence reaches everyone but the player it is about, who has the game closed when it
@@ -537,13 +562,13 @@ def test_a_takeback_against_the_computer_removes_its_reply_too() -> None:
     room = computer_room()
     play(room, ["1a1", "2b2", "1a2", "2b3"])
     seen = room.version
-    (event,) = only(room.take_back(ANN, 5.0), TakenBack)
+    (event,) = only(room.take_back(ANN, 5.0).events, TakenBack)
     assert (event.ply, event.by, event.version) == (2, "x", seen + 1)
     assert room.board.moves == [0, 21] and not room.computer_to_move
     # with the computer still thinking, only the player's own move goes
     play(room, ["1a3"], now=6.0)
     assert room.computer_to_move
-    (event,) = only(room.take_back(ANN, 8.0), TakenBack)
+    (event,) = only(room.take_back(ANN, 8.0).events, TakenBack)
     assert event.ply == 2 and room.board.moves == [0, 21]
     # a client at ``seen`` replays both takebacks; the history stays in version order
     missed = room.since(seen)
@@ -562,7 +587,7 @@ def test_a_takeback_needs_a_move_of_yours_and_a_casual_game_against_the_computer
     with refused("not_allowed"):
         room.take_back(ANN, 2.0)  # only the computer's move
     room.move(ANN, "2b2", 1, 3.0)
-    (event,) = only(room.take_back(ANN, 4.0), TakenBack)
+    (event,) = only(room.take_back(ANN, 4.0).events, TakenBack)
     assert event.ply == 1 and room.board.moves == [0]
     with refused("spectator"):
         room.join(EVE, "Eve", 5.0)
@@ -597,7 +622,7 @@ def test_a_hint_is_for_the_players_own_turn() -> None:
 def test_a_takeback_keeps_the_time_used_and_runs_the_clock_of_the_side_to_move() -> None:
     room = computer_room(clock=ClockSpec(60, 0))
     play(room, ["1a1", "2b2", "1a2"], step=10.0)  # X used 10 s; O's clock runs from 30 s
-    (event,) = only(room.take_back(ANN, 35.0), TakenBack)
+    (event,) = only(room.take_back(ANN, 35.0).events, TakenBack)
     assert event.ply == 2 and event.clocks is not None
     assert (event.clocks.x, event.clocks.o, event.clocks.running) == (50000, 55000, "x")
     clocks = room.clocks(45.0)
@@ -607,7 +632,7 @@ def test_a_takeback_keeps_the_time_used_and_runs_the_clock_of_the_side_to_move()
 def test_the_rating_change_fills_the_end_everywhere() -> None:
     room = new_room(rated=True)
     play(room, ["1a1", "4d4"])
-    events = room.resign(BOB, 1.0)
+    events = room.resign(BOB, 1.0).events
     change = RatingChange(x=9, o=-9)
     rated = room.set_rating_change(change, events)
     assert rated[0].message.rating_change == change  # type: ignore[union-attr]
@@ -646,10 +671,10 @@ def test_rebuild_from_stored_moves_resumes_at_the_same_ply() -> None:
     assert [s.online for s in state.seats] == [False, False]
     assert state.clocks is not None and (state.clocks.x, state.clocks.o) == (50000, 60000)
     assert state.clocks.running is None  # paused: the downtime is nobody's
-    assert room.check_flag(9999.0) == []
+    assert room.check_flag(9999.0).events == []
     room.connected(BOB, 6000.0)  # the side to move is back: its clock runs again
     assert room.flag_at() == pytest.approx(6060.0)
-    (played,) = room.move(BOB, "1a3", 3, 6010.0)
+    (played,) = room.move(BOB, "1a3", 3, 6010.0).events
     assert isinstance(played.message, MovePlayed)
     assert played.message.clocks is not None and played.message.clocks.o == 52000
     assert room.last_move_record(at=7.0) == MoveRecord(
@@ -671,7 +696,7 @@ def test_a_rebuilt_opponent_who_never_returns_can_be_claimed_against() -> None:
     room.connected(BOB, 10.0)
     with pytest.raises(ClaimTooEarly):
         room.claim(BOB, 30.0)
-    (end,) = room.claim(BOB, 61.0)
+    (end,) = room.claim(BOB, 61.0).events
     assert isinstance(end.message, GameEnd) and end.message.winner == "o"
 
 
@@ -703,7 +728,7 @@ def test_an_abandoned_game_is_lost_by_the_side_to_move() -> None:
     play(room, ["1a1", "1a2", "2b2"])  # O to move
     room.leave(ANN, 10.0)
     room.leave(BOB, 11.0)
-    (end,) = only(room.abandon(700.0), GameEnd)
+    (end,) = only(room.abandon(700.0).events, GameEnd)
     assert (end.result, end.reason, end.winner) == ("1-0", "abandoned", "x")
     assert room.over and room.abandoned_since() is None and not room.anyone_in
 
@@ -713,7 +738,7 @@ def test_an_abandoned_game_before_both_sides_moved_is_called_off() -> None:
     play(room, ["1a1"])
     room.leave(ANN, 1.0)
     room.leave(BOB, 2.0)
-    (end,) = only(room.abandon(700.0), GameEnd)
+    (end,) = only(room.abandon(700.0).events, GameEnd)
     assert (end.result, end.reason, end.winner) == ("*", "abort", None)
 
 
@@ -723,7 +748,7 @@ def test_a_computer_game_is_abandoned_when_its_human_has_left() -> None:
     assert room.anyone_in
     room.leave(ANN, 5.0)
     assert room.abandoned_since() == 5.0  # the computer never counts as someone in the game
-    (end,) = only(room.abandon(900.0), GameEnd)
+    (end,) = only(room.abandon(900.0).events, GameEnd)
     assert (end.result, end.reason) == ("0-1", "abandoned")
 
 

@@ -89,12 +89,12 @@ async def test_a_full_database_is_not_ready_until_it_has_room(tmp_path: Path) ->
 
 async def test_ready_says_when_the_server_is_shutting_down(server: Server) -> None:
     assert server.running is not None
-    server.running.hub.games.closing = True
+    server.running.hub.rooms.closing = True
     try:
         status, body = await get(server, "/health/ready")
         assert status == 503 and body["reasons"] == ["the server is shutting down"]
     finally:
-        server.running.hub.games.closing = False
+        server.running.hub.rooms.closing = False
 
 
 async def test_ready_says_when_the_database_is_gone(server: Server) -> None:

@@ -10,7 +10,9 @@ import pytest
 import websockets
 
 from server.http.app import ServerConfig, client_address
-from server.node.session import AddressLimits, Session, TokenBucket
+from server.node.address_limits import AddressLimits
+from server.node.rates import TokenBucket
+from server.node.session import Session
 from tests.server.servers import Client, Server
 
 

@@ -125,7 +125,7 @@ async def test_a_closing_session_s_frames_go_out_before_the_close() -> None:
     session.send(Ack(ref="last"))
     session.close(1001, "shutting down")
     session.send(Ack(ref="too late"))
-    await writer.closed(session)
+    await writer.close(session)
     assert [frames_in(w) for w in transport.writes] == [[{"t": "ack", "ref": "last"}]]
     assert socket.closed and socket.close_code == 1001 and not transport.aborted
 
@@ -139,7 +139,7 @@ async def test_a_goodbye_the_peer_does_not_answer_in_time_is_cut_short_and_count
     writer = SocketWriter(socket, transport, 0.05, metrics)  # type: ignore[arg-type]
     session = Session(outlet=writer)
     session.close(1009, "frames are limited")
-    await writer.closed(session)
+    await writer.close(session)
     assert socket.close_code == 1009  # the close frame was asked for either way
     assert metrics.counters["closes_cut_short"] == (0 if answers else 1)
 

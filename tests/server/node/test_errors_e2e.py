@@ -212,10 +212,10 @@ async def test_a_broken_store_is_an_error_not_a_crash(server: Server) -> None:
 
 async def test_shutting_down_is_said(server: Server) -> None:
     ann = await server.client("ann")
-    server.running.hub.games.closing = True
+    server.running.hub.rooms.closing = True
     await ann.send(t="seek")
     assert (await ann.expect("error"))["code"] == "shutting_down"
-    server.running.hub.games.closing = False
+    server.running.hub.rooms.closing = False
 
 
 async def test_a_bug_costs_one_request_not_the_connection(

@@ -252,9 +252,9 @@ async def stops_reading(server: Server) -> None:
 async def test_finished_games_leave_nothing_behind_in_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import server.node.rooms
+    import server.node.upkeep
 
-    monkeypatch.setattr(server.node.rooms, "FINISHED_KEPT", 0.1)
+    monkeypatch.setattr(server.node.upkeep, "FINISHED_KEPT", 0.1)
     running = Server(tmp_path / "q.db", rate=1e6, burst=1_000_000)
     await running.start()
     try:
@@ -268,16 +268,19 @@ async def test_finished_games_leave_nothing_behind_in_the_hub(
             await play(ann, game, "1a1", 0)
             await bob.request(t="resign", game=game)
             games.append(game)
-        rooms, lobby = hub.games, hub.lobby
+        rooms, lobby = hub.rooms, hub.lobby
 
         def leftovers() -> dict[str, int]:
             return {
-                "rooms": len(hub.rooms), "locks": len(rooms.locks),
+                "rooms": len(hub.rooms.held), "locks": len(rooms.locks),
                 "audience": len(hub.delivery.audience),
-                "finished": len(rooms.finished), "rematched": len(rooms.rematched),
-                "timers": len(rooms.flag_timers), "ai": len(rooms.computer.tasks),
-                "listed": len(lobby._listed), "unlisted": len(lobby._unlisted),
-                "published": len(rooms.published),
+                "finished": len(rooms.upkeep.finished),
+                "rematched": len(rooms.upkeep.rematched),
+                "timers": len(rooms.upkeep.flag_timers),
+                "ai": len(rooms.upkeep.computer.tasks), "openers": len(rooms.openers),
+                "listed": len(lobby.core.games.listed),
+                "unlisted": len(lobby.core.games.unlisted),
+                "published": len(rooms.publisher.published),
                 "subscriptions": len(hub.delivery._subscriptions),
                 "open in sessions": sum(len(s.rooms) for s in hub.sessions),
             }

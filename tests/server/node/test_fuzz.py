@@ -199,8 +199,8 @@ class Arena:
     @property
     def room(self) -> GameRoom:
         """The game's room on its node (on a cluster, the owner's)."""
-        rooms = [r.hub.rooms[self.game] for r in running(self.server)
-                 if self.game in r.hub.rooms
+        rooms = [r.hub.rooms.held[self.game] for r in running(self.server)
+                 if self.game in r.hub.rooms.held
                  and (r.hub.cluster is None or self.game in r.hub.cluster.ownership.held)]
         assert len(rooms) == 1, f"{len(rooms)} nodes hold {self.game}"
         return rooms[0]

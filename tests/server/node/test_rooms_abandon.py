@@ -16,15 +16,15 @@ async def test_a_room_dropped_while_the_sweep_waits_for_its_lock_is_left_alone(
     ann, bob = await server.client("ann"), await server.client("bob")
     game_id = await start_private_game(server, ann, bob)
     await play(ann, game_id, "1a1", 0)
-    rooms = server.running.hub.games
-    room = rooms.rooms[game_id]
+    rooms = server.running.hub.rooms
+    room = rooms.held[game_id]
     await ann.ws.close()
     await bob.ws.close()
     await eventually(lambda: room.abandoned_since() is not None, "the room is abandoned")
 
     lock = rooms.locks[game_id]
     async with lock:  # a change in flight
-        sweep = asyncio.create_task(rooms.end_abandoned(rooms.now() + 10**6))
+        sweep = asyncio.create_task(rooms.upkeep.end_abandoned(rooms.now() + 10**6))
         await eventually(lambda: lock._waiters, "the sweep waits for the lock")  # noqa: SLF001
         rooms.drop(game_id)  # meanwhile the game went to another holder
     await sweep

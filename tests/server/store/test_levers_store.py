@@ -133,7 +133,7 @@ def test_a_removed_chat_line_leaves_the_room_its_snapshot_and_its_catch_up() -> 
 def test_the_host_ends_a_game_with_the_result_chosen(result: str, winner: str | None) -> None:
     room = new_room()
     play(room, ["1a1", "2b2"])
-    (end,) = [e.message for e in room.end_by_host(result, 5.0)]
+    (end,) = [e.message for e in room.end_by_host(result, 5.0).events]
     assert isinstance(end, GameEnd) and (end.result, end.reason, end.winner) == (
         result, "host", winner)
     with refused("game_over"):

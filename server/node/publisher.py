@@ -1,0 +1,82 @@
+"""The rooms' publisher: each game's messages as numbered batches on its bus topic, in the
+order they were decided, for every node's ``Delivery`` (``server.node.delivery``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from server.game.room import GameRoom, Outbound
+from server.node.bus import Bus, Outbox, next_batch
+from server.node.delivery import EPOCH_BITS, Peer, game_topic, pack
+from server.protocol import ServerMessage
+from server.tasks import stop_tasks
+
+log = logging.getLogger(__name__)
+
+
+class Publisher:
+    """Numbers each game's batches (``published``: the last one's sequence) and publishes
+    them in one task, so the bus keeps their order."""
+
+    def __init__(self, bus: Bus, node: str) -> None:
+        self.bus = bus
+        self.node = node
+        self.published: dict[str, int] = {}  # game -> batches published (their sequence)
+        self._outbox: Outbox[tuple[str, bytes]] = Outbox()
+        self._task: asyncio.Task[None] | None = None
+
+    def number_from(self, game_id: str, seq: int) -> None:
+        """Number the game's next batch ``seq + 1``."""
+        self.published[game_id] = seq
+
+    def first_of_epoch(self, game_id: str, epoch: int | None) -> int:
+        """Number the batches of a game made here from the start of ``epoch`` (its
+        ownership's token: none on the embedded server); returns that start."""
+        seq = self.published[game_id] = (epoch or 0) << EPOCH_BITS
+        return seq
+
+    def deliver(
+        self, room: GameRoom, events: Iterable[Outbound], only: Peer | None = None,
+        reply: ServerMessage | None = None, force: bool = False,
+    ) -> None:
+        """Publish ``events`` (and ``reply`` to ``only``) as the room's next batch (with
+        ``force``, an empty one too)."""
+        events = list(events)
+        if not events and reply is None and not force:
+            return
+        seq = self.published[room.id] = self.published.get(room.id, 0) + 1
+        self._outbox.put_nowait((game_topic(room.id),
+                                 pack(seq, events, only, reply, self.node)))
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._publish(),
+                                                                name="rooms-publisher")
+
+    def forget(self, game_id: str) -> None:
+        self.published.pop(game_id, None)
+
+    async def flush(self) -> None:
+        """Wait until every batch made so far is published."""
+        if self._task is not None:
+            await self._outbox.join()
+
+    async def close(self) -> None:
+        """Publish what was decided (before the sessions close), then stop."""
+        if self._task is not None:
+            await self._outbox.join()
+            await stop_tasks([self._task])  # it publishes: a cancel can be lost there
+            await asyncio.sleep(0)  # the bus's own delivery turn
+
+    async def _publish(self) -> None:
+        """Publish the batches in the order they were made."""
+        while True:
+            batches = await next_batch(self._outbox)  # what queued meanwhile: one round trip
+            try:
+                await self.bus.publish_many(batches)
+            except Exception:
+                log.exception("events for %s were not published",
+                              ", ".join(topic for topic, _ in batches))
+            finally:
+                for _ in batches:
+                    self._outbox.task_done()
