@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
-from server.node.bus import MAX_AT_ONCE, Outbox, drain
+from server.node.bus import MAX_AT_ONCE, Outbox, next_batch
 
 
 async def test_items_are_taken_in_order_all_at_once_up_to_a_bound() -> None:
     outbox: Outbox[int] = Outbox()
     for item in range(MAX_AT_ONCE + 3):
         outbox.put_nowait(item)
-    assert await drain(outbox) == list(range(MAX_AT_ONCE))
-    assert await drain(outbox) == [MAX_AT_ONCE, MAX_AT_ONCE + 1, MAX_AT_ONCE + 2]
+    assert await next_batch(outbox) == list(range(MAX_AT_ONCE))
+    assert await next_batch(outbox) == [MAX_AT_ONCE, MAX_AT_ONCE + 1, MAX_AT_ONCE + 2]
     assert outbox.empty()
 
 
