@@ -83,6 +83,7 @@ class Forwarding:
         holder = ownership.owners.get(game_id)
         if holder is not None and holder != self.node and holder in ownership.alive \
                 and self.bus.connected:
+            ownership.found(game_id, holder)  # (once closed here by everyone: forgotten)
             self._publish(f"node:{holder}", Forward(
                 Leave(game=game_id), peer.node, peer.session, peer.name, peer.has_open,
                 hops=1, moderator=peer.moderator))
