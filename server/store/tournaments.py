@@ -252,6 +252,16 @@ def add_game(tournament_id: str, game_id: str | None, round_number: int | None, 
         now, now if bye else None)
 
 
+def any_ended(tournament_id: str) -> Op[bool]:
+    """Whether a game of the tournament has ended that ``record_ended`` has not copied (a
+    read, so the director's round writes only when there is something to record)."""
+    row = yield from fetch_one(one(
+        "SELECT tg.id FROM tournament_games tg JOIN games ON games.id = tg.game_id"
+        " WHERE tg.tournament_id = ? AND tg.ended IS NULL AND games.status <> 'active'"
+        " LIMIT 1", tournament_id))
+    return row is not None
+
+
 def record_ended(tournament_id: str, now: float) -> Op[list[TournamentGameRecord]]:
     """Every game of the tournament that has ended in the games table but not yet here: its
     result and length copied over, in the order they ended. Returns them."""
