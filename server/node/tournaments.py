@@ -221,9 +221,9 @@ class TournamentsService:
         if {e.id: e.withdrawn for e in data.entries} != before:
             self.dirty.add(tid)
         ended: list[ops.TournamentGameRecord] = []
-        if standings.playing:
-            if await self.store.query(ops.any_ended(tid)):
-                ended = await self.store.apply(ops.record_ended(tid, now)) or []
+        any_ended = bool(standings.playing) and await self.store.query(ops.any_ended(tid))
+        if any_ended:
+            ended = await self.store.apply(ops.record_ended(tid, now)) or []
         for game in ended:
             standings.ended(game)
             for entry in (game.x, game.o):
@@ -426,10 +426,7 @@ class TournamentsService:
             self.members.get(message.tournament, set()).discard(name)
             session.send(Ack(ref=message.id))
         elif isinstance(message, TournamentCreate):
-            roles = await levers.roles_of(self.store, name)
-            if not roles & MODERATORS:
-                raise ServerError("only a moderator may create a tournament",
-                                  ErrorCode.NOT_MODERATOR)
+            await self.check_moderator(name)
             created = await self.create(name, message)
             state = await self.state(created, message.id)
             self.followers[created].add(session)
@@ -450,6 +447,12 @@ class TournamentsService:
         if data is None:
             raise ServerError(f"no tournament {tournament_id}", ErrorCode.NO_SUCH_TOURNAMENT)
         return Standings.from_data(data).state(ref)
+
+    async def check_moderator(self, name: str) -> None:
+        """Refuse (``not_moderator``) anyone but a moderator or an admin."""
+        if not await levers.roles_of(self.store, name) & MODERATORS:
+            raise ServerError("only a moderator may create a tournament",
+                              ErrorCode.NOT_MODERATOR)
 
     async def join(self, name: str, tournament_id: str, *, always: bool = False) -> None:
         await self.store.apply(ops.join_tournament(tournament_id, name, self.clock(), always))
