@@ -46,6 +46,7 @@ from server.node.session import (
     AddressLimits,
     Session,
 )
+from server.node.tournaments import Holding
 from server.protocol import (
     MAX_FRAME_BYTES,
     ErrorCode,
@@ -150,7 +151,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
                     lambda: (store.commit_buckets, store.commit_seconds))
             metrics.gauges["store_write_failures"] = lambda: store.write_failures
             limits = await _address_limits(config, links, metrics)
-            hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links))
+            hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links),
+                      tournament_holding=_tournament_holding(links))
             await hub.start()
         except BaseException:
             if limits is not None:
@@ -205,6 +207,16 @@ def _membership(links: ClusterLinks | None) -> Membership | None:
     from server.cluster.membership import ClusterMembership
 
     return ClusterMembership(links)
+
+
+def _tournament_holding(links: ClusterLinks | None) -> Holding | None:
+    """Which tournaments this node runs: in a cluster, those whose lease it holds
+    (server/cluster/tournament_leases.py); alone, all of them."""
+    if links is None:
+        return None
+    from server.cluster.tournament_leases import LeaseHolding
+
+    return LeaseHolding(links.leases)
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
