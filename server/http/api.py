@@ -85,6 +85,7 @@ class ApiGame(GameHeading, gc=True):
     ended: float | None
     ratings: RatingChange | None  # the players' ratings before a rated game
     rating_change: RatingChange | None
+    tournament: str | None = None  # the tournament the game belongs to (docs/tournaments.md)
 
 
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
@@ -182,6 +183,7 @@ def game_of(record: GameRecord) -> ApiGame:
         line=None if record.winning_line is None else list(record.winning_line),
         moves=record.cells, notation=format_moves(record.cells, variant(record.variant)),
         created=record.created, ended=record.ended, ratings=ratings, rating_change=changes,
+        tournament=record.tournament,
     )
 
 

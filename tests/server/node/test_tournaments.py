@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from tests.eventually import eventually
-from tests.server.node.test_levers import connected_moderator
+from tests.server.node.test_levers import connected_moderator, get
 from tests.server.servers import Client, Server, play
 
 
@@ -168,6 +168,9 @@ async def test_computers_entered_by_the_host_play_as_players(server: Server) -> 
     state = await ann.request(t="tournament_sub", tournament=tid)
     bots = {row["name"]: row["bot"] for row in state["standings"]}
     assert bots == {"ann": False, "computer-1": True}
+    assert server.running is not None  # the game says so over HTTP too
+    status, shown = await get(f"{server.running.http_url}/api/games/{game['id']}")
+    assert status == 200 and shown["tournament"] == tid
 
 
 async def test_refusals(server: Server) -> None:
