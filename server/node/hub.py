@@ -293,6 +293,7 @@ class Hub:
         no new game from now on (games going on are played until the shutdown, and resume
         after it as after any restart)."""
         self.draining = True
+        self.tournaments.draining = True  # nobody is paired either
         told = self.announce(f"The server restarts in {seconds:g} seconds: games going on "
                              "will resume when it is back. No new games until then.", seconds)
         log.info("draining: %d connections told the server restarts in %g s", told, seconds)

@@ -70,8 +70,12 @@ class Standings:
     def entry_of(self, name: str) -> EntryRecord | None:
         return next((e for e in self.entries.values() if e.name == name), None)
 
-    def refresh(self, entries: list[EntryRecord]) -> None:
-        """The players as the database has them now: who joined, left or came back."""
+    def refresh(self, entries: list[EntryRecord]) -> bool:
+        """The players as the database has them now: who joined, left or came back. False
+        if a player's name has changed (a rename): the rules know players by name, so the
+        tournament must be rebuilt from its rows (``from_data``)."""
+        if any(e.id in self.entries and self.entries[e.id].name != e.name for e in entries):
+            return False
         for entry in entries:
             known = self.entries.get(entry.id)
             self.entries[entry.id] = entry
@@ -89,6 +93,7 @@ class Standings:
                     self.swiss.entrants[entry.name].present = True
                 elif not self.swiss.current:
                     self.swiss.join(entry.name, entry.rating)
+        return True
 
     def started(self, game: TournamentGameRecord) -> None:
         """A game (or a Swiss's bye) of the tournament has started."""

@@ -127,6 +127,7 @@ class TournamentsService:
         self._tasks: set[asyncio.Task[None]] = set()
         self._subscription: Subscription | None = None
         self.closing = False
+        self.draining = False  # a restart was announced: no new games
         rooms.ended_listeners.append(self._game_ended)
 
     # -- life cycle ------------------------------------------------------------------------
@@ -217,7 +218,9 @@ class TournamentsService:
             await self._let_go(tid)
             return
         before = {e.id: e.withdrawn for e in standings.entries.values()}
-        standings.refresh(data.entries)
+        if not standings.refresh(data.entries):  # a player was renamed: rebuild it
+            self.held.pop(tid, None)
+            return
         if {e.id: e.withdrawn for e in data.entries} != before:
             self.dirty.add(tid)
         ended: list[ops.TournamentGameRecord] = []
@@ -273,7 +276,7 @@ class TournamentsService:
             await self._finish(standings, now)
             return
         last = max((g.ended or g.started for g in standings.games), default=0.0)
-        if swiss.current and now < last + ROUND_PAUSE:
+        if (swiss.current and now < last + ROUND_PAUSE) or self.draining:
             return
         try:
             paired = swiss.pair_round()
@@ -300,6 +303,8 @@ class TournamentsService:
     async def _start_game(self, standings: Standings, x: str, o: str,
                           round_number: int | None, now: float) -> None:
         tournament = standings.tournament
+        if self.draining:
+            return
         found = [standings.entry_of(x), standings.entry_of(o)]
         entries = [entry for entry in found if entry is not None]
         if len(entries) < 2:
@@ -469,7 +474,8 @@ class TournamentsService:
         if standings is not None:
             data = await self.store.query(ops.tournament_data(tournament_id, games=False))
             if data is not None:
-                standings.refresh(data.entries)
+                if not standings.refresh(data.entries):
+                    self.held.pop(tournament_id, None)  # rebuilt at the next round
                 self.dirty.add(tournament_id)
         self._wake.set()
 

@@ -53,6 +53,8 @@ def test_an_arena_is_replayed_in_the_order_its_games_ended() -> None:
     assert rows["computer-2"].points == [0, 2] and not rows["cat"].playing
     assert rows["cat"].withdrawn
     assert standings.arena is not None and not standings.arena.entries["cat"].present
+    # a rename: the rules know players by name, so the director rebuilds it from its rows
+    assert not standings.refresh([entry(2, "bea")])
 
 
 def test_a_swiss_is_replayed_with_its_bye_and_an_aborted_game() -> None:
