@@ -25,6 +25,7 @@ from server.http.admin_api import add_admin_api, admin_paths
 from server.http.openapi_parts import answer, limit_parameter, path_parameter
 from server.http.rate import Limits, limited
 from server.http.solve import ApiVerdict
+from server.http.tournaments_schema import tournament_paths
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
 from server.node.routing import Unavailable
@@ -359,8 +360,6 @@ def openapi() -> dict[str, Any]:
     too_many = answer(error, "`rate_limited`: too many requests from your address; try "
                              "again after Retry-After seconds")
     admin, admin_schemas, security = admin_paths()
-    from server.http.tournaments_api import tournament_paths  # it routes over this module
-
     tournaments, tournament_schemas = tournament_paths()
     game_id = path_parameter("id", GAME_ID)
     player_name = path_parameter("name", NAME_PATTERN)

@@ -14,18 +14,18 @@ from aiohttp import web
 from server.errors import ServerError
 from server.http import tokens
 from server.http.api import HUB_KEY, ApiError
-from server.http.openapi_parts import answer, path_parameter
+from server.http.tournaments_schema import (
+    TOURNAMENT_ID,
+    ApiOk,
+    ApiTournament,
+    ApiTournaments,
+)
 from server.node.tournaments import TournamentsService
 from server.protocol import (
     ErrorCode,
-    Standing,
     TournamentCreate,
-    TournamentGame,
-    TournamentInfo,
     decode_client_message,
 )
-
-TOURNAMENT_ID = r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}"
 
 STATUS = {
     **tokens.STATUS,
@@ -35,39 +35,6 @@ STATUS = {
     ErrorCode.BAD_LEVEL: 400, ErrorCode.BAD_VARIANT: 400, ErrorCode.NO_SUCH_PLAYER: 404,
     ErrorCode.STORE_UNAVAILABLE: 503,
 }
-
-
-class ApiTournaments(msgspec.Struct, kw_only=True):
-    """``GET /api/tournaments``: as the websocket's ``tournaments``."""
-
-    tournaments: list[TournamentInfo]
-
-
-class ApiTournament(msgspec.Struct, kw_only=True):
-    """``GET /api/tournaments/{id}``: the websocket's ``tournament`` without ``t`` and
-    ``ref``."""
-
-    info: TournamentInfo
-    standings: list[Standing]
-    games: list[TournamentGame]
-
-
-class ApiTournamentCreate(msgspec.Struct, kw_only=True):
-    """The body of ``POST /api/tournaments``: ``tournament_create``'s fields."""
-
-    name: str
-    kind: str
-    starts_at: float
-    clock: str
-    minutes: int | None = None
-    rounds: int | None = None
-    variant: str = "4x4x4"
-    rated: bool = False
-    computer_levels: list[int] = []
-
-
-class ApiOk(msgspec.Struct, kw_only=True):
-    ok: bool = True
 
 
 def add_tournaments(app: web.Application) -> None:
@@ -160,45 +127,3 @@ async def api_withdraw(request: web.Request) -> web.Response:
         return _json(ApiOk())
     except ServerError as error:
         return _refusal(error)
-
-
-def tournament_paths() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The OpenAPI paths of these routes, and the schemas they name."""
-    (listing, one, create, ok, error), schemas = msgspec.json.schema_components(
-        [ApiTournaments, ApiTournament, ApiTournamentCreate, ApiOk, ApiError],
-        ref_template="#/components/schemas/{name}")
-    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
-    refused = answer(error, "refused: `code` says why")
-    no_token = answer(error, "`not_authenticated` (no token), `bad_token` or `token_revoked`")
-    tournament_id = path_parameter("id", TOURNAMENT_ID)
-    entered = {"200": answer(ok, "done"), "401": no_token,
-               "403": answer(error, "`banned`"), "404": answer(error, "`no_such_tournament`"),
-               "409": answer(error, "`tournament_over`, `tournament_started` (a Swiss is "
-                                    "joined before its first round), `tournament_full`")}
-    paths = {
-        "/api/tournaments": {
-            "get": {"summary": "The tournaments coming, going on, and finished in the last "
-                               "24 hours (docs/tournaments.md)",
-                    "responses": {"200": answer(listing, "the tournaments")}},
-            "post": {"summary": "Moderators: schedule a tournament (the body of the "
-                                "websocket's tournament_create)",
-                     "security": bearer,
-                     "requestBody": {"required": True,
-                                     "content": {"application/json": {"schema": create}}},
-                     "responses": {"201": answer(one, "the tournament"), "400": refused,
-                                   "401": no_token,
-                                   "403": answer(error, "`not_moderator` or `banned`")}}},
-        "/api/tournaments/{id}": {"get": {
-            "summary": "A tournament: its info, standings (best first) and games (newest "
-                       "first)", "parameters": [tournament_id],
-            "responses": {"200": answer(one, "the tournament"),
-                          "404": answer(error, "`no_such_tournament`")}}},
-        "/api/tournaments/{id}/join": {"post": {
-            "summary": "Enter the tournament (or come back): paired whenever free, whether "
-                       "or not a websocket of yours is connected (how a bot enters)",
-            "security": bearer, "parameters": [tournament_id], "responses": entered}},
-        "/api/tournaments/{id}/withdraw": {"post": {
-            "summary": "Withdraw: not paired again; your results stay",
-            "security": bearer, "parameters": [tournament_id], "responses": entered}},
-    }
-    return paths, schemas

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -117,7 +117,8 @@ class TournamentsService:
         self.members: dict[str, set[str]] = defaultdict(set)  # joined, connected here
         self.published: dict[str, float] = {}  # when each held one's state last went out
         self.dirty: set[str] = set()
-        self.pairing_delays: list[float] = []  # seconds from a game's end to the next pairing
+        # seconds from a game's end to its players' next pairing, the latest ones
+        self.pairing_delays: deque[float] = deque(maxlen=1000)
         self._ended_at: dict[str, float] = {}  # player -> when their last game ended
         self._known: list[str] = []
         self._next_refresh = 0.0
@@ -196,7 +197,10 @@ class TournamentsService:
                 standings = self.held[tournament_id] = Standings.from_data(data)
                 self.dirty.add(tournament_id)
                 log.info("tournament %s: held here", tournament_id)
-            await self._direct(standings, self.clock())
+            try:
+                await self._direct(standings, self.clock())
+            except ServerError as error:  # the store, most likely: the next round tries again
+                log.warning("tournament %s: %s", tournament_id, error)
         for tournament_id in list(self.dirty):
             await self._publish(tournament_id, self.clock())
 
