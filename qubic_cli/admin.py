@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qubic_cli import admin_accounts
+from qubic_cli import admin_accounts, admin_tournaments
 from qubic_cli.common import actor, fail
 from qubic_cli.settings import Setting, SettingsError, apply
 
@@ -280,6 +280,8 @@ COMMANDS: dict[str, AdminCommand] = {command.name: command for command in (
     AdminCommand("sanctions", "the bans and mutes in force, newest first", _no_arguments,
                  _sanctions),
     AdminCommand("reports", "the players' open reports, oldest first", _no_arguments, _reports),
+    AdminCommand("tournament", "tournaments: create, list, show, cancel",
+                 admin_tournaments.configure, admin_tournaments.tournament),
 )}
 """Every ``qubic admin`` action but ``reset-password`` (``admin_accounts``'s own parser)."""
 
@@ -330,7 +332,7 @@ async def _act(command: AdminCommand, args: argparse.Namespace) -> Any:
         await store.close()
 
 
-TIMES = ("at", "created", "expires")
+TIMES = ("at", "created", "expires", "starts_at", "ends_at")
 """The fields that are Unix seconds: printed as UTC dates unless --json."""
 
 

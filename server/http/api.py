@@ -25,6 +25,7 @@ from server.http.admin_api import add_admin_api, admin_paths
 from server.http.openapi_parts import answer, bot_paths, limit_parameter, path_parameter
 from server.http.rate import Limits, limited
 from server.http.solve import ApiVerdict
+from server.http.tournaments_schema import tournament_paths
 from server.node.hub import Hub
 from server.node.profiles import player_games_page, profile_of, seat_name
 from server.node.routing import Unavailable
@@ -85,6 +86,7 @@ class ApiGame(GameHeading, gc=True):
     ended: float | None
     ratings: RatingChange | None  # the players' ratings before a rated game
     rating_change: RatingChange | None
+    tournament: str | None = None  # the tournament the game belongs to (docs/tournaments.md)
 
 
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
@@ -182,6 +184,7 @@ def game_of(record: GameRecord) -> ApiGame:
         line=None if record.winning_line is None else list(record.winning_line),
         moves=record.cells, notation=format_moves(record.cells, variant(record.variant)),
         created=record.created, ended=record.ended, ratings=ratings, rating_change=changes,
+        tournament=record.tournament,
     )
 
 
@@ -357,6 +360,7 @@ def openapi() -> dict[str, Any]:
     too_many = answer(error, "`rate_limited`: too many requests from your address; try "
                              "again after Retry-After seconds")
     admin, admin_schemas, security = admin_paths()
+    tournaments, tournament_schemas = tournament_paths()
     game_id = path_parameter("id", GAME_ID)
     player_name = path_parameter("name", NAME_PATTERN)
     return {
@@ -434,6 +438,7 @@ def openapi() -> dict[str, Any]:
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
             **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused, too_many),
+            **tournaments,
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",
@@ -441,7 +446,7 @@ def openapi() -> dict[str, Any]:
             **admin,
             **bot_paths(),
         },
-        "components": {"schemas": {**components, **admin_schemas},
+        "components": {"schemas": {**components, **admin_schemas, **tournament_schemas},
                        "securitySchemes": {**security, "bearer": {
                            "type": "http", "scheme": "bearer",
                            "description": "the token the websocket's welcome gave the "

@@ -34,6 +34,7 @@ from server.http.puzzles_api import add_puzzles
 from server.http.rate import ADDRESS_KEY
 from server.http.review import add_review
 from server.http.solve import TRUTH_KEY, add_solve
+from server.http.tournaments_api import add_tournaments
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.address_limits import AddressCounts, AddressLimits
@@ -41,6 +42,7 @@ from server.node.config import HubConfig
 from server.node.hub import Hub
 from server.node.membership import Membership
 from server.node.session import CLOSE_BAD_DATA, CLOSE_POLICY, CLOSE_TOO_BIG, Session
+from server.node.tournaments import Holding
 from server.protocol import (
     MAX_FRAME_BYTES,
     ErrorCode,
@@ -146,7 +148,8 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
                     lambda: (store.commit_buckets, store.commit_seconds))
             metrics.gauges["store_write_failures"] = lambda: store.write_failures
             limits = await _address_limits(config, links, metrics)
-            hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links))
+            hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links),
+                      tournament_holding=_tournament_holding(links))
             await hub.start()
         except BaseException:
             if limits is not None:
@@ -201,6 +204,16 @@ def _membership(links: ClusterLinks | None) -> Membership | None:
     from server.cluster.membership import ClusterMembership
 
     return ClusterMembership(links)
+
+
+def _tournament_holding(links: ClusterLinks | None) -> Holding | None:
+    """Which tournaments this node runs: in a cluster, those whose lease it holds
+    (server/cluster/tournament_leases.py); alone, all of them."""
+    if links is None:
+        return None
+    from server.cluster.tournament_leases import LeaseHolding
+
+    return LeaseHolding(links.leases)
 
 
 async def _address_limits(config: ServerConfig, links: ClusterLinks | None,
@@ -271,6 +284,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     add_api(app, config.player_games_rate)  # /api/* (server/http/api.py)
     add_puzzles(app, config.puzzles_rate)  # /api/puzzles/* (server/http/puzzles_api.py)
     add_bot_api(app)  # the bot API (server/http/bot_api.py, docs/bots.md)
+    add_tournaments(app)  # /api/tournaments* (server/http/tournaments_api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
     add_solve(app, hub.truth, config.solve_rate)
     add_review(app)  # /api/games/{id}/review (server/http/review.py)

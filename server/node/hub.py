@@ -39,6 +39,7 @@ from server.node.reviews import Reviews
 from server.node.rooms import Rooms
 from server.node.routing import Here, Router
 from server.node.session import CLOSE_GOING_AWAY, CLOSE_REVOKED, Session
+from server.node.tournaments import Holding, TournamentsService
 from server.protocol import (
     AccountRequest,
     Announce,
@@ -58,6 +59,7 @@ from server.protocol import (
     RequestId,
     ReviewGame,
     SessionOpening,
+    TournamentRequest,
     Welcome,
     error_message,
 )
@@ -75,6 +77,7 @@ class Hub:
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressCounts | None = None,
         bus: Bus | None = None, cluster: Membership | None = None,
+        tournament_holding: Holding | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
@@ -115,6 +118,9 @@ class Hub:
         self.control = Control(self.rooms, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control, self.limits, self.router)
         self.puzzles = Puzzles(store)  # server.node.puzzles
+        # tournaments: the requests, live updates, and the director of those held here
+        self.tournaments = TournamentsService(store, self.rooms, self.delivery, self.bus,
+                                              tournament_holding)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -143,6 +149,9 @@ class Hub:
     def forget(self, game_id: str) -> None:
         self.lobby.forget(game_id)
 
+    def ended(self, room: GameRoom) -> None:
+        self.tournaments.game_ended(room)
+
     # -- life cycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -154,6 +163,7 @@ class Hub:
             await self.rooms.resume()
         await self.lobby.start()
         await self.control.start()
+        await self.tournaments.start()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -165,6 +175,7 @@ class Hub:
         (in a cluster, first hand every game over to the other nodes)."""
         self.rooms.closing = True
         await self.control.close()
+        await self.tournaments.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -206,6 +217,7 @@ class Hub:
         """The connection is gone: leave its games (seats stay theirs for the grace period)."""
         last = self.delivery.disconnected(session)
         self.lobby.unsubscribed(session)
+        self.tournaments.disconnected(session)
         if session.name is None:
             return
         if last:
@@ -257,6 +269,8 @@ class Hub:
             await self.moderation.handle(session, message)
         elif isinstance(message, PuzzleRequest):
             await self.puzzles.handle(session, message)
+        elif isinstance(message, TournamentRequest):
+            await self.tournaments.handle(session, message)
         else:
             assert_never(message)
 
@@ -273,6 +287,7 @@ class Hub:
         no new game from now on (games going on are played until the shutdown, and resume
         after it as after any restart)."""
         self.draining = True
+        self.tournaments.draining = True  # nobody is paired either
         told = self.announce(f"The server restarts in {seconds:g} seconds: games going on "
                              "will resume when it is back. No new games until then.", seconds)
         log.info("draining: %d connections told the server restarts in %g s", told, seconds)
@@ -326,6 +341,7 @@ class Hub:
         session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
+        self.tournaments.identified(session)
         return roles
 
     def drop_devices(self, player: str, devices: Collection[int]) -> int:

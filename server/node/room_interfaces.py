@@ -28,6 +28,14 @@ class Listing(Protocol):
         """The game is gone from this server."""
 
 
+class Told(Listing, Protocol):
+    """Whom the rooms tell of their games: the lobby's ``Listing``, and each game's end
+    (the hub passes it to the tournaments)."""
+
+    def ended(self, room: GameRoom) -> None:
+        """``room`` has just ended here (once a game)."""
+
+
 class Ownership(Protocol):
     """How the rooms hold their games: the embedded server owns every game; a cluster node
     holds a lease per game (``server.cluster.ownership``)."""

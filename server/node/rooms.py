@@ -32,7 +32,7 @@ from server.node.delivery import Delivery, Peer
 from server.node.game_writes import GameWrites, Unwritten
 from server.node.openers import Openers
 from server.node.publisher import Publisher
-from server.node.room_interfaces import Listing, Ownership, Replies, SoleOwnership
+from server.node.room_interfaces import Ownership, Replies, SoleOwnership, Told
 from server.node.session import Session
 from server.node.upkeep import Upkeep
 from server.protocol import Ack, ClockSpec, ErrorCode, ServerMessage, with_ref
@@ -58,7 +58,7 @@ class Rooms:
 
     def __init__(
         self, store: Store, pool: ComputerMoves, config: HubConfig, metrics: Metrics,
-        delivery: Delivery, bus: Bus, listing: Listing, ownership: Ownership | None = None,
+        delivery: Delivery, bus: Bus, listing: Told, ownership: Ownership | None = None,
         replies: Replies | None = None,
     ) -> None:
         self.store = store
@@ -179,8 +179,10 @@ class Rooms:
     async def start_game(
         self, seats: tuple[RoomSeat, RoomSeat], variant: str, clock: ClockSpec | None,
         rated: bool, ref: object = None, requester: Session | None = None, listed: bool = True,
+        tournament: str | None = None,
     ) -> GameRoom:
-        """Record a new game, open it for its players' connections and send them its state."""
+        """Record a new game (of ``tournament``, if given), open it for its players'
+        connections and send them its state."""
         stored = [
             Seat.computer(s.computer_level) if s.computer_level is not None
             else Seat.human(s.player)
@@ -188,9 +190,10 @@ class Rooms:
         ]
         record = await self.store.create_game(
             variant=variant, x=stored[X], o=stored[O], clock=time_control(clock),
-            rated=rated, now=time.time(), listed=listed,
+            rated=rated, now=time.time(), listed=listed, tournament=tournament,
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
+        room.tournament = tournament
         room.spectator_chat = self.config.spectator_chat
         room.listed = listed
         self.held[room.id] = room

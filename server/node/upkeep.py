@@ -22,7 +22,7 @@ from server.node.computer_turns import ComputerTurns
 from server.node.config import HubConfig
 from server.node.delivery import Delivery
 from server.node.publisher import Publisher
-from server.node.room_interfaces import Listing, Ownership
+from server.node.room_interfaces import Ownership, Told
 from server.protocol import ClockSpec
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class Upkeep:
     """The follow-ups of the rooms held here; see the module docstring."""
 
     def __init__(self, rooms: HeldRooms, pool: ComputerMoves, metrics: Metrics,
-                 config: HubConfig, publisher: Publisher, listing: Listing,
+                 config: HubConfig, publisher: Publisher, listing: Told,
                  ownership: Ownership, delivery: Delivery) -> None:
         self.rooms = rooms
         self.abandon_after = config.abandon_after
@@ -99,6 +99,7 @@ class Upkeep:
         if told:
             self.ownership.ended(room)
             self.listing.relist(room)
+            self.listing.ended(room)
         asyncio.get_running_loop().call_later(FINISHED_KEPT, self._forget, room)
 
     def _forget(self, room: GameRoom) -> None:

@@ -104,3 +104,8 @@ class ErrorCode(enum.StrEnum):
     NOT_BOT = "not_bot"
     BOT_REFUSED = "bot_refused"
     BOT_PAIRING_OFF = "bot_pairing_off"
+    # tournaments (docs/tournaments.md)
+    NO_SUCH_TOURNAMENT = "no_such_tournament"
+    TOURNAMENT_OVER = "tournament_over"
+    TOURNAMENT_STARTED = "tournament_started"
+    TOURNAMENT_FULL = "tournament_full"

@@ -58,7 +58,9 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/bot/game/stream/{id}", "/api/bot/game/{id}/move/{cell}",
                                   "/api/bot/game/{id}/resign", "/api/bot/game/{id}/chat",
                                   "/api/challenge/{name}", "/api/challenge/{id}/accept",
-                                  "/api/challenge/{id}/decline", "/api/challenge/{id}/cancel"}
+                                  "/api/challenge/{id}/decline", "/api/challenge/{id}/cancel",
+                                  "/api/tournaments", "/api/tournaments/{id}",
+                                  "/api/tournaments/{id}/join", "/api/tournaments/{id}/withdraw"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
             "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",

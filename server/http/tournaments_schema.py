@@ -1,0 +1,90 @@
+"""The shapes of ``/api/tournaments`` (``server.http.tournaments_api``) and their OpenAPI
+paths, apart so that ``server.http.api`` describes them without importing the routes (which
+import it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from server.http.openapi_parts import answer, path_parameter
+from server.protocol import Standing, TournamentGame, TournamentInfo
+
+TOURNAMENT_ID = r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}"
+
+
+class ApiTournaments(msgspec.Struct, kw_only=True):
+    """``GET /api/tournaments``: as the websocket's ``tournaments``."""
+
+    tournaments: list[TournamentInfo]
+
+
+class ApiTournament(msgspec.Struct, kw_only=True):
+    """``GET /api/tournaments/{id}``: the websocket's ``tournament`` without ``t`` and
+    ``ref``."""
+
+    info: TournamentInfo
+    standings: list[Standing]
+    games: list[TournamentGame]
+
+
+class ApiTournamentCreate(msgspec.Struct, kw_only=True):
+    """The body of ``POST /api/tournaments``: ``tournament_create``'s fields."""
+
+    name: str
+    kind: str
+    starts_at: float
+    clock: str
+    minutes: int | None = None
+    rounds: int | None = None
+    variant: str = "4x4x4"
+    rated: bool = False
+    computer_levels: list[int] = []
+
+
+class ApiOk(msgspec.Struct, kw_only=True):
+    ok: bool = True
+
+
+def tournament_paths() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The OpenAPI paths of these routes, and the schemas they name."""
+    (listing, one, create, ok), schemas = msgspec.json.schema_components(
+        [ApiTournaments, ApiTournament, ApiTournamentCreate, ApiOk],
+        ref_template="#/components/schemas/{name}")
+    error = {"$ref": "#/components/schemas/ApiError"}  # server.http.api's
+    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
+    refused = answer(error, "refused: `code` says why")
+    no_token = answer(error, "`not_authenticated` (no token), `bad_token` or `token_revoked`")
+    tournament_id = path_parameter("id", TOURNAMENT_ID)
+    entered = {"200": answer(ok, "done"), "401": no_token,
+               "403": answer(error, "`banned`"), "404": answer(error, "`no_such_tournament`"),
+               "409": answer(error, "`tournament_over`, `tournament_started` (a Swiss is "
+                                    "joined before its first round), `tournament_full`")}
+    paths = {
+        "/api/tournaments": {
+            "get": {"summary": "The tournaments coming, going on, and finished in the last "
+                               "24 hours (docs/tournaments.md)",
+                    "responses": {"200": answer(listing, "the tournaments")}},
+            "post": {"summary": "Moderators: schedule a tournament (the body of the "
+                                "websocket's tournament_create)",
+                     "security": bearer,
+                     "requestBody": {"required": True,
+                                     "content": {"application/json": {"schema": create}}},
+                     "responses": {"201": answer(one, "the tournament"), "400": refused,
+                                   "401": no_token,
+                                   "403": answer(error, "`not_moderator` or `banned`")}}},
+        "/api/tournaments/{id}": {"get": {
+            "summary": "A tournament: its info, standings (best first) and games (newest "
+                       "first)", "parameters": [tournament_id],
+            "responses": {"200": answer(one, "the tournament"),
+                          "404": answer(error, "`no_such_tournament`")}}},
+        "/api/tournaments/{id}/join": {"post": {
+            "summary": "Enter the tournament (or come back): paired whenever free, whether "
+                       "or not a websocket of yours is connected (how a bot enters)",
+            "security": bearer, "parameters": [tournament_id], "responses": entered}},
+        "/api/tournaments/{id}/withdraw": {"post": {
+            "summary": "Withdraw: not paired again; your results stay",
+            "security": bearer, "parameters": [tournament_id], "responses": entered}},
+    }
+    return paths, schemas

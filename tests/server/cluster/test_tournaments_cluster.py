@@ -1,0 +1,77 @@
+"""Tournaments on a cluster (issue 43, item 5): players on different nodes are paired by the
+node holding the tournament's lease, their games start through the cluster's usual paths,
+every node passes on the live updates, and when the holder dies (its lease lapses) another
+node takes the tournament over from the database and goes on pairing."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from server.store import tournaments as ops
+from tests.eventually import eventually
+from tests.server.servers import Client, Nodes, play
+
+
+def holders(nodes: Nodes, tournament: str) -> list[str]:
+    return [name for name, running in nodes.running.items()
+            if tournament in running.hub.tournaments.held]
+
+
+async def next_game(client: Client, tournament: str, *, not_: str | None = None
+                    ) -> dict[str, Any]:
+    while True:
+        game = await client.expect("game", tournament=tournament, status="playing")
+        if game["id"] != not_:
+            return game
+
+
+async def test_a_tournament_pairs_across_nodes_and_survives_its_holder(nodes: Nodes) -> None:
+    store = nodes["a"].store
+    tid = "Tcluster1"
+    await store.apply(ops.insert_tournament(ops.TournamentRecord(
+        id=tid, name="Cluster arena", kind="arena", status="created", starts_at=time.time(),
+        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
+        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
+    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
+                     timeout=15.0)
+    holder = holders(nodes, tid)[0]
+    others = [name for name in nodes.names if name != holder]
+    # three players, none on the holder: two on one node, one on the other
+    clients = {}
+    for name, node in (("ann", others[0]), ("bob", others[1]), ("cat", others[1])):
+        clients[name] = await nodes.client(node, name)
+        reply = await clients[name].request(t="tournament_join", tournament=tid)
+        assert reply["t"] == "ack", reply
+    first = {}
+    for name, client in clients.items():
+        got = [*client.inbox, *await client.quiet(4.0)]
+        client.inbox = [message for message in got if message["t"] != "game"]
+        for message in got:
+            if message["t"] == "game" and message.get("tournament") == tid:
+                first[name] = message
+    assert len(first) == 2, first
+    game = next(iter(first.values()))
+    seated = [seat["name"] for seat in game["seats"]]
+    waiting = next(name for name in clients if name not in seated)
+    # every node passes the live updates on: the one who waits follows from its own node
+    update = await clients[waiting].expect("tournament", timeout=10.0)
+    assert update["info"]["id"] == tid and update["info"]["status"] == "started"
+    # the holder dies: its director stops without letting the lease go
+    dead = nodes[holder].hub.tournaments
+    assert dead._task is not None  # noqa: SLF001
+    dead._task.cancel()  # noqa: SLF001
+    dead.held.clear()
+    await eventually(lambda: len(holders(nodes, tid)) == 1, "another node takes it over",
+                     timeout=15.0)
+    assert holders(nodes, tid)[0] != holder
+    # the game goes on and is scored; the next pairing comes from the new holder
+    x, o = (clients[name] for name in seated)
+    await play(x, game["id"], "1a1", 0)
+    await play(o, game["id"], "2b2", 1)
+    assert (await o.request(t="resign", game=game["id"]))["t"] == "ack"
+    again = await next_game(clients[waiting], tid, not_=game["id"])
+    assert waiting in {seat["name"] for seat in again["seats"]}
+    state = await clients[waiting].request(t="tournament_sub", tournament=tid)
+    scores = {row["name"]: row["score"] for row in state["standings"]}
+    assert scores[seated[0]] == 2 and scores[seated[1]] == 0

@@ -1,0 +1,71 @@
+"""A tournament rebuilt from its rows (``server.node.tournament_view``), with no I/O: the
+games replayed in the order they ended (an arena's streaks depend on it), a Swiss's byes and
+aborted games, a withdrawal, and what clients are shown."""
+
+from __future__ import annotations
+
+from server.node.tournament_view import Standings
+from server.store.tournaments import (
+    EntryRecord,
+    TournamentData,
+    TournamentGameRecord,
+    TournamentRecord,
+)
+
+
+def tournament(kind: str = "arena", round_: int = 0) -> TournamentRecord:
+    return TournamentRecord(
+        id="T1", name="t", kind=kind, status="started", starts_at=0.0,  # type: ignore[arg-type]
+        ends_at=3600.0 if kind == "arena" else None, minutes=60 if kind == "arena" else None,
+        rounds=None if kind == "arena" else 3, round=round_, clock=(180, 2), variant="4x4x4",
+        rated=True, created=0.0, created_by="host")
+
+
+def entry(number: int, name: str, computer: int | None = None,
+          withdrawn: float | None = None) -> EntryRecord:
+    return EntryRecord(number, name, computer, 1500, 0.0, withdrawn, 0.0, False)
+
+
+def game(number: int, x: int, o: int | None, result: str | None, ended: float | None,
+         plies: int = 10, round_: int | None = None) -> TournamentGameRecord:
+    return TournamentGameRecord(number, None if o is None else f"g{number}", round_, x, o,
+                                result, plies if ended else None, 0.0, ended)
+
+
+def test_an_arena_is_replayed_in_the_order_its_games_ended() -> None:
+    entries = [entry(1, "ann"), entry(2, "bob"), entry(3, "cat"), entry(4, "computer-2", 2)]
+    games = [game(1, 1, 2, "1-0", 30.0), game(2, 1, 3, "1-0", 10.0),  # started 1, ended 2 first
+             game(3, 1, 4, "1-0", 40.0), game(4, 2, 3, "*", 50.0, plies=0),
+             game(5, 3, 4, None, None)]
+    standings = Standings.from_data(TournamentData(tournament(), entries, games))
+    rows = {row.name: row for row in standings.standings()}
+    assert rows["ann"].points == [2, 2, 4] and rows["ann"].fire and rows["ann"].rank == 1
+    assert rows["bob"].points == [0, 0] and rows["cat"].points == [0, 0]
+    assert rows["computer-2"].bot and not rows["ann"].bot
+    assert {name for name, row in rows.items() if row.playing} == {"cat", "computer-2"}
+    shown = standings.state()
+    assert [(g.id, g.result) for g in shown.games] == [  # newest first, the abort left out
+        ("g5", None), ("g3", "1-0"), ("g2", "1-0"), ("g1", "1-0")]
+    # a game ends: scored; a player withdraws: kept, marked, not paired
+    standings.ended(game(5, 3, 4, "0-1", 60.0))
+    standings.refresh([entry(3, "cat", withdrawn=61.0)])
+    rows = {row.name: row for row in standings.standings()}
+    assert rows["computer-2"].points == [0, 2] and not rows["cat"].playing
+    assert rows["cat"].withdrawn
+    assert standings.arena is not None and not standings.arena.entries["cat"].present
+    # a rename: the rules know players by name, so the director rebuilds it from its rows
+    assert not standings.refresh([entry(2, "bea")])
+
+
+def test_a_swiss_is_replayed_with_its_bye_and_an_aborted_game() -> None:
+    entries = [entry(1, "ann"), entry(2, "bob"), entry(3, "cat")]
+    games = [game(1, 1, 2, "1/2-1/2", 10.0, round_=1), game(2, 3, None, "1-0", 0.0, round_=1),
+             game(3, 3, 1, "*", 20.0, round_=2), game(4, 2, None, "1-0", 20.0, round_=2)]
+    standings = Standings.from_data(TournamentData(tournament("swiss", 2), entries, games))
+    assert standings.swiss is not None and standings.swiss.round_over
+    rows = {row.name: row for row in standings.standings()}
+    assert (rows["bob"].score, rows["bob"].points) == (1.5, [1, 2])
+    assert (rows["cat"].score, rows["cat"].points) == (1, [2, 0])
+    assert (rows["ann"].score, rows["ann"].points) == (0.5, [1, 0])
+    assert rows["bob"].rank == 1 and rows["bob"].buchholz is not None
+    assert standings.info().round == 2 and standings.info().ends_at is None
