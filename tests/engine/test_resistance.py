@@ -14,8 +14,10 @@ import pytest
 
 from engine import Board
 from engine.geometry import variant
+from engine.kernel import WIN
 from engine.notation import parse_cell
 from engine.players import LEVELS, Limit, make_player
+from engine.players.master import MasterPlayer
 from engine.proof import strategy_height
 from engine.resistance import (
     EVERY_LINE,
@@ -32,6 +34,7 @@ from engine.resistance import (
     guard,
     horizon,
 )
+from engine.search import Thought
 from engine.strategy import o_proved, strategy_move, win_cells
 from engine.traps import SEEN, TrapFinder
 
@@ -218,11 +221,28 @@ def test_the_guard_refutes_by_the_tree_and_keeps_the_search_best_otherwise() -> 
     assert guard(Board.from_notation("4x4x4", FOUR_TIED), [0], set(), deadline) is None
 
 
-def test_the_master_as_o_plays_no_reply_the_tree_refutes_when_it_has_another() -> None:
+def test_the_master_as_o_replaces_a_best_reply_the_tree_refutes() -> None:
+    """The master's guard takes the search's ranking: its best (2c2) refuted, the next (3c1)
+    played with its score; a reply the search proved lost is passed over; a best not refuted
+    stands. And the decision at OFF_TREE is not refuted."""
     board = Board.from_notation("4x4x4", OFF_TREE)
-    tables = ProofTables(10**6)
-    decision = make_player("master").decide(board, Limit(time=3.0))
-    assert not tables.refutes(board, decision.move)
+    refuted, free, other = (parse_cell(c, G) for c in ("2c2", "3c1", "1a1"))
+    player = make_player("master")
+    assert isinstance(player, MasterPlayer)
+
+    def guarded(ranking: list[int], scores: dict[int, int]) -> Thought:
+        thought = Thought(move=ranking[0], score=scores[ranking[0]], depth=4,
+                          pv=(ranking[0],), ranking=ranking, scores=scores)
+        player._guard(board, time.perf_counter() + SOON, thought)
+        return thought
+
+    thought = guarded([refuted, free], {refuted: 10, free: -5})
+    assert (thought.move, thought.pv, thought.score) == (free, (free,), -5)
+    lost = -WIN + 9  # a proved loss in 9 plies
+    assert guarded([refuted, free, other], {refuted: 10, free: lost, other: -7}).move == other
+    assert guarded([free, refuted], {free: 10, refuted: 5}).move == free
+    decision = player.decide(board, Limit(time=1.0))
+    assert not ProofTables(10**6).refutes(board, decision.move)
 
 
 def test_no_resistance_off_the_proof() -> None:
