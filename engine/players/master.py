@@ -46,7 +46,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
 RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
-GUARD_SHARE = 0.85  # of O's search time on 4x4x4 with guard on: the rest checks its choice
+GUARD_SHARE = 0.75  # of O's search time on 4x4x4 with guard on: the rest checks its choice
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 QUICK_DEPTH = 2  # the deepest capped search ``quick`` tries, as plain Python ...
@@ -257,7 +257,7 @@ class MasterPlayer(Player):
         ranking = thought.ranking or [thought.move]
         refused = {cell for cell, score in thought.scores.items()
                    if score < 0 and mate_plies(score) is not None}
-        cell = guard(board, ranking, refused, deadline - PROOF_LOOKUP)
+        cell = guard(board, ranking, refused, deadline)
         if cell is not None:
             thought.move, thought.pv = cell, (cell,)
             thought.score = thought.scores.get(cell, thought.score)
