@@ -23,7 +23,7 @@ from engine.traps import SEEN, Trap, TrapFinder
 EXAMINED = 12  # replies examined by rules 1-4, deepest first (board order among equals)
 TRAPPED = 3  # replies still equal after rules 1-4 that the trap model examines (rule 5)
 REPLAY_POSITIONS = 20_000  # X positions one replay of the strategy may expand (rules 2 and 4)
-LOOKUPS = 20_000  # positions looked up in the proof's tables: for the gate, then for the rest
+LOOKUPS = 20_000  # positions looked up in the proof's tables: the gate, the horizon, the rest
 NO_CHOICE = 1_000  # rule 3's count for a reply that leaves X a single move not losing at once
 SIGHT_NODES = 20_000  # threat-search nodes for X's continuous-threat win after a reply (rule 1)
 FEW = 2  # X's winning answers at most this many, all out of its sight: finding one is a find
@@ -59,7 +59,7 @@ class Work:
 
     replays: int = 0  # strategy replays (one per legal reply, one per X answer examined)
     positions: int = 0  # X positions the replays expanded
-    lookups: int = 0  # positions looked up in the proof's tables: the gate and the rest
+    lookups: int = 0  # positions looked up in the proof's tables: the gate, the horizon, the rest
     sights: int = 0  # threat searches for X's win after a reply (rule 1)
     traps: int = 0  # replies the trap model examined
     horizon: int = SEEN  # the opponent's horizon the rules used (plies)
@@ -104,6 +104,12 @@ def choose(board: Board, deadline: float, finder: TrapFinder | None = None,
     tables = ProofTables(lookups)
     try:
         work.horizon = horizon(board, tables, deadline, work)
+    except (OutOfLookups, OutOfTime):
+        work.horizon = SEEN  # what the game showed is not known: what any searcher sees
+    finally:
+        work.lookups += tables.lookups
+    tables = ProofTables(lookups)
+    try:
         for cell in order[:EXAMINED]:
             standing[cell] = _examine(board, standing[cell], tables, finder, deadline, work)
     except (OutOfLookups, OutOfTime):
