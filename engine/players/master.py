@@ -254,7 +254,7 @@ class MasterPlayer(Player):
     def _guard(self, board: Board, deadline: float, thought: Thought) -> None:
         """O off the proof's tree: the search's best reply that the proof's tree does not
         prove lost two plies down (:func:`engine.resistance.guard`), when its best is."""
-        ranking = thought.ranking or [thought.move]
+        ranking = [thought.move] + [cell for cell in thought.ranking if cell != thought.move]
         refused = {cell for cell, score in thought.scores.items()
                    if score < 0 and mate_plies(score) is not None}
         cell = guard(board, ranking, refused, deadline)

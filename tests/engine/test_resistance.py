@@ -222,17 +222,18 @@ def test_the_guard_refutes_by_the_tree_and_keeps_the_search_best_otherwise() -> 
 
 
 def test_the_master_as_o_replaces_a_best_reply_the_tree_refutes() -> None:
-    """The master's guard takes the search's ranking: its best (2c2) refuted, the next (3c1)
-    played with its score; a reply the search proved lost is passed over; a best not refuted
-    stands. And the decision at OFF_TREE is not refuted."""
+    """The master's guard takes the search's best, then its ranking: the best (2c2) refuted,
+    the next (3c1) played with its score; a reply the search proved lost is passed over; a
+    best not refuted stands. And the decision at OFF_TREE is not refuted."""
     board = Board.from_notation("4x4x4", OFF_TREE)
     refuted, free, other = (parse_cell(c, G) for c in ("2c2", "3c1", "1a1"))
     player = make_player("master")
     assert isinstance(player, MasterPlayer)
 
-    def guarded(ranking: list[int], scores: dict[int, int]) -> Thought:
-        thought = Thought(move=ranking[0], score=scores[ranking[0]], depth=4,
-                          pv=(ranking[0],), ranking=ranking, scores=scores)
+    def guarded(ranking: list[int], scores: dict[int, int], best: int | None = None) -> Thought:
+        best = ranking[0] if best is None else best
+        thought = Thought(move=best, score=scores[best], depth=4, pv=(best,), ranking=ranking,
+                          scores=scores)
         player._guard(board, time.perf_counter() + SOON, thought)
         return thought
 
@@ -241,6 +242,9 @@ def test_the_master_as_o_replaces_a_best_reply_the_tree_refutes() -> None:
     lost = -WIN + 9  # a proved loss in 9 plies
     assert guarded([refuted, free, other], {refuted: 10, free: lost, other: -7}).move == other
     assert guarded([free, refuted], {free: 10, refuted: 5}).move == free
+    # the move an unfinished iteration found better than the ranking's first (which the
+    # ranking of the last finished iteration does not show) is the one checked
+    assert guarded([free, refuted], {free: 10, refuted: 12}, best=refuted).move == free
     decision = player.decide(board, Limit(time=1.0))
     assert not ProofTables(10**6).refutes(board, decision.move)
 
