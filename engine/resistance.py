@@ -50,7 +50,12 @@ class Resistance:
         winners = NO_CHOICE + 1 if self.winners is None else self.winners
         answer = -1 if self.answer is None else self.answer
         trap = self.trap.key() if self.trap is not None else UNEXAMINED
-        return hidden, self.plies, -winners, answer, trap
+        return hidden, self.depth(), -winners, answer, trap
+
+    def depth(self) -> int:
+        """Rule 2's depth: the plies, less the two of a reply that leaves X a single move (O's
+        three and X's block lengthen the line but give X no decision to get wrong)."""
+        return self.plies - 2 if self.winners == NO_CHOICE else self.plies
 
 
 @dataclass

@@ -163,8 +163,8 @@ def test_a_forced_block_gives_x_no_choice() -> None:
 
 def test_what_x_sees_comes_before_the_depth() -> None:
     """Rule 1: a reply after which X's win is out of its sight beats any after which it is in
-    sight, however long the proof's line; then the depth, the fewest answers, and the
-    longest of the shortest answer lines."""
+    sight, however long the proof's line; then the depth (a forced block's two plies not
+    counted), the fewest answers, and the longest of the shortest answer lines."""
     hidden = Resistance(0, plies=14, winners=3, answer=13, exposed=False)
     seen = Resistance(1, plies=40, winners=1, answer=9, exposed=True)
     unseen = Resistance(2, plies=40, winners=1)  # not examined: ranked as in sight
@@ -174,6 +174,11 @@ def test_what_x_sees_comes_before_the_depth() -> None:
     longer = Resistance(5, plies=14, winners=3, answer=15, exposed=False)
     assert deeper.key() > fewer.key() > hidden.key()
     assert longer.key() > hidden.key()
+    # O's three and X's forced block add two plies and no decision for X: a reply that
+    # leaves X a single move is as deep as a quiet one two plies shorter, and ranked after it
+    forcing = Resistance(6, plies=18, winners=NO_CHOICE, exposed=False)
+    assert forcing.depth() == 16 and hidden.key() < forcing.key() < deeper.key()
+    assert Resistance(7, plies=16, winners=9, answer=5, exposed=False).key() > forcing.key()
 
 
 def test_the_horizon_from_the_game() -> None:
