@@ -29,6 +29,7 @@ from engine.players.base import (
     parse_int,
 )
 from engine.players.resistance import choose as choose_resistance
+from engine.players.resistance import guard
 from engine.players.traps import TrapFinder
 from engine.rules.board import Board, line_value
 from engine.rules.geometry import Cell, Geometry
@@ -45,6 +46,7 @@ PROOF_SHARE = 0.55  # the first player's search gets this share of the time, df-
 PROOF_TT_BITS = 20  # the solver's table: 32 bytes an entry, kept between moves
 PROOF_LOOKUP = 0.02  # seconds kept back to find the proved move in the solver's table
 RESIST_SHARE = 0.8  # of a move's time, for ranking O's replies when the proof has O lost
+GUARD_SHARE = 0.75  # of O's search time on 4x4x4 with guard on: the rest checks its choice
 REPLAY = 0.2  # seconds: the most a replay of the proved strategy may take to confirm a move
 WARY = 100  # the second player's search: percent on the side not to move's evaluation terms
 QUICK_DEPTH = 2  # the deepest capped search ``quick`` tries, as plain Python ...
@@ -92,6 +94,10 @@ class MasterPlayer(Player):
                             "with resist on, the opening book's move where the book has one, "
                             "and the resistance only where it is silent (off: the "
                             "resistance from O's first move)"),
+        "guard": Option(parse_bool, True,
+                        "as O on 4x4x4 off the proof's tree, play the search's best reply "
+                        "that the proof's tree does not refute two plies down "
+                        "(engine/players/resistance.py: guard; no depth cap only)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -197,13 +203,19 @@ class MasterPlayer(Player):
         master = self.master(board.geometry, board.turn)
         proving = (bool(deadline) and self.settings["prove"] and depth == 64
                    and board.ply >= PROOF_PLY)
+        guarding = (bool(deadline) and self.settings["guard"] and depth == 64
+                    and board.turn == 1 and forced_moves is None and len(moves) > 1
+                    and board.geometry.name == "4x4x4")
         thought = master.think(
             board, deadline=deadline, max_depth=depth, stop=limit.stop, root_moves=moves,
-            share=PROOF_SHARE if proving and board.turn == 0 else 1.0,
+            share=(PROOF_SHARE if proving and board.turn == 0
+                   else GUARD_SHARE if guarding else 1.0),
         )
         if quick and not (time.perf_counter() < deadline and (
                 thought.proved or thought.depth >= min(depth, board.empty.bit_count()))):
             return None  # the cap not reached, or a threat search cut short by the deadline
+        if guarding and not thought.proved:
+            self._guard(board, deadline, thought)
         if proving and not thought.proved and (board.turn == 0 or thought.score >= 0):
             proved = self._prove(board, deadline, limit, thought)
             if proved is not None:
@@ -238,6 +250,17 @@ class MasterPlayer(Player):
         if move != thought.move:
             thought.move, thought.pv = move, (move,)
             thought.score = thought.scores.get(move, thought.score)
+
+    def _guard(self, board: Board, deadline: float, thought: Thought) -> None:
+        """O off the proof's tree: the search's best reply that the proof's tree does not
+        prove lost two plies down (:func:`engine.players.resistance.guard`), when its best is."""
+        ranking = [thought.move] + [cell for cell in thought.ranking if cell != thought.move]
+        refused = {cell for cell, score in thought.scores.items()
+                   if score < 0 and mate_plies(score) is not None}
+        cell = guard(board, ranking, refused, deadline)
+        if cell is not None:
+            thought.move, thought.pv = cell, (cell,)
+            thought.score = thought.scores.get(cell, thought.score)
 
     def _prove(self, board: Board, deadline: float, limit: Limit,
                thought: Thought) -> Cell | None:

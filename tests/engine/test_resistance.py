@@ -1,5 +1,7 @@
-"""O's best resistance (engine/players/resistance.py): the replies ordered by the proof's depth,
-then X's winning replies, then traps; the choice the same every time; the work bounded by counts.
+"""O's best resistance (engine/players/resistance.py): the replies ordered by X's sight, the proof's
+depth, X's winning answers, the shortest of their lines, then traps; the opponent's horizon from
+the game; the choice the same every time; the work bounded by counts. And the guard off the
+proof's tree: the search's best reply the tree does not refute two plies down.
 
 The oracle for the depths is ``strategy_height``; for X's winning replies, engine.solved.strategy's
 ``x_proved``/``o_proved`` (a separate, Python implementation of "the proof proves it")."""
@@ -11,19 +13,28 @@ import time
 import pytest
 
 from engine import Board
+from engine.kernels.deepening import Thought
+from engine.kernels.negamax import WIN
 from engine.players import LEVELS, Limit, make_player
+from engine.players.master import MasterPlayer
 from engine.players.resistance import (
+    EVERY_LINE,
+    EXAMINED,
+    FEW,
     LOOKUPS,
     NO_CHOICE,
     REPLAY_POSITIONS,
-    TIED,
     TRAPPED,
     ProofTables,
+    Resistance,
     Work,
     choose,
+    guard,
+    horizon,
 )
-from engine.players.traps import TrapFinder
+from engine.players.traps import SEEN, TrapFinder
 from engine.rules.geometry import variant
+from engine.rules.notation import parse_cell
 from engine.solved.proof import strategy_height
 from engine.solved.strategy import o_proved, strategy_move, win_cells
 
@@ -75,13 +86,13 @@ def test_the_longest_depth_then_the_fewest_winning_replies(moves: str, expected:
     assert {r.move: r.plies for r in standing} == depth
     assert best.plies == longest
     tied = [cell for cell in board.legal_moves if depth[cell] == longest]
-    assert 1 < len(tied) <= TIED
+    assert 1 < len(tied) <= EXAMINED
     counts = {}
     for cell in tied:
         board.push(cell)
         counts[cell] = winners_by_oracle(board)
         board.pop()
-    assert {r.move: r.winners for r in standing if r.winners is not None} == counts
+    assert {r.move: r.winners for r in standing if r.move in tied} == counts
     fewest = min(counts.values())
     assert best.move == next(cell for cell in tied if counts[cell] == fewest)
     assert best.move == Board.from_notation("4x4x4", expected).moves[0]
@@ -107,9 +118,11 @@ def test_the_master_resists_by_the_rules_and_the_same_every_time() -> None:
 
 
 def test_the_choice_is_the_same_with_traps_and_counts_its_work() -> None:
-    """Rule 3 (traps) examines at most TRAPPED replies, and only ties of rules 1-2; the
-    work is within its counts: one replay a reply, each within REPLAY_POSITIONS, and the
-    proof's tables asked at most LOOKUPS positions for each of the gate and rule 2."""
+    """Rule 5 (traps) examines at most TRAPPED replies, and only ties of rules 1-4; the
+    work is within its counts: one replay a reply, one for each of X's winning answers after
+    the EXAMINED replies and after X's past positions of at most FEW answers, each within
+    REPLAY_POSITIONS; one threat search a reply examined; the proof's tables asked at most
+    LOOKUPS positions for each of the gate, the horizon and the rest."""
     board = Board.from_notation("4x4x4", "1a1 1d4 4a1")  # a tie that rule 2 leaves to rule 3
     finder = TrapFinder(G)
     seen = []
@@ -118,9 +131,12 @@ def test_the_choice_is_the_same_with_traps_and_counts_its_work() -> None:
         chosen = choose(board, time.perf_counter() + SOON, finder, work)
         assert chosen is not None
         seen.append(chosen[0].move)
-        assert work.replays == len(board.legal_moves)
+        answers = sum(r.winners for r in chosen[1] if r.winners not in (None, NO_CHOICE))
+        assert len(board.legal_moves) < work.replays
+        assert work.replays <= len(board.legal_moves) + answers + FEW * board.ply // 2
         assert work.positions <= work.replays * REPLAY_POSITIONS
-        assert 0 < work.lookups <= 2 * LOOKUPS
+        assert work.sights <= EXAMINED
+        assert 0 < work.lookups <= 3 * LOOKUPS
         assert work.traps <= TRAPPED
     assert seen[0] == seen[1]
 
@@ -143,6 +159,99 @@ def test_a_forced_block_gives_x_no_choice() -> None:
     x, o = board.stones
     assert win_cells(o, x, G.line_masks)  # 1d2 completes O's line
     assert ProofTables().x_winning_replies(board) == NO_CHOICE
+
+
+def test_what_x_sees_comes_before_the_depth() -> None:
+    """Rule 1: a reply after which X's win is out of its sight beats any after which it is in
+    sight, however long the proof's line; then the depth (a forced block's two plies not
+    counted), the fewest answers, and the longest of the shortest answer lines."""
+    hidden = Resistance(0, plies=14, winners=3, answer=13, exposed=False)
+    seen = Resistance(1, plies=40, winners=1, answer=9, exposed=True)
+    unseen = Resistance(2, plies=40, winners=1)  # not examined: ranked as in sight
+    assert hidden.key() > seen.key() and hidden.key() > unseen.key()
+    deeper = Resistance(3, plies=16, winners=3, answer=13, exposed=False)
+    fewer = Resistance(4, plies=14, winners=2, answer=13, exposed=False)
+    longer = Resistance(5, plies=14, winners=3, answer=15, exposed=False)
+    assert deeper.key() > fewer.key() > hidden.key()
+    assert longer.key() > hidden.key()
+    # O's three and X's forced block add two plies and no decision for X: a reply that
+    # leaves X a single move is as deep as a quiet one two plies shorter, and ranked after it
+    forcing = Resistance(6, plies=18, winners=NO_CHOICE, exposed=False)
+    assert forcing.depth() == 16 and hidden.key() < forcing.key() < deeper.key()
+    assert Resistance(7, plies=16, winners=9, answer=5, exposed=False).key() > forcing.key()
+
+
+def test_the_horizon_from_the_game() -> None:
+    """X's finds (one of at most FEW winning answers, all of lines beyond SEEN): none yet, the
+    horizon is SEEN and a reply whose proof line is within it counts as in sight; after two
+    (TWO_TIED's X played the strategy's answers), every line."""
+    early = Board.from_notation("4x4x4", FOUR_TIED)
+    work = Work()
+    assert horizon(early, ProofTables(), time.perf_counter() + SOON, work) == SEEN
+    late = Board.from_notation("4x4x4", TWO_TIED)
+    assert horizon(late, ProofTables(), time.perf_counter() + SOON, work) == EVERY_LINE
+    chosen = choose(early, time.perf_counter() + SOON, TrapFinder(G), work)
+    assert chosen is not None and work.horizon == SEEN
+    for reply in chosen[1]:
+        if reply.exposed is not None and reply.answer is not None and reply.answer > SEEN:
+            assert reply.exposed == (reply.plies - 1 <= SEEN)  # here no threat win: by depth
+    chosen = choose(late, time.perf_counter() + SOON, None, work)
+    assert chosen is not None and work.horizon == EVERY_LINE
+    assert all(r.exposed for r in chosen[1] if r.exposed is not None)  # the depth decides
+
+
+# O to move off the proof's tree (X's 2c3 is not the strategy's): 25 of O's replies are
+# refuted by the tree two plies down (2c2: X answers 2b3 into a position of the proof), the
+# others not (3c1 among them).
+OFF_TREE = "3b3 3c2 3b2 3c3 2c3"
+
+
+def test_the_guard_refutes_by_the_tree_and_keeps_the_search_best_otherwise() -> None:
+    board = Board.from_notation("4x4x4", OFF_TREE)
+    refuted, free = parse_cell("2c2", G), parse_cell("3c1", G)
+    tables = ProofTables(10**6)
+    assert not tables.o_lost(*board.stones)  # not a position for the resistance
+    assert tables.refutes(board, refuted) and not tables.refutes(board, free)
+    board.push(refuted)
+    board.push(parse_cell("2b3", G))
+    assert o_proved(board)  # the oracle: X's answer leaves O lost by the proof
+    board.pop()
+    board.pop()
+    deadline = time.perf_counter() + SOON
+    assert guard(board, [refuted, free], set(), deadline) == free
+    assert guard(board, [free, refuted], set(), deadline) is None  # the best stands
+    assert guard(board, [refuted, free, 0], {free}, deadline) == 0  # proved lost: skipped
+    assert guard(board, [refuted], set(), deadline) is None  # every one refuted
+    assert guard(board, [refuted, free], set(), deadline, lookups=5) is None  # out of budget
+    assert guard(Board.from_notation("4x4x4", FOUR_TIED), [0], set(), deadline) is None
+
+
+def test_the_master_as_o_replaces_a_best_reply_the_tree_refutes() -> None:
+    """The master's guard takes the search's best, then its ranking: the best (2c2) refuted,
+    the next (3c1) played with its score; a reply the search proved lost is passed over; a
+    best not refuted stands. And the decision at OFF_TREE is not refuted."""
+    board = Board.from_notation("4x4x4", OFF_TREE)
+    refuted, free, other = (parse_cell(c, G) for c in ("2c2", "3c1", "1a1"))
+    player = make_player("master")
+    assert isinstance(player, MasterPlayer)
+
+    def guarded(ranking: list[int], scores: dict[int, int], best: int | None = None) -> Thought:
+        best = ranking[0] if best is None else best
+        thought = Thought(move=best, score=scores[best], depth=4, pv=(best,), ranking=ranking,
+                          scores=scores)
+        player._guard(board, time.perf_counter() + SOON, thought)
+        return thought
+
+    thought = guarded([refuted, free], {refuted: 10, free: -5})
+    assert (thought.move, thought.pv, thought.score) == (free, (free,), -5)
+    lost = -WIN + 9  # a proved loss in 9 plies
+    assert guarded([refuted, free, other], {refuted: 10, free: lost, other: -7}).move == other
+    assert guarded([free, refuted], {free: 10, refuted: 5}).move == free
+    # the move an unfinished iteration found better than the ranking's first (which the
+    # ranking of the last finished iteration does not show) is the one checked
+    assert guarded([free, refuted], {free: 10, refuted: 12}, best=refuted).move == free
+    decision = player.decide(board, Limit(time=1.0))
+    assert not ProofTables(10**6).refutes(board, decision.move)
 
 
 def test_no_resistance_off_the_proof() -> None:
