@@ -43,12 +43,14 @@ class Clocks(_Value):
 
 
 class SeatInfo(_Value):
-    """Who sits on one side: ``ai`` is the computer's level, ``online`` its presence."""
+    """Who sits on one side: ``ai`` is the computer's level, ``online`` its presence, ``bot``
+    whether the account is a bot (plays over the bot API, docs/bots.md)."""
 
     name: str
     rating: int | None = None
     online: bool = True
     ai: int | None = None
+    bot: bool = False
 
 
 class RatingChange(_Value):
@@ -71,6 +73,7 @@ class SeekInfo(_Value):
 class PlayerOnline(_Value):
     name: str
     rating: int | None
+    bot: bool = False
 
 
 class ChallengeInfo(_Value):
@@ -113,6 +116,7 @@ class PlayerProfile(_Value):
     wins: int
     losses: int
     draws: int
+    bot: bool = False
 
 
 class PlayedGame(_Value):
