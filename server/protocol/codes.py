@@ -100,3 +100,8 @@ class ErrorCode(enum.StrEnum):
     NOT_ADMIN = "not_admin"
     NO_SUCH_REPORT = "no_such_report"
     TOO_MANY_REPORTS = "too_many_reports"
+    # tournaments (docs/tournaments.md)
+    NO_SUCH_TOURNAMENT = "no_such_tournament"
+    TOURNAMENT_OVER = "tournament_over"
+    TOURNAMENT_STARTED = "tournament_started"
+    TOURNAMENT_FULL = "tournament_full"

@@ -30,6 +30,7 @@ from server.protocol.learning_events import (
     PuzzleShown,
 )
 from server.protocol.requests import ClientMessage
+from server.protocol.tournament_events import TournamentList, TournamentState
 
 # -- server -> client: values nested in messages ----------------------------------------------
 
@@ -339,6 +340,7 @@ class GameState(_Event, tag="game"):
     ref: RequestId | None = None
     spectator_chat: bool = True  # false: the host has turned spectators' chat off
     rematch_game: str | None = None  # the rematch's id, once it has started
+    tournament: str | None = None  # the tournament the game belongs to
 
 
 class Announce(_Event, tag="announce"):
@@ -414,7 +416,7 @@ ServerMessage = (
     | Suggestion
     | EngineStatus | Ack | Error | Announce | PlayerGamesPage | GameReviewed | PasswordSet
     | Devices | ChatRemoved | ReportQueue | Rematched | PuzzleShown | PuzzleResult
-    | PuzzleHistoryList
+    | PuzzleHistoryList | TournamentList | TournamentState
 )  # fmt: skip
 
 CLIENT_MESSAGES: tuple[type[msgspec.Struct], ...] = ClientMessage.__args__

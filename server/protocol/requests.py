@@ -31,6 +31,7 @@ from server.protocol.field_types import (
 )
 from server.protocol.learning_requests import PuzzleRequest, ReviewGame
 from server.protocol.request_base import _Request
+from server.protocol.tournament_requests import TournamentRequest
 
 
 class Hello(_Request, tag="hello"):
@@ -241,8 +242,8 @@ opening and closing the game."""
 
 ClientMessage = (
     Hello | LobbyRequest | GameRequest | Ping | PlayerGames | ReviewGame | AccountRequest
-    | ModerationRequest | PuzzleRequest
+    | ModerationRequest | PuzzleRequest | TournamentRequest
 )  # fmt: skip
 """Every client request: hello and ping for the session, then the lobby's and the games',
 then a player's history and the review of a finished game, then the account's (passwords,
-devices), then reports and moderation, then the puzzles'."""
+devices), then reports and moderation, then the puzzles', then the tournaments'."""

@@ -28,6 +28,7 @@ _CODE_BY_FIELD = {
     "text": ErrorCode.BAD_CHAT,
     "cell": ErrorCode.BAD_CELL,
     "level": ErrorCode.BAD_LEVEL,
+    "computer_levels": ErrorCode.BAD_LEVEL,
     "variant": ErrorCode.BAD_VARIANT,
     "clock": ErrorCode.BAD_CLOCK,
     "password": ErrorCode.BAD_PASSWORD,

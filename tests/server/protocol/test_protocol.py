@@ -36,6 +36,10 @@ CHALLENGE = p.ChallengeInfo(id="c1", by="ann", to="bob", variant="4x4", clock=No
                             colour="random")
 CHAT = p.ChatLine(game="g1", name="ann", side="x", text="good luck", line=3)
 
+TOURNEY = p.TournamentInfo(id="T7kq2m9x", name="Evening arena", kind="arena", status="started",
+                           starts_at=1764180000.0, ends_at=1764183600.0, rounds=None,
+                           round=None, clock="3+2", variant="4x4x4", rated=True, players=12)
+
 CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.Hello(name="ann"),
     p.Hello(token="abc_DEF-123", id=1),
@@ -92,6 +96,14 @@ CLIENT_EXAMPLES: list[p.ClientMessage] = [
     p.PuzzleStreak(new=False),
     p.PuzzleAttempt(puzzle=7, moves=[21, 42], mode="streak", id=12),
     p.PuzzleHistory(limit=10),
+    p.Tournaments(id=40),
+    p.TournamentSub(tournament="T7kq2m9x", id=41),
+    p.TournamentUnsub(tournament="T7kq2m9x"),
+    p.TournamentJoin(tournament="T7kq2m9x", id=42),
+    p.TournamentLeave(tournament="T7kq2m9x"),
+    p.TournamentCreate(name="Evening arena", kind="arena", starts_at=1764180000.0, minutes=60,
+                       clock="3+2", rated=True, computer_levels=[3], id=43),
+    p.TournamentCreate(name="Sunday Swiss", kind="swiss", starts_at=0, rounds=5, clock="5+0"),
 ]
 
 PUZZLE = p.PuzzleInfo(id=7, variant="4x4x4", moves=[0, 21, 42], notation="1a1 2b2 3c3",
@@ -173,6 +185,19 @@ SERVER_EXAMPLES: list[p.ServerMessage] = [
     p.ChatRemoved(game="g1", line=3),
     p.ReportQueue(reports=[p.ReportInfo(id=3, at=1795701514.2, by="ann", name="bob", game="g1",
                                         reason="insults in chat")], ref=12),
+    p.TournamentList(tournaments=[TOURNEY], ref=40),
+    p.TournamentState(
+        info=TOURNEY,
+        standings=[p.Standing(rank=1, name="ann", score=4, points=[2, 2], fire=True,
+                              rating=1512, performance=2000, games=2, playing=True,
+                              withdrawn=False, bot=False),
+                   p.Standing(rank=2, name="bob", score=1.5, points=[2, 1], fire=False,
+                              rating=1500, performance=1600, games=2, playing=False,
+                              withdrawn=True, bot=True, buchholz=2.5, sonneborn_berger=1.0)],
+        games=[p.TournamentGame(id="g1", x="ann", o="bob", round=None, result=None),
+               p.TournamentGame(id="g2", x="bob", o="ann", round=2, result="1/2-1/2")],
+        ref=41,
+    ),
 ]
 
 
@@ -197,6 +222,13 @@ def test_server_messages_round_trip(message: p.ServerMessage) -> None:
 def test_a_minimal_frame_takes_the_defaults() -> None:
     seek = p.decode_client_message('{"t": "seek"}')
     assert seek == p.Seek(variant="4x4x4", clock=None, rated=False, colour="random", id=None)
+
+
+def _create(**fields: object) -> bytes:
+    """A ``tournament_create`` frame: an arena at 3+2 but for ``fields``."""
+    frame = {"t": "tournament_create", "name": "Evening", "kind": "arena", "starts_at": 0,
+             "clock": "3+2", **fields}
+    return json.dumps(frame).encode()
 
 
 BAD_FRAMES = [
@@ -249,6 +281,19 @@ BAD_FRAMES = [
         "bad_clock",
     ),
     ("clock a number", b'{"t": "quick", "clock": 60}', "bad_clock"),
+    ("tournament by id", b'{"t": "tournament_join", "id": "T1"}', "bad_message"),
+    ("arena without minutes", _create(kind="arena", rounds=3), "bad_message"),
+    ("swiss without rounds", _create(kind="swiss", minutes=60), "bad_message"),
+    ("arena with rounds", _create(minutes=60, rounds=3), "bad_message"),
+    ("tournament name blank", _create(minutes=60, name="  "), "bad_message"),
+    ("tournament name escape", _create(minutes=60, name="a\u001bb"), "bad_message"),
+    ("tournament clock spec", _create(minutes=60, clock={"initial": 60, "increment": 0}),
+     "bad_clock"),
+    ("tournament clock 0+5", _create(minutes=60, clock="0+5"), "bad_clock"),
+    ("tournament clock 181+0", _create(minutes=60, clock="181+0"), "bad_clock"),
+    ("tournament clock words", _create(minutes=60, clock="3 + 2"), "bad_clock"),
+    ("tournament computer 9", _create(minutes=60, computer_levels=[9]), "bad_level"),
+    ("tournament 31 rounds", _create(kind="swiss", rounds=31), "bad_message"),
 ]
 
 

@@ -1,0 +1,78 @@
+"""Server -> client: tournaments (docs/tournaments.md): the list, and one tournament's state
+with its standings and games."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from server.protocol.event_base import _Event, _Value
+from server.protocol.field_types import RequestId, Variant
+
+
+class TournamentInfo(_Value):
+    """A tournament in a list: ``starts_at`` and ``ends_at`` are Unix seconds (``ends_at``:
+    an arena's end; a Swiss's once it has finished); ``rounds`` and ``round`` (the one being
+    played) are a Swiss's; ``clock`` as ``"3+2"``; ``players`` who joined."""
+
+    id: str
+    name: str
+    kind: Literal["arena", "swiss"]
+    status: Literal["created", "started", "finished"]
+    starts_at: float
+    ends_at: float | None
+    rounds: int | None
+    round: int | None
+    clock: str
+    variant: Variant
+    rated: bool
+    players: int
+
+
+class Standing(_Value):
+    """One player's line: ``score`` (an arena's points; a Swiss's, 1 a win and ½ a draw),
+    ``points`` each game's (a Swiss's in half points, a bye 2), ``fire`` (an arena's streak:
+    games score double), ``playing`` (in a game now), ``withdrawn``, ``bot`` (a computer or a
+    bot account); a Swiss's tie-breaks."""
+
+    rank: int
+    name: str
+    score: int | float
+    points: list[int]
+    fire: bool
+    rating: int
+    performance: int
+    games: int
+    playing: bool
+    withdrawn: bool
+    bot: bool
+    buchholz: float | None = None
+    sonneborn_berger: float | None = None
+
+
+class TournamentGame(_Value):
+    """A game of the tournament: ``round`` a Swiss's; ``result`` null while it goes on."""
+
+    id: str
+    x: str
+    o: str
+    round: int | None
+    result: Literal["1-0", "0-1", "1/2-1/2"] | None
+
+
+class TournamentList(_Event, tag="tournaments"):
+    """The tournaments created, going on, and finished in the last 24 h, soonest/newest first
+    (reply to ``tournaments``)."""
+
+    tournaments: list[TournamentInfo]
+    ref: RequestId | None = None
+
+
+class TournamentState(_Event, tag="tournament"):
+    """A tournament's state (reply to ``tournament_sub`` and ``tournament_create``, then
+    again when it changes, at most once a second): standings best first, games newest
+    first."""
+
+    info: TournamentInfo
+    standings: list[Standing]
+    games: list[TournamentGame]
+    ref: RequestId | None = None
