@@ -75,18 +75,18 @@ const act = {
   challengeName: (name) => act.challenge(name, lobbyView.choice()),
   // tournaments (tournaments.js)
   tournament: (id) => {
-    if (!app.tournamentStates.has(id) || !followed.has(id)) send("tournament_sub", { id });
+    if (!app.tournamentStates.has(id) || !followed.has(id)) send("tournament_sub", { tournament: id });
     followed.add(id);
     tournamentView.open(id);
     show("tournament");
   },
   tournamentName: (id) => app.tournamentStates.get(id)?.info.name || app.tournaments.get(id)?.name || "Tournament",
   tournamentJoin: (id) => {
-    const ref = send("tournament_join", { id });
+    const ref = send("tournament_join", { tournament: id });
     if (ref !== null) app.onAck.set(ref, () => say("You are in: your games open by themselves."));
   },
   tournamentLeave: (id) => {
-    const ref = send("tournament_leave", { id });
+    const ref = send("tournament_leave", { tournament: id });
     if (ref !== null) app.onAck.set(ref, () => say("You left the tournament: your score stays."));
   },
   canCreateTournaments: () => isModerator(app.me),
@@ -292,7 +292,7 @@ function connected(welcome, reconnected) {
   showWho();
   send("lobby_sub");
   if (reconnected) send("tournaments"); // else on showing the lobby
-  for (const id of followed) send("tournament_sub", { id });
+  for (const id of followed) send("tournament_sub", { tournament: id });
   fetchLeaderboard();
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) model.asked = send("watch", model.reconnected());
@@ -450,7 +450,7 @@ function unfollow(id) {
   if (id === null || !followed.has(id) || tournamentView.joined(app.tournamentStates.get(id))) return;
   followed.delete(id);
   app.tournamentStates.delete(id);
-  send("tournament_unsub", { id });
+  send("tournament_unsub", { tournament: id });
 }
 
 function gameState(state, now) {

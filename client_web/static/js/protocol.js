@@ -58,11 +58,11 @@ export const CLIENT_FIELDS = {
   puzzle_attempt: ["puzzle", "moves", "mode"],
   puzzle_history: ["limit"],
   tournaments: [],
-  tournament_sub: ["id"],
-  tournament_unsub: ["id"],
-  tournament_join: ["id"],
-  tournament_leave: ["id"],
-  tournament_create: ["name", "kind", "starts_at", "minutes", "rounds", "clock", "variant", "rated",
+  tournament_sub: ["tournament"],
+  tournament_unsub: ["tournament"],
+  tournament_join: ["tournament"],
+  tournament_leave: ["tournament"],
+  tournament_create: ["name", "kind", "starts_at", "clock", "minutes", "rounds", "variant", "rated",
     "computer_levels"],
 };
 

@@ -65,7 +65,7 @@ export class TournamentList {
     return h("form", { class: "tournament-form", autocomplete: "off", novalidate: true,
       onsubmit: (e) => { e.preventDefault(); this.submit(); } },
     h("label", { class: "field wide" }, "Name",
-      h("input", { name: "name", maxlength: 40, required: true, placeholder: "Evening arena" })),
+      h("input", { name: "name", maxlength: 60, required: true, placeholder: "Evening arena" })),
     h("div", { class: "fields" },
       kind,
       number("start", "Starts in (minutes)", 5, 0, 10080),
@@ -86,7 +86,7 @@ export class TournamentList {
     label.firstChild.textContent = swiss ? "Rounds" : "Minutes";
     const input = label.querySelector("input");
     input.value = swiss ? 5 : 60;
-    input.max = swiss ? 50 : 1440;
+    input.max = swiss ? 30 : 1440;
   }
 
   // The form as a `tournament_create` request's fields, or null (said why).
@@ -134,6 +134,20 @@ export class TournamentList {
         h("span", { class: "stage" }, stage(t)),
         h("span", { class: "terms" }, terms(t))))));
   }
+}
+
+// A score or a Swiss's points with halves as ½: 1.5 is "1½", 0.5 "½".
+export function halves(value) {
+  const whole = Math.floor(value);
+  if (value - whole !== 0.5) return String(value);
+  return whole === 0 ? "½" : `${whole}½`;
+}
+
+// One game's points in a standings line: an arena's as scored (doubled on fire: 4 a win, 2 a
+// draw), a Swiss's in half points (2 a win or a bye, 1 a draw), shown as 1, ½, 0.
+function pointCell(p, swiss) {
+  const cls = `pt${p === 0 ? " zero" : ""}${!swiss && p > 2 ? " doubled" : ""}`;
+  return h("span", { class: cls }, swiss ? halves(p / 2) : String(p));
 }
 
 // The result of a game as its row shows it.
@@ -198,34 +212,35 @@ export class TournamentView {
       : (info.kind === "swiss" ? "Join to be paired from the next round."
         : "Join at any time; leave when you like, your score stays.");
     const swiss = info.kind === "swiss";
-    const heads = ["#", "Player", "Score", "Games", "Rating", "Perf."]
-      .concat(swiss ? ["Buchholz", "S-B"] : []);
+    const heads = [["#", "num"], ["Player"], ["Score"], ["Games", "num"], ["Rating", "num"],
+      ["Perf.", "num"]].concat(swiss ? [["Buchholz", "num"], ["S-B", "num"]] : []);
     const standings = state.standings.length === 0
       ? h("p", { class: "empty" }, "Nobody has joined yet.")
       : h("div", { class: "table-scroll" }, h("table", { class: "standings" },
-        h("thead", {}, h("tr", {}, heads.map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, heads.map(([t, cls]) => h("th", { scope: "col", class: cls }, t)))),
         h("tbody", {}, state.standings.map((s) => h("tr", {
           dataset: { player: s.name },
           class: [s.name.toLowerCase() === me ? "me" : "", s.withdrawn ? "withdrawn" : ""].join(" ").trim() || null },
         h("td", { class: "num rank" }, String(s.rank)),
         h("td", { class: "player" }, nameLink(s.name, act), botMark(s.bot),
-          s.fire ? h("span", { class: "fire", title: "On fire: two wins in a row, points doubled" }, "🔥") : null,
+          s.fire ? h("span", { class: "fire", title: "On fire: two wins in a row, each game's points doubled" }, "on fire") : null,
           s.playing ? h("span", { class: "playing", title: "Playing a game now" }, "playing") : null,
           s.withdrawn ? h("span", { class: "gone" }, swiss ? "withdrew" : "left") : null),
-        h("td", { class: "score" }, h("strong", {}, String(s.score)),
+        h("td", { class: "score" }, h("strong", {}, halves(s.score)),
           h("span", { class: "points", "aria-label": "points of each game" },
-            s.points.map((p) => h("span", { class: `pt p${Math.min(p, 4)}` }, String(p))))),
+            s.points.map((p) => pointCell(p, swiss)))),
         h("td", { class: "num" }, String(s.games)),
         h("td", { class: "num" }, s.rating === null || s.rating === undefined ? "" : String(s.rating)),
         h("td", { class: "num" }, s.performance === null || s.performance === undefined ? "" : String(s.performance)),
-        swiss ? h("td", { class: "num" }, s.buchholz === null ? "" : String(s.buchholz)) : null,
+        swiss ? h("td", { class: "num" }, s.buchholz === null ? "" : halves(s.buchholz)) : null,
         swiss ? h("td", { class: "num" }, s.sonneborn_berger === null ? "" : String(s.sonneborn_berger)) : null)))));
     const games = state.games.length === 0 ? h("p", { class: "empty" }, "No games yet.") :
-      h("ul", { class: "tournament-games" }, [...state.games].reverse().map((g) => h("li", {
+      h("ul", { class: "tournament-games" }, state.games.map((g) => h("li", {
         dataset: { game: g.id }, class: g.result === null ? "on" : "done" },
-      g.round === null || g.round === undefined ? null : h("span", { class: "round" }, `R${g.round}`),
-      nameLink(g.x, act), " vs ", nameLink(g.o, act),
-      h("span", { class: "result" }, resultText(g)),
+      h("span", { class: "match" },
+        g.round === null || g.round === undefined ? null : h("span", { class: "round" }, `R${g.round}`),
+        nameLink(g.x, act), " vs ", nameLink(g.o, act)),
+      h("span", { class: "score" }, resultText(g)),
       h("button", { type: "button", class: "watch", onclick: () => act.watch(g.id) },
         g.result === null ? "Watch" : "Replay"))));
     fill(this.root,
