@@ -19,9 +19,10 @@ export function nameLink(name, act, ai = null) {
     onclick: (e) => { e.preventDefault(); act.player(name); } }, name);
 }
 
-// "BOT" after the name of an account a program plays (the `bot` role), else nothing.
+// " BOT" after the name of an account a program plays (the `bot` role), else nothing: a
+// space and the badge (read "robo BOT", not "roboBOT").
 export function botMark(bot) {
-  return bot ? h("span", { class: "bot-mark", title: "A bot: a program plays this account" }, "BOT") : null;
+  return bot ? [" ", h("span", { class: "bot-mark", title: "A bot: a program plays this account" }, "BOT")] : null;
 }
 
 // The game from its player's side.

@@ -59,7 +59,7 @@ export class TournamentList {
   createForm() {
     const number = (name, label, value, min, max) => h("label", { class: "field" }, label,
       h("input", { name, type: "number", min, max, value, required: true, inputmode: "numeric" }));
-    this.lengthField = number("length", "Minutes", 60, 1, 1440);
+    this.lengthField = number("duration", "Minutes", 60, 1, 1440);
     const kind = select("kind", "Kind", [["arena", "Arena"], ["swiss", "Swiss"]], "arena");
     kind.querySelector("select").addEventListener("change", (e) => this.kindChanged(e.target.value));
     return h("form", { class: "tournament-form", autocomplete: "off", novalidate: true,
@@ -94,7 +94,7 @@ export class TournamentList {
     const f = this.form.elements;
     const name = f.name.value.trim();
     const start = Number(f.start.value);
-    const length = Number(f.length.value);
+    const length = Number(f.duration.value);
     const levels = f.levels.value.trim() === "" ? [] : f.levels.value.trim().split(/[\s,]+/).map(Number);
     if (!name) return this.refuse("Give the tournament a name.");
     if (!Number.isInteger(start) || start < 0) return this.refuse("Starts in: a number of minutes (0: now).");
@@ -223,9 +223,9 @@ export class TournamentView {
           class: [s.name.toLowerCase() === me ? "me" : "", s.withdrawn ? "withdrawn" : ""].join(" ").trim() || null },
         h("td", { class: "num rank" }, String(s.rank)),
         h("td", { class: "player" }, nameLink(s.name, act), botMark(s.bot),
-          s.fire ? h("span", { class: "fire", title: "On fire: two wins in a row, each game's points doubled" }, "on fire") : null,
-          s.playing ? h("span", { class: "playing", title: "Playing a game now" }, "playing") : null,
-          s.withdrawn ? h("span", { class: "gone" }, swiss ? "withdrew" : "left") : null),
+          s.fire ? [" ", h("span", { class: "fire", title: "On fire: two wins in a row, each game's points doubled" }, "on fire")] : null,
+          s.playing ? [" ", h("span", { class: "playing", title: "Playing a game now" }, "playing")] : null,
+          s.withdrawn ? [" ", h("span", { class: "gone" }, swiss ? "withdrew" : "left")] : null),
         h("td", { class: "score" }, h("strong", {}, halves(s.score)),
           h("span", { class: "points", "aria-label": "points of each game" },
             s.points.map((p) => pointCell(p, swiss)))),
