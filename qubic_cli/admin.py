@@ -43,7 +43,7 @@ examples:
 
 SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
 
-EXTENSIONS = ("qubic_cli.admin_accounts",)
+EXTENSIONS = ("qubic_cli.admin_accounts", "qubic_cli.admin_tournaments")
 """Modules that register more admin commands; one that is not installed is skipped."""
 
 Act = Callable[[Any, argparse.Namespace], Awaitable[Any]]
@@ -355,7 +355,7 @@ async def _act(command: AdminCommand, args: argparse.Namespace) -> Any:
         await store.close()
 
 
-TIMES = ("at", "created", "expires")
+TIMES = ("at", "created", "expires", "starts_at", "ends_at")
 """The fields that are Unix seconds: printed as UTC dates unless --json."""
 
 

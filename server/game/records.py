@@ -119,6 +119,7 @@ class GameRecord:
     moves: tuple[MoveRecord, ...] = ()
     fence: int = 0
     listed: bool = False
+    tournament: str | None = None  # the tournament the game belongs to
 
     @property
     def cells(self) -> list[int]:

@@ -411,6 +411,7 @@ class GameRoom(RoomState):
             _room_seat(record.o, record.o_rating or known.get(record.o.player or "")),
         )
         room = cls(record.id, seats, record.variant, spec, record.rated, grace)
+        room.tournament = record.tournament
         for move in sorted(record.moves, key=lambda m: m.ply):
             room.board.push(move.cell)
         last = record.moves[-1] if record.moves else None

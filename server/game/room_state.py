@@ -144,6 +144,7 @@ class RoomState:
         self._asides_from = 0  # the oldest ``since`` whose chat is all in ``_asides``
         self.spectator_chat = True  # spectators may chat among themselves (the host's choice)
         self.listed = True  # false: a private room's or the computer's game, never listed
+        self.tournament: str | None = None  # the tournament the game belongs to
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -237,6 +238,7 @@ class RoomState:
                   if self._hears(line.side is not None, side, moderator)],
             spectator_chat=self.spectator_chat,
             rematch_game=self.rematch_game,
+            tournament=self.tournament,
         )
 
     def since(self, version: int) -> list[Versioned] | None:

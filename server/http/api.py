@@ -357,6 +357,9 @@ def openapi() -> dict[str, Any]:
     too_many = answer(error, "`rate_limited`: too many requests from your address; try "
                              "again after Retry-After seconds")
     admin, admin_schemas, security = admin_paths()
+    from server.http.tournaments_api import tournament_paths  # it routes over this module
+
+    tournaments, tournament_schemas = tournament_paths()
     game_id = path_parameter("id", GAME_ID)
     player_name = path_parameter("name", NAME_PATTERN)
     return {
@@ -433,13 +436,14 @@ def openapi() -> dict[str, Any]:
                               "503": answer(error, "`unavailable`: the solver could not "
                                                    "answer")}}},
             **_puzzle_paths(shown, result, puzzle_history, info, attempt, refused, too_many),
+            **tournaments,
             "/api/openapi.json": {"get": {
                 "summary": "This description",
                 "responses": {"200": {"description": "OpenAPI 3.1",
                                       "content": {"application/json": {}}}}}},
             **admin,
         },
-        "components": {"schemas": {**components, **admin_schemas},
+        "components": {"schemas": {**components, **admin_schemas, **tournament_schemas},
                        "securitySchemes": {**security, "bearer": {
                            "type": "http", "scheme": "bearer",
                            "description": "the token the websocket's welcome gave the "

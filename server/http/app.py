@@ -33,6 +33,7 @@ from server.http.puzzles_api import add_puzzles
 from server.http.rate import ADDRESS_KEY
 from server.http.review import add_review
 from server.http.solve import TRUTH_KEY, add_solve
+from server.http.tournaments_api import add_tournaments
 from server.http.web import add_web_client
 from server.metrics import Metrics
 from server.node.hub import Hub, HubConfig
@@ -273,6 +274,7 @@ def make_app(hub: Hub, config: ServerConfig) -> web.Application:
     add_ops_routes(app, config)  # /health, and /metrics unless it listens apart (ops.py)
     add_api(app, config.player_games_rate)  # /api/* (server/http/api.py)
     add_puzzles(app, config.puzzles_rate)  # /api/puzzles/* (server/http/puzzles_api.py)
+    add_tournaments(app)  # /api/tournaments* (server/http/tournaments_api.py)
     # /api/solve (server/http/solve.py); its worker process is made when first asked
     add_solve(app, hub.truth, config.solve_rate)
     add_review(app)  # /api/games/{id}/review (server/http/review.py)

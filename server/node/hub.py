@@ -42,6 +42,7 @@ from server.node.session import (
     AddressLimits,
     Session,
 )
+from server.node.tournaments import Holding, TournamentsService
 from server.protocol import (
     AccountRequest,
     Announce,
@@ -61,6 +62,7 @@ from server.protocol import (
     RequestId,
     ReviewGame,
     SessionOpening,
+    TournamentRequest,
     Welcome,
     error_message,
 )
@@ -81,6 +83,7 @@ class Hub:
         self, store: Store, pool: ComputerMoves, config: HubConfig | None = None,
         metrics: Metrics | None = None, limits: AddressCounts | None = None,
         bus: Bus | None = None, cluster: Membership | None = None,
+        tournament_holding: Holding | None = None,
     ) -> None:
         self.pool = pool
         self.config = config or HubConfig()
@@ -121,6 +124,9 @@ class Hub:
         self.control = Control(self.games, self.announce, self.drop_devices)
         self.moderation = Moderation(self.control, self.limits)
         self.puzzles = Puzzles(store)  # server.node.puzzles
+        # tournaments: the requests, live updates, and the director of those held here
+        self.tournaments = TournamentsService(store, self.games, self.delivery, self.bus,
+                                              tournament_holding)
         self._tasks: set[asyncio.Task[None]] = set()
         self._register_gauges()
 
@@ -164,6 +170,7 @@ class Hub:
             await self.games.resume()
         await self.lobby.start()
         await self.control.start()
+        await self.tournaments.start()
         self.metrics.lag.start()
         self.metrics.gc.start()
         task = asyncio.get_running_loop().create_task(self._periodic(), name="hub-periodic")
@@ -175,6 +182,7 @@ class Hub:
         (in a cluster, first hand every game over to the other nodes)."""
         self.games.closing = True
         await self.control.close()
+        await self.tournaments.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -216,6 +224,7 @@ class Hub:
         """The connection is gone: leave its games (seats stay theirs for the grace period)."""
         last = self.delivery.disconnected(session)
         self.lobby.unsubscribed(session)
+        self.tournaments.disconnected(session)
         if session.name is None:
             return
         if last:
@@ -266,6 +275,8 @@ class Hub:
             await self.moderation.handle(session, message)
         elif isinstance(message, PuzzleRequest):
             await self.puzzles.handle(session, message)
+        elif isinstance(message, TournamentRequest):
+            await self.tournaments.handle(session, message)
         else:
             assert_never(message)
 
@@ -326,6 +337,7 @@ class Hub:
         session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
+        self.tournaments.identified(session)
         session.send(
             Welcome(name=player.name, token=token, rating=round(player.rating),
                     games=await self.router.games_of(player.name), ref=ref, roles=roles)

@@ -107,6 +107,7 @@ class Rooms:
         self.computer = ComputerTurns(pool, metrics, config.ai_move_time, self.deliver,
                                       self._computer_played, self.after_change)
         self.closing = False
+        self.ended_listeners: list[Callable[[GameRoom], None]] = []  # told as a game ends
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_event_loop()
 
@@ -231,8 +232,10 @@ class Rooms:
     async def start_game(
         self, seats: tuple[RoomSeat, RoomSeat], variant: str, clock: ClockSpec | None,
         rated: bool, ref: object = None, requester: Session | None = None, listed: bool = True,
+        tournament: str | None = None,
     ) -> GameRoom:
-        """Record a new game, open it for its players' connections and send them its state."""
+        """Record a new game (of ``tournament``, if given), open it for its players'
+        connections and send them its state."""
         stored = [
             Seat.computer(s.computer_level) if s.computer_level is not None
             else Seat.human(s.player)
@@ -240,9 +243,10 @@ class Rooms:
         ]
         record = await self.store.create_game(
             variant=variant, x=stored[X], o=stored[O], clock=time_control(clock),
-            rated=rated, now=time.time(), listed=listed,
+            rated=rated, now=time.time(), listed=listed, tournament=tournament,
         )
         room = GameRoom(record.id, seats, variant, clock, rated, self.config.grace)
+        room.tournament = tournament
         room.spectator_chat = self.config.spectator_chat
         room.listed = listed
         self.rooms[room.id] = room
@@ -512,6 +516,8 @@ class Rooms:
                 self.ownership.ended(room)
                 self.listing.relist(room)
                 self._forget_later(room)
+                for listener in self.ended_listeners:
+                    listener(room)
             if room.rematch_agreed and room.id not in self.rematched:
                 self.rematched.add(room.id)
                 self._spawn(self._start_rematch(room), f"rematch-{room.id}")

@@ -46,7 +46,7 @@ def move_from_row(row: Row) -> MoveRecord:
 
 _GAME_COLUMNS = (
     "id", "variant", "created", "result", "reason", "ended",
-    "x_rating", "o_rating", "x_rating_change", "o_rating_change", "fence",
+    "x_rating", "o_rating", "x_rating_change", "o_rating_change", "fence", "tournament",
 )  # fmt: skip
 """The games columns that are GameRecord fields as they are."""
 
@@ -122,7 +122,7 @@ class NewGame(TypedDict):
     """The terms of a game about to start, as ``Store.create_game`` takes them.
 
     ``game_id``: a fresh one unless given; ``listed``: the lobby may show the game (a public
-    game, not a private room's).
+    game, not a private room's); ``tournament``: the tournament it belongs to.
     """
 
     variant: str
@@ -133,6 +133,7 @@ class NewGame(TypedDict):
     now: float
     game_id: NotRequired[str | None]
     listed: NotRequired[bool]
+    tournament: NotRequired[str | None]
 
 
 def new_game(**terms: Unpack[NewGame]) -> GameRecord:
@@ -144,6 +145,7 @@ def new_game(**terms: Unpack[NewGame]) -> GameRecord:
     return GameRecord(
         terms.get("game_id") or new_game_id(), terms["variant"], terms["clock"], rated, x, o,
         GameStatus.ACTIVE, terms["now"], listed=terms.get("listed", False),
+        tournament=terms.get("tournament"),
     )
 
 

@@ -177,11 +177,11 @@ def insert_game(game: GameRecord) -> Op[None]:
     inserted = yield from run_count(change(
         "INSERT INTO games (id, variant, clock_initial, clock_increment, rated,"
         " x_player, x_player_id, x_computer, o_player, o_player_id, o_computer, status,"
-        " created, listed)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (id) DO NOTHING",
+        " created, listed, tournament)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?) ON CONFLICT (id) DO NOTHING",
         game.id, game.variant, *(game.clock or (None, None)), game.rated,
         game.x.player, ids[0], game.x.computer_level, game.o.player, ids[1],
-        game.o.computer_level, game.created, game.listed,
+        game.o.computer_level, game.created, game.listed, game.tournament,
     ))  # fmt: skip
     if not inserted:
         raise StoreError(f"game {game.id} exists", code="internal")

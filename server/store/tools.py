@@ -32,15 +32,19 @@ TABLES: tuple[str, ...] = ("players", "games", "moves", "devices", "recovery_cod
 """Every table of a Qubic database, parents first (the order a copy fills them in); the
 control channel's table is not among them: its actions are for the servers running now."""
 TABLES += ("puzzles", "puzzle_players", "puzzle_attempts")  # server/store/puzzle_schema.py
+TABLES += ("tournaments", "tournament_players", "tournament_games")  # .../tournament_schema.py
 
 IDENTITY_TABLES: tuple[str, ...] = ("players", "devices", "sanctions", "audit", "reports")
 """The tables whose ``id`` PostgreSQL numbers itself: after a copy, it goes on from the
 highest copied."""
 IDENTITY_TABLES += ("puzzles", "puzzle_attempts")
+IDENTITY_TABLES += ("tournament_players", "tournament_games")
 
-BOOLEAN_COLUMNS = {"games": ("rated", "listed")}
+BOOLEAN_COLUMNS: dict[str, tuple[str, ...]] = {"games": ("rated", "listed")}
 """Columns SQLite keeps as 0/1 and PostgreSQL as booleans."""
 BOOLEAN_COLUMNS["puzzle_attempts"] = ("solved", "rated")
+BOOLEAN_COLUMNS["tournaments"] = ("rated",)
+BOOLEAN_COLUMNS["tournament_players"] = ("always",)
 
 
 @dataclass(frozen=True)

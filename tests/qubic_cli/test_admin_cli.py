@@ -81,7 +81,8 @@ def test_every_lever_takes_a_reason() -> None:
     arguments = {"grant": ["ann", "moderator"], "revoke-role": ["ann", "moderator"],
                  "ban": ["ann"], "unban": ["ann"], "mute": ["ann"], "unmute": ["ann"],
                  "kick": ["ann"], "announce": ["hello"], "end-game": ["g1", "--result", "x"],
-                 "rename": ["ann", "bea"], "delete-player": ["ann"]}
+                 "rename": ["ann", "bea"], "delete-player": ["ann"],
+                 "tournament": ["cancel", "T1"]}
     levers = set(admin.COMMANDS) - LEVERS_THAT_READ
     assert levers <= set(arguments), sorted(levers - set(arguments))
     for name in sorted(levers):
@@ -136,8 +137,8 @@ def test_an_admin_command_loads_no_other_command() -> None:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(["qubic_cli.admin", "qubic_cli.admin_accounts",
-                                       "qubic_cli.common", "qubic_cli.main",
-                                       "qubic_cli.settings"])
+                                       "qubic_cli.admin_tournaments", "qubic_cli.common",
+                                       "qubic_cli.main", "qubic_cli.settings"])
 
 
 def test_an_admin_lever_runs_without_the_engine_or_numpy(tmp_path: Path) -> None:

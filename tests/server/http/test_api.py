@@ -53,7 +53,9 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/puzzles/daily", "/api/puzzles/streak",
                                   "/api/puzzles/history", "/api/puzzles/{id}",
                                   "/api/puzzles/{id}/attempt",
-                                  "/api/players/{name}/puzzles"}
+                                  "/api/players/{name}/puzzles", "/api/tournaments",
+                                  "/api/tournaments/{id}", "/api/tournaments/{id}/join",
+                                  "/api/tournaments/{id}/withdraw"}
     schemas = spec["components"]["schemas"]
     assert {"ApiGame", "PlayerProfile", "ApiPlayerGames", "PlayedGame", "ApiLobby", "ApiError",
             "SeekInfo", "GameSummary", "ApiVerdict", "ApiMoveVerdict", "ApiAudit",

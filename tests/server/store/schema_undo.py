@@ -15,6 +15,7 @@ from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
 from server.store.schema import MIGRATIONS, attach_reports, refold_separators
+from server.store.tournament_schema import TOURNAMENTS_MIGRATION
 from tests.server.store.test_store import raw
 
 SEPARATORS_VERSION = next(
@@ -24,7 +25,13 @@ SEPARATORS_VERSION = next(
 IDS_VERSION = next(i + 1 for i, steps in enumerate(MIGRATIONS) if attach_reports in steps)
 """The schema version whose records point at players' ids, not their names."""
 
+TOURNAMENTS_VERSION = next(
+    i + 1 for i, steps in enumerate(MIGRATIONS) if steps is TOURNAMENTS_MIGRATION)
+"""The schema version that adds the tournaments' tables."""
+
 UNDO: dict[int, tuple[str, ...]] = {
+    TOURNAMENTS_VERSION: ("DROP TABLE tournament_games", "DROP TABLE tournament_players",
+                          "DROP TABLE tournaments", "ALTER TABLE games DROP COLUMN tournament"),
     IDS_VERSION: (  # players by id: the puzzle tables by name_key again (emptied), no ids
         "DROP TABLE puzzle_attempts", "DROP TABLE puzzle_players",
         *PUZZLES_MIGRATION[2:],

@@ -1,0 +1,212 @@
+"""A tournament as the rules see it, rebuilt from its rows, and as clients see it.
+
+``Standings`` holds a tournament's players and games by the rules of its kind
+(``server.game.arena.Arena`` or ``server.game.swiss.Swiss``), rebuilt from the database's
+record of it (``from_data``: every game in the order it ended) and then kept up to date by the
+director one game at a time (``ended``); ``state`` and ``info`` are the protocol's view of it.
+Any node can rebuild one, so the node that pairs a tournament can die and another take over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from server.game import swiss as swiss_rules
+from server.game.arena import Arena
+from server.game.swiss import Game as SwissGame
+from server.game.swiss import Swiss
+from server.protocol import Standing, TournamentGame, TournamentInfo, TournamentState
+from server.store.tournaments import (
+    EntryRecord,
+    TournamentData,
+    TournamentGameRecord,
+    TournamentRecord,
+)
+
+GAMES_SHOWN = 200
+WINNERS: dict[str | None, Literal["x", "o"] | None] = {"1-0": "x", "0-1": "o", "1/2-1/2": None}
+
+
+@dataclass
+class Standings:
+    """One tournament's players, games and scores; see the module docstring."""
+
+    tournament: TournamentRecord
+    entries: dict[int, EntryRecord]  # by entry id
+    games: list[TournamentGameRecord]  # in the order they started
+    arena: Arena | None = None
+    swiss: Swiss | None = None
+    playing: dict[str, TournamentGameRecord] = field(default_factory=dict)  # by game id
+
+    @classmethod
+    def from_data(cls, data: TournamentData) -> Standings:
+        """The tournament as its rows hold it: every player, every game replayed."""
+        tournament = data.tournament
+        made = cls(tournament, {entry.id: entry for entry in data.entries}, [])
+        if tournament.kind == "arena":
+            made.arena = Arena()
+            for entry in data.entries:
+                made.arena.join(entry.name, entry.rating)
+                if entry.withdrawn is not None:
+                    made.arena.leave(entry.name)
+        else:
+            made.swiss = Swiss(tournament.rounds or 1)
+            for entry in data.entries:
+                made.swiss.join(entry.name, entry.rating)
+                if entry.withdrawn is not None:
+                    made.swiss.withdraw(entry.name)
+            made.swiss.current = tournament.round
+        for game in sorted(data.games, key=lambda g: g.id):
+            made.started(game)
+        for game in sorted((g for g in data.games if g.ended is not None),
+                           key=lambda g: (g.ended or 0.0, g.id)):
+            made.ended(game)
+        return made
+
+    def name(self, entry: int) -> str:
+        return self.entries[entry].name
+
+    def entry_of(self, name: str) -> EntryRecord | None:
+        return next((e for e in self.entries.values() if e.name == name), None)
+
+    def refresh(self, entries: list[EntryRecord]) -> None:
+        """The players as the database has them now: who joined, left or came back."""
+        for entry in entries:
+            known = self.entries.get(entry.id)
+            self.entries[entry.id] = entry
+            if known is not None and (known.withdrawn is None) == (entry.withdrawn is None):
+                continue
+            if self.arena is not None:
+                if entry.withdrawn is None:
+                    self.arena.join(entry.name, entry.rating)
+                else:
+                    self.arena.leave(entry.name)
+            elif self.swiss is not None:
+                if entry.withdrawn is not None:
+                    self.swiss.withdraw(entry.name)
+                elif entry.name in self.swiss.entrants:
+                    self.swiss.entrants[entry.name].present = True
+                elif not self.swiss.current:
+                    self.swiss.join(entry.name, entry.rating)
+
+    def started(self, game: TournamentGameRecord) -> None:
+        """A game (or a Swiss's bye) of the tournament has started."""
+        self.games.append(game)
+        if game.game_id is not None and game.ended is None:
+            self.playing[game.game_id] = game
+        if self.swiss is not None and game.round is not None:
+            x = self.swiss.entrants.get(self.name(game.x))
+            if x is None:
+                return
+            if game.o is None:
+                x.games[game.round] = None
+                return
+            o = self.swiss.entrants.get(self.name(game.o))
+            if o is not None:
+                x.games[game.round] = SwissGame(o.name, "x")
+                o.games[game.round] = SwissGame(x.name, "o")
+
+    def ended(self, game: TournamentGameRecord) -> None:
+        """A game of the tournament has ended (``game`` as recorded): score it."""
+        if game.game_id is None or game.o is None:
+            return  # a bye scores as it starts
+        self.playing.pop(game.game_id, None)
+        self.games = [game if g.game_id == game.game_id else g for g in self.games]
+        x, o = self.name(game.x), self.name(game.o)
+        if self.arena is not None:
+            plies = 0 if game.result == "*" else (game.plies or 0)
+            self.arena.record(x, o, WINNERS.get(game.result), max(plies, 0))
+        elif self.swiss is not None and game.round is not None:
+            if game.result == "*":  # aborted: nothing for either
+                points = (swiss_rules.LOSS, swiss_rules.LOSS)
+            else:
+                points = {None: (swiss_rules.DRAW, swiss_rules.DRAW),
+                          "x": (swiss_rules.WIN, swiss_rules.LOSS),
+                          "o": (swiss_rules.LOSS, swiss_rules.WIN)}[WINNERS.get(game.result)]
+            for name, other, colour, got in ((x, o, "x", points[0]), (o, x, "o", points[1])):
+                entrant = self.swiss.entrants.get(name)
+                if entrant is not None:
+                    entrant.games[game.round] = SwissGame(other, colour, got)  # type: ignore[arg-type]
+
+    def busy(self) -> set[str]:
+        """The players in a game of the tournament now."""
+        return {self.name(entry) for game in self.playing.values()
+                for entry in (game.x, game.o) if entry is not None}
+
+    # -- the protocol's view ---------------------------------------------------------------
+
+    def info(self) -> TournamentInfo:
+        return tournament_info(self.tournament, len(self.entries))
+
+    def state(self, ref: str | int | None = None) -> TournamentState:
+        shown = [g for g in reversed(self.games)
+                 if g.game_id is not None and g.o is not None and g.result != "*"]
+        games = [TournamentGame(id=g.game_id or "", x=self.name(g.x), o=self.name(g.o or 0),
+                                round=g.round, result=_result(g.result))
+                 for g in shown[:GAMES_SHOWN]]
+        return TournamentState(info=self.info(), standings=self.standings(), games=games,
+                               ref=ref)
+
+    def standings(self) -> list[Standing]:
+        busy = self.busy()
+        by_name = {entry.name: entry for entry in self.entries.values()}
+
+        def line(rank: int, name: str, score: float, points: list[int], fire: bool,
+                 performance: int, games: int, buchholz: float | None = None,
+                 berger: float | None = None) -> Standing:
+            entry = by_name.get(name)
+            return Standing(
+                rank=rank, name=name, score=int(score) if score == int(score) else score,
+                points=points, fire=fire, rating=entry.rating if entry else 1500,
+                performance=performance, games=games, playing=name in busy,
+                withdrawn=entry is not None and entry.withdrawn is not None,
+                bot=entry is not None and (entry.computer is not None or entry.always),
+                buchholz=buchholz, sonneborn_berger=berger)
+
+        if self.arena is not None:
+            entries = self.arena.entries
+            return [line(row.rank, row.name, row.score, list(row.points), row.fire,
+                         entries[row.name].performance, row.games)
+                    for row in self.arena.standings()]
+        assert self.swiss is not None
+        rows = []
+        for row in self.swiss.standings():
+            entrant = self.swiss.entrants[row.name]
+            points = [swiss_rules.BYE if game is None else game.points or 0
+                      for _, game in sorted(entrant.games.items())
+                      if game is None or game.points is not None]
+            rows.append(line(row.rank, row.name, row.score, points, False,
+                             self._performance(row.name), len(points), row.buchholz,
+                             row.sonneborn_berger))
+        return rows
+
+    def _performance(self, name: str) -> int:
+        """A Swiss player's performance as an arena's: the opponents' average, ±500 a net
+        win, over the games played to a result (a bye counts for nothing)."""
+        assert self.swiss is not None
+        entrant = self.swiss.entrants[name]
+        played = [g for g in entrant.games.values() if g is not None and g.points is not None]
+        if not played:
+            return entrant.rating
+        total = sum(self.swiss.entrants[g.opponent].rating for g in played
+                    if g.opponent in self.swiss.entrants)
+        net = sum(1 if g.points == swiss_rules.WIN else -1 if g.points == swiss_rules.LOSS
+                  else 0 for g in played)
+        return round((total + 500 * net) / len(played))
+
+
+def tournament_info(t: TournamentRecord, players: int) -> TournamentInfo:
+    """The tournament as lists show it."""
+    swiss = t.kind == "swiss"
+    return TournamentInfo(
+        id=t.id, name=t.name, kind=t.kind, status=t.status, starts_at=t.starts_at,
+        ends_at=t.ends_at if not swiss or t.status == "finished" else None,
+        rounds=t.rounds if swiss else None, round=t.round if swiss else None,
+        clock=t.clock_text, variant=t.variant,  # type: ignore[arg-type]
+        rated=t.rated, players=players)
+
+
+def _result(result: str | None) -> Literal["1-0", "0-1", "1/2-1/2"] | None:
+    return result if result in ("1-0", "0-1", "1/2-1/2") else None  # type: ignore[return-value]
+

@@ -1,0 +1,508 @@
+"""Tournaments on a node: the requests (list, follow, join, leave, create), the live updates,
+and the director that runs each tournament (docs/tournaments.md).
+
+The database holds every tournament's state (``server.store.tournaments``): its players, its
+games and their results. One node at a time *holds* a tournament (``Holding``: on one server,
+this one; in a cluster, the node with its lease, ``server.cluster.tournament_leases``) and
+runs it, once a second (``TICK``) and whenever one of its games ends here:
+
+- at ``starts_at`` it starts; an arena runs until ``ends_at``, a Swiss plays its rounds;
+- the games of the tournament that have ended (on any node) are copied from the games table
+  and scored by the rules (``server.game.arena``, ``server.game.swiss``);
+- an arena pairs the players who are free (joined, not withdrawn, in none of its games,
+  connected: seen by a node in the last ``PRESENT_FOR`` seconds, or a bot or computer) at
+  once; a Swiss pairs its next round when the last game of the one before has ended
+  (``ROUND_PAUSE`` seconds later), with a bye for the odd player;
+- each game starts through the node's rooms as any game does (in a cluster, its players'
+  nodes open it), with the tournament's clock, ``rated`` (a game with a computer never is),
+  and the tournament's id;
+- an arena past ``ends_at`` pairs nobody and finishes once its last game has ended (those
+  count); a Swiss finishes after its last round (or when no pairing without a rematch is
+  left).
+
+The holder publishes the tournament's state on the bus (``TOPIC``) whenever it changed, at
+most once a second; every node passes it to its sessions that follow the tournament (a
+player who joined follows it while connected). Every node writes, every ``SEEN_EVERY``
+seconds, which players who joined are connected to it, so the holder knows whom to pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Protocol
+
+from server.errors import ServerError, StoreError
+from server.game.room import GameRoom
+from server.game.room_state import RoomSeat, computer_seat
+from server.node import levers
+from server.node.bus import Bus, Subscription
+from server.node.control import MODERATORS
+from server.node.delivery import Delivery
+from server.node.rooms import Rooms
+from server.node.session import Session
+from server.node.tournament_view import Standings, tournament_info
+from server.protocol import (
+    Ack,
+    ClockSpec,
+    ErrorCode,
+    TournamentCreate,
+    TournamentInfo,
+    TournamentJoin,
+    TournamentLeave,
+    TournamentList,
+    TournamentRequest,
+    Tournaments,
+    TournamentState,
+    TournamentSub,
+    TournamentUnsub,
+    encode,
+)
+from server.store import tournaments as ops
+from server.store.base import Store
+from server.store.levers import AuditEntry
+
+log = logging.getLogger(__name__)
+
+TOPIC = "tournaments"
+TICK = 1.0  # seconds between the director's rounds
+PRESENT_FOR = 20.0  # a player not seen connected for this long is not paired
+SEEN_EVERY = 5.0  # seconds between a node's notes of who is connected
+ROUND_PAUSE = 5.0  # seconds between a Swiss round's last game and the next round
+REFRESH_EVERY = 3.0  # seconds between looks for tournaments new or taken over
+
+
+class Holding(Protocol):
+    """Which node runs a tournament: ``hold`` takes or keeps it (False: another node has
+    it), ``release`` lets it go (finished, or the node stops)."""
+
+    async def hold(self, tournament_id: str) -> bool: ...
+
+    async def release(self, tournament_id: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class SoleHolding:
+    """One server: it holds every tournament."""
+
+    async def hold(self, tournament_id: str) -> bool:
+        return True
+
+    async def release(self, tournament_id: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+class TournamentsService:
+    """The tournaments' part of a node; see the module docstring."""
+
+    def __init__(self, store: Store, rooms: Rooms, delivery: Delivery, bus: Bus,
+                 holding: Holding | None = None, clock: Callable[[], float] = time.time
+                 ) -> None:
+        self.store = store
+        self.rooms = rooms
+        self.delivery = delivery
+        self.bus = bus
+        self.holding: Holding = holding or SoleHolding()
+        self.clock = clock
+        self.held: dict[str, Standings] = {}
+        self.followers: dict[str, set[Session]] = defaultdict(set)
+        self.members: dict[str, set[str]] = defaultdict(set)  # joined, connected here
+        self.published: dict[str, float] = {}  # when each held one's state last went out
+        self.dirty: set[str] = set()
+        self.pairing_delays: list[float] = []  # seconds from a game's end to the next pairing
+        self._ended_at: dict[str, float] = {}  # player -> when their last game ended
+        self._known: list[str] = []
+        self._next_refresh = 0.0
+        self._next_seen = 0.0
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._subscription: Subscription | None = None
+        self.closing = False
+        rooms.ended_listeners.append(self._game_ended)
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._subscription = await self.bus.subscribe(TOPIC, self._heard)
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="tournaments")
+
+    async def close(self) -> None:
+        self.closing = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for tournament_id in list(self.held):
+            with contextlib.suppress(Exception):
+                await self.holding.release(tournament_id)
+        await self.holding.close()
+        if self._subscription is not None:
+            await self._subscription.cancel()
+
+    def _game_ended(self, room: GameRoom) -> None:
+        if room.tournament is not None and room.tournament in self.held:
+            self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the tournaments' round failed; trying again")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), TICK)
+
+    # -- the director's round ---------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """One round: note who is connected, take up tournaments, run those held."""
+        now = self.clock()
+        if now >= self._next_seen:
+            self._next_seen = now + SEEN_EVERY
+            await self._note_seen(now)
+        if now >= self._next_refresh:
+            self._next_refresh = now + REFRESH_EVERY
+            self._known = await self.store.query(ops.unfinished_tournaments())
+            for tournament_id in list(self.held):
+                if tournament_id not in self._known:  # finished (or cancelled) elsewhere
+                    await self._let_go(tournament_id)
+        for tournament_id in self._known:
+            if self.closing:
+                return
+            if not await self.holding.hold(tournament_id):
+                self.held.pop(tournament_id, None)
+                continue
+            standings = self.held.get(tournament_id)
+            if standings is None:
+                data = await self.store.query(ops.tournament_data(tournament_id))
+                if data is None:
+                    continue
+                standings = self.held[tournament_id] = Standings.from_data(data)
+                self.dirty.add(tournament_id)
+                log.info("tournament %s: held here", tournament_id)
+            await self._direct(standings, self.clock())
+        for tournament_id in list(self.dirty):
+            await self._publish(tournament_id, self.clock())
+
+    async def _let_go(self, tournament_id: str) -> None:
+        self.held.pop(tournament_id, None)
+        await self.holding.release(tournament_id)
+
+    async def _direct(self, standings: Standings, now: float) -> None:
+        """Run one tournament for one round (the module docstring)."""
+        tournament = standings.tournament
+        tid = tournament.id
+        data = await self.store.query(ops.tournament_data(tid, games=False))
+        if data is None:
+            return
+        if data.tournament.status == "finished":  # cancelled by the host
+            standings.tournament = data.tournament
+            self.dirty.add(tid)
+            await self._publish(tid, now, force=True)
+            await self._let_go(tid)
+            return
+        before = {e.id: e.withdrawn for e in standings.entries.values()}
+        standings.refresh(data.entries)
+        if {e.id: e.withdrawn for e in data.entries} != before:
+            self.dirty.add(tid)
+        ended: list[ops.TournamentGameRecord] = []
+        any_ended = bool(standings.playing) and await self.store.query(ops.any_ended(tid))
+        if any_ended:
+            ended = await self.store.apply(ops.record_ended(tid, now)) or []
+        for game in ended:
+            standings.ended(game)
+            for entry in (game.x, game.o):
+                if entry is not None:
+                    self._ended_at[standings.name(entry)] = now
+            self.dirty.add(tid)
+        if tournament.status == "created":
+            if now < tournament.starts_at:
+                return
+            ends_at = tournament.starts_at + 60 * (tournament.minutes or 0) \
+                if tournament.kind == "arena" else None
+            await self.store.apply(ops.start_tournament(tid, ends_at))
+            standings.tournament = tournament = _replace(tournament, status="started",
+                                                         ends_at=ends_at)
+            self.dirty.add(tid)
+            log.info("tournament %s started (%s)", tid, tournament.kind)
+        if tournament.kind == "arena":
+            await self._arena(standings, data.entries, now)
+        else:
+            await self._swiss(standings, now)
+
+    async def _arena(self, standings: Standings, entries: list[ops.EntryRecord],
+                     now: float) -> None:
+        tournament = standings.tournament
+        assert standings.arena is not None
+        if tournament.ends_at is not None and now >= tournament.ends_at:
+            if not standings.playing:
+                await self._finish(standings, now)
+            return
+        busy = standings.busy()
+        waiting = [e.name for e in entries
+                   if e.withdrawn is None and e.name not in busy
+                   and (e.computer is not None or e.always
+                        or (e.seen is not None and e.seen >= now - PRESENT_FOR))]
+        computers = {e.name for e in entries if e.computer is not None}
+        pairs = [(x, o) for x, o in standings.arena.pair(waiting)
+                 if not (x in computers and o in computers)]
+        for x, o in pairs:
+            await self._start_game(standings, x, o, None, now)
+
+    async def _swiss(self, standings: Standings, now: float) -> None:
+        swiss = standings.swiss
+        assert swiss is not None
+        if not swiss.round_over or standings.playing:
+            return
+        if swiss.finished:
+            await self._finish(standings, now)
+            return
+        last = max((g.ended or g.started for g in standings.games), default=0.0)
+        if swiss.current and now < last + ROUND_PAUSE:
+            return
+        try:
+            paired = swiss.pair_round()
+        except ServerError as error:  # too few players, or only rematches are left
+            log.info("tournament %s: %s", standings.tournament.id, error.message)
+            await self._finish(standings, now)
+            return
+        tid = standings.tournament.id
+        await self.store.apply(ops.set_round(tid, paired.number))
+        standings.tournament = _replace(standings.tournament, round=paired.number)
+        # the pairing's games are recorded from the rows, so the replay gives them back
+        for name in swiss.entrants:
+            swiss.entrants[name].games.pop(paired.number, None)
+        if paired.bye is not None:
+            entry = standings.entry_of(paired.bye)
+            if entry is not None:
+                await self.store.apply(ops.add_game(tid, None, paired.number, entry.id, None,
+                                                    now))
+                standings.started(_bye(entry.id, paired.number, now))
+        for x, o in paired.pairs:
+            await self._start_game(standings, x, o, paired.number, now)
+        self.dirty.add(tid)
+
+    async def _start_game(self, standings: Standings, x: str, o: str,
+                          round_number: int | None, now: float) -> None:
+        tournament = standings.tournament
+        found = [standings.entry_of(x), standings.entry_of(o)]
+        entries = [entry for entry in found if entry is not None]
+        if len(entries) < 2:
+            return
+        seats = []
+        for entry in entries:
+            if entry.computer is not None:
+                seats.append(computer_seat(entry.computer))
+            else:
+                rating = round(await self.rooms.player_rating(entry.name))
+                seats.append(RoomSeat(entry.name, entry.name, rating))
+        computer = any(entry.computer is not None for entry in entries)
+        initial, increment = tournament.clock
+        try:
+            room = await self.rooms.start_game(
+                (seats[0], seats[1]), tournament.variant, ClockSpec(initial, increment),
+                rated=tournament.rated and not computer, tournament=tournament.id)
+        except ServerError as error:
+            log.warning("tournament %s: the game of %s and %s did not start: %s",
+                        tournament.id, x, o, error)
+            return
+        # known as playing before anything else is awaited: the players have heard of it
+        standings.started(ops.TournamentGameRecord(
+            id=max((g.id for g in standings.games), default=0) + 1, game_id=room.id,
+            round=round_number, x=entries[0].id, o=entries[1].id, result=None, plies=None,
+            started=now, ended=None))
+        self.dirty.add(tournament.id)
+        for name in (x, o):
+            ended = self._ended_at.pop(name, None)
+            if ended is not None:
+                self.pairing_delays.append(self.clock() - ended)
+        await self.store.apply(ops.add_game(tournament.id, room.id, round_number,
+                                            entries[0].id, entries[1].id, now))
+
+    async def _finish(self, standings: Standings, now: float) -> None:
+        tid = standings.tournament.id
+        await self.store.apply(ops.finish_tournament(tid, now))
+        standings.tournament = _replace(standings.tournament, status="finished",
+                                        finished=now, ends_at=standings.tournament.ends_at
+                                        or now)
+        log.info("tournament %s finished", tid)
+        self.dirty.add(tid)
+        await self._publish(tid, now, force=True)
+        await self._let_go(tid)
+
+    # -- live updates -----------------------------------------------------------------------
+
+    async def _publish(self, tournament_id: str, now: float, force: bool = False) -> None:
+        """The held tournament's state to every follower on every node, at most once a
+        second (a change within the second waits for the next round)."""
+        standings = self.held.get(tournament_id)
+        if standings is None:
+            self.dirty.discard(tournament_id)
+            return
+        if not force and now < self.published.get(tournament_id, 0.0) + 1.0:
+            return
+        self.dirty.discard(tournament_id)
+        self.published[tournament_id] = now
+        frame = encode(standings.state())
+        try:
+            await self.bus.publish(TOPIC, tournament_id.encode() + b"\n" + frame)
+        except ServerError as error:
+            log.warning("tournament %s: its state was not published: %s", tournament_id, error)
+
+    def _heard(self, _topic: str, message: bytes) -> None:
+        tournament_id, _, frame = message.partition(b"\n")
+        for session in list(self.followers.get(tournament_id.decode(), ())):
+            session.send_raw(frame)
+
+    async def _note_seen(self, now: float) -> None:
+        for tournament_id, names in list(self.members.items()):
+            here = [name for name in names if self.delivery.by_player.get(name)]
+            if here:
+                await self.store.apply(ops.mark_seen(tournament_id, here, now))
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def identified(self, session: Session) -> None:
+        """A player said hello: they follow the tournaments they joined while connected."""
+        task = asyncio.get_running_loop().create_task(self._follow_joined(session))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _follow_joined(self, session: Session) -> None:
+        assert session.name is not None
+        try:
+            joined = await self.store.query(ops.tournaments_of(session.name))
+        except StoreError as error:
+            log.warning("the tournaments of %s were not read: %s", session.name, error)
+            return
+        for tournament_id in joined:
+            if not session.closed:
+                self.followers[tournament_id].add(session)
+                self.members[tournament_id].add(session.name)
+
+    def disconnected(self, session: Session) -> None:
+        for tournament_id, sessions in list(self.followers.items()):
+            sessions.discard(session)
+            if not sessions:
+                del self.followers[tournament_id]
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def handle(self, session: Session, message: TournamentRequest) -> None:
+        """Answer one tournament request of ``session`` (a refusal raises ``ServerError``)."""
+        name = session.name
+        assert name is not None  # said hello (the hub checks)
+        if isinstance(message, Tournaments):
+            session.send(TournamentList(tournaments=await self.listing(), ref=message.id))
+        elif isinstance(message, TournamentSub):
+            state = await self.state(message.tournament, message.id)
+            self.followers[message.tournament].add(session)
+            session.send(state)
+        elif isinstance(message, TournamentUnsub):
+            self.followers.get(message.tournament, set()).discard(session)
+            session.send(Ack(ref=message.id))
+        elif isinstance(message, TournamentJoin):
+            await self.join(name, message.tournament)
+            self.followers[message.tournament].add(session)
+            self.members[message.tournament].add(name)
+            session.send(Ack(ref=message.id))
+        elif isinstance(message, TournamentLeave):
+            await self.leave(name, message.tournament)
+            self.members.get(message.tournament, set()).discard(name)
+            session.send(Ack(ref=message.id))
+        elif isinstance(message, TournamentCreate):
+            await self.check_moderator(name)
+            created = await self.create(name, message)
+            state = await self.state(created, message.id)
+            self.followers[created].add(session)
+            session.send(state)
+
+    async def listing(self) -> list[TournamentInfo]:
+        """The tournaments' list (``tournaments``)."""
+        found = await self.store.query(ops.list_tournaments(self.clock()))
+        return [tournament_info(t, t.players) for t in found]
+
+    async def state(self, tournament_id: str, ref: str | int | None = None
+                    ) -> TournamentState:
+        """The tournament's state now: the holder's own, else rebuilt from the database."""
+        held = self.held.get(tournament_id)
+        if held is not None:
+            return held.state(ref)
+        data = await self.store.query(ops.tournament_data(tournament_id))
+        if data is None:
+            raise ServerError(f"no tournament {tournament_id}", ErrorCode.NO_SUCH_TOURNAMENT)
+        return Standings.from_data(data).state(ref)
+
+    async def check_moderator(self, name: str) -> None:
+        """Refuse (``not_moderator``) anyone but a moderator or an admin."""
+        if not await levers.roles_of(self.store, name) & MODERATORS:
+            raise ServerError("only a moderator may create a tournament",
+                              ErrorCode.NOT_MODERATOR)
+
+    async def join(self, name: str, tournament_id: str, *, always: bool = False) -> None:
+        await self.store.apply(ops.join_tournament(tournament_id, name, self.clock(), always))
+        await self._entries_changed(tournament_id)
+
+    async def leave(self, name: str, tournament_id: str) -> None:
+        await self.store.apply(ops.withdraw(tournament_id, name, self.clock()))
+        await self._entries_changed(tournament_id)
+
+    async def _entries_changed(self, tournament_id: str) -> None:
+        """Someone joined or left: a tournament held here knows at once (its state is shown
+        from memory); the director's next round pairs by it."""
+        standings = self.held.get(tournament_id)
+        if standings is not None:
+            data = await self.store.query(ops.tournament_data(tournament_id, games=False))
+            if data is not None:
+                standings.refresh(data.entries)
+                self.dirty.add(tournament_id)
+        self._wake.set()
+
+    async def create(self, by: str, message: TournamentCreate) -> str:
+        """Schedule the tournament ``message`` describes (written in the audit log)."""
+        tournament = tournament_record(message, by, self.clock())
+        await self.store.apply(
+            ops.insert_tournament(tournament, list(message.computer_levels)),
+            audit=AuditEntry(by, "tournament-create", tournament.id, None, tournament.created,
+                             detail=f"{tournament.kind} {tournament.name!r}"))
+        self._next_refresh = 0.0
+        self._wake.set()
+        return tournament.id
+
+
+def tournament_record(message: TournamentCreate, by: str, now: float) -> ops.TournamentRecord:
+    """The row a ``tournament_create`` (or its HTTP and shell forms) schedules."""
+    arena = message.kind == "arena"
+    return ops.TournamentRecord(
+        id=ops.new_tournament_id(), name=message.name.strip(), kind=message.kind,
+        status="created", starts_at=message.starts_at,
+        ends_at=message.starts_at + 60 * (message.minutes or 0) if arena else None,
+        minutes=message.minutes if arena else None,
+        rounds=None if arena else message.rounds, round=0,
+        clock=ops.parse_clock(message.clock), variant=message.variant, rated=message.rated,
+        created=now, created_by=by)
+
+
+def _replace(tournament: ops.TournamentRecord, **changes: object) -> ops.TournamentRecord:
+    from dataclasses import replace
+    return replace(tournament, **changes)  # type: ignore[arg-type]
+
+
+def _bye(entry: int, round_number: int, now: float) -> ops.TournamentGameRecord:
+    return ops.TournamentGameRecord(id=0, game_id=None, round=round_number, x=entry, o=None,
+                                    result="1-0", plies=0, started=now, ended=now)

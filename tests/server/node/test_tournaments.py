@@ -1,0 +1,181 @@
+"""Tournaments on a real server (issue 43): a moderator schedules one, players join, the
+director starts it, pairs free players again as games end (never the last opponent), scores
+the games, ends an arena at its time counting the games still going on, plays a Swiss's
+rounds with a bye, enters computers; the live ``tournament`` events and the refusals."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.eventually import eventually
+from tests.server.node.test_levers import connected_moderator
+from tests.server.servers import Client, Server, play
+
+
+async def create(mod: Client, **fields: Any) -> dict[str, Any]:
+    terms = {"name": "Test arena", "kind": "arena", "starts_at": time.time(), "minutes": 60,
+             "clock": "1+0", **fields}
+    state = await mod.request(t="tournament_create", **terms)
+    assert state["t"] == "tournament", state
+    return state
+
+
+async def joined(server: Server, tournament: str, *names: str) -> list[Client]:
+    clients = []
+    for name in names:
+        client = await server.client(name)
+        assert (await client.request(t="tournament_join", tournament=tournament))["t"] == "ack"
+        clients.append(client)
+    return clients
+
+
+async def paired(client: Client, tournament: str) -> dict[str, Any]:
+    """The next game the director starts for ``client``."""
+    game = await client.expect("game", tournament=tournament, status="playing")
+    assert game["clock"] == {"initial": 60, "increment": 0}
+    return game
+
+
+async def games_started(clients: dict[str, Client], tournament: str) -> dict[str, Any]:
+    """The games of ``tournament`` each client heard of within a few seconds, by name."""
+    games = {}
+    for name, client in clients.items():
+        got = [*client.inbox, *await client.quiet(3.0)]
+        client.inbox = [m for m in got if m["t"] != "game"]
+        for message in got:
+            if message["t"] == "game" and message.get("tournament") == tournament:
+                games[name] = message
+    return games
+
+
+async def win(game: dict[str, Any], clients: dict[str, Client], winner: str) -> None:
+    """Two moves, then the loser resigns (a game of fewer than two moves scores nothing)."""
+    x, o = (clients[seat["name"]] for seat in game["seats"])
+    await play(x, game["id"], "1a1", 0)
+    await play(o, game["id"], "2b2", 1)
+    loser = o if x.name == winner else x
+    assert (await loser.request(t="resign", game=game["id"]))["t"] == "ack"
+
+
+async def test_an_arena_pairs_again_as_games_end_and_keeps_the_score(server: Server) -> None:
+    mod = await connected_moderator(server)
+    created = await create(mod)
+    tid = created["info"]["id"]
+    assert created["info"]["status"] == "created" and created["info"]["clock"] == "1+0"
+    ann, bob, cat = await joined(server, tid, "ann", "bob", "cat")
+    clients = {"ann": ann, "bob": bob, "cat": cat}
+    listing = await ann.request(t="tournaments")
+    assert [t["id"] for t in listing["tournaments"]] == [tid]
+    # two of the three play; the third waits
+    first = await games_started(clients, tid)
+    assert len(first) == 2, first
+    game = next(iter(first.values()))
+    players = [seat["name"] for seat in game["seats"]]
+    waiting = next(name for name in clients if name not in players)
+    await win(game, clients, players[0])
+    # one of the two is paired again at once, not with the other: with the one who waited
+    again = await paired(clients[waiting], tid)
+    seated = {seat["name"] for seat in again["seats"]}
+    assert waiting in seated and len(seated & set(players)) == 1
+    async def standings() -> dict[str, Any]:
+        reply = await ann.request(t="tournament_sub", tournament=tid)
+        return {row["name"]: (row["rank"], row["score"], row["points"], row["playing"])
+                for row in reply["standings"]}
+
+    rows = await standings()
+    assert rows[players[0]][:3] == (1, 2, [2])
+    assert rows[players[1]][1:3] == (0, [0])
+    assert {name for name, row in rows.items() if row[3]} == seated
+    live = await ann.expect("tournament")  # an update while subscribed
+    assert live["ref"] is None and live["info"]["id"] == tid
+    # a player who leaves keeps their score and is not paired again
+    idle = next(name for name in players if name not in seated)
+    assert (await clients[idle].request(t="tournament_leave", tournament=tid))["t"] == "ack"
+    state = await ann.request(t="tournament_sub", tournament=tid)
+    left = next(row for row in state["standings"] if row["name"] == idle)
+    assert left["withdrawn"] and left["games"] == 1
+    assert [(g["id"], g["result"]) for g in state["games"]] == [
+        (again["id"], None), (game["id"], "1-0")]
+
+
+async def test_the_arena_ends_at_its_time_and_counts_the_games_going_on(server: Server) -> None:
+    mod = await connected_moderator(server)
+    tid = (await create(mod, minutes=1))["info"]["id"]
+    ann, bob = await joined(server, tid, "ann", "bob")
+    game = await paired(ann, tid)
+    await bob.expect("game", id=game["id"])
+    director = server.running.hub.tournaments  # type: ignore[union-attr]
+    real = director.clock
+    director.clock = lambda: real() + 61.0  # past its end: nobody is paired any more
+    await eventually(lambda: director.held[tid].tournament.ends_at is not None)
+    await win(game, {"ann": ann, "bob": bob}, "ann")
+    async def finished() -> dict[str, Any]:
+        return await ann.request(t="tournament_sub", tournament=tid)
+
+    state = await finished()
+    for _ in range(50):
+        if state["info"]["status"] == "finished":
+            break
+        await ann.quiet(0.2)
+        state = await finished()
+    assert state["info"]["status"] == "finished"
+    assert [(row["name"], row["score"]) for row in state["standings"]] == [("ann", 2),
+                                                                            ("bob", 0)]
+    assert (await ann.request(t="tournament_join", tournament=tid))["code"] == "tournament_over"
+    listing = await ann.request(t="tournaments")
+    assert listing["tournaments"][0]["status"] == "finished"
+
+
+async def test_a_swiss_gives_a_bye_and_finishes_after_its_rounds(server: Server) -> None:
+    mod = await connected_moderator(server)
+    tid = (await create(mod, kind="swiss", minutes=None, rounds=1,
+                        starts_at=time.time() + 2))["info"]["id"]
+    clients = dict(zip(("ann", "bob", "cat"), await joined(server, tid, "ann", "bob", "cat"),
+                       strict=True))
+    games = await games_started(clients, tid)
+    assert len(games) == 2
+    game = next(iter(games.values()))
+    names = [seat["name"] for seat in game["seats"]]
+    bye = next(name for name in clients if name not in names)
+    late = await server.client("dan")
+    refused = await late.request(t="tournament_join", tournament=tid)
+    assert refused["code"] == "tournament_started"
+    await win(game, clients, names[0])
+    ann = clients["ann"]
+    state = await ann.request(t="tournament_sub", tournament=tid)
+    for _ in range(50):
+        if state["info"]["status"] == "finished":
+            break
+        await ann.quiet(0.2)
+        state = await ann.request(t="tournament_sub", tournament=tid)
+    assert state["info"]["status"] == "finished" and state["info"]["round"] == 1
+    rows = {row["name"]: (row["score"], row["points"]) for row in state["standings"]}
+    assert rows == {names[0]: (1, [2]), bye: (1, [2]), names[1]: (0, [0])}
+    assert state["games"] == [{"id": game["id"], "x": names[0], "o": names[1], "round": 1,
+                               "result": "1-0"}]
+
+
+async def test_computers_entered_by_the_host_play_as_players(server: Server) -> None:
+    mod = await connected_moderator(server)
+    tid = (await create(mod, computer_levels=[1], rated=True))["info"]["id"]
+    (ann,) = await joined(server, tid, "ann")
+    game = await paired(ann, tid)
+    seats = {seat["name"]: seat for seat in game["seats"]}
+    computer = next(seat for seat in game["seats"] if seat["ai"] is not None)
+    assert computer["ai"] == 1 and "ann" in seats
+    assert game["rated"] is False  # a game against the computer is never rated
+    state = await ann.request(t="tournament_sub", tournament=tid)
+    bots = {row["name"]: row["bot"] for row in state["standings"]}
+    assert bots == {"ann": False, "computer-1": True}
+
+
+async def test_refusals(server: Server) -> None:
+    ann = await server.client("ann")
+    refused = await ann.request(t="tournament_create", name="Mine", kind="arena",
+                                starts_at=time.time(), minutes=5, clock="3+2")
+    assert refused["code"] == "not_moderator"
+    for t in ("tournament_join", "tournament_leave", "tournament_sub"):
+        refused = await ann.request(t=t, tournament="Tnope")
+        assert refused["code"] == "no_such_tournament", (t, refused)
+    assert (await ann.request(t="tournaments"))["tournaments"] == []
