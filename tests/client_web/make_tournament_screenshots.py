@@ -50,8 +50,8 @@ async def play(running: Any, name: str, tid: str) -> None:
                 message = await me.recv()
                 if message.get("game") != game["id"]:
                     me.inbox.append(message)
-                elif message["t"] == "move":
-                    moves.append(message["cell"]) if message["ply"] > len(moves) else None
+                elif message["t"] == "move" and message["ply"] > len(moves):
+                    moves.append(message["cell"])
                 elif message["t"] == "end":
                     break
     except (TimeoutError, asyncio.CancelledError):
