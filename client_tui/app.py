@@ -40,7 +40,14 @@ from client_tui.connection import (
     http_base,
 )
 from client_tui.embedded import EmbeddedServer, StartLocal, default_db_path, server_key
-from client_tui.messages import ConnectRequested, LeaveGame, Outgoing, SettingsChanged
+from client_tui.messages import (
+    ChallengePlayer,
+    ConnectRequested,
+    LeaveGame,
+    OpenTournament,
+    Outgoing,
+    SettingsChanged,
+)
 from client_tui.model import (
     GameModel,
     LobbyModel,
@@ -58,10 +65,12 @@ from client_tui.screens.my_games import MyGamesScreen
 from client_tui.screens.puzzle import PuzzleScreen
 from client_tui.screens.review import ReviewScreen
 from client_tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+from client_tui.screens.tournaments import TournamentScreen, TournamentsScreen
 from client_tui.server_messages import ServerMessages
 from client_tui.settings import SettingsStore
 from client_tui.text import visible
 from client_tui.tokens import TokenStore
+from client_tui.tournament_model import TournamentsModel
 from client_tui.widgets.board import BoardWidget
 from server.protocol import (
     ClientMessage,
@@ -72,6 +81,7 @@ from server.protocol import (
     Recover,
     ReviewGame,
     ServerMessage,
+    TournamentSub,
     Unwatch,
     Watch,
 )
@@ -150,6 +160,7 @@ class QubicApp(ServerMessages):
             name=name or self._remembered_name(server_url) or default_name()
         )
         self.lobby = LobbyModel()
+        self.tournaments = TournamentsModel()
         self._challenge_prompts: dict[str, ConfirmDialog] = {}
         self.games: dict[str, GameModel] = {}
         self.link: ServerLink | None = None
@@ -361,6 +372,7 @@ class QubicApp(ServerMessages):
         self._stop_countdown()
         self.lobby_screen = None
         self.lobby = LobbyModel()
+        self.tournaments = TournamentsModel()
         self.games.clear()
         self._requests.clear()
         self._challenge_prompts.clear()
@@ -448,6 +460,8 @@ class QubicApp(ServerMessages):
             self.notify("Reconnected.", timeout=3)
             for model in self.games.values():
                 self.send(model.reconnected())
+            for tournament in self.tournaments.followed:
+                self.send(TournamentSub(tournament=tournament), quiet=True)
         else:
             self.show_lobby()
             for game_id in welcome.games:
@@ -475,6 +489,43 @@ class QubicApp(ServerMessages):
         """This player's account: protect the name, the devices."""
         if self.session.name and not isinstance(self.screen, AccountScreen):
             self.push_screen(AccountScreen(self.session.name))
+
+    def action_tournaments(self) -> None:
+        """The tournaments of the day."""
+        if not isinstance(self.screen, TournamentsScreen):
+            self.push_screen(TournamentsScreen(self.tournaments, self.open_tournament))
+
+    def open_tournament(self, tournament: str) -> None:
+        """Show ``tournament``'s page: the one already open (what is above it closed), else a
+        new one on top."""
+        open_ = next((s for s in self.screen_stack if isinstance(s, TournamentScreen)
+                      and s.tournament == tournament), None)
+        if open_ is None:
+            self.push_screen(TournamentScreen(tournament, self.tournaments,
+                                              lambda: self.session.name))
+            return
+        while self.screen is not open_:
+            self.pop_screen()
+
+    def on_open_tournament(self, message: OpenTournament) -> None:
+        """From a tournament's game: a game over (or watched) is left for the tournament's
+        page; one going on stays open under it."""
+        message.stop()
+        model = self.games.get(message.game) if message.game else None
+        if model is not None and (model.over or model.you is None):
+            self.games.pop(model.id, None)
+            if self.link is not None and self.link.connected:
+                self.send(Unwatch(game=model.id))
+            screen = self._game_screen(model.id)
+            if screen is not None and screen is self.screen:
+                self.pop_screen()
+        self.open_tournament(message.tournament)
+
+    def on_challenge_player(self, message: ChallengePlayer) -> None:
+        """A challenge from a player's page: the lobby's dialog of terms."""
+        message.stop()
+        if self.lobby_screen is not None:
+            self.lobby_screen.challenge(message.name)
 
     def action_my_games(self) -> None:
         """The games this player has on this server, as the server lists them."""

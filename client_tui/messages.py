@@ -37,5 +37,23 @@ class LeaveGame(Message):
         self.game_id = game_id
 
 
+class ChallengePlayer(Message):
+    """Challenge ``name`` (from a player's page): the terms are asked for, as in the lobby."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class OpenTournament(Message):
+    """Show the page of ``tournament`` (from its game ``game``: a game over or watched is
+    left for it, a game going on stays under it)."""
+
+    def __init__(self, tournament: str, game: str | None = None) -> None:
+        super().__init__()
+        self.tournament = tournament
+        self.game = game
+
+
 class SettingsChanged(Message):
     """The settings object shared with the app was changed: save it."""

@@ -102,6 +102,8 @@ class GameModel:
     asked: Watch | None = None  # the request of ``resync`` on its way, until its answer
     ahead: int = 0  # the highest version heard that could not be applied (a gap)
     failed: int = 0  # catch-ups in a row whose answer left a gap open
+    tournament: str | None = None  # the id of the tournament the game belongs to
+    tournament_name: str | None = None  # its name, as this client knows it
 
     @classmethod
     def from_state(cls, state: GameState, now: float) -> GameModel:
@@ -124,6 +126,7 @@ class GameModel:
             spectators=state.spectators,
             chat=list(state.chat)[-CHAT_KEPT:],
             spectator_chat=state.spectator_chat,
+            tournament=state.tournament,
         )
         return model
 

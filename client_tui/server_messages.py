@@ -32,8 +32,10 @@ from client_tui.screens.dialogs import ConfirmDialog, NoticeDialog
 from client_tui.screens.game import GameScreen
 from client_tui.screens.lobby import LobbyScreen
 from client_tui.screens.player import PlayerScreen
+from client_tui.screens.tournaments import TournamentScreen, TournamentsScreen
 from client_tui.settings import PlayedGame, Settings, SettingsStore
 from client_tui.text import sentence, visible
+from client_tui.tournament_model import TournamentsModel
 from server.protocol import (
     Announce,
     CancelQuick,
@@ -64,6 +66,12 @@ from server.protocol import (
     ServerMessage,
     Suggestion,
     TakenBack,
+    TournamentJoin,
+    TournamentLeave,
+    TournamentList,
+    Tournaments,
+    TournamentState,
+    TournamentSub,
     Watch,
 )
 
@@ -74,6 +82,7 @@ class ServerMessages(App[None]):
 
     session: PlayerSession
     lobby: LobbyModel
+    tournaments: TournamentsModel
     games: dict[str, GameModel]
     settings: Settings
     settings_store: SettingsStore
@@ -142,6 +151,8 @@ class ServerMessages(App[None]):
             ))
         elif isinstance(message, ChallengeEvent):
             self._challenge(message)
+        elif isinstance(message, TournamentList | TournamentState):
+            self._tournament(message)
         elif isinstance(message, PasswordSet | Devices):
             self._requests.pop(message.ref or 0, None)
             for screen in self.screen_stack:
@@ -171,7 +182,32 @@ class ServerMessages(App[None]):
             elif isinstance(request, PrivateCancel):
                 self.session.private_code = None
                 self.notify("Private room closed: its code opens nothing now.", timeout=3)
+            elif isinstance(request, TournamentJoin):
+                self.notify(visible(f"You are in {self.tournaments.name(request.tournament)}: "
+                                    "your games open by themselves."), timeout=4, markup=False)
+            elif isinstance(request, TournamentLeave):
+                self.notify(visible(f"You left {self.tournaments.name(request.tournament)}."),
+                            timeout=4, markup=False)
             self._refresh_lobby()
+
+    # -- tournaments -----------------------------------------------------------------------
+
+    def _tournament(self, message: TournamentList | TournamentState) -> None:
+        """The list or one tournament's state: into the model; the screens that show them,
+        and the games that belong to them, redrawn."""
+        self._requests.pop(message.ref or 0, None)
+        if isinstance(message, TournamentList):
+            self.tournaments.load(message)
+        else:
+            self.tournaments.update(message)
+        for model in self.games.values():
+            if model.tournament is not None:
+                model.tournament_name = self.tournaments.name(model.tournament)
+        for screen in self.screen_stack:
+            if isinstance(screen, TournamentsScreen | TournamentScreen):
+                screen.refresh_tournaments()
+            elif isinstance(screen, GameScreen) and screen.model.tournament is not None:
+                screen.update()
 
     # -- challenges ------------------------------------------------------------------------
 
@@ -244,6 +280,8 @@ class ServerMessages(App[None]):
             if isinstance(request, PrivateCancel):
                 self.session.private_code = None
                 self._refresh_lobby()
+        if error.code == "no_such_tournament" and isinstance(request, TournamentSub):
+            self.tournaments.forget(request.tournament)
         if error.code == "no_such_challenge" and isinstance(request, ChallengeCancel):
             self.session.challenges_out.pop(request.challenge, None)
             self._refresh_lobby()
@@ -258,6 +296,10 @@ class ServerMessages(App[None]):
 
     def _game_state(self, state: GameState, now: float) -> None:
         model = GameModel.from_state(state, now)
+        if state.tournament is not None:
+            model.tournament_name = self.tournaments.name(state.tournament)
+            if state.tournament not in self.tournaments.listed:
+                self.send(Tournaments(), quiet=True)  # its name comes with the list
         if (state.ref is None and state.id not in self.games and model.you is not None
                 and not model.over and not model.against_computer):
             self.ring()  # a game found that this client did not just ask for: a seek taken
@@ -293,9 +335,10 @@ class ServerMessages(App[None]):
                                     f"{model.seat('o').name}. Open it from the lobby."),
                             timeout=6, markup=False)
             return
-        # a game opened from a list of games goes back to it; else Esc goes to the lobby
+        # a game opened from a list of games (a player's, a tournament's, or the next pairing
+        # over a tournament's page) goes back to it; else Esc goes to the lobby
         self.push_screen(GameScreen(model, self.clock, self.settings,
-                                    back=isinstance(current, PlayerScreen)))
+                                    back=isinstance(current, PlayerScreen | TournamentScreen)))
 
     def _resync(self, model: GameModel) -> None:
         """Ask for what brings ``model`` up to date, unless a request for it is on its way."""

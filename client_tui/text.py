@@ -42,6 +42,12 @@ def literal(text: str, style: str = "") -> Text:
     return Text(visible(text), style=style, no_wrap=False)
 
 
+def bot_mark(bot: bool) -> Text:
+    """`` BOT`` (the word reversed, as a badge) after the name of an account a program plays,
+    or a tournament's computer player; nothing for a person."""
+    return Text(" ").append("BOT", "bold reverse") if bot else Text("")
+
+
 def sentence(text: str) -> str:
     """``text`` as a sentence: a capital first and a full stop last (the server's refusals
     are short lowercase phrases; the web client shows them the same way)."""

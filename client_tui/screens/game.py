@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
-from client_tui.messages import LeaveGame, Outgoing, SettingsChanged
+from client_tui.messages import LeaveGame, OpenTournament, Outgoing, SettingsChanged
 from client_tui.model import GameModel, other, threats
 from client_tui.screens.dialogs import ConfirmDialog
 from client_tui.settings import Settings
@@ -92,6 +92,8 @@ class GameScreen(Screen[None]):
                 tooltip="Back to the list of games this one was opened from"),
         Binding("v", "review", "Review", id="game.review",
                 tooltip="The game's review: where it was won and lost"),
+        Binding("b", "tournament", "Tournament", id="game.tournament",
+                tooltip="The page of the tournament this game belongs to"),
     ]
 
     def __init__(
@@ -168,7 +170,8 @@ class GameScreen(Screen[None]):
         if self._pending_ply is not None and model.ply != self._pending_ply:
             self._pending_ply = None
         x, o = model.seat("x"), model.seat("o")
-        self.title = visible(f"{x.name} vs {o.name}")
+        self.title = visible(f"{x.name} vs {o.name}" + (
+            "" if model.tournament is None else f" · {model.tournament_name or 'tournament'}"))
         self.sub_title = self.app.sub_title
         self.query_one(BoardWidget).view = self._board_view()
         self.query_one(GameInfo).show(model, self.now(), self.show_threats)
@@ -251,9 +254,11 @@ class GameScreen(Screen[None]):
             return parameters == (("back",) if self.back else ("lobby",))
         if action == "review":
             return model.over
-        if action == "rematch":
+        if action == "tournament":
+            return model.tournament is not None
+        if action == "rematch":  # a tournament pairs its players again by itself
             return (seated and model.over and model.you not in model.rematch
-                    and model.rematch_game is None)
+                    and model.rematch_game is None and model.tournament is None)
         if action == "open_rematch":  # played already: m goes to it, never asks again
             return model.over and model.rematch_game is not None
         if action == "say":  # a key that cannot act here says why
@@ -267,6 +272,10 @@ class GameScreen(Screen[None]):
 
     def action_review(self) -> None:
         self.post_message(Outgoing(ReviewGame(game=self.model.id)))
+
+    def action_tournament(self) -> None:
+        if self.model.tournament is not None:
+            self.post_message(OpenTournament(self.model.tournament, self.model.id))
 
     def action_say(self, text: str) -> None:
         self.notify(text, timeout=3)

@@ -36,6 +36,13 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `i` — the page of the player selected online (or on the leaderboard): record, rating
   history, games to replay; `⏎` on the leaderboard opens it too
 - `a` — the analysis board: try moves for both sides and see who wins
+- `t` — tournaments: arenas (play as many games as you can while it runs: 2 points a win, 1 a
+  draw, doubled after two wins in a row, *on fire*) and Swiss (a set number of rounds);
+  `⏎` opens one: its standings (each game's points, `BOT` by a program's name, `●` playing
+  now) and its games (`⏎` watches); `j` joins, `l` leaves, `y` goes to your game. Once in,
+  your next game opens by itself; its title names the tournament and `b` comes back to it
+- `BOT` marks a program's account wherever a name is listed; `c` on a player's page
+  challenges them, a bot as a person
 - `w` — another server (or offline), or another name: the connect form, filled in with this
   session's; `⏎` connects (if that fails, the form says why and stays), `esc` goes back.
   A name is its own player: another name is a new player, or a protected one with its
@@ -69,6 +76,7 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
 - `u` — against the computer (casual games), take back your last move and its reply
 - `/` — chat (`esc` back to the board)
 - `v` — once the game is over, its review (also `v` in my games)
+- `b` — a tournament's game: back to the tournament's page (the next game opens by itself)
 - `esc` — clears a cell being typed; else back to the lobby (asks first during a game), or
   to the list of games it was opened from (my games, a player's page): the footer says which
 - `2 watching` beside the game's terms: people watch (kept up to date as they come and go)

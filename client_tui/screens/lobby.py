@@ -21,7 +21,7 @@ from client_tui.model import LobbyModel, PlayerSession, challenge_terms, format_
 from client_tui.screens.dialogs import CancelDialog, CodeDialog, OptionsDialog
 from client_tui.screens.player import PlayerScreen
 from client_tui.settings import DialogKind, GameOptions, Settings
-from client_tui.text import literal
+from client_tui.text import bot_mark, literal
 from server.protocol import (
     AcceptSeek,
     CancelQuick,
@@ -74,6 +74,8 @@ class LobbyScreen(Screen[None]):
                 tooltip="The analysis board: try moves and see who wins"),
         Binding("w", "app.change_server", "Server", show=False, id="lobby.server",
                 tooltip="Connect to a server…"),
+        Binding("t", "app.tournaments", "Tournaments", show=False, id="lobby.tournaments",
+                tooltip="Tournaments: arenas and Swiss, their standings and games"),
     ]
     REFRESH_SECONDS = 10.0  # the live games' move counts come with a fresh snapshot
 
@@ -166,7 +168,8 @@ class LobbyScreen(Screen[None]):
         ])
         self._fill(self.query_one("#players", DataTable), [
             (player.name, [literal(player.name, "bold" if player.name == self.session.name
-                                   else ""), player.rating or ""])
+                                   else "").append_text(bot_mark(player.bot)),
+                           player.rating or ""])
             for player in self.lobby.players
         ])
         self.refresh_bindings()
@@ -177,7 +180,9 @@ class LobbyScreen(Screen[None]):
         text.append_text(literal(session.name or "…", "bold"))
         if session.rating is not None:
             text.append(f" · rating {session.rating}")
-        text.append(f" · {self.lobby.online} online\n")
+        text.append(f" · {self.lobby.online} online · ")
+        text.append("t", "bold")
+        text.append(" tournaments\n")
         text.append("Computer: ", "bold")
         text.append(self.computer.describe("computer"))
         text.append("  (c plays, o changes)", "dim")

@@ -9,5 +9,7 @@ from client_tui.screens.player import PlayerScreen
 class MyGamesScreen(PlayerScreen):
     """The player's own page, titled "My games"."""
 
+    challengeable = False
+
     def __init__(self, name: str) -> None:
         super().__init__(name, title="My games")

@@ -18,8 +18,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
-from client_tui.messages import Outgoing
-from client_tui.text import count, literal, moves_of
+from client_tui.messages import ChallengePlayer, Outgoing
+from client_tui.text import bot_mark, count, literal, moves_of
 from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, ReviewGame, Watch
 
 PAGE = 20  # games asked for at a time
@@ -77,7 +77,11 @@ class PlayerScreen(Screen[None]):
         Binding("m", "more", "More", id="player.more", tooltip="Load older games"),
         Binding("v", "review", "Review", id="player.review",
                 tooltip="The review of the finished game selected"),
+        Binding("c", "challenge", "Challenge", id="player.challenge",
+                tooltip="Challenge this player (a bot too), on terms you choose"),
     ]
+
+    challengeable = True  # c challenges the player shown
 
     def __init__(self, name: str, title: str | None = None) -> None:
         super().__init__()
@@ -114,7 +118,11 @@ class PlayerScreen(Screen[None]):
         if not self.loaded:
             self.loaded = True
             self.player = page.player.name
-            self.query_one("#player-record", Static).update(literal(summary(page)))
+            record = literal(summary(page))
+            if page.player.bot:
+                record = bot_mark(True)[1:].append(" a program plays this account · ",
+                                                   "dim").append_text(record)
+            self.query_one("#player-record", Static).update(record)
             ratings = [point.rating for point in page.ratings]
             self.query_one(Sparkline).data = ratings
             if ratings:
@@ -126,6 +134,14 @@ class PlayerScreen(Screen[None]):
         if not self.ids:
             table.add_row(Text(""), Text("No games yet.", "dim"), *[Text("")] * 4)
         self.next = page.next
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "challenge":  # not on "My games" (oneself; the lobby says so elsewhere)
+            return self.challengeable
+        return True
+
+    def action_challenge(self) -> None:
+        self.post_message(ChallengePlayer(self.player))
 
     def action_more(self) -> None:
         if self.next is None:

@@ -14,7 +14,7 @@ from client_tui.model import (
     other,
     threats,
 )
-from client_tui.text import literal, visible
+from client_tui.text import bot_mark, literal, visible
 from server.protocol import Colour
 
 SIDE_STYLES = {"x": "bold #ff6b6b", "o": "bold #5fafff"}
@@ -28,6 +28,7 @@ def seat_line(model: GameModel, side: Colour, now: float, width: int) -> Text:
     line.append(side.upper(), SIDE_STYLES[side])
     line.append(" ")
     line.append_text(literal(seat.name, "bold" if model.you == side else ""))
+    line.append_text(bot_mark(seat.bot))
     if seat.ai is None and seat.rating is not None:
         line.append(f" ({seat.rating})", "dim")
     if model.you == side:

@@ -21,7 +21,14 @@ from server.protocol import (
     RatingPoint,
     SeatInfo,
     SeekInfo,
+    Standing,
+    TournamentGame,
+    TournamentInfo,
+    TournamentList,
+    TournamentState,
 )
+
+NOW = 1_767_261_600.0  # 1 January 2026, 10:00 UTC: the tournaments' scenes' wall clock
 
 
 def lobby(name: str = "bob") -> LobbySnapshot:
@@ -120,3 +127,66 @@ def player_page(name: str = "bob") -> PlayerGamesPage:
         games=games, next="g6",
         ratings=[RatingPoint(at=day + i * 86400, rating=r) for i, r in enumerate(ratings)],
     )
+
+
+def arena(status: str = "started", players: int = 5) -> TournamentInfo:
+    """The evening arena: 3+2, rated, an hour long, ten minutes in."""
+    return TournamentInfo(
+        id="T7kq2m9x", name="Evening arena", kind="arena", status=status,  # type: ignore[arg-type]
+        starts_at=NOW - 600, ends_at=NOW + 3000, rounds=None, round=None, clock="3+2",
+        variant="4x4x4", rated=True, players=players)
+
+
+def tournament_list() -> TournamentList:
+    """An arena going on, a Swiss starting in an hour, an arena finished this morning."""
+    return TournamentList(tournaments=[
+        arena(),
+        TournamentInfo(id="S1", name="Sunday Swiss", kind="swiss", status="created",
+                       starts_at=NOW + 3720, ends_at=None, rounds=5, round=0, clock="5+3",
+                       variant="4x4x4", rated=True, players=8),
+        TournamentInfo(id="T2", name="Morning blitz", kind="arena", status="finished",
+                       starts_at=NOW - 9000, ends_at=NOW - 5400, rounds=None, round=None,
+                       clock="1+0", variant="3x3x3", rated=False, players=14),
+    ])
+
+
+def standing(rank: int, name: str, points: list[int], **flags: bool) -> Standing:
+    return Standing(rank=rank, name=name, score=sum(points), points=points,
+                    fire=flags.get("fire", False), rating=1500 + 17 * rank,
+                    performance=1800 - 60 * rank, games=len(points),
+                    playing=flags.get("playing", False), withdrawn=flags.get("withdrawn", False),
+                    bot=flags.get("bot", False))
+
+
+def tournament(me_in: bool = True) -> TournamentState:
+    """The evening arena's standings (ann on fire when ``me_in``, else fay in her place, a
+    computer player, one who left) and its games, newest first, two going on."""
+    me = "ann" if me_in else "fay"
+    standings = [
+        standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
+        standing(2, me, [2, 2, 4], fire=True, playing=True),
+        standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True, playing=True),
+        standing(3, "Maximilian-Fitzgerald_xy", [1, 2, 2], withdrawn=True),
+        standing(5, "eve", [0, 0], playing=True),
+    ]
+    games = [
+        TournamentGame(id="g21", x="dan", o="computer-3", round=None, result=None),
+        TournamentGame(id="g20", x=me, o="eve", round=None, result=None),
+        TournamentGame(id="g19", x="eve", o="dan", round=None, result="0-1"),
+        TournamentGame(id="g18", x=me, o="computer-3", round=None, result="1/2-1/2"),
+    ]
+    return TournamentState(info=arena(players=len(standings)), standings=standings, games=games)
+
+
+def tournament_game(over: bool = False) -> GameState:
+    """ann's game in the evening arena against a bot account, O to move (or won by X)."""
+    state = game(x="ann", o="robo")
+    state.id = "g20"
+    state.tournament = "T7kq2m9x"
+    state.seats = [SeatInfo(name="ann", rating=1500), SeatInfo(name="robo", rating=1580, bot=True)]
+    if over:
+        state.status = "over"
+        state.end = GameEnd(game="g20", version=12, result="1-0", reason="resign", winner="x",
+                            line=None, clocks=state.clocks, rating_change=None)
+        state.version = 12
+    return state

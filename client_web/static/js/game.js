@@ -44,6 +44,7 @@ export class GameModel {
     this.drawDeclined = null;
     this.rematch = new Set(state.rematch);
     this.rematchGame = state.rematch_game ?? null; // the rematch's id, once it has started
+    this.tournament = state.tournament ?? null; // the tournament the game belongs to
     this.end = state.end;
     this.spectators = state.spectators;
     this.chat = [...state.chat];

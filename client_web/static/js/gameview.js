@@ -7,7 +7,7 @@ import { other, SIDES } from "./game.js";
 import { formatClock, formatClockSpec } from "./protocol.js";
 import { LevelsView } from "./levels.js";
 import { isModerator } from "./moderation.js";
-import { nameLink } from "./player.js";
+import { botMark, nameLink } from "./player.js";
 
 export class GameView {
   constructor(root, app, act) {
@@ -210,7 +210,7 @@ export class GameView {
       fill(el,
         h("span", { class: "mark", "aria-hidden": "true" }, side.toUpperCase()),
         h("span", { class: "who" }, name,
-          h("span", { class: "meta" },
+          h("span", { class: "meta" }, botMark(seat.bot),
             rating === "" ? null : h("span", { class: "rating" }, String(rating)),
             model.you === side ? h("span", { class: "you" }, "(you)") : null,
             seat.online ? null : h("span", { class: "away" }, "away"))),
@@ -261,7 +261,12 @@ export class GameView {
       text += " Your draw offer was declined.";
     }
     if (model.reviewing) text += ` Showing move ${model.shownPly} of ${model.ply}.`;
-    fill(this.status, h("span", {}, text), h("span", { class: "info" }, info));
+    // A tournament's game says which, and leads back to its page.
+    const tournament = model.tournament === null ? null : h("a", { class: "tournament-link",
+      id: "game-tournament", href: `#tournament=${encodeURIComponent(model.tournament)}`,
+      onclick: (e) => { e.preventDefault(); this.act.tournament(model.tournament); } },
+    this.act.tournamentName(model.tournament));
+    fill(this.status, tournament, h("span", {}, text), h("span", { class: "info" }, info));
     if (model.over) {
       fill(this.result, h("p", { id: "result-text" }, model.describeEnd()));
     } else {
@@ -300,7 +305,7 @@ export class GameView {
       if (model.canClaim(now)) buttons.push(b("claim", "Claim the win", () => act.game("claim"), "primary"));
       else if (wait !== null) buttons.push(h("span", { class: "note" }, `Your opponent left; you may claim the win in ${Math.ceil(wait / 1000)} s.`));
     }
-    if (model.you !== null && model.over) {
+    if (model.you !== null && model.over && model.tournament === null) { // a tournament pairs again
       const opp = other(model.you);
       const them = model.seat(opp).name;
       if (model.rematchGame) { // played already: nothing to wait for
@@ -314,6 +319,10 @@ export class GameView {
       }
     }
     if (model.over) buttons.push(b("review-game", "Review", () => act.review(model.id)));
+    if (model.tournament !== null) {
+      buttons.push(b("to-tournament", "Tournament", () => act.tournament(model.tournament),
+        model.over && model.you !== null ? "primary" : undefined));
+    }
     buttons.push(b("to-lobby", "Lobby", () => act.toLobby()));
     fill(this.actions, offer, buttons);
   }

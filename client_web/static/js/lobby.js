@@ -1,8 +1,9 @@
 // The lobby: a new game (the computer, quick pairing, a seek, a private room), open seeks,
-// live games to watch, your unfinished games, the leaderboard and who is online.
+// live games to watch, your unfinished games, the tournaments (tournaments.js fills their
+// panel), the leaderboard and who is online.
 
 import { fill, h, select } from "./dom.js";
-import { nameLink } from "./player.js";
+import { botMark, nameLink } from "./player.js";
 import { formatClockSpec, LEVELS, VARIANTS } from "./protocol.js";
 
 export const CLOCKS = ["untimed", "1+1", "3+2", "5+3", "10+5", "30+0"];
@@ -63,12 +64,14 @@ export class LobbyView {
     this.leaders = h("ol", { class: "leaders" });
     this.noLeaders = h("p", { class: "empty", id: "no-leaders" }, "No rated games yet.");
     this.online = h("p", { class: "online" });
+    this.tournaments = h("div", { class: "panel tournaments", id: "tournaments" }); // tournaments.js
     this.players = h("ul", { class: "players" });
     fill(this.root,
       h("div", { class: "panel play" }, h("h2", {}, "New game"), this.form, this.waiting, join),
       h("div", { class: "panel mine" }, h("h2", {}, "Your games"), this.mine,
         h("button", { type: "button", id: "my-games", onclick: () => act.player(this.app.me.name) },
           "All my games")),
+      this.tournaments,
       h("div", { class: "panel seeks" }, h("h2", {}, "Open seeks"), this.seeks),
       h("div", { class: "panel" }, h("h2", {}, "Live games"), this.live),
       h("div", { class: "panel" }, h("h2", {}, "Players online"), this.online,
@@ -153,7 +156,7 @@ export class LobbyView {
     this.online.textContent = `${app.lobby.online} player${app.lobby.online === 1 ? "" : "s"} online`;
     const me = app.me ? app.me.name.toLowerCase() : null;
     fill(this.players, app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
-      nameLink(p.name, act), p.rating === null ? "" : ` ${p.rating} `,
+      nameLink(p.name, act), botMark(p.bot), p.rating === null ? "" : ` ${p.rating} `,
       p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
         title: "Challenge on the terms chosen under New game",
         onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));

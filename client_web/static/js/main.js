@@ -13,6 +13,7 @@ import { PlayerView } from "./player.js";
 import { formatClockSpec, parseClock, UNVERSIONED, VERSIONED } from "./protocol.js";
 import { ReviewView } from "./review.js";
 import { PuzzleView } from "./puzzles.js";
+import { TournamentList, TournamentView } from "./tournaments.js";
 import { Link, savedName, savedToken, serverUrl } from "./socket.js";
 
 const app = {
@@ -32,6 +33,9 @@ const app = {
   screen: "connect",
   reports: [], // the moderators' queue, as last asked for
   onAck: new Map(), // request id -> what to do when it is acknowledged (not when refused)
+  tournaments: new Map(), // id -> TournamentInfo: the list, as last asked for (`tournaments`)
+  tournamentStates: new Map(), // id -> the last `tournament` of those followed (tournament_sub)
+  creating: null, // the id of a tournament_create not yet answered: its page opens with the reply
 };
 
 const link = new Link(serverUrl(), onLinkEvent);
@@ -68,6 +72,25 @@ const act = {
   say,
   send,
   player: (name) => { playerView.open(name); show("player"); },
+  challengeName: (name) => act.challenge(name, lobbyView.choice()),
+  // tournaments (tournaments.js)
+  tournament: (id) => {
+    if (!app.tournamentStates.has(id) || !followed.has(id)) send("tournament_sub", { tournament: id });
+    followed.add(id);
+    tournamentView.open(id);
+    show("tournament");
+  },
+  tournamentName: (id) => app.tournamentStates.get(id)?.info.name || app.tournaments.get(id)?.name || "Tournament",
+  tournamentJoin: (id) => {
+    const ref = send("tournament_join", { tournament: id });
+    if (ref !== null) app.onAck.set(ref, () => say("You are in: your games open by themselves."));
+  },
+  tournamentLeave: (id) => {
+    const ref = send("tournament_leave", { tournament: id });
+    if (ref !== null) app.onAck.set(ref, () => say("You left the tournament: your score stays."));
+  },
+  canCreateTournaments: () => isModerator(app.me),
+  createTournament: (fields) => { app.creating = send("tournament_create", fields); },
   switchPlayer: () => { // tokens stay kept per name: the first screen asks which to play
     localStorage.removeItem("qubic.name");
     location.reload();
@@ -268,6 +291,8 @@ function connected(welcome, reconnected) {
   net.className = "up";
   showWho();
   send("lobby_sub");
+  if (reconnected) send("tournaments"); // else on showing the lobby
+  for (const id of followed) send("tournament_sub", { tournament: id });
   fetchLeaderboard();
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) model.asked = send("watch", model.reconnected());
@@ -286,11 +311,14 @@ function route(welcome, changed = false) {
   const hash = new URLSearchParams(location.hash.slice(1));
   const code = hash.get("join");
   const player = hash.get("player");
-  const game = hash.get("game") || (changed || player ? null : welcome.games[0]);
+  const tournament = hash.get("tournament");
+  const game = hash.get("game") || (changed || player || tournament ? null : welcome.games[0]);
   if (changed && game && game === app.current && app.screen === "game") return;
   if (code) {
     history.replaceState(null, "", location.pathname);
     act.privateJoin(code);
+  } else if (tournament) {
+    if (!(app.screen === "tournament" && tournamentView.id === tournament)) act.tournament(tournament);
   } else if (player) {
     if (!(app.screen === "player" && playerView.name === player)) act.player(player);
   } else if (game) {
@@ -371,6 +399,12 @@ function received(message) {
     case "player_games":
       playerView.received(message);
       return;
+    case "tournaments":
+      app.tournaments = new Map(message.tournaments.map((t) => [t.id, t]));
+      break;
+    case "tournament":
+      tournamentState(message);
+      break;
     case "password_set":
     case "devices":
       accountView.received(message);
@@ -394,6 +428,29 @@ function received(message) {
       return;
   }
   render();
+}
+
+// A tournament's state (a reply to tournament_sub or tournament_create, or an update): kept,
+// its line in the list brought up to date, and its page opened for the one who created it.
+function tournamentState(state) {
+  app.tournamentStates.set(state.info.id, state);
+  app.tournaments.set(state.info.id, state.info);
+  followed.add(state.info.id);
+  if (app.creating !== null && state.ref === app.creating) {
+    app.creating = null;
+    act.tournament(state.info.id);
+  }
+}
+
+// The tournaments whose updates this tab has asked for (tournament_sub), asked again after a
+// reconnection; one left that this player is not in is given up (tournament_unsub).
+const followed = new Set();
+
+function unfollow(id) {
+  if (id === null || !followed.has(id) || tournamentView.joined(app.tournamentStates.get(id))) return;
+  followed.delete(id);
+  app.tournamentStates.delete(id);
+  send("tournament_unsub", { tournament: id });
 }
 
 function gameState(state, now) {
@@ -537,22 +594,27 @@ let reviewView;
 let analysisView;
 let accountView;
 let puzzleView;
+let tournamentList;
+let tournamentView;
 
 let shown = null; // the screen (and game) last shown: a new one opens at the top of the page
 
 function show(screen) {
+  if (app.screen === "tournament" && screen !== "tournament") unfollow(tournamentView.id);
+  if (screen === "lobby" && app.screen !== "lobby" && link.connected) send("tournaments");
   if (app.screen === "account" && screen !== "account") accountView.left();
   else if (screen === "account" && app.screen !== "account") accountView.opened();
   app.screen = screen;
   const now = screen === "game" ? `game ${app.current}` : screen;
   if (now !== shown) window.scrollTo(0, 0);
   shown = now;
-  for (const id of ["connect", "lobby", "game", "rules", "player", "review", "analysis", "account", "puzzles"]) $(`#${id}`).hidden = id !== screen;
+  for (const id of ["connect", "lobby", "game", "rules", "player", "tournament", "review", "analysis", "account", "puzzles"]) $(`#${id}`).hidden = id !== screen;
   const model = app.games.get(app.current);
   if (screen === "game" && model) history.replaceState(null, "", `${location.pathname}#game=${model.id}`);
   else if (screen === "player") history.replaceState(null, "", `${location.pathname}#player=${encodeURIComponent(playerView.name)}`);
+  else if (screen === "tournament") history.replaceState(null, "", `${location.pathname}#tournament=${encodeURIComponent(tournamentView.id)}`);
   // a link is kept through the name asked for first (the connect screen)
-  else if (screen !== "connect" && /^#(game|player)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+  else if (screen !== "connect" && /^#(game|player|tournament)=/.test(location.hash)) history.replaceState(null, "", location.pathname);
   // the review's and the analysis board's address is theirs only: left with them
   else if (screen !== "review" && screen !== "analysis" && /^#(review|analysis)=/.test(location.hash)) {
     history.replaceState(null, "", location.pathname);
@@ -588,7 +650,8 @@ function renderChallenges() {
 
 function render() {
   renderChallenges();
-  if (app.screen === "lobby") lobbyView.render();
+  if (app.screen === "lobby") { lobbyView.render(); tournamentList.render(); }
+  if (app.screen === "tournament") tournamentView.render();
   if (app.screen === "game") gameView.render();
   if (app.screen === "account") accountView.render();
   moderationView.render();
@@ -726,6 +789,8 @@ function start() {
   rulesScreen();
   $("#announce-close").addEventListener("click", () => { $("#announce").hidden = true; });
   lobbyView = new LobbyView($("#lobby"), app, act);
+  tournamentList = new TournamentList(lobbyView.tournaments, app, act);
+  tournamentView = new TournamentView($("#tournament"), app, act);
   gameView = new GameView($("#game"), app, act);
   moderationView = new ModerationView($("#moderation"), app, act);
   playerView = new PlayerView($("#player"), app, act);
@@ -750,6 +815,9 @@ function start() {
   });
   soundSwitch(); // its switch is in the lobby
   setInterval(() => { if (app.screen === "game") gameView.tick(); }, 100);
+  setInterval(() => { if (app.screen === "tournament") tournamentView.tick(); }, 1000);
+  // the list's starts and player counts: asked again while the lobby is shown
+  setInterval(() => { if (app.screen === "lobby" && link.connected) send("tournaments"); }, 30000);
   document.addEventListener("keydown", keys);
   $("#home").addEventListener("click", (e) => {
     e.preventDefault();

@@ -19,6 +19,12 @@ export function nameLink(name, act, ai = null) {
     onclick: (e) => { e.preventDefault(); act.player(name); } }, name);
 }
 
+// " BOT" after the name of an account a program plays (the `bot` role), else nothing: a
+// space and the badge (read "robo BOT", not "roboBOT").
+export function botMark(bot) {
+  return bot ? [" ", h("span", { class: "bot-mark", title: "A bot: a program plays this account" }, "BOT")] : null;
+}
+
 // The game from its player's side.
 function outcome(game) {
   if (game.status === "playing") return "on";
@@ -141,8 +147,11 @@ export class PlayerView {
         h("tbody", {}, rows)));
     fill(this.root,
       h("div", { class: "panel profile" },
-        h("h2", {}, mine ? `${p.name} (you)` : p.name), record,
-        ratingChart(this.page.ratings), back),
+        h("h2", {}, mine ? `${p.name} (you)` : p.name, botMark(p.bot)), record,
+        ratingChart(this.page.ratings),
+        h("div", { class: "buttons" }, mine ? null : h("button", { type: "button", id: "player-challenge",
+          title: "Challenge on the terms chosen under New game in the lobby",
+          onclick: () => act.challengeName(p.name) }, "Challenge"), back)),
       h("div", { class: "panel history" }, h("h2", {}, mine ? "My games" : "Games"), games,
         this.next === null ? null : h("button", { type: "button", id: "older",
           onclick: () => this.more() }, "Older games")));

@@ -57,6 +57,13 @@ export const CLIENT_FIELDS = {
   puzzle_streak: ["new"],
   puzzle_attempt: ["puzzle", "moves", "mode"],
   puzzle_history: ["limit"],
+  tournaments: [],
+  tournament_sub: ["tournament"],
+  tournament_unsub: ["tournament"],
+  tournament_join: ["tournament"],
+  tournament_leave: ["tournament"],
+  tournament_create: ["name", "kind", "starts_at", "clock", "minutes", "rounds", "variant", "rated",
+    "computer_levels"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
@@ -97,6 +104,8 @@ export const SERVER_FIELDS = {
   puzzle: ["puzzle", "mode", "rating"],
   puzzle_result: ["puzzle", "verdict", "reply", "solution", "rating", "rating_change"],
   puzzle_history: ["attempts", "rating", "best_streak"],
+  tournaments: ["tournaments"],
+  tournament: ["info", "standings", "games"],
 };
 
 // The game events that carry a version and are applied in order.
