@@ -27,13 +27,20 @@ from web_helpers import Page
 
 from server.node import levers
 
-NOW = time.time()
-ARENA = {"id": "T7kq2m9x", "name": "Evening arena", "kind": "arena", "status": "started",
-         "starts_at": NOW - 600, "ends_at": NOW + 2990, "rounds": None, "round": None,
-         "clock": "3+2", "variant": "4x4x4", "rated": True, "players": 5}
-SWISS = {"id": "S1", "name": "Sunday Swiss", "kind": "swiss", "status": "created",
-         "starts_at": NOW + 3700, "ends_at": None, "rounds": 5, "round": 0, "clock": "5+3",
-         "variant": "4x4x4", "rated": True, "players": 8}
+
+def arena_info() -> dict[str, Any]:
+    """A running arena ending 50 minutes from now (now: when the page is shown, not when
+    this module was imported: the suite may run it minutes later)."""
+    now = time.time()
+    return {"id": "T7kq2m9x", "name": "Evening arena", "kind": "arena", "status": "started",
+            "starts_at": now - 600, "ends_at": now + 2990, "rounds": None, "round": None,
+            "clock": "3+2", "variant": "4x4x4", "rated": True, "players": 5}
+
+
+def swiss_info() -> dict[str, Any]:
+    return {"id": "S1", "name": "Sunday Swiss", "kind": "swiss", "status": "created",
+            "starts_at": time.time() + 3700, "ends_at": None, "rounds": 5, "round": 0,
+            "clock": "5+3", "variant": "4x4x4", "rated": True, "players": 8}
 
 
 def standing(rank: int, name: str, points: list[int], **flags: Any) -> dict[str, Any]:
@@ -46,7 +53,7 @@ def standing(rank: int, name: str, points: list[int], **flags: Any) -> dict[str,
 
 def arena_state(ann_in: bool) -> dict[str, Any]:
     me = "ann" if ann_in else "fay"
-    return {"t": "tournament", "info": ARENA, "ref": None, "standings": [
+    return {"t": "tournament", "info": arena_info(), "ref": None, "standings": [
         standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
         standing(2, me, [2, 2, 4], fire=True, playing=True),
         standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True),
@@ -60,7 +67,7 @@ def arena_state(ann_in: bool) -> dict[str, Any]:
 
 
 def swiss_state() -> dict[str, Any]:
-    info = {**SWISS, "status": "started", "round": 2}
+    info = {**swiss_info(), "status": "started", "round": 2}
     line = {"buchholz": 2.5, "sonneborn_berger": 1.25}
     return {"t": "tournament", "info": info, "ref": None, "standings": [
         standing(1, "dan", [2, 2], score=2, **line),
@@ -93,11 +100,12 @@ class Desk:
             self.asked.append(message)
             ref = message.get("id")
             if message["t"] == "tournaments":
-                self.push({"t": "tournaments", "tournaments": [ARENA, SWISS], "ref": ref})
+                self.push({"t": "tournaments", "tournaments": [arena_info(), swiss_info()],
+                           "ref": ref})
             elif message["t"] == "tournament_sub":
                 self.push({**self.states[message["tournament"]], "ref": ref})
             elif message["t"] == "tournament_create":
-                info = {**ARENA, "id": "N3w", "name": message["name"], "status": "created",
+                info = {**arena_info(), "id": "N3w", "name": message["name"], "status": "created",
                         "starts_at": message["starts_at"], "players": 0}
                 self.push({"t": "tournament", "info": info, "standings": [], "games": [],
                            "ref": ref})
