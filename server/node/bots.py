@@ -1,4 +1,4 @@
-"""Bots (issue 43): what a bot account may not do, and the bot API's streams told from the
+"""Bots: what a bot account may not do, and the bot API's streams told from the
 websocket events a session receives.
 
 A bot's stream is a ``Session`` like a websocket's (``server.http.bot_api`` gives it its

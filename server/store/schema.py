@@ -137,7 +137,7 @@ Step = str | Callable[[], Op[None]]
 """A statement (its types written through the dialect), or an operation to run."""
 
 BOTS_MIGRATION: tuple[Step, ...] = (
-    # the bot role (issue 43): a flag on the player's row, so that every read of a player
+    # the bot role: a flag on the player's row, so that every read of a player
     # says whether it is a bot (the roles table's CHECK names the others)
     "ALTER TABLE players ADD COLUMN bot {boolean} NOT NULL DEFAULT {false}",
 )
