@@ -13,11 +13,10 @@ from __future__ import annotations
 from server.errors import ServerError
 from server.game.room import Change
 from server.node import levers
-from server.node.control import MODERATORS, chat_author
+from server.node.control import MODERATORS, chat_author, shielded
 from server.node.delivery import Peer
 from server.node.rooms import Rooms
 from server.protocol import Ack, ErrorCode, RemoveChat
-from server.store.base import name_key
 
 __all__ = ["remove_chat_line"]
 
@@ -32,8 +31,7 @@ async def remove_chat_line(rooms: Rooms, peer: Peer, request: RemoveChat) -> Non
     roles = await levers.roles_of(rooms.store, peer.name)
     if not roles & MODERATORS:  # (its node checked too; the rank may have changed since)
         raise ServerError("only a moderator may do that", ErrorCode.NOT_MODERATOR)
-    if name_key(author) != name_key(peer.name) and "admin" not in roles \
-            and await levers.roles_of(rooms.store, author) & MODERATORS:
+    if "admin" not in roles and await shielded(rooms.store, author, peer.name):
         raise ServerError("only an admin may act on a moderator or an admin",
                           ErrorCode.NOT_MODERATOR)
     line = request.line

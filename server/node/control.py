@@ -58,6 +58,7 @@ from server.node.room_interfaces import SoleOwnership
 from server.node.rooms import Decide, Rooms
 from server.node.session import CLOSE_POLICY, Session
 from server.protocol import Error
+from server.store.base import Store, name_key
 from server.store.lever_records import (
     address_matches,
     control_since,
@@ -80,6 +81,14 @@ def chat_author(room: GameRoom, line: int, now: float) -> str | None:
         if said.line == line:
             return said.name
     return None
+
+
+async def shielded(store: Store, author: str | None, by: str) -> bool:
+    """Whether a line ``author`` said is out of a moderator ``by``'s reach: said by another
+    moderator or an admin (only an admin may remove it; one's own line anyone may)."""
+    if author is None or name_key(author) == name_key(by):
+        return False
+    return bool(await store.query(roles_of(author)) & MODERATORS)
 
 
 @dataclass(frozen=True)
@@ -228,8 +237,7 @@ class Control:
                 line = action.line
                 if not action.admin and self.holds(action.game):
                     author = chat_author(self.rooms.held[action.game], line, self.rooms.now())
-                    if author not in (None, action.by) and await self.rooms.store.query(
-                            roles_of(str(author))) & MODERATORS:
+                    if await shielded(self.rooms.store, author, action.by):
                         raise ServerError(f"only an admin may remove {author}'s line",
                                           "not_moderator")
                 await self._in_room(action.game, lambda room, name, now:

@@ -197,7 +197,7 @@ async def remove_chat(store: Store, actor: str, game: str, line: int, reason: st
                       admin: bool = True) -> None:
     """Take the chat line numbered ``line`` out of ``game`` (its node does; when the actor is not an
     ``admin``, not a line another moderator or an admin said)."""
-    await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"),
+    await store.apply(audit=_chat_removed(actor, game, line, reason),
                       control=encode_action(RemoveChatLine(game=game, line=line,
                                                            admin=admin, by=actor)))
 
@@ -206,7 +206,11 @@ async def log_chat_removed(store: Store, actor: str, game: str, line: int,
                            reason: str = "") -> None:
     """Log in the audit log that ``actor`` took the line ``line`` out of ``game`` (its holder
     has: ``server.node.chat_removal``)."""
-    await store.apply(audit=_entry(actor, "remove-chat", game, reason, f"line {line}"))
+    await store.apply(audit=_chat_removed(actor, game, line, reason))
+
+
+def _chat_removed(actor: str, game: str, line: int, reason: str) -> AuditEntry:
+    return _entry(actor, "remove-chat", game, reason, f"line {line}")
 
 
 async def end_game(store: Store, actor: str, game: str, result: str, reason: str = "",
