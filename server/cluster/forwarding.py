@@ -68,9 +68,7 @@ class Forwarding:
         leaving = self._leaving.get((peer.session, request.game))
         if leaving is not None and not isinstance(request, Leave):
             await leaving.wait()  # the owner hears of the leave before what came after it
-        forward = Forward(request, peer.node, peer.session, peer.name, peer.has_open,
-                          moderator=peer.moderator)
-        await self.route(forward)
+        await self.route(_forward(peer, request))
 
     def leave(self, peer: Peer, game_id: str) -> None:
         """``peer`` closed the game: its owner hears of it before any later request of the
@@ -84,9 +82,7 @@ class Forwarding:
         if holder is not None and holder != self.node and holder in ownership.alive \
                 and self.bus.connected:
             ownership.found(game_id, holder)  # (once closed here by everyone: forgotten)
-            self._publish(f"node:{holder}", Forward(
-                Leave(game=game_id), peer.node, peer.session, peer.name, peer.has_open,
-                hops=1, moderator=peer.moderator))
+            self._publish(f"node:{holder}", _forward(peer, Leave(game=game_id), hops=1))
             return
         key = (peer.session, game_id)
         sent = self._leaving[key] = asyncio.Event()
@@ -275,3 +271,9 @@ class Forwarding:
         session here that has a game open gets its state afresh from the owner."""
         for game_id in list(self.delivery.audience):
             self.new_owner(game_id)
+
+
+def _forward(peer: Peer, request: RoomRequest, hops: int = 0) -> Forward:
+    """``peer``'s ``request`` as it travels to the game's owner."""
+    return Forward(request, peer.node, peer.session, peer.name, peer.has_open, hops=hops,
+                   moderator=peer.moderator)
