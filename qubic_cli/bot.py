@@ -15,7 +15,7 @@ import logging
 import signal
 from typing import Any
 
-from qubic_cli.common import fail
+from qubic_cli.common import add_log_arguments, fail
 from qubic_cli.settings import Setting, SettingsError, settle
 
 NAME = "bot"
@@ -55,10 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="accept rated challenges too (default: casual ones only)")
     parser.add_argument("--variants", default="4x4x4", metavar="LIST",
                         help="the variants to accept, comma-separated (default 4x4x4)")
-    parser.add_argument("--log-level", default="info",
-                        choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-format", default="text", choices=["text", "json"],
-                        help="text lines, or one JSON object a line")
+    add_log_arguments(parser)
 
 
 def checked(args: argparse.Namespace) -> dict[str, Any]:

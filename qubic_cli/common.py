@@ -108,3 +108,11 @@ def actor() -> str:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):
         return "cli"
+
+
+def add_log_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--log-level`` and ``--log-format``, as a long-running command takes them."""
+    parser.add_argument("--log-level", default="info",
+                        choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-format", default="text", choices=["text", "json"],
+                        help="text lines, or one JSON object a line")

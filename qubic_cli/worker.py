@@ -7,7 +7,7 @@ import asyncio
 import signal
 from typing import Any
 
-from qubic_cli.common import fail, missing_extra
+from qubic_cli.common import add_log_arguments, fail, missing_extra
 from qubic_cli.settings import Setting, SettingsError, mask, settle
 
 NAME = "worker"
@@ -43,10 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the computer levels to play, e.g. 1-8, 7,8 or 1-3,8 (default 1-8)")
     parser.add_argument("--nice", type=int, default=None, metavar="N",
                         help="run the searches N steps below this process (0-19; default 10)")
-    parser.add_argument("--log-level", default="info",
-                        choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--log-format", default="text", choices=["text", "json"],
-                        help="text lines, or one JSON object a line")
+    add_log_arguments(parser)
 
 
 def server_config(args: argparse.Namespace) -> dict[str, Any]:
