@@ -74,6 +74,7 @@ async def test_an_arena_from_the_list_to_a_game_and_back(tmp_path: Path) -> None
                 await until(pilot, lambda: isinstance(ann.screen, GameScreen), "the pairing")
                 screen = ann.screen
                 assert isinstance(screen, GameScreen) and screen.back
+                await until(pilot, lambda: screen.title is not None, "the game's title")
                 model = screen.model
                 assert model.tournament == tid and screen.title.endswith(" · Test arena")
                 game: dict[str, Any] = await bob.expect("game", tournament=tid)
