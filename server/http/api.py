@@ -151,7 +151,8 @@ def _hub(request: web.Request) -> Hub:
     return request.app[HUB_KEY]
 
 
-def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
+def json_reply(value: msgspec.Struct, status: int = 200) -> web.Response:
+    """``value`` as the JSON body of a response (every ``/api`` route answers so)."""
     return web.Response(body=msgspec.json.encode(value), status=status,
                         content_type="application/json")
 
@@ -198,7 +199,7 @@ async def api_lobby(request: web.Request) -> web.Response:
         refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
         refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
         raise refusal from None
-    return _json(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
+    return json_reply(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
 
 
 async def _record(request: web.Request) -> GameRecord:
@@ -210,7 +211,7 @@ async def _record(request: web.Request) -> GameRecord:
 
 
 async def api_game(request: web.Request) -> web.Response:
-    return _json(game_of(await _record(request)))
+    return json_reply(game_of(await _record(request)))
 
 
 async def api_game_text(request: web.Request) -> web.Response:
@@ -248,7 +249,7 @@ async def api_player(request: web.Request) -> web.Response:
     record = await _hub(request).store.get_player(name)
     if record is None:
         raise _refuse(404, ErrorCode.NO_SUCH_PLAYER, f"no player {name}")
-    return _json(profile_of(record))
+    return json_reply(profile_of(record))
 
 
 async def api_player_games(request: web.Request) -> web.Response:
@@ -265,7 +266,7 @@ async def api_player_games(request: web.Request) -> web.Response:
         if error.code not in (ErrorCode.NO_SUCH_PLAYER, ErrorCode.NO_SUCH_GAME):
             raise  # the database's trouble, answered as every route answers it
         raise _refuse(404, ErrorCode(error.code), error.message) from None
-    return _json(ApiPlayerGames(player=page.player, games=page.games, next=page.next,
+    return json_reply(ApiPlayerGames(player=page.player, games=page.games, next=page.next,
                                 ratings=page.ratings))
 
 
@@ -277,7 +278,7 @@ async def api_leaderboard(request: web.Request) -> web.Response:
     inactive = hub.config.leaderboard_inactive
     since = time.time() - inactive if inactive > 0 else None
     players = await hub.store.leaderboard(limit, min_rated_games=1, active_since=since)
-    return _json(ApiLeaderboard(players=[profile_of(p) for p in players]))
+    return json_reply(ApiLeaderboard(players=[profile_of(p) for p in players]))
 
 
 async def api_openapi(request: web.Request) -> web.Response:

@@ -15,7 +15,7 @@ from aiohttp import web
 from server.errors import ServerError, StoreError
 from server.game.records import PlayerRecord
 from server.http import tokens
-from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError
+from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError, json_reply
 from server.http.rate import Handler, Limits, limited
 from server.node.puzzles import Puzzles
 from server.protocol import ErrorCode
@@ -54,17 +54,12 @@ def _puzzles(request: web.Request) -> Puzzles:
     return request.app[HUB_KEY].puzzles
 
 
-def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
-    return web.Response(body=msgspec.json.encode(value), status=status,
-                        content_type="application/json")
-
-
 def _refusal(error: ServerError) -> web.Response:
     message = error.message if not isinstance(error, StoreError) else (
         "the server cannot read or write its database just now")
     status = (STATUS.get(ErrorCode(error.code), 400)
               if error.code in ErrorCode.__members__.values() else 400)
-    answer = _json(ApiError(code=str(error.code), message=message), status)
+    answer = json_reply(ApiError(code=str(error.code), message=message), status)
     if status == 401:
         answer.headers.update(tokens.CHALLENGE)
     return answer
@@ -81,7 +76,7 @@ async def api_next(request: web.Request) -> web.Response:
     try:
         player = await _player(request)
         assert player is not None
-        return _json(await _puzzles(request).next(player.name))
+        return json_reply(await _puzzles(request).next(player.name))
     except ServerError as error:
         return _refusal(error)
 
@@ -89,7 +84,7 @@ async def api_next(request: web.Request) -> web.Response:
 async def api_daily(request: web.Request) -> web.Response:
     try:
         player = await _player(request, required=False)
-        return _json(await _puzzles(request).daily(None if player is None else player.name))
+        return json_reply(await _puzzles(request).daily(None if player is None else player.name))
     except ServerError as error:
         return _refusal(error)
 
@@ -101,7 +96,7 @@ async def api_streak(request: web.Request) -> web.Response:
         assert player is not None
         if new not in ("true", "false"):
             raise ServerError("new is true or false", ErrorCode.BAD_MESSAGE)
-        return _json(await _puzzles(request).streak(player.name, new == "true"))
+        return json_reply(await _puzzles(request).streak(player.name, new == "true"))
     except ServerError as error:
         return _refusal(error)
 
@@ -117,7 +112,7 @@ async def api_history(request: web.Request) -> web.Response:
     try:
         player = await _player(request)
         assert player is not None
-        return _json(await _puzzles(request).history(player.name, _limit(request)))
+        return json_reply(await _puzzles(request).history(player.name, _limit(request)))
     except ServerError as error:
         return _refusal(error)
 
@@ -132,14 +127,14 @@ async def api_player_puzzles(request: web.Request) -> web.Response:
         player = await request.app[HUB_KEY].store.get_player(name)
         if player is None:
             raise ServerError(f"no player {name}", ErrorCode.NO_SUCH_PLAYER)
-        return _json(await _puzzles(request).history(player.name, limit))
+        return json_reply(await _puzzles(request).history(player.name, limit))
     except ServerError as error:
         return _refusal(error)
 
 
 async def api_puzzle(request: web.Request) -> web.Response:
     try:
-        return _json(await _puzzles(request).one(int(request.match_info["id"])))
+        return json_reply(await _puzzles(request).one(int(request.match_info["id"])))
     except ServerError as error:
         return _refusal(error)
 
@@ -154,7 +149,7 @@ async def api_attempt(request: web.Request) -> web.Response:
             raise ServerError(f"bad body: {error}", ErrorCode.BAD_MESSAGE) from None
         if not 1 <= len(body.moves) <= 8:
             raise ServerError("moves holds 1 to 8 cells", ErrorCode.BAD_MESSAGE)
-        return _json(await _puzzles(request).attempt(
+        return json_reply(await _puzzles(request).attempt(
             player.name, int(request.match_info["id"]), body.moves, body.mode))
     except ServerError as error:
         return _refusal(error)

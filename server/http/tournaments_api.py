@@ -13,7 +13,7 @@ from aiohttp import web
 
 from server.errors import ServerError
 from server.http import tokens
-from server.http.api import HUB_KEY, ApiError
+from server.http.api import HUB_KEY, ApiError, json_reply
 from server.http.tournaments_schema import (
     TOURNAMENT_ID,
     ApiOk,
@@ -50,17 +50,12 @@ def _service(request: web.Request) -> TournamentsService:
     return request.app[HUB_KEY].tournaments
 
 
-def _json(value: msgspec.Struct, status: int = 200) -> web.Response:
-    return web.Response(body=msgspec.json.encode(value), status=status,
-                        content_type="application/json")
-
-
 def _refusal(error: ServerError) -> web.Response:
     code = str(error.code)
     message = error.message if code != ErrorCode.STORE_UNAVAILABLE else (
         "the server cannot read or write its database just now")
     status = STATUS.get(code, 400)
-    reply = _json(ApiError(code=code, message=message), status)
+    reply = json_reply(ApiError(code=code, message=message), status)
     if status == 401:
         reply.headers.update(tokens.CHALLENGE)
     return reply
@@ -78,14 +73,14 @@ def _state(state: Any) -> ApiTournament:
 
 async def api_list(request: web.Request) -> web.Response:
     try:
-        return _json(ApiTournaments(tournaments=await _service(request).listing()))
+        return json_reply(ApiTournaments(tournaments=await _service(request).listing()))
     except ServerError as error:
         return _refusal(error)
 
 
 async def api_one(request: web.Request) -> web.Response:
     try:
-        return _json(_state(await _service(request).state(request.match_info["id"])))
+        return json_reply(_state(await _service(request).state(request.match_info["id"])))
     except ServerError as error:
         return _refusal(error)
 
@@ -106,7 +101,7 @@ async def api_create(request: web.Request) -> web.Response:
         service = _service(request)
         await service.check_moderator(name)
         created = await service.create(name, message)
-        return _json(_state(await service.state(created)), 201)
+        return json_reply(_state(await service.state(created)), 201)
     except ServerError as error:
         return _refusal(error)
 
@@ -115,7 +110,7 @@ async def api_join(request: web.Request) -> web.Response:
     try:
         name = await _player(request)
         await _service(request).join(name, request.match_info["id"], always=True)
-        return _json(ApiOk())
+        return json_reply(ApiOk())
     except ServerError as error:
         return _refusal(error)
 
@@ -124,6 +119,6 @@ async def api_withdraw(request: web.Request) -> web.Response:
     try:
         name = await _player(request)
         await _service(request).leave(name, request.match_info["id"])
-        return _json(ApiOk())
+        return json_reply(ApiOk())
     except ServerError as error:
         return _refusal(error)
