@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import os
 import signal
@@ -123,6 +124,7 @@ class PostgresServer:
         self.port: int = int(info.port or 5432)
         self.pid: int | None = info.pid
         self._names = itertools.count(1)
+        self._watched = self.pid
         self._watcher = _watch_over(self.pid, directory)
         # A throwaway server: skipping fsync makes a fresh database per test take ~25 ms, not
         # ~150 ms. Power loss is not under test; a killed client's commits still stand.
@@ -141,16 +143,30 @@ class PostgresServer:
         return f"qubic_test_{os.getpid()}_{next(self._names)}"
 
     def stop(self) -> None:
-        """Stop the server and delete its data directory."""
-        self._server.cleanup()
-        self._watcher.stdin.close()  # type: ignore[union-attr]  # the watcher finds it gone
-        self._watcher.wait(SERVICES_START_TIMEOUT)
+        """Stop the server and delete its data directory (the server running now: a `pg_ctl
+        restart`, a fault under test, starts another postmaster, which cleanup misses)."""
+        running = None
+        with contextlib.suppress(OSError, ValueError):
+            running = int((Path(self._server.pgdata) / "postmaster.pid").read_text().split()[0])
+        try:
+            self._server.cleanup()
+        finally:
+            self._watcher.stdin.close()  # type: ignore[union-attr]  # the watcher finds it gone
+            self._watcher.wait(SERVICES_START_TIMEOUT)
+            if running is not None and running != self._watched:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(running, signal.SIGQUIT)  # PostgreSQL's immediate shutdown
 
 
 _WATCHER = """
 import os, shutil, signal, sys, time
 pid, directory = int(sys.argv[1]), sys.argv[2]
 sys.stdin.buffer.read()  # returns when the test process closes its end, or is gone
+try:  # the server running now: a `pg_ctl restart` (a fault under test) starts a new one
+    with open(os.path.join(directory, "pgdata", "postmaster.pid")) as running:
+        pid = int(running.readline())
+except (OSError, ValueError):
+    pass
 try:
     if pid > 0:
         os.kill(pid, signal.SIGQUIT)  # PostgreSQL's immediate shutdown
