@@ -90,6 +90,7 @@ class SimClient:
     _reader: asyncio.Task[None] | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    on_over: Callable[[str], None] | None = None  # told a game is over (the world remembers)
 
     # -- the socket ----------------------------------------------------------------------------
 
@@ -253,6 +254,8 @@ class SimClient:
                                     {"x": seats[0].get("online", True),
                                      "o": seats[1].get("online", True)},
                                     message.get("spectators", 0))
+        if message["status"] == "over" and self.on_over is not None:
+            self.on_over(game)
         if self.gap_top.get(game, -1) <= message["version"]:
             self.gap_top.pop(game, None)
             self.failed_rounds.pop(game, None)
@@ -285,6 +288,8 @@ class SimClient:
             view.moves = view.moves[: message["ply"] - 1] + [message["cell"]]
         elif kind == "end":
             view.status = "over"
+            if self.on_over is not None:
+                self.on_over(message["game"])
         elif kind == "takeback":
             view.moves = view.moves[: message["ply"]]
         elif kind == "presence":

@@ -95,6 +95,9 @@ class World:
         self.players: dict[int, SimPlayer] = {}
         self.clients: list[SimClient] = []
         self.games: dict[str, SimGame] = {}
+        # games some client was told are over: an end is final, and is not forgotten when every
+        # socket that saw it has closed (a rename or a ban closes them all)
+        self.ended: set[str] = set()
         self.acked: dict[tuple[str, int], int] = {}
         self.reports: list[Report] = []
         self.violations: list[Violation] = []
@@ -139,7 +142,8 @@ class World:
         key = uid if uid is not None else -1
         self._labels[key] = self._labels.get(key, 0) + 1
         label = f"p{uid}#{self._labels[key]}" if uid is not None else f"anon#{self._labels[key]}"
-        client = SimClient(label, node or self.node(), self._client_violation, self.codes)
+        client = SimClient(label, node or self.node(), self._client_violation, self.codes,
+                           on_over=self.ended.add)
         client.uid = uid
         self.clients.append(client)
         return client
@@ -174,6 +178,8 @@ class World:
         return (known.seq, "") if known is not None else (1 << 30, game)
 
     def latest_view_status(self, game: str) -> str | None:
+        if game in self.ended:
+            return "over"
         status = None
         for client in self.clients:
             view = client.views.get(game)
@@ -1170,6 +1176,7 @@ class World:
                       + (f" ({out})" if code else ""))
             if code != 0:
                 continue
+            self.ended.add(game.id)
             watchers = [c for c in self.clients if c.open and game.id in c.views]
 
             def ended(game: str = game.id, watchers: list[SimClient] = watchers) -> bool:
