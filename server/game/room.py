@@ -52,7 +52,7 @@ from server.protocol import (
 MOVED = Write(moved=True)  # a move's write (one value for every move: writes are frozen)
 
 # the room's vocabulary is defined in room_state and imported from here across the server
-__all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "Audience", "GameRoom", "Outbound",
+__all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "MOVED", "Audience", "GameRoom", "Outbound",
            "PlayerId", "RoomSeat", "Write", "Change", "computer_seat"]
 
 

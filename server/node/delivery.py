@@ -33,8 +33,12 @@ PENDING = -1
 EPOCH_BITS = 32
 
 
+GAME_TOPIC = "game:"
+"""The prefix of a game's bus topic (``game_topic``)."""
+
+
 def game_topic(game_id: str) -> str:
-    return f"game:{game_id}"
+    return GAME_TOPIC + game_id
 
 
 @dataclass(frozen=True)

@@ -245,7 +245,10 @@ class Hub:
                 if wait is not None:  # one player's lines, over all their sockets and nodes
                     raise LimitReached("you are chatting too fast: wait a moment",
                                        ErrorCode.CHAT_TOO_FAST, wait)
-            await self._dispatch(session, message)
+            if isinstance(message, GameRequest):  # most requests are moves: one coroutine less
+                await self.router.request(session, message)
+            else:
+                await self._dispatch(session, message)
         except ServerError as error:
             self.refuse(session, error, message.id)
 

@@ -29,7 +29,7 @@ from server.metrics import Metrics
 from server.node.bus import Bus
 from server.node.config import HubConfig
 from server.node.delivery import Delivery, Peer
-from server.node.game_writes import GameWrites, Unwritten
+from server.node.game_writes import GameWrites
 from server.node.openers import Openers
 from server.node.publisher import Publisher
 from server.node.room_interfaces import Ownership, Replies, SoleOwnership, Told
@@ -73,7 +73,7 @@ class Rooms:
         self.closing = False
         self.publisher = Publisher(bus, delivery.node)
         self.openers = Openers()
-        self.writes = GameWrites(store, metrics, self.ownership, delivery)
+        self.writes = GameWrites(store, metrics, self.ownership, delivery, self._put_back)
         self.upkeep = Upkeep(self, pool, metrics, config, self.publisher, listing,
                              self.ownership, delivery)
         self._loop = asyncio.get_event_loop()
@@ -293,7 +293,7 @@ class Rooms:
             now = self._loop.time()
             back = self._present(room, peer, now)
             try:
-                events = back + await self._persist(room, decide(room, peer.name, now))
+                events = back + await self.writes.write(room, decide(room, peer.name, now))
             except Exception:
                 if back and self.held.get(room.id) is room:
                     self.publisher.deliver(room, back)  # back, whatever became of the request
@@ -316,7 +316,7 @@ class Rooms:
             change = decide()
             if change is None:
                 return False
-            self.publisher.deliver(room, await self._persist(room, change))
+            self.publisher.deliver(room, await self.writes.write(room, change))
         return True
 
     async def hint(self, peer: Peer, game_id: str, ref: str | int | None) -> None:
@@ -345,16 +345,6 @@ class Rooms:
             raise RoomMoved(f"game {room.id} has moved; try again")
 
     # -- persistence -----------------------------------------------------------------------
-
-    async def _persist(self, room: GameRoom, change: Change) -> list[Outbound]:
-        """Commit ``change``'s write before anyone hears of its events (``GameWrites``); if
-        the store refuses, nobody hears of them and the room is put back as the record
-        holds it."""
-        try:
-            return await self.writes.write(room, change)
-        except Unwritten as unwritten:
-            await self._put_back(room, unwritten.record)
-            raise unwritten.error from None
 
     async def _put_back(self, room: GameRoom, record: GameRecord | None) -> None:
         """``room`` decided something the store refused to keep (a full disk, a database
