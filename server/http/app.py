@@ -339,53 +339,10 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await writer.close(session)
         return ws
     hub.connected(session)
-    loop = asyncio.get_running_loop()
     try:
-        move_ack = hub.metrics.move_ack
-        async for frame in ws:
-            if session.close_code is not None:  # closed (a call less a frame)
-                break
-            arrived = loop.time()
-            if not session.bucket.take(arrived):
-                ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
-                hub.refuse(session, LimitReached("too many messages: slow down",
-                                                 ErrorCode.RATE_LIMITED,
-                                                 session.bucket.wait(loop.time())), ref)
-                session.close(CLOSE_POLICY, "rate limit exceeded")
-                break
-            if frame.type is WSMsgType.PING:
-                with contextlib.suppress(ConnectionError):  # gone meanwhile: the loop ends
-                    await ws.pong(frame.data)
-                continue
-            if frame.type is WSMsgType.PONG:
-                continue
-            if frame.type is WSMsgType.BINARY:
-                hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
-                                                  ErrorCode.BINARY_FRAME))
-                continue
-            if frame.type is not WSMsgType.TEXT:
-                break
-            try:
-                message = decode_client_message(frame.data)
-            except ProtocolError as error:
-                if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
-                    hub.metrics.error(error.code)
-                    session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
-                    break
-                hub.refuse(session, error, error.ref)
-                if error.code == ErrorCode.FRAME_TOO_LARGE:
-                    session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
-                    break
-                continue
-            try:
-                await hub.handle(session, message)
-                if type(message) is Move:  # its ack (or refusal) is queued: the server's part
-                    move_ack.observe(loop.time() - arrived)
-            except Exception:  # a bug costs this one request, never the connection or server
-                log.exception("internal error handling %s on %s", type(message).__name__,
-                              session)
-                hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
-                           message.id)
+        # The frames are read in a task of the connection's own: a frame's arrival (and a
+        # move's commit) resumes that coroutine alone, not aiohttp's handler chain above it.
+        await asyncio.get_running_loop().create_task(read_frames(ws, session, hub))
     finally:
         hub.disconnected(session)
         await hub.limits.remove_connection(address)
@@ -393,6 +350,63 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             session.close(1000, "")
         await writer.close(session)
     return ws
+
+
+STOPS = (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED)
+"""The frames that end ``async for frame in ws`` (``WebSocketResponse.__anext__``)."""
+
+
+async def read_frames(ws: web.WebSocketResponse, session: Session, hub: Hub) -> None:
+    """Read the client's frames and carry each out, until the connection or the session
+    closes; a refusal answers the frame, and a frame that breaks the rules closes it."""
+    loop = asyncio.get_running_loop()
+    receive = ws.receive
+    move_ack = hub.metrics.move_ack
+    while True:
+        frame = await receive()  # (not ``async for``: a call and a resume less a frame)
+        if frame.type in STOPS or session.close_code is not None:  # (closed: a call less)
+            break
+        arrived = loop.time()
+        if not session.bucket.take(arrived):
+            ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
+            hub.refuse(session, LimitReached("too many messages: slow down",
+                                             ErrorCode.RATE_LIMITED,
+                                             session.bucket.wait(loop.time())), ref)
+            session.close(CLOSE_POLICY, "rate limit exceeded")
+            break
+        if frame.type is WSMsgType.PING:
+            with contextlib.suppress(ConnectionError):  # gone meanwhile: the loop ends
+                await ws.pong(frame.data)
+            continue
+        if frame.type is WSMsgType.PONG:
+            continue
+        if frame.type is WSMsgType.BINARY:
+            hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
+                                              ErrorCode.BINARY_FRAME))
+            continue
+        if frame.type is not WSMsgType.TEXT:
+            break
+        try:
+            message = decode_client_message(frame.data)
+        except ProtocolError as error:
+            if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
+                hub.metrics.error(error.code)
+                session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
+                break
+            hub.refuse(session, error, error.ref)
+            if error.code == ErrorCode.FRAME_TOO_LARGE:
+                session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
+                break
+            continue
+        try:
+            await hub.handle(session, message)
+            if type(message) is Move:  # its ack (or refusal) is queued: the server's part
+                move_ack.observe(loop.time() - arrived)
+        except Exception:  # a bug costs this one request, never the connection or server
+            log.exception("internal error handling %s on %s", type(message).__name__,
+                          session)
+            hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
+                       message.id)
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

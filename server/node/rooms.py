@@ -287,11 +287,14 @@ class Rooms:
 
     async def act(self, peer: Peer, game_id: str, ref: object, decide: Decide) -> None:
         """Run a room request under its lock: decide, persist, deliver, then follow up."""
-        room = await self.get(game_id)
+        room = self.held.get(game_id) or await self.get(game_id)  # (held: a call less)
         async with self.locks[room.id]:
-            self._still_here(room)
+            if self.held.get(room.id) is not room:  # (_still_here, written out)
+                raise RoomMoved(f"game {room.id} has moved; try again")
             now = self._loop.time()
-            back = self._present(room, peer, now)
+            # known to have it open (the mover, nearly always): not away, nothing to say
+            back = [] if self.openers.has_open(room.id, peer) else \
+                self._present(room, peer, now)
             try:
                 events = back + await self.writes.write(room, decide(room, peer.name, now))
             except Exception:

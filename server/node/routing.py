@@ -161,27 +161,34 @@ class Router:
         self.owners = owners
         self.node = node
 
-    async def request(self, session: Session, message: GameRequest) -> None:
-        """Carry out a game request of ``session``."""
-        game_id = message.game
+    def request(self, session: Session, message: GameRequest) -> Awaitable[None]:
+        """Carry out a game request of ``session``: a hint or a room action (a move) is its
+        owners' ``carry_out``, handed back to be awaited (no coroutine of its own between)."""
         match message:
             case Watch():
-                already = self.delivery.has_open(session, game_id)
-                await self.delivery.open(session, game_id, PENDING)
-                try:
-                    await self.owners.carry_out(Peer.of(session, self.node, True), message)
-                except BaseException:
-                    if not already:
-                        self.delivery.close(session, game_id)
-                    raise
+                return self._watch(session, message)
             case Unwatch():
-                if game_id not in session.rooms:
-                    raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
-                self.leave(session, game_id)
-                session.send(Ack(ref=message.id))
+                return self._unwatch(session, message)
             case _:  # a hint, or one of the room's actions
-                has_open = self.delivery.has_open(session, game_id)
-                await self.owners.carry_out(Peer.of(session, self.node, has_open), message)
+                has_open = message.game in session.rooms  # (Delivery.has_open, less a call)
+                return self.owners.carry_out(Peer.of(session, self.node, has_open), message)
+
+    async def _watch(self, session: Session, message: Watch) -> None:
+        game_id = message.game
+        already = self.delivery.has_open(session, game_id)
+        await self.delivery.open(session, game_id, PENDING)
+        try:
+            await self.owners.carry_out(Peer.of(session, self.node, True), message)
+        except BaseException:
+            if not already:
+                self.delivery.close(session, game_id)
+            raise
+
+    async def _unwatch(self, session: Session, message: Unwatch) -> None:
+        if message.game not in session.rooms:
+            raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
+        self.leave(session, message.game)
+        session.send(Ack(ref=message.id))
 
     async def remove_chat(self, session: Session, message: RemoveChat) -> None:
         """A moderator's ``remove_chat``, to the game's holder (who acks it)."""
