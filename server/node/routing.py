@@ -122,7 +122,7 @@ class Here:
     def carry_out(self, peer: Peer, request: RoomRequest) -> Awaitable[None]:
         """A room action (most requests: a move) is the rooms' ``act``, returned to be
         awaited by the caller (no coroutine of its own between); the others ``_carry_out``."""
-        if isinstance(request, ROOM_ACTIONS):
+        if type(request) is Move or isinstance(request, ROOM_ACTIONS):
             return self.rooms.act(peer, request.game, request.id,
                                   partial(room_action, message=request))
         return self._carry_out(peer, request)

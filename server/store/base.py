@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Awaitable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
@@ -264,11 +264,10 @@ class Store(AccountStore, Protocol):
         """Start a game on these terms. A rated game needs two players."""
         ...
 
-    def record_move(
+    async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
-    ) -> Awaitable[None]:
-        """Append a move to an active game; awaited, returns once the move is committed
-        (a store may hand back its commit's future itself: no coroutine a move).
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed.
 
         The ply must follow the last one recorded (else ``StoreError`` code ``"stale_move"``)
         and the game be active (else ``"game_over"``). A cluster node passes its lease's

@@ -206,11 +206,10 @@ class PostgresStore(CommitWindow[_Move], SQLStore):
         )
         return await self._run(lambda conn: run_op(conn, op), isolation=isolation)
 
-    def record_move(
+    async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
-    ) -> Awaitable[None]:
-        """Append a move to an active game; awaited, returns once the move is committed
-        (what it returns is the group's future itself: no coroutine a move).
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed.
 
         The move joins the group gathered by the window (``server.store.grouping``); the
         group is written by one statement (``_RECORD_MOVES``), which locks the games' rows,
@@ -221,7 +220,7 @@ class PostgresStore(CommitWindow[_Move], SQLStore):
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
         self._gather(_Move(game_id, move, fence, future), window=True)
-        return future
+        await future
 
     def _send_group(self, group: list[_Move]) -> None:
         self._began()  # close() waits for the group

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
 from typing import Unpack
 
 from server.errors import StoreError
@@ -94,11 +93,11 @@ class SQLStore(SQLAccounts, LeverStore):
         await self._write(operations.insert_game(game))
         return game
 
-    def record_move(
+    async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
-    ) -> Awaitable[None]:
-        """Append a move to an active game; awaited, returns once the move is committed."""
-        return self._write(operations.append_move(self.dialect, game_id, move, fence))
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed."""
+        await self._write(operations.append_move(self.dialect, game_id, move, fence))
 
     async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
         """Remove the moves after ``ply`` from an active game; returns once committed."""

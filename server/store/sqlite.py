@@ -21,7 +21,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -292,24 +292,24 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         self.write_failures += 1
         self.write_failing = str(exc)
 
-    def record_move(
+    async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
-    ) -> Awaitable[None]:
-        """Append a move to an active game; awaited, returns once the move is committed.
+    ) -> None:
+        """Append a move to an active game; returns once the move is committed.
 
         From the embedded server (no fencing token), one statement with no savepoint: the
         commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
-        writes nothing does ``operations.append_move`` run to say why. What it returns is
-        the writer's future itself (no coroutine entered and resumed a move).
+        writes nothing does ``operations.append_move`` run to say why. It waits for the
+        writer's future itself (no second coroutine entered and resumed a move).
         """
         if fence is not None:
-            return super().record_move(game_id, move, fence=fence)
+            return await super().record_move(game_id, move, fence=fence)
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
         self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
                      window=True)
-        return future
+        await future
 
     async def flush(self) -> None:
         """Wait until every write asked for so far is committed: the group gathered so far
