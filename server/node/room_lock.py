@@ -1,18 +1,19 @@
-"""A room's lock: ``asyncio.Lock``'s job for the one owner at a time of a room's change, with
-a free lock taken and given back in no call on the rooms' hot path (``Rooms.act``).
+"""A room's lock: ``asyncio.Lock``'s algorithm, with a free lock taken and given back in one
+call each on the rooms' hot path (``Rooms.act``).
 
 ``asyncio.Lock`` costs five calls a use taken free (``__aenter__``, ``acquire``,
 ``__aexit__``, ``release``, ``_wake_up_first``), and every move takes one. ``RoomLock`` is
-held while ``held``; ``take`` is the fast path (a free lock with nobody waiting: taken, no
-await), ``acquire`` waits in line. ``release`` hands the lock to the first waiter still
-waiting (it stays held: nobody can slip in between), else frees it. A waiter cancelled after
-it was handed the lock passes it on.
+held while ``held``; ``take`` is the fast path (free, nobody waiting: taken, no await),
+``acquire`` waits in line. As ``asyncio.Lock`` (whose steps these are), ``release`` frees the
+lock and wakes the first waiter, which takes it when it runs; nobody slips in meanwhile (a
+newcomer waits behind it), and a waiter cancelled after it was woken wakes the next. The
+lock is free (``locked()`` false) from the release on: ``Rooms.drop`` forgets a free lock
+even if a woken waiter is yet to run (it finds the room gone).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
 from types import TracebackType
 
@@ -38,30 +39,36 @@ class RoomLock:
 
     async def acquire(self) -> bool:
         """Take the lock, waiting in line for it if it is held or others wait."""
-        if self.take():
+        if not self.held and all(waiter.cancelled() for waiter in self._waiters):
+            self.held = True
             return True
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
-            await waiter
+            try:
+                await waiter
+            finally:
+                self._waiters.remove(waiter)
         except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # handed the lock as it was cancelled: pass it on
-            else:  # (a release may have dropped it already)
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
+            if not self.held:
+                self._wake_up_first()  # woken as it was cancelled: the next one's turn
             raise
+        self.held = True
         return True
 
     def release(self) -> None:
-        """Hand the lock to the first waiter still waiting, else free it."""
-        waiters = self._waiters
-        while waiters:
-            waiter = waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)  # it holds the lock now
-                return
+        """Free the lock and wake the first waiter."""
+        if not self.held:
+            raise RuntimeError("the lock is not held")
         self.held = False
+        if self._waiters:
+            self._wake_up_first()
+
+    def _wake_up_first(self) -> None:
+        if self._waiters:
+            first = self._waiters[0]
+            if not first.done():
+                first.set_result(None)
 
     async def __aenter__(self) -> None:
         if not self.take():

@@ -1,6 +1,6 @@
 """``server.node.room_lock.RoomLock``: a room's changes one at a time, in the order they came,
 as ``asyncio.Lock`` gave them, with a free lock taken without waiting; a waiter cancelled
-before or after it is handed the lock loses nobody their turn."""
+before or after it is woken loses nobody their turn."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ async def test_waiters_get_the_lock_in_the_order_they_came_and_nobody_slips_in()
     changes = [asyncio.create_task(change(n)) for n in range(4)]
     await asyncio.sleep(0)
     assert len(lock._waiters) == 4  # noqa: SLF001
-    lock.release()  # handed to the first waiter: still held
-    assert lock.locked() and not lock.take()  # a newcomer waits its turn
+    lock.release()  # free, the first waiter woken: it takes the lock when it runs
+    assert not lock.locked() and not lock.take()  # a newcomer waits its turn
     await asyncio.gather(*changes)
     assert order == [0, 1, 2, 3]
     assert not lock.locked()
@@ -54,17 +54,17 @@ async def test_a_waiter_cancelled_while_waiting_leaves_the_line() -> None:
     assert not lock.locked() and not lock._waiters  # noqa: SLF001
 
 
-async def test_a_waiter_cancelled_once_handed_the_lock_passes_it_on() -> None:
+async def test_a_waiter_cancelled_once_woken_passes_the_turn_on() -> None:
     lock = RoomLock()
     assert lock.take()
     first = asyncio.create_task(lock.acquire())
     second = asyncio.create_task(lock.acquire())
     await asyncio.sleep(0)
-    lock.release()  # handed to ``first``, which has not run yet ...
+    lock.release()  # ``first`` woken, and not run yet ...
     first.cancel()  # ... and is cancelled before it does
     with pytest.raises(asyncio.CancelledError):
         await first
-    assert await second  # passed on, not lost
+    assert await second  # its turn passed on, not lost
     lock.release()
     assert not lock.locked()
 
@@ -75,7 +75,25 @@ async def test_a_waiter_cancelled_after_a_release_dropped_it_does_not_fail() -> 
     first = asyncio.create_task(lock.acquire())
     await asyncio.sleep(0)
     first.cancel()  # its future is cancelled; the task has not seen it yet
-    lock.release()  # drops the cancelled waiter: the lock is free
+    lock.release()  # the lock is free; the cancelled waiter is not woken
     with pytest.raises(asyncio.CancelledError):
         await first
     assert not lock.locked() and lock.take()
+
+
+async def test_a_lock_released_to_a_waiter_is_free_for_the_rooms_to_forget() -> None:
+    """``Rooms.drop`` forgets a room's lock once ``locked()`` is false: from the release on,
+    as with ``asyncio.Lock``, though a woken waiter has yet to run (it finds the room gone)."""
+    lock = RoomLock()
+    assert lock.take()
+    waiting = asyncio.create_task(lock.acquire())
+    await asyncio.sleep(0)
+    lock.release()
+    assert not lock.locked()
+    assert await waiting and lock.locked()
+    lock.release()
+
+
+async def test_releasing_a_free_lock_is_a_bug() -> None:
+    with pytest.raises(RuntimeError):
+        RoomLock().release()
