@@ -484,7 +484,8 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:  # cProfile writes its stats when the server exits
             server.args[1:1] = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())]
         elif args.profile_calls:  # cProfile on and off by signals (harness/call_count.py)
-            args.call_stats = str(Path(tmp) / "calls.prof")
+            args.call_stats = str(Path(args.call_stats or Path(tmp) / "calls.prof").resolve())
+            Path(args.call_stats).unlink(missing_ok=True)  # a file from an earlier run
             server.args[1:3] = ["-m", "bench.harness.call_count", args.call_stats]
         server.start()
         workers: list[multiprocessing.process.BaseProcess] = []
@@ -815,6 +816,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="count the server's function calls a move over about N moves "
                              "between the warm-up and the window (cProfile switched on and "
                              "off by signals: bench/harness/call_count.py)")
+    parser.add_argument("--call-stats", metavar="PATH",
+                        help="with --profile-calls, keep its cProfile stats here (pstats's "
+                             "format: every function, callers and callees)")
     parser.add_argument("--generator-gc", action="store_true",
                         help="leave the generators' collector as Python sets it, instead of "
                              "freezing their connections' objects after setup")

@@ -108,32 +108,42 @@ class Board:
         return list(cells_of(self.empty))
 
     def is_legal(self, cell: Cell) -> bool:
+        stones, wins = self.stones, self._wins
         return (
             isinstance(cell, int)
             and 0 <= cell < self.geometry.size
-            and not (self.occupied >> cell) & 1
-            and self.winning_line is None
+            and not ((stones[X] | stones[O]) >> cell) & 1
+            and (not wins or wins[-1] is None)
         )
 
     # -- moves ------------------------------------------------------------------------------
 
     def push(self, cell: Cell) -> None:
         """Play ``cell`` for the side to move; raises ``IllegalMove`` if it may not."""
-        if self.winning_line is not None:
+        # Each field read once into a local: a room plays every move of every game through here.
+        moves, wins, stones, geometry = self.moves, self._wins, self.stones, self.geometry
+        if wins and wins[-1] is not None:
             raise GameOver(
-                f"the game is over: {SIDE_NAMES[self.turn ^ 1]} has won with "
-                f"{format_moves(self.winning_line, self.geometry)}"
+                f"the game is over: {SIDE_NAMES[(len(moves) & 1) ^ 1]} has won with "
+                f"{format_moves(wins[-1], geometry)}"
             )
-        if not isinstance(cell, int) or not 0 <= cell < self.geometry.size:
-            raise IllegalMove(f"{cell!r} is not a cell of {self.geometry.name}")
-        if (self.occupied >> cell) & 1:
-            raise IllegalMove(f"{format_cell(cell, self.geometry)} is already taken")
-        if not self.empty:
+        if not isinstance(cell, int) or not 0 <= cell < geometry.size:
+            raise IllegalMove(f"{cell!r} is not a cell of {geometry.name}")
+        occupied = stones[X] | stones[O]
+        if (occupied >> cell) & 1:
+            raise IllegalMove(f"{format_cell(cell, geometry)} is already taken")
+        if occupied == geometry.full_mask:
             raise GameOver("the game is over: the board is full")
-        side = self.turn
-        self.stones[side] |= 1 << cell
-        self.moves.append(cell)
-        self._wins.append(self._line_completed_by(cell, side))
+        side = len(moves) & 1
+        mine = stones[side] = stones[side] | 1 << cell
+        moves.append(cell)
+        line_masks = geometry.line_masks
+        for index in geometry.lines_through[cell]:  # the line it completed, if any
+            mask = line_masks[index]
+            if mine & mask == mask:
+                wins.append(geometry.lines[index])
+                return
+        wins.append(None)
 
     def pop(self) -> Cell:
         """Take back the last move and return its cell."""
@@ -142,31 +152,28 @@ class Board:
         self.stones[len(self.moves) & 1] &= ~(1 << cell)
         return cell
 
-    def _line_completed_by(self, cell: Cell, side: int) -> tuple[Cell, ...] | None:
-        mine = self.stones[side]
-        for index in self.geometry.lines_through[cell]:
-            mask = self.geometry.line_masks[index]
-            if mine & mask == mask:
-                return self.geometry.lines[index]
-        return None
-
     # -- outcome ----------------------------------------------------------------------------
 
     def outcome(self) -> Outcome | None:
         """How the game ended, or ``None`` while either side can still complete a line."""
-        line = self.winning_line
+        wins, stones, geometry = self._wins, self.stones, self.geometry
+        line = wins[-1] if wins else None
         if line is not None:
-            return Outcome(Termination.LINE, winner=self.turn ^ 1, line=line)
-        if not self.empty:
+            return Outcome(Termination.LINE, winner=(len(self.moves) & 1) ^ 1, line=line)
+        empty = geometry.full_mask & ~(stones[X] | stones[O])
+        if not empty:
             return Outcome(Termination.FULL)
-        if not self.can_still_win(X) and not self.can_still_win(O):
+        if not self._can_win(X, empty) and not self._can_win(O, empty):
             return Outcome(Termination.DEAD)
         return None
 
     def can_still_win(self, side: int) -> bool:
         """Whether some line is free of the other side and ``side`` has moves enough to fill it."""
-        empties = self.empty.bit_count()
-        moves_left = (empties + 1) // 2 if side == self.turn else empties // 2
+        return self._can_win(side, self.empty)
+
+    def _can_win(self, side: int, empty: Bitboard) -> bool:
+        empties = empty.bit_count()
+        moves_left = (empties + 1) // 2 if side == len(self.moves) & 1 else empties // 2
         mine, theirs = self.stones[side], self.stones[side ^ 1]
         n = self.geometry.n
         for mask in self.geometry.line_masks:

@@ -32,6 +32,7 @@ from server.errors import BusError, RoomError, ServerError, StoreError
 from server.game.records import GameStatus
 from server.game.room import COMPUTER, GameRoom
 from server.node.delivery import EPOCH_BITS
+from server.node.room_lock import RoomLock
 from server.node.rooms import Rooms
 from server.node.routing import Unavailable
 from server.protocol import ErrorCode
@@ -282,7 +283,7 @@ class ClusterOwnership:
         self._orphans.add(game_id)  # until someone holds it (the upkeep tries again)
         self._spawn(self._take_over(game_id, self.node), f"reclaim-{game_id}")
 
-    async def _settle(self, game_id: str, lock: asyncio.Lock) -> None:
+    async def _settle(self, game_id: str, lock: RoomLock) -> None:
         """The write in flight when the game's lease was lost has ended: its token and the
         room's lock go, unless the game is held here again meanwhile."""
         async with lock:

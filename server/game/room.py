@@ -52,7 +52,7 @@ from server.protocol import (
 MOVED = Write(moved=True)  # a move's write (one value for every move: writes are frozen)
 
 # the room's vocabulary is defined in room_state and imported from here across the server
-__all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "Audience", "GameRoom", "Outbound",
+__all__ = ["COMPUTER", "DEFAULT_GRACE", "HISTORY_SIZE", "MOVED", "Audience", "GameRoom", "Outbound",
            "PlayerId", "RoomSeat", "Write", "Change", "computer_seat"]
 
 
@@ -118,38 +118,51 @@ class GameRoom(RoomState):
         Checked in order: seat, game over, ply (stale or duplicate), turn, cell, legality,
         clock. A move whose mover's time has already run out ends the game on time instead.
         """
-        side = self._seat(player)
-        self._require_playing()
-        if ply != self.board.ply:
+        # Every move of every game comes here: the board's and the seats' fields are read
+        # once into locals, and the checks are written out rather than called.
+        seats, board = self.seats, self.board
+        if seats[X].player == player:
+            side = X
+        elif seats[O].player == player:
+            side = O
+        else:
+            side = self._seat(player)  # raises: a spectator, or not in the game
+        if self.end is not None:
+            raise RoomError("the game is over", ErrorCode.GAME_OVER)
+        at = len(board.moves)
+        if ply != at:
             raise RoomError(
-                f"stale move: it answers ply {ply} but the game is at ply {self.board.ply}",
+                f"stale move: it answers ply {ply} but the game is at ply {at}",
                 ErrorCode.STALE_MOVE,
             )
-        if side != self.board.turn:
+        if side != at & 1:
             raise RoomError("it is not your turn", ErrorCode.NOT_YOUR_TURN)
-        index = self._cell_index(cell)
-        if not self.board.is_legal(index):
-            raise RoomError(f"{self._notation(index)} is already taken", ErrorCode.OCCUPIED)
-        if self.clock is not None and self.clock.flagged(now) is not None:
+        index = cell if type(cell) is int and 0 <= cell < len(self._names) \
+            else self._cell_index(cell)
+        if not board.is_legal(index):
+            raise RoomError(f"{self._names[index]} is already taken", ErrorCode.OCCUPIED)
+        clock = self.clock
+        if clock is not None and clock.flagged(now) is not None:
             return self.check_flag(now)
         try:
-            self.board.push(index)
+            board.push(index)
         except IllegalMove as error:  # is_legal said yes; kept so a rule change cannot crash us
             raise RoomError(str(error), ErrorCode.ILLEGAL_MOVE) from None
-        if self.clock is not None:
-            self.clock.press(side, self.board.ply - 1, now)
+        if clock is not None:
+            clock.press(side, at, now)
         self.draw_offer = None
+        self.version += 1
         played = MovePlayed(
             game=self.id,
-            ply=self.board.ply,
+            ply=at + 1,
             cell=index,
-            notation=self._notation(index),
+            notation=self._names[index],
             side=COLOURS[side],
-            clocks=self.clocks(now),
-            version=self._next_version(),
+            clocks=None if clock is None else self.clocks(now),
+            version=self.version,
         )
         events = [self._keep(played)]
-        outcome = self.board.outcome()
+        outcome = board.outcome()
         if outcome is None:
             return Change(events, MOVED)
         reason: Reason = outcome.termination.value

@@ -20,8 +20,9 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass
+from functools import cache
 
-from engine import Board, NotationError, O, X, format_cell, parse_cell
+from engine import Board, Geometry, NotationError, O, X, format_cell, parse_cell
 from server.defaults import GRACE
 from server.errors import RoomError
 from server.game.clock import GameClock
@@ -117,6 +118,12 @@ class RoomSeat:
     bot: bool = False
 
 
+@cache
+def _cell_names(geometry: Geometry) -> tuple[str, ...]:
+    """Every cell's notation on ``geometry``, by index: a move's, read from a table."""
+    return tuple(format_cell(cell, geometry) for cell in range(geometry.size))
+
+
 def computer_seat(level: int) -> RoomSeat:
     """The computer's seat at ``level`` (1-8), named as players see it."""
     return RoomSeat(COMPUTER, f"Computer (level {level})", computer_level=level)
@@ -148,6 +155,7 @@ class RoomState:
         self.id = game_id
         self.seats = seats
         self.board = Board(variant)
+        self._names = _cell_names(self.board.geometry)  # each cell's notation, by index
         self.clock_spec = clock
         self.clock = None if clock is None else GameClock.fresh(clock.initial, clock.increment)
         self.rated = rated
@@ -177,9 +185,11 @@ class RoomState:
 
     def side_of(self, player: PlayerId) -> int | None:
         """``X``, ``O``, or ``None`` when ``player`` is not seated here."""
-        for side in (X, O):
-            if self.seats[side].player == player:
-                return side
+        seats = self.seats
+        if seats[X].player == player:
+            return X
+        if seats[O].player == player:
+            return O
         return None
 
     @property
@@ -192,8 +202,10 @@ class RoomState:
 
     @property
     def computer_to_move(self) -> bool:
-        """Whether the app should ask for the computer's move now (with ``board.ply``)."""
-        return not self.over and self.computer_side == self.board.turn
+        """Whether the app should ask for the computer's move now (with ``board.ply``): the
+        side to move is the computer's (a game has one computer seat at most)."""
+        return self.end is None and \
+            self.seats[len(self.board.moves) & 1].computer_level is not None
 
     @property
     def rematch_agreed(self) -> bool:
@@ -221,7 +233,8 @@ class RoomState:
     def flag_at(self) -> float | None:
         """The ``now`` at which the side to move runs out of time, if its clock is running."""
         clock = self.clock
-        if self.over or clock is None or clock.running is None or clock.started_at is None:
+        if clock is None or self.end is not None or clock.running is None \
+                or clock.started_at is None:
             return None
         return clock.started_at + clock.remaining[clock.running]
 
@@ -299,10 +312,10 @@ class RoomState:
 
     def last_move_record(self, at: float) -> MoveRecord:
         """The store's record of the latest move, with the clocks left after it."""
-        clock = self.clock
+        clock, moves = self.clock, self.board.moves
         return MoveRecord(
-            ply=self.board.ply,
-            cell=self.board.moves[-1],
+            ply=len(moves),
+            cell=moves[-1],
             clock_x=None if clock is None else clock.remaining[X],
             clock_o=None if clock is None else clock.remaining[O],
             at=at,
@@ -350,9 +363,6 @@ class RoomState:
             return parse_cell(cell, geometry)
         except NotationError as error:
             raise RoomError(str(error), ErrorCode.BAD_CELL) from None
-
-    def _notation(self, cell: int) -> str:
-        return format_cell(cell, self.board.geometry)
 
     def _seat_info(self, side: int) -> SeatInfo:
         seat = self.seats[side]

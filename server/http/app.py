@@ -311,10 +311,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     # close frame (it sees 1006). Failed here, the close handshake is a whole one.
     # Pings and pongs come to us too (autoping off), so each takes a token from the rate
     # limit like any frame: aiohttp answering them itself let 3,000 pings a second through.
-    # Its heartbeat is unchanged: any frame from the peer, a pong too, counts as alive.
+    # The heartbeat is ours (``SocketWriter.beat``): aiohttp's reset a timer on every frame.
     ws = web.WebSocketResponse(
-        heartbeat=config.heartbeat, max_msg_size=TRANSPORT_MAX_BYTES, compress=False,
-        decode_text=False, autoping=False,
+        max_msg_size=TRANSPORT_MAX_BYTES, compress=False, decode_text=False, autoping=False,
     )
     address = client_address(request.remote or "", request.headers.getall("X-Forwarded-For", []),
                              request.app[PROXIES_KEY])
@@ -328,7 +327,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         raise
     transport = request.transport
     assert transport is not None  # prepared: the handshake is done
-    writer = SocketWriter(ws, transport, config.close_wait, hub.metrics)
+    writer = SocketWriter(ws, transport, config.close_wait, hub.metrics, config.heartbeat)
     session = Session(address, config.max_queue, config.rate, config.burst,
                       config.max_queue_bytes, writer)
     if not admitted:
@@ -339,53 +338,10 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         await writer.close(session)
         return ws
     hub.connected(session)
-    loop = asyncio.get_running_loop()
     try:
-        move_ack = hub.metrics.move_ack
-        async for frame in ws:
-            if session.close_code is not None:  # closed (a call less a frame)
-                break
-            arrived = loop.time()
-            if not session.bucket.take(arrived):
-                ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
-                hub.refuse(session, LimitReached("too many messages: slow down",
-                                                 ErrorCode.RATE_LIMITED,
-                                                 session.bucket.wait(loop.time())), ref)
-                session.close(CLOSE_POLICY, "rate limit exceeded")
-                break
-            if frame.type is WSMsgType.PING:
-                with contextlib.suppress(ConnectionError):  # gone meanwhile: the loop ends
-                    await ws.pong(frame.data)
-                continue
-            if frame.type is WSMsgType.PONG:
-                continue
-            if frame.type is WSMsgType.BINARY:
-                hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
-                                                  ErrorCode.BINARY_FRAME))
-                continue
-            if frame.type is not WSMsgType.TEXT:
-                break
-            try:
-                message = decode_client_message(frame.data)
-            except ProtocolError as error:
-                if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
-                    hub.metrics.error(error.code)
-                    session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
-                    break
-                hub.refuse(session, error, error.ref)
-                if error.code == ErrorCode.FRAME_TOO_LARGE:
-                    session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
-                    break
-                continue
-            try:
-                await hub.handle(session, message)
-                if type(message) is Move:  # its ack (or refusal) is queued: the server's part
-                    move_ack.observe(loop.time() - arrived)
-            except Exception:  # a bug costs this one request, never the connection or server
-                log.exception("internal error handling %s on %s", type(message).__name__,
-                              session)
-                hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
-                           message.id)
+        # The frames are read in a task of the connection's own: a frame's arrival (and a
+        # move's commit) resumes that coroutine alone, not aiohttp's handler chain above it.
+        await asyncio.get_running_loop().create_task(read_frames(ws, session, hub, writer))
     finally:
         hub.disconnected(session)
         await hub.limits.remove_connection(address)
@@ -393,6 +349,65 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             session.close(1000, "")
         await writer.close(session)
     return ws
+
+
+STOPS = (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED)
+"""The frames that end ``async for frame in ws`` (``WebSocketResponse.__anext__``)."""
+
+
+async def read_frames(ws: web.WebSocketResponse, session: Session, hub: Hub,
+                      writer: SocketWriter) -> None:
+    """Read the client's frames and carry each out, until the connection or the session
+    closes; a refusal answers the frame, and a frame that breaks the rules closes it. Each
+    frame tells the ``writer``'s heartbeat that the client is there."""
+    loop = asyncio.get_running_loop()
+    receive = ws.receive
+    move_ack = hub.metrics.move_ack
+    while True:
+        frame = await receive()  # (not ``async for``: a call and a resume less a frame)
+        if frame.type in STOPS or session.close_code is not None:  # (closed: a call less)
+            break
+        writer.heard = arrived = loop.time()
+        if not session.bucket.take(arrived):
+            ref = readable_id(frame.data) if frame.type is WSMsgType.TEXT else None
+            hub.refuse(session, LimitReached("too many messages: slow down",
+                                             ErrorCode.RATE_LIMITED,
+                                             session.bucket.wait(loop.time())), ref)
+            session.close(CLOSE_POLICY, "rate limit exceeded")
+            break
+        if frame.type is WSMsgType.PING:
+            with contextlib.suppress(ConnectionError):  # gone meanwhile: the loop ends
+                await ws.pong(frame.data)
+            continue
+        if frame.type is WSMsgType.PONG:
+            continue
+        if frame.type is WSMsgType.BINARY:
+            hub.refuse(session, ProtocolError("send JSON in text frames, not binary",
+                                              ErrorCode.BINARY_FRAME))
+            continue
+        if frame.type is not WSMsgType.TEXT:
+            break
+        try:
+            message = decode_client_message(frame.data)
+        except ProtocolError as error:
+            if error.code == ErrorCode.BAD_UTF8:  # RFC 6455 8.1: fail the connection
+                hub.metrics.error(error.code)
+                session.close(CLOSE_BAD_DATA, "text frames must be UTF-8")
+                break
+            hub.refuse(session, error, error.ref)
+            if error.code == ErrorCode.FRAME_TOO_LARGE:
+                session.close(CLOSE_TOO_BIG, f"frames are limited to {MAX_FRAME_BYTES} bytes")
+                break
+            continue
+        try:
+            await hub.handle(session, message)
+            if type(message) is Move:  # its ack (or refusal) is queued: the server's part
+                move_ack.observe(loop.time() - arrived)
+        except Exception:  # a bug costs this one request, never the connection or server
+            log.exception("internal error handling %s on %s", type(message).__name__,
+                          session)
+            hub.refuse(session, ServerError("internal error", ErrorCode.INTERNAL),
+                       message.id)
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -427,6 +442,9 @@ def frame_header(length: int) -> bytes:
     return struct.pack("!BBQ", 0x81, 127, length)
 
 
+PING = bytes((0x89, 0))
+"""A websocket ping with no payload, as the server sends it (unmasked, final)."""
+
 SHORT_HEADERS = tuple(bytes((0x81, length)) for length in range(126))
 """``frame_header`` of the frames shorter than 126 bytes (most of them: an ack, a move), read
 from this table by ``SocketWriter.flush`` without a call."""
@@ -446,7 +464,8 @@ class SocketWriter:
     """
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
-                 close_wait: float = CLOSE_WAIT, metrics: Metrics | None = None) -> None:
+                 close_wait: float = CLOSE_WAIT, metrics: Metrics | None = None,
+                 heartbeat: float | None = None) -> None:
         # A write transport, though not always a subclass of asyncio's (uvloop's is not).
         self.transport = cast(asyncio.WriteTransport, transport)
         self.ws = ws
@@ -454,6 +473,40 @@ class SocketWriter:
         self.loop = asyncio.get_running_loop()
         self.scheduled = False
         self.closing: asyncio.Task[Any] | None = None
+        self.heartbeat = heartbeat
+        self.heard = self.loop.time()  # the last frame from the client (``read_frames``)
+        self._pinged: float | None = None  # when the ping that waits for an answer went
+        self._beat: asyncio.TimerHandle | None = None
+        if heartbeat:
+            self._beat = self.loop.call_at(self.heard + heartbeat, self.beat)
+
+    def beat(self) -> None:
+        """The heartbeat (RFC 6455 5.5.2): ``heartbeat`` seconds after the client's last
+        frame, a ping; if nothing comes from it in half that again (a pong, or any frame),
+        the connection is cut (1006: no close frame). A frame resets it by setting
+        ``heard``, without a call: the timer looks at it when it fires."""
+        assert self.heartbeat
+        self._beat = None
+        if self.ws.closed or self.transport.is_closing():
+            return
+        now, heard = self.loop.time(), self.heard
+        if self._pinged is None or heard >= self._pinged:  # no ping waits for an answer
+            due = heard + self.heartbeat
+            if now < due:  # a frame came since the timer was set: wait on from it
+                self._pinged = None
+                self._beat = self.loop.call_at(due, self.beat)
+                return
+            self._pinged = now
+            self.transport.write(PING)  # whole, between frames as every write of ours
+            self._beat = self.loop.call_at(now + self.heartbeat / 2, self.beat)
+            return
+        log.debug("no pong in %g s: the connection is cut", self.heartbeat / 2)
+        self.transport.close()  # as aiohttp's heartbeat did: the peer sees 1006
+
+    def _stop_beat(self) -> None:
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
 
     def frames_waiting(self, session: Session) -> None:
         """The session's ``Outlet``: one ``flush`` at the end of the loop's turn."""
@@ -462,6 +515,7 @@ class SocketWriter:
             self.loop.call_soon(self.flush, session)
 
     def hang_up(self) -> None:
+        self._stop_beat()
         self.transport.abort()
 
     def flush(self, session: Session) -> None:
@@ -489,6 +543,7 @@ class SocketWriter:
     async def close(self, session: Session) -> None:
         """Once ``session`` is closed: write what it queued and the close frame, waiting at
         most ``close_wait`` seconds for the peer (a goodbye cut short is counted)."""
+        self._stop_beat()
         deadline = self.loop.time() + self.close_wait
         if self.closing is None and not self.ws.closed:
             self.flush(session)  # now, rather than at the end of the turn

@@ -159,6 +159,17 @@ class LocalBus(TopicTable):
             if topic in handlers:
                 call_soon(self._deliver, topic, message)
 
+    def publish_soon(self, topic: str, message: bytes) -> None:
+        """``publish`` with nothing to await: the delivery is scheduled at once (the
+        embedded server's rooms publish every batch so, with no task between)."""
+        if self.closed:
+            self._check_open()  # raises
+        if topic in self._handlers:
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            loop.call_soon(self._deliver, topic, message)
+
     async def subscribe(self, topic: str, handler: Handler) -> Subscription:
         return self._add(topic, handler)[0]
 

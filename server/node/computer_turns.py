@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 
 from engine import format_cell
 from server.computer.local import ComputerError, ComputerJob, ComputerMoves
@@ -44,7 +44,7 @@ class ComputerTurns:
         pool: ComputerMoves,
         metrics: Metrics,
         move_time: float,
-        deliver: Callable[[GameRoom, Iterable[Outbound]], None],
+        deliver: Callable[[GameRoom, list[Outbound]], None],
         play: Callable[[GameRoom, int, int], Awaitable[bool]],
         after: Callable[[GameRoom], None],
     ) -> None:

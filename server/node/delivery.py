@@ -33,8 +33,12 @@ PENDING = -1
 EPOCH_BITS = 32
 
 
+GAME_TOPIC = "game:"
+"""The prefix of a game's bus topic (``game_topic``)."""
+
+
 def game_topic(game_id: str) -> str:
-    return f"game:{game_id}"
+    return GAME_TOPIC + game_id
 
 
 @dataclass(frozen=True)
@@ -274,12 +278,12 @@ class Delivery:
             self.stale_batches += 1  # than the state the new owner sent; only replies pass
         elif batch.owner and self.followers is not None:
             self.followers.owner_heard(game_id, batch.owner)
-        node = self.node
+        node, by_id = self.node, self._by_id
         for item in batch.items:  # a pending session addressed here has its catch-up now
             if item.session is not None and item.node == node:
-                for session, opened in audience.items():
-                    if opened == PENDING and session.id == item.session:
-                        audience[session] = batch.seq - 1
+                addressed = by_id.get(item.session)  # (found without a scan)
+                if addressed is not None and audience.get(addressed) == PENDING:
+                    audience[addressed] = batch.seq - 1
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
             if stale and not item.reply:  # (a catch-up too: its state is older than the

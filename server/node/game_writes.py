@@ -4,20 +4,21 @@ players' ratings the rooms read back.
 
 A write whose outcome is unknown (the connection lost at the commit: code
 ``store_unavailable``) is looked up in the record: if it is there, it stands and is told as
-if the store had answered (never ``store_unavailable`` for a move that was stored). Any
-other refusal raises ``Unwritten`` with the record as read after it, so the rooms can put the
-room back as the record holds it.
+if the store had answered (never ``store_unavailable`` for a move that was stored). After any
+other refusal the rooms put the room back as the record, read after it, holds it, and the
+refusal is raised.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 from engine import Outcome
 from server.errors import StoreError
 from server.game.records import GameRecord, GameStatus
-from server.game.room import Change, GameRoom, Outbound, Write
+from server.game.room import MOVED, Change, GameRoom, Outbound, Write
 from server.game.room_state import RESULTS
 from server.metrics import Metrics
 from server.node.delivery import Delivery
@@ -28,45 +29,50 @@ from server.store.base import Store
 log = logging.getLogger(__name__)
 
 
-class Unwritten(Exception):
-    """The store refused a write: ``error`` says why, ``record`` is the game as read after
-    the refusal (None if it could not be read either)."""
-
-    def __init__(self, error: StoreError, record: GameRecord | None) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.record = record
+PutBack = Callable[[GameRoom, GameRecord | None], Awaitable[None]]
+"""Put a room back as the record (read after a refused write; None: unreadable) holds it
+(``Rooms._put_back``)."""
 
 
 class GameWrites:
     """The rooms' writes and reads of the store; see the module docstring."""
 
     def __init__(self, store: Store, metrics: Metrics, ownership: Ownership,
-                 delivery: Delivery) -> None:
+                 delivery: Delivery, put_back: PutBack) -> None:
         self.store = store
         self.metrics = metrics
         self.ownership = ownership
         self.delivery = delivery  # its sessions learn their players' new ratings
+        self.put_back = put_back
 
     async def write(self, room: GameRoom, change: Change) -> list[Outbound]:
-        """Commit ``change``'s write; its events to tell (the end rated, if it was)."""
-        if change.write is None:
+        """Commit ``change``'s write; its events to tell (the end rated, if it was). If the
+        store refuses, the room is put back as the record holds it (``put_back``) and the
+        store's error raised: nobody hears of the events."""
+        write = change.write
+        if write is None:
             return change.events
         try:
-            return await self._commit(room, change.events, change.write)
+            if write is MOVED:  # a move that does not end the game: the commonest by far
+                await self.store.record_move(room.id, room.last_move_record(time.time()),
+                                             fence=self.ownership.token(room.id))
+                self.metrics.counters["moves"] += 1
+                return change.events
+            return await self._commit(room, change.events, write)
         except StoreError as error:
             try:
                 record = await self.store.get_game(room.id)
             except StoreError:
                 record = None
             if error.code == ErrorCode.STORE_UNAVAILABLE and record is not None \
-                    and _holds(record, room, change.write):
+                    and _holds(record, room, write):
                 log.warning("game %s: the store said %s, but the write is there", room.id,
                             error)
                 if record.status is GameStatus.FINISHED:
                     return await self._rated(room, change.events, record)
                 return change.events
-            raise Unwritten(error, record) from error
+            await self.put_back(room, record)
+            raise error from None
 
     async def _commit(self, room: GameRoom, events: list[Outbound], write: Write
                       ) -> list[Outbound]:

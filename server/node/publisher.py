@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
 
+from server.errors import BusError
 from server.game.room import GameRoom, Outbound
-from server.node.bus import Bus, Outbox, next_batch
-from server.node.delivery import EPOCH_BITS, Peer, game_topic, pack
+from server.node.bus import Bus, LocalBus, Outbox, next_batch
+from server.node.delivery import EPOCH_BITS, GAME_TOPIC, Peer, pack
 from server.protocol import ServerMessage
 from server.tasks import stop_tasks
 
@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 
 class Publisher:
     """Numbers each game's batches (``published``: the last one's sequence) and publishes
-    them in one task, so the bus keeps their order."""
+    them in order: on the in-process bus at once (``LocalBus.publish_soon`` schedules each
+    delivery in turn), on any other bus through one task, so the bus keeps their order."""
 
     def __init__(self, bus: Bus, node: str) -> None:
         self.bus = bus
@@ -26,6 +27,7 @@ class Publisher:
         self.published: dict[str, int] = {}  # game -> batches published (their sequence)
         self._outbox: Outbox[tuple[str, bytes]] = Outbox()
         self._task: asyncio.Task[None] | None = None
+        self._local = bus if isinstance(bus, LocalBus) else None
 
     def number_from(self, game_id: str, seq: int) -> None:
         """Number the game's next batch ``seq + 1``."""
@@ -38,17 +40,23 @@ class Publisher:
         return seq
 
     def deliver(
-        self, room: GameRoom, events: Iterable[Outbound], only: Peer | None = None,
+        self, room: GameRoom, events: list[Outbound], only: Peer | None = None,
         reply: ServerMessage | None = None, force: bool = False,
     ) -> None:
         """Publish ``events`` (and ``reply`` to ``only``) as the room's next batch (with
         ``force``, an empty one too)."""
-        events = list(events)
         if not events and reply is None and not force:
             return
-        seq = self.published[room.id] = self.published.get(room.id, 0) + 1
-        self._outbox.put_nowait((game_topic(room.id),
-                                 pack(seq, events, only, reply, self.node)))
+        published, game_id = self.published, room.id
+        seq = published[game_id] = published.get(game_id, 0) + 1
+        topic, batch = GAME_TOPIC + game_id, pack(seq, events, only, reply, self.node)
+        if self._local is not None:
+            try:
+                self._local.publish_soon(topic, batch)
+            except BusError:  # closed: as the task below, the batch is lost, and said so
+                log.exception("events for %s were not published", topic)
+            return
+        self._outbox.put_nowait((topic, batch))
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._publish(),
                                                                 name="rooms-publisher")
@@ -66,7 +74,7 @@ class Publisher:
         if self._task is not None:
             await self._outbox.join()
             await stop_tasks([self._task])  # it publishes: a cancel can be lost there
-            await asyncio.sleep(0)  # the bus's own delivery turn
+        await asyncio.sleep(0)  # the bus's own delivery turn
 
     async def _publish(self) -> None:
         """Publish the batches in the order they were made."""

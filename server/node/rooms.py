@@ -29,10 +29,11 @@ from server.metrics import Metrics
 from server.node.bus import Bus
 from server.node.config import HubConfig
 from server.node.delivery import Delivery, Peer
-from server.node.game_writes import GameWrites, Unwritten
+from server.node.game_writes import GameWrites
 from server.node.openers import Openers
 from server.node.publisher import Publisher
 from server.node.room_interfaces import Ownership, Replies, SoleOwnership, Told
+from server.node.room_lock import RoomLock
 from server.node.session import Session
 from server.node.upkeep import Upkeep
 from server.protocol import Ack, ClockSpec, ErrorCode, ServerMessage, with_ref
@@ -69,11 +70,11 @@ class Rooms:
         self.ownership: Ownership = SoleOwnership() if ownership is None else ownership
         self.replies: Replies = delivery if replies is None else replies
         self.held: dict[str, GameRoom] = {}  # game -> its room, for every game held here
-        self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.locks: dict[str, RoomLock] = defaultdict(RoomLock)
         self.closing = False
         self.publisher = Publisher(bus, delivery.node)
         self.openers = Openers()
-        self.writes = GameWrites(store, metrics, self.ownership, delivery)
+        self.writes = GameWrites(store, metrics, self.ownership, delivery, self._put_back)
         self.upkeep = Upkeep(self, pool, metrics, config, self.publisher, listing,
                              self.ownership, delivery)
         self._loop = asyncio.get_event_loop()
@@ -287,13 +288,19 @@ class Rooms:
 
     async def act(self, peer: Peer, game_id: str, ref: object, decide: Decide) -> None:
         """Run a room request under its lock: decide, persist, deliver, then follow up."""
-        room = await self.get(game_id)
-        async with self.locks[room.id]:
-            self._still_here(room)
+        room = self.held.get(game_id) or await self.get(game_id)  # (held: a call less)
+        lock = self.locks[room.id]
+        if not lock.take():  # (``async with``, less the calls of a free lock's)
+            await lock.acquire()
+        try:
+            if self.held.get(room.id) is not room:  # (_still_here, written out)
+                raise RoomMoved(f"game {room.id} has moved; try again")
             now = self._loop.time()
-            back = self._present(room, peer, now)
+            # known to have it open (the mover, nearly always): not away, nothing to say
+            back = [] if self.openers.has_open(room.id, peer) else \
+                self._present(room, peer, now)
             try:
-                events = back + await self._persist(room, decide(room, peer.name, now))
+                events = back + await self.writes.write(room, decide(room, peer.name, now))
             except Exception:
                 if back and self.held.get(room.id) is room:
                     self.publisher.deliver(room, back)  # back, whatever became of the request
@@ -305,6 +312,8 @@ class Rooms:
                 self.publisher.deliver(room, events)
                 if ack is not None:
                     self.reply(peer, ack)
+        finally:
+            lock.release()
         self.upkeep.after_change(room)
 
     async def step(self, room: GameRoom, decide: Callable[[], Change | None]) -> bool:
@@ -316,7 +325,7 @@ class Rooms:
             change = decide()
             if change is None:
                 return False
-            self.publisher.deliver(room, await self._persist(room, change))
+            self.publisher.deliver(room, await self.writes.write(room, change))
         return True
 
     async def hint(self, peer: Peer, game_id: str, ref: str | int | None) -> None:
@@ -345,16 +354,6 @@ class Rooms:
             raise RoomMoved(f"game {room.id} has moved; try again")
 
     # -- persistence -----------------------------------------------------------------------
-
-    async def _persist(self, room: GameRoom, change: Change) -> list[Outbound]:
-        """Commit ``change``'s write before anyone hears of its events (``GameWrites``); if
-        the store refuses, nobody hears of them and the room is put back as the record
-        holds it."""
-        try:
-            return await self.writes.write(room, change)
-        except Unwritten as unwritten:
-            await self._put_back(room, unwritten.record)
-            raise unwritten.error from None
 
     async def _put_back(self, room: GameRoom, record: GameRecord | None) -> None:
         """``room`` decided something the store refused to keep (a full disk, a database

@@ -9,8 +9,9 @@ the same typed value to the game's owner node, where ``Here`` carries it out.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from functools import partial
-from typing import Protocol, assert_never
+from typing import Protocol, assert_never, get_args
 
 import msgspec
 
@@ -88,6 +89,9 @@ class Leave(msgspec.Struct, tag="leave", tag_field="t", kw_only=True, gc=False):
     id: None = None
 
 
+ROOM_ACTIONS = get_args(RoomAction)
+"""The room's actions' types, for ``isinstance``."""
+
 RoomRequest = Watch | Hint | RoomAction | Join | Leave | RemoveChat
 """What a game's owner carries out for a session, the same typed value on every node (a
 cluster forwards it as it is). A moderator's ``remove_chat`` is one: only the holder knows who
@@ -99,7 +103,7 @@ class Owners(Protocol):
     server, here (``Here``); on a cluster node, at each game's owner node
     (``server.cluster.forwarding.Forwarding``)."""
 
-    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+    def carry_out(self, peer: Peer, request: RoomRequest) -> Awaitable[None]:
         """Carry ``request`` of ``peer`` out (a refusal raises ``ServerError``)."""
 
     def leave(self, peer: Peer, game_id: str) -> None:
@@ -115,7 +119,15 @@ class Here:
     def __init__(self, rooms: Rooms) -> None:
         self.rooms = rooms
 
-    async def carry_out(self, peer: Peer, request: RoomRequest) -> None:
+    def carry_out(self, peer: Peer, request: RoomRequest) -> Awaitable[None]:
+        """A room action (most requests: a move) is the rooms' ``act``, returned to be
+        awaited by the caller (no coroutine of its own between); the others ``_carry_out``."""
+        if type(request) is Move or isinstance(request, ROOM_ACTIONS):
+            return self.rooms.act(peer, request.game, request.id,
+                                  partial(room_action, message=request))
+        return self._carry_out(peer, request)
+
+    async def _carry_out(self, peer: Peer, request: RoomRequest) -> None:
         """One case per request type (mypy checks that every one has its case)."""
         rooms = self.rooms
         match request:
@@ -149,27 +161,34 @@ class Router:
         self.owners = owners
         self.node = node
 
-    async def request(self, session: Session, message: GameRequest) -> None:
-        """Carry out a game request of ``session``."""
-        game_id = message.game
+    def request(self, session: Session, message: GameRequest) -> Awaitable[None]:
+        """Carry out a game request of ``session``: a hint or a room action (a move) is its
+        owners' ``carry_out``, handed back to be awaited (no coroutine of its own between)."""
         match message:
             case Watch():
-                already = self.delivery.has_open(session, game_id)
-                await self.delivery.open(session, game_id, PENDING)
-                try:
-                    await self.owners.carry_out(Peer.of(session, self.node, True), message)
-                except BaseException:
-                    if not already:
-                        self.delivery.close(session, game_id)
-                    raise
+                return self._watch(session, message)
             case Unwatch():
-                if game_id not in session.rooms:
-                    raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
-                self.leave(session, game_id)
-                session.send(Ack(ref=message.id))
+                return self._unwatch(session, message)
             case _:  # a hint, or one of the room's actions
-                has_open = self.delivery.has_open(session, game_id)
-                await self.owners.carry_out(Peer.of(session, self.node, has_open), message)
+                has_open = message.game in session.rooms  # (Delivery.has_open, less a call)
+                return self.owners.carry_out(Peer.of(session, self.node, has_open), message)
+
+    async def _watch(self, session: Session, message: Watch) -> None:
+        game_id = message.game
+        already = self.delivery.has_open(session, game_id)
+        await self.delivery.open(session, game_id, PENDING)
+        try:
+            await self.owners.carry_out(Peer.of(session, self.node, True), message)
+        except BaseException:
+            if not already:
+                self.delivery.close(session, game_id)
+            raise
+
+    async def _unwatch(self, session: Session, message: Unwatch) -> None:
+        if message.game not in session.rooms:
+            raise RoomError("you do not have this game open", ErrorCode.NOT_ALLOWED)
+        self.leave(session, message.game)
+        session.send(Ack(ref=message.id))
 
     async def remove_chat(self, session: Session, message: RemoveChat) -> None:
         """A moderator's ``remove_chat``, to the game's holder (who acks it)."""

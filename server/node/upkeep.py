@@ -75,7 +75,7 @@ class Upkeep:
             handle.cancel()
         if self.rooms.closing:
             return
-        if room.over:
+        if room.end is not None:  # over (the property is a call more, after every change)
             self.computer.cancel(room.id)
             if room.id not in self.finished:
                 self.ended(room)
@@ -83,7 +83,7 @@ class Upkeep:
                 self.rematched.add(room.id)
                 self._spawn(self._start_rematch(room), f"rematch-{room.id}")
             return
-        flag_at = room.flag_at()
+        flag_at = None if room.clock is None else room.flag_at()
         if flag_at is not None:
             loop = asyncio.get_running_loop()
             self.flag_timers[room.id] = loop.call_at(

@@ -91,6 +91,37 @@ async def test_the_heartbeat_still_holds_a_client_that_answers_its_pings(
         await s.stop()
 
 
+async def test_the_heartbeat_cuts_a_client_that_does_not_answer_its_ping(
+    tmp_path: Path,
+) -> None:
+    """A ping after ``heartbeat`` seconds without a frame, then half that for anything to
+    come back: the connection is cut, with no close frame (docs/security.md: 1006), and a
+    frame sent meanwhile puts the ping off."""
+    s = Server(tmp_path / "qubic.db", heartbeat=0.4)
+    await s.start()
+    assert s.running is not None
+    try:
+        async with aiohttp.ClientSession() as http, http.ws_connect(
+                s.running.ws_url, autoping=False) as ws:
+            started = asyncio.get_running_loop().time()
+            for _ in range(3):  # a frame every 0.2 s: no ping
+                await asyncio.sleep(0.2)
+                await ws.send_str('{"t": "ping"}')
+                assert (await ws.receive(timeout=1)).type is aiohttp.WSMsgType.TEXT
+            talked = asyncio.get_running_loop().time()
+            frame = await ws.receive(timeout=2)
+            assert frame.type is aiohttp.WSMsgType.PING  # 0.4 s after the last frame
+            pinged = asyncio.get_running_loop().time()
+            assert pinged - talked >= 0.35 and pinged - started >= 0.9
+            frame = await ws.receive(timeout=2)  # not answered: cut 0.2 s later
+            assert frame.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
+                                  aiohttp.WSMsgType.ERROR), frame
+            assert ws.close_code == 1006
+            assert 0.15 <= asyncio.get_running_loop().time() - pinged < 1.5
+    finally:
+        await s.stop()
+
+
 async def test_one_players_chat_is_rated_over_all_their_sockets_and_the_sockets_stay(
     server: Server,
 ) -> None:
