@@ -113,7 +113,7 @@ class Master:
             if left <= 0:
                 break
             plies = threat_search(
-                pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, threats, left,
                 self.threat_table.keys, self.threat_table.depth, self.path, stats,
                 self.scratch, deadline,
@@ -140,7 +140,7 @@ class Master:
         pv = np.zeros((frames, frames), dtype=np.int32)
         pv_len = np.zeros(frames, dtype=np.int32)
         value = pvs(
-            pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+            pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, depth, alpha, beta,
             moves, scores, self.tt_keys, self.tt_score, self.tt_depth, self.tt_flag,
             self.tt_move, self.threat_table.keys, self.threat_table.depth, self.scratch,

@@ -109,7 +109,7 @@ class Solver:
         tab = self.table
         t = self.t
         p, d = dfpn(
-            pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+            pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n, pos.side, pos.side if attacker is None else attacker,
             plain, sym_keys, self.syms, self.zob, self.sym_plies, board.ply,
             tab.keys, tab.pn, tab.dn, tab.work,
@@ -241,7 +241,7 @@ class _ProofWalk:
     def push(self, cell: Cell) -> bool:
         """Play ``cell`` for the side to move; True when it completes a line."""
         t, p = self.t, self.pos
-        won = bool(push(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells,
+        won = bool(push(cell, self.turn, p.cells, p.lines, p.sums, p.deltas, t.line_cells,
                         t.cell_lines, t.cell_degree, t.n))
         if self.turn == 0:
             self.x |= 1 << cell
@@ -255,7 +255,7 @@ class _ProofWalk:
         t, p = self.t, self.pos
         self.turn ^= 1
         self.ply -= 1
-        pop(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
+        pop(cell, self.turn, p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n)
         if self.turn == 0:
             self.x &= ~(1 << cell)
@@ -304,7 +304,9 @@ class _ProofWalk:
         return result
 
     def _node(self, plain: np.uint64, sym_keys: np.ndarray) -> int:
-        own, _, other, block = both_wins(self.turn, self.pos.cells, self.pos.cellk, self.t.n)
+        p, t = self.pos, self.t
+        own, _, other, block = both_wins(self.turn, p.cells, p.lines, p.sums, t.line_cells,
+                                         t.cell_lines, t.cell_degree, t.n)
         if self.turn == self.attacker:
             if own:
                 return 1
@@ -374,7 +376,7 @@ class _ProofWalk:
             raise _NoBound
         t, p, s = self.t, self.pos, self.solver
         plies = threat_search(
-            p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines, t.cell_degree,
+            p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines, t.cell_degree,
             t.n, self.attacker, np.uint64(plain), s.zob, MAX_THREATS, budget,
             s.threats.keys, s.threats.depth, s.path, self.stats, s.scratch,
         )

@@ -193,7 +193,7 @@ class Prover:
         plies = 0
         for threats in self.deepening:  # the shortest sequence first: a smaller tree
             plies = threat_search(
-                pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, 0, np.uint64(pos.key), zobrist(t.size), threats,
                 TSS_BUDGET, self._threats.keys, self._threats.depth, self._path, self._stats,
                 self._scratch)
