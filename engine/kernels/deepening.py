@@ -85,7 +85,7 @@ class Master:
         self.tt_flag = np.zeros(1 << tt_bits, dtype=np.int8)
         self.tt_move = np.zeros(1 << tt_bits, dtype=np.int8)
         self.threat_table = ThreatTable()
-        self.scratch = make_scratch(size)
+        self.scratch = make_scratch(size, self.tables.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.history = np.zeros((2, size), dtype=np.int64)
         self.killers = np.full((size + 2, 2), -1, dtype=np.int32)

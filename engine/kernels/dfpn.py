@@ -79,12 +79,26 @@ def child_key(sym_keys, syms, zob, side, cell, plain, canonical):
     return best
 
 
+@njit(cache=True, inline="always")
+def _child_key_at(symk, d, syms, zob, side, cell, plain, canonical):
+    """:func:`child_key` with the keys of the images in ``symk[d]``, read in place: a row
+    sliced at every child costs an atomic reference count up and down."""
+    if not canonical:
+        return plain ^ zob[side, cell]
+    best = symk[d, 0] ^ zob[side, syms[0, cell]]
+    for s in range(1, syms.shape[0]):
+        k = symk[d, s] ^ zob[side, syms[s, cell]]
+        if k < best:
+            best = k
+    return best
+
+
 @njit(cache=True)
 def _replay_holds(
-    move, defender, attacker, path, plen, stack, cells, lines, sums, deltas, line_cells,
+    move, defender, attacker, path, row, plen, stack, cells, lines, sums, deltas, line_cells,
     cell_lines, cell_degree, n,
 ):
-    """Whether the attacker's threat win ``path`` still wins after the defender plays
+    """Whether the attacker's threat win ``path[row]`` still wins after the defender plays
     ``move`` (a cell off the path): the attacker replays its threats, the defender blocks
     each, and the defender never gets a win cell of its own on the attacker's turn."""
     push(move, defender, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
@@ -98,7 +112,7 @@ def _replay_holds(
             break
         count, _ = win_cells(defender, cells, lines, sums, line_cells, cell_lines, cell_degree,
                              n)
-        a = path[i]
+        a = path[row, i]
         if count > 0 or cells[a] != 0:
             break
         push(a, attacker, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
@@ -256,7 +270,7 @@ def dfpn(
             # AND node: the other way round. "n" is the number minimised, "other" summed.
             for i in range(n_moves[d]):
                 c = moves[d, i]
-                ck = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                ck = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
                 cslot, cfound = lookup(keys, pn, dn, ck)
                 on_path = False
                 for j in range(plen[d]):
@@ -266,7 +280,7 @@ def dfpn(
                     cp = pn[cslot]
                     cd = dn[cslot]
                 elif plen[d] > 0 and not on_path and _replay_holds(
-                    c, s, attacker, tpath[d], plen[d], replay, cells, lines, sums, deltas,
+                    c, s, attacker, tpath, d, plen[d], replay, cells, lines, sums, deltas,
                     line_cells, cell_lines, cell_degree, n,
                 ):
                     stats[S_REPLAYS] += 1
@@ -333,7 +347,7 @@ def dfpn(
                 fplain[d + 1] = fplain[d] ^ zob[s, c]
                 for t in range(nsym):
                     symk[d + 1, t] = symk[d, t] ^ zob[s, syms[t, c]]
-                fkey[d + 1] = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                fkey[d + 1] = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
                 th_pn[d + 1] = min(tp, PN_INF - 1)
                 th_dn[d + 1] = min(td, PN_INF - 1)
                 d += 1

@@ -14,7 +14,7 @@ from numba import njit
 from engine.kernels.negamax import INF, WIN, board_full, frame_stacks, stopped, take_pv
 from engine.kernels.threats import (
     MAX_THREATS,
-    code_of,
+    code_weights,
     open_lines,
     pop,
     push,
@@ -52,6 +52,12 @@ DEFAULT_EVAL = np.array(
     [12, 3, 1, 0,  14, 3, 1, 0,  60, 6, 0,  100, 10, 300,  20], dtype=np.int64
 )
 
+# the move order: per line through a cell, open and holding n-2 stones of the mover's 64, of
+# the other side's 24; n-3: 4 and 3 (``(stones below n, whose, weight)``)
+ORDER_TERMS = ((2, 0, 64), (2, 1, 24), (3, 0, 4), (3, 1, 3))
+# the evaluation's threat cells: a cell's open lines of n-2, the mover's in bits 8 up
+THREAT_TERMS = ((2, 0, 1 << 8), (2, 1, 1))
+
 THEIR_TERMS = (E_LINES_O, E_LINES_O + 1, E_LINES_O + 2, E_LINES_O + 3, E_FORK_O, E_THREAT_O,
                E_FORKS2_O)
 
@@ -69,17 +75,17 @@ def wary_weights(percent: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _evaluate(side, cells, lines, sums, line_cells, n, ew, noise, salt, key, per_cell):
+def _evaluate(side, cells, lines, sums, line_cells, n, ew, noise, salt, key, per_cell,
+              threes):
     """The static value for ``side`` (to move) of a position with no win cell on the board;
-    ``per_cell`` is scratch (a cell's lines of n-2 of each side)."""
+    ``per_cell`` is scratch, ``threes`` :data:`THREAT_TERMS`' weights by code."""
     other = 1 - side
     forks_me = 0
     forks_them = 0
     threats_me = 0
     threats_them = 0
     if open_lines(side, n - 2, sums, n) > 0 or open_lines(other, n - 2, sums, n) > 0:
-        weigh_cells(per_cell, lines, line_cells, n, code_of(side, n - 2), 1 << 8,
-                    code_of(other, n - 2), 1, -1, 0, -1, 0)
+        weigh_cells(per_cell, lines, line_cells, n, threes, side)
         for c in range(cells.shape[0]):
             if cells[c] == 0:
                 a = per_cell[c] >> 8
@@ -141,6 +147,8 @@ def pvs(
     salt = np.uint64(params[P_SALT])
     use_tt = params[P_USE_TT] != 0
     per_cell = np.zeros(size, dtype=np.int64)  # the evaluation's and move order's, by cell
+    threes = code_weights(n, THREAT_TERMS)
+    move_weights = code_weights(n, ORDER_TERMS)
 
     k = 0
     dep[0] = depth
@@ -264,7 +272,7 @@ def pvs(
                             elif dep[k] <= 0:
                                 stats[EVALS] += 1
                                 value = _evaluate(s, cells, lines, sums, line_cells, n, ew,
-                                                  noise, salt, keys[k], per_cell)
+                                                  noise, salt, keys[k], per_cell, threes)
                             else:
                                 count = 0
                                 if k == 0:
@@ -272,11 +280,8 @@ def pvs(
                                         moves[0, i] = root_moves[i]
                                     count = root_moves.shape[0]
                                 else:
-                                    # per cell, 64 a line of n-2 of the mover's through it,
-                                    # 24 one of the other's, 4 and 3 those of n-3
                                     weigh_cells(per_cell, lines, line_cells, n,
-                                                code_of(s, n - 2), 64, code_of(o, n - 2), 24,
-                                                code_of(s, n - 3), 4, code_of(o, n - 3), 3)
+                                                move_weights, s)
                                     for c in range(size):
                                         if cells[c] == 0:
                                             moves[k, count] = c
@@ -289,7 +294,7 @@ def pvs(
                                                 sc += 1 << 29
                                             order[count] = sc
                                             count += 1
-                                    sort_by(moves[k], order, count)
+                                    sort_by(moves, k, order, count)
                                 n_moves[k] = count
                                 mode = _NEXT
                                 if plies > 0:

@@ -80,7 +80,7 @@ class Solver:
         self.t = tables_for(geometry)
         self.table = SolverTables.create(tt_bits)
         self.threats = ThreatTable(20)
-        self.scratch = make_scratch(self.t.size)
+        self.scratch = make_scratch(self.t.size, self.t.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.syms = np.array(geometry.symmetries, dtype=np.int32)
         self.zob = zobrist(self.t.size)

@@ -56,7 +56,9 @@ class ThreatScratch(NamedTuple):
     nxt: np.ndarray  # int32[F]: the next candidate to try
     keys: np.ndarray  # uint64[F]: the position's key at each frame
     played: np.ndarray  # int32[F, 2]: the threat and its forced reply
-    per_cell: np.ndarray  # int32[2, C]: a frame's counts by cell (threat lines, move order)
+    marks: np.ndarray  # int32[C]: a frame's lines of n-2 by cell
+    scores: np.ndarray  # int64[C]: a frame's move order
+    order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
 
 
 @cache
@@ -290,24 +292,30 @@ def completion(cell, side, cells, lines, line_cells, cell_lines, cell_degree, n)
 
 
 @njit(cache=True, inline="always")
-def weigh_cells(out, lines, line_cells, n, c0, w0, c1, w1, c2, w2, c3, w3):
-    """``out[c]``: the sum over the four pairs of ``w * (lines through c of code c)``, for
-    every cell in one pass over the lines (a code of -1 matches no line)."""
+def weigh_cells(out, lines, line_cells, n, weights, side):
+    """``out[c]``: the sum of ``weights[side, code]`` over the lines through c, for every cell
+    in one pass over the lines. (Rows are indexed here, not sliced by the caller: a slice in
+    a search's loop costs an atomic reference count up and down.)"""
     out[:] = 0
     for line in range(lines.shape[0]):
-        code = lines[line]
-        w = 0
-        if code == c0:
-            w += w0
-        if code == c1:
-            w += w1
-        if code == c2:
-            w += w2
-        if code == c3:
-            w += w3
+        w = weights[side, lines[line]]
         if w != 0:
             for j in range(n):
                 out[line_cells[line, j]] += w
+
+
+@njit(cache=True)
+def code_weights(n, terms):
+    """``int64[2, 256]``: by side s and line code, the sum of the weights of the ``terms``
+    ``(below, whose, weight)`` the code is: an open line holding n - below stones of s
+    (``whose`` 0) or of the other side (1)."""
+    out = np.zeros((2, 256), dtype=np.int64)
+    for side in range(2):
+        for below, whose, weight in terms:
+            k = n - below
+            if k >= 0:
+                out[side, code_of(side ^ whose, k)] += weight
+    return out
 
 
 @njit(cache=True)
@@ -333,7 +341,9 @@ def threat_search(
     nxt = scratch.nxt
     keys = scratch.keys
     played = scratch.played
-    weight = scratch.per_cell[0]
+    marks = scratch.marks
+    scores = scratch.scores
+    order_by = scratch.order_weights
     mask = tt_keys.shape[0] - 1
     salt = zob[2, attacker]
     two = code_of(attacker, n - 2)
@@ -378,23 +388,25 @@ def threat_search(
                                                  deltas, line_cells, cell_lines, cell_degree,
                                                  n, path)
                 elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0:
-                    # one pass over the lines: per cell, its lines of n-2 (bits 16 up), and
-                    # the move order's terms (see _order)
-                    weigh_cells(weight, lines, line_cells, n, two, 1 << 16,
-                                code_of(attacker, n - 3), 1 << 8,
-                                code_of(defender, n - 2), 1, -1, 0)
+                    # one pass over the lines: per cell, its lines of n-2
+                    marks[:] = 0
+                    for line in range(lines.shape[0]):
+                        if lines[line] == two:
+                            for j in range(n):
+                                marks[line_cells[line, j]] += 1
                     for c in range(size):
-                        if cells[c] == 0 and weight[c] >= 1 << 16:
+                        if cells[c] == 0 and marks[c] > 0:
                             cand[k, count] = c
                             count += 1
                     for i in range(count):
                         c = cand[k, i]
-                        if weight[c] >= 2 << 16:
+                        if marks[c] >= 2:
                             out = _double_threat(k, c, attacker, cells, lines, sums, deltas,
                                                  line_cells, cell_lines, cell_degree, n, path)
                             break
                     if out == _FAIL and count > 1:
-                        _order(cand[k], count, weight)
+                        _order(cand, k, count, order_by, attacker, lines, cell_lines,
+                               cell_degree, scores)
                 n_cand[k] = count
                 nxt[k] = 0
                 if out == _FAIL and count > 0:
@@ -451,34 +463,44 @@ def _double_threat(k, c, attacker, cells, lines, sums, deltas, line_cells, cell_
 
 
 @njit(cache=True, inline="always")
-def sort_by(moves, order, count):
-    """Insertion sort of ``moves[:count]`` by ``order`` descending (``order`` moves along)."""
+def sort_by(moves, row, order, count):
+    """Insertion sort of ``moves[row, :count]`` by ``order`` descending (``order`` moves
+    along)."""
     for i in range(1, count):
-        m = moves[i]
+        m = moves[row, i]
         s = order[i]
         j = i - 1
         while j >= 0 and order[j] < s:
-            moves[j + 1] = moves[j]
+            moves[row, j + 1] = moves[row, j]
             order[j + 1] = order[j]
             j -= 1
-        moves[j + 1] = m
+        moves[row, j + 1] = m
         order[j + 1] = s
 
 
 @njit(cache=True, inline="always")
-def _order(moves, count, weight):
-    """Sort threat moves: those that open most new lines of n-2 (future threats) first:
-    16 a line of n-2 of the attacker's through the cell, 4 one of n-3, 1 one of n-2 of the
-    defender's (``weight`` holds them by cell in bits 16, 8 and 0)."""
-    scores = np.empty(count, dtype=np.int32)
+def _order(moves, row, count, weights, side, lines, cell_lines, cell_degree, scores):
+    """Sort threat moves (``moves[row, :count]``): those that open most new lines of n-2
+    (future threats) first: ``weights[side]`` by line code (:func:`order_weights`), summed
+    over the lines through a move."""
     for i in range(count):
-        w = weight[moves[i]]
-        scores[i] = 16 * (w >> 16) + 4 * ((w >> 8) & 255) + (w & 255)
-    sort_by(moves, scores, count)
+        c = moves[row, i]
+        s = 0
+        for j in range(cell_degree[c]):
+            s += weights[side, lines[cell_lines[c, j]]]
+        scores[i] = s
+    sort_by(moves, row, scores, count)
 
 
-def make_scratch(size: int) -> ThreatScratch:
-    """Frame arrays for :func:`threat_search` on a board of ``size`` cells."""
+def order_weights(n: int) -> np.ndarray:
+    """By attacker and line code, a threat move's order for a line of that code through it:
+    16 a line of n-2 of the attacker's (a threat more to come), 4 one of n-3, 1 one of n-2 of
+    the defender's."""
+    return code_weights(n, ((2, 0, 16), (3, 0, 4), (2, 1, 1)))
+
+
+def make_scratch(size: int, n: int) -> ThreatScratch:
+    """Frame arrays for :func:`threat_search` on a board of ``size`` cells, lines of ``n``."""
     frames = MAX_THREATS + 1
     return ThreatScratch(
         np.empty((frames, size), dtype=np.int32),
@@ -486,7 +508,9 @@ def make_scratch(size: int) -> ThreatScratch:
         np.zeros(frames, dtype=np.int32),
         np.zeros(frames, dtype=np.uint64),
         np.zeros((frames, 2), dtype=np.int32),
-        np.zeros((2, size), dtype=np.int32),
+        np.zeros(size, dtype=np.int32),
+        np.zeros(size, dtype=np.int64),
+        order_weights(n),
     )
 
 
@@ -528,7 +552,7 @@ def threat_win(
         pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
         t.cell_degree, t.n, attacker, np.uint64(pos.key), zobrist(t.size),
         min(max_threats, MAX_THREATS), budget, table.keys, table.depth, path, stats,
-        make_scratch(t.size),
+        make_scratch(t.size, t.n),
     )
     if plies <= 0:
         return None

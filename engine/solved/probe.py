@@ -99,7 +99,7 @@ class _Probe:
         self.key = self.pos.key  # as a Python int: cheaper to update than a numpy scalar
         self.zob = zobrist(self.t.size)
         self.zob_int = [[int(k) for k in row] for row in self.zob]
-        self.scratch = make_scratch(self.t.size)
+        self.scratch = make_scratch(self.t.size, self.t.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.stats = np.zeros(1, dtype=np.int64)
         self.table = table

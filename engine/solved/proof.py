@@ -134,7 +134,7 @@ class Prover:
         self.heights: dict[Key, int | None] = {}  # canonical X position -> plies to the win
         self.tally = Tally()
         self._threats = ThreatTable(20)
-        self._scratch = make_scratch(self.geometry.size)
+        self._scratch = make_scratch(self.geometry.size, self.geometry.n)
         self._path = np.full(2 * MAX_THREATS + 4, -1, dtype=np.int32)
         self._stats = np.zeros(1, dtype=np.int64)
         self._solver: Solver | None = None

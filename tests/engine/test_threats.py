@@ -15,6 +15,7 @@ from engine.kernels.threats import (
     Position,
     all_open_lines,
     code_of,
+    code_weights,
     open_lines,
     pop,
     push,
@@ -69,8 +70,8 @@ def assert_arrays_match(pos: Position, board: Board) -> None:
             side, pos.cells, pos.lines, pos.sums, t.line_cells, t.cell_lines, t.cell_degree,
             g.n)) == direct_wins(board, side)
     weights = np.zeros(g.size, dtype=np.int64)
-    weigh_cells(weights, pos.lines, t.line_cells, g.n, code_of(0, g.n - 2), 100,
-                code_of(1, g.n - 2), 10, code_of(0, 0), 1, -1, 5)
+    table = code_weights(g.n, ((2, 0, 100), (2, 1, 10), (g.n, 1, 1)))
+    weigh_cells(weights, pos.lines, t.line_cells, g.n, table[0])
     assert list(weights) == list(100 * cellk[0, g.n - 2].astype(np.int64)
                                  + 10 * cellk[1, g.n - 2] + cellk[0, 0])
 
