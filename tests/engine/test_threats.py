@@ -71,7 +71,7 @@ def assert_arrays_match(pos: Position, board: Board) -> None:
             g.n)) == direct_wins(board, side)
     weights = np.zeros(g.size, dtype=np.int64)
     table = code_weights(g.n, ((2, 0, 100), (2, 1, 10), (g.n, 1, 1)))
-    weigh_cells(weights, pos.lines, t.line_cells, g.n, table[0])
+    weigh_cells(weights, pos.lines, t.line_cells, g.n, table, 0)
     assert list(weights) == list(100 * cellk[0, g.n - 2].astype(np.int64)
                                  + 10 * cellk[1, g.n - 2] + cellk[0, 0])
 
