@@ -115,7 +115,7 @@ class Master:
             plies = threat_search(
                 pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, threats, left,
-                self.threat_table.keys, self.threat_table.depth, self.path, stats,
+                self.threat_table.keys, self.path, stats,
                 self.scratch, deadline,
             )
             if plies > 0:
@@ -143,7 +143,7 @@ class Master:
             pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, depth, alpha, beta,
             moves, scores, self.tt_keys, self.tt_score, self.tt_depth, self.tt_flag,
-            self.tt_move, self.threat_table.keys, self.threat_table.depth, self.scratch,
+            self.tt_move, self.threat_table.keys, self.scratch,
             self.path, self.history, self.killers, self.params.array(),
             self.params.weights, deadline, stop, stats, pv, pv_len,
         )

@@ -142,7 +142,7 @@ def dfpn(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     side, attacker, plain_key, sym_keys, syms, zob, sym_plies, stones,
     keys, pn, dn, work,
-    tss_keys, tss_depth, tss_scratch, tss_path, tss_budget, tss_threats,
+    tss_keys, tss_scratch, tss_path, tss_budget, tss_threats,
     node_budget, deadline, stop, stats, use_replay,
 ):
     """Run df-pn from the position until it is proved or disproved for ``attacker`` or a
@@ -221,7 +221,7 @@ def dfpn(
                         if threat_search(
                             cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
                             n, s, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                            tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
+                            tss_path, tss_nodes, tss_scratch, deadline,
                         ) > 0:
                             p, q = (0, PN_INF) if is_or else (PN_INF, 0)
                 if p >= 0:
@@ -251,7 +251,7 @@ def dfpn(
                     plies = threat_search(
                         cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
                         n, attacker, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                        tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
+                        tss_path, tss_nodes, tss_scratch, deadline,
                     )
                     if plies > 0:
                         plen[d] = plies

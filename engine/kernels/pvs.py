@@ -122,7 +122,7 @@ def pvs(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     side, key, zob, depth, alpha, beta, root_moves, root_scores,
     tt_keys, tt_score, tt_depth, tt_flag, tt_move,
-    tss_keys, tss_depth, tss_scratch, tss_path,
+    tss_keys, tss_scratch, tss_path,
     history, killers, params, ew,
     deadline, stop, stats, pv, pv_len,
 ):
@@ -240,7 +240,7 @@ def pvs(
                                 plies = threat_search(
                                     cells, lines, sums, deltas, line_cells, cell_lines,
                                     cell_degree, n, s, keys[k], zob, threats, budget,
-                                    tss_keys, tss_depth, tss_path, tss_nodes, tss_scratch,
+                                    tss_keys, tss_path, tss_nodes, tss_scratch,
                                     deadline,
                                 )
                             tss_value = -INF
@@ -258,7 +258,7 @@ def pvs(
                             ) and threat_search(
                                 cells, lines, sums, deltas, line_cells, cell_lines,
                                 cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
-                                params[P_TSS_LEAF], tss_keys, tss_depth, tss_path, tss_nodes,
+                                params[P_TSS_LEAF], tss_keys, tss_path, tss_nodes,
                                 tss_scratch, deadline,
                             ) > 0:
                                 # a leaf where the opponent, were it to move, has a threat

@@ -113,7 +113,7 @@ class Solver:
             t.cell_degree, t.n, pos.side, pos.side if attacker is None else attacker,
             plain, sym_keys, self.syms, self.zob, self.sym_plies, board.ply,
             tab.keys, tab.pn, tab.dn, tab.work,
-            self.threats.keys, self.threats.depth, self.scratch, self.path,
+            self.threats.keys, self.scratch, self.path,
             self.tss_budget, self.tss_threats,
             nodes, started + seconds if seconds else 0.0,
             stop if stop is not None else np.zeros(1, dtype=np.int8), stats, self.replay,
@@ -378,7 +378,7 @@ class _ProofWalk:
         plies = threat_search(
             p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines, t.cell_degree,
             t.n, self.attacker, np.uint64(plain), s.zob, MAX_THREATS, budget,
-            s.threats.keys, s.threats.depth, s.path, self.stats, s.scratch,
+            s.threats.keys, s.path, self.stats, s.scratch,
         )
         if plies <= 0:
             raise _NoBound

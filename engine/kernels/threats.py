@@ -45,6 +45,8 @@ FIELDS_BELOW = 5  # counters of open lines by stones: k = n-5 .. n-1
 OPEN_FIELD = 5  # the counter of all open lines
 
 _ENTER, _NEXT, _UP = 0, 1, 2
+_DEPTH_BITS = np.uint64(63)  # a threat table entry's low bits: threats searched (MAX_THREATS)
+_KEY_BITS = ~_DEPTH_BITS
 _FAIL, _KNOWN, _ABORT = -1, -2, -3  # frame outcomes other than a win (plies > 0)
 
 
@@ -321,7 +323,7 @@ def code_weights(n, terms):
 @njit(cache=True)
 def threat_search(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
-    attacker, key, zob, max_threats, budget, tt_keys, tt_depth, path, stats, scratch,
+    attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
     deadline=0.0,
 ):
     """Plies to a forced win of ``attacker`` (to move) by continuous threats, or 0.
@@ -330,9 +332,10 @@ def threat_search(
     ``budget`` caps the nodes visited (0: no cap); ``stats[0]`` counts them. ``scratch`` holds
     the per-frame arrays (see :func:`make_scratch`), allocated once by the caller. A search
     still running at ``deadline`` (a :func:`engine.kernels.negamax.now` value; 0: none) gives up.
-    ``tt_keys`` and ``tt_depth`` remember positions with no win within that many threats; the
-    table may be shared between calls and between both attackers (keys are salted by the
-    attacker).
+    ``tt_keys`` remembers positions with no win within that many threats, the number in the
+    six low bits of the key (which the slot holds already: one cache line read a node, not
+    two); the table may be shared between calls and between both attackers (keys are salted
+    by the attacker).
     """
     size = cells.shape[0]
     defender = 1 - attacker
@@ -371,7 +374,9 @@ def threat_search(
                 out = 2 * k + 1
             elif remaining == 0:
                 out = _FAIL  # no win with no more threats
-            elif tt_keys[slot] == salted and tt_depth[slot] >= remaining:
+            elif (tt_keys[slot] & _KEY_BITS) == (salted & _KEY_BITS) and (
+                np.int64(tt_keys[slot] & _DEPTH_BITS) >= remaining
+            ):
                 out = _KNOWN
             else:
                 d_count, d_first = win_cells(defender, cells, lines, sums, line_cells,
@@ -436,8 +441,7 @@ def threat_search(
         if out == _FAIL:
             salted = keys[k] ^ salt
             slot = salted & mask
-            tt_keys[slot] = salted
-            tt_depth[slot] = max_threats - k
+            tt_keys[slot] = (salted & _KEY_BITS) | np.uint64(max_threats - k)
         if k == 0:
             return out if out > 0 else 0
         k -= 1
@@ -515,15 +519,17 @@ def make_scratch(size: int, n: int) -> ThreatScratch:
 
 
 class ThreatTable:
-    """The table of positions with no threat win, kept between searches."""
+    """The table of positions with no threat win, kept between searches (see
+    :func:`threat_search`: an entry is a key with its threats in the low bits, which the
+    slot's index, ``bits`` of them, holds already)."""
 
     def __init__(self, bits: int = TSS_TABLE_BITS) -> None:
+        if bits < 6:
+            raise ValueError("a threat table needs 6 bits of index at least (its entries' depth)")
         self.keys = np.zeros(1 << bits, dtype=np.uint64)
-        self.depth = np.zeros(1 << bits, dtype=np.int8)
 
     def clear(self) -> None:
         self.keys[:] = 0
-        self.depth[:] = 0
 
 
 def threat_win(
@@ -551,7 +557,7 @@ def threat_win(
     plies = threat_search(
         pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
         t.cell_degree, t.n, attacker, np.uint64(pos.key), zobrist(t.size),
-        min(max_threats, MAX_THREATS), budget, table.keys, table.depth, path, stats,
+        min(max_threats, MAX_THREATS), budget, table.keys, path, stats,
         make_scratch(t.size, t.n),
     )
     if plies <= 0:

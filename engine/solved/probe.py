@@ -196,7 +196,7 @@ class _Probe:
         plies = threat_search(
             p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines, t.cell_degree,
             t.n, self.turn, np.uint64(self.key), self.zob, MAX_THREATS, self.leaf_nodes,
-            self.table.keys, self.table.depth, self.path, self.stats, self.scratch,
+            self.table.keys, self.path, self.stats, self.scratch,
         )
         if plies > 0:
             if self.at_root:

@@ -195,7 +195,7 @@ class Prover:
             plies = threat_search(
                 pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, 0, np.uint64(pos.key), zobrist(t.size), threats,
-                TSS_BUDGET, self._threats.keys, self._threats.depth, self._path, self._stats,
+                TSS_BUDGET, self._threats.keys, self._path, self._stats,
                 self._scratch)
             if plies > 0:
                 break
