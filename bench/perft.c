@@ -8,7 +8,9 @@
 
    Built with -DHISTOGRAM, make/unmake also keep the open-line histogram the kernel's
    evaluators read: what the kernel's push and pop did until they were reduced to the line
-   counts (session 16), kept as the row that shows what that histogram costs C itself.
+   counts (session 16), kept as the row that shows what that histogram costs C itself. Built
+   with -DCOUNTERS, make/unmake keep what engine/kernels/threats.py's push and pop keep (a code
+   a line, each side's counters of open lines in one word): what that bookkeeping costs C.
 
    bench/perft.py compiles it with `cc -O2` and runs it beside the numba kernel:
 
@@ -55,7 +57,64 @@ static void build_lines(void) {
     }
 }
 
-#ifndef HISTOGRAM
+#if defined(COUNTERS)
+/* With -DCOUNTERS, make/unmake keep what engine/kernels/threats.py's push and pop keep: a
+   code a line (X's stones + 16 * O's) and, per side, one 64-bit word of 10-bit counters of
+   its open lines by stones (k = 0..3 here, n-5 < 0) and of all its open lines, moved by a
+   table of deltas read by the line's new code: no branch but the win's. */
+#define FIELD 10
+static unsigned char code[MAX_LINES];
+static long long sums[2];
+static long long delta[2][256][2];
+
+static long long line_sum(int c, int side) {
+    int mine = side ? c >> 4 : c & 15, theirs = side ? c & 15 : c >> 4;
+    if (theirs || mine >= N) return 0;
+    return (1LL << (FIELD * (mine + 5 - N))) + (1LL << (FIELD * 5));
+}
+
+static void build_deltas(void) {
+    for (int mover = 0; mover < 2; mover++) {
+        int unit = mover ? 16 : 1;
+        for (int c = 0; c < 256; c++) {
+            int x = c & 15, o = c >> 4;
+            if (x > N || o > N || (mover ? o : x) == 0) continue;
+            for (int s = 0; s < 2; s++) delta[mover][c][s] = line_sum(c, s) - line_sum(c - unit, s);
+        }
+    }
+    sums[0] = sums[1] = MAX_LINES * line_sum(0, 0);
+}
+
+static inline int make(int cell, int side) {
+    int won = 0, unit = side ? 16 : 1, full = N * unit;
+    long long x = sums[0], o = sums[1];
+    cells[cell] = (unsigned char)(side + 1);
+    for (int i = 0; i < cell_degree[cell]; i++) {
+        int line = cell_lines[cell][i], v = code[line] + unit;
+        code[line] = (unsigned char)v;
+        x += delta[side][v][0];
+        o += delta[side][v][1];
+        if (v == full) won = 1;
+    }
+    sums[0] = x;
+    sums[1] = o;
+    return won;
+}
+
+static inline void unmake(int cell, int side) {
+    int unit = side ? 16 : 1;
+    long long x = sums[0], o = sums[1];
+    cells[cell] = 0;
+    for (int i = 0; i < cell_degree[cell]; i++) {
+        int line = cell_lines[cell][i], v = code[line];
+        x -= delta[side][v][0];
+        o -= delta[side][v][1];
+        code[line] = (unsigned char)(v - unit);
+    }
+    sums[0] = x;
+    sums[1] = o;
+}
+#elif !defined(HISTOGRAM)
 /* Place a stone of `side`; returns 1 when it completes a line. */
 static inline int make(int cell, int side) {
     int won = 0;
@@ -122,7 +181,9 @@ int main(int argc, char **argv) {
     int depth = argc > 1 ? atoi(argv[1]) : 4;
     int repeat = argc > 2 ? atoi(argv[2]) : 1;
     build_lines();
-#ifdef HISTOGRAM
+#if defined(COUNTERS)
+    build_deltas();
+#elif defined(HISTOGRAM)
     hist[0][0] = hist[1][0] = MAX_LINES;
 #endif
     if (n_lines != MAX_LINES) {

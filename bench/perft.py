@@ -1,18 +1,19 @@
 """The kernel's perft against a plain C perft, compiled and run in the same benchmark.
 
-    .venv/bin/python bench/perft.py [--depths 4 5] [--repeat 5] [--cc cc] [--threats-depth 4]
+    .venv/bin/python bench/perft.py [--depths 4 5] [--repeat 5] [--cc cc] [--threats-depth 5]
 
 bench/perft.c is a plain C perft of 4x4x4 (a cell array, each side's stone count on each line
 updated on make/unmake, a win seen as a count reaching 4), compiled here with ``cc -O2``.
 engine.kernels.perft counts the same sequences with the kernel's own push and pop (the line counts
 alone, as the C's: the searches keep the open-line histogram they evaluate with themselves, a
 ply at a time); ``-DHISTOGRAM`` builds the C with that histogram in make/unmake, as the
-kernel's push and pop kept it until session 16. The last row is the same perft loop, compiled
-for engine.kernels.threats.push and pop (the master's, the threat search's, the proof's and the
-solver's), which also keep the histogram and ``cellk`` (per cell, the lines through it by
-stones) that those searches read at every node; it runs only up to ``--threats-depth`` (at
-depth 5 it takes minutes a repeat). Each repeat runs the C and the kernel back to back
-(the machine is shared, so the ratio is taken inside a repeat); the figures are medians, and
+kernel's push and pop kept it until session 16, and ``-DCOUNTERS`` with what the last row's
+push and pop keep. The last row is the same perft loop, compiled for
+engine.kernels.threats.push and pop (the master's, the threat search's, the proof's and the
+solver's), which keep a code a line and each side's counters of open lines by stones in one
+word (docs/engine.md, "The master's search"); it runs up to ``--threats-depth``. Each repeat
+runs the C and the kernel back to back (the machine is shared, so the ratio is taken inside a
+repeat); the figures are medians, and
 the counts must be equal: a perft that disagrees stops the benchmark. Both sides time CPU
 seconds (``CLOCK_PROCESS_CPUTIME_ID``, ``time.process_time``), not the wall clock, so that
 other work on the machine does not count as either's.
@@ -61,7 +62,7 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[4, 5])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cc", default="cc", help="the C compiler (given -O2)")
-    parser.add_argument("--threats-depth", type=int, default=4,
+    parser.add_argument("--threats-depth", type=int, default=5,
                         help="the deepest perft of the threats.push row")
     args = parser.parse_args()
 
@@ -74,9 +75,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="qubic-perft-") as tmp:
         plain = compile_c(args.cc, Path(tmp) / "plain")
         histogram = compile_c(args.cc, Path(tmp) / "histogram", "-DHISTOGRAM")
+        counters = compile_c(args.cc, Path(tmp) / "counters", "-DCOUNTERS")
         runners: dict[str, Callable[[int], tuple[int, float]]] = {
             "C, plain": lambda depth: run_c(plain, depth),
             "C, with the histogram": lambda depth: run_c(histogram, depth),
+            "C, with the counters": lambda depth: run_c(counters, depth),
             "numba kernel": run_perft,
             "numba, threats.push": lambda depth: run_perft(depth, threats=True),
         }

@@ -85,7 +85,7 @@ class Master:
         self.tt_flag = np.zeros(1 << tt_bits, dtype=np.int8)
         self.tt_move = np.zeros(1 << tt_bits, dtype=np.int8)
         self.threat_table = ThreatTable()
-        self.scratch = make_scratch(size)
+        self.scratch = make_scratch(size, self.tables.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.history = np.zeros((2, size), dtype=np.int64)
         self.killers = np.full((size + 2, 2), -1, dtype=np.int32)
@@ -113,9 +113,9 @@ class Master:
             if left <= 0:
                 break
             plies = threat_search(
-                pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, threats, left,
-                self.threat_table.keys, self.threat_table.depth, self.path, stats,
+                self.threat_table.keys, self.path, stats,
                 self.scratch, deadline,
             )
             if plies > 0:
@@ -140,10 +140,10 @@ class Master:
         pv = np.zeros((frames, frames), dtype=np.int32)
         pv_len = np.zeros(frames, dtype=np.int32)
         value = pvs(
-            pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+            pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n, pos.side, np.uint64(pos.key), self.zob, depth, alpha, beta,
             moves, scores, self.tt_keys, self.tt_score, self.tt_depth, self.tt_flag,
-            self.tt_move, self.threat_table.keys, self.threat_table.depth, self.scratch,
+            self.tt_move, self.threat_table.keys, self.scratch,
             self.path, self.history, self.killers, self.params.array(),
             self.params.weights, deadline, stop, stats, pv, pv_len,
         )

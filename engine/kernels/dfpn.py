@@ -11,7 +11,17 @@ import numpy as np
 from numba import njit
 
 from engine.kernels.negamax import frame_stacks, stopped
-from engine.kernels.threats import MAX_THREATS, pop, push, threat_search, win_cells
+from engine.kernels.threats import (
+    MAX_THREATS,
+    all_open_lines,
+    code_of,
+    open_lines,
+    pop,
+    push,
+    threat_search,
+    through,
+    win_cells,
+)
 
 PN_INF = 1 << 40
 EPSILON_NUM, EPSILON_DEN = 5, 4  # 1 + epsilon = 1.25
@@ -69,54 +79,70 @@ def child_key(sym_keys, syms, zob, side, cell, plain, canonical):
     return best
 
 
+@njit(cache=True, inline="always")
+def _child_key_at(symk, d, syms, zob, side, cell, plain, canonical):
+    """:func:`child_key` with the keys of the images in ``symk[d]``, read in place: a row
+    sliced at every child costs an atomic reference count up and down."""
+    if not canonical:
+        return plain ^ zob[side, cell]
+    best = symk[d, 0] ^ zob[side, syms[0, cell]]
+    for s in range(1, syms.shape[0]):
+        k = symk[d, s] ^ zob[side, syms[s, cell]]
+        if k < best:
+            best = k
+    return best
+
+
 @njit(cache=True)
 def _replay_holds(
-    move, defender, attacker, path, plen, stack, cells, counts, hist, cellk, line_cells,
+    move, defender, attacker, path, row, plen, stack, cells, lines, sums, deltas, line_cells,
     cell_lines, cell_degree, n,
 ):
-    """Whether the attacker's threat win ``path`` still wins after the defender plays
+    """Whether the attacker's threat win ``path[row]`` still wins after the defender plays
     ``move`` (a cell off the path): the attacker replays its threats, the defender blocks
     each, and the defender never gets a win cell of its own on the attacker's turn."""
-    push(move, defender, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+    push(move, defender, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
     stack[0] = move
     top = 1
     holds = False
     i = 0
     while i < plen:
-        if hist[attacker, n - 1] > 0:
+        if open_lines(attacker, n - 1, sums, n) > 0:
             holds = True
             break
-        count, _ = win_cells(defender, cells, cellk, n)
-        a = path[i]
+        count, _ = win_cells(defender, cells, lines, sums, line_cells, cell_lines, cell_degree,
+                             n)
+        a = path[row, i]
         if count > 0 or cells[a] != 0:
             break
-        push(a, attacker, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        push(a, attacker, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
         stack[top] = a
         top += 1
-        threats, w = win_cells(attacker, cells, cellk, n)
+        threats, w = win_cells(attacker, cells, lines, sums, line_cells, cell_lines,
+                               cell_degree, n)
         if threats >= 2:
             holds = True
             break
         if threats == 0:
             break
-        push(w, defender, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
         stack[top] = w
         top += 1
         i += 2
     while top > 0:
         top -= 1
         side = defender if top == 0 or top % 2 == 0 else attacker
-        pop(stack[top], side, cells, counts, hist, cellk, line_cells, cell_lines,
+        pop(stack[top], side, cells, lines, sums, deltas, line_cells, cell_lines,
             cell_degree, n)
     return holds
 
 
 @njit(cache=True)
 def dfpn(
-    cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
+    cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     side, attacker, plain_key, sym_keys, syms, zob, sym_plies, stones,
     keys, pn, dn, work,
-    tss_keys, tss_depth, tss_scratch, tss_path, tss_budget, tss_threats,
+    tss_keys, tss_scratch, tss_path, tss_budget, tss_threats,
     node_budget, deadline, stop, stats, use_replay,
 ):
     """Run df-pn from the position until it is proved or disproved for ``attacker`` or a
@@ -174,13 +200,12 @@ def dfpn(
                 is_or = s == attacker
                 p = np.int64(-1)
                 q = np.int64(-1)
-                if hist[s, n - 1] > 0:
+                if open_lines(s, n - 1, sums, n) > 0:
                     p, q = (0, PN_INF) if is_or else (PN_INF, 0)
                 else:
-                    count, threat = win_cells(o, cells, cellk, n)
-                    open_lines = 0
-                    for k in range(n):
-                        open_lines += hist[attacker, k]
+                    count, threat = win_cells(o, cells, lines, sums, line_cells, cell_lines,
+                                              cell_degree, n)
+                    attackable = all_open_lines(attacker, sums)
                     # written out, as the move loop below is: with the kernel's board_full
                     # and empty_cells in their place df-pn measured ~5% slower
                     empties = 0
@@ -189,14 +214,14 @@ def dfpn(
                             empties += 1
                     if count >= 2:
                         p, q = (PN_INF, 0) if is_or else (0, PN_INF)
-                    elif empties == 0 or open_lines == 0:
+                    elif empties == 0 or attackable == 0:
                         p, q = PN_INF, 0  # a draw: the attacker has not won
-                    elif count <= 1 and hist[s, n - 2] > 0:
+                    elif count <= 1 and open_lines(s, n - 2, sums, n) > 0:
                         stats[S_EVALS] += 1
                         if threat_search(
-                            cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
+                            cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
                             n, s, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                            tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
+                            tss_path, tss_nodes, tss_scratch, deadline,
                         ) > 0:
                             p, q = (0, PN_INF) if is_or else (PN_INF, 0)
                 if p >= 0:
@@ -205,7 +230,8 @@ def dfpn(
             if mode == _LOOP:
                 # generate the moves: the block when forced, else every empty cell
                 s = to_move
-                count, threat = win_cells(1 - s, cells, cellk, n)
+                count, threat = win_cells(1 - s, cells, lines, sums, line_cells, cell_lines,
+                                          cell_degree, n)
                 if count == 1:
                     moves[d, 0] = threat
                     n_moves[d] = 1
@@ -219,11 +245,13 @@ def dfpn(
                 # at a defender node, the attacker's threat win as if it were to move: every
                 # defender move off its path that leaves it intact is refuted by it
                 plen[d] = 0
-                if use_replay and s != attacker and count == 0 and hist[attacker, n - 2] > 0:
+                if use_replay and s != attacker and count == 0 and (
+                    open_lines(attacker, n - 2, sums, n) > 0
+                ):
                     plies = threat_search(
-                        cells, counts, hist, cellk, line_cells, cell_lines, cell_degree,
+                        cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
                         n, attacker, fplain[d], zob, tss_threats, tss_budget, tss_keys,
-                        tss_depth, tss_path, tss_nodes, tss_scratch, deadline,
+                        tss_path, tss_nodes, tss_scratch, deadline,
                     )
                     if plies > 0:
                         plen[d] = plies
@@ -242,7 +270,7 @@ def dfpn(
             # AND node: the other way round. "n" is the number minimised, "other" summed.
             for i in range(n_moves[d]):
                 c = moves[d, i]
-                ck = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                ck = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
                 cslot, cfound = lookup(keys, pn, dn, ck)
                 on_path = False
                 for j in range(plen[d]):
@@ -252,7 +280,7 @@ def dfpn(
                     cp = pn[cslot]
                     cd = dn[cslot]
                 elif plen[d] > 0 and not on_path and _replay_holds(
-                    c, s, attacker, tpath[d], plen[d], replay, cells, counts, hist, cellk,
+                    c, s, attacker, tpath, d, plen[d], replay, cells, lines, sums, deltas,
                     line_cells, cell_lines, cell_degree, n,
                 ):
                     stats[S_REPLAYS] += 1
@@ -264,7 +292,9 @@ def dfpn(
                     # the promising moves for either side
                     cp = np.int64(1)
                     cd = np.int64(1)
-                    keen = cellk[s, n - 2, c] > 0 or cellk[1 - s, n - 2, c] > 0
+                    keen = (through(c, code_of(s, n - 2), lines, cell_lines, cell_degree) > 0
+                            or through(c, code_of(1 - s, n - 2), lines, cell_lines,
+                                       cell_degree) > 0)
                     if not keen:
                         if is_or:
                             cp = 2
@@ -313,11 +343,11 @@ def dfpn(
                     tp, td = child_other, child_n
                 c = moves[d, best_i]
                 played[d] = c
-                push(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+                push(c, s, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
                 fplain[d + 1] = fplain[d] ^ zob[s, c]
                 for t in range(nsym):
                     symk[d + 1, t] = symk[d, t] ^ zob[s, syms[t, c]]
-                fkey[d + 1] = child_key(symk[d], syms, zob, s, c, fplain[d], canonical)
+                fkey[d + 1] = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
                 th_pn[d + 1] = min(tp, PN_INF - 1)
                 th_dn[d + 1] = min(td, PN_INF - 1)
                 d += 1
@@ -329,7 +359,7 @@ def dfpn(
             break
         d -= 1
         to_move = 1 - to_move
-        pop(played[d], to_move, cells, counts, hist, cellk, line_cells, cell_lines,
+        pop(played[d], to_move, cells, lines, sums, deltas, line_cells, cell_lines,
             cell_degree, n)
         mode = _LOOP
     stats[S_TSS_NODES] += tss_nodes[0]
@@ -337,7 +367,7 @@ def dfpn(
     while d > 0:
         d -= 1
         to_move = 1 - to_move
-        pop(played[d], to_move, cells, counts, hist, cellk, line_cells, cell_lines,
+        pop(played[d], to_move, cells, lines, sums, deltas, line_cells, cell_lines,
             cell_degree, n)
     slot, found = lookup(keys, pn, dn, fkey[0])
     if found and (pn[slot] == 0 or dn[slot] == 0):

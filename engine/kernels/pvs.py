@@ -12,7 +12,17 @@ import numpy as np
 from numba import njit
 
 from engine.kernels.negamax import INF, WIN, board_full, frame_stacks, stopped, take_pv
-from engine.kernels.threats import MAX_THREATS, pop, push, sort_by, threat_search, win_cells
+from engine.kernels.threats import (
+    MAX_THREATS,
+    code_weights,
+    open_lines,
+    pop,
+    push,
+    sort_by,
+    threat_search,
+    weigh_cells,
+    win_cells,
+)
 
 MATE_BOUND = WIN - 200  # scores beyond this are proved wins or losses
 POLL_MASK = 1023
@@ -42,6 +52,12 @@ DEFAULT_EVAL = np.array(
     [12, 3, 1, 0,  14, 3, 1, 0,  60, 6, 0,  100, 10, 300,  20], dtype=np.int64
 )
 
+# the move order: per line through a cell, open and holding n-2 stones of the mover's 64, of
+# the other side's 24; n-3: 4 and 3 (``(stones below n, whose, weight)``)
+ORDER_TERMS = ((2, 0, 64), (2, 1, 24), (3, 0, 4), (3, 1, 3))
+# the evaluation's threat cells: a cell's open lines of n-2, the mover's in bits 8 up
+THREAT_TERMS = ((2, 0, 1 << 8), (2, 1, 1))
+
 THEIR_TERMS = (E_LINES_O, E_LINES_O + 1, E_LINES_O + 2, E_LINES_O + 3, E_FORK_O, E_THREAT_O,
                E_FORKS2_O)
 
@@ -59,30 +75,35 @@ def wary_weights(percent: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):
-    """The static value for ``side`` (to move) of a position with no win cell on the board."""
+def _evaluate(side, cells, lines, sums, line_cells, n, ew, noise, salt, key, per_cell,
+              threes):
+    """The static value for ``side`` (to move) of a position with no win cell on the board;
+    ``per_cell`` is scratch, ``threes`` :data:`THREAT_TERMS`' weights by code."""
     other = 1 - side
     forks_me = 0
     forks_them = 0
     threats_me = 0
     threats_them = 0
-    for c in range(cells.shape[0]):
-        if cells[c] == 0:
-            a = cellk[side, n - 2, c]
-            b = cellk[other, n - 2, c]
-            if a >= 2:
-                forks_me += 1
-            if a >= 1:
-                threats_me += 1
-            if b >= 2:
-                forks_them += 1
-            if b >= 1:
-                threats_them += 1
+    if open_lines(side, n - 2, sums, n) > 0 or open_lines(other, n - 2, sums, n) > 0:
+        weigh_cells(per_cell, lines, line_cells, n, threes, side)
+        for c in range(cells.shape[0]):
+            if cells[c] == 0:
+                a = per_cell[c] >> 8
+                b = per_cell[c] & 255
+                if a >= 2:
+                    forks_me += 1
+                if a >= 1:
+                    threats_me += 1
+                if b >= 2:
+                    forks_them += 1
+                if b >= 1:
+                    threats_them += 1
     value = ew[E_TEMPO]
     for i in range(4):
         k = n - 2 - i
         if k >= 0:
-            value += ew[E_LINES + i] * hist[side, k] - ew[E_LINES_O + i] * hist[other, k]
+            value += (ew[E_LINES + i] * open_lines(side, k, sums, n)
+                      - ew[E_LINES_O + i] * open_lines(other, k, sums, n))
     value += ew[E_FORK] * forks_me + ew[E_THREAT] * threats_me
     value -= ew[E_FORK_O] * forks_them + ew[E_THREAT_O] * threats_them
     if forks_me >= 2:
@@ -98,10 +119,10 @@ def _evaluate(side, cells, hist, cellk, n, ew, noise, salt, key):
 
 @njit(cache=True)
 def pvs(
-    cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
+    cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     side, key, zob, depth, alpha, beta, root_moves, root_scores,
     tt_keys, tt_score, tt_depth, tt_flag, tt_move,
-    tss_keys, tss_depth, tss_scratch, tss_path,
+    tss_keys, tss_scratch, tss_path,
     history, killers, params, ew,
     deadline, stop, stats, pv, pv_len,
 ):
@@ -125,6 +146,9 @@ def pvs(
     noise = params[P_NOISE]
     salt = np.uint64(params[P_SALT])
     use_tt = params[P_USE_TT] != 0
+    per_cell = np.zeros(size, dtype=np.int64)  # the evaluation's and move order's, by cell
+    threes = code_weights(n, THREAT_TERMS)
+    move_weights = code_weights(n, ORDER_TERMS)
 
     k = 0
     dep[0] = depth
@@ -147,13 +171,14 @@ def pvs(
             s = to_move
             o = 1 - s
             mode = _UP
-            if hist[s, n - 1] > 0:
-                _, c = win_cells(s, cells, cellk, n)
+            if open_lines(s, n - 1, sums, n) > 0:
+                _, c = win_cells(s, cells, lines, sums, line_cells, cell_lines, cell_degree, n)
                 pv[k, k] = c
                 pv_len[k] = k + 1
                 value = WIN - (k + 1)
             else:
-                count, threat = win_cells(o, cells, cellk, n)
+                count, threat = win_cells(o, cells, lines, sums, line_cells, cell_lines,
+                                          cell_degree, n)
                 if count >= 2:
                     value = -(WIN - (k + 2))
                 elif board_full(cells):
@@ -209,13 +234,13 @@ def pvs(
                             plies = 0
                             interior = dep[k] > 0
                             budget = params[P_TSS_INTERIOR] if interior else params[P_TSS_LEAF]
-                            if k > 0 and budget > 0 and hist[s, n - 2] > 0:
+                            if k > 0 and budget > 0 and open_lines(s, n - 2, sums, n) > 0:
                                 threats = (params[P_THREATS_INTERIOR] if interior
                                            else params[P_THREATS_LEAF])
                                 plies = threat_search(
-                                    cells, counts, hist, cellk, line_cells, cell_lines,
+                                    cells, lines, sums, deltas, line_cells, cell_lines,
                                     cell_degree, n, s, keys[k], zob, threats, budget,
-                                    tss_keys, tss_depth, tss_path, tss_nodes, tss_scratch,
+                                    tss_keys, tss_path, tss_nodes, tss_scratch,
                                     deadline,
                                 )
                             tss_value = -INF
@@ -229,11 +254,11 @@ def pvs(
                                 _store(tt_keys, tt_score, tt_depth, tt_flag, tt_move, keys[k], k,
                                        tss_value, 0, LOWER, tss_path[0], use_tt)
                             if plies == 0 and dep[k] <= 0 and ext[k] < params[P_EXTEND] and (
-                                params[P_TSS_LEAF] > 0 and hist[o, n - 2] > 0
+                                params[P_TSS_LEAF] > 0 and open_lines(o, n - 2, sums, n) > 0
                             ) and threat_search(
-                                cells, counts, hist, cellk, line_cells, cell_lines,
+                                cells, lines, sums, deltas, line_cells, cell_lines,
                                 cell_degree, n, o, keys[k], zob, params[P_THREATS_LEAF],
-                                params[P_TSS_LEAF], tss_keys, tss_depth, tss_path, tss_nodes,
+                                params[P_TSS_LEAF], tss_keys, tss_path, tss_nodes,
                                 tss_scratch, deadline,
                             ) > 0:
                                 # a leaf where the opponent, were it to move, has a threat
@@ -246,8 +271,8 @@ def pvs(
                                 value = tss_value
                             elif dep[k] <= 0:
                                 stats[EVALS] += 1
-                                value = _evaluate(s, cells, hist, cellk, n, ew, noise,
-                                                  salt, keys[k])
+                                value = _evaluate(s, cells, lines, sums, line_cells, n, ew,
+                                                  noise, salt, keys[k], per_cell, threes)
                             else:
                                 count = 0
                                 if k == 0:
@@ -255,17 +280,12 @@ def pvs(
                                         moves[0, i] = root_moves[i]
                                     count = root_moves.shape[0]
                                 else:
+                                    weigh_cells(per_cell, lines, line_cells, n,
+                                                move_weights, s)
                                     for c in range(size):
                                         if cells[c] == 0:
                                             moves[k, count] = c
-                                            sc = (
-                                                64 * cellk[s, n - 2, c]
-                                                + 24 * cellk[o, n - 2, c]
-                                                + history[s, c]
-                                            )
-                                            if n >= 3:
-                                                sc += (4 * cellk[s, n - 3, c]
-                                                       + 3 * cellk[o, n - 3, c])
+                                            sc = per_cell[c] + history[s, c]
                                             if c == tt_best:
                                                 sc += 1 << 40
                                             elif c == killers[k, 0]:
@@ -274,7 +294,7 @@ def pvs(
                                                 sc += 1 << 29
                                             order[count] = sc
                                             count += 1
-                                    sort_by(moves[k], order, count)
+                                    sort_by(moves, k, order, count)
                                 n_moves[k] = count
                                 mode = _NEXT
                                 if plies > 0:
@@ -293,7 +313,7 @@ def pvs(
             else:
                 c = moves[k, idx[k]]
                 idx[k] += 1
-                push(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+                push(c, s, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
                 keys[k + 1] = keys[k] ^ zob[s, c]
                 dep[k + 1] = dep[k] - (1 - forced[k])
                 ext[k + 1] = ext[k]
@@ -316,13 +336,13 @@ def pvs(
         to_move = 1 - to_move
         s = to_move
         c = moves[k, idx[k] - 1]
-        pop(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        pop(c, s, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
         if stats[ABORTED] != 0:
             return 0
         score = -value
         if probe[k] == 1 and lo[k] < score < hi[k]:
             probe[k] = 0  # the probe failed high: search it again with the full window
-            push(c, s, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+            push(c, s, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
             lo[k + 1] = -hi[k]
             hi[k + 1] = -lo[k]
             k += 1

@@ -80,7 +80,7 @@ class Solver:
         self.t = tables_for(geometry)
         self.table = SolverTables.create(tt_bits)
         self.threats = ThreatTable(20)
-        self.scratch = make_scratch(self.t.size)
+        self.scratch = make_scratch(self.t.size, self.t.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.syms = np.array(geometry.symmetries, dtype=np.int32)
         self.zob = zobrist(self.t.size)
@@ -109,11 +109,11 @@ class Solver:
         tab = self.table
         t = self.t
         p, d = dfpn(
-            pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+            pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n, pos.side, pos.side if attacker is None else attacker,
             plain, sym_keys, self.syms, self.zob, self.sym_plies, board.ply,
             tab.keys, tab.pn, tab.dn, tab.work,
-            self.threats.keys, self.threats.depth, self.scratch, self.path,
+            self.threats.keys, self.scratch, self.path,
             self.tss_budget, self.tss_threats,
             nodes, started + seconds if seconds else 0.0,
             stop if stop is not None else np.zeros(1, dtype=np.int8), stats, self.replay,
@@ -241,7 +241,7 @@ class _ProofWalk:
     def push(self, cell: Cell) -> bool:
         """Play ``cell`` for the side to move; True when it completes a line."""
         t, p = self.t, self.pos
-        won = bool(push(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells,
+        won = bool(push(cell, self.turn, p.cells, p.lines, p.sums, p.deltas, t.line_cells,
                         t.cell_lines, t.cell_degree, t.n))
         if self.turn == 0:
             self.x |= 1 << cell
@@ -255,7 +255,7 @@ class _ProofWalk:
         t, p = self.t, self.pos
         self.turn ^= 1
         self.ply -= 1
-        pop(cell, self.turn, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
+        pop(cell, self.turn, p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n)
         if self.turn == 0:
             self.x &= ~(1 << cell)
@@ -304,7 +304,9 @@ class _ProofWalk:
         return result
 
     def _node(self, plain: np.uint64, sym_keys: np.ndarray) -> int:
-        own, _, other, block = both_wins(self.turn, self.pos.cells, self.pos.cellk, self.t.n)
+        p, t = self.pos, self.t
+        own, _, other, block = both_wins(self.turn, p.cells, p.lines, p.sums, t.line_cells,
+                                         t.cell_lines, t.cell_degree, t.n)
         if self.turn == self.attacker:
             if own:
                 return 1
@@ -374,9 +376,9 @@ class _ProofWalk:
             raise _NoBound
         t, p, s = self.t, self.pos, self.solver
         plies = threat_search(
-            p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines, t.cell_degree,
+            p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines, t.cell_degree,
             t.n, self.attacker, np.uint64(plain), s.zob, MAX_THREATS, budget,
-            s.threats.keys, s.threats.depth, s.path, self.stats, s.scratch,
+            s.threats.keys, s.path, self.stats, s.scratch,
         )
         if plies <= 0:
             raise _NoBound

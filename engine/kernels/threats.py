@@ -9,11 +9,17 @@ replies lose on the spot. When a forced block itself makes a three for the defen
 attacker's next move must take that win cell, and the sequence goes on only if that block is
 itself a threat; two defender win cells end the line of attack.
 
-The position carries, beside the kernel's cells, per-line counts and open-line histogram,
-``cellk[s, k, c]``: how many lines through cell c are free of the other side and hold exactly
-k stones of s. Win cells, threat moves and the move-ordering features all read it in O(1).
-The search is iterative (numba's cache is not safe with recursive functions) and keeps a
-table of positions proved not to be won within a given number of threats.
+The position is the cells, a byte a line (its X stones in the low four bits, its O stones in
+the high four: the line's *code*) and, per side, one 64-bit word of counters (``sums``): 10-bit
+fields holding how many open lines (none of the other side's stones) hold exactly k stones of
+that side, for the five k from n-5 to n-1, and how many open lines that side has at all.
+Push and pop add a constant to the code of each line through the cell and a delta, read from
+a table by the line's new code, to each side's word: no more work a line than a plain C
+perft's count, and no branch. What the searches ask of the lines through a cell (``cellk``
+before: how many lines through c are open for s and hold k of its stones) is counted when it
+is read, from the 4-7 codes through the cell, or for every cell at once in one pass over the
+lines. The search is iterative (numba's cache is not safe with recursive functions) and keeps
+a table of positions proved not to be won within a given number of threats.
 """
 
 from __future__ import annotations
@@ -32,7 +38,15 @@ from engine.rules.geometry import Cell, Geometry
 TSS_TABLE_BITS = 18
 MAX_THREATS = 32  # attacker moves in one sequence: more than half of any board's cells
 
+O_UNIT = 16  # a line's code: X stones + O_UNIT * O stones (n is at most 9)
+FIELD = 10  # bits of a counter in ``sums`` (more than the 301 lines of 9x9x9)
+FIELD_MASK = (1 << FIELD) - 1
+FIELDS_BELOW = 5  # counters of open lines by stones: k = n-5 .. n-1
+OPEN_FIELD = 5  # the counter of all open lines
+
 _ENTER, _NEXT, _UP = 0, 1, 2
+_DEPTH_BITS = np.uint64(63)  # a threat table entry's low bits: threats searched (MAX_THREATS)
+_KEY_BITS = ~_DEPTH_BITS
 _FAIL, _KNOWN, _ABORT = -1, -2, -3  # frame outcomes other than a win (plies > 0)
 
 
@@ -44,6 +58,9 @@ class ThreatScratch(NamedTuple):
     nxt: np.ndarray  # int32[F]: the next candidate to try
     keys: np.ndarray  # uint64[F]: the position's key at each frame
     played: np.ndarray  # int32[F, 2]: the threat and its forced reply
+    marks: np.ndarray  # int32[C]: a frame's lines of n-2 by cell
+    scores: np.ndarray  # int64[C]: a frame's move order
+    order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
 
 
 @cache
@@ -53,140 +70,260 @@ def zobrist(size: int) -> np.ndarray:
     return rng.integers(1, 2**63 - 1, size=(3, size), dtype=np.int64).astype(np.uint64)
 
 
+def _line_sums(code: int, n: int) -> tuple[int, int]:
+    """What a line of ``code`` adds to each side's word of counters."""
+    stones = (code % O_UNIT, code // O_UNIT)
+    out = [0, 0]
+    for side in (0, 1):
+        mine, theirs = stones[side], stones[1 - side]
+        if theirs == 0 and mine < n:
+            field = mine - (n - FIELDS_BELOW)
+            if field >= 0:
+                out[side] += 1 << (FIELD * field)
+            out[side] += 1 << (FIELD * OPEN_FIELD)
+    return out[0], out[1]
+
+
+@cache
+def sum_deltas(n: int) -> np.ndarray:
+    """``int64[2, 256, 2]``: for a stone of side m that makes a line's code v, what each
+    side's word of counters gains (``[m, v, side]``); pop takes the same away."""
+    out = np.zeros((2, 256, 2), dtype=np.int64)
+    for mover in (0, 1):
+        unit = O_UNIT if mover else 1
+        for code in range(256):
+            x, o = code % O_UNIT, code // O_UNIT
+            if x > n or o > n or (o if mover else x) == 0:
+                continue
+            after = _line_sums(code, n)
+            before = _line_sums(code - unit, n)
+            for side in (0, 1):
+                out[mover, code, side] = after[side] - before[side]
+    return out
+
+
+def empty_sums(n: int, n_lines: int) -> np.ndarray:
+    """Each side's word of counters on the empty board."""
+    x, o = _line_sums(0, n)
+    return np.array([x * n_lines, o * n_lines], dtype=np.int64)
+
+
 @dataclass
 class Position:
     """A position in the threat/master kernels' form; searches change it and restore it."""
 
     cells: np.ndarray  # uint8[C]: 0 empty, 1 X, 2 O
-    counts: np.ndarray  # uint8[2, L] (unsigned, as engine.kernels.negamax.Tables says why)
-    hist: np.ndarray  # int32[2, n + 1]
-    cellk: np.ndarray  # int8[2, n, C]
+    lines: np.ndarray  # uint8[L]: each line's code (X stones + O_UNIT * O stones)
+    sums: np.ndarray  # int64[2]: each side's counters of open lines (see the module)
+    deltas: np.ndarray  # int64[2, 256, 2]: :func:`sum_deltas` of the board's n
     key: int  # Zobrist key (uint64 as int)
     side: int
 
     @classmethod
     def from_board(cls, board: Board) -> Position:
         t = tables_for(board.geometry)
-        cells, counts, hist = t.empty_board()
-        hist[0, 0] = hist[1, 0] = t.n_lines
-        cellk = np.zeros((2, t.n, t.size), dtype=np.int8)
-        cellk[0, 0] = cellk[1, 0] = t.cell_degree
+        cells = np.zeros(t.size, dtype=np.uint8)
+        lines = np.zeros(t.n_lines, dtype=np.uint8)
+        sums = empty_sums(t.n, t.n_lines)
+        deltas = sum_deltas(t.n)
         moves = np.array(board.moves, dtype=np.int64)
-        key = _play(moves, cells, counts, hist, cellk, t.line_cells, t.cell_lines,
+        key = _play(moves, cells, lines, sums, deltas, t.line_cells, t.cell_lines,
                     t.cell_degree, t.n, zobrist(t.size))
-        return cls(cells, counts, hist, cellk, int(key), len(moves) & 1)
+        return cls(cells, lines, sums, deltas, int(key), len(moves) & 1)
 
 
 @njit(cache=True, inline="always")
-def push(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
+def push(cell, side, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n):
     """Place a stone of ``side``; returns True when it completes a line."""
     cells[cell] = side + 1
-    other = 1 - side
+    unit = 1 + (O_UNIT - 1) * side
+    full = n * unit
+    x = sums[0]
+    o = sums[1]
     won = False
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
-        mine = counts[side, line]
-        theirs = counts[other, line]
-        if theirs == 0:
-            hist[side, mine] -= 1
-            hist[side, mine + 1] += 1
-            if mine + 1 == n:
-                won = True
-                for j in range(n):
-                    cellk[side, mine, line_cells[line, j]] -= 1
-            else:
-                for j in range(n):
-                    c = line_cells[line, j]
-                    cellk[side, mine, c] -= 1
-                    cellk[side, mine + 1, c] += 1
-        if mine == 0:
-            hist[other, theirs] -= 1
-            for j in range(n):
-                cellk[other, theirs, line_cells[line, j]] -= 1
-        counts[side, line] = mine + 1
+        code = lines[line] + unit
+        lines[line] = code
+        x += deltas[side, code, 0]
+        o += deltas[side, code, 1]
+        if code == full:
+            won = True
+    sums[0] = x
+    sums[1] = o
     return won
 
 
 @njit(cache=True)
-def _play(moves, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n, zob):
+def _play(moves, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n, zob):
     """Push ``moves`` (X first) in one call from Python; returns their Zobrist key (the
     proof makes a position for each of its threat searches: a call a move cost it 9%)."""
     key = np.uint64(0)
     side = 0
     for i in range(moves.shape[0]):
-        push(moves[i], side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+        push(moves[i], side, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
         key ^= zob[side, moves[i]]
         side ^= 1
     return key
 
 
 @njit(cache=True, inline="always")
-def pop(cell, side, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n):
+def pop(cell, side, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n):
     """Take back a stone of ``side`` placed by :func:`push`."""
     cells[cell] = 0
-    other = 1 - side
+    unit = 1 + (O_UNIT - 1) * side
+    x = sums[0]
+    o = sums[1]
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
-        mine = counts[side, line] - 1
-        theirs = counts[other, line]
-        counts[side, line] = mine
-        if theirs == 0:
-            hist[side, mine + 1] -= 1
-            hist[side, mine] += 1
-            if mine + 1 == n:
-                for j in range(n):
-                    cellk[side, mine, line_cells[line, j]] += 1
-            else:
-                for j in range(n):
-                    c = line_cells[line, j]
-                    cellk[side, mine + 1, c] -= 1
-                    cellk[side, mine, c] += 1
-        if mine == 0:
-            hist[other, theirs] += 1
-            for j in range(n):
-                cellk[other, theirs, line_cells[line, j]] += 1
+        code = lines[line]
+        x -= deltas[side, code, 0]
+        o -= deltas[side, code, 1]
+        lines[line] = code - unit
+    sums[0] = x
+    sums[1] = o
 
 
 @njit(cache=True, inline="always")
-def win_cells(side, cells, cellk, n):
+def open_lines(side, k, sums, n):
+    """The open lines of ``side`` holding exactly ``k`` of its stones (n-5 <= k < n): what
+    the open-line histogram held at ``[side, k]``."""
+    return (sums[side] >> (FIELD * (k - n + FIELDS_BELOW))) & FIELD_MASK
+
+
+@njit(cache=True, inline="always")
+def all_open_lines(side, sums):
+    """The lines with none of the other side's stones that ``side`` has not completed."""
+    return (sums[side] >> (FIELD * OPEN_FIELD)) & FIELD_MASK
+
+
+@njit(cache=True, inline="always")
+def code_of(side, k):
+    """The code of an open line of ``side`` holding ``k`` of its stones."""
+    return k * (1 + (O_UNIT - 1) * side)
+
+
+@njit(cache=True, inline="always")
+def through(cell, code, lines, cell_lines, cell_degree):
+    """How many lines through ``cell`` have ``code`` (``cellk[side, k, cell]`` before, with
+    the code of :func:`code_of`)."""
+    count = 0
+    for i in range(cell_degree[cell]):
+        if lines[cell_lines[cell, i]] == code:
+            count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def _empty_of(line, cells, line_cells, n):
+    """The first empty cell of ``line``, or -1."""
+    for j in range(n):
+        c = line_cells[line, j]
+        if cells[c] == 0:
+            return np.int64(c)
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def _seen_before(cell, line, code, lines, cell_lines, cell_degree):
+    """Whether a line before ``line`` through ``cell`` has ``code`` (so that the win cell
+    ``cell`` was counted already)."""
+    for i in range(cell_degree[cell]):
+        other = cell_lines[cell, i]
+        if other < line and lines[other] == code:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def win_cells(side, cells, lines, sums, line_cells, cell_lines, cell_degree, n):
     """``(count, first)``: how many empty cells complete a line for ``side``, and the first."""
     count = 0
-    first = -1
-    for c in range(cells.shape[0]):
-        if cells[c] == 0 and cellk[side, n - 1, c] > 0:
-            if count == 0:
-                first = c
-            count += 1
+    first = np.int64(-1)
+    if open_lines(side, n - 1, sums, n) == 0:
+        return count, first
+    three = code_of(side, n - 1)
+    for line in range(lines.shape[0]):
+        if lines[line] == three:
+            c = _empty_of(line, cells, line_cells, n)
+            if not _seen_before(c, line, three, lines, cell_lines, cell_degree):
+                count += 1
+                if first < 0 or c < first:
+                    first = c
     return count, first
 
 
+@njit(cache=True, inline="always")
+def two_wins(side, cells, lines, line_cells, cell_lines, cell_degree, n):
+    """The two lowest win cells of ``side`` (-1 where there are fewer)."""
+    first = np.int64(-1)
+    second = np.int64(-1)
+    three = code_of(side, n - 1)
+    for line in range(lines.shape[0]):
+        if lines[line] == three:
+            c = _empty_of(line, cells, line_cells, n)
+            if c == first or c == second:  # noqa: SIM109 (numba: no tuple membership)
+                continue
+            if first < 0 or c < first:
+                second = first
+                first = c
+            elif second < 0 or c < second:
+                second = c
+    return first, second
+
+
 @njit(cache=True)
-def both_wins(side, cells, cellk, n):
+def both_wins(side, cells, lines, sums, line_cells, cell_lines, cell_degree, n):
     """:func:`win_cells` of ``side`` and of the other side, in one call from Python:
     ``(count, first, their count, their first)``."""
-    mine, first = win_cells(side, cells, cellk, n)
-    theirs, block = win_cells(1 - side, cells, cellk, n)
+    mine, first = win_cells(side, cells, lines, sums, line_cells, cell_lines, cell_degree, n)
+    theirs, block = win_cells(1 - side, cells, lines, sums, line_cells, cell_lines,
+                              cell_degree, n)
     return mine, first, theirs, block
 
 
 @njit(cache=True, inline="always")
-def completion(cell, side, cells, counts, line_cells, cell_lines, cell_degree, n):
+def completion(cell, side, cells, lines, line_cells, cell_lines, cell_degree, n):
     """The win cell of a three of ``side`` through ``cell`` (just played), or -1."""
-    other = 1 - side
+    three = code_of(side, n - 1)
     for i in range(cell_degree[cell]):
         line = cell_lines[cell, i]
-        if counts[side, line] == n - 1 and counts[other, line] == 0:
+        if lines[line] == three:
+            return _empty_of(line, cells, line_cells, n)
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def weigh_cells(out, lines, line_cells, n, weights, side):
+    """``out[c]``: the sum of ``weights[side, code]`` over the lines through c, for every cell
+    in one pass over the lines. (Rows are indexed here, not sliced by the caller: a slice in
+    a search's loop costs an atomic reference count up and down.)"""
+    out[:] = 0
+    for line in range(lines.shape[0]):
+        w = weights[side, lines[line]]
+        if w != 0:
             for j in range(n):
-                c = line_cells[line, j]
-                if cells[c] == 0:
-                    return c
-    return -1
+                out[line_cells[line, j]] += w
+
+
+@njit(cache=True)
+def code_weights(n, terms):
+    """``int64[2, 256]``: by side s and line code, the sum of the weights of the ``terms``
+    ``(below, whose, weight)`` the code is: an open line holding n - below stones of s
+    (``whose`` 0) or of the other side (1)."""
+    out = np.zeros((2, 256), dtype=np.int64)
+    for side in range(2):
+        for below, whose, weight in terms:
+            k = n - below
+            if k >= 0:
+                out[side, code_of(side ^ whose, k)] += weight
+    return out
 
 
 @njit(cache=True)
 def threat_search(
-    cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n,
-    attacker, key, zob, max_threats, budget, tt_keys, tt_depth, path, stats, scratch,
+    cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
+    attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
     deadline=0.0,
 ):
     """Plies to a forced win of ``attacker`` (to move) by continuous threats, or 0.
@@ -195,9 +332,10 @@ def threat_search(
     ``budget`` caps the nodes visited (0: no cap); ``stats[0]`` counts them. ``scratch`` holds
     the per-frame arrays (see :func:`make_scratch`), allocated once by the caller. A search
     still running at ``deadline`` (a :func:`engine.kernels.negamax.now` value; 0: none) gives up.
-    ``tt_keys`` and ``tt_depth`` remember positions with no win within that many threats; the
-    table may be shared between calls and between both attackers (keys are salted by the
-    attacker).
+    ``tt_keys`` remembers positions with no win within that many threats, the number in the
+    six low bits of the key (which the slot holds already: one cache line read a node, not
+    two); the table may be shared between calls and between both attackers (keys are salted
+    by the attacker).
     """
     size = cells.shape[0]
     defender = 1 - attacker
@@ -206,8 +344,12 @@ def threat_search(
     nxt = scratch.nxt
     keys = scratch.keys
     played = scratch.played
+    marks = scratch.marks
+    scores = scratch.scores
+    order_by = scratch.order_weights
     mask = tt_keys.shape[0] - 1
     salt = zob[2, attacker]
+    two = code_of(attacker, n - 2)
     nodes = 0
     k = 0
     keys[0] = key
@@ -225,38 +367,54 @@ def threat_search(
                 deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
             ):
                 out = _ABORT
-            elif hist[attacker, n - 1] > 0:
-                _, c = win_cells(attacker, cells, cellk, n)
+            elif open_lines(attacker, n - 1, sums, n) > 0:
+                _, c = win_cells(attacker, cells, lines, sums, line_cells, cell_lines,
+                                 cell_degree, n)
                 path[2 * k] = c
                 out = 2 * k + 1
             elif remaining == 0:
                 out = _FAIL  # no win with no more threats
-            elif tt_keys[slot] == salted and tt_depth[slot] >= remaining:
+            elif (tt_keys[slot] & _KEY_BITS) == (salted & _KEY_BITS) and (
+                np.int64(tt_keys[slot] & _DEPTH_BITS) >= remaining
+            ):
                 out = _KNOWN
             else:
-                d_count, d_first = win_cells(defender, cells, cellk, n)
+                d_count, d_first = win_cells(defender, cells, lines, sums, line_cells,
+                                             cell_lines, cell_degree, n)
                 count = 0
+                out = _FAIL
                 if d_count == 1:
-                    if cellk[attacker, n - 2, d_first] > 0:
+                    threes = through(d_first, two, lines, cell_lines, cell_degree)
+                    if threes > 0:
                         cand[k, 0] = d_first
                         count = 1
-                elif d_count == 0:
+                        if threes >= 2:
+                            out = _double_threat(k, d_first, attacker, cells, lines, sums,
+                                                 deltas, line_cells, cell_lines, cell_degree,
+                                                 n, path)
+                elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0:
+                    # one pass over the lines: per cell, its lines of n-2
+                    marks[:] = 0
+                    for line in range(lines.shape[0]):
+                        if lines[line] == two:
+                            for j in range(n):
+                                marks[line_cells[line, j]] += 1
                     for c in range(size):
-                        if cells[c] == 0 and cellk[attacker, n - 2, c] > 0:
+                        if cells[c] == 0 and marks[c] > 0:
                             cand[k, count] = c
                             count += 1
+                    for i in range(count):
+                        c = cand[k, i]
+                        if marks[c] >= 2:
+                            out = _double_threat(k, c, attacker, cells, lines, sums, deltas,
+                                                 line_cells, cell_lines, cell_degree, n, path)
+                            break
+                    if out == _FAIL and count > 1:
+                        _order(cand, k, count, order_by, attacker, lines, cell_lines,
+                               cell_degree, scores)
                 n_cand[k] = count
                 nxt[k] = 0
-                out = _FAIL
-                for i in range(count):
-                    c = cand[k, i]
-                    if cellk[attacker, n - 2, c] >= 2:
-                        out = _double_threat(k, c, attacker, cells, counts, hist, cellk,
-                                             line_cells, cell_lines, cell_degree, n, path)
-                        break
                 if out == _FAIL and count > 0:
-                    if count > 1:
-                        _order(cand[k], count, attacker, cellk, n)
                     mode = _NEXT
         if mode == _NEXT:
             if nxt[k] >= n_cand[k]:
@@ -265,11 +423,11 @@ def threat_search(
             else:
                 c = cand[k, nxt[k]]
                 nxt[k] += 1
-                push(c, attacker, cells, counts, hist, cellk, line_cells, cell_lines,
+                push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
                      cell_degree, n)
-                w = completion(c, attacker, cells, counts, line_cells, cell_lines,
+                w = completion(c, attacker, cells, lines, line_cells, cell_lines,
                                cell_degree, n)
-                push(w, defender, cells, counts, hist, cellk, line_cells, cell_lines,
+                push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines,
                      cell_degree, n)
                 played[k, 0] = c
                 played[k, 1] = w
@@ -283,33 +441,25 @@ def threat_search(
         if out == _FAIL:
             salted = keys[k] ^ salt
             slot = salted & mask
-            tt_keys[slot] = salted
-            tt_depth[slot] = max_threats - k
+            tt_keys[slot] = (salted & _KEY_BITS) | np.uint64(max_threats - k)
         if k == 0:
             return out if out > 0 else 0
         k -= 1
-        pop(played[k, 1], defender, cells, counts, hist, cellk, line_cells, cell_lines,
+        pop(played[k, 1], defender, cells, lines, sums, deltas, line_cells, cell_lines,
             cell_degree, n)
-        pop(played[k, 0], attacker, cells, counts, hist, cellk, line_cells, cell_lines,
+        pop(played[k, 0], attacker, cells, lines, sums, deltas, line_cells, cell_lines,
             cell_degree, n)
         if out == _FAIL or out == _KNOWN:  # noqa: SIM109 (numba: no tuple membership)
             mode = _NEXT  # that threat failed: try the frame's next one
 
 
 @njit(cache=True, inline="always")
-def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_lines,
+def _double_threat(k, c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
                    cell_degree, n, path):
     """Record the win by the double threat at ``c`` in ``path``; returns its plies."""
-    push(c, attacker, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
-    first = -1
-    second = -1
-    for x in range(cells.shape[0]):
-        if cells[x] == 0 and cellk[attacker, n - 1, x] > 0:
-            if first < 0:
-                first = x
-            elif second < 0:
-                second = x
-    pop(c, attacker, cells, counts, hist, cellk, line_cells, cell_lines, cell_degree, n)
+    push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
+    first, second = two_wins(attacker, cells, lines, line_cells, cell_lines, cell_degree, n)
+    pop(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
     path[2 * k] = c
     path[2 * k + 1] = first
     path[2 * k + 2] = second
@@ -317,36 +467,44 @@ def _double_threat(k, c, attacker, cells, counts, hist, cellk, line_cells, cell_
 
 
 @njit(cache=True, inline="always")
-def sort_by(moves, order, count):
-    """Insertion sort of ``moves[:count]`` by ``order`` descending (``order`` moves along)."""
+def sort_by(moves, row, order, count):
+    """Insertion sort of ``moves[row, :count]`` by ``order`` descending (``order`` moves
+    along)."""
     for i in range(1, count):
-        m = moves[i]
+        m = moves[row, i]
         s = order[i]
         j = i - 1
         while j >= 0 and order[j] < s:
-            moves[j + 1] = moves[j]
+            moves[row, j + 1] = moves[row, j]
             order[j + 1] = order[j]
             j -= 1
-        moves[j + 1] = m
+        moves[row, j + 1] = m
         order[j + 1] = s
 
 
 @njit(cache=True, inline="always")
-def _order(moves, count, side, cellk, n):
-    """Sort threat moves: those that open most new lines of n-2 (future threats) first."""
-    scores = np.empty(count, dtype=np.int32)
+def _order(moves, row, count, weights, side, lines, cell_lines, cell_degree, scores):
+    """Sort threat moves (``moves[row, :count]``): those that open most new lines of n-2
+    (future threats) first: ``weights[side]`` by line code (:func:`order_weights`), summed
+    over the lines through a move."""
     for i in range(count):
-        c = moves[i]
+        c = moves[row, i]
         s = 0
-        if n >= 3:
-            s = 4 * cellk[side, n - 3, c]
-        s += 16 * cellk[side, n - 2, c] + cellk[1 - side, n - 2, c]
+        for j in range(cell_degree[c]):
+            s += weights[side, lines[cell_lines[c, j]]]
         scores[i] = s
-    sort_by(moves, scores, count)
+    sort_by(moves, row, scores, count)
 
 
-def make_scratch(size: int) -> ThreatScratch:
-    """Frame arrays for :func:`threat_search` on a board of ``size`` cells."""
+def order_weights(n: int) -> np.ndarray:
+    """By attacker and line code, a threat move's order for a line of that code through it:
+    16 a line of n-2 of the attacker's (a threat more to come), 4 one of n-3, 1 one of n-2 of
+    the defender's."""
+    return code_weights(n, ((2, 0, 16), (3, 0, 4), (2, 1, 1)))
+
+
+def make_scratch(size: int, n: int) -> ThreatScratch:
+    """Frame arrays for :func:`threat_search` on a board of ``size`` cells, lines of ``n``."""
     frames = MAX_THREATS + 1
     return ThreatScratch(
         np.empty((frames, size), dtype=np.int32),
@@ -354,19 +512,24 @@ def make_scratch(size: int) -> ThreatScratch:
         np.zeros(frames, dtype=np.int32),
         np.zeros(frames, dtype=np.uint64),
         np.zeros((frames, 2), dtype=np.int32),
+        np.zeros(size, dtype=np.int32),
+        np.zeros(size, dtype=np.int64),
+        order_weights(n),
     )
 
 
 class ThreatTable:
-    """The table of positions with no threat win, kept between searches."""
+    """The table of positions with no threat win, kept between searches (see
+    :func:`threat_search`: an entry is a key with its threats in the low bits, which the
+    slot's index, ``bits`` of them, holds already)."""
 
     def __init__(self, bits: int = TSS_TABLE_BITS) -> None:
+        if bits < 6:
+            raise ValueError("a threat table needs 6 bits of index at least (its entries' depth)")
         self.keys = np.zeros(1 << bits, dtype=np.uint64)
-        self.depth = np.zeros(1 << bits, dtype=np.int8)
 
     def clear(self) -> None:
         self.keys[:] = 0
-        self.depth[:] = 0
 
 
 def threat_win(
@@ -392,10 +555,10 @@ def threat_win(
     path = np.full(2 * MAX_THREATS + 4, -1, dtype=np.int32)
     stats = np.zeros(1, dtype=np.int64)
     plies = threat_search(
-        pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+        pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
         t.cell_degree, t.n, attacker, np.uint64(pos.key), zobrist(t.size),
-        min(max_threats, MAX_THREATS), budget, table.keys, table.depth, path, stats,
-        make_scratch(t.size),
+        min(max_threats, MAX_THREATS), budget, table.keys, path, stats,
+        make_scratch(t.size, t.n),
     )
     if plies <= 0:
         return None

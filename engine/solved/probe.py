@@ -16,6 +16,7 @@ from numba import njit
 from engine.kernels.negamax import tables_for
 from engine.kernels.threats import (
     MAX_THREATS,
+    O_UNIT,
     Position,
     ThreatTable,
     both_wins,
@@ -41,18 +42,34 @@ class OutOfTime(Exception):
 
 
 @njit(cache=True)
-def _ordered(side, cells, cellk, n, mine_weights, their_weights, threes_first):
+def _ordered(side, cells, lines, line_cells, n, mine_weights, their_weights, threes_first):
     """The empty cells, best first (see :meth:`_Probe.ordered`), compiled."""
     size = cells.shape[0]
     empty = np.empty(size, dtype=np.int64)
     value = np.empty(size, dtype=np.int64)
+    # per cell, the weights of the open lines through it (one pass over the lines), and
+    # whether one of them holds n-2 of the side to move's stones
+    weight = np.zeros(size, dtype=np.int64)
+    two = np.zeros(size, dtype=np.bool_)
+    for line in range(lines.shape[0]):
+        code = lines[line]
+        stones = (code % O_UNIT, code // O_UNIT)
+        mine, theirs = (stones[1], stones[0]) if side else (stones[0], stones[1])
+        w = 0
+        if theirs == 0 and mine < n:
+            w += mine_weights[mine]
+        if mine == 0 and theirs < n:
+            w += their_weights[theirs]
+        for j in range(n):
+            c = line_cells[line, j]
+            weight[c] += w
+            if theirs == 0 and mine == n - 2:
+                two[c] = True
     count = 0
     for c in range(size):
         if cells[c] == 0:
-            v = 0
-            for k in range(n):
-                v += mine_weights[k] * cellk[side, k, c] + their_weights[k] * cellk[1 - side, k, c]
-            if threes_first and cellk[side, n - 2, c] > 0:
+            v = weight[c]
+            if threes_first and two[c]:
                 v += 1 << 40
             empty[count] = c
             value[count] = -v
@@ -82,7 +99,7 @@ class _Probe:
         self.key = self.pos.key  # as a Python int: cheaper to update than a numpy scalar
         self.zob = zobrist(self.t.size)
         self.zob_int = [[int(k) for k in row] for row in self.zob]
-        self.scratch = make_scratch(self.t.size)
+        self.scratch = make_scratch(self.t.size, self.t.n)
         self.path = np.zeros(2 * MAX_THREATS + 4, dtype=np.int32)
         self.stats = np.zeros(1, dtype=np.int64)
         self.table = table
@@ -115,7 +132,7 @@ class _Probe:
     def push(self, cell: Cell) -> None:
         side = self.turn
         t, p = self.t, self.pos
-        self.completed.append(bool(push(cell, side, p.cells, p.counts, p.hist, p.cellk,
+        self.completed.append(bool(push(cell, side, p.cells, p.lines, p.sums, p.deltas,
                                         t.line_cells, t.cell_lines, t.cell_degree, t.n)))
         if side == 0:
             self.x |= 1 << cell
@@ -131,7 +148,7 @@ class _Probe:
         self.completed.pop()
         side = self.turn ^ 1
         t, p = self.t, self.pos
-        pop(cell, side, p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines,
+        pop(cell, side, p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines,
             t.cell_degree, t.n)
         if side == 0:
             self.x &= ~(1 << cell)
@@ -160,15 +177,16 @@ class _Probe:
     def wins(self) -> tuple[int, int, int, int]:
         """``(count, first, their count, their first)``: the empty cells that complete a line
         of the side to move, and of the other side."""
-        mine, first, theirs, block = both_wins(self.turn, self.pos.cells, self.pos.cellk,
-                                                self.t.n)
+        p, t = self.pos, self.t
+        mine, first, theirs, block = both_wins(self.turn, p.cells, p.lines, p.sums,
+                                                t.line_cells, t.cell_lines, t.cell_degree, t.n)
         return int(mine), int(first), int(theirs), int(block)
 
     def ordered(self, threes_first: bool) -> list[Cell]:
         """The empty cells, best first for the side to move: by the open lines through them
         weighted by their stones (:func:`engine.rules.board.line_value`), those that make a three
         first if ``threes_first``."""
-        return _ordered(self.turn, self.pos.cells, self.pos.cellk, self.t.n,
+        return _ordered(self.turn, self.pos.cells, self.pos.lines, self.t.line_cells, self.t.n,
                         self.mine_weights, self.their_weights, threes_first).tolist()
 
     def leaf(self) -> int | None:
@@ -176,9 +194,9 @@ class _Probe:
         t, p = self.t, self.pos
         self.stats[0] = 0
         plies = threat_search(
-            p.cells, p.counts, p.hist, p.cellk, t.line_cells, t.cell_lines, t.cell_degree,
+            p.cells, p.lines, p.sums, p.deltas, t.line_cells, t.cell_lines, t.cell_degree,
             t.n, self.turn, np.uint64(self.key), self.zob, MAX_THREATS, self.leaf_nodes,
-            self.table.keys, self.table.depth, self.path, self.stats, self.scratch,
+            self.table.keys, self.path, self.stats, self.scratch,
         )
         if plies > 0:
             if self.at_root:

@@ -134,7 +134,7 @@ class Prover:
         self.heights: dict[Key, int | None] = {}  # canonical X position -> plies to the win
         self.tally = Tally()
         self._threats = ThreatTable(20)
-        self._scratch = make_scratch(self.geometry.size)
+        self._scratch = make_scratch(self.geometry.size, self.geometry.n)
         self._path = np.full(2 * MAX_THREATS + 4, -1, dtype=np.int32)
         self._stats = np.zeros(1, dtype=np.int64)
         self._solver: Solver | None = None
@@ -193,9 +193,9 @@ class Prover:
         plies = 0
         for threats in self.deepening:  # the shortest sequence first: a smaller tree
             plies = threat_search(
-                pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells, t.cell_lines,
+                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
                 t.cell_degree, t.n, 0, np.uint64(pos.key), zobrist(t.size), threats,
-                TSS_BUDGET, self._threats.keys, self._threats.depth, self._path, self._stats,
+                TSS_BUDGET, self._threats.keys, self._path, self._stats,
                 self._scratch)
             if plies > 0:
                 break

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
-def test_the_c_perft_and_its_histogram_build_count_what_the_kernel_counts(tmp_path: Path) -> None:
-    for flags in ([], ["-DHISTOGRAM"]):
+def test_the_c_perft_and_its_other_builds_count_what_the_kernel_counts(tmp_path: Path) -> None:
+    for flags in ([], ["-DHISTOGRAM"], ["-DCOUNTERS"]):
         binary = tmp_path / "perft"
         subprocess.run(["cc", "-O2", *flags, "-o", str(binary), str(ROOT / "bench" / "perft.c")],
                        check=True)

@@ -1,4 +1,5 @@
-"""Threat-space search against the separate exhaustive solver, and its position arrays."""
+"""Threat-space search against the separate exhaustive solver, and its position arrays
+(the lines' codes and counters, and what is counted from them on demand)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,22 @@ from engine_helpers import ShortWins, random_positions
 
 from engine import Board
 from engine.kernels.negamax import tables_for
-from engine.kernels.threats import Position, pop, push, threat_win
+from engine.kernels.threats import (
+    FIELD,
+    O_UNIT,
+    Position,
+    all_open_lines,
+    code_of,
+    code_weights,
+    open_lines,
+    pop,
+    push,
+    threat_win,
+    through,
+    weigh_cells,
+    win_cells,
+)
+from engine.rules.geometry import variant
 
 
 def direct_cellk(board: Board) -> np.ndarray:
@@ -24,25 +40,70 @@ def direct_cellk(board: Board) -> np.ndarray:
     return out
 
 
+def direct_wins(board: Board, side: int) -> tuple[int, int]:
+    g = board.geometry
+    mine, theirs = board.stones[side], board.stones[1 - side]
+    cells = {(m & ~mine).bit_length() - 1 for m in g.line_masks
+             if not m & theirs and (m & ~mine).bit_count() == 1 and m & mine}
+    return len(cells), min(cells, default=-1)
+
+
+def assert_arrays_match(pos: Position, board: Board) -> None:
+    """The lines' codes, the counters, the on-demand ``cellk`` and the win cells, all
+    against a count from the board's bitboards."""
+    g = board.geometry
+    t = tables_for(g)
+    x, o = board.stones
+    codes = [(m & x).bit_count() + O_UNIT * (m & o).bit_count() for m in g.line_masks]
+    assert list(pos.lines) == codes
+    cellk = direct_cellk(board)
+    for side in (0, 1):
+        hist = cellk[side].astype(np.int64) @ np.ones(g.size, dtype=np.int64) // g.n
+        for k in range(max(0, g.n - 5), g.n):
+            assert open_lines(side, k, pos.sums, g.n) == hist[k]
+        assert all_open_lines(side, pos.sums) == hist.sum()
+        for k in range(g.n):
+            code = code_of(side, k)
+            assert [through(c, code, pos.lines, t.cell_lines, t.cell_degree)
+                    for c in range(g.size)] == list(cellk[side, k])
+        assert tuple(int(v) for v in win_cells(
+            side, pos.cells, pos.lines, pos.sums, t.line_cells, t.cell_lines, t.cell_degree,
+            g.n)) == direct_wins(board, side)
+    weights = np.zeros(g.size, dtype=np.int64)
+    table = code_weights(g.n, ((2, 0, 100), (2, 1, 10), (g.n, 1, 1)))
+    weigh_cells(weights, pos.lines, t.line_cells, g.n, table, 0)
+    assert list(weights) == list(100 * cellk[0, g.n - 2].astype(np.int64)
+                                 + 10 * cellk[1, g.n - 2] + cellk[0, 0])
+
+
 @pytest.mark.parametrize("name", ["4x4x4", "3x3x3", "4x4", "5x5x5"])
 def test_position_arrays_match_a_direct_count_after_push_and_pop(name: str) -> None:
     for board in random_positions(name, 5, seed=len(name), plies=(0, 20)):
         pos = Position.from_board(board)
-        assert (pos.cellk == direct_cellk(board)).all()
+        assert_arrays_match(pos, board)
         t = tables_for(board.geometry)
-        before = (pos.cells.copy(), pos.counts.copy(), pos.hist.copy(), pos.cellk.copy())
+        before = (pos.cells.copy(), pos.lines.copy(), pos.sums.copy())
         for cell in board.legal_moves[:6]:
-            push(cell, pos.side, pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells,
+            push(cell, pos.side, pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells,
                  t.cell_lines, t.cell_degree, t.n)
             if board.is_legal(cell):
                 board.push(cell)
                 if board.winning_line is None:
-                    assert (pos.cellk == direct_cellk(board)).all()
+                    assert_arrays_match(pos, board)
                 board.pop()
-            pop(cell, pos.side, pos.cells, pos.counts, pos.hist, pos.cellk, t.line_cells,
+            pop(cell, pos.side, pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells,
                 t.cell_lines, t.cell_degree, t.n)
-        after = (pos.cells, pos.counts, pos.hist, pos.cellk)
+        after = (pos.cells, pos.lines, pos.sums)
         assert all((a == b).all() for a, b in zip(before, after, strict=True))
+
+
+def test_the_counters_hold_the_largest_boards_lines() -> None:
+    """A 10-bit counter holds every line of the largest board (9x9x9: 301)."""
+    g = variant("9x9x9")
+    assert len(g.lines) < 1 << FIELD
+    pos = Position.from_board(Board("9x9x9"))
+    assert all_open_lines(0, pos.sums) == all_open_lines(1, pos.sums) == len(g.lines)
+    assert open_lines(0, 4, pos.sums, g.n) == 0
 
 
 def replay_is_forced(board: Board, path: tuple[int, ...]) -> None:
