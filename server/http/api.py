@@ -87,6 +87,8 @@ class ApiGame(GameHeading, gc=True):
     ratings: RatingChange | None  # the players' ratings before a rated game
     rating_change: RatingChange | None
     tournament: str | None = None  # the tournament the game belongs to (docs/tournaments.md)
+    x_bot: bool = False  # that side's player is a bot account (docs/bots.md)
+    o_bot: bool = False
 
 
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
@@ -178,6 +180,7 @@ def game_of(record: GameRecord) -> ApiGame:
         id=record.id, variant=record.variant,  # type: ignore[arg-type]
         clock=None if clock is None else ClockSpec(round(clock.initial), round(clock.increment)),
         rated=record.rated, x=seat_name(record.x), o=seat_name(record.o),
+        x_bot=record.x.bot, o_bot=record.o.bot,
         x_ai=record.x.computer_level, o_ai=record.o.computer_level,
         status="over" if over else "playing", result=result,  # type: ignore[arg-type]
         reason=record.reason if over else None,  # type: ignore[arg-type]
