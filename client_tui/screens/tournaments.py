@@ -337,7 +337,14 @@ class TournamentScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#standings")
     def open_player(self, event: DataTable.RowSelected) -> None:
+        """A player's page; a computer the host entered has none."""
         name = event.row_key.value
         state = self.model.states.get(self.tournament)
-        if name is not None and state is not None and any(s.name == name for s in state.standings):
-            self.app.push_screen(PlayerScreen(name))
+        line = next((s for s in state.standings if s.name == name), None) if state else None
+        if line is None or name is None:
+            return
+        if line.computer is not None:
+            self.notify(f"{name} is the computer (level {line.computer}): it has no page.",
+                        timeout=3)
+            return
+        self.app.push_screen(PlayerScreen(name))

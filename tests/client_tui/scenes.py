@@ -151,24 +151,26 @@ def tournament_list() -> TournamentList:
     ])
 
 
-def standing(rank: int, name: str, points: list[int], **flags: bool) -> Standing:
+def standing(rank: int, name: str, points: list[int], computer: int | None = None,
+             **flags: bool) -> Standing:
     return Standing(rank=rank, name=name, score=sum(points), points=points,
                     fire=flags.get("fire", False), rating=1500 + 17 * rank,
                     performance=1800 - 60 * rank, games=len(points),
                     playing=flags.get("playing", False), withdrawn=flags.get("withdrawn", False),
-                    bot=flags.get("bot", False))
+                    bot=flags.get("bot", False), computer=computer)
 
 
 def tournament(me_in: bool = True) -> TournamentState:
     """The evening arena's standings (ann on fire when ``me_in``, else fay in her place, a
-    computer player, one who left) and its games, newest first, two going on."""
+    computer player, one who left, eve a bot account) and its games, newest first, two going
+    on."""
     me = "ann" if me_in else "fay"
     standings = [
         standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
         standing(2, me, [2, 2, 4], fire=True, playing=True),
-        standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True, playing=True),
+        standing(3, "computer-3", [2, 1, 0, 2, 0], computer=3, playing=True),
         standing(3, "Maximilian-Fitzgerald_xy", [1, 2, 2], withdrawn=True),
-        standing(5, "eve", [0, 0], playing=True),
+        standing(5, "eve", [0, 0], bot=True, playing=True),
     ]
     games = [
         TournamentGame(id="g21", x="dan", o="computer-3", round=None, result=None),

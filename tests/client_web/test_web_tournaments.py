@@ -56,9 +56,9 @@ def arena_state(ann_in: bool) -> dict[str, Any]:
     return {"t": "tournament", "info": arena_info(), "ref": None, "standings": [
         standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
         standing(2, me, [2, 2, 4], fire=True, playing=True),
-        standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True),
+        standing(3, "computer-3", [2, 1, 0, 2, 0], computer=3),
         standing(3, LONG, [1, 2, 2], withdrawn=True),
-        standing(5, "eve", [0, 0])],
+        standing(5, "eve", [0, 0], bot=True)],
         "games": [
         {"id": "g21", "x": "dan", "o": "computer-3", "round": None, "result": None},
         {"id": "g20", "x": me, "o": "eve", "round": None, "result": None},
@@ -179,14 +179,18 @@ async def test_the_list_a_page_join_and_leave(tmp_path: Path) -> None:
         assert dan.split() == ["1", "dan", "playing", "12", "2", "2", "4", "4", "0", "5", "1510",
                                "1650"]
         assert "on fire" in await rows.nth(1).inner_text()
-        assert await rows.nth(2).locator(".bot-mark").text_content() == "BOT"
+        assert await rows.nth(4).locator(".bot-mark").text_content() == "BOT"  # eve's account
         assert await rows.nth(0).locator(".bot-mark").count() == 0
+        # the computer: no BOT (no account) and no link to a player page that does not exist
+        assert await rows.nth(2).locator(".bot-mark, a.player-link").count() == 0
+        assert await rows.nth(0).locator("a.player-link").count() == 1
         assert "left" in await rows.nth(3).inner_text()
         assert await page.locator(".points .doubled").count() == 3  # 4s: doubled on fire
         games = page.locator(".tournament-games li")
         assert [await games.nth(i).get_attribute("data-game") for i in range(4)] == [
             "g21", "g20", "g19", "g18"]  # newest first, as sent
         assert "½–½" in await games.nth(3).inner_text()
+        assert [await games.nth(0).locator("a.player-link").inner_text()] == ["dan"]
         assert await page.is_hidden("#tournament-leave") and await page.is_hidden(
             "#tournament-game")
 
