@@ -35,14 +35,12 @@ import msgspec
 from aiohttp import web
 
 from server.errors import LimitReached, ServerError, StoreError
-from server.game.lobby import challenge_info
 from server.http import tokens
 from server.http.api import HUB_KEY
 from server.http.rate import client_of
 from server.node import levers
 from server.node.bots import EventFeed, GameFeed
 from server.node.hub import Hub
-from server.node.lobby import Lobby
 from server.node.rates import Limits
 from server.node.session import CLOSE_GOING_AWAY, Session
 from server.protocol import (
@@ -377,17 +375,16 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
 
 async def api_stream_events(request: web.Request) -> web.StreamResponse:
     """The player's events: a ``gameStart`` for each game going on and a ``challenge`` for
-    each challenge to them open (on one server; a cluster's lobby is another node's), then
-    challenges and games as they come."""
+    each challenge to them waiting (a cluster's lobby answers from the node holding it;
+    ``unavailable`` if it does not), then challenges and games as they come."""
     events = EventFeed()
 
     async def first(hub: Hub, session: Session) -> None:
         name = session.name or ""
         for game_id in await hub.router.games_of(name):
             await hub.handle(session, Watch(game=game_id))  # its state: a gameStart
-        if isinstance(hub.lobby, Lobby):
-            for challenge in hub.lobby.core.challenges.sent_to(name):
-                session.send(ChallengeReceived(challenge=challenge_info(challenge)))
+        for challenge in await hub.lobby.challenges_to(name):  # a cluster's: from its holder
+            session.send(ChallengeReceived(challenge=challenge))
 
     return await _stream(request, False, first, events.feed_all, lambda: False)
 
