@@ -114,7 +114,7 @@ class ClusterLobby:
         # sessions whose game-starting request succeeded, until their game's join: its id
         self._starting: dict[int, tuple[str | int, float]] = {}
         self._reported: dict[str, tuple[float, bool]] = {}  # here, as last reported: rating, bot
-        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # view's asks
+        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # _ask_holder's questions
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
