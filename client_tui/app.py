@@ -453,6 +453,7 @@ class QubicApp(ServerMessages):
         self.session.unfinished = list(welcome.games)
         self.session.name = welcome.name
         self.session.rating = welcome.rating
+        self.session.roles = list(welcome.roles)
         self.session.challenges_out.clear()  # a dropped connection lapsed them on the server
         self._set_state(f"online at {self.server_url}" if self.server_url else "offline")
         self.send(LobbySub())
@@ -493,7 +494,9 @@ class QubicApp(ServerMessages):
     def action_tournaments(self) -> None:
         """The tournaments of the day."""
         if not isinstance(self.screen, TournamentsScreen):
-            self.push_screen(TournamentsScreen(self.tournaments, self.open_tournament))
+            self.push_screen(TournamentsScreen(
+                self.tournaments, self.open_tournament,
+                lambda: not {"moderator", "admin"}.isdisjoint(self.session.roles)))
 
     def open_tournament(self, tournament: str) -> None:
         """Show ``tournament``'s page: the one already open (what is above it closed), else a

@@ -277,6 +277,7 @@ def _describe(error: BaseException) -> str:
 class LeaderboardRow:
     name: str
     rating: int
+    bot: bool = False  # a program plays the account
 
 
 def http_base(ws_url: str) -> str:
@@ -304,7 +305,8 @@ def parse_leaderboard(data: object) -> list[LeaderboardRow]:
     for entry in data if isinstance(data, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             rating = entry.get("rating")
-            rows.append(LeaderboardRow(entry["name"], round(rating) if rating else 0))
+            rows.append(LeaderboardRow(entry["name"], round(rating) if rating else 0,
+                                       entry.get("bot") is True))
     return rows
 
 

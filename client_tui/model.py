@@ -536,4 +536,5 @@ class PlayerSession:
     private_code: str | None = None  # the code of this player's private room
     challenges_out: dict[str, ChallengeInfo] = field(default_factory=dict)  # sent, by id
     challenges_in: dict[str, ChallengeInfo] = field(default_factory=dict)  # received, by id
+    roles: list[str] = field(default_factory=list)  # the welcome's: "moderator", "admin", ...
     unfinished: list[str] = field(default_factory=list)  # ids of this player's games on

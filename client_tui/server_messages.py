@@ -66,6 +66,7 @@ from server.protocol import (
     ServerMessage,
     Suggestion,
     TakenBack,
+    TournamentCreate,
     TournamentJoin,
     TournamentLeave,
     TournamentList,
@@ -111,6 +112,9 @@ class ServerMessages(App[None]):
 
     def show_review(self, message: GameReviewed) -> None:
         """Show a game's review (``QubicApp`` pushes its screen)."""
+
+    def open_tournament(self, tournament: str) -> None:
+        """Show a tournament's page (``QubicApp`` pushes it)."""
 
     # -- server messages -------------------------------------------------------------------
 
@@ -195,7 +199,7 @@ class ServerMessages(App[None]):
     def _tournament(self, message: TournamentList | TournamentState) -> None:
         """The list or one tournament's state: into the model; the screens that show them,
         and the games that belong to them, redrawn."""
-        self._requests.pop(message.ref or 0, None)
+        request = self._requests.pop(message.ref or 0, None)
         if isinstance(message, TournamentList):
             self.tournaments.load(message)
         else:
@@ -208,6 +212,9 @@ class ServerMessages(App[None]):
                 screen.refresh_tournaments()
             elif isinstance(screen, GameScreen) and screen.model.tournament is not None:
                 screen.update()
+        if isinstance(request, TournamentCreate) and isinstance(message, TournamentState):
+            self.notify(visible(f"{message.info.name} is scheduled."), timeout=4, markup=False)
+            self.open_tournament(message.info.id)  # its page, as the web client opens it
 
     # -- challenges ------------------------------------------------------------------------
 

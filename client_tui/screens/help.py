@@ -40,7 +40,9 @@ the far corner of level 4 (a 2-D board drops the level: `b3`).
   draw, doubled after two wins in a row, *on fire*) and Swiss (a set number of rounds);
   `⏎` opens one: its standings (each game's points, `BOT` by a program's name, `●` playing
   now) and its games (`⏎` watches); `j` joins, `l` leaves, `y` goes to your game. Once in,
-  your next game opens by itself; its title names the tournament and `b` comes back to it
+  your next game opens by itself; its title names the tournament and `b` comes back to it.
+  A moderator's `n` on the list schedules one (name, arena or Swiss, start, length, clock,
+  board, computer players, rated)
 - `BOT` marks a program's account wherever a name is listed; `c` on a player's page
   challenges them, a bot as a person
 - `w` — another server (or offline), or another name: the connect form, filled in with this

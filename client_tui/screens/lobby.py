@@ -156,13 +156,15 @@ class LobbyScreen(Screen[None]):
     def _redraw(self) -> None:
         self.query_one("#lobby-status", Static).update(self._status())
         self._fill(self.query_one("#seeks", DataTable), [
-            (seek.id, [literal(seek.name), seek.rating or "", seek.variant,
+            (seek.id, [literal(seek.name).append_text(bot_mark(seek.bot)), seek.rating or "",
+                       seek.variant,
                        format_clock_spec(seek.clock), "rated" if seek.rated else "casual",
                        seek.colour])
             for seek in self.lobby.seeks.values()
         ])
         self._fill(self.query_one("#games", DataTable), [
-            (game.id, [literal(game.x), literal(game.o), game.variant,
+            (game.id, [literal(game.x).append_text(bot_mark(game.x_bot)),
+                       literal(game.o).append_text(bot_mark(game.o_bot)), game.variant,
                        format_clock_spec(game.clock), game.ply])
             for game in self.lobby.games.values()
         ])
@@ -242,7 +244,8 @@ class LobbyScreen(Screen[None]):
             table.add_row("", Text(rows, style="dim"), "")
             return
         for rank, row in enumerate(rows, start=1):
-            table.add_row(Text(str(rank)), literal(row.name), Text(str(row.rating)),
+            table.add_row(Text(str(rank)), literal(row.name).append_text(bot_mark(row.bot)),
+                          Text(str(row.rating)),
                           key=row.name)
 
     # -- actions (messages up) -------------------------------------------------------------

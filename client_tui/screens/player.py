@@ -41,13 +41,14 @@ def game_cells(game: PlayedGame) -> list[Text]:
     """One row of the games table: outcome, opponent, board and side, moves (as numbered: X's
     and O's together), rating change, when it started (UTC: the same on every machine)."""
     opponent = game.o if game.side == "x" else game.x
+    opponent_bot = game.o_bot if game.side == "x" else game.x_bot
     change = Text("")
     if game.rating_change is not None:
         change = Text(f"{game.rating_change:+d}", "green" if game.rating_change > 0 else "red")
     when = time.strftime("%d %b %Y", time.gmtime(game.created))
     board = f"{game.variant} as {game.side.upper()}" + (" rated" if game.rated else "")
-    return [outcome(game), literal(opponent), Text(board), Text(str(moves_of(len(game.moves)))),
-            change, Text(when, "dim")]
+    return [outcome(game), literal(opponent).append_text(bot_mark(opponent_bot)), Text(board),
+            Text(str(moves_of(len(game.moves)))), change, Text(when, "dim")]
 
 
 def summary(page: PlayerGamesPage) -> str:

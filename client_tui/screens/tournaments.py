@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 from client_tui.messages import Outgoing
 from client_tui.screens.game import GameScreen
 from client_tui.screens.player import PlayerScreen
+from client_tui.screens.tournament_form import TournamentForm
 from client_tui.text import bot_mark, literal
 from client_tui.tournament_model import (
     TournamentsModel,
@@ -36,6 +37,7 @@ from client_tui.tournament_model import (
 )
 from server.protocol import (
     Standing,
+    TournamentCreate,
     TournamentGame,
     TournamentJoin,
     TournamentLeave,
@@ -96,19 +98,24 @@ def _fill(table: DataTable, rows: list[tuple[str, list[Text]]]) -> None:
 
 
 class TournamentsScreen(Screen[None]):
-    """The tournaments of the day: ⏎ opens one, r asks for the list again."""
+    """The tournaments of the day: ⏎ opens one, r asks for the list again, n (moderators)
+    schedules one."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Lobby", id="tournaments.back"),
         Binding("r", "reload", "Reload", id="tournaments.reload",
                 tooltip="Ask the server for the list again"),
+        Binding("n", "create", "Create", id="tournaments.create",
+                tooltip="Schedule a tournament (moderators)"),
     ]
     REFRESH_SECONDS = 30.0  # players join, tournaments start: the list is asked for again
 
-    def __init__(self, model: TournamentsModel, open_tournament: Callable[[str], None]) -> None:
+    def __init__(self, model: TournamentsModel, open_tournament: Callable[[str], None],
+                 moderator: Callable[[], bool] = lambda: False) -> None:
         super().__init__()
         self.model = model
         self.open_tournament = open_tournament
+        self.moderator = moderator  # whether this player may create tournaments, now
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -135,6 +142,19 @@ class TournamentsScreen(Screen[None]):
     def action_reload(self) -> None:
         if self.is_current:
             self.post_message(Outgoing(Tournaments(), quiet=True))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "create":
+            return self.moderator()
+        return True
+
+    def action_create(self) -> None:
+        """The form; the request it makes goes up (the reply opens the new tournament)."""
+        def created(request: TournamentCreate | None) -> None:
+            if request is not None:
+                self.post_message(Outgoing(request))
+
+        self.app.push_screen(TournamentForm(self.model.clock), created)
 
     def refresh_tournaments(self) -> None:
         """Redraw from the model."""
@@ -337,7 +357,14 @@ class TournamentScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#standings")
     def open_player(self, event: DataTable.RowSelected) -> None:
+        """A player's page; a computer the host entered has none."""
         name = event.row_key.value
         state = self.model.states.get(self.tournament)
-        if name is not None and state is not None and any(s.name == name for s in state.standings):
-            self.app.push_screen(PlayerScreen(name))
+        line = next((s for s in state.standings if s.name == name), None) if state else None
+        if line is None or name is None:
+            return
+        if line.computer is not None:
+            self.notify(f"{name} is the computer (level {line.computer}): it has no page.",
+                        timeout=3)
+            return
+        self.app.push_screen(PlayerScreen(name))

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -55,6 +55,7 @@ from server.cluster.messages import (
     Report,
     Tell,
     Vacant,
+    Waiting,
     decode_lobby,
     encode_message,
 )
@@ -70,6 +71,8 @@ from server.node.routing import Unavailable
 from server.node.session import Session
 from server.protocol import (
     Ack,
+    ChallengeInfo,
+    ChallengeReceived,
     LobbyRequest,
     LobbySnapshot,
     LobbySub,
@@ -110,8 +113,8 @@ class ClusterLobby:
         self._pending: dict[int, tuple[int, LobbySub | MatchmakingRequest, float]] = {}
         # sessions whose game-starting request succeeded, until their game's join: its id
         self._starting: dict[int, tuple[str | int, float]] = {}
-        self._reported: dict[str, float] = {}  # the players here as last reported
-        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # view's asks
+        self._reported: dict[str, tuple[float, bool]] = {}  # here, as last reported: rating, bot
+        self._api: dict[int, asyncio.Future[list[bytes]]] = {}  # _ask_holder's questions
         self._shown: dict[str, GameRoom] = {}  # the games here the lobby lists
         self._unlisted: set[str] = set()
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
@@ -156,7 +159,7 @@ class ClusterLobby:
 
     def publish(self, envelope: LobbyEnvelope) -> None:
         """Publish on the lobby's topics, in order (one task)."""
-        topic = REQUESTS_TOPIC if isinstance(envelope, Ask | Report) else LOBBY_TOPIC
+        topic = REQUESTS_TOPIC if isinstance(envelope, Ask | Report | Waiting) else LOBBY_TOPIC
         self._outbox.put_nowait((topic, encode_message(envelope)))
 
     async def _send(self) -> None:
@@ -232,7 +235,7 @@ class ClusterLobby:
         if holding is None:
             return
         envelope = decode_lobby(data)
-        if isinstance(envelope, Ask | Report):
+        if isinstance(envelope, Ask | Report | Waiting):
             holding.queue.put_nowait(envelope)
 
     def _on_lobby(self, topic: str, data: bytes) -> None:
@@ -305,17 +308,32 @@ class ClusterLobby:
         ``lobby_sub`` of no session; ``Unavailable`` if the holder does not answer in 2 x ttl."""
         if self.holding is not None:
             return self.holding.lobby.snapshot()
+        frames = await self._ask_holder(  # no session is 0
+            lambda seq: Ask(self.node, 0, seq, "", 0.0, encode(LobbySub())))
+        return msgspec.json.decode(frames[0], type=LobbySnapshot)
+
+    async def challenges_to(self, name: str) -> list[ChallengeInfo]:
+        """The challenges to ``name`` waiting for an answer, as the holder keeps them
+        (``Waiting``); ``Unavailable`` if it does not answer in 2 x ttl."""
+        if self.holding is not None:
+            return await self.holding.lobby.challenges_to(name)
+        frames = await self._ask_holder(lambda seq: Waiting(self.node, seq, name))
+        return [msgspec.json.decode(frame, type=ChallengeReceived).challenge
+                for frame in frames]
+
+    async def _ask_holder(self, envelope: Callable[[int], Ask | Waiting]) -> list[bytes]:
+        """Publish the question ``envelope`` makes of its ``seq`` and wait for its answer's
+        frames (``Unavailable`` after 2 x ttl: the holder died, or the lobby changes hands)."""
         self._seq += 1
         seq, answer = self._seq, asyncio.get_running_loop().create_future()
         self._api[seq] = answer
-        self.publish(Ask(self.node, 0, seq, "", 0.0, encode(LobbySub())))  # no session is 0
+        self.publish(envelope(seq))
         try:
-            frames = await asyncio.wait_for(answer, 2 * self.ttl)
+            return await asyncio.wait_for(answer, 2 * self.ttl)
         except TimeoutError:
             raise Unavailable("the lobby did not answer; try again", self.ttl) from None
         finally:
             self._api.pop(seq, None)
-        return msgspec.json.decode(frames[0], type=LobbySnapshot)
 
     async def tick(self, now: float) -> None:
         """Say so to requests the holder has not answered in time; the holder's round."""
@@ -339,9 +357,12 @@ class ClusterLobby:
     def identified(self, session: Session) -> None:
         """A player said hello here: the holder hears of it now (challenges by name)."""
         name, player = session.name, session.player
-        if name is None or player is None or self._reported.get(name) == player.rating:
+        if name is None or player is None:
             return
-        self._reported[name] = player.rating
+        said = (player.rating, player.bot)
+        if self._reported.get(name) == said:
+            return
+        self._reported[name] = said
         self.publish(Report(self.node, [(name, player.rating)], [], [], [],
                             bots=[name] if player.bot else []))
 
@@ -353,26 +374,25 @@ class ClusterLobby:
     # -- reports ---------------------------------------------------------------------------
 
     def _report(self) -> None:
-        """Tell the holder who connected or left here (everything, when due)."""
-        here = {name: self.delivery.rating(name) or 0.0 for name in self.delivery.by_player}
+        """Tell the holder who connected or left here, or whose rating or bot role changed
+        (a role granted or revoked reaches the sessions here, then the holder: within a
+        second); everything, when due."""
+        delivery = self.delivery
+        here = {name: (delivery.rating(name) or 0.0, bool(delivery.is_bot(name)))
+                for name in delivery.by_player}
         if self._report_all:
             self._report_all = False
             self._reported = here
             self._forget_moved()
             games = [encode(game_summary(room)) for room in self._shown.values()]
-            self.publish(Report(self.node, list(here.items()), [], games, [], full=True,
-                                bots=self._bots(here)))
+            self.publish(Report(self.node, _ratings(here), [], games, [], full=True,
+                                bots=_bots(here)))
             return
-        joined = [(n, r) for n, r in here.items() if self._reported.get(n) != r]
+        joined = {n: said for n, said in here.items() if self._reported.get(n) != said}
         left = [n for n in self._reported if n not in here]
         if joined or left:
             self._reported = here
-            self.publish(Report(self.node, joined, left, [], [],
-                                bots=self._bots(n for n, _ in joined)))
-
-    def _bots(self, names: Iterable[str]) -> list[str]:
-        """The bot accounts among ``names`` (players connected here)."""
-        return [n for n in names if self.delivery.is_bot(n)]
+            self.publish(Report(self.node, _ratings(joined), left, [], [], bots=_bots(joined)))
 
     def _forget_moved(self) -> None:
         """Games whose room is no longer here (handed off, lost) are no longer this node's to
@@ -410,3 +430,12 @@ class ClusterLobby:
         self._unlisted.discard(game_id)
         if self._shown.pop(game_id, None) is not None:
             self.publish(Report(self.node, [], [], [], [game_id]))
+
+
+def _ratings(players: dict[str, tuple[float, bool]]) -> list[tuple[str, float]]:
+    return [(name, rating) for name, (rating, _bot) in players.items()]
+
+
+def _bots(players: dict[str, tuple[float, bool]]) -> list[str]:
+    """The bot accounts among ``players``."""
+    return [name for name, (_rating, bot) in players.items() if bot]

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from server.cluster.lease import Lease
 from server.cluster.links import ClusterLinks
 from server.cluster.lobby_presence import ClusterOnlinePlayers
-from server.cluster.messages import Answer, Ask, Delta, LobbyEnvelope, Report
+from server.cluster.messages import Answer, Ask, Delta, LobbyEnvelope, Report, Waiting
 from server.cluster.ownership import ClusterOwnership
 from server.errors import ServerError
 from server.game.challenges import Challenges
@@ -38,6 +38,7 @@ from server.node.session import Session
 from server.protocol import (
     AcceptSeek,
     ChallengeAccept,
+    ChallengeReceived,
     GameSummary,
     LobbySub,
     MatchmakingRequest,
@@ -215,6 +216,10 @@ class Holding:
                 elif isinstance(item, Report):
                     self._report(item)
                     await self.persist()
+                elif isinstance(item, Waiting):
+                    challenges = await self.lobby.challenges_to(item.name)
+                    frames = [encode(ChallengeReceived(challenge=c)) for c in challenges]
+                    self.node.publish(Answer(item.node, 0, item.seq, frames))
                 elif isinstance(item, float):
                     await self._tick(item)
             except (ServerError, RedisError, OSError) as exc:
@@ -253,7 +258,7 @@ class Holding:
     def _report(self, report: Report) -> None:
         presence, lobby = self.presence, self.lobby
         bots = set(report.bots)
-        for name, rating in report.players:
+        for name, rating in report.players:  # a player reported not a bot is none (revoked)
             presence.here(report.node, name, rating, name in bots)
         gone = [name for name in report.left if presence.left(report.node, name)]
         if report.full:

@@ -44,11 +44,15 @@ class ClusterOnlinePlayers:
     def tell(self, name: str, frame: bytes) -> None:
         self._publish(Tell(name, frame))
 
-    def here(self, node: str, name: str, rating: float, bot: bool = False) -> None:
+    def here(self, node: str, name: str, rating: float, bot: bool | None = None) -> None:
+        """``name`` is connected to ``node`` at ``rating``; ``bot``: whether a bot account,
+        as that node last knew it (None: not said, as it was)."""
         self.players.setdefault(name, {})[node] = rating
         self.nodes[node].add(name)
         if bot:
             self.bots.add(name)
+        elif bot is not None:
+            self.bots.discard(name)  # the role revoked
 
     def left(self, node: str, name: str) -> bool:
         """``name`` has no connection on ``node`` any more; whether they are gone."""

@@ -6,10 +6,10 @@ a reply to one session outside a game's batch (``Reply``), a game handed to the 
 started (``Started``) and a node leaving (``Leaving``).
 
 The lobby (``server.cluster.lobby``). On ``lobby:requests``, for the node holding the lobby: a
-session's lobby request (``Ask``) and what a node has to report (``Report``). On ``lobby``,
-from the holder to every node: a request's replies (``Answer``), a message for one player
-(``Tell``), one for every subscriber (``Delta``), a new holder (``Holder``) and a holder gone
-(``Vacant``).
+session's lobby request (``Ask``), what a node has to report (``Report``) and a question for
+the challenges waiting for a player (``Waiting``). On ``lobby``, from the holder to every node:
+a request's replies (``Answer``), a message for one player (``Tell``), one for every
+subscriber (``Delta``), a new holder (``Holder``) and a holder gone (``Vacant``).
 
 Every message goes on the bus as msgpack by the one ``encode_message``, and comes off it by the
 decoder of its topic's kind: ``decode_envelope`` (a node's topic, the cluster topic) or
@@ -104,6 +104,16 @@ class Ask(LobbyEnvelope, tag="a"):
     frame: bytes
 
 
+class Waiting(LobbyEnvelope, tag="w"):
+    """A node asks the holder for the challenges to ``name`` waiting for an answer (a bot's
+    event stream opens with them); the ``Answer`` (session 0) holds a ``challenge`` frame
+    for each."""
+
+    node: str
+    seq: int
+    name: str
+
+
 class Report(LobbyEnvelope, tag="p"):
     """What a node tells the holder: players connected there (with their ratings) and
     gone, the games it owns that the lobby lists and those it no longer lists; ``full``:
@@ -160,4 +170,4 @@ encode_message = msgspec.msgpack.Encoder().encode
 decode_envelope = msgspec.msgpack.Decoder(
     Forward | Reply | Started | Leaving | HandOff | Echo).decode
 decode_lobby = msgspec.msgpack.Decoder(
-    Ask | Report | Answer | Tell | Delta | Holder | Vacant).decode
+    Ask | Report | Waiting | Answer | Tell | Delta | Holder | Vacant).decode

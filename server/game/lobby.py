@@ -140,7 +140,8 @@ def game_summary(room: GameRoom) -> GameSummary:
     return GameSummary(
         id=room.id, variant=room.board.geometry.name,  # type: ignore[arg-type]
         clock=room.clock_spec, rated=room.rated, x=room.seats[X].name,
-        o=room.seats[O].name, ply=room.board.ply,
+        o=room.seats[O].name, ply=room.board.ply, x_bot=room.seats[X].bot,
+        o_bot=room.seats[O].bot,
     )
 
 
@@ -218,7 +219,7 @@ class LobbyCore:
                 seek = self.matchmaker.create_seek(
                     name, message.variant, time_control(message.clock), message.rated,
                     message.colour, now, rating)
-                return [Reply(Seeking(seek=seek_info(seek), ref=message.id)),
+                return [Reply(Seeking(seek=self._seek_info(seek), ref=message.id)),
                         *self._seeks_changed()]
             case CancelSeek():
                 self.matchmaker.cancel_seek(message.seek, name)
@@ -331,7 +332,11 @@ class LobbyCore:
                              online=self.presence.online, players=self.players(), ref=ref)
 
     def seeks(self) -> list[SeekInfo]:
-        return [seek_info(s) for s in self.matchmaker.seeks()]
+        return [self._seek_info(s) for s in self.matchmaker.seeks()]
+
+    def _seek_info(self, seek: WaitingSeek) -> SeekInfo:
+        """``seek`` as the lobby shows it, its seeker marked if a bot (online: it is theirs)."""
+        return seek_info(seek, self.presence.is_bot(seek.seeker))
 
     def players(self) -> list[PlayerOnline]:
         """Who is online, the first ``PLAYERS_SHOWN`` by name, with their ratings."""
@@ -365,11 +370,11 @@ class LobbyCore:
         return [ToLobby(LobbyDelta(online=online, players=players if changed else None))]
 
 
-def seek_info(seek: WaitingSeek) -> SeekInfo:
+def seek_info(seek: WaitingSeek, bot: bool = False) -> SeekInfo:
     return SeekInfo(
         id=seek.id, name=seek.seeker, rating=None if seek.rating is None else round(seek.rating),
         variant=seek.variant, clock=clock_spec(seek.clock),  # type: ignore[arg-type]
-        rated=seek.rated, colour=seek.colour,
+        rated=seek.rated, colour=seek.colour, bot=bot,
     )
 
 

@@ -7,7 +7,7 @@ Times are Unix seconds (``time.time()``), cells are engine cell indices. The sto
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from server.game.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating
@@ -30,10 +30,13 @@ class GameStatus(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Seat:
-    """Who plays one side: a player by name, or the computer at a level of strength."""
+    """Who plays one side: a player by name, or the computer at a level of strength.
+    ``bot``: the player's account is a bot, as the store read it (not part of the seat's
+    identity: a seat written and the same seat read back are equal)."""
 
     player: str | None = None
     computer_level: int | None = None
+    bot: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.player is None) == (self.computer_level is None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -21,6 +22,7 @@ from aiohttp import web
 from engine import format_moves, variant
 from server.errors import ServerError
 from server.game.records import GameRecord, GameStatus
+from server.http import tokens
 from server.http.admin_api import add_admin_api, admin_paths
 from server.http.openapi_parts import answer, bot_paths, limit_parameter, path_parameter
 from server.http.rate import Limits, limited
@@ -87,6 +89,8 @@ class ApiGame(GameHeading, gc=True):
     ratings: RatingChange | None  # the players' ratings before a rated game
     rating_change: RatingChange | None
     tournament: str | None = None  # the tournament the game belongs to (docs/tournaments.md)
+    x_bot: bool = False  # that side's player is a bot account (docs/bots.md)
+    o_bot: bool = False
 
 
 class ApiLeaderboard(msgspec.Struct, kw_only=True):
@@ -157,6 +161,30 @@ def json_reply(value: msgspec.Struct, status: int = 200) -> web.Response:
                         content_type="application/json")
 
 
+STORE_MESSAGE = "the server cannot read or write its database just now"
+
+
+def refusal(error: ServerError, statuses: Mapping[str, int]) -> web.Response:
+    """A refused request's answer, the same on every API: ``{"code", "message"}`` at the
+    status ``statuses`` gives the code (any other: 400); ``store_unavailable`` says
+    ``STORE_MESSAGE``, never the database's own words; a 401 asks for a bearer token
+    (``WWW-Authenticate``); a refusal that says when to try again (``retry_in``: a rate or
+    connection limit, a lobby or owner that did not answer) sends ``Retry-After`` in whole
+    seconds, at least 1, and so does every ``rate_limited``."""
+    code = str(error.code)
+    message = STORE_MESSAGE if code == ErrorCode.STORE_UNAVAILABLE else error.message
+    status = statuses.get(code, 400)
+    reply = json_reply(ApiError(code=code, message=message), status)
+    if status == 401:
+        reply.headers.update(tokens.CHALLENGE)
+    retry_in = getattr(error, "retry_in", None)
+    if retry_in is None and code == ErrorCode.RATE_LIMITED:
+        retry_in = 1.0
+    if retry_in is not None:
+        reply.headers["Retry-After"] = str(max(1, math.ceil(retry_in)))
+    return reply
+
+
 def _refuse(status: int, code: ErrorCode, message: str) -> web.HTTPException:
     text = msgspec.json.encode(ApiError(code=code.value, message=message)).decode()
     error = {400: web.HTTPBadRequest, 404: web.HTTPNotFound,
@@ -178,6 +206,7 @@ def game_of(record: GameRecord) -> ApiGame:
         id=record.id, variant=record.variant,  # type: ignore[arg-type]
         clock=None if clock is None else ClockSpec(round(clock.initial), round(clock.increment)),
         rated=record.rated, x=seat_name(record.x), o=seat_name(record.o),
+        x_bot=record.x.bot, o_bot=record.o.bot,
         x_ai=record.x.computer_level, o_ai=record.o.computer_level,
         status="over" if over else "playing", result=result,  # type: ignore[arg-type]
         reason=record.reason if over else None,  # type: ignore[arg-type]

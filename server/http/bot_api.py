@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -34,15 +33,13 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from server.errors import LimitReached, ServerError, StoreError
-from server.game.lobby import challenge_info
+from server.errors import LimitReached, ServerError
 from server.http import tokens
-from server.http.api import HUB_KEY
+from server.http.api import HUB_KEY, refusal
 from server.http.rate import client_of
 from server.node import levers
 from server.node.bots import EventFeed, GameFeed
 from server.node.hub import Hub
-from server.node.lobby import Lobby
 from server.node.rates import Limits
 from server.node.session import CLOSE_GOING_AWAY, Session
 from server.protocol import (
@@ -81,7 +78,7 @@ STATUS: dict[str, int] = {
     ErrorCode.STORE_UNAVAILABLE: 503, ErrorCode.UNAVAILABLE: 503,
     ErrorCode.SHUTTING_DOWN: 503,
 }
-"""The HTTP status of each refusal (any other: 400)."""
+"""The HTTP status of each refusal (any other: 400; ``server.http.api.refusal`` answers)."""
 
 LIMITS_KEY = web.AppKey("bot_limits", Limits)  # a player's requests: one bucket by name
 
@@ -119,24 +116,6 @@ def add_bot_api(app: web.Application) -> None:
     app.router.add_post("/api/challenge/{name}", api_challenge)
     for answer in ("accept", "decline", "cancel"):
         app.router.add_post(f"/api/challenge/{{id}}/{answer}", api_answer)
-
-
-# -- refusals ------------------------------------------------------------------------------
-
-
-def _refusal(error: ServerError) -> web.Response:
-    message = error.message
-    if isinstance(error, StoreError) and error.code == ErrorCode.STORE_UNAVAILABLE:
-        message = "the server cannot read or write its database just now"
-    status = STATUS.get(str(error.code), 400)
-    body = {"code": str(error.code), "message": message}
-    answer = web.json_response(body, status=status)
-    if status == 401:
-        answer.headers.update(tokens.CHALLENGE)
-    retry_in = getattr(error, "retry_in", None)
-    if retry_in:
-        answer.headers["Retry-After"] = str(max(1, math.ceil(retry_in)))
-    return answer
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -225,7 +204,7 @@ async def _answered(request: web.Request, bot: bool,
         reply = await _carry_out(request, held, message)
     except ServerError as error:
         request.app[HUB_KEY].metrics.error(str(error.code))
-        return _refusal(error)
+        return refusal(error, STATUS)
     if isinstance(reply, ChallengeSent):
         return web.json_response({"challenge": msgspec.to_builtins(reply.challenge)})
     if isinstance(reply, GameState):
@@ -307,7 +286,7 @@ async def api_upgrade(request: web.Request) -> web.Response:
             await levers.become_bot(hub.store, held.player.name)
     except ServerError as error:
         hub.metrics.error(str(error.code))
-        return _refusal(error)
+        return refusal(error, STATUS)
     return web.json_response(msgspec.to_builtins(ApiOk()))
 
 
@@ -327,11 +306,11 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
         _limit(request, held.player.name)
     except ServerError as error:
         hub.metrics.error(str(error.code))
-        return _refusal(error)
+        return refusal(error, STATUS)
     if not await hub.limits.add_connection(address):
         hub.metrics.error(ErrorCode.TOO_MANY_CONNECTIONS)
-        return _refusal(LimitReached(f"at most {hub.limits.max_connections} connections from "
-                                     "one address", ErrorCode.TOO_MANY_CONNECTIONS, 1.0))
+        return refusal(LimitReached(f"at most {hub.limits.max_connections} connections from "
+                                    "one address", ErrorCode.TOO_MANY_CONNECTIONS, 1.0), STATUS)
     wakeup = _Wakeup()
     session = Session(address, outlet=wakeup)
     hub.connected(session)
@@ -341,7 +320,7 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
             await first(hub, session)
         except ServerError as error:
             hub.metrics.error(str(error.code))
-            return _refusal(error)
+            return refusal(error, STATUS)
         response = web.StreamResponse(headers={"Content-Type": NDJSON,
                                                "Cache-Control": "no-cache"})
         await response.prepare(request)
@@ -377,17 +356,16 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
 
 async def api_stream_events(request: web.Request) -> web.StreamResponse:
     """The player's events: a ``gameStart`` for each game going on and a ``challenge`` for
-    each challenge to them open (on one server; a cluster's lobby is another node's), then
-    challenges and games as they come."""
+    each challenge to them waiting (a cluster's lobby answers from the node holding it;
+    ``unavailable`` if it does not), then challenges and games as they come."""
     events = EventFeed()
 
     async def first(hub: Hub, session: Session) -> None:
         name = session.name or ""
         for game_id in await hub.router.games_of(name):
             await hub.handle(session, Watch(game=game_id))  # its state: a gameStart
-        if isinstance(hub.lobby, Lobby):
-            for challenge in hub.lobby.core.challenges.sent_to(name):
-                session.send(ChallengeReceived(challenge=challenge_info(challenge)))
+        for challenge in await hub.lobby.challenges_to(name):  # a cluster's: from its holder
+            session.send(ChallengeReceived(challenge=challenge))
 
     return await _stream(request, False, first, events.feed_all, lambda: False)
 

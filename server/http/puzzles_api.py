@@ -12,10 +12,10 @@ import re
 import msgspec
 from aiohttp import web
 
-from server.errors import ServerError, StoreError
+from server.errors import ServerError
 from server.game.records import PlayerRecord
 from server.http import tokens
-from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, ApiError, json_reply
+from server.http.api import HUB_KEY, NAME, PUZZLE_ID, ApiAttempt, json_reply, refusal
 from server.http.rate import Handler, Limits, limited
 from server.node.puzzles import Puzzles
 from server.protocol import ErrorCode
@@ -54,17 +54,6 @@ def _puzzles(request: web.Request) -> Puzzles:
     return request.app[HUB_KEY].puzzles
 
 
-def _refusal(error: ServerError) -> web.Response:
-    message = error.message if not isinstance(error, StoreError) else (
-        "the server cannot read or write its database just now")
-    status = (STATUS.get(ErrorCode(error.code), 400)
-              if error.code in ErrorCode.__members__.values() else 400)
-    answer = json_reply(ApiError(code=str(error.code), message=message), status)
-    if status == 401:
-        answer.headers.update(tokens.CHALLENGE)
-    return answer
-
-
 async def _player(request: web.Request, required: bool = True) -> PlayerRecord | None:
     """The player of the request's bearer token, as every route checks one
     (``server.http.tokens``)."""
@@ -78,7 +67,7 @@ async def api_next(request: web.Request) -> web.Response:
         assert player is not None
         return json_reply(await _puzzles(request).next(player.name))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_daily(request: web.Request) -> web.Response:
@@ -86,7 +75,7 @@ async def api_daily(request: web.Request) -> web.Response:
         player = await _player(request, required=False)
         return json_reply(await _puzzles(request).daily(None if player is None else player.name))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_streak(request: web.Request) -> web.Response:
@@ -98,7 +87,7 @@ async def api_streak(request: web.Request) -> web.Response:
             raise ServerError("new is true or false", ErrorCode.BAD_MESSAGE)
         return json_reply(await _puzzles(request).streak(player.name, new == "true"))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 def _limit(request: web.Request) -> int:
@@ -114,7 +103,7 @@ async def api_history(request: web.Request) -> web.Response:
         assert player is not None
         return json_reply(await _puzzles(request).history(player.name, _limit(request)))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_player_puzzles(request: web.Request) -> web.Response:
@@ -129,14 +118,14 @@ async def api_player_puzzles(request: web.Request) -> web.Response:
             raise ServerError(f"no player {name}", ErrorCode.NO_SUCH_PLAYER)
         return json_reply(await _puzzles(request).history(player.name, limit))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_puzzle(request: web.Request) -> web.Response:
     try:
         return json_reply(await _puzzles(request).one(int(request.match_info["id"])))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_attempt(request: web.Request) -> web.Response:
@@ -152,4 +141,4 @@ async def api_attempt(request: web.Request) -> web.Response:
         return json_reply(await _puzzles(request).attempt(
             player.name, int(request.match_info["id"]), body.moves, body.mode))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)

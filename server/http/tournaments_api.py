@@ -13,7 +13,7 @@ from aiohttp import web
 
 from server.errors import ServerError
 from server.http import tokens
-from server.http.api import HUB_KEY, ApiError, json_reply
+from server.http.api import HUB_KEY, json_reply, refusal
 from server.http.tournaments_schema import (
     TOURNAMENT_ID,
     ApiOk,
@@ -50,17 +50,6 @@ def _service(request: web.Request) -> TournamentsService:
     return request.app[HUB_KEY].tournaments
 
 
-def _refusal(error: ServerError) -> web.Response:
-    code = str(error.code)
-    message = error.message if code != ErrorCode.STORE_UNAVAILABLE else (
-        "the server cannot read or write its database just now")
-    status = STATUS.get(code, 400)
-    reply = json_reply(ApiError(code=code, message=message), status)
-    if status == 401:
-        reply.headers.update(tokens.CHALLENGE)
-    return reply
-
-
 async def _player(request: web.Request) -> str:
     held = await tokens.holder(request.app[HUB_KEY].store, request)
     assert held is not None
@@ -75,14 +64,14 @@ async def api_list(request: web.Request) -> web.Response:
     try:
         return json_reply(ApiTournaments(tournaments=await _service(request).listing()))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_one(request: web.Request) -> web.Response:
     try:
         return json_reply(_state(await _service(request).state(request.match_info["id"])))
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_create(request: web.Request) -> web.Response:
@@ -103,7 +92,7 @@ async def api_create(request: web.Request) -> web.Response:
         created = await service.create(name, message)
         return json_reply(_state(await service.state(created)), 201)
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_join(request: web.Request) -> web.Response:
@@ -112,7 +101,7 @@ async def api_join(request: web.Request) -> web.Response:
         await _service(request).join(name, request.match_info["id"], always=True)
         return json_reply(ApiOk())
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)
 
 
 async def api_withdraw(request: web.Request) -> web.Response:
@@ -121,4 +110,4 @@ async def api_withdraw(request: web.Request) -> web.Response:
         await _service(request).leave(name, request.match_info["id"])
         return json_reply(ApiOk())
     except ServerError as error:
-        return _refusal(error)
+        return refusal(error, STATUS)

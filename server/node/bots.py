@@ -61,17 +61,22 @@ def refuse_pairing(player: PlayerRecord | None, message: ClientMessage, allowed:
                           "of seeks and pairing", ErrorCode.BOT_PAIRING_OFF)
 
 
+CHALLENGES_KEPT = 64  # challenges an event stream remembers telling (a player has 10 at most)
+
+
 def _to_move(ply: int) -> str:
     return "x" if ply % 2 == 0 else "o"
 
 
 class EventFeed:
-    """The lines of a bot's event stream from what its session receives: challenges, and
-    each game's start and finish once."""
+    """The lines of a bot's event stream from what its session receives: each challenge
+    (the stream's first lines replay those waiting, which on a cluster may also come as
+    they are made) and each game's start and finish once."""
 
     def __init__(self) -> None:
         self.games: dict[str, BotGame] = {}  # started, not finished
         self.finished: set[str] = set()
+        self.challenges: dict[str, None] = {}  # the last CHALLENGES_KEPT told, oldest first
 
     def feed_all(self, messages: Iterable[ServerMessage]) -> list[BotEvent]:
         return [event for message in messages for event in self.feed(message)]
@@ -79,6 +84,11 @@ class EventFeed:
     def feed(self, message: ServerMessage) -> list[BotEvent]:
         match message:
             case ChallengeReceived():
+                if message.challenge.id in self.challenges:
+                    return []  # replayed and also sent as it was made (a cluster's)
+                self.challenges[message.challenge.id] = None
+                if len(self.challenges) > CHALLENGES_KEPT:
+                    del self.challenges[next(iter(self.challenges))]
                 return [BotChallenge(challenge=message.challenge)]
             case ChallengeGone():
                 gone = ChallengeGoneInfo(id=message.challenge, reason=message.reason)

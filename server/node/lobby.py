@@ -30,6 +30,7 @@ from server.game.lobby import (
     Reply,
     Tell,
     ToLobby,
+    challenge_info,
     clock_spec,
 )
 from server.game.matchmaking import Matchmaker, Pairing
@@ -40,6 +41,7 @@ from server.node.rooms import Rooms
 from server.node.session import Session
 from server.protocol import (
     Ack,
+    ChallengeInfo,
     GameSummary,
     LobbyDelta,
     LobbyRequest,
@@ -132,6 +134,10 @@ class Lobby:
         """The lobby as the HTTP API shows it: here, this node's (a cluster's lobby asks its
         holder, and may raise ``Unavailable``)."""
         return self.snapshot()
+
+    async def challenges_to(self, name: str) -> list[ChallengeInfo]:
+        """The challenges to ``name`` waiting for an answer."""
+        return [challenge_info(c) for c in self.core.challenges.sent_to(name)]
 
     def live_games(self) -> list[GameSummary]:
         return self.core.games.summaries()

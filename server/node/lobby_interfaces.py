@@ -21,7 +21,7 @@ from typing import Protocol
 from server.node.delivery import Delivery
 from server.node.room_interfaces import Listing
 from server.node.session import Session
-from server.protocol import LobbyRequest, LobbySnapshot, ServerMessage
+from server.protocol import ChallengeInfo, LobbyRequest, LobbySnapshot, ServerMessage
 
 
 class LobbyService(Listing, Protocol):
@@ -52,6 +52,10 @@ class LobbyService(Listing, Protocol):
 
     async def view(self) -> LobbySnapshot:
         """The lobby as the HTTP API shows it (may raise ``Unavailable`` in a cluster)."""
+
+    async def challenges_to(self, name: str) -> list[ChallengeInfo]:
+        """The challenges to ``name`` waiting for an answer, wherever they were made (a bot's
+        event stream opens with them; may raise ``Unavailable`` in a cluster)."""
 
 
 class Rated(Protocol):

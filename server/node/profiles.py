@@ -56,6 +56,7 @@ def played_game(record: GameRecord, name: str) -> PlayedGame:
         moves=record.cells, created=record.created, ended=record.ended,
         rating=None if rating is None else round(rating),
         rating_change=None if change is None else round(change),
+        x_bot=record.x.bot, o_bot=record.o.bot,
     )  # fmt: skip
 
 

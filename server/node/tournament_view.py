@@ -166,7 +166,8 @@ class Standings:
                 points=points, fire=fire, rating=entry.rating if entry else 1500,
                 performance=performance, games=games, playing=name in busy,
                 withdrawn=entry is not None and entry.withdrawn is not None,
-                bot=entry is not None and (entry.computer is not None or entry.always),
+                bot=entry is not None and entry.bot,
+                computer=None if entry is None else entry.computer,
                 buchholz=buchholz, sonneborn_berger=berger)
 
         if self.arena is not None:

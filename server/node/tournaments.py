@@ -38,7 +38,7 @@ from typing import Protocol
 
 from server.errors import ServerError, StoreError
 from server.game.room import GameRoom
-from server.game.room_state import RoomSeat, computer_seat
+from server.game.room_state import computer_seat
 from server.node import levers
 from server.node.bus import Bus, Subscription
 from server.node.control import MODERATORS
@@ -319,8 +319,7 @@ class TournamentsService:
             if entry.computer is not None:
                 seats.append(computer_seat(entry.computer))
             else:
-                rating = round(await self.rooms.player_rating(entry.name))
-                seats.append(RoomSeat(entry.name, entry.name, rating))
+                seats.append(await self.rooms.player_seat(entry.name))
         computer = any(entry.computer is not None for entry in entries)
         initial, increment = tournament.clock
         try:

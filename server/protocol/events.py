@@ -61,7 +61,9 @@ class RatingChange(_Value):
     o: int
 
 
-class SeekInfo(_Value):
+class SeekInfo(_Value, omit_defaults=True):
+    """An open seek; ``bot``: the seeker is a bot account (sent only when true)."""
+
     id: str
     name: str
     rating: int | None
@@ -69,6 +71,7 @@ class SeekInfo(_Value):
     clock: ClockSpec | None
     rated: bool
     colour: ColourChoice
+    bot: bool = False
 
 
 class PlayerOnline(_Value):
@@ -101,8 +104,13 @@ class GameHeading(_Value):
     o: str
 
 
-class GameSummary(GameHeading):
+class GameSummary(GameHeading, omit_defaults=True):
+    """A game in the lobby's live list; ``x_bot``, ``o_bot``: that side's player is a bot
+    account (sent only when true)."""
+
     ply: int
+    x_bot: bool = False
+    o_bot: bool = False
 
 
 class PlayerProfile(_Value):
@@ -120,9 +128,10 @@ class PlayerProfile(_Value):
     bot: bool = False
 
 
-class PlayedGame(_Value):
+class PlayedGame(_Value, omit_defaults=True):
     """One game in a player's history, from that player's side (``side``): ``x`` and ``o``
-    are named as in a game's seats, ``status`` is ``playing`` or ``over`` (``result`` ``*``
+    are named as in a game's seats (``x_bot``, ``o_bot``: a bot account, sent only when
+    true), ``status`` is ``playing`` or ``over`` (``result`` ``*``
     when called off), ``rating`` the player's before a rated game and ``rating_change`` what
     it made of it; ``moves`` replay it."""
 
@@ -143,6 +152,8 @@ class PlayedGame(_Value):
     ended: float | None
     rating: int | None
     rating_change: int | None
+    x_bot: bool = False
+    o_bot: bool = False
 
 
 class RatingPoint(_Value):

@@ -31,8 +31,9 @@ class TournamentInfo(_Value):
 class Standing(_Value):
     """One player's line: ``score`` (an arena's points; a Swiss's, 1 a win and ½ a draw),
     ``points`` each game's (a Swiss's in half points, a bye 2), ``fire`` (an arena's streak:
-    games score double), ``playing`` (in a game now), ``withdrawn``, ``bot`` (a computer or a
-    bot account); a Swiss's tie-breaks."""
+    games score double), ``playing`` (in a game now), ``withdrawn``, ``bot`` (a bot account),
+    ``computer`` (the level of a computer the host entered: it has no player page); a Swiss's
+    tie-breaks."""
 
     rank: int
     name: str
@@ -47,6 +48,7 @@ class Standing(_Value):
     bot: bool
     buchholz: float | None = None
     sonneborn_berger: float | None = None
+    computer: int | None = None
 
 
 class TournamentGame(_Value):

@@ -54,15 +54,16 @@ _GAME_COLUMNS = (
 
 
 GAMES = (
-    "SELECT games.*, x_named.name AS x_name, o_named.name AS o_name FROM games"
+    "SELECT games.*, x_named.name AS x_name, o_named.name AS o_name,"
+    " x_named.bot AS x_bot, o_named.bot AS o_bot FROM games"
     " LEFT JOIN players x_named ON x_named.id = games.x_player_id"
     " LEFT JOIN players o_named ON o_named.id = games.o_player_id"
 )
 """Every column of ``games``, and each seated player's name as it is now (``x_name``,
-``o_name``): a game points at its players' ids, and shows them by their current names. The
-names written in the row (``x_player``, ``o_player``) are the labels of seats no player
-holds any more (a guest's, or a player deleted before tombstones), and of a row read
-without this join."""
+``o_name``) and whether they are a bot account (``x_bot``, ``o_bot``): a game points at
+its players' ids, and shows them by their current names. The names written in the row
+(``x_player``, ``o_player``) are the labels of seats no player holds any more (a guest's,
+or a player deleted before tombstones), and of a row read without this join."""
 
 
 def _seat_name(row: Row, side: str) -> str | None:
@@ -71,6 +72,13 @@ def _seat_name(row: Row, side: str) -> str | None:
     except (KeyError, IndexError):  # a row of ``games`` alone (locked: no join)
         current = None
     return current if current is not None else row[f"{side}_player"]
+
+
+def _seat_bot(row: Row, side: str) -> bool:
+    try:
+        return bool(row[f"{side}_bot"])
+    except (KeyError, IndexError):  # a row of ``games`` alone (locked: no join)
+        return False
 
 
 def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
@@ -84,8 +92,8 @@ def game_from_row(row: Row, moves: Sequence[MoveRecord]) -> GameRecord:
         **{column: row[column] for column in _GAME_COLUMNS},
         clock=clock,
         rated=bool(row["rated"]),
-        x=Seat(_seat_name(row, "x"), row["x_computer"]),
-        o=Seat(_seat_name(row, "o"), row["o_computer"]),
+        x=Seat(_seat_name(row, "x"), row["x_computer"], _seat_bot(row, "x")),
+        o=Seat(_seat_name(row, "o"), row["o_computer"], _seat_bot(row, "o")),
         status=GameStatus(row["status"]),
         winning_line=None if line is None else tuple(map(int, line.split())),
         moves=tuple(moves),

@@ -59,7 +59,8 @@ class TournamentRecord:
 class EntryRecord:
     """A player of a tournament: ``name`` as shown now; ``computer`` the level of a computer
     the host entered; ``seen`` when a node last saw them connected; ``always`` a player who
-    joined over HTTP (a bot), paired whether or not a websocket of theirs is seen."""
+    joined over HTTP (a bot), paired whether or not a websocket of theirs is seen; ``bot``
+    the player's account is a bot (read with their name)."""
 
     id: int
     name: str
@@ -69,6 +70,7 @@ class EntryRecord:
     withdrawn: float | None
     seen: float | None
     always: bool
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,8 @@ def _tournament(row: Row, players: int = 0) -> TournamentRecord:
     )
 
 
-_ENTRIES = ("SELECT tp.*, players.name AS player_name FROM tournament_players tp"
+_ENTRIES = ("SELECT tp.*, players.name AS player_name, players.bot AS player_bot"
+            " FROM tournament_players tp"
             " LEFT JOIN players ON players.id = tp.player_id WHERE tp.tournament_id = ?"
             " ORDER BY tp.id")
 
@@ -127,7 +130,7 @@ def _entry(row: Row) -> EntryRecord:
     return EntryRecord(
         id=int(row["id"]), name=row["player_name"] or row["label"], computer=row["computer"],
         rating=int(row["rating"]), joined=row["joined"], withdrawn=row["withdrawn"],
-        seen=row["seen"], always=bool(row["always"]),
+        seen=row["seen"], always=bool(row["always"]), bot=bool(row["player_bot"]),
     )
 
 

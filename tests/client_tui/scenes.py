@@ -32,7 +32,7 @@ NOW = 1_767_261_600.0  # 1 January 2026, 10:00 UTC: the tournaments' scenes' wal
 
 
 def lobby(name: str = "bob") -> LobbySnapshot:
-    """Three open seeks and two live games."""
+    """Three open seeks and two live games; dan is a bot."""
     return LobbySnapshot(
         seeks=[
             SeekInfo(id="s1", name=name, rating=1612, variant="4x4x4",
@@ -40,16 +40,17 @@ def lobby(name: str = "bob") -> LobbySnapshot:
             SeekInfo(id="s2", name="cat", rating=1480, variant="3x3x3", clock=None, rated=False,
                      colour="x"),
             SeekInfo(id="s3", name="dan", rating=1733, variant="4x4",
-                     clock=ClockSpec(initial=60, increment=1), rated=True, colour="o"),
+                     clock=ClockSpec(initial=60, increment=1), rated=True, colour="o",
+                     bot=True),
         ],
         games=[
             GameSummary(id="g7", variant="4x4x4", clock=None, rated=False, x="eve",
                         o="Computer (level 5)", ply=12),
             GameSummary(id="g8", variant="3x3x3", clock=ClockSpec(initial=180, increment=2),
-                        rated=True, x="fay", o="gus", ply=5),
+                        rated=True, x="fay", o="dan", ply=5, o_bot=True),
         ],
         online=7,
-        players=[PlayerOnline(name=n, rating=r) for n, r in
+        players=[PlayerOnline(name=n, rating=r, bot=n == "dan") for n, r in
                  (("ann", 1500), (name, 1612), ("cat", 1480), ("dan", 1733), ("eve", 1390))],
     )
 
@@ -100,7 +101,7 @@ def ended_game() -> GameState:
 
 def player_page(name: str = "bob") -> PlayerGamesPage:
     """bob's page: his record, the ratings of his last six rated games, four games (one going
-    on, one against the computer, one aborted) and more to come."""
+    on, one against the bot dan, one against the computer, one aborted) and more to come."""
     day = 1_767_225_600.0  # 1 January 2026, UTC
     ratings = [1500, 1523, 1507, 1541, 1588, 1612]
     games = [
@@ -111,7 +112,7 @@ def player_page(name: str = "bob") -> PlayerGamesPage:
         PlayedGame(id="g8", variant="4x4x4", clock=None, rated=True, side="o", x="dan",
                    o=name, x_ai=None, o_ai=None, status="over", result="0-1", reason="line",
                    moves=list(range(15)), created=day + 8 * 86400, ended=day + 8 * 86400 + 600,
-                   rating=1588, rating_change=24),
+                   rating=1588, rating_change=24, x_bot=True),
         PlayedGame(id="g7", variant="3x3x3", clock=None, rated=False, side="x", x=name,
                    o="Computer (level 5)", x_ai=None, o_ai=5, status="over", result="0-1",
                    reason="resign", moves=[13, 0, 4, 2], created=day + 7 * 86400,
@@ -150,24 +151,26 @@ def tournament_list() -> TournamentList:
     ])
 
 
-def standing(rank: int, name: str, points: list[int], **flags: bool) -> Standing:
+def standing(rank: int, name: str, points: list[int], computer: int | None = None,
+             **flags: bool) -> Standing:
     return Standing(rank=rank, name=name, score=sum(points), points=points,
                     fire=flags.get("fire", False), rating=1500 + 17 * rank,
                     performance=1800 - 60 * rank, games=len(points),
                     playing=flags.get("playing", False), withdrawn=flags.get("withdrawn", False),
-                    bot=flags.get("bot", False))
+                    bot=flags.get("bot", False), computer=computer)
 
 
 def tournament(me_in: bool = True) -> TournamentState:
     """The evening arena's standings (ann on fire when ``me_in``, else fay in her place, a
-    computer player, one who left) and its games, newest first, two going on."""
+    computer player, one who left, eve a bot account) and its games, newest first, two going
+    on."""
     me = "ann" if me_in else "fay"
     standings = [
         standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
         standing(2, me, [2, 2, 4], fire=True, playing=True),
-        standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True, playing=True),
+        standing(3, "computer-3", [2, 1, 0, 2, 0], computer=3, playing=True),
         standing(3, "Maximilian-Fitzgerald_xy", [1, 2, 2], withdrawn=True),
-        standing(5, "eve", [0, 0], playing=True),
+        standing(5, "eve", [0, 0], bot=True, playing=True),
     ]
     games = [
         TournamentGame(id="g21", x="dan", o="computer-3", round=None, result=None),

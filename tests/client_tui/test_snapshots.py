@@ -29,7 +29,8 @@ async def show_lobby(app, pilot: Pilot) -> None:  # noqa: ANN001
     await pilot.pause()
     assert app.lobby_screen is not None
     app.lobby_screen.show_leaderboard(
-        [LeaderboardRow("dan", 1733), LeaderboardRow("bob", 1612), LeaderboardRow("ann", 1500)]
+        [LeaderboardRow("dan", 1733, bot=True), LeaderboardRow("bob", 1612),
+         LeaderboardRow("ann", 1500)]
     )
     await pilot.pause()
 

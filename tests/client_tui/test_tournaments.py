@@ -154,9 +154,17 @@ async def test_the_list_opens_a_tournament_joined_then_left(tmp_path: Path) -> N
         assert "Arena · ends in 50 min · 4x4x4 · 3+2 · rated" in info and "j joins" in info
         standings = table_text(app, "#standings")
         assert standings[0].startswith("1 dan ● 12 2 2 4 4 0 5")
-        assert "computer-3 BOT ●" in standings[2]
+        assert "computer-3 ●" in standings[2] and "BOT" not in standings[2]
         assert "Maximilian-Fitzgerald_xy left" in standings[3]
-        assert table_text(app, "#tournament-games")[1] == "fay eve playing"
+        assert "eve BOT ●" in standings[4]
+        lines = page.query_one("#standings", DataTable)
+        lines.focus()
+        lines.move_cursor(row=2)
+        await pilot.press("enter")  # the computer has no page to open
+        await settle(pilot)
+        assert app.screen is page
+        assert any("computer-3 is the computer" in str(n.message) for n in app._notifications)
+        assert table_text(app, "#tournament-games")[1] == "fay eve BOT playing"
         assert page.check_action("join", ()) and not page.check_action("withdraw", ())
         assert not page.check_action("my_game", ())
 

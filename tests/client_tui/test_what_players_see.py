@@ -13,7 +13,7 @@ import pytest
 from scenes import game, lobby, threats_game
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_helpers import screen_text, unconnected, until
+from tui_helpers import in_lobby, screen_text, unconnected, until
 
 from client_tui.app import LinkMessage, QubicApp
 from client_tui.connection import Received
@@ -181,3 +181,33 @@ async def test_a_hint_toast_covers_no_level_of_the_board(
 
         for row in rows:
             assert drawn(before[row]) == drawn(after[row]), (size, "\n".join(after))
+
+
+async def test_a_bot_is_marked_in_every_list_of_the_lobby(tmp_path: Path) -> None:
+    """dan, a bot, is marked BOT by his seek, in the live game he plays, online and on the
+    leaderboard; nobody else is."""
+    from textual.widgets import DataTable
+
+    from client_tui.connection import LeaderboardRow
+
+    app = unconnected(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.show_lobby()
+        await until(pilot, lambda: in_lobby(app), "the lobby")
+        feed(app, lobby())
+        assert app.lobby_screen is not None
+        seeks = app.lobby_screen.query_one("#seeks", DataTable)
+        await until(pilot, lambda: seeks.row_count == 3, "the lobby's seeks")
+        app.lobby_screen.show_leaderboard([LeaderboardRow("dan", 1733, bot=True),
+                                           LeaderboardRow("bob", 1612)])
+        await pilot.pause()
+
+        def names(table: str, *columns: int) -> list[str]:
+            rows = app.lobby_screen.query_one(f"#{table}", DataTable)  # type: ignore[union-attr]
+            return [str(rows.get_row_at(row)[column]) for row in range(rows.row_count)
+                    for column in columns]
+
+        assert names("seeks", 0) == ["bob", "cat", "dan BOT"]
+        assert names("games", 0, 1) == ["eve", "Computer (level 5)", "fay", "dan BOT"]
+        assert names("players", 0) == ["ann", "bob", "cat", "dan BOT", "eve"]
+        assert names("leaderboard", 1) == ["dan BOT", "bob"]

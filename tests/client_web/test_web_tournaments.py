@@ -56,9 +56,9 @@ def arena_state(ann_in: bool) -> dict[str, Any]:
     return {"t": "tournament", "info": arena_info(), "ref": None, "standings": [
         standing(1, "dan", [2, 2, 4, 4, 0], playing=True),
         standing(2, me, [2, 2, 4], fire=True, playing=True),
-        standing(3, "computer-3", [2, 1, 0, 2, 0], bot=True),
+        standing(3, "computer-3", [2, 1, 0, 2, 0], computer=3),
         standing(3, LONG, [1, 2, 2], withdrawn=True),
-        standing(5, "eve", [0, 0])],
+        standing(5, "eve", [0, 0], bot=True)],
         "games": [
         {"id": "g21", "x": "dan", "o": "computer-3", "round": None, "result": None},
         {"id": "g20", "x": me, "o": "eve", "round": None, "result": None},
@@ -124,7 +124,10 @@ class Desk:
 
 @asynccontextmanager
 async def tab_with_desk(tmp_path: Path, width: int = 1280, height: int = 800,
-                        touch: bool = False) -> AsyncIterator[tuple[Page, Desk, Any]]:
+                        touch: bool = False, leaderboard: list[dict[str, Any]] | None = None
+                        ) -> AsyncIterator[tuple[Page, Desk, Any]]:
+    """A page of ann's on a real server, its tournament messages answered by a ``Desk``
+    (and ``/api/leaderboard`` with ``leaderboard``'s players, if given)."""
     async with web_helpers.browser() as chromium, \
             web_helpers.running_server(tmp_path / "q.db") as running:
         desk = Desk()
@@ -134,6 +137,10 @@ async def tab_with_desk(tmp_path: Path, width: int = 1280, height: int = 800,
             context = await chromium.new_context(viewport={"width": width, "height": height})
             tab = Page(await context.new_page())
         await tab.page.route_web_socket("**/ws", desk.route)
+        if leaderboard is not None:
+            body = json.dumps({"players": leaderboard})
+            await tab.page.route("**/api/leaderboard*", lambda route: route.fulfill(
+                status=200, content_type="application/json", body=body))
         await tab.page.goto(running.http_url + "/")
         await tab.enter("ann")
         yield tab, desk, running
@@ -172,14 +179,18 @@ async def test_the_list_a_page_join_and_leave(tmp_path: Path) -> None:
         assert dan.split() == ["1", "dan", "playing", "12", "2", "2", "4", "4", "0", "5", "1510",
                                "1650"]
         assert "on fire" in await rows.nth(1).inner_text()
-        assert await rows.nth(2).locator(".bot-mark").text_content() == "BOT"
+        assert await rows.nth(4).locator(".bot-mark").text_content() == "BOT"  # eve's account
         assert await rows.nth(0).locator(".bot-mark").count() == 0
+        # the computer: no BOT (no account) and no link to a player page that does not exist
+        assert await rows.nth(2).locator(".bot-mark, a.player-link").count() == 0
+        assert await rows.nth(0).locator("a.player-link").count() == 1
         assert "left" in await rows.nth(3).inner_text()
         assert await page.locator(".points .doubled").count() == 3  # 4s: doubled on fire
         games = page.locator(".tournament-games li")
         assert [await games.nth(i).get_attribute("data-game") for i in range(4)] == [
             "g21", "g20", "g19", "g18"]  # newest first, as sent
         assert "½–½" in await games.nth(3).inner_text()
+        assert [await games.nth(0).locator("a.player-link").inner_text()] == ["dan"]
         assert await page.is_hidden("#tournament-leave") and await page.is_hidden(
             "#tournament-game")
 
@@ -288,20 +299,48 @@ async def test_a_moderator_creates_a_tournament(tmp_path: Path) -> None:
         assert await page.text_content("#tournament-name") == "Friday Swiss"
 
 
+def profile(name: str, bot: bool = False) -> dict[str, Any]:
+    return {"name": name, "created": 1767225600.0, "rating": 1500, "rd": 290, "games": 1,
+            "rated_games": 1, "wins": 1, "losses": 0, "draws": 0, "bot": bot}
+
+
 async def test_bots_are_marked_in_the_lobby_and_challenged_from_their_page(
         tmp_path: Path) -> None:
-    async with tab_with_desk(tmp_path) as (tab, desk, running):
+    """BOT by a bot's name online, by its seek, by its side of a live game, on the
+    leaderboard and as an opponent in a player's games (absent ``x_bot``: not a bot)."""
+    leaders = [profile("robo", bot=True), profile("ann")]
+    async with tab_with_desk(tmp_path, leaderboard=leaders) as (tab, desk, running):
         page = tab.page
         robo = await web_helpers.client(running, "robo")
         try:
             await page.wait_for_selector('ul.players li[data-player="robo"]')
-            desk.push({"t": "lobby", "seeks": [], "games": [], "online": 2, "players": [
-                {"name": "ann", "rating": 1500, "bot": False},
-                {"name": "robo", "rating": 1500, "bot": True}], "ref": None})
+            seek = {"id": "s1", "name": "robo", "rating": 1500, "variant": "4x4x4",
+                    "clock": None, "rated": False, "colour": "random", "bot": True}
+            game = {"id": "g5", "variant": "4x4", "clock": None, "rated": False, "x": "ann",
+                    "o": "robo", "ply": 3, "o_bot": True}
+            desk.push({"t": "lobby", "seeks": [seek], "games": [game], "online": 2,
+                       "players": [{"name": "ann", "rating": 1500, "bot": False},
+                                   {"name": "robo", "rating": 1500, "bot": True}],
+                       "ref": None})
             await page.wait_for_selector('ul.players li[data-player="robo"] .bot-mark')
             assert await page.locator('ul.players li[data-player="ann"] .bot-mark').count() == 0
+            assert await page.text_content('tr[data-seek="s1"] .bot-mark') == "BOT"
+            assert await page.locator('li[data-game="g5"] .bot-mark').count() == 1
+            assert "robo BOT" in (await page.text_content('li[data-game="g5"]') or "")
+            leaders_list = page.locator("ol.leaders li")
+            assert await leaders_list.nth(0).locator(".bot-mark").count() == 1
+            assert await leaders_list.nth(1).locator(".bot-mark").count() == 0
             await page.click('ul.players li[data-player="robo"] a.player-link')
             await page.wait_for_selector("#player-challenge")
+            desk.push({"t": "player_games", "player": profile("robo", bot=True), "games": [
+                {"id": "g4", "variant": "4x4", "clock": None, "rated": True, "side": "o",
+                 "x": "deep", "o": "robo", "x_ai": None, "o_ai": None, "status": "over",
+                 "result": "0-1", "reason": "line", "moves": [0, 5, 1, 6, 2, 7, 3, 4],
+                 "created": 1767229200.0, "ended": 1767229500.0, "rating": 1500,
+                 "rating_change": 9, "x_bot": True}], "next": None, "ratings": [],
+                       "ref": None})
+            await page.wait_for_selector("table.games tbody tr .bot-mark")
+            assert "deep BOT" in (await page.text_content("table.games tbody tr") or "")
             await page.click("#player-challenge")
             challenge = await robo.expect("challenge")
             assert challenge["challenge"]["by"] == "ann"

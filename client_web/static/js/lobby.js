@@ -127,7 +127,7 @@ export class LobbyView {
       h("table", {}, h("thead", {}, h("tr", {}, ["Player", "Rating", "Board", "Clock", "", ""]
         .map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, seeks.map((s) => h("tr", { dataset: { seek: s.id } },
-        h("td", { class: "name", title: s.name }, nameLink(s.name, act)),
+        h("td", { class: "name", title: s.name }, nameLink(s.name, act), botMark(s.bot)),
         h("td", {}, String(s.rating)),
         h("td", {}, s.variant),
         h("td", {}, formatClockSpec(s.clock)),
@@ -140,8 +140,8 @@ export class LobbyView {
     const games = [...app.lobby.games.values()];
     fill(this.live, games.length === 0 ? h("p", { class: "empty" }, "No games being played.") :
       h("ul", {}, games.map((g) => h("li", { dataset: { game: g.id } },
-        nameLink(g.x, act, g.x.startsWith("Computer (") ? 0 : null), " vs ",
-        nameLink(g.o, act, g.o.startsWith("Computer (") ? 0 : null),
+        nameLink(g.x, act, g.x.startsWith("Computer (") ? 0 : null), botMark(g.x_bot), " vs ",
+        nameLink(g.o, act, g.o.startsWith("Computer (") ? 0 : null), botMark(g.o_bot),
         ` · ${g.variant} · ${formatClockSpec(g.clock)} · move ${g.ply} `,
         h("button", { type: "button", onclick: () => act.watch(g.id) }, "Watch")))));
 
@@ -160,7 +160,8 @@ export class LobbyView {
       p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
         title: "Challenge on the terms chosen under New game",
         onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));
-    fill(this.leaders, app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), ` ${p.rating}`)));
+    fill(this.leaders, app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), botMark(p.bot),
+      ` ${p.rating}`)));
     this.leaders.hidden = app.leaderboard.length === 0; // a sentence, not a list's "1."
     this.noLeaders.hidden = app.leaderboard.length > 0;
   }

@@ -577,7 +577,7 @@ async function fetchLeaderboard() {
     const response = await fetch("/api/leaderboard?limit=10");
     if (!response.ok) return;
     const data = await response.json();
-    app.leaderboard = (data.players || []).map((p) => ({ name: String(p.name), rating: p.rating }));
+    app.leaderboard = (data.players || []).map((p) => ({ name: String(p.name), rating: p.rating, bot: p.bot === true }));
     lobbyView.render();
   } catch {
     // the lobby shows the last one

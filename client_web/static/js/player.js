@@ -125,6 +125,7 @@ export class PlayerView {
     const rows = this.games.map((g) => {
       const opponent = g.side === "x" ? g.o : g.x;
       const opponentAi = g.side === "x" ? g.o_ai : g.x_ai;
+      const opponentBot = g.side === "x" ? g.o_bot : g.x_bot; // absent: not a bot
       const result = outcome(g);
       const change = g.rating_change === null ? "" :
         h("span", { class: g.rating_change > 0 ? "up" : "down" },
@@ -132,7 +133,7 @@ export class PlayerView {
       const label = result === "on" ? (mine ? "Resume" : "Watch") : "Replay";
       return h("tr", { dataset: { game: g.id } },
         h("td", { class: `outcome ${result}` }, result),
-        h("td", {}, nameLink(opponent, act, opponentAi)),
+        h("td", {}, nameLink(opponent, act, opponentAi), botMark(opponentBot)),
         h("td", {}, `${g.variant} as ${g.side.toUpperCase()}${g.rated ? " · rated" : ""}`),
         h("td", { class: "num" }, String(g.moves.length)),
         h("td", { class: "num" }, change),

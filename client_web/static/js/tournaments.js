@@ -222,7 +222,7 @@ export class TournamentView {
           dataset: { player: s.name },
           class: [s.name.toLowerCase() === me ? "me" : "", s.withdrawn ? "withdrawn" : ""].join(" ").trim() || null },
         h("td", { class: "num rank" }, String(s.rank)),
-        h("td", { class: "player" }, nameLink(s.name, act), botMark(s.bot),
+        h("td", { class: "player" }, nameLink(s.name, act, s.computer), botMark(s.bot),
           s.fire ? [" ", h("span", { class: "fire", title: "On fire: two wins in a row, each game's points doubled" }, "on fire")] : null,
           s.playing ? [" ", h("span", { class: "playing", title: "Playing a game now" }, "playing")] : null,
           s.withdrawn ? [" ", h("span", { class: "gone" }, swiss ? "withdrew" : "left")] : null),
@@ -234,12 +234,14 @@ export class TournamentView {
         h("td", { class: "num" }, s.performance === null || s.performance === undefined ? "" : String(s.performance)),
         swiss ? h("td", { class: "num" }, s.buchholz === null ? "" : halves(s.buchholz)) : null,
         swiss ? h("td", { class: "num" }, s.sonneborn_berger === null ? "" : String(s.sonneborn_berger)) : null)))));
+    // A computer the host entered has a level and no player page: its name is plain text.
+    const levels = new Map(state.standings.map((s) => [s.name, s.computer]));
     const games = state.games.length === 0 ? h("p", { class: "empty" }, "No games yet.") :
       h("ul", { class: "tournament-games" }, state.games.map((g) => h("li", {
         dataset: { game: g.id }, class: g.result === null ? "on" : "done" },
       h("span", { class: "match" },
         g.round === null || g.round === undefined ? null : h("span", { class: "round" }, `R${g.round}`),
-        nameLink(g.x, act), " vs ", nameLink(g.o, act)),
+        nameLink(g.x, act, levels.get(g.x)), " vs ", nameLink(g.o, act, levels.get(g.o))),
       h("span", { class: "score" }, resultText(g)),
       h("button", { type: "button", class: "watch", onclick: () => act.watch(g.id) },
         g.result === null ? "Watch" : "Replay"))));

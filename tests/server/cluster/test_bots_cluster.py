@@ -4,6 +4,7 @@ out from a third, and the lobby's players mark it as a bot on every node."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -62,3 +63,44 @@ async def test_a_bot_plays_across_nodes_over_its_streams(nodes: Nodes) -> None:
         finish = (await events.expect("gameFinish"))["game"]
         assert (finish["id"], finish["result"]) == (game_id, "1-0")
         events.reply.close()
+
+
+async def test_a_bots_event_stream_opens_with_the_challenges_sent_from_another_node(
+        nodes: Nodes) -> None:
+    """A challenge made on one node before the bot's stream opened is replayed to a stream
+    opened on any node (the node holding the lobby answers), once."""
+    robo = await nodes.client("b", "robo")  # online on b, no stream yet
+    assert (await admin(nodes, "grant", "robo", "bot"))[0] == 0
+    ann = await nodes.client("a", "ann")
+    sent = await ann.request(t="challenge", name="robo", variant="4x4x4")
+    assert sent["t"] == "challenge_sent", sent
+    await robo.expect("challenge")  # told as it was made
+    headers = {"Authorization": f"Bearer {robo.token}"}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
+        for node in "abc":  # two of them do not hold the lobby
+            events = Stream(await http.get(nodes[node].http_url + "/api/stream/event",
+                                           headers=headers))
+            assert events.reply.status == 200
+            replayed = await asyncio.wait_for(events.expect("challenge"), 10)
+            assert replayed["challenge"]["id"] == sent["challenge"]["id"], node
+            assert replayed["challenge"]["by"] == "ann"
+            events.reply.close()
+
+
+async def test_a_revoked_bot_is_no_longer_marked_in_the_lobby(nodes: Nodes) -> None:
+    """The role's revocation reaches the lobby's players list on every node while the
+    former bot stays connected."""
+    await nodes.client("b", "robo")
+    assert (await admin(nodes, "grant", "robo", "bot"))[0] == 0
+    watchers = {node: await nodes.client(node, f"w{node}") for node in "ac"}
+
+    async def marked(bot: bool) -> bool:
+        for watcher in watchers.values():
+            lobby = await watcher.request(t="lobby_sub")
+            if {p["name"]: p["bot"] for p in lobby.get("players", [])}.get("robo") is not bot:
+                return False
+        return True
+
+    await eventually(lambda: marked(True), timeout=30)
+    assert (await admin(nodes, "revoke", "robo", "bot"))[0] == 0
+    await eventually(lambda: marked(False), timeout=10)

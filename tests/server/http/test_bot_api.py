@@ -250,3 +250,53 @@ async def test_a_quiet_stream_says_it_is_alive_and_requests_are_rated_like_a_soc
     assert answered >= RATE_LIMIT_BURST - 1  # the burst, less the stream's opening
     events.reply.close()
 
+
+
+async def test_a_bot_is_marked_in_every_list(tmp_path: Any, http: aiohttp.ClientSession
+                                             ) -> None:
+    """A bot's seek, its game in the live list, a spectator's seats, a page of games (the
+    websocket's and the HTTP API's), a game over HTTP and the leaderboard all say so."""
+    server = Server(tmp_path / "q.db", bots_in_pairing=True)
+    await server.start()
+    try:
+        robo = await bot_account(server)
+        ann, sam = await server.client("ann"), await server.client("sam")
+
+        async def granted() -> bool:  # the role reaches robo's socket (the control channel)
+            lobby = await sam.request(t="lobby_sub")
+            return {p["name"]: p["bot"] for p in lobby["players"]}["robo"]
+
+        await eventually(granted)
+        seek = (await robo.request(t="seek", variant="4x4", rated=True, colour="x"))["seek"]
+        assert seek["bot"] is True
+        delta = await sam.expect("lobby_delta", timeout=WAIT)
+        assert [s["bot"] for s in delta["seeks_added"]] == [True]
+        game = await ann.request(t="accept_seek", seek=seek["id"])
+        game_id = game["id"]
+        assert [seat["bot"] for seat in game["seats"]] == [True, False]
+
+        async def listed() -> bool:
+            lobby = await sam.request(t="lobby_sub")
+            return [(g["id"], g.get("x_bot"), g.get("o_bot")) for g in lobby["games"]] == [
+                (game_id, True, None)]  # false is left out
+
+        await eventually(listed)
+        watched = await sam.request(t="watch", game=game_id)
+        assert [seat["bot"] for seat in watched["seats"]] == [True, False]
+        async with http.get(url(server, "/api/lobby")) as reply:
+            assert [g["x_bot"] for g in (await reply.json())["games"]] == [True]
+        await robo.request(t="move", game=game_id, cell="a1", ply=0)
+        await ann.request(t="move", game=game_id, cell="b2", ply=1)
+        await ann.request(t="resign", game=game_id)  # a rated game over: on the board
+        page = await sam.request(t="player_games", name="ann")
+        assert [(g["x_bot"], g.get("o_bot")) for g in page["games"]] == [(True, None)]
+        async with http.get(url(server, "/api/players/robo/games")) as reply:
+            assert [g["x_bot"] for g in (await reply.json())["games"]] == [True]
+        async with http.get(url(server, f"/api/games/{game_id}")) as reply:
+            stored = await reply.json()
+            assert (stored["x_bot"], stored["o_bot"]) == (True, False)
+        async with http.get(url(server, "/api/leaderboard")) as reply:
+            board = {p["name"]: p["bot"] for p in (await reply.json())["players"]}
+            assert board == {"robo": True, "ann": False}
+    finally:
+        await server.stop()

@@ -69,3 +69,23 @@ def test_a_bot_is_kept_out_of_pairing_unless_allowed() -> None:
     refuse_pairing(bot, Quick(variant="4x4x4"), allowed=True)
     refuse_pairing(person, Quick(variant="4x4x4"), allowed=False)
     refuse_pairing(bot, ChallengeAccept(challenge="c1"), allowed=False)  # its own choice
+
+
+def test_a_challenge_replayed_and_told_as_it_was_made_is_one_line() -> None:
+    """On a cluster the stream's opening replay and the challenge told as it was made may
+    both reach it: the bot hears of it once."""
+    from server.node.bots import CHALLENGES_KEPT
+    from server.protocol import ChallengeInfo, ChallengeReceived
+    from server.protocol.bot_events import BotChallenge
+
+    def challenge(number: int) -> ChallengeReceived:
+        return ChallengeReceived(challenge=ChallengeInfo(
+            id=f"c{number}", by="ann", to="robo", variant="4x4x4", clock=None, rated=False,
+            colour="random"))
+
+    feed = EventFeed()
+    lines = feed.feed_all([challenge(1), challenge(1), challenge(2)])
+    assert [line.challenge.id for line in lines if isinstance(line, BotChallenge)] == [
+        "c1", "c2"]
+    feed.feed_all([challenge(n) for n in range(3, CHALLENGES_KEPT + 3)])
+    assert len(feed.challenges) == CHALLENGES_KEPT  # the oldest forgotten, not every one kept

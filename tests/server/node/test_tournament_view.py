@@ -22,8 +22,8 @@ def tournament(kind: str = "arena", round_: int = 0) -> TournamentRecord:
 
 
 def entry(number: int, name: str, computer: int | None = None,
-          withdrawn: float | None = None) -> EntryRecord:
-    return EntryRecord(number, name, computer, 1500, 0.0, withdrawn, 0.0, False)
+          withdrawn: float | None = None, bot: bool = False) -> EntryRecord:
+    return EntryRecord(number, name, computer, 1500, 0.0, withdrawn, 0.0, False, bot)
 
 
 def game(number: int, x: int, o: int | None, result: str | None, ended: float | None,
@@ -33,7 +33,8 @@ def game(number: int, x: int, o: int | None, result: str | None, ended: float | 
 
 
 def test_an_arena_is_replayed_in_the_order_its_games_ended() -> None:
-    entries = [entry(1, "ann"), entry(2, "bob"), entry(3, "cat"), entry(4, "computer-2", 2)]
+    entries = [entry(1, "ann"), entry(2, "bob", bot=True), entry(3, "cat"),
+               entry(4, "computer-2", 2)]
     games = [game(1, 1, 2, "1-0", 30.0), game(2, 1, 3, "1-0", 10.0),  # started 1, ended 2 first
              game(3, 1, 4, "1-0", 40.0), game(4, 2, 3, "*", 50.0, plies=0),
              game(5, 3, 4, None, None)]
@@ -41,7 +42,9 @@ def test_an_arena_is_replayed_in_the_order_its_games_ended() -> None:
     rows = {row.name: row for row in standings.standings()}
     assert rows["ann"].points == [2, 2, 4] and rows["ann"].fire and rows["ann"].rank == 1
     assert rows["bob"].points == [0, 0] and rows["cat"].points == [0, 0]
-    assert rows["computer-2"].bot and not rows["ann"].bot
+    marks = {name: (row.bot, row.computer) for name, row in rows.items()}
+    assert marks == {"ann": (False, None), "bob": (True, None), "cat": (False, None),
+                     "computer-2": (False, 2)}  # a computer is no bot account: no page
     assert {name for name, row in rows.items() if row.playing} == {"cat", "computer-2"}
     shown = standings.state()
     assert [(g.id, g.result) for g in shown.games] == [  # newest first, the abort left out

@@ -166,8 +166,8 @@ async def test_computers_entered_by_the_host_play_as_players(server: Server) -> 
     assert computer["ai"] == 1 and "ann" in seats
     assert game["rated"] is False  # a game against the computer is never rated
     state = await ann.request(t="tournament_sub", tournament=tid)
-    bots = {row["name"]: row["bot"] for row in state["standings"]}
-    assert bots == {"ann": False, "computer-1": True}
+    marks = {row["name"]: (row["bot"], row["computer"]) for row in state["standings"]}
+    assert marks == {"ann": (False, None), "computer-1": (False, 1)}
     assert server.running is not None  # the game says so over HTTP too
     status, shown = await get(f"{server.running.http_url}/api/games/{game['id']}")
     assert status == 200 and shown["tournament"] == tid

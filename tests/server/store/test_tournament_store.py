@@ -115,3 +115,19 @@ async def test_the_list_shows_the_coming_then_the_recently_finished(store: Store
     listed = await store.query(ops.list_tournaments(1001.0))
     assert [t.id for t in listed] == ["T2", "T1", "T3"]
     assert listed[2].status == "finished" and listed[2].ends_at == 1000.0
+
+
+async def test_an_entry_says_whether_its_player_is_a_bot_account(store: Store) -> None:
+    """A bot account's entry is marked ``bot`` (read with its name); a computer's is not:
+    it has a level."""
+    from server.node import levers
+
+    await store.apply(ops.insert_tournament(arena(), [3]))
+    for name in ("ann", "robo"):
+        await store.create_player(name, 1.0)
+        await store.apply(ops.join_tournament("T1", name, 2.0))
+    await levers.grant(store, "host", "robo", "bot")
+    data = await store.query(ops.tournament_data("T1"))
+    assert data is not None
+    assert [(e.name, e.bot, e.computer) for e in data.entries] == [
+        ("computer-3", False, 3), ("ann", False, None), ("robo", True, None)]
