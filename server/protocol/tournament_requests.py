@@ -20,6 +20,7 @@ TournamentClock = Annotated[str, msgspec.Meta(pattern=r"\A[0-9]{1,3}\+[0-9]{1,3}
 MAX_MINUTES = 24 * 60
 MAX_ROUNDS = 30
 MAX_COMPUTERS = 16
+MAX_PAGE = 1000
 
 
 class Tournaments(_Request, tag="tournaments"):
@@ -35,7 +36,11 @@ class _TournamentRequest(_Request):
 
 
 class TournamentSub(_TournamentRequest, tag="tournament_sub"):
-    """Receive the tournament's state now (``tournament``) and again when it changes."""
+    """Receive the tournament's state now (``tournament``) and again when it changes:
+    standings ``page`` (from 1; past the last: the last), or, without it, the page holding
+    your own line (page 1 if you are not in it). Asking again changes the page."""
+
+    page: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] | None = None
 
 
 class TournamentUnsub(_TournamentRequest, tag="tournament_unsub"):

@@ -182,3 +182,32 @@ async def test_refusals(server: Server) -> None:
         refused = await ann.request(t=t, tournament="Tnope")
         assert refused["code"] == "no_such_tournament", (t, refused)
     assert (await ann.request(t="tournaments"))["tournaments"] == []
+
+
+async def test_a_follower_gets_their_page_and_only_when_it_changed(server: Server) -> None:
+    """12 players (2 pages of 10): each follower is sent the page of their own line and the
+    line itself; one asks for another page; a change on page 2 goes to page 2's followers
+    and not to page 1's."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 3600))["info"]["id"]
+    names = [f"p{n:02}" for n in range(12)]
+    clients = dict(zip(names, await joined(server, tid, *names), strict=True))
+    first, last = clients["p00"], clients["p11"]  # equal scores: by name, p11 on page 2
+    mine = await last.request(t="tournament_sub", tournament=tid)
+    assert (mine["page"], mine["pages"]) == (2, 2) and mine["me"]["name"] == "p11"
+    assert [row["name"] for row in mine["standings"]] == ["p10", "p11"]
+    top = await first.request(t="tournament_sub", tournament=tid)
+    assert top["page"] == 1 and len(top["standings"]) == 10 and top["me"]["name"] == "p00"
+    asked = await mod.request(t="tournament_sub", tournament=tid, page=2)
+    assert asked["page"] == 2 and asked["me"] is None
+    assert (await mod.request(t="tournament_sub", tournament=tid, page=5))["page"] == 2
+    for client in (first, last, mod):
+        await client.quiet(1.5)  # the joins' updates
+    assert (await last.request(t="tournament_leave", tournament=tid))["t"] == "ack"
+    update = await last.expect("tournament", ref=None)
+    assert update["me"]["withdrawn"] and update["page"] == 2
+    seen = await mod.expect("tournament", ref=None)
+    assert [row["withdrawn"] for row in seen["standings"]] == [False, True]
+    assert not [m for m in await first.quiet(2.5) if m["t"] == "tournament"]
+    refused = await first.request(t="tournament_sub", tournament=tid, page=0)
+    assert refused["t"] == "error" and refused["code"] == "bad_message"
