@@ -58,7 +58,7 @@ export const CLIENT_FIELDS = {
   puzzle_attempt: ["puzzle", "moves", "mode"],
   puzzle_history: ["limit"],
   tournaments: [],
-  tournament_sub: ["tournament"],
+  tournament_sub: ["tournament", "page"],
   tournament_unsub: ["tournament"],
   tournament_join: ["tournament"],
   tournament_leave: ["tournament"],
