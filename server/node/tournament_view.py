@@ -29,7 +29,6 @@ from server.protocol import (
     TournamentGame,
     TournamentInfo,
     TournamentState,
-    encode,
 )
 from server.store.tournaments import (
     EntryRecord,
@@ -245,6 +244,7 @@ class _Frame(msgspec.Struct, tag_field="t", tag="tournament", kw_only=True, gc=F
 
 
 _NULL = b"null"
+_encode = msgspec.json.Encoder().encode  # the protocol's ``encode`` is for messages only
 
 
 class Pages:
@@ -255,7 +255,7 @@ class Pages:
     def __init__(self, state: TournamentState) -> None:
         self.state = state
         self.pages = page_count(len(state.standings))
-        self.info = encode(state.info)
+        self.info = _encode(state.info)
         self._index = {line.name.casefold(): n for n, line in enumerate(state.standings)}
         self._pages: dict[int, tuple[bytes, bytes]] = {}
         self._own: dict[str, bytes] = {}
@@ -294,21 +294,21 @@ class Pages:
         send."""
         encoded = self._pages.get(page)
         if encoded is None:
-            encoded = self._pages[page] = (encode(self.lines(page)), encode(self.games(page)))
+            encoded = self._pages[page] = (_encode(self.lines(page)), _encode(self.games(page)))
         lines, games = encoded
         own = self.own_line(name)
         me = _NULL
         if own is not None:
-            me = self._own.get(own.name) or self._own.setdefault(own.name, encode(own))
+            me = self._own.get(own.name) or self._own.setdefault(own.name, _encode(own))
             if own.playing and self.page_for(None, own.name) != page:  # and their game
-                games = encode(self.games(page, own.name))
+                games = _encode(self.games(page, own.name))
         return page, self.info, lines, games, me
 
     def frame(self, parts: tuple[int, bytes, bytes, bytes, bytes],
               ref: str | int | None = None) -> bytes:
         """The ``tournament`` event of ``parts`` (``parts``)."""
         page, info, lines, games, me = parts
-        return encode(_Frame(info=msgspec.Raw(info), standings=msgspec.Raw(lines),
+        return _encode(_Frame(info=msgspec.Raw(info), standings=msgspec.Raw(lines),
                              games=msgspec.Raw(games), page=page, pages=self.pages,
                              me=msgspec.Raw(me), ref=ref))
 
