@@ -45,6 +45,8 @@ class ApiTournamentCreate(msgspec.Struct, kw_only=True):
     variant: str = "4x4x4"
     rated: bool = False
     computer_levels: list[int] = []
+    round_interval: float | None = None
+    round_times: list[float] = []
 
 
 class ApiOk(msgspec.Struct, kw_only=True):

@@ -278,19 +278,29 @@ class TournamentsService:
             await self._start_game(standings, x, o, None, now)
 
     async def _swiss(self, standings: Standings, now: float) -> None:
+        """The next round: ``ROUND_PAUSE`` after the last game of the one before has ended,
+        or at its set time (``TournamentRecord.round_due``) though games of earlier rounds go
+        on (their players sit it out: ``Swiss.pair_round(early=True)``)."""
         swiss = standings.swiss
         assert swiss is not None
-        if not swiss.round_over or standings.playing:
-            return
-        if swiss.finished:
+        over = not standings.playing and not swiss.playing
+        if over and swiss.finished:
             await self._finish(standings, now)
             return
-        last = max((g.ended or g.started for g in standings.games), default=0.0)
-        if (swiss.current and now < last + ROUND_PAUSE) or self.draining:
+        if swiss.current == swiss.rounds or self.draining:
+            return  # the last round is being played
+        if over:
+            last = max((g.ended or g.started for g in standings.games), default=0.0)
+            if swiss.current and now < last + ROUND_PAUSE and not self._round_due(standings,
+                                                                                  now):
+                return
+        elif not self._round_due(standings, now):
             return
         try:
-            paired = swiss.pair_round()
+            paired = swiss.pair_round(early=not over)
         except ServerError as error:  # too few players, or only rematches are left
+            if not over:  # those playing may make a round when their games end
+                return
             log.info("tournament %s: %s", standings.tournament.id, error.message)
             await self._finish(standings, now)
             return
@@ -309,6 +319,17 @@ class TournamentsService:
         for x, o in paired.pairs:
             await self._start_game(standings, x, o, paired.number, now)
         self.dirty.add(tid)
+
+    @staticmethod
+    def _round_due(standings: Standings, now: float) -> bool:
+        """Whether the Swiss's next round is due by the clock (its set time has come)."""
+        current = standings.tournament.round
+        if not current:
+            return False
+        started = min((g.started for g in standings.games if g.round == current),
+                      default=now)
+        due = standings.tournament.round_due(current + 1, started)
+        return due is not None and now >= due
 
     async def _start_game(self, standings: Standings, x: str, o: str,
                           round_number: int | None, now: float) -> None:
@@ -541,7 +562,9 @@ def tournament_record(message: TournamentCreate, by: str, now: float) -> ops.Tou
         minutes=message.minutes if arena else None,
         rounds=None if arena else message.rounds, round=0,
         clock=ops.parse_clock(message.clock), variant=message.variant, rated=message.rated,
-        created=now, created_by=by)
+        created=now, created_by=by,
+        round_interval=None if arena else message.round_interval,
+        round_times=() if arena else tuple(message.round_times))
 
 
 def _replace(tournament: ops.TournamentRecord, **changes: object) -> ops.TournamentRecord:

@@ -63,7 +63,7 @@ export const CLIENT_FIELDS = {
   tournament_join: ["tournament"],
   tournament_leave: ["tournament"],
   tournament_create: ["name", "kind", "starts_at", "clock", "minutes", "rounds", "variant", "rated",
-    "computer_levels"],
+    "computer_levels", "round_interval", "round_times"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.
