@@ -389,4 +389,9 @@ def report(args: argparse.Namespace, tally: Tally, seconds: float, cost: Cost | 
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt as stopped:  # SIGINT or SIGTERM: every finally has run
+        print(f"stopped ({stopped or 'interrupted'}): the server and the bots are closed",
+              file=sys.stderr)
+        raise SystemExit(130) from None
