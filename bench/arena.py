@@ -21,9 +21,15 @@ What it reports, over the arena's time:
 - **moves**: p50/p99 from a move's send until the opponent receives it, for the arena's games
   and, apart, for the other games; errors by code.
 
-Loopback only; bounded in players (``--players`` <= 2000) and time (the arena's minutes plus a
-drain). Run it small to check it works (``--players 20 --others 4 --minutes 1``); the lead
-runs the full size.
+While it runs it prints a line every ``PROGRESS_EVERY`` seconds (games started and finished,
+pairings, moves of the other games, failures), so a stall shows.
+
+Loopback only; bounded in players (``--players`` <= 2000) and time: a game that has not ended
+``GAME_LIMIT`` seconds after it started (both clocks run out well before) is given up and
+counted as a failure, as is an other game's move not seen within ``MOVE_LIMIT``; ``--players
+0`` runs the other games alone (the figure to compare with). The server and every bot are
+stopped on the way out, also on SIGTERM or SIGINT. Run it small to check it works
+(``--players 20 --others 4 --minutes 1``); the lead runs the full size.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import asyncio
 import json
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from harness.bot import Bot
 from harness.server import NO_LIMITS, ROOT, ServerProcess
 from harness.stats import ms, percentiles
@@ -50,6 +58,10 @@ CELLS = 64  # 4x4x4
 MAX_PLAYERS = 2000
 CONNECTS_AT_ONCE = 64
 START_IN = 0.25  # minutes from creating the arena to its start
+CLOCK = (1, 0)  # the arena's clock: minutes each, seconds a move
+GAME_LIMIT = 2 * 60 * CLOCK[0] + 30.0  # seconds: both clocks run out, and a margin
+MOVE_LIMIT = 15.0  # seconds an other game's move may take to reach the opponent
+PROGRESS_EVERY = 10.0
 
 
 @dataclass
@@ -60,6 +72,9 @@ class Tally:
     updates: int = 0
     update_bytes: list[int] = field(default_factory=list)
     arena_games: int = 0
+    arena_ended: int = 0
+    other_games: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
 
 
@@ -80,7 +95,6 @@ class Player(Bot):
         self.turn: dict[str, asyncio.Event] = {}
         self.plies: dict[str, int] = {}
         self.colour: dict[str, int] = {}
-        self.follower = False  # counts the live updates it gets
 
     def error(self, code: str, now: float) -> None:
         self.tally.errors[code] += 1
@@ -108,8 +122,9 @@ class Player(Bot):
         self.turn[game].set()
 
     def _received(self, message: dict[str, Any], now: float) -> None:
-        if message["t"] == "tournament" and message.get("ref") is None and self.follower:
+        if message["t"] == "tournament" and message.get("ref") is None:
             self.tally.updates += 1
+            self.tally.update_bytes.append(len(msgspec.json.encode(message)))
         super()._received(message, now)
 
     async def play(self, until: float) -> None:
@@ -124,26 +139,43 @@ class Player(Bot):
             self.plies[gid] = len(game["moves"])
             self.turn[gid] = asyncio.Event()
             self.colour[gid] = 0 if game["you"] == "x" else 1
-            while gid not in self.ended:
-                if self.plies[gid] % 2 == self.colour[gid]:
-                    await asyncio.sleep(self.interval)
-                    if gid in self.ended:
-                        break
-                    free = [c for c in range(CELLS) if c not in self.board[gid]]
-                    ply = self.plies[gid]
-                    self.sent[(gid, ply + 1)] = time.monotonic()
-                    reply = await self.request(t="move", game=gid, cell=self.rng.choice(free),
-                                               ply=ply)
-                    if reply["t"] != "ack":
-                        break
-                else:
-                    self.turn[gid].clear()
-                    ended = asyncio.ensure_future(self._ended(gid))
-                    await asyncio.wait([ended, asyncio.ensure_future(self.turn[gid].wait())],
-                                       timeout=30, return_when=asyncio.FIRST_COMPLETED)
-                    ended.cancel()
+            try:
+                async with asyncio.timeout(GAME_LIMIT):  # a game cannot wait forever
+                    await self._play(gid)
+                self.tally.arena_ended += 1
+            except TimeoutError:
+                self.tally.failures["arena game: a reply or its end not seen in time"] += 1
+            except (RuntimeError, asyncio.CancelledError) as error:
+                if _stopping():
+                    raise
+                # the connection closed under the game (its replies are cancelled)
+                self.tally.failures[f"arena game: {error or 'connection closed'}"] += 1
             self.ended_at = time.monotonic()
             del self.board[gid]
+
+    async def _play(self, gid: str) -> None:
+        while gid not in self.ended:
+            if self.closed:
+                raise RuntimeError("connection closed")
+            if self.plies[gid] % 2 == self.colour[gid]:
+                await asyncio.sleep(self.interval)
+                if gid in self.ended:
+                    break
+                free = [c for c in range(CELLS) if c not in self.board[gid]]
+                ply = self.plies[gid]
+                self.sent[(gid, ply + 1)] = time.monotonic()
+                reply = await self.request(t="move", game=gid, cell=self.rng.choice(free),
+                                           ply=ply)
+                if reply["t"] != "ack":
+                    break
+            else:
+                self.turn[gid].clear()
+                ended = asyncio.ensure_future(self._ended(gid))
+                turn = asyncio.ensure_future(self.turn[gid].wait())
+                await asyncio.wait([ended, turn], timeout=30,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                ended.cancel()
+                turn.cancel()
 
     async def _ended(self, gid: str) -> None:
         while gid not in self.ended:
@@ -159,60 +191,105 @@ async def other_games(url: str, index: int, rate: float, until: float, tally: Ta
     loop = asyncio.get_running_loop()
     try:
         while loop.time() < until:
-            private = await x.request(t="private_create", colour="x")
-            game = await o.request(t="private_join", code=private["code"])
-            gid, free, ply = game["id"], list(range(CELLS)), 0
-            while gid not in x.ended and loop.time() < until:
-                await asyncio.sleep(1.0 / rate)
-                mover, other = (x, o) if ply % 2 == 0 else (o, x)
-                seen: asyncio.Future[float] = loop.create_future()
-                other.moves[(gid, ply + 1)] = seen
-                sent = time.monotonic()
-                reply = await mover.request(t="move", game=gid,
-                                            cell=free.pop(rng.randrange(len(free))), ply=ply)
-                if reply["t"] != "ack":
-                    tally.errors[reply.get("code", "?")] += 1
-                    break
-                tally.other_moves.append(await asyncio.wait_for(seen, 15) - sent)
-                ply += 1
+            try:
+                async with asyncio.timeout(GAME_LIMIT):
+                    private = await x.request(t="private_create", colour="x")
+                    game = await o.request(t="private_join", code=private["code"])
+                    gid, free, ply = game["id"], list(range(CELLS)), 0
+                    while gid not in x.ended and loop.time() < until:
+                        await asyncio.sleep(1.0 / rate)
+                        mover, other = (x, o) if ply % 2 == 0 else (o, x)
+                        seen: asyncio.Future[float] = loop.create_future()
+                        other.moves[(gid, ply + 1)] = seen
+                        sent = time.monotonic()
+                        reply = await mover.request(
+                            t="move", game=gid, cell=free.pop(rng.randrange(len(free))),
+                            ply=ply)
+                        if reply["t"] != "ack":
+                            tally.errors[reply.get("code", "?")] += 1
+                            break
+                        tally.other_moves.append(await asyncio.wait_for(seen, MOVE_LIMIT)
+                                                 - sent)
+                        ply += 1
+                tally.other_games += 1
+            except TimeoutError:
+                tally.failures["other game: a move or a reply not seen in time"] += 1
+            except asyncio.CancelledError:
+                if _stopping():
+                    raise
+                tally.failures["other game: connection closed"] += 1  # its replies cancelled
+                return
     finally:
         await x.close()
         await o.close()
+
+
+def _stopping() -> bool:
+    """Whether this task is being cancelled (the bench stops), not a reply of a closed
+    connection."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def create_arena(db: Path, minutes: float) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "qubic_cli", "admin", "tournament", "create", "--name",
          "Bench arena", "--start", f"+{START_IN}", "--minutes", str(max(1, round(minutes))),
-         "--clock", "1+0", "--db", str(db), "--json"],
+         "--clock", f"{CLOCK[0]}+{CLOCK[1]}", "--db", str(db), "--json"],
         cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
     return str(json.loads(done.stdout)["id"])
 
 
-def standings_cost(db: Path, tournament: str) -> tuple[float, int, int]:
-    """Seconds to rebuild and encode the tournament's state from its rows (best of three),
-    the players, and the encoded size."""
+@dataclass
+class Cost:
+    """What one update of the final standings costs (best of three), in this process."""
+
+    players: int
+    rebuild: float  # seconds: Standings.from_data (the director does it once, on taking it)
+    whole: float  # seconds: the whole state and its encoding (the holder, each update)
+    whole_bytes: int  # what goes on the bus
+    paging: float  # seconds: decoding it and every player's frame (each node, each update)
+    frame_bytes: float  # a player's frame, on average
+
+
+def standings_cost(db: Path, tournament: str) -> Cost:
+    """What an update of the tournament's final standings costs (``Cost``)."""
     sys.path.insert(0, str(ROOT))
-    from server.node.tournament_view import Standings
-    from server.protocol import encode
+    from server.node.tournament_view import Pages, Standings
+    from server.protocol import TournamentState, encode
     from server.store import tournaments as ops
     from server.store.factory import open_store
 
-    async def measure() -> tuple[float, int, int]:
+    async def measure() -> Cost:
         store = await open_store(str(db))
         try:
             data = await store.query(ops.tournament_data(tournament))
             assert data is not None
-            best = float("inf")
-            for _ in range(3):
-                started = time.perf_counter()
-                frame = encode(Standings.from_data(data).state())
-                best = min(best, time.perf_counter() - started)
-            return best, len(data.entries), len(frame)
         finally:
             await store.close()
+        names = [entry.name for entry in data.entries]
+        best = [float("inf")] * 3
+        for _ in range(3):
+            started = time.perf_counter()
+            standings = Standings.from_data(data)
+            built = time.perf_counter()
+            whole = encode(standings.state())
+            encoded = time.perf_counter()
+            pages = Pages(msgspec.json.decode(whole, type=TournamentState))
+            frames = [pages.frame(pages.parts(pages.page_for(None, name), name))
+                      for name in names]
+            paged = time.perf_counter()
+            best = [min(b, t) for b, t in zip(
+                best, (built - started, encoded - built, paged - encoded), strict=True)]
+        return Cost(len(names), best[0], best[1], len(whole), best[2],
+                    sum(map(len, frames)) / max(1, len(frames)))
 
     return asyncio.run(measure())
+
+
+def _stop(signum: int, _frame: Any) -> None:
+    """SIGTERM: out the way SIGINT goes, through every ``finally`` (the server stopped)."""
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 async def conduct(url: str, tournament: str, args: argparse.Namespace, tally: Tally) -> None:
@@ -229,15 +306,31 @@ async def conduct(url: str, tournament: str, args: argparse.Namespace, tally: Ta
             if reply["t"] != "ack":
                 raise RuntimeError(f"join refused: {reply}")
 
-    await asyncio.gather(*(enter(p) for p in players))
-    players[0].follower = True
     loop = asyncio.get_running_loop()
-    until = loop.time() + START_IN * 60 + args.minutes * 60
-    others = [other_games(url, i, args.rate, until, tally, random.Random(rng.random()))
-              for i in range(args.others)]
-    await asyncio.gather(*(p.play(until) for p in players), *others)
-    for player in players:
-        await player.close()
+    wall = loop.time()
+    reporter = loop.create_task(progress(tally, wall))
+    try:
+        await asyncio.gather(*(enter(p) for p in players))
+        until = loop.time() + (START_IN * 60 if players else 0) + args.minutes * 60
+        others = [other_games(url, i, args.rate, until, tally, random.Random(rng.random()))
+                  for i in range(args.others)]
+        await asyncio.gather(*(p.play(until) for p in players), *others)
+    finally:
+        reporter.cancel()
+        await asyncio.gather(*(p.close() for p in players if p.ws is not None),
+                             return_exceptions=True)
+
+
+async def progress(tally: Tally, since: float) -> None:
+    """A line every ``PROGRESS_EVERY`` seconds, so that a stall is seen."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(PROGRESS_EVERY)
+        print(f"  [{loop.time() - since:4.0f} s] arena games started {tally.arena_games}, "
+              f"finished {tally.arena_ended}; pairings {len(tally.pairing_delays)}; "
+              f"other games {tally.other_games}, their moves {len(tally.other_moves)}; "
+              f"updates {tally.updates}; failures {sum(tally.failures.values())}",
+              flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,37 +341,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=2.0, help="moves a second per game")
     parser.add_argument("--seed", type=int, default=43)
     args = parser.parse_args(argv)
-    if not 2 <= args.players <= MAX_PLAYERS or args.others < 0 or args.rate <= 0:
-        parser.error(f"--players 2-{MAX_PLAYERS}, --others >= 0, --rate > 0")
+    if not (args.players == 0 or 2 <= args.players <= MAX_PLAYERS) or args.others < 0 \
+            or args.rate <= 0:
+        parser.error(f"--players 0 or 2-{MAX_PLAYERS}, --others >= 0, --rate > 0")
+    signal.signal(signal.SIGTERM, _stop)  # SIGINT is KeyboardInterrupt already
+    print(f"arena of {args.players} players ({args.others} other games beside), "
+          f"{args.minutes:g} min at {args.rate:g} moves/s a game", flush=True)
     with tempfile.TemporaryDirectory(prefix="qubic-arena-") as directory:
         db = Path(directory) / "arena.db"
         server = ServerProcess(db, *NO_LIMITS)
-        server.start()
         tally = Tally()
         try:
+            server.start()
             tournament = create_arena(db, args.minutes)
             wall = time.monotonic()
             asyncio.run(conduct(server.ws_url, tournament, args, tally))
             seconds = time.monotonic() - wall
         finally:
             server.close()
-        cost, players, size = standings_cost(db, tournament)
-    print(f"arena of {args.players} players ({args.others} other games beside), "
-          f"{args.minutes:g} min at {args.rate:g} moves/s a game")
-    print(f"  arena games started: {tally.arena_games}")
+        cost = standings_cost(db, tournament) if args.players else None
+    report(args, tally, seconds, cost)
+    return 0
+
+
+def report(args: argparse.Namespace, tally: Tally, seconds: float, cost: Cost | None) -> None:
+    print(f"  arena games started: {tally.arena_games}, played to their end: "
+          f"{tally.arena_ended}; other games played: {tally.other_games}")
     delays = tally.pairing_delays
     if delays:
         p50, _, p99 = percentiles(delays)
         print(f"  pairing delay (end -> next game): p50 {p50:.2f} s  p99 {p99:.2f} s  "
               f"({len(delays)} pairings)")
-    print(f"  standings: rebuilt and encoded for {players} players in {cost * 1000:.1f} ms; "
-          f"an update is {size / 1024:.1f} KiB; a follower got {tally.updates / seconds:.2f} "
-          f"updates/s")
+    if cost is not None:
+        per_player = tally.updates / max(1, args.players) / seconds
+        size = sum(tally.update_bytes) / max(1, len(tally.update_bytes))
+        print(f"  standings update for {cost.players} players: the whole state built and "
+              f"encoded {cost.whole * 1000:.1f} ms ({cost.whole_bytes / 1024:.1f} KiB on the "
+              f"bus), paged into every player's frame {cost.paging * 1000:.1f} ms "
+              f"({cost.frame_bytes / 1024:.2f} KiB each); rebuilt from the rows "
+              f"{cost.rebuild * 1000:.1f} ms")
+        print(f"  updates received: {per_player:.2f} a player a second, {size / 1024:.2f} KiB "
+              f"each, {tally.updates * size / seconds / 1024:.0f} KiB/s in all")
     print(f"  moves, arena games: {ms(tally.arena_moves)}  ({len(tally.arena_moves)})")
     print(f"  moves, other games: {ms(tally.other_moves)}  ({len(tally.other_moves)})")
+    print(f"  failures: {dict(tally.failures) or 'none'}")
     print(f"  errors: {dict(tally.errors) or 'none'}")
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt as stopped:  # SIGINT or SIGTERM: every finally has run
+        print(f"stopped ({stopped or 'interrupted'}): the server and the bots are closed",
+              file=sys.stderr)
+        raise SystemExit(130) from None

@@ -462,7 +462,8 @@ class QubicApp(ServerMessages):
             for model in self.games.values():
                 self.send(model.reconnected())
             for tournament in self.tournaments.followed:
-                self.send(TournamentSub(tournament=tournament), quiet=True)
+                self.send(TournamentSub(tournament=tournament,
+                                        page=self.tournaments.asked.get(tournament)), quiet=True)
         else:
             self.show_lobby()
             for game_id in welcome.games:

@@ -22,6 +22,7 @@ class TournamentsModel:
     listed: dict[str, TournamentInfo] = field(default_factory=dict)
     states: dict[str, TournamentState] = field(default_factory=dict)
     followed: set[str] = field(default_factory=set)  # asked again after a reconnection
+    asked: dict[str, int] = field(default_factory=dict)  # the page asked for, if not one's own
     clock: Callable[[], float] = time.time  # the wall clock the countdowns are read against
 
     def load(self, reply: TournamentList) -> None:
@@ -30,8 +31,9 @@ class TournamentsModel:
         for info in reply.tournaments:  # a followed one's line is as new as its list
             state = self.states.get(info.id)
             if state is not None and state.info != info:
-                self.states[info.id] = TournamentState(info=info, standings=state.standings,
-                                                       games=state.games)
+                self.states[info.id] = TournamentState(
+                    info=info, standings=state.standings, games=state.games, page=state.page,
+                    pages=state.pages, me=state.me)
 
     def update(self, state: TournamentState) -> None:
         """Take a tournament's state (a reply or an update): kept, its line in the list too."""
@@ -43,6 +45,7 @@ class TournamentsModel:
         """No longer follow ``tournament`` (its state goes; its line in the list stays)."""
         self.followed.discard(tournament)
         self.states.pop(tournament, None)
+        self.asked.pop(tournament, None)
 
     def name(self, tournament: str) -> str:
         """The tournament's name, as far as this client knows it (else its id)."""
@@ -50,11 +53,14 @@ class TournamentsModel:
         return tournament if info is None else info.name
 
     def entry(self, tournament: str, me: str) -> Standing | None:
-        """``me``'s line in the standings of ``tournament`` (None: not in it, or not known)."""
+        """``me``'s line in the standings of ``tournament`` (None: not in it, or not known):
+        the server's ``me``, else the line on the page shown."""
         state = self.states.get(tournament)
         if state is None:
             return None
         mine = me.casefold()
+        if state.me is not None and state.me.name.casefold() == mine:
+            return state.me
         return next((s for s in state.standings if s.name.casefold() == mine), None)
 
     def joined(self, tournament: str, me: str) -> bool:

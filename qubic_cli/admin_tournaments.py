@@ -29,6 +29,11 @@ def start_time(text: str, now: float | None = None) -> float:
     return when.timestamp()
 
 
+def _start_times(text: str) -> list[float]:
+    """An argparse type: times as ``start_time`` reads them, separated by commas."""
+    return [start_time(part) for part in text.split(",") if part.strip()]
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """``tournament``'s own actions; each takes the common options again after it."""
     what = parser.add_subparsers(dest="what", metavar="what", required=True)
@@ -50,6 +55,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--clock", default="3+2", help="minutes each + seconds a move")
     create.add_argument("--variant", default="4x4x4", choices=("4x4x4", "3x3x3", "4x4"))
     create.add_argument("--rated", action="store_true", help="its games change ratings")
+    create.add_argument("--round-interval", type=float, metavar="SECONDS",
+                        help="a Swiss: each round starts at the latest SECONDS after the one "
+                             "before started, its games still going on or not (default: 5 s "
+                             "after its last game ends)")
+    create.add_argument("--round-times", type=_start_times, default=[], metavar="ISO|+MIN,...",
+                        help="a Swiss: the times rounds 2, 3, ... start at the latest")
     create.add_argument("--computer", dest="computers", type=int, action="append",
                         default=[], metavar="LEVEL",
                         help="enter a computer player of LEVEL 1-8 (again for more)")
@@ -96,6 +107,9 @@ async def tournament(store: Any, args: argparse.Namespace) -> Any:
     fields = {"name": args.name, "kind": args.kind, "starts_at": args.start,
               "clock": args.clock, "variant": args.variant, "rated": args.rated,
               "computer_levels": args.computers,
+              **({"round_interval": args.round_interval}
+                 if args.round_interval is not None else {}),
+              **({"round_times": args.round_times} if args.round_times else {}),
               ("minutes" if arena else "rounds"): _given(args.minutes, 60) if arena
               else _given(args.rounds, 5)}
     try:

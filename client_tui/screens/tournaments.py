@@ -3,7 +3,9 @@ standings and its games.
 
 The list asks for ``tournaments`` when shown (and ``r`` again); ``⏎`` opens a tournament's
 page, which follows it (``tournament_sub``) while it is open, or for as long as this player is
-in it. The app hands every ``tournament`` it receives to the model and redraws the screens
+in it. The server sends one page of 10 lines of standings (the one holding this player's line,
+or the one ``[``/``]`` asked for) and this player's own line, shown under the page when it is
+not on it. The app hands every ``tournament`` it receives to the model and redraws the screens
 (``refresh_tournaments``). A paired player's next game opens by itself, as any game that
 starts does; its screen names the tournament and ``b`` comes back here.
 """
@@ -195,6 +197,10 @@ class TournamentScreen(Screen[None]):
                 tooltip="Leave the tournament (an arena keeps your score)"),
         Binding("y", "my_game", "Your game", id="tournament.game",
                 tooltip="Go to your game in this tournament"),
+        Binding("left_square_bracket", "page(-1)", "Page up", key_display="[",
+                id="tournament.page_up", tooltip="The page of the standings above"),
+        Binding("right_square_bracket", "page(1)", "Page down", key_display="]",
+                id="tournament.page_down", tooltip="The page of the standings below"),
     ]
 
     def __init__(self, tournament: str, model: TournamentsModel, me: Callable[[], str]) -> None:
@@ -210,7 +216,7 @@ class TournamentScreen(Screen[None]):
         yield Static("Loading…", id="tournament-info")
         yield Label("Standings · ⏎ player", classes="section-title", id="standings-title")
         yield DataTable(id="standings", cursor_type="row", zebra_stripes=True)
-        yield Label("Games, newest first · ⏎ watches", classes="section-title")
+        yield Label("Their games, newest first · ⏎ watches", classes="section-title")
         yield DataTable(id="tournament-games", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
@@ -219,7 +225,9 @@ class TournamentScreen(Screen[None]):
         self.title = self.model.name(self.tournament)
         self.query_one("#standings", DataTable).focus()
         if self.tournament not in self.model.states:
-            self.post_message(Outgoing(TournamentSub(tournament=self.tournament), quiet=True))
+            self.post_message(Outgoing(TournamentSub(tournament=self.tournament,
+                                                     page=self.model.asked.get(self.tournament)),
+                                       quiet=True))
         self.model.followed.add(self.tournament)
         self.set_interval(1.0, self._tick)
         self.refresh_tournaments()
@@ -288,6 +296,10 @@ class TournamentScreen(Screen[None]):
             games.add_columns(*(["Round"] if swiss else []), "X", "O", "Result")
         self.query_one("#tournament-info", Static).update(self._info())
         me = self.me()
+        lines = list(state.standings)
+        mine = state.me
+        if mine is not None and all(s.name != mine.name for s in lines):
+            lines.append(mine)  # under the page: this player's own line
         _fill(standings, [
             (s.name, [Text(str(s.rank), justify="right"), player_cell(s, me),
                       Text(halves(s.score), "bold", justify="right"), points_cell(s.points, swiss),
@@ -296,7 +308,10 @@ class TournamentScreen(Screen[None]):
                       *([Text("" if s.buchholz is None else halves(s.buchholz), justify="right"),
                          Text("" if s.sonneborn_berger is None else str(s.sonneborn_berger),
                               justify="right")] if swiss else [])])
-            for s in state.standings])
+            for s in lines])
+        self.query_one("#standings-title", Label).update(Text(
+            f"Standings · page {state.page} of {state.pages} · [ ] pages · ⏎ player"
+            if state.pages > 1 else "Standings · ⏎ player"))
         if not state.standings:
             standings.add_row(Text(""), Text("Nobody has joined yet.", "dim"),
                               *[Text("")] * (len(standings.columns) - 2))
@@ -310,7 +325,8 @@ class TournamentScreen(Screen[None]):
 
     @staticmethod
     def _is_bot(state: TournamentState, name: str) -> bool:
-        return any(s.bot and s.name == name for s in state.standings)
+        return any(s.bot and s.name == name for s in state.standings) or (
+            state.me is not None and state.me.bot and state.me.name == name)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         state = self.model.states.get(self.tournament)
@@ -321,7 +337,20 @@ class TournamentScreen(Screen[None]):
             return not over and self.joined
         if action == "my_game":
             return self.my_game() is not None
+        if action == "page":
+            step = int(parameters[0]) if parameters else 0  # type: ignore[call-overload]
+            return state is not None and 1 <= state.page + step <= state.pages
         return True
+
+    def action_page(self, step: int) -> None:
+        """The page of the standings above (-1) or below (1); the server sends it from now
+        on."""
+        state = self.model.states.get(self.tournament)
+        if state is None or not 1 <= state.page + step <= state.pages:
+            return
+        self.model.asked[self.tournament] = state.page + step
+        self.post_message(Outgoing(TournamentSub(tournament=self.tournament,
+                                                 page=state.page + step), quiet=True))
 
     def action_join(self) -> None:
         self.post_message(Outgoing(TournamentJoin(tournament=self.tournament)))
@@ -360,7 +389,9 @@ class TournamentScreen(Screen[None]):
         """A player's page; a computer the host entered has none."""
         name = event.row_key.value
         state = self.model.states.get(self.tournament)
-        line = next((s for s in state.standings if s.name == name), None) if state else None
+        lines = list(state.standings) + ([state.me] if state.me is not None else []) \
+            if state else []
+        line = next((s for s in lines if s.name == name), None)
         if line is None or name is None:
             return
         if line.computer is not None:

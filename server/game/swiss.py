@@ -1,8 +1,10 @@
 """A Swiss tournament's rules: rounds, pairings by score, colours, the bye and tie-breaks. Pure.
 
-A fixed number of rounds; a round is paired when the one before it is over. A win scores 1,
-a draw ½, a loss 0 (kept in half points); the bye, 1. Players who withdraw are not paired
-again and keep their results.
+A fixed number of rounds; a round is paired when the one before it is over, or earlier when
+its set time comes (``pair_round(early=True)``): then the players whose game of an earlier
+round is still going on sit the new round out (not paired, no bye), and that game scores for
+its own round when it ends. A win scores 1, a draw ½, a loss 0 (kept in half points); the
+bye, 1. Players who withdraw are not paired again and keep their results.
 
 The pairing rule (``Swiss.pair_round``), written down so a player can check it:
 
@@ -122,16 +124,25 @@ class Swiss:
                    for number, game in entrant.games.items() if number == self.current)
 
     @property
-    def finished(self) -> bool:
-        return self.current == self.rounds and self.round_over
+    def playing(self) -> set[str]:
+        """The players in a game going on, of any round."""
+        return {entrant.name for entrant in self.entrants.values()
+                if any(game is not None and game.points is None
+                       for game in entrant.games.values())}
 
-    def pair_round(self) -> Round:
-        """Pair the next round (the rule in the module's docstring)."""
-        if not self.round_over:
+    @property
+    def finished(self) -> bool:
+        return self.current == self.rounds and not self.playing
+
+    def pair_round(self, early: bool = False) -> Round:
+        """Pair the next round (the rule in the module's docstring). ``early``: its time has
+        come though games go on; their players sit this round out (no game, no bye)."""
+        playing = self.playing
+        if playing and not early:
             raise SwissError(f"round {self.current} is still being played", "round_not_over")
         if self.current == self.rounds:
             raise SwissError("every round has been played", "tournament_over")
-        order = sorted((e for e in self.entrants.values() if e.present),
+        order = sorted((e for e in self.entrants.values() if e.present and e.name not in playing),
                        key=lambda e: (-e.score, -e.rating, e.name))
         if len(order) < 2:
             raise SwissError("a round needs two players", "too_few_players")

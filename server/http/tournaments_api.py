@@ -20,8 +20,10 @@ from server.http.tournaments_schema import (
     ApiTournament,
     ApiTournaments,
 )
+from server.node.tournament_view import Pages
 from server.node.tournaments import TournamentsService
 from server.protocol import (
+    MAX_PAGE,
     ErrorCode,
     TournamentCreate,
     decode_client_message,
@@ -56,8 +58,19 @@ async def _player(request: web.Request) -> str:
     return held.player.name
 
 
-def _state(state: Any) -> ApiTournament:
-    return ApiTournament(info=state.info, standings=state.standings, games=state.games)
+def _state(state: Any, page: int | None = None) -> ApiTournament:
+    return ApiTournament(info=state.info, standings=state.standings, games=state.games,
+                         page=page, pages=state.pages)
+
+
+def _page(request: web.Request) -> int | None:
+    """``?page=N`` (from 1), or None: the whole table."""
+    text = request.query.get("page")
+    if text is None:
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        raise ServerError(f"`page` is a number from 1 to {MAX_PAGE}", ErrorCode.BAD_MESSAGE)
+    return int(text)
 
 
 async def api_list(request: web.Request) -> web.Response:
@@ -68,8 +81,16 @@ async def api_list(request: web.Request) -> web.Response:
 
 
 async def api_one(request: web.Request) -> web.Response:
+    """The whole table with every game, or (``?page=``) one page as the websocket's."""
     try:
-        return json_reply(_state(await _service(request).state(request.match_info["id"])))
+        page = _page(request)
+        state = await _service(request).state(request.match_info["id"],
+                                              every_game=page is None)
+        if page is None:
+            return json_reply(_state(state))
+        pages = Pages(state)
+        page = min(page, pages.pages)
+        return json_reply(_state(pages.view(page), page))
     except ServerError as error:
         return refusal(error, STATUS)
 
@@ -90,7 +111,7 @@ async def api_create(request: web.Request) -> web.Response:
         service = _service(request)
         await service.check_moderator(name)
         created = await service.create(name, message)
-        return json_reply(_state(await service.state(created)), 201)
+        return json_reply(_state(await service.state(created, every_game=True)), 201)
     except ServerError as error:
         return refusal(error, STATUS)
 

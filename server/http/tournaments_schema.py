@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from server.http.openapi_parts import answer, path_parameter
-from server.protocol import Standing, TournamentGame, TournamentInfo
+from server.protocol import MAX_PAGE, Standing, TournamentGame, TournamentInfo
 
 TOURNAMENT_ID = r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}"
 
@@ -21,12 +21,16 @@ class ApiTournaments(msgspec.Struct, kw_only=True):
 
 
 class ApiTournament(msgspec.Struct, kw_only=True):
-    """``GET /api/tournaments/{id}``: the websocket's ``tournament`` without ``t`` and
-    ``ref``."""
+    """``GET /api/tournaments/{id}``: the whole standings and every game (``page`` null),
+    or with ``?page=N`` that page of the standings and its players' games, as the
+    websocket's ``tournament`` (without ``t``, ``ref`` and ``me``); ``pages`` of
+    ``PAGE_SIZE`` lines."""
 
     info: TournamentInfo
     standings: list[Standing]
     games: list[TournamentGame]
+    page: int | None = None
+    pages: int = 1
 
 
 class ApiTournamentCreate(msgspec.Struct, kw_only=True):
@@ -41,6 +45,8 @@ class ApiTournamentCreate(msgspec.Struct, kw_only=True):
     variant: str = "4x4x4"
     rated: bool = False
     computer_levels: list[int] = []
+    round_interval: float | None = None
+    round_times: list[float] = []
 
 
 class ApiOk(msgspec.Struct, kw_only=True):
@@ -75,9 +81,15 @@ def tournament_paths() -> tuple[dict[str, Any], dict[str, Any]]:
                                    "401": no_token,
                                    "403": answer(error, "`not_moderator` or `banned`")}}},
         "/api/tournaments/{id}": {"get": {
-            "summary": "A tournament: its info, standings (best first) and games (newest "
-                       "first)", "parameters": [tournament_id],
+            "summary": "A tournament: its info, the whole standings (best first) and every "
+                       "game (newest first); with `page`, one page of 10 lines and its "
+                       "players' games, as the websocket's `tournament`",
+            "parameters": [tournament_id, {
+                "name": "page", "in": "query", "required": False,
+                "description": "a page of the standings, from 1 (past the last: the last)",
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}}],
             "responses": {"200": answer(one, "the tournament"),
+                          "400": answer(error, "`bad_message`: `page` is not 1 to 1000"),
                           "404": answer(error, "`no_such_tournament`")}}},
         "/api/tournaments/{id}/join": {"post": {
             "summary": "Enter the tournament (or come back): paired whenever free, whether "

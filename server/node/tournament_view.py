@@ -5,6 +5,10 @@
 record of it (``from_data``: every game in the order it ended) and then kept up to date by the
 director one game at a time (``ended``); ``state`` and ``info`` are the protocol's view of it.
 Any node can rebuild one, so the node that pairs a tournament can die and another take over.
+
+``Pages`` is one update of a tournament as its followers get it: the whole state cut into
+pages of ``PAGE_SIZE`` lines, each page (its lines and its players' games) encoded once, and
+each follower's frame put together from the encoded header, its page and its own line.
 """
 
 from __future__ import annotations
@@ -12,11 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
+
 from server.game import swiss as swiss_rules
 from server.game.arena import Arena
 from server.game.swiss import Game as SwissGame
 from server.game.swiss import Swiss
-from server.protocol import Standing, TournamentGame, TournamentInfo, TournamentState
+from server.protocol import (
+    PAGE_SIZE,
+    RequestId,
+    Standing,
+    TournamentGame,
+    TournamentInfo,
+    TournamentState,
+)
 from server.store.tournaments import (
     EntryRecord,
     TournamentData,
@@ -24,7 +37,8 @@ from server.store.tournaments import (
     TournamentRecord,
 )
 
-GAMES_SHOWN = 200
+GAMES_SHOWN = 200  # the games ended that a state carries (those going on: all of them)
+PAGE_GAMES = 20  # the games a page of the live event carries
 WINNERS: dict[str | None, Literal["x", "o"] | None] = {"1-0": "x", "0-1": "o", "1/2-1/2": None}
 
 
@@ -144,14 +158,25 @@ class Standings:
     def info(self) -> TournamentInfo:
         return tournament_info(self.tournament, len(self.entries))
 
-    def state(self, ref: str | int | None = None) -> TournamentState:
+    def state(self, ref: str | int | None = None, every_game: bool = False
+              ) -> TournamentState:
+        """The whole tournament: every line of the standings, the games going on and the
+        ``GAMES_SHOWN`` newest ended (``every_game``: all of them), newest first."""
         shown = [g for g in reversed(self.games)
                  if g.game_id is not None and g.o is not None and g.result != "*"]
-        games = [TournamentGame(id=g.game_id or "", x=self.name(g.x), o=self.name(g.o or 0),
-                                round=g.round, result=_result(g.result))
-                 for g in shown[:GAMES_SHOWN]]
-        return TournamentState(info=self.info(), standings=self.standings(), games=games,
-                               ref=ref)
+        games = []
+        ended = 0
+        for g in shown:
+            if g.ended is not None:
+                if not every_game and ended >= GAMES_SHOWN:
+                    continue
+                ended += 1
+            games.append(TournamentGame(id=g.game_id or "", x=self.name(g.x),
+                                        o=self.name(g.o or 0), round=g.round,
+                                        result=_result(g.result)))
+        standings = self.standings()
+        return TournamentState(info=self.info(), standings=standings, games=games,
+                               pages=page_count(len(standings)), ref=ref)
 
     def standings(self) -> list[Standing]:
         busy = self.busy()
@@ -200,6 +225,100 @@ class Standings:
         net = sum(1 if g.points == swiss_rules.WIN else -1 if g.points == swiss_rules.LOSS
                   else 0 for g in played)
         return round((total + 500 * net) / len(played))
+
+
+def page_count(lines: int) -> int:
+    return max(1, -(-lines // PAGE_SIZE))
+
+
+class _Frame(msgspec.Struct, tag_field="t", tag="tournament", kw_only=True, gc=False):
+    """A ``tournament`` event put together from parts already encoded (``Pages``); it
+    decodes as ``TournamentState``."""
+
+    info: msgspec.Raw
+    standings: msgspec.Raw
+    games: msgspec.Raw
+    page: int
+    pages: int
+    me: msgspec.Raw
+    ref: RequestId | None = None
+
+
+_NULL = b"null"
+_encode = msgspec.json.Encoder().encode  # the protocol's ``encode`` is for messages only
+
+
+class Pages:
+    """One update of a tournament, paged for its followers (the module docstring): from the
+    whole ``state`` (``Standings.state``), each page and each player's own line encoded at
+    most once, however many follow it."""
+
+    def __init__(self, state: TournamentState) -> None:
+        self.state = state
+        self.pages = page_count(len(state.standings))
+        self.info = _encode(state.info)
+        self._index = {line.name.casefold(): n for n, line in enumerate(state.standings)}
+        self._pages: dict[int, tuple[bytes, bytes]] = {}
+        self._own: dict[str, bytes] = {}
+
+    def own_line(self, name: str | None) -> Standing | None:
+        index = None if name is None else self._index.get(name.casefold())
+        return None if index is None else self.state.standings[index]
+
+    def page_for(self, asked: int | None, name: str | None) -> int:
+        """The page a follower sees: the one asked for (past the last: the last), else the
+        one holding their own line, else the first."""
+        if asked is not None:
+            return min(asked, self.pages)
+        index = None if name is None else self._index.get(name.casefold())
+        return 1 if index is None else index // PAGE_SIZE + 1
+
+    def lines(self, page: int) -> list[Standing]:
+        return self.state.standings[(page - 1) * PAGE_SIZE:page * PAGE_SIZE]
+
+    def games(self, page: int, name: str | None = None) -> list[TournamentGame]:
+        """The games of the page's players, going on first, then the newest, at most
+        ``PAGE_GAMES``; and the game ``name`` plays now if they are not on the page."""
+        names = {line.name for line in self.lines(page)}
+        theirs = [g for g in self.state.games if g.x in names or g.o in names]
+        shown = ([g for g in theirs if g.result is None]
+                 + [g for g in theirs if g.result is not None])[:PAGE_GAMES]
+        own = self.own_line(name)
+        if own is not None and own.playing and own.name not in names:
+            shown[:0] = [g for g in self.state.games
+                         if g.result is None and own.name in (g.x, g.o)][:1]
+        return shown
+
+    def parts(self, page: int, name: str | None) -> tuple[int, bytes, bytes, bytes, bytes]:
+        """What a follower on ``page`` named ``name`` is shown, encoded: the page, the
+        header, the page's lines, its games, the own line. Equal parts: nothing new to
+        send."""
+        encoded = self._pages.get(page)
+        if encoded is None:
+            encoded = self._pages[page] = (_encode(self.lines(page)), _encode(self.games(page)))
+        lines, games = encoded
+        own = self.own_line(name)
+        me = _NULL
+        if own is not None:
+            me = self._own.get(own.name) or self._own.setdefault(own.name, _encode(own))
+            if own.playing and self.page_for(None, own.name) != page:  # and their game
+                games = _encode(self.games(page, own.name))
+        return page, self.info, lines, games, me
+
+    def frame(self, parts: tuple[int, bytes, bytes, bytes, bytes],
+              ref: str | int | None = None) -> bytes:
+        """The ``tournament`` event of ``parts`` (``parts``)."""
+        page, info, lines, games, me = parts
+        return _encode(_Frame(info=msgspec.Raw(info), standings=msgspec.Raw(lines),
+                             games=msgspec.Raw(games), page=page, pages=self.pages,
+                             me=msgspec.Raw(me), ref=ref))
+
+    def view(self, page: int, name: str | None = None,
+             ref: str | int | None = None) -> TournamentState:
+        """The same as a message (HTTP's ``?page=``, and tests)."""
+        return TournamentState(info=self.state.info, standings=self.lines(page),
+                               games=self.games(page, name), page=page, pages=self.pages,
+                               me=self.own_line(name), ref=ref)
 
 
 def tournament_info(t: TournamentRecord, players: int) -> TournamentInfo:

@@ -20,9 +20,11 @@ runs it, once a second (``TICK``) and whenever one of its games ends here:
   count); a Swiss finishes after its last round (or when no pairing without a rematch is
   left).
 
-The holder publishes the tournament's state on the bus (``TOPIC``) whenever it changed, at
-most once a second; every node passes it to its sessions that follow the tournament (a
-player who joined follows it while connected). Every node writes, every ``SEEN_EVERY``
+The holder publishes the tournament's whole state on the bus (``TOPIC``) whenever it
+changed, at most once a second; every node cuts it into pages (``tournament_view.Pages``:
+each page encoded once) and sends each session that follows the tournament (a player who
+joined follows it while connected) its page and its own line, only when one of them or the
+header changed since what it was last sent. Every node writes, every ``SEEN_EVERY``
 seconds, which players who joined are connected to it, so the holder knows whom to pair.
 """
 
@@ -34,7 +36,10 @@ import logging
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from server.errors import ServerError, StoreError
 from server.game.room import GameRoom
@@ -45,7 +50,7 @@ from server.node.control import MODERATORS
 from server.node.delivery import Delivery
 from server.node.rooms import Rooms
 from server.node.session import Session
-from server.node.tournament_view import Standings, tournament_info
+from server.node.tournament_view import Pages, Standings, tournament_info
 from server.protocol import (
     Ack,
     ClockSpec,
@@ -113,7 +118,7 @@ class TournamentsService:
         self.holding: Holding = holding or SoleHolding()
         self.clock = clock
         self.held: dict[str, Standings] = {}
-        self.followers: dict[str, set[Session]] = defaultdict(set)
+        self.followers: dict[str, dict[Session, Following]] = defaultdict(dict)
         self.members: dict[str, set[str]] = defaultdict(set)  # joined, connected here
         self.published: dict[str, float] = {}  # when each held one's state last went out
         self.dirty: set[str] = set()
@@ -273,19 +278,29 @@ class TournamentsService:
             await self._start_game(standings, x, o, None, now)
 
     async def _swiss(self, standings: Standings, now: float) -> None:
+        """The next round: ``ROUND_PAUSE`` after the last game of the one before has ended,
+        or at its set time (``TournamentRecord.round_due``) though games of earlier rounds go
+        on (their players sit it out: ``Swiss.pair_round(early=True)``)."""
         swiss = standings.swiss
         assert swiss is not None
-        if not swiss.round_over or standings.playing:
-            return
-        if swiss.finished:
+        over = not standings.playing and not swiss.playing
+        if over and swiss.finished:
             await self._finish(standings, now)
             return
-        last = max((g.ended or g.started for g in standings.games), default=0.0)
-        if (swiss.current and now < last + ROUND_PAUSE) or self.draining:
+        if swiss.current == swiss.rounds or self.draining:
+            return  # the last round is being played
+        if over:
+            last = max((g.ended or g.started for g in standings.games), default=0.0)
+            if swiss.current and now < last + ROUND_PAUSE and not self._round_due(standings,
+                                                                                  now):
+                return
+        elif not self._round_due(standings, now):
             return
         try:
-            paired = swiss.pair_round()
+            paired = swiss.pair_round(early=not over)
         except ServerError as error:  # too few players, or only rematches are left
+            if not over:  # those playing may make a round when their games end
+                return
             log.info("tournament %s: %s", standings.tournament.id, error.message)
             await self._finish(standings, now)
             return
@@ -304,6 +319,17 @@ class TournamentsService:
         for x, o in paired.pairs:
             await self._start_game(standings, x, o, paired.number, now)
         self.dirty.add(tid)
+
+    @staticmethod
+    def _round_due(standings: Standings, now: float) -> bool:
+        """Whether the Swiss's next round is due by the clock (its set time has come)."""
+        current = standings.tournament.round
+        if not current:
+            return False
+        started = min((g.started for g in standings.games if g.round == current),
+                      default=now)
+        due = standings.tournament.round_due(current + 1, started)
+        return due is not None and now >= due
 
     async def _start_game(self, standings: Standings, x: str, o: str,
                           round_number: int | None, now: float) -> None:
@@ -375,8 +401,23 @@ class TournamentsService:
 
     def _heard(self, _topic: str, message: bytes) -> None:
         tournament_id, _, frame = message.partition(b"\n")
-        for session in list(self.followers.get(tournament_id.decode(), ())):
-            session.send_raw(frame)
+        followers = self.followers.get(tournament_id.decode())
+        if not followers:
+            return
+        try:
+            pages = Pages(_state_decoder.decode(frame))
+        except msgspec.DecodeError as error:  # a node of another version: its next one
+            log.warning("tournament %s: an update not read: %s", tournament_id, error)
+            return
+        for session, following in list(followers.items()):
+            parts = pages.parts(pages.page_for(following.page, session.name), session.name)
+            if parts != following.sent:
+                following.sent = parts
+                session.send_raw(pages.frame(parts))
+
+    def _follow(self, tournament_id: str, session: Session) -> Following:
+        """``session`` follows ``tournament_id`` (its page as it was, if it did already)."""
+        return self.followers[tournament_id].setdefault(session, Following())
 
     async def _note_seen(self, now: float) -> None:
         for tournament_id, names in list(self.members.items()):
@@ -401,12 +442,12 @@ class TournamentsService:
             return
         for tournament_id in joined:
             if not session.closed:
-                self.followers[tournament_id].add(session)
+                self._follow(tournament_id, session)
                 self.members[tournament_id].add(session.name)
 
     def disconnected(self, session: Session) -> None:
         for tournament_id, sessions in list(self.followers.items()):
-            sessions.discard(session)
+            sessions.pop(session, None)
             if not sessions:
                 del self.followers[tournament_id]
 
@@ -419,15 +460,17 @@ class TournamentsService:
         if isinstance(message, Tournaments):
             session.send(TournamentList(tournaments=await self.listing(), ref=message.id))
         elif isinstance(message, TournamentSub):
-            state = await self.state(message.tournament, message.id)
-            self.followers[message.tournament].add(session)
-            session.send(state)
+            pages = Pages(await self.state(message.tournament))
+            following = self._follow(message.tournament, session)
+            following.page = message.page
+            following.sent = pages.parts(pages.page_for(message.page, name), name)
+            session.send_raw(pages.frame(following.sent, message.id))
         elif isinstance(message, TournamentUnsub):
-            self.followers.get(message.tournament, set()).discard(session)
+            self.followers.get(message.tournament, {}).pop(session, None)
             session.send(Ack(ref=message.id))
         elif isinstance(message, TournamentJoin):
             await self.join(name, message.tournament)
-            self.followers[message.tournament].add(session)
+            self._follow(message.tournament, session)
             self.members[message.tournament].add(name)
             session.send(Ack(ref=message.id))
         elif isinstance(message, TournamentLeave):
@@ -437,25 +480,26 @@ class TournamentsService:
         elif isinstance(message, TournamentCreate):
             await self.check_moderator(name)
             created = await self.create(name, message)
-            state = await self.state(created, message.id)
-            self.followers[created].add(session)
-            session.send(state)
+            pages = Pages(await self.state(created))
+            following = self._follow(created, session)
+            following.sent = pages.parts(1, name)
+            session.send_raw(pages.frame(following.sent, message.id))
 
     async def listing(self) -> list[TournamentInfo]:
         """The tournaments' list (``tournaments``)."""
         found = await self.store.query(ops.list_tournaments(self.clock()))
         return [tournament_info(t, t.players) for t in found]
 
-    async def state(self, tournament_id: str, ref: str | int | None = None
-                    ) -> TournamentState:
-        """The tournament's state now: the holder's own, else rebuilt from the database."""
+    async def state(self, tournament_id: str, every_game: bool = False) -> TournamentState:
+        """The tournament's whole state now (``Standings.state``): the holder's own, else
+        rebuilt from the database."""
         held = self.held.get(tournament_id)
         if held is not None:
-            return held.state(ref)
+            return held.state(every_game=every_game)
         data = await self.store.query(ops.tournament_data(tournament_id))
         if data is None:
             raise ServerError(f"no tournament {tournament_id}", ErrorCode.NO_SUCH_TOURNAMENT)
-        return Standings.from_data(data).state(ref)
+        return Standings.from_data(data).state(every_game=every_game)
 
     async def check_moderator(self, name: str) -> None:
         """Refuse (``not_moderator``) anyone but a moderator or an admin."""
@@ -495,6 +539,18 @@ class TournamentsService:
         return tournament.id
 
 
+@dataclass
+class Following:
+    """A session following a tournament: the page it asked for (None: its own line's), and
+    the parts of what it was last sent (``Pages.parts``)."""
+
+    page: int | None = None
+    sent: tuple[int, bytes, bytes, bytes, bytes] | None = None
+
+
+_state_decoder = msgspec.json.Decoder(TournamentState)
+
+
 def tournament_record(message: TournamentCreate, by: str, now: float) -> ops.TournamentRecord:
     """The row a ``tournament_create`` (or its HTTP and shell forms) schedules."""
     arena = message.kind == "arena"
@@ -505,7 +561,9 @@ def tournament_record(message: TournamentCreate, by: str, now: float) -> ops.Tou
         minutes=message.minutes if arena else None,
         rounds=None if arena else message.rounds, round=0,
         clock=ops.parse_clock(message.clock), variant=message.variant, rated=message.rated,
-        created=now, created_by=by)
+        created=now, created_by=by,
+        round_interval=None if arena else message.round_interval,
+        round_times=() if arena else tuple(message.round_times))
 
 
 def _replace(tournament: ops.TournamentRecord, **changes: object) -> ops.TournamentRecord:

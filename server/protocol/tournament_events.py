@@ -71,10 +71,20 @@ class TournamentList(_Event, tag="tournaments"):
 
 class TournamentState(_Event, tag="tournament"):
     """A tournament's state (reply to ``tournament_sub`` and ``tournament_create``, then
-    again when it changes, at most once a second): standings best first, games newest
-    first."""
+    again when what this follower sees changes, at most once a second): ``info`` (the
+    header), ``page`` of ``pages`` of the standings (``PAGE_SIZE`` lines, best first), the
+    games of that page's players (and of ``me``; going on first, then newest first), and
+    ``me``, the follower's own line (null if not in it). ``GET /api/tournaments/{id}`` gives
+    the whole table."""
 
     info: TournamentInfo
     standings: list[Standing]
     games: list[TournamentGame]
+    page: int = 1
+    pages: int = 1
+    me: Standing | None = None
     ref: RequestId | None = None
+
+
+PAGE_SIZE = 10
+"""Lines of standings on a page of a ``tournament`` event (lichess's arena shows 10)."""

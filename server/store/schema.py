@@ -17,7 +17,7 @@ from server.errors import StoreError
 from server.store.base import DELETED_NAME, name_key
 from server.store.puzzle_schema import PUZZLES_BY_ID, PUZZLES_MIGRATION
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one
-from server.store.tournament_schema import TOURNAMENTS_MIGRATION
+from server.store.tournament_schema import SWISS_SCHEDULE_MIGRATION, TOURNAMENTS_MIGRATION
 
 
 def refold_names(moving: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Op[None]:
@@ -296,6 +296,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     BOTS_MIGRATION,
     TOURNAMENTS_MIGRATION,  # server/store/tournament_schema.py: tournaments, their players, games
+    SWISS_SCHEDULE_MIGRATION,  # the same: a Swiss round's set time
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 

@@ -50,3 +50,10 @@ TOURNAMENTS_MIGRATION = (
     "CREATE INDEX tournament_games_open ON tournament_games (tournament_id) WHERE ended IS NULL",
     "ALTER TABLE games ADD COLUMN tournament TEXT",
 )
+
+SWISS_SCHEDULE_MIGRATION = (
+    # a Swiss round due at the latest this many seconds after the one before started
+    "ALTER TABLE tournaments ADD COLUMN round_interval {real}",
+    # or at these times (a JSON list of Unix seconds: rounds 2, 3, ...)
+    "ALTER TABLE tournaments ADD COLUMN round_times TEXT",
+)

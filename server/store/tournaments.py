@@ -11,6 +11,7 @@ they have now. A computer the host entered has no player row: its ``label`` name
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Literal
@@ -48,6 +49,18 @@ class TournamentRecord:
     created_by: str
     finished: float | None = None
     players: int = 0
+    round_interval: float | None = None  # a Swiss round due this long after the last began
+    round_times: tuple[float, ...] = ()  # or at these times: rounds 2, 3, ...
+
+    def round_due(self, number: int, previous_started: float) -> float | None:
+        """When Swiss round ``number`` (2 or more) is due by the clock, its predecessor
+        having started at ``previous_started``: its set time, else the interval after, else
+        None (only when the one before has ended)."""
+        if 2 <= number <= len(self.round_times) + 1:
+            return self.round_times[number - 2]
+        if self.round_interval is not None:
+            return previous_started + self.round_interval
+        return None
 
     @property
     def clock_text(self) -> str:
@@ -117,6 +130,8 @@ def _tournament(row: Row, players: int = 0) -> TournamentRecord:
         clock=(int(row["clock_initial"]), int(row["clock_increment"])),
         variant=row["variant"], rated=bool(row["rated"]), created=row["created"],
         created_by=row["created_by"], finished=row["finished"], players=players,
+        round_interval=row["round_interval"],
+        round_times=tuple(json.loads(row["round_times"])) if row["round_times"] else (),
     )
 
 
@@ -161,11 +176,13 @@ def insert_tournament(tournament: TournamentRecord, computers: list[int]) -> Op[
     rated 1500)."""
     yield change(
         "INSERT INTO tournaments (id, name, kind, status, starts_at, ends_at, minutes, rounds,"
-        " round, clock_initial, clock_increment, variant, rated, created, created_by)"
-        " VALUES (?, ?, ?, 'created', ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+        " round, clock_initial, clock_increment, variant, rated, created, created_by,"
+        " round_interval, round_times)"
+        " VALUES (?, ?, ?, 'created', ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
         tournament.id, tournament.name, tournament.kind, tournament.starts_at, tournament.ends_at,
         tournament.minutes, tournament.rounds, *tournament.clock, tournament.variant,
-        tournament.rated, tournament.created, tournament.created_by)
+        tournament.rated, tournament.created, tournament.created_by, tournament.round_interval,
+        json.dumps(list(tournament.round_times)) if tournament.round_times else None)
     for level, label in zip(computers, computer_labels(computers), strict=True):
         yield change(
             "INSERT INTO tournament_players (tournament_id, computer, label, rating, joined)"

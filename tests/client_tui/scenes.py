@@ -193,3 +193,18 @@ def tournament_game(over: bool = False) -> GameState:
                             line=None, clocks=state.clocks, rating_change=None)
         state.version = 12
     return state
+
+
+def tournament_paged() -> TournamentState:
+    """Page 2 of 3 of a bigger arena (ranks 11-20), ann's own line (27th, playing) under it,
+    and her game with the page's."""
+    standings = [standing(10 + n, f"player{10 + n}", [2] * (12 - n) + [0], playing=n == 3)
+                 for n in range(1, 11)]
+    me = standing(27, "ann", [0, 2, 0], playing=True)
+    games = [
+        TournamentGame(id="g40", x="ann", o="zed", round=None, result=None),
+        TournamentGame(id="g39", x="player13", o="player30", round=None, result=None),
+        TournamentGame(id="g31", x="player11", o="player12", round=None, result="1-0"),
+    ]
+    return TournamentState(info=arena(players=29), standings=standings, games=games, page=2,
+                           pages=3, me=me)

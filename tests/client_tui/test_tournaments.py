@@ -8,7 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scenes import NOW, lobby, player_page, tournament, tournament_game, tournament_list
+from scenes import (
+    NOW,
+    lobby,
+    player_page,
+    tournament,
+    tournament_game,
+    tournament_list,
+    tournament_paged,
+)
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from tui_helpers import screen_text, unconnected
@@ -300,6 +308,36 @@ async def test_bots_are_marked_and_challenged_from_their_page(tmp_path: Path) ->
         assert "Challenge robo" in screen_text(app)
 
 
+async def test_the_standings_come_a_page_at_a_time_with_ones_own_line(tmp_path: Path) -> None:
+    app = unconnected(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        link = online(app)
+        app.show_lobby()
+        await settle(pilot)
+        app.open_tournament("T7kq2m9x")
+        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        page = app.screen
+        assert isinstance(page, TournamentScreen)
+        assert link.sent[-1] == TournamentSub(tournament="T7kq2m9x", id=link.sent[-1].id)
+        feed(app, tournament_paged())
+        await settle(pilot, lambda: page.query_one("#standings", DataTable).row_count == 11)
+        rows = table_text(app, "#standings")
+        assert rows[0].startswith("11 player11") and rows[9].startswith("20 player20")
+        assert rows[10].startswith("27 ann ●")  # her own line, under the page
+        assert "page 2 of 3" in str(page.query_one("#standings-title").render())
+        assert app.tournaments.joined("T7kq2m9x", "ann") and page.my_game() == "g40"
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert link.sent[-1] == TournamentSub(tournament="T7kq2m9x", page=3, id=link.sent[-1].id)
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert link.sent[-1] == TournamentSub(tournament="T7kq2m9x", page=1, id=link.sent[-1].id)
+        assert app.tournaments.asked["T7kq2m9x"] == 1  # asked again after a reconnection
+        feed(app, tournament())  # the first page: no page keys
+        await settle(pilot, lambda: page.query_one("#standings", DataTable).row_count == 5)
+        assert not page.check_action("page", (1,)) and not page.check_action("page", (-1,))
+
+
 @pytest.mark.parametrize("me_in", [True, False])
 async def test_the_tournament_page_fits_80_columns(tmp_path: Path, me_in: bool) -> None:
     app = unconnected(tmp_path)
@@ -364,5 +402,16 @@ def test_the_game_against_a_bot(snap_compare, tmp_path: Path, size: tuple[int, i
         feed(app, tournament())
         feed(app, tournament_game())
         await settle(pilot, lambda: isinstance(app.screen, GameScreen))
+
+    assert scene(snap_compare, tmp_path, size, steps)
+
+
+@sizes
+def test_a_page_of_the_standings_and_ones_own_line(snap_compare, tmp_path: Path,  # noqa: ANN001
+                                                   size: tuple[int, int]) -> None:
+    async def steps(app: QubicApp, pilot: Pilot) -> None:
+        feed(app, tournament_paged())
+        app.open_tournament("T7kq2m9x")
+        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
 
     assert scene(snap_compare, tmp_path, size, steps)

@@ -210,6 +210,41 @@ async def test_the_list_a_page_join_and_leave(tmp_path: Path) -> None:
         assert "tournament_unsub" not in desk.kinds()
 
 
+def paged_state() -> dict[str, Any]:
+    """Page 2 of 3 of a bigger arena (ranks 11-20) and ann's own line, 27th, under it."""
+    return {"t": "tournament", "info": {**arena_info(), "players": 29}, "ref": None,
+            "standings": [standing(10 + n, f"player{10 + n}", [2] * (12 - n)) for n in
+                          range(1, 11)],
+            "games": [{"id": "g40", "x": "ann", "o": "zed", "round": None, "result": None}],
+            "page": 2, "pages": 3, "me": standing(27, "ann", [0, 2, 0], playing=True)}
+
+
+async def test_the_standings_come_a_page_at_a_time_with_ones_own_line(tmp_path: Path) -> None:
+    async with tab_with_desk(tmp_path) as (tab, desk, _):
+        page = tab.page
+        desk.states["T7kq2m9x"] = paged_state()
+        await page.wait_for_selector('#tournaments li[data-tournament="T7kq2m9x"]')
+        await page.click('#tournaments li[data-tournament="T7kq2m9x"] a.tournament-link')
+        await page.wait_for_selector("#tournament:not([hidden]) table.standings")
+        rows = page.locator("table.standings tbody tr")
+        assert await rows.count() == 11
+        assert (await rows.nth(0).inner_text()).split()[:2] == ["11", "player11"]
+        own = page.locator("table.standings tr.own")
+        assert (await own.inner_text()).split()[:2] == ["27", "ann"]
+        assert await page.locator("table.standings tr.me.own").count() == 1
+        assert await page.text_content("#standings-page") == "Page 2 of 3"
+        assert await page.is_visible("#tournament-leave")  # in it, by her own line
+        assert await page.is_visible("#tournament-game")  # her game, with the page's
+        await page.click("#standings-next")
+        await until(lambda: desk.asked[-1].get("page") == 3)
+        assert desk.asked[-1] == {"t": "tournament_sub", "tournament": "T7kq2m9x", "page": 3,
+                                  "id": desk.asked[-1]["id"]}
+        desk.push({**paged_state(), "page": 3})
+        await page.wait_for_selector("#standings-next[disabled]")
+        await page.click("#standings-prev")
+        await until(lambda: desk.asked[-1].get("page") == 2)
+
+
 async def test_a_page_left_unjoined_is_unfollowed_and_a_swiss_reads_in_halves(
         tmp_path: Path) -> None:
     async with tab_with_desk(tmp_path) as (tab, desk, _):

@@ -50,8 +50,42 @@ def test_create_list_show_and_cancel(tmp_path: Path, capsys: pytest.CaptureFixtu
         ("tournament-create", arena["id"])]
 
 
+def test_a_swiss_rounds_set_times(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                  ) -> None:
+    import asyncio
+
+    from server.store import tournaments as ops
+    from server.store.factory import open_store
+
+    db = tmp_path / "q.db"
+    code, timed = admin(capsys, db, "create", "--name", "Timed", "--kind", "swiss",
+                        "--rounds", "3", "--start", "+10", "--round-interval", "900")
+    assert code == 0, timed
+    code, listed = admin(capsys, db, "create", "--name", "Listed", "--kind", "swiss",
+                         "--rounds", "3", "--start", "2026-12-06T18:00",
+                         "--round-times", "2026-12-06T18:30,2026-12-06T19:00")
+    assert code == 0, listed
+
+    async def read(tid: str) -> ops.TournamentRecord:
+        store = await open_store(str(db))
+        try:
+            data = await store.query(ops.tournament_data(tid))
+            assert data is not None
+            return data.tournament
+        finally:
+            await store.close()
+
+    assert asyncio.run(read(timed["id"])).round_interval == 900.0
+    assert asyncio.run(read(listed["id"])).round_times == (1796581800.0, 1796583600.0)
+
+
 @pytest.mark.parametrize("argv", [["--clock", "0+0"], ["--clock", "3"], ["--computer", "9"],
-                                  ["--name", ""], ["--minutes", "0"]])
+                                  ["--name", ""], ["--minutes", "0"],
+                                  ["--round-interval", "60"],  # an arena's: refused
+                                  ["--kind", "swiss", "--round-interval", "1"],
+                                  ["--kind", "swiss", "--start", "+10", "--round-times", "+5"],
+                                  ["--kind", "swiss", "--rounds", "2", "--start", "+1",
+                                   "--round-times", "+5,+9"]])
 def test_bad_terms_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                argv: list[str]) -> None:
     code, said = admin(capsys, tmp_path / "q.db", "create", "--name", "x", *argv)

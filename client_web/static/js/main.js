@@ -75,10 +75,15 @@ const act = {
   challengeName: (name) => act.challenge(name, lobbyView.choice()),
   // tournaments (tournaments.js)
   tournament: (id) => {
-    if (!app.tournamentStates.has(id) || !followed.has(id)) send("tournament_sub", { tournament: id });
+    if (!app.tournamentStates.has(id) || !followed.has(id)) send("tournament_sub", subscription(id));
     followed.add(id);
     tournamentView.open(id);
     show("tournament");
+  },
+  // Another page of the standings: the server sends that one from now on.
+  tournamentPage: (id, page) => {
+    tournamentPages.set(id, page);
+    send("tournament_sub", subscription(id));
   },
   tournamentName: (id) => app.tournamentStates.get(id)?.info.name || app.tournaments.get(id)?.name || "Tournament",
   tournamentJoin: (id) => {
@@ -292,7 +297,7 @@ function connected(welcome, reconnected) {
   showWho();
   send("lobby_sub");
   if (reconnected) send("tournaments"); // else on showing the lobby
-  for (const id of followed) send("tournament_sub", { tournament: id });
+  for (const id of followed) send("tournament_sub", subscription(id));
   fetchLeaderboard();
   // Catch up on the games open here, then open the unfinished ones the server lists.
   for (const model of app.games.values()) model.asked = send("watch", model.reconnected());
@@ -445,10 +450,18 @@ function tournamentState(state) {
 // The tournaments whose updates this tab has asked for (tournament_sub), asked again after a
 // reconnection; one left that this player is not in is given up (tournament_unsub).
 const followed = new Set();
+const tournamentPages = new Map(); // id -> the page of the standings asked for, if not one's own
+
+// A tournament_sub's fields: the page asked for, else none (the server's: one's own line's).
+function subscription(id) {
+  const page = tournamentPages.get(id);
+  return page === undefined ? { tournament: id } : { tournament: id, page };
+}
 
 function unfollow(id) {
   if (id === null || !followed.has(id) || tournamentView.joined(app.tournamentStates.get(id))) return;
   followed.delete(id);
+  tournamentPages.delete(id);
   app.tournamentStates.delete(id);
   send("tournament_unsub", { tournament: id });
 }

@@ -58,12 +58,12 @@ export const CLIENT_FIELDS = {
   puzzle_attempt: ["puzzle", "moves", "mode"],
   puzzle_history: ["limit"],
   tournaments: [],
-  tournament_sub: ["tournament"],
+  tournament_sub: ["tournament", "page"],
   tournament_unsub: ["tournament"],
   tournament_join: ["tournament"],
   tournament_leave: ["tournament"],
   tournament_create: ["name", "kind", "starts_at", "clock", "minutes", "rounds", "variant", "rated",
-    "computer_levels"],
+    "computer_levels", "round_interval", "round_times"],
 };
 
 // Server -> client: the fields this client reads; a message lacking one is dropped.

@@ -1,6 +1,8 @@
 // Tournaments (docs/protocol.md, "Tournaments"): the list in the lobby (name, kind, status,
-// start, clock, players), a tournament's page with its live standings and its games, join and
-// leave, and for moderators a small form that creates one. A paired player's next game comes
+// start, clock, players), a tournament's page with its live standings (a page of 10 lines as
+// the server sends it, the one holding this player's line unless another was asked for, with
+// buttons for the pages above and below, and this player's own line always) and its players'
+// games, join and leave, and for moderators a small form that creates one. A paired player's next game comes
 // as any game does (a `game` with `tournament` set) and takes the screen (main.js).
 
 import { fill, h, select } from "./dom.js";
@@ -167,8 +169,16 @@ export class TournamentView {
 
   // Whether this player is in the tournament (and has not withdrawn).
   joined(state = this.state) {
+    const mine = this.mine(state);
+    return Boolean(mine) && !mine.withdrawn;
+  }
+
+  // This player's line: the server's `me`, else the one on the page shown (or null).
+  mine(state = this.state) {
+    if (!state) return null;
     const me = this.app.me ? this.app.me.name.toLowerCase() : null;
-    return Boolean(state) && state.standings.some((s) => s.name.toLowerCase() === me && !s.withdrawn);
+    if (state.me && state.me.name.toLowerCase() === me) return state.me;
+    return state.standings.find((s) => s.name.toLowerCase() === me) || null;
   }
 
   open(id) {
@@ -214,13 +224,26 @@ export class TournamentView {
     const swiss = info.kind === "swiss";
     const heads = [["#", "num"], ["Player"], ["Score"], ["Games", "num"], ["Rating", "num"],
       ["Perf.", "num"]].concat(swiss ? [["Buchholz", "num"], ["S-B", "num"]] : []);
-    const standings = state.standings.length === 0
+    const lines = [...state.standings];
+    const own = this.mine(state);
+    const below = own && !lines.some((s) => s.name === own.name); // not on this page
+    if (below) lines.push(own);
+    const page = state.page ?? 1;
+    const pages = state.pages ?? 1;
+    const pager = pages <= 1 ? null : h("div", { class: "pager buttons" },
+      h("button", { type: "button", id: "standings-prev", disabled: page <= 1,
+        onclick: () => act.tournamentPage(info.id, page - 1) }, "Above"),
+      h("span", { class: "page", id: "standings-page" }, `Page ${page} of ${pages}`),
+      h("button", { type: "button", id: "standings-next", disabled: page >= pages,
+        onclick: () => act.tournamentPage(info.id, page + 1) }, "Below"));
+    const standings = lines.length === 0
       ? h("p", { class: "empty" }, "Nobody has joined yet.")
       : h("div", { class: "table-scroll" }, h("table", { class: "standings" },
         h("thead", {}, h("tr", {}, heads.map(([t, cls]) => h("th", { scope: "col", class: cls }, t)))),
-        h("tbody", {}, state.standings.map((s) => h("tr", {
+        h("tbody", {}, lines.map((s) => h("tr", {
           dataset: { player: s.name },
-          class: [s.name.toLowerCase() === me ? "me" : "", s.withdrawn ? "withdrawn" : ""].join(" ").trim() || null },
+          class: [s.name.toLowerCase() === me ? "me" : "", s.withdrawn ? "withdrawn" : "",
+            below && s === own ? "own" : ""].join(" ").trim() || null },
         h("td", { class: "num rank" }, String(s.rank)),
         h("td", { class: "player" }, nameLink(s.name, act, s.computer), botMark(s.bot),
           s.fire ? [" ", h("span", { class: "fire", title: "On fire: two wins in a row, each game's points doubled" }, "on fire")] : null,
@@ -252,8 +275,9 @@ export class TournamentView {
         h("p", { class: "terms" }, terms(info)),
         h("p", { class: "note" }, note),
         h("div", { class: "buttons" }, buttons)),
-      h("div", { class: "panel standings-panel" }, h("h2", {}, over ? "Final standings" : "Standings"), standings),
-      h("div", { class: "panel games-panel" }, h("h2", {}, "Games"), games));
+      h("div", { class: "panel standings-panel" }, h("h2", {}, over ? "Final standings" : "Standings"),
+        standings, pager),
+      h("div", { class: "panel games-panel" }, h("h2", {}, pages > 1 ? "Their games" : "Games"), games));
   }
 
   // Called each second while shown: the countdown to the start or the end.

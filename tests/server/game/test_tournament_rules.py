@@ -211,6 +211,30 @@ def test_the_round_must_end_before_the_next_is_paired() -> None:
     assert repeat.value.code == "no_pairing" and swiss.current == 1
 
 
+def test_a_round_due_by_time_leaves_out_those_still_playing() -> None:
+    """Round 2 paired at its set time while a game of round 1 goes on: its two players sit
+    round 2 out (no game, no bye); their game scores for round 1 when it ends."""
+    swiss = swiss_of({"a": 2000, "b": 1900, "c": 1800, "d": 1700, "e": 1600}, 3)
+    first = swiss.pair_round()
+    assert first.bye is not None and len(first.pairs) == 2
+    done, going = first.pairs
+    swiss.record(*done, "x")
+    assert swiss.playing == set(going)
+    with pytest.raises(SwissError):
+        swiss.pair_round()  # not early: the round is not over
+    second = swiss.pair_round(early=True)
+    paired = {name for pair in second.pairs for name in pair}
+    assert second.number == 2 and not paired & set(going) and second.bye not in going
+    assert len(second.pairs) == 1 and second.bye is not None  # three free: a pair and a bye
+    for name in going:
+        assert 2 not in swiss.entrants[name].games
+    x, o = going  # round 1's game ends now: it scores for round 1
+    swiss.entrants[x].games[1] = swiss.entrants[x].games[1].__class__(o, "x", 2)
+    swiss.entrants[o].games[1] = swiss.entrants[o].games[1].__class__(x, "o", 0)
+    assert swiss.entrants[x].score == 2 and swiss.playing == paired
+    assert not swiss.finished
+
+
 def test_buchholz_and_sonneborn_berger_by_hand() -> None:
     """a beats b, c beats d; then a beats c, b draws d. Scores a 2, c 1, b ½, d ½.
     Buchholz: a: b+c = 1.5, c: d+a = 2.5, b: a+d = 2.5, d: c+b = 1.5.

@@ -52,9 +52,16 @@ async def test_a_moderator_creates_and_a_bot_joins_over_http(server: Server) -> 
     assert await api(server, f"/api/tournaments/{tid}/join", "POST", ann.token) == (
         200, {"ok": True})
     status, one = await api(server, f"/api/tournaments/{tid}")
-    assert status == 200 and set(one) == {"info", "standings", "games"}
+    assert status == 200 and set(one) == {"info", "standings", "games", "page", "pages"}
+    assert (one["page"], one["pages"]) == (None, 1)  # the whole table
     # joined over HTTP (paired like a bot), but marked only if the account is one
     assert [(row["name"], row["bot"]) for row in one["standings"]] == [("ann", False)]
+    status, paged = await api(server, f"/api/tournaments/{tid}?page=3")  # past the last
+    assert status == 200 and (paged["page"], paged["pages"]) == (1, 1)
+    assert paged["standings"] == one["standings"]
+    for bad in ("0", "x", "1001"):
+        status, said = await api(server, f"/api/tournaments/{tid}?page={bad}")
+        assert (status, said["code"]) == (400, "bad_message"), bad
     assert await api(server, f"/api/tournaments/{tid}/withdraw", "POST", ann.token) == (
         200, {"ok": True})
     status, one = await api(server, f"/api/tournaments/{tid}")

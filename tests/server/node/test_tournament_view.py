@@ -4,7 +4,8 @@ aborted games, a withdrawal, and what clients are shown."""
 
 from __future__ import annotations
 
-from server.node.tournament_view import Standings
+from server.node.tournament_view import Pages, Standings
+from server.protocol import decode_server_message
 from server.store.tournaments import (
     EntryRecord,
     TournamentData,
@@ -72,3 +73,49 @@ def test_a_swiss_is_replayed_with_its_bye_and_an_aborted_game() -> None:
     assert (rows["ann"].score, rows["ann"].points) == (0.5, [1, 0])
     assert rows["bob"].rank == 1 and rows["bob"].buchholz is not None
     assert standings.info().round == 2 and standings.info().ends_at is None
+
+
+def test_the_live_update_is_paged_each_page_encoded_once() -> None:
+    """25 players: 3 pages of 10; a follower sees the page of their own line (or the one
+    asked for) and their line; the frame put together from encoded parts reads as the
+    message; parts that did not change are equal (nothing is sent again)."""
+    entries = [entry(n, f"p{n:02}") for n in range(1, 26)]
+    games = [game(1, 1, 25, "1-0", 10.0), game(2, 2, 24, None, None),
+             game(3, 15, 16, None, None)]
+    standings = Standings.from_data(TournamentData(tournament(), entries, games))
+    state = standings.state()
+    assert len(state.standings) == 25 and state.pages == 3
+    pages = Pages(state)
+    assert pages.pages == 3
+    me = state.standings[13].name  # the 14th line: page 2
+    assert pages.page_for(None, me) == 2 and pages.page_for(None, "nobody") == 1
+    assert pages.page_for(3, me) == 3 and pages.page_for(9, me) == 3  # past the last: last
+    view = pages.view(2, me)
+    assert [line.rank for line in view.standings] == [s.rank for s in state.standings[10:20]]
+    assert view.me is not None and view.me.name == me and (view.page, view.pages) == (2, 3)
+    names = {line.name for line in view.standings}
+    assert view.games and all(g.x in names or g.o in names for g in view.games)
+    assert view.games[0].result is None  # going on first
+    frame = pages.frame(pages.parts(2, me), ref=7)
+    assert decode_server_message(frame) == pages.view(2, me, ref=7)
+    # one encoding of a page, whoever is on it
+    assert pages.parts(2, me)[2] is pages.parts(2, state.standings[10].name)[2]
+    # a watcher not in it: page 1, no line of their own
+    assert decode_server_message(pages.frame(pages.parts(1, None))).me is None  # type: ignore[union-attr]
+    # the next update: the leader withdrew; page 2's parts are as they were
+    assert state.standings[0].name == "p01"
+    standings.refresh([entry(1, "p01", withdrawn=30.0)])
+    again = Pages(standings.state())
+    assert again.parts(2, me) == pages.parts(2, me)
+    assert again.parts(1, None) != pages.parts(1, None)
+
+
+def test_a_follower_off_their_page_still_sees_their_own_game() -> None:
+    entries = [entry(n, f"p{n:02}") for n in range(1, 26)]
+    games = [game(1, 20, 21, "1-0", 10.0), game(2, 1, 25, None, None)]
+    pages = Pages(Standings.from_data(TournamentData(tournament(), entries, games)).state())
+    me = next(line.name for n, line in enumerate(pages.state.standings)
+              if n >= 10 and line.playing)
+    assert me in ("p01", "p25") and pages.page_for(None, me) != 1
+    shown = decode_server_message(pages.frame(pages.parts(1, me)))
+    assert shown.games[0].id == "g2"  # type: ignore[union-attr]

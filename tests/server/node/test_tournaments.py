@@ -182,3 +182,69 @@ async def test_refusals(server: Server) -> None:
         refused = await ann.request(t=t, tournament="Tnope")
         assert refused["code"] == "no_such_tournament", (t, refused)
     assert (await ann.request(t="tournaments"))["tournaments"] == []
+
+
+async def test_a_follower_gets_their_page_and_only_when_it_changed(server: Server) -> None:
+    """12 players (2 pages of 10): each follower is sent the page of their own line and the
+    line itself; one asks for another page; a change on page 2 goes to page 2's followers
+    and not to page 1's."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 3600))["info"]["id"]
+    names = [f"p{n:02}" for n in range(12)]
+    clients = dict(zip(names, await joined(server, tid, *names), strict=True))
+    first, last = clients["p00"], clients["p11"]  # equal scores: by name, p11 on page 2
+    mine = await last.request(t="tournament_sub", tournament=tid)
+    assert (mine["page"], mine["pages"]) == (2, 2) and mine["me"]["name"] == "p11"
+    assert [row["name"] for row in mine["standings"]] == ["p10", "p11"]
+    top = await first.request(t="tournament_sub", tournament=tid)
+    assert top["page"] == 1 and len(top["standings"]) == 10 and top["me"]["name"] == "p00"
+    asked = await mod.request(t="tournament_sub", tournament=tid, page=2)
+    assert asked["page"] == 2 and asked["me"] is None
+    assert (await mod.request(t="tournament_sub", tournament=tid, page=5))["page"] == 2
+    for client in (first, last, mod):
+        await client.quiet(1.5)  # the joins' updates
+    assert (await last.request(t="tournament_leave", tournament=tid))["t"] == "ack"
+    update = await last.expect("tournament", ref=None)
+    assert update["me"]["withdrawn"] and update["page"] == 2
+    seen = await mod.expect("tournament", ref=None)
+    assert [row["withdrawn"] for row in seen["standings"]] == [False, True]
+    assert not [m for m in await first.quiet(2.5) if m["t"] == "tournament"]
+    refused = await first.request(t="tournament_sub", tournament=tid, page=0)
+    assert refused["t"] == "error" and refused["code"] == "bad_message"
+
+
+async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
+        server: Server) -> None:
+    """Round 2 due 60 s after round 1 began: at that time (the director's clock moved on)
+    it is paired though a game of round 1 goes on; that game's players are not paired and
+    get no bye; their game scores for round 1 when it ends."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, kind="swiss", minutes=None, rounds=2, round_interval=60,
+                        starts_at=time.time() + 2))["info"]["id"]
+    names = ("ann", "bob", "cat", "dan", "eve")
+    clients = dict(zip(names, await joined(server, tid, *names), strict=True))
+    first = await games_started(clients, tid)
+    assert len(first) == 4
+    done, going = list({g["id"]: g for g in first.values()}.values())
+    await win(done, clients, done["seats"][0]["name"])
+    busy = {seat["name"] for seat in going["seats"]}
+    director = server.running.hub.tournaments  # type: ignore[union-attr]
+    await eventually(lambda: not director.held[tid].playing.keys() - {going["id"]})
+    await clients["ann"].quiet(6.0)  # ROUND_PAUSE passes: round 2 waits for the game
+    assert director.held[tid].tournament.round == 1
+    real = director.clock
+    director.clock = lambda: real() + 61.0  # round 2's time
+    await eventually(lambda: director.held[tid].tournament.round == 2)
+    second = await games_started(clients, tid)
+    assert second and not busy & set(second)
+    state = await clients["ann"].request(t="tournament_sub", tournament=tid)
+    assert state["info"]["round"] == 2
+    byes = [g for g in director.held[tid].games if g.round == 2 and g.o is None]
+    assert len(byes) == 1 and director.held[tid].name(byes[0].x) not in busy
+    # round 1's game ends: it scores for round 1
+    winner = going["seats"][1]["name"]
+    await win(going, clients, winner)
+    await eventually(lambda: going["id"] not in director.held[tid].playing)
+    swiss = director.held[tid].swiss
+    assert swiss is not None and swiss.entrants[winner].games[1].points == 2  # type: ignore[union-attr]
+    assert 2 not in swiss.entrants[winner].games

@@ -15,7 +15,7 @@ from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
 from server.store.schema import BOTS_MIGRATION, MIGRATIONS, attach_reports, refold_separators
-from server.store.tournament_schema import TOURNAMENTS_MIGRATION
+from server.store.tournament_schema import SWISS_SCHEDULE_MIGRATION, TOURNAMENTS_MIGRATION
 from tests.server.store.test_store import raw
 
 SEPARATORS_VERSION = next(
@@ -32,7 +32,12 @@ TOURNAMENTS_VERSION = next(
     i + 1 for i, steps in enumerate(MIGRATIONS) if steps is TOURNAMENTS_MIGRATION)
 """The schema version that adds the tournaments' tables."""
 
+SWISS_SCHEDULE_VERSION = MIGRATIONS.index(SWISS_SCHEDULE_MIGRATION) + 1
+"""The schema version that gives a Swiss's rounds their set times."""
+
 UNDO: dict[int, tuple[str, ...]] = {
+    SWISS_SCHEDULE_VERSION: ("ALTER TABLE tournaments DROP COLUMN round_times",
+                             "ALTER TABLE tournaments DROP COLUMN round_interval"),
     BOTS_VERSION: ("ALTER TABLE players DROP COLUMN bot",),
     TOURNAMENTS_VERSION: ("DROP TABLE tournament_games", "DROP TABLE tournament_players",
                           "DROP TABLE tournaments", "ALTER TABLE games DROP COLUMN tournament"),

@@ -33,6 +33,25 @@ async def test_a_tournament_is_scheduled_with_its_computers(store: Store) -> Non
     assert await store.query(ops.unfinished_tournaments()) == ["T1"]
 
 
+async def test_a_swiss_keeps_its_rounds_set_times(store: Store) -> None:
+    from dataclasses import replace
+
+    timed = replace(arena("S1", kind="swiss"), round_interval=600.0)
+    listed = replace(arena("S2", kind="swiss"), round_times=(700.0, 1300.0))
+    for tournament in (timed, listed):
+        await store.apply(ops.insert_tournament(tournament, []))
+    got = [await store.query(ops.tournament_data(t)) for t in ("S1", "S2", "T1")]
+    assert got[0] is not None and got[0].tournament.round_interval == 600.0
+    assert got[0].tournament.round_due(2, 150.0) == 750.0
+    assert got[1] is not None and got[1].tournament.round_times == (700.0, 1300.0)
+    assert got[1].tournament.round_due(3, 900.0) == 1300.0
+    assert got[1].tournament.round_due(4, 1400.0) is None  # none set: when the last ends
+    await store.apply(ops.insert_tournament(arena(), []))
+    plain = await store.query(ops.tournament_data("T1"))
+    assert plain is not None and plain.tournament.round_interval is None
+    assert plain.tournament.round_times == ()
+
+
 async def test_players_join_leave_and_come_back(store: Store) -> None:
     await store.create_player("ann", 0.0)
     await store.apply(ops.insert_tournament(arena(), []))
