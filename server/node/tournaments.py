@@ -4,7 +4,8 @@ and the director that runs each tournament (docs/tournaments.md).
 The database holds every tournament's state (``server.store.tournaments``): its players, its
 games and their results. One node at a time *holds* a tournament (``Holding``: on one server,
 this one; in a cluster, the node with its lease, ``server.cluster.tournament_leases``) and
-runs it, once a second (``TICK``) and whenever one of its games ends here:
+runs it, once a second (``TICK``) and whenever one of its games ends here (at most once each
+``ROUND_GAP``: the ends of a burst of games make one round, not one each):
 
 - at ``starts_at`` it starts; an arena runs until ``ends_at``, a Swiss plays its rounds;
 - the games of the tournament that have ended (on any node) are copied from the games table
@@ -75,6 +76,7 @@ log = logging.getLogger(__name__)
 
 TOPIC = "tournaments"
 TICK = 1.0  # seconds between the director's rounds
+ROUND_GAP = 0.2  # at least this long between two rounds, however many games end
 PRESENT_FOR = 20.0  # a player not seen connected for this long is not paired
 SEEN_EVERY = 5.0  # seconds between a node's notes of who is connected
 ROUND_PAUSE = 5.0  # seconds between a Swiss round's last game and the next round
@@ -164,16 +166,23 @@ class TournamentsService:
             self._wake.set()
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
+            began = loop.time()
+            self._wake.clear()  # before the round: an end during it makes the next one
             try:
                 await self.tick()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("the tournaments' round failed; trying again")
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), TICK)
+            # an arena of hundreds ends games many times a second: each round reads all its
+            # players, so the ends that come within ROUND_GAP are taken in one round
+            pause = began + ROUND_GAP - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
 
     # -- the director's round ---------------------------------------------------------------
 
