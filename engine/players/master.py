@@ -96,10 +96,14 @@ class MasterPlayer(Player):
                             "resistance from O's first move)"),
         "guard": Option(parse_bool, True,
                         "as O on 4x4x4 off the proof's tree, play the search's best reply "
-                        "that the proof's tree does not refute two plies down, and search "
-                        "instead of playing a book move the tree refutes where it does not "
-                        "refute every reply (engine/players/resistance.py: guard, "
-                        "refuted_alone; no depth cap only)"),
+                        "that the proof's tree does not refute two plies down "
+                        "(engine/players/resistance.py: guard; no depth cap only)"),
+        "bookguard": Option(parse_bool, False,
+                            "with guard on, search and guard instead of playing a book move "
+                            "the proof's tree refutes where it does not refute every reply "
+                            "(engine/players/resistance.py: refuted_alone); off until "
+                            "measured against the sparring partners the book was learnt "
+                            "against (docs/benchmarks.md)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -236,12 +240,14 @@ class MasterPlayer(Player):
         return book.move(board)
 
     def _book_move(self, board: Board, limit: Limit) -> Cell | None:
-        """The book's move as the master plays it: none where the master guards (O on 4x4x4,
-        no depth cap) and the proof's tree refutes the book's move but not every reply
-        (:func:`engine.players.resistance.refuted_alone`): O then searches and guards as off
-        the book (a refuted reply is a loss X may know or find, whoever chose it)."""
+        """The book's move as the master plays it: with ``bookguard``, none where the master
+        guards (O on 4x4x4, no depth cap) and the proof's tree refutes the book's move but not
+        every reply (:func:`engine.players.resistance.refuted_alone`): O then searches and
+        guards as off the book (a refuted reply is a loss X may know or find, whoever chose
+        it)."""
         cell = self.book_move(board)
-        if (cell is not None and self.settings["guard"] and self.settings["depth"] == 64
+        if (cell is not None and self.settings["bookguard"] and self.settings["guard"]
+                and self.settings["depth"] == 64
                 and limit.depth is None and refuted_alone(board, cell)):
             return None
         return cell

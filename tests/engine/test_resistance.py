@@ -263,10 +263,10 @@ BOOK_REFUTED = "1a1 1d4 4d1"
 
 
 def test_the_book_move_the_tree_refutes_alone_is_searched_and_guarded() -> None:
+    """With bookguard on (off by default): the book's move the tree refutes while other replies
+    are not refuted is passed over, the search's reply guarded; elsewhere the book stands."""
     board = Board.from_notation("4x4x4", BOOK_REFUTED)
-    player = make_player("master")
-    assert isinstance(player, MasterPlayer)
-    book = player.book_move(board)
+    book = make_player("master").book_move(board)
     assert book == parse_cell("4a4", G)
     tables = ProofTables(10**6)
     assert not tables.o_lost(*board.stones) and tables.refutes(board, book)
@@ -278,10 +278,13 @@ def test_the_book_move_the_tree_refutes_alone_is_searched_and_guarded() -> None:
     board.pop()
     assert refuted_alone(board, book)
     assert not refuted_alone(board, book, lookups=5)  # out of budget: the book stands
+    player = make_player("master:bookguard=on")
+    assert isinstance(player, MasterPlayer)
     decision = player.decide(board, Limit(time=1.0))
     assert decision.move != book and not tables.refutes(board, decision.move)
-    assert make_player("master:guard=off").decide(board, Limit(time=1.0)).move == book
     assert player.quick(board) is None  # it searches: no quick move
+    for spec in ("master", "master:bookguard=on,guard=off"):  # off by default; under the guard
+        assert make_player(spec).decide(board, Limit(time=1.0)).move == book, spec
     for moves, kept in (("1a1 1d4 2c3", "4d4"), ("1a1 1d4 4a1", "4d4"), ("1a1", "1d4")):
         board = Board.from_notation("4x4x4", moves)
         assert player.book_move(board) == parse_cell(kept, G)
