@@ -101,9 +101,9 @@ class MasterPlayer(Player):
         "bookguard": Option(parse_bool, False,
                             "with guard on, search and guard instead of playing a book move "
                             "the proof's tree refutes where it does not refute every reply "
-                            "(engine/players/resistance.py: refuted_alone); off until "
-                            "measured against the sparring partners the book was learnt "
-                            "against (docs/benchmarks.md)"),
+                            "(engine/players/resistance.py: refuted_alone); off: it did "
+                            "worse against the held-out programs than the book's moves "
+                            "(docs/benchmarks.md)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
