@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # bench/proof.py imports ``harness`` (imported, not run)
 
 from bench.proof import survival  # noqa: E402
 from engine import Board  # noqa: E402
@@ -54,6 +55,27 @@ def play(x_spec: str, o_spec: str, seeds: tuple[int, int], seconds: float) -> di
             "moves": board.notation()}
 
 
+def rows(games: list[dict[str, object]], xs: list[str],
+         settings: list[str]) -> list[dict[str, object]]:
+    """The table's rows: per X player and setting that played a game, O's results, the
+    median plies and the O moves the proof had lost (none with no games: ``--seeds 0``)."""
+    table = []
+    for x_spec in xs:
+        for setting in settings:
+            mine = [g for g in games if g["x"] == x_spec and g["setting"] == setting]
+            if not mine:
+                continue
+            table.append({
+                "x": x_spec, "resist": setting,
+                "o_won": sum(g["winner"] == "O" for g in mine),
+                "draws": sum(g["winner"] == "draw" for g in mine),
+                "x_won": sum(g["winner"] == "X" for g in mine),
+                "median_plies": statistics.median(g["plies"] for g in mine),  # type: ignore[type-var]
+                "o_moves_lost_by_proof": sum(g["o_moves_lost_by_proof"]  # type: ignore[misc]
+                                             for g in mine)})
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--x", action="append", dest="xs", metavar="SPEC",
@@ -64,11 +86,14 @@ def main() -> None:
     parser.add_argument("--resist", action="append", metavar="OPTIONS",
                         help="options added to --o for a setting (repeat); default resist=on")
     parser.add_argument("--time", type=float, default=0.25, help="seconds a move")
-    parser.add_argument("--seeds", type=int, default=12, help="games a player and setting")
+    parser.add_argument("--seeds", type=int, default=12,
+                        help="games a player and setting (0: none, with --survival only)")
     parser.add_argument("--seed", type=int, default=2611, help="the match seed")
     parser.add_argument("--survival", action="store_true",
                         help="also O against the proof's perfect X, every setting")
     args = parser.parse_args()
+    if args.seeds < 0 or (args.seeds == 0 and not args.survival):
+        parser.error(f"--seeds {args.seeds}: no game to play (0 only with --survival)")
     xs = args.xs or ["alphabeta", "mcts:c=1.0", "level6", "level7"]
     join = "," if ":" in args.o else ":"
     specs = {options: f"{args.o}{join}{options}"
@@ -89,22 +114,15 @@ def main() -> None:
                       f"{game['plies']} plies, {game['o_moves_lost_by_proof']} O moves lost "
                       f"by the proof", flush=True)
     report: dict[str, object] = {"command": f"bench/resist.py {shlex.join(sys.argv[1:])}",
-                                 "games": games, "rows": []}
-    print("\n| X | O's options | O won | draws | X won | median plies | O moves the proof had lost "
-          "|\n|---|---|---|---|---|---|---|")
-    for x_spec in xs:
-        for setting in specs:
-            mine = [g for g in games if g["x"] == x_spec and g["setting"] == setting]
-            row = {"x": x_spec, "resist": setting,
-                   "o_won": sum(g["winner"] == "O" for g in mine),
-                   "draws": sum(g["winner"] == "draw" for g in mine),
-                   "x_won": sum(g["winner"] == "X" for g in mine),
-                   "median_plies": statistics.median(g["plies"] for g in mine),  # type: ignore[type-var]
-                   "o_moves_lost_by_proof": sum(g["o_moves_lost_by_proof"]  # type: ignore[misc]
-                                                for g in mine)}
-            report["rows"].append(row)  # type: ignore[attr-defined]
-            print(f"| {x_spec} | {setting} | {row['o_won']} | {row['draws']} | {row['x_won']} "
-                  f"| {row['median_plies']} | {row['o_moves_lost_by_proof']} |", flush=True)
+                                 "games": games}
+    report["rows"] = table = rows(games, xs, list(specs))
+    if table:
+        print("\n| X | O's options | O won | draws | X won | median plies | O moves the proof "
+              "had lost |\n|---|---|---|---|---|---|---|")
+    for row in table:
+        print(f"| {row['x']} | {row['resist']} | {row['o_won']} | {row['draws']} "
+              f"| {row['x_won']} | {row['median_plies']} | {row['o_moves_lost_by_proof']} |",
+              flush=True)
     if args.survival:
         report["survival"] = {setting: survival(args.time, specs[setting])
                               for setting in specs}

@@ -14,10 +14,12 @@ to tune and which were held out.
 Each position is solved by both engines in turn, alternating which goes first (interleaved,
 so load on the machine falls on both alike), each with an empty verdict cache: this
 checkout's ``engine.solved.truth`` and the one at ``--against`` (a git revision: its
-``engine/solved/truth.py`` loaded beside the rest of this checkout's engine). A process warms both
-up first. It prints, per engine, the share of root verdicts known (not ``unknown``), the
-time p50/p95/p99 by ``harness.stats``' rule, the moves left unknown, and every position where
-the two disagree on a known verdict (which would be a bug in one of them).
+``engine/solved/truth.py`` loaded beside the rest of this checkout's engine; at a revision
+before the engine was split into parts (9e50a03), its ``engine/truth.py``, its imports of the
+old module names mapped to today's, :data:`OLD_MODULES`). A process warms both up first. It
+prints, per engine, the share of root verdicts known (not ``unknown``), the time p50/p95/p99
+by ``harness.stats``' rule, the moves left unknown, and every position where the two disagree
+on a known verdict (which would be a bug in one of them).
 """
 
 from __future__ import annotations
@@ -32,14 +34,43 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from harness.stats import ms
-
-from engine import Board, format_moves
-from engine.players import Limit, make_player
-from engine.solved.strategy import o_proved, x_proved
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.harness.stats import ms  # noqa: E402
+from engine import Board, format_moves  # noqa: E402
+from engine.players import Limit, make_player  # noqa: E402
+from engine.solved.strategy import o_proved, x_proved  # noqa: E402
+
 DEVIATE = 0.25
+# The engine's modules before 9e50a03 split them into parts: the old name, today's. Not
+# engine.puzzles (a module then, the package today) nor engine.truth (the one loaded).
+OLD_MODULES = {
+    "engine.arena": "engine.players.arena",
+    "engine.board": "engine.rules.board",
+    "engine.book": "engine.solved.book",
+    "engine.dfpn": "engine.kernels.dfpn",
+    "engine.dictionary": "engine.solved.dictionary",
+    "engine.exact": "engine.players.exact_match",
+    "engine.geometry": "engine.rules.geometry",
+    "engine.kernel": "engine.kernels.negamax",
+    "engine.notation": "engine.rules.notation",
+    "engine.perft": "engine.kernels.perft",
+    "engine.probe": "engine.solved.probe",
+    "engine.proof": "engine.solved.proof",
+    "engine.puzzle_sources": "engine.puzzles.sources",
+    "engine.pvs": "engine.kernels.pvs",
+    "engine.resistance": "engine.players.resistance",
+    "engine.review": "engine.solved.review",
+    "engine.search": "engine.kernels.deepening",
+    "engine.small_boards": "engine.solved.small_boards",
+    "engine.small_search": "engine.kernels.small_search",
+    "engine.solver": "engine.kernels.solver",
+    "engine.strategy": "engine.solved.strategy",
+    "engine.threats": "engine.kernels.threats",
+}
+TRUTH = "engine/solved/truth.py"
+OLD_TRUTH = "engine/truth.py"  # before 9e50a03
 
 
 def positions(count: int, seed: int) -> list[list[int]]:
@@ -68,10 +99,20 @@ def positions(count: int, seed: int) -> list[list[int]]:
     return found
 
 
-def engine_at(revision: str) -> ModuleType:
-    """``engine/solved/truth.py`` as it is at ``revision``, as a module of its own."""
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:engine/solved/truth.py"],
-                          check=True, capture_output=True, text=True).stdout
+def engine_at(revision: str, root: Path = ROOT) -> ModuleType:
+    """``engine/solved/truth.py`` as it is at ``revision`` (``engine/truth.py`` before the
+    split, its old imports mapped to today's modules), as a module of its own; SystemExit
+    saying why when the revision has neither or its truth does not load beside today's
+    engine."""
+    text, old = _show(root, revision, TRUTH), False
+    if text is None:
+        text, old = _show(root, revision, OLD_TRUTH), True
+    if text is None:
+        raise SystemExit(f"--against {revision}: neither {TRUTH} nor {OLD_TRUTH} there "
+                         "(not a revision of this repository, or before engine/truth.py)")
+    if old:
+        for name, today in OLD_MODULES.items():
+            sys.modules.setdefault(name, importlib.import_module(today))
     with tempfile.TemporaryDirectory() as folder:  # read once: gone after the import
         path = Path(folder) / "truth_before.py"
         path.write_text(text)
@@ -79,8 +120,19 @@ def engine_at(revision: str) -> ModuleType:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except (ImportError, AttributeError) as error:
+            raise SystemExit(f"--against {revision}: its {OLD_TRUTH if old else TRUTH} does "
+                             f"not load beside today's engine: {error}") from error
     return module
+
+
+def _show(root: Path, revision: str, path: str) -> str | None:
+    """The file ``path`` at ``revision``, or None when the revision has none."""
+    shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{path}"],
+                           capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
 
 
 def main() -> None:

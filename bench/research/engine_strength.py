@@ -6,6 +6,7 @@ levels, speed and the forced-win suite.
     .venv/bin/python bench/research/engine_strength.py --side o --x-openings 2 --games 80 \\
         vs mcts alphabeta
     .venv/bin/python bench/research/engine_strength.py blame lost.jsonl
+    .venv/bin/python bench/research/engine_strength.py tally o901.jsonl
     .venv/bin/python bench/research/engine_strength.py --side o --jobs 2 tree bogenschutz
     .venv/bin/python bench/research/engine_strength.py self --games 20 --time 1
     .venv/bin/python bench/research/engine_strength.py replies 1a1
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import statistics
@@ -180,6 +182,44 @@ def cmd_vs(args: argparse.Namespace) -> None:
     for spec in args.opponents or OPPONENTS:
         print(match_row(args.master, spec, args.games, args.time, args.seed, args.jobs),
               flush=True)
+
+
+def wilson(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share ``wins`` of ``games`` (95% with the default z)."""
+    if games == 0:
+        return 0.0, 1.0
+    share = wins / games
+    middle = (share + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(share * (1 - share) / games + z * z / (4 * games * games)) / (
+        1 + z * z / games)
+    return max(0.0, middle - half), min(1.0, middle + half)
+
+
+def tally(lines: list[dict[str, object]]) -> list[tuple[str, str, int, int, int]]:
+    """A's won-drawn-lost in recorded games (``--record``'s lines), per opponent and A's
+    side, and over all of them: (B, side, won, drawn, lost)."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for line in lines:
+        side = "X" if line["a_is_x"] else "O"
+        outcome = 0 if line["winner"] == A else 2 if line["winner"] == B else 1
+        for key in ((str(line["b"]), side), ("all", side)):
+            rows.setdefault(key, [0, 0, 0])[outcome] += 1
+    order = sorted(rows, key=lambda key: (key[0] == "all", key[1], key[0]))
+    return [(b, side, rows[b, side][0], rows[b, side][1], rows[b, side][2]) for b, side in order]
+
+
+def cmd_tally(args: argparse.Namespace) -> None:
+    lines = [json.loads(text) for path in args.records for text in path.read_text().splitlines()
+             if text.strip()]
+    seeds = sorted({int(line["seed"]) for line in lines})
+    print(f"{len(lines)} games, match seeds {', '.join(map(str, seeds))}\n")
+    print("| B | A's side | games | A won | drawn | A lost | A's share | 95% (Wilson) |\n"
+          "|---|---|---|---|---|---|---|---|")
+    for b, side, won, drawn, lost in tally(lines):
+        games = won + drawn + lost
+        low, high = wilson(won, games)
+        print(f"| {b} | {side} | {games} | {won} | {drawn} | {lost} | {won / games:.0%} "
+              f"| {low:.0%}-{high:.0%} |")
 
 
 def cmd_self(args: argparse.Namespace) -> None:
@@ -421,6 +461,8 @@ def main() -> None:
     bl.add_argument("record_file", type=Path)
     bl.add_argument("--seconds", type=float, default=20.0)
     bl.add_argument("--tt-bits", type=int, default=22)
+    ta = sub.add_parser("tally", help="A's results in --record files, with 95%% intervals")
+    ta.add_argument("records", nargs="+", type=Path)
     tr = sub.add_parser("tree", help="A's exact chances in every game a searcher can play")
     tr.add_argument("opponent", nargs="?", default="bogenschutz")
     tr.add_argument("--split", type=int, default=10, help="plies walked before the processes")
@@ -433,6 +475,9 @@ def main() -> None:
     global RECORD, SIDE, START, X_OPENINGS
     RECORD, SIDE, START, X_OPENINGS = args.record, args.side, args.start, args.x_openings
     OUTSIDE.update(item.split("=", 1) for item in args.outside)
+    if args.what == "tally":  # records only: no engine to warm up
+        cmd_tally(args)
+        return
     seconds = warm_up(sparring=True)  # every kernel, before the worker processes fork
     print(f"compile/load: {seconds:.1f} s; levels: {LEVELS}", file=sys.stderr)
     print(f"`{command()}`\n")

@@ -29,7 +29,7 @@ from engine.players.base import (
     parse_int,
 )
 from engine.players.resistance import choose as choose_resistance
-from engine.players.resistance import guard
+from engine.players.resistance import guard, refuted_alone
 from engine.players.traps import TrapFinder
 from engine.rules.board import Board, line_value
 from engine.rules.geometry import Cell, Geometry
@@ -98,6 +98,12 @@ class MasterPlayer(Player):
                         "as O on 4x4x4 off the proof's tree, play the search's best reply "
                         "that the proof's tree does not refute two plies down "
                         "(engine/players/resistance.py: guard; no depth cap only)"),
+        "bookguard": Option(parse_bool, False,
+                            "with guard on, search and guard instead of playing a book move "
+                            "the proof's tree refutes where it does not refute every reply "
+                            "(engine/players/resistance.py: refuted_alone); off: it did "
+                            "worse against the held-out programs than the book's moves "
+                            "(docs/benchmarks.md)"),
         "wary": Option(parse_int(0, 1000), WARY,
                        "as the second player, percent on the evaluation terms of the side "
                        "not to move"),
@@ -169,8 +175,9 @@ class MasterPlayer(Player):
                 cell, plies = played
                 return Decision(move=cell, elapsed=time.perf_counter() - started,
                                 forced=None if plies is None else Forced("win", plies))
+        book = self._book_move(board, limit)
         if (self.settings["resist"] and self.settings["depth"] == 64 and limit.depth is None
-                and not (self.settings["bookfirst"] and self.book_move(board) is not None)):
+                and not (self.settings["bookfirst"] and book is not None)):
             if quick:
                 return None
             budget = limit.time if limit.time is not None else float(self.settings["time"])
@@ -185,10 +192,8 @@ class MasterPlayer(Player):
             moves = forced_moves
         elif self.settings["careless"] and rng.randrange(100) < self.settings["careless"]:
             return Decision(move=rng.choice(moves), elapsed=time.perf_counter() - started)
-        if forced_moves is None:
-            cell = self.book_move(board)
-            if cell is not None:
-                return Decision(move=cell, elapsed=time.perf_counter() - started)
+        if forced_moves is None and book is not None:
+            return Decision(move=book, elapsed=time.perf_counter() - started)
         seconds = limit.time
         if seconds is None and limit.depth is None:
             seconds = float(self.settings["time"])
@@ -233,6 +238,19 @@ class MasterPlayer(Player):
         path = str(self.settings["bookfile"])
         book = book_at(path, board.geometry.name) if path else book_for(board.geometry.name)
         return book.move(board)
+
+    def _book_move(self, board: Board, limit: Limit) -> Cell | None:
+        """The book's move as the master plays it: with ``bookguard``, none where the master
+        guards (O on 4x4x4, no depth cap) and the proof's tree refutes the book's move but not
+        every reply (:func:`engine.players.resistance.refuted_alone`): O then searches and
+        guards as off the book (a refuted reply is a loss X may know or find, whoever chose
+        it)."""
+        cell = self.book_move(board)
+        if (cell is not None and self.settings["bookguard"] and self.settings["guard"]
+                and self.settings["depth"] == 64
+                and limit.depth is None and refuted_alone(board, cell)):
+            return None
+        return cell
 
     def trap_finder(self, geometry: Geometry) -> TrapFinder:
         """The trap model (its small tables kept between moves) for one board."""

@@ -252,6 +252,23 @@ def guard(board: Board, ranking: list[Cell], refused: set[Cell], deadline: float
     return None
 
 
+def refuted_alone(board: Board, cell: Cell, lookups: int = GUARD_LOOKUPS) -> bool:
+    """O to move: whether the proof's tree refutes ``cell`` (as :func:`guard` does) while it
+    refutes not every reply: then ``cell`` is no move to play unsearched (the opening book's),
+    and O searches and guards as off the book. False when the proof has O lost (every reply
+    refuted: the resistance's), another board, or ``lookups`` positions looked up first."""
+    if board.geometry.name != VARIANT or board.turn != 1 or board.outcome() is not None:
+        return False
+    tables = ProofTables(lookups)
+    try:
+        if tables.o_lost(*board.stones) or not tables.refutes(board, cell):
+            return False
+        return any(not tables.refutes(board, other) for other in board.legal_moves
+                   if other != cell)
+    except OutOfLookups:
+        return False
+
+
 class OutOfLookups(Exception):
     """The proof's tables were asked more than their budget of questions."""
 
@@ -341,4 +358,4 @@ class ProofTables:
 
 
 __all__ = ["OutOfLookups", "OutOfTime", "ProofTables", "Resistance", "Work", "choose", "guard",
-           "horizon"]
+           "horizon", "refuted_alone"]

@@ -31,6 +31,7 @@ from engine.players.resistance import (
     choose,
     guard,
     horizon,
+    refuted_alone,
 )
 from engine.players.traps import SEEN, TrapFinder
 from engine.rules.geometry import variant
@@ -252,6 +253,43 @@ def test_the_master_as_o_replaces_a_best_reply_the_tree_refutes() -> None:
     assert guarded([free, refuted], {free: 10, refuted: 12}, best=refuted).move == free
     decision = player.decide(board, Limit(time=1.0))
     assert not ProofTables(10**6).refutes(board, decision.move)
+
+
+# O to move after X left the proof's tree at ply 2: the book answers 4a4, which the tree refutes
+# (X's corners 1d1, 1a4, 4a1 and 4d4 each leave O lost by the proof), while 31 replies are not
+# refuted. After 1a1 1d4 2c3 the book's 4d4 is not refuted; after 1a1 1d4 4a1 every reply is
+# (the proof has O lost: the resistance's, where the book is kept first).
+BOOK_REFUTED = "1a1 1d4 4d1"
+
+
+def test_the_book_move_the_tree_refutes_alone_is_searched_and_guarded() -> None:
+    """With bookguard on (off by default): the book's move the tree refutes while other replies
+    are not refuted is passed over, the search's reply guarded; elsewhere the book stands."""
+    board = Board.from_notation("4x4x4", BOOK_REFUTED)
+    book = make_player("master").book_move(board)
+    assert book == parse_cell("4a4", G)
+    tables = ProofTables(10**6)
+    assert not tables.o_lost(*board.stones) and tables.refutes(board, book)
+    board.push(book)
+    for answer in ("1d1", "1a4", "4a1", "4d4"):
+        board.push(parse_cell(answer, G))
+        assert o_proved(board), answer  # the oracle: X's natural answer leaves O lost
+        board.pop()
+    board.pop()
+    assert refuted_alone(board, book)
+    assert not refuted_alone(board, book, lookups=5)  # out of budget: the book stands
+    player = make_player("master:bookguard=on")
+    assert isinstance(player, MasterPlayer)
+    decision = player.decide(board, Limit(time=1.0))
+    assert decision.move != book and not tables.refutes(board, decision.move)
+    assert player.quick(board) is None  # it searches: no quick move
+    for spec in ("master", "master:bookguard=on,guard=off"):  # off by default; under the guard
+        assert make_player(spec).decide(board, Limit(time=1.0)).move == book, spec
+    for moves, kept in (("1a1 1d4 2c3", "4d4"), ("1a1 1d4 4a1", "4d4"), ("1a1", "1d4")):
+        board = Board.from_notation("4x4x4", moves)
+        assert player.book_move(board) == parse_cell(kept, G)
+        assert not refuted_alone(board, parse_cell(kept, G)), moves
+        assert player.decide(board, Limit(time=1.0)).move == parse_cell(kept, G), moves
 
 
 def test_no_resistance_off_the_proof() -> None:
