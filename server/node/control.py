@@ -205,7 +205,7 @@ class Control:
                 sessions = self.delivery.of_player(action.name)
                 if action.devices is not None:
                     sessions = [s for s in sessions if s.device in action.devices]
-                    self.rooms.forget_name(action.name)
+                    self.rooms.forget_name(action.name, action.renamed)
                 self._close(sessions, action.code, action.reason)
                 # Their next hello reads their mutes again, under the name they have then:
                 # a renamed or deleted player's mute stays with them, not with the name.

@@ -29,12 +29,14 @@ class Disconnect(_Action, tag="disconnect"):
     ``devices``: for a rename or a deletion, the player's devices when it was written. The
     name is free from then on and a newcomer may take it at once, before this node acts, so
     only the connections opened by those devices are closed, and the name is forgotten in the
-    games this node still holds (a finished game's seat no longer answers to it)."""
+    games this node still holds (a finished game's seat no longer answers to it; a rename's
+    ``renamed``, the new name, answers to it instead)."""
 
     name: str
     code: str
     reason: str
     devices: tuple[int, ...] | None = None
+    renamed: str | None = None
 
 
 class DisconnectAddress(_Action, tag="disconnect_address"):

@@ -252,7 +252,7 @@ async def rename(store: Store, actor: str, old: str, new: str, reason: str = "")
         ops.rename_player(old, new), audit=_entry(actor, "rename", old, reason, new),
         control=encode_action(Disconnect(
             name=old, code="kicked", reason=f"the host renamed you {new}: connect again",
-            devices=await _devices(store, old))))
+            devices=await _devices(store, old), renamed=new)))
     assert before is not None
     return before
 

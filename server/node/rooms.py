@@ -103,15 +103,19 @@ class Rooms:
             room.pause(now)
         await self.publisher.close()
 
-    def forget_name(self, name: str) -> None:
-        """``name`` no longer names the player seated under it here (renamed or deleted): the
-        seats of the games this node holds stop answering to it, so a newcomer who takes the
-        name is a stranger to them (no seat, no rematch, not the players' chat)."""
+    def forget_name(self, name: str, renamed: str | None = None) -> None:
+        """``name`` no longer names the player seated under it here (``renamed``, or deleted):
+        the seats of the games this node holds stop answering to it, so a newcomer who takes
+        the name is a stranger to them (no seat, no rematch, not the players' chat), and answer
+        to the player's new name instead (as the game read again from the database does)."""
         gone = f"{name}\u2060#gone"  # no player can be called so: names refuse U+2060
         for room in self.held.values():
-            if any(seat.player == name for seat in room.seats):
-                room.seats = tuple(replace(seat, player=gone) if seat.player == name else seat
-                                   for seat in room.seats)  # type: ignore[assignment]
+            if any(seat.player in (name, gone) for seat in room.seats):
+                room.seats = tuple(  # type: ignore[assignment]
+                    seat if seat.player not in (name, gone)
+                    else replace(seat, player=renamed, name=renamed) if renamed is not None
+                    else replace(seat, player=gone)
+                    for seat in room.seats)
 
     def now(self) -> float:
         """The event loop's clock, which rooms and clocks run on."""

@@ -85,6 +85,8 @@ async def test_after_a_rename_the_old_name_brings_nothing_to_its_next_holder(
     back = await server.client()
     assert (await back.hello(token=ann.token))["name"] == "anna"  # and still muted
     assert (await back.request(t="chat", game=game, text="hi"))["code"] == "muted"
+    seen = await back.request(t="watch", game=game)  # the game still held here: her seat
+    assert seen["t"] == "game" and seen["you"] == "x", seen
     anna = await history(bob, "anna")
     assert [g["id"] for g in anna["games"]] == [game] and anna["player"]["rating"] == rating
     sanctions = (await admin(server, "sanctions"))[1]
@@ -132,6 +134,10 @@ async def test_a_newcomer_who_takes_a_renamed_name_at_once_is_neither_kicked_nor
     assert seen["t"] == "game" and seen["you"] is None, seen
     assert (await newcomer.request(t="rematch", game=game))["t"] == "error"
     assert (await newcomer.request(t="ping"))["t"] == "pong"  # still open: not kicked
+    back = await server.client()  # and the renamed player sits where she sat (seed 36: the
+    assert (await back.hello(token=ann.token))["name"] == "anna"  # held game's seat was lost)
+    seen = await back.request(t="watch", game=game)
+    assert seen["t"] == "game" and seen["you"] == "x", seen
 
 
 async def test_a_private_games_rematch_is_private_too(server: Server) -> None:
