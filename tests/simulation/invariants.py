@@ -90,10 +90,6 @@ ON_EVERY_FRAME = frozenset({  # judged by the client on every frame; counted whe
     "refusals.connect", "versions.events_agree", "versions.catchup_closes_gap"})
 
 KNOWN_BUGS: dict[str, str] = {
-    "records.private_game_unlisted@cluster": "two nodes only, once in 2,400 held-out steps "
-        "(seed 202 step 178, not seen again on replay): a private game the world holds ongoing "
-        "was listed in /api/players/{name}/games; not yet told apart from the world hearing "
-        "late of the game's end",
     "presence.as_told@cluster": "two nodes only: a spectator holds a player away who has the "
         "game open (seen around a new game's hand-off to its owner; issue 37's kind)",
 }
