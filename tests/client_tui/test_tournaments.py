@@ -129,6 +129,12 @@ async def settle(pilot: Pilot, condition: object = None) -> None:
     raise AssertionError("the app did not get there")
 
 
+async def open_page(app: QubicApp, pilot: Pilot, tournament_id: str = "T7kq2m9x") -> None:
+    """Open the tournament's page and wait until it is shown."""
+    app.open_tournament(tournament_id)
+    await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+
+
 def table_text(app: QubicApp, selector: str) -> list[str]:
     table = app.screen.query_one(selector, DataTable)
     return [" ".join(str(c) for c in table.get_row_at(n)) for n in range(table.row_count)]
@@ -205,8 +211,7 @@ async def test_a_page_left_unjoined_is_unfollowed(tmp_path: Path) -> None:
         link = online(app)
         app.show_lobby()
         await settle(pilot)
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
         feed(app, tournament(me_in=False))
         await settle(pilot, lambda: app.screen.title == "Evening arena")
         await pilot.press("escape")
@@ -224,8 +229,7 @@ async def test_the_next_pairing_opens_names_the_tournament_and_leads_back(
         app.show_lobby()
         await settle(pilot)
         feed(app, tournament())  # followed (joined): the server sends its updates
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
         feed(app, tournament_game())  # the pairing: a game that starts, over the page
         await settle(pilot, lambda: isinstance(app.screen, GameScreen))
         screen = app.screen
@@ -314,8 +318,7 @@ async def test_the_standings_come_a_page_at_a_time_with_ones_own_line(tmp_path: 
         link = online(app)
         app.show_lobby()
         await settle(pilot)
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
         page = app.screen
         assert isinstance(page, TournamentScreen)
         assert link.sent[-1] == TournamentSub(tournament="T7kq2m9x", id=link.sent[-1].id)
@@ -346,8 +349,7 @@ async def test_the_tournament_page_fits_80_columns(tmp_path: Path, me_in: bool) 
         app.show_lobby()
         await settle(pilot)
         feed(app, tournament(me_in))
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
         await settle(pilot)
         text = screen_text(app)
         assert "Evening arena" in text and ("l Leave" in text) == me_in
@@ -390,8 +392,7 @@ def test_the_list(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None: 
 def test_the_page(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # noqa: ANN001
     async def steps(app: QubicApp, pilot: Pilot) -> None:
         feed(app, tournament())
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
 
     assert scene(snap_compare, tmp_path, size, steps)
 
@@ -411,7 +412,6 @@ def test_a_page_of_the_standings_and_ones_own_line(snap_compare, tmp_path: Path,
                                                    size: tuple[int, int]) -> None:
     async def steps(app: QubicApp, pilot: Pilot) -> None:
         feed(app, tournament_paged())
-        app.open_tournament("T7kq2m9x")
-        await settle(pilot, lambda: isinstance(app.screen, TournamentScreen))
+        await open_page(app, pilot)
 
     assert scene(snap_compare, tmp_path, size, steps)
