@@ -225,9 +225,7 @@ async def api_lobby(request: web.Request) -> web.Response:
         snapshot = await hub.lobby.view()
     except Unavailable as error:
         hub.metrics.error(error.code)
-        refusal = _refuse(503, ErrorCode.UNAVAILABLE, error.message)
-        refusal.headers["Retry-After"] = str(math.ceil(error.retry_in))
-        raise refusal from None
+        return refusal(error, {ErrorCode.UNAVAILABLE: 503})
     return json_reply(ApiLobby(seeks=snapshot.seeks, games=snapshot.games, online=snapshot.online))
 
 

@@ -78,3 +78,20 @@ async def test_each_api_refuses_with_its_status_and_headers(server: Server) -> N
                 if status == 429:
                     break
             assert body["code"] == "rate_limited" and int(said["Retry-After"]) >= 1, path
+
+
+async def test_the_lobby_that_did_not_answer_is_refused_like_the_rest(server: Server) -> None:
+    """``GET /api/lobby`` when the lobby's holder does not answer (a cluster node whose holder
+    is gone; here the node's lobby made to say so): 503 ``unavailable`` with Retry-After."""
+    await server.client("ann")
+    assert server.running is not None
+
+    async def gone() -> None:
+        raise Unavailable("the lobby did not answer", 2.5)
+
+    server.running.hub.lobby.view = gone  # type: ignore[method-assign, union-attr]
+    async with aiohttp.ClientSession() as http, \
+            http.get(server.running.http_url + "/api/lobby") as reply:
+        assert (reply.status, reply.headers["Retry-After"]) == (503, "3")
+        assert await reply.json() == {"code": "unavailable",
+                                      "message": "the lobby did not answer"}
