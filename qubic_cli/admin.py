@@ -36,6 +36,7 @@ examples:
   qubic admin ban 203.0.113.0/24 --reason "a flood of new names"
   qubic admin announce "The server restarts at 18:00 UTC"
   qubic admin end-game Xb3kq9Zt1LmN --result draw --reason "stuck"
+  qubic admin remove-chat Xb3kq9Zt1LmN 9 --reason "abuse"
 """
 
 SETTINGS = (Setting("db", "database", "QUBIC_DATABASE_URL", secret=True),)
@@ -197,6 +198,24 @@ async def _end_game(store: Any, args: argparse.Namespace) -> Any:
     return {"game": args.game, "result": levers.RESULTS[args.result], "how": how}
 
 
+def _chat_line(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", metavar="ID", help="the game's id")
+    parser.add_argument("line", type=int, metavar="LINE",
+                        help="the chat line's number (the chat event's line)")
+    _reason()(parser)
+
+
+async def _remove_chat(store: Any, args: argparse.Namespace) -> Any:
+    from server.errors import StoreError
+    from server.node import levers
+
+    if await store.get_game(args.game) is None:
+        raise StoreError(f"no game {args.game}", code="no_such_game")
+    await levers.remove_chat(store, actor(), args.game, args.line, args.reason)
+    return {"game": args.game, "line": args.line,
+            "how": "the server holding the game takes it out within a second"}
+
+
 def _rename(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", help="the player's name now")
     parser.add_argument("new", help="their new name")
@@ -268,6 +287,8 @@ COMMANDS: dict[str, AdminCommand] = {command.name: command for command in (
                  _both(_name, _reason()), _kick),
     AdminCommand("announce", "say something to every connected player", _text, _announce),
     AdminCommand("end-game", "end a game with a result of the host's choosing", _game, _end_game),
+    AdminCommand("remove-chat", "take a chat line out of a game going on (either chat)",
+                 _chat_line, _remove_chat),
     AdminCommand("rename", "rename a player: their records follow them; the old name is free "
                  "and brings nothing to whoever takes it", _rename, _do_rename),
     AdminCommand("export-player", "everything the database holds about a player, as JSON",

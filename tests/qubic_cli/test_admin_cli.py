@@ -21,9 +21,8 @@ def test_the_help_lists_every_lever(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     names = ["grant", "revoke", "revoke-role", "ban", "unban", "mute", "unmute", "kick",
-             "announce",
-             "end-game", "rename", "export-player", "delete-player", "audit", "sanctions",
-             "reports", "tournament"]
+             "announce", "end-game", "remove-chat", "rename", "export-player", "delete-player",
+             "audit", "sanctions", "reports", "tournament"]
     assert list(admin.COMMANDS) == names  # the table, in the order the help lists it
     for name in [*names, "reset-password"]:
         assert f"    {name} " in out or f"    {name}\n" in out, name
@@ -84,6 +83,7 @@ def test_every_lever_takes_a_reason() -> None:
                  "revoke": ["ann", "bot"],
                  "ban": ["ann"], "unban": ["ann"], "mute": ["ann"], "unmute": ["ann"],
                  "kick": ["ann"], "announce": ["hello"], "end-game": ["g1", "--result", "x"],
+                 "remove-chat": ["g1", "9"],
                  "rename": ["ann", "bea"], "delete-player": ["ann"],
                  "tournament": ["cancel", "T1"]}
     levers = set(admin.COMMANDS) - LEVERS_THAT_READ

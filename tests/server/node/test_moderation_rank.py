@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qubic_cli.common import actor
 from tests.eventually import eventually
 from tests.server.node.test_levers import admin, connected_moderator
 from tests.server.servers import Client, Server, start_private_game
@@ -125,3 +126,23 @@ async def test_a_revoked_moderator_stops_reading_the_players_chat_at_once(
     await said(carl, mod, game, "from the stands")  # after ann's, in order
     assert "not for marta" not in [m.get("text") for m in mod.seen]
     assert (await mod.request(t="reports"))["code"] == "not_moderator"
+
+
+async def test_the_host_removes_a_chat_line_from_the_command_line(server: Server) -> None:
+    """``qubic admin remove-chat ID LINE``: the node holding the game takes the line out (both
+    players are told; a later ``watch`` does not show it), the audit log has it; a game that
+    does not exist is refused."""
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await start_private_game(server, ann, bob)
+    line = await said(ann, bob, game, "something rude")
+    await said(bob, ann, game, "something kind")
+    code, out = await admin(server, "remove-chat", game, str(line), "--reason", "rude")
+    assert code == 0 and (out["game"], out["line"]) == (game, line)
+    for client in (ann, bob):
+        await client.expect("chat_removed", game=game, line=line)
+    assert [s["text"] for s in (await bob.request(t="watch", game=game))["chat"]] == [
+        "something kind"]
+    assert [actor for action, actor in await audited(server) if action == "remove-chat"] == [
+        actor()]
+    code, said_back = await admin(server, "remove-chat", "NoSuchGame12", "3")
+    assert code == 2 and "no game NoSuchGame12" in said_back
