@@ -73,6 +73,8 @@ STATUS: dict[str, int] = {
     ErrorCode.NO_SUCH_GAME: 404, ErrorCode.NO_SUCH_CHALLENGE: 404,
     ErrorCode.NO_SUCH_PLAYER: 404,
     ErrorCode.NOT_YOUR_TURN: 409, ErrorCode.STALE_MOVE: 409, ErrorCode.GAME_OVER: 409,
+    ErrorCode.TOO_LATE_TO_ABORT: 409, ErrorCode.NO_DRAW_OFFER: 409,
+    ErrorCode.ALREADY_OFFERED: 409,
     ErrorCode.RATE_LIMITED: 429, ErrorCode.TOO_MANY_CONNECTIONS: 429,
     ErrorCode.CHAT_TOO_FAST: 429, ErrorCode.TOO_MANY_CHALLENGES: 429,
     ErrorCode.STORE_UNAVAILABLE: 503, ErrorCode.UNAVAILABLE: 503,
@@ -112,6 +114,9 @@ def add_bot_api(app: web.Application) -> None:
     app.router.add_get(f"/api/bot/game/stream/{{id:{GAME_ID}}}", api_stream_game)
     app.router.add_post(f"/api/bot/game/{{id:{GAME_ID}}}/move/{{cell}}", api_move)
     app.router.add_post(f"/api/bot/game/{{id:{GAME_ID}}}/resign", api_resign)
+    app.router.add_post(f"/api/bot/game/{{id:{GAME_ID}}}/abort", api_abort)
+    app.router.add_post(f"/api/bot/game/{{id:{GAME_ID}}}/draw/{{accept:yes|no|true|false}}",
+                        api_draw)
     app.router.add_post(f"/api/bot/game/{{id:{GAME_ID}}}/chat", api_chat)
     app.router.add_post("/api/challenge/{name}", api_challenge)
     for answer in ("accept", "decline", "cancel"):
@@ -238,6 +243,26 @@ async def api_move(request: web.Request) -> web.Response:
 async def api_resign(request: web.Request) -> web.Response:
     async def fields(request: web.Request) -> dict[str, Any]:
         return {"t": "resign", "game": request.match_info["id"]}
+
+    return await _answered(request, True, fields)
+
+
+async def api_abort(request: web.Request) -> web.Response:
+    """Call the game off (before both sides moved; ``too_late_to_abort`` after)."""
+
+    async def fields(request: web.Request) -> dict[str, Any]:
+        return {"t": "abort", "game": request.match_info["id"]}
+
+    return await _answered(request, True, fields)
+
+
+async def api_draw(request: web.Request) -> web.Response:
+    """lichess's ``draw/{accept}``: ``yes`` offers a draw, or accepts the opponent's standing
+    offer (crossed offers agree: ``draw_offer``); ``no`` declines it (``draw_decline``)."""
+
+    async def fields(request: web.Request) -> dict[str, Any]:
+        yes = request.match_info["accept"] in ("yes", "true")
+        return {"t": "draw_offer" if yes else "draw_decline", "game": request.match_info["id"]}
 
     return await _answered(request, True, fields)
 

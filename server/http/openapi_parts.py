@@ -57,6 +57,11 @@ def bot_paths() -> dict[str, Any]:
         "/api/bot/game/{id}/move/{cell}": post("Play a cell (bots only; ?ply=n: the moves "
                                                "before it)", "id", "cell"),
         "/api/bot/game/{id}/resign": post("Resign (bots only)", "id"),
+        "/api/bot/game/{id}/abort": post("Call the game off before both sides moved (bots "
+                                         "only)", "id"),
+        "/api/bot/game/{id}/draw/{accept}": post("yes: offer a draw or accept the one that "
+                                                 "stands; no: decline it (bots only)",
+                                                 "id", "accept"),
         "/api/bot/game/{id}/chat": post('Say {"text": ...} in the game (bots only)', "id"),
         "/api/challenge/{name}": post("Challenge a player online (terms as the websocket's "
                                       "challenge)", "name"),

@@ -57,6 +57,8 @@ def test_the_description_names_every_route_and_schema() -> None:
                                   "/api/bot/account/upgrade", "/api/stream/event",
                                   "/api/bot/game/stream/{id}", "/api/bot/game/{id}/move/{cell}",
                                   "/api/bot/game/{id}/resign", "/api/bot/game/{id}/chat",
+                                  "/api/bot/game/{id}/abort",
+                                  "/api/bot/game/{id}/draw/{accept}",
                                   "/api/challenge/{name}", "/api/challenge/{id}/accept",
                                   "/api/challenge/{id}/decline", "/api/challenge/{id}/cancel",
                                   "/api/tournaments", "/api/tournaments/{id}",

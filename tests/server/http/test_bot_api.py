@@ -300,3 +300,57 @@ async def test_a_bot_is_marked_in_every_list(tmp_path: Any, http: aiohttp.Client
             assert board == {"robo": True, "ann": False}
     finally:
         await server.stop()
+
+
+async def bot_game(http: aiohttp.ClientSession, server: Server, robo: Client, ann: Client
+                   ) -> tuple[str, Stream]:
+    """ann (X) challenges robo, which accepts: the game's id and robo's game stream."""
+    events = await stream(http, server, "/api/stream/event", robo.token)
+    await ann.send(t="challenge", name="robo", variant="4x4", colour="x")
+    challenge = (await events.expect("challenge"))["challenge"]
+    events.reply.close()
+    status, accepted = await post(http, server, f"/api/challenge/{challenge['id']}/accept",
+                                  robo.token)
+    assert status == 200, accepted
+    game = await stream(http, server, f"/api/bot/game/stream/{accepted['game']}", robo.token)
+    await game.expect("gameFull")
+    return accepted["game"], game
+
+
+async def test_a_bot_aborts_offers_declines_and_accepts_draws(
+        server: Server, http: aiohttp.ClientSession) -> None:
+    """lichess's ``abort`` and ``draw/{accept}``: abort before both sides moved (409
+    ``too_late_to_abort`` after); ``draw/no`` declines the opponent's offer, ``draw/yes``
+    accepts it or offers one (409 ``no_draw_offer`` with nothing to decline)."""
+    robo, ann = await bot_account(server), await server.client("ann")
+    game_id, game = await bot_game(http, server, robo, ann)
+    assert (await post(http, server, f"/api/bot/game/{game_id}/abort", robo.token))[0] == 200
+    over = await game.expect("gameState")
+    assert (over["status"], over["result"], over["reason"]) == ("over", "*", "abort")
+    game.reply.close()
+
+    game_id, game = await bot_game(http, server, robo, ann)
+    base = f"/api/bot/game/{game_id}"
+    status, refused = await post(http, server, f"{base}/draw/no", robo.token)
+    assert (status, refused["code"]) == (409, "no_draw_offer")
+    await ann.send(t="move", game=game_id, cell="a1", ply=0)
+    await game.expect("gameState")
+    assert (await post(http, server, f"{base}/move/b2", robo.token))[0] == 200
+    status, refused = await post(http, server, f"{base}/abort", robo.token)
+    assert (status, refused["code"]) == (409, "too_late_to_abort")
+    assert (await ann.request(t="draw_offer", game=game_id))["t"] == "ack"
+    while (state := await game.expect("gameState"))["draw_offer"] != "x":
+        pass
+    assert (await post(http, server, f"{base}/draw/no", robo.token))[0] == 200
+    await ann.expect("offer", game=game_id, kind="draw_declined")
+    assert (await post(http, server, f"{base}/draw/yes", robo.token))[0] == 200  # an offer
+    await ann.expect("offer", game=game_id, kind="draw", by="o")
+    status, refused = await post(http, server, f"{base}/draw/yes", robo.token)
+    assert (status, refused["code"]) == (409, "already_offered")
+    assert (await ann.request(t="draw_accept", game=game_id))["t"] == "ack"
+    while (state := await game.expect("gameState"))["status"] != "over":
+        pass
+    assert (state["result"], state["reason"]) == ("1/2-1/2", "agreement")
+    async with http.post(url(server, f"{base}/draw/maybe"), headers=bearer(robo.token)) as reply:
+        assert reply.status == 404
+    game.reply.close()
