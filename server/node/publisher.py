@@ -53,8 +53,9 @@ class Publisher:
         if self._local is not None:
             try:
                 self._local.publish_soon(topic, batch)
-            except BusError:  # closed: as the task below, the batch is lost, and said so
-                log.exception("events for %s were not published", topic)
+            except BusError:  # closed: the server stopped, its sessions with it; only a
+                # session closing after the hub (a bot API stream leaving its game) gets here
+                log.debug("events for %s not published: the server has stopped", topic)
             return
         self._outbox.put_nowait((topic, batch))
         if self._task is None:

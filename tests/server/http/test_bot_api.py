@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import pytest
 import pytest_asyncio
 
 from tests.eventually import eventually
@@ -354,3 +356,16 @@ async def test_a_bot_aborts_offers_declines_and_accepts_draws(
     async with http.post(url(server, f"{base}/draw/maybe"), headers=bearer(robo.token)) as reply:
         assert reply.status == 404
     game.reply.close()
+
+
+async def test_a_server_stopping_under_an_open_game_stream_logs_no_error(
+        server: Server, http: aiohttp.ClientSession,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The stream's session leaves its game after the hub closed (its bus too): nothing is
+    left to publish to, and that is not an error."""
+    robo, ann = await bot_account(server), await server.client("ann")
+    _, game = await bot_game(http, server, robo, ann)
+    with caplog.at_level(logging.ERROR):
+        await server.stop()
+        assert await game.next() is None
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
