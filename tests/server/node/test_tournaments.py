@@ -5,6 +5,7 @@ rounds with a bye, enters computers; the live ``tournament`` events and the refu
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -38,10 +39,12 @@ async def paired(client: Client, tournament: str) -> dict[str, Any]:
 
 
 async def games_started(clients: dict[str, Client], tournament: str) -> dict[str, Any]:
-    """The games of ``tournament`` each client heard of within a few seconds, by name."""
+    """The games of ``tournament`` each client heard of within a few seconds, by name (the
+    clients listened to at once: the wait is one client's, not the sum)."""
+    heard = await asyncio.gather(*(client.quiet(3.0) for client in clients.values()))
     games = {}
-    for name, client in clients.items():
-        got = [*client.inbox, *await client.quiet(3.0)]
+    for (name, client), later in zip(clients.items(), heard, strict=True):
+        got = [*client.inbox, *later]
         client.inbox = [m for m in got if m["t"] != "game"]
         for message in got:
             if message["t"] == "game" and message.get("tournament") == tournament:
