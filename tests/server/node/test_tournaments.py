@@ -9,6 +9,7 @@ import asyncio
 import time
 from typing import Any
 
+from server.node.tournaments import ROUND_GAP, ROUND_PAUSE, TICK
 from tests.eventually import eventually
 from tests.server.node.test_levers import connected_moderator, get
 from tests.server.servers import Client, Server, play
@@ -234,9 +235,10 @@ async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
     busy = {seat["name"] for seat in going["seats"]}
     director = server.running.hub.tournaments  # type: ignore[union-attr]
     await eventually(lambda: not director.held[tid].playing.keys() - {going["id"]})
-    await clients["ann"].quiet(6.0)  # ROUND_PAUSE passes: round 2 waits for the game
-    assert director.held[tid].tournament.round == 1
     real = director.clock
+    director.clock = lambda: real() + ROUND_PAUSE + 1.0  # the pause after round 1 passed
+    await asyncio.sleep(2 * TICK + ROUND_GAP)  # two of the director's rounds go by
+    assert director.held[tid].tournament.round == 1  # round 2 waits for the game
     director.clock = lambda: real() + 61.0  # round 2's time
     await eventually(lambda: director.held[tid].tournament.round == 2)
     second = await games_started(clients, tid)
