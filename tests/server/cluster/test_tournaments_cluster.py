@@ -5,6 +5,7 @@ node takes the tournament over from the database and goes on pairing."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -44,8 +45,9 @@ async def test_a_tournament_pairs_across_nodes_and_survives_its_holder(nodes: No
         reply = await clients[name].request(t="tournament_join", tournament=tid)
         assert reply["t"] == "ack", reply
     first = {}
-    for name, client in clients.items():
-        got = [*client.inbox, *await client.quiet(4.0)]
+    heard = await asyncio.gather(*(client.quiet(4.0) for client in clients.values()))
+    for (name, client), later in zip(clients.items(), heard, strict=True):
+        got = [*client.inbox, *later]
         client.inbox = [message for message in got if message["t"] != "game"]
         for message in got:
             if message["t"] == "game" and message.get("tournament") == tid:
