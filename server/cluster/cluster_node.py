@@ -40,6 +40,7 @@ from server.node.bus import Subscription, next_batch
 from server.node.delivery import Peer
 from server.node.membership import MakeDelivery, MakeRooms
 from server.node.routing import Here
+from server.node.session import Session
 from server.protocol import ServerMessage
 from server.tasks import stop_tasks
 
@@ -89,6 +90,9 @@ class ClusterNode:
 
     def owner_heard(self, game_id: str, node: str) -> None:
         self.owners.owner_heard(game_id, node)
+
+    def rejoin(self, game_id: str, sessions: list[Session]) -> None:
+        self.owners.rejoin(game_id, sessions)
 
     def replied(self, session: int, frame: bytes) -> None:
         self.owners.awaiting.answered(session, frame)

@@ -266,6 +266,15 @@ class Forwarding:
         for session in list(self.delivery.audience.get(game_id, {})):
             self._spawn(self._join(session, game_id, pending=False), f"rejoin-{game_id}")
 
+    def rejoin(self, game_id: str, sessions: list[Session]) -> None:
+        """Sessions here that opened the game with an owner that has since let it go (its
+        reply came after the new owner's first batch): the new owner has nobody present
+        but those who joined it, so these join it too (and get its state afresh)."""
+        if self.ownership.handing_over:
+            return
+        for session in sessions:
+            self._spawn(self._join(session, game_id, pending=False), f"rejoin-{game_id}")
+
     def resync(self) -> None:
         """The bus was cut off and is back: what was published meanwhile is lost, so every
         session here that has a game open gets its state afresh from the owner."""

@@ -122,6 +122,10 @@ class Followers(Protocol):
     def replied(self, session: int, frame: bytes) -> None:
         """A reply (``frame``) reached ``session``."""
 
+    def rejoin(self, game_id: str, sessions: list[Session]) -> None:
+        """``sessions`` opened the game with an owner since deposed (its reply came in a
+        batch older than the newest owner's): they open it again with the one holding it."""
+
 
 class Delivery:
     """The sessions connected here, by player and by open game; see the module docstring.
@@ -279,11 +283,14 @@ class Delivery:
         elif batch.owner and self.followers is not None:
             self.followers.owner_heard(game_id, batch.owner)
         node, by_id = self.node, self._by_id
+        deposed: list[Session] | None = None
         for item in batch.items:  # a pending session addressed here has its catch-up now
             if item.session is not None and item.node == node:
                 addressed = by_id.get(item.session)  # (found without a scan)
                 if addressed is not None and audience.get(addressed) == PENDING:
                     audience[addressed] = batch.seq - 1
+                    if stale:  # it was seated or counted by an owner that has let go: the
+                        deposed = [*(deposed or ()), addressed]  # new one knows it not
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
             if stale and not item.reply:  # (a catch-up too: its state is older than the
@@ -309,6 +316,8 @@ class Delivery:
                 targets = [s for s in present if s.name != item.player]
             for session in targets:
                 session.send_raw(item.frame)
+        if deposed and self.followers is not None:
+            self.followers.rejoin(game_id, deposed)
 
     async def close_all(self, code: int, reason: str) -> None:
         for session in list(self.sessions):

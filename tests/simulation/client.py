@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 VERSIONED = {"move", "end", "offer", "presence", "chat", "takeback", "rematched", "chat_removed"}
+TOLD = 12  # the last presence a game view keeps, for a finding's detail
 CATCHUP_ROUNDS = 2  # catch-ups that leave a gap before the client loads the whole game
 
 
@@ -36,6 +37,11 @@ class GameView:
     version: int
     online: dict[str, bool] = field(default_factory=dict)  # each seat's presence, as told
     spectators: int = 0  # how many watch, as told (``game``, then ``watching``)
+    told: list[str] = field(default_factory=list)  # presence as it came: a finding shows it
+
+    def note(self, what: str) -> None:
+        self.told.append(what)
+        del self.told[:-TOLD]
 
     @property
     def ply(self) -> int:
@@ -253,7 +259,10 @@ class SimClient:
                                     message["status"], message.get("you"), message["version"],
                                     {"x": seats[0].get("online", True),
                                      "o": seats[1].get("online", True)},
-                                    message.get("spectators", 0))
+                                    message.get("spectators", 0),
+                                    self.views[game].told if game in self.views else [])
+        self.views[game].note(f"game v{message['version']} x={seats[0].get('online')} "
+                              f"o={seats[1].get('online')} ({message['status']})")
         if message["status"] == "over" and self.on_over is not None:
             self.on_over(game)
         if self.gap_top.get(game, -1) <= message["version"]:
@@ -266,6 +275,9 @@ class SimClient:
         if view is None:
             return  # not a game this socket follows
         if version <= view.version:
+            if message["t"] == "presence":
+                view.note(f"presence v{version} {message['side']}={message['online']} passed "
+                          f"over (held v{view.version})")
             return  # a catch-up repeats what came live meanwhile
         if version > view.version + 1:
             self.gap_top[game] = max(self.gap_top.get(game, 0), version)
@@ -294,6 +306,7 @@ class SimClient:
             view.moves = view.moves[: message["ply"]]
         elif kind == "presence":
             view.online[message["side"]] = message["online"]
+            view.note(f"presence v{message['version']} {message['side']}={message['online']}")
 
     def _after_catchup(self, game: str) -> None:
         """A catch-up ended with its ``ack``: did it close the gap?"""

@@ -1587,7 +1587,8 @@ class World:
                     self.checked("presence.as_told", view.online.get(side) == there,
                                  f"{client.label} on {client.node} holds {side} of {game_id} "
                                  f"{'online' if view.online.get(side) else 'away'}, but p{uid} "
-                                 f"{'has it open' if there else 'has no socket on it'}")
+                                 f"{'has it open' if there else 'has no socket on it'}; "
+                                 f"told: {'; '.join(view.told)}")
                 watchers = {c.uid for c in self.clients if c.open and c.token is not None
                             and c.uid is not None and game_id in c.views
                             and c.uid not in (game.x, game.o)}

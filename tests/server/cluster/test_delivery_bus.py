@@ -19,7 +19,7 @@ from server.cluster.bus import RedisBus
 from server.game.records import PlayerRecord
 from server.game.room import Audience, Outbound
 from server.node.bus import LocalBus
-from server.node.delivery import EPOCH_BITS, Delivery, Peer, game_topic, pack
+from server.node.delivery import EPOCH_BITS, PENDING, Delivery, Peer, game_topic, pack
 from server.node.session import Session
 from server.protocol import Ack, ChatLine
 from tests.eventually import eventually
@@ -71,6 +71,9 @@ class Heard:
     def replied(self, session: int, frame: bytes) -> None:
         self.said.append(("replied", session, json.loads(frame)["ref"]))
 
+    def rejoin(self, game_id: str, sessions: list[Session]) -> None:
+        self.said.append(("rejoin", game_id, [session.id for session in sessions]))
+
 
 async def test_the_followers_given_at_construction_hear_of_holders_and_replies() -> None:
     bus, heard = LocalBus(), Heard()
@@ -84,6 +87,33 @@ async def test_the_followers_given_at_construction_hear_of_holders_and_replies()
     await asyncio.sleep(0)
     assert heard.said == [("heard", "g1", "b"), ("changed", "g1"), ("heard", "g1", "c"),
                           ("replied", ann.id, 7)]
+    await bus.close()
+
+
+async def test_a_session_answered_by_a_deposed_owner_joins_the_new_one() -> None:
+    """A game handed on (the simulation's ``presence.as_told`` on two nodes): the new
+    owner's first batch (epoch 2) came before the old owner's reply to a session that opened
+    the game with it (epoch 1). The reply reaches the session, which then joins the new
+    owner: that one has nobody present but those who joined it."""
+    bus, heard = LocalBus(), Heard()
+    delivery = Delivery(bus, "a", followers=heard)
+    ann, bob = Session(), Session()
+    for session, name in ((ann, "ann"), (bob, "bob")):
+        delivery.connected(session)
+        delivery.identified(session, _player(name))
+        await delivery.open(session, "g1", PENDING)
+    await bus.publish(game_topic("g1"), pack((2 << EPOCH_BITS) + 1, [], owner="c"))
+    await bus.publish(game_topic("g1"), pack((1 << EPOCH_BITS) + 5, [], owner="b",
+                                             only=Peer("a", ann.id, "ann"), reply=Ack(ref=7)))
+    await asyncio.sleep(0)
+    assert heard.said == [("heard", "g1", "c"), ("replied", ann.id, 7),
+                          ("rejoin", "g1", [ann.id])]
+    assert [m["ref"] for m in _heard(ann)] == [7]
+    # bob's reply comes from the owner holding it now: nothing more to do
+    await bus.publish(game_topic("g1"), pack((2 << EPOCH_BITS) + 2, [], owner="c",
+                                             only=Peer("a", bob.id, "bob"), reply=Ack(ref=8)))
+    await asyncio.sleep(0)
+    assert heard.said[3:] == [("heard", "g1", "c"), ("replied", bob.id, 8)]
     await bus.close()
 
 
