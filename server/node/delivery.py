@@ -213,6 +213,10 @@ class Delivery:
         node. A session that has the game open already keeps what it had."""
         session.rooms.add(game_id)
         self.audience.setdefault(game_id, {}).setdefault(session, seq)
+        if seq > 0 and self._epochs.get(game_id, -1) < seq >> EPOCH_BITS:
+            # the owner's epoch it holds the game of (a game started here): a batch of a
+            # newer owner (the game handed on before any batch came back) rejoins it
+            self._epochs[game_id] = seq >> EPOCH_BITS
         subscribing = self._subscriptions.get(game_id)
         if subscribing is None:
             subscribing = asyncio.ensure_future(

@@ -25,6 +25,10 @@ class Openers:
         opened = self.by_game.get(game_id, {}).get(peer.name)
         return opened is not None and (peer.node, peer.session) in opened
 
+    def player_has_open(self, game_id: str, name: str) -> bool:
+        """Whether a connection of the player ``name`` has the game open."""
+        return bool(self.by_game.get(game_id, {}).get(name))
+
     def closed(self, game_id: str, peer: Peer) -> bool:
         """``peer`` closed the game; True if that was its player's last connection to it."""
         by_player = self.by_game.get(game_id)

@@ -89,10 +89,7 @@ ON_EVERY_FRAME = frozenset({  # judged by the client on every frame; counted whe
     "refusals.documented_code", "refusals.no_internal", "refusals.close_as_documented",
     "refusals.connect", "versions.events_agree", "versions.catchup_closes_gap"})
 
-KNOWN_BUGS: dict[str, str] = {
-    "presence.as_told@cluster": "two nodes only: a spectator holds a player away who has the "
-        "game open (seen around a new game's hand-off to its owner; issue 37's kind)",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def known(checker: str, mode: str) -> str | None:

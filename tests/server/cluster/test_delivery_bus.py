@@ -117,6 +117,23 @@ async def test_a_session_answered_by_a_deposed_owner_joins_the_new_one() -> None
     await bus.close()
 
 
+async def test_a_game_started_here_and_handed_on_before_any_batch_rejoins_its_sessions() -> None:
+    """The game started on this node (its sessions opened with its state, epoch 1) and was
+    handed on before any batch of it came back: the new owner's first batch (epoch 2) is the
+    first one heard here, and the sessions open the game again with it (the simulation's
+    ``presence.as_told`` on two nodes, seed 240 step 150: the new owner had nobody present)."""
+    bus, heard = LocalBus(), Heard()
+    delivery = Delivery(bus, "a", followers=heard)
+    ann = Session()
+    delivery.connected(ann)
+    delivery.identified(ann, _player("ann"))
+    await delivery.open(ann, "g1", 1 << EPOCH_BITS)
+    await bus.publish(game_topic("g1"), pack((2 << EPOCH_BITS) + 1, [], owner="b"))
+    await asyncio.sleep(0)
+    assert heard.said == [("changed", "g1"), ("heard", "g1", "b")]
+    await bus.close()
+
+
 async def test_a_session_that_opened_after_a_batch_is_not_sent_it() -> None:
     bus = LocalBus()
     delivery = Delivery(bus)
