@@ -9,11 +9,13 @@ of the server's own code seen most often in it. It works on uvloop as on asyncio
 (nothing of the loop is patched): a step is a run of consecutive samples in which the same
 frame sits right above the loop's; the loop waiting for events shows no frame there.
 
-A step's length is measured from its first sample to its last, plus one interval: a step of
-a few intervals is measured within about two. The sampler needs the interpreter's lock to
-look, so while a step runs it looks at most once a switch interval (set to ``INTERVAL``
-meanwhile); that costs the loop a thread switch a millisecond while it is busy, in the run
-measured and its control alike.
+The sampler needs the interpreter's lock to look: while a step runs, it gets it only when
+the loop's thread lets it go (at the latter's switch interval, 5 ms by default, or the
+step's end), so a step's start is taken as when its first sample was due, and its end as
+when the next sample got the lock (or was due): within about an interval of the truth, the
+longer ones by the time the loop's thread waits for the lock a switch interval (as it does
+for the store's threads; not changed here, so the loop runs as it does unsampled, but for
+that wait of a few tens of microseconds each time the sampler asks while a step runs).
 """
 
 from __future__ import annotations
@@ -61,8 +63,6 @@ class Sampler:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._switch = sys.getswitchinterval()
-        sys.setswitchinterval(INTERVAL)
         self._thread = threading.Thread(target=self._run, name="loop-steps", daemon=True)
         self._thread.start()
 
@@ -70,7 +70,6 @@ class Sampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        sys.setswitchinterval(self._switch)
 
     def _sample(self) -> tuple[int, str, str] | None:
         """The step running now: (its outer frame's id, its name, the innermost frame of the
@@ -99,21 +98,23 @@ class Sampler:
 
     def _run(self) -> None:
         current: tuple[int, str] | None = None
-        began = last = 0.0
+        began = 0.0
         inner: Counter[str] = Counter()
-        started = time.perf_counter()
+        started = expected = time.perf_counter()
         while not self._stop.is_set():
-            now = time.perf_counter()
+            now = time.perf_counter()  # the lock is ours again: the loop's step let it go
+            waited = now - expected > INTERVAL / 2
             seen = self._sample()
             self.samples += 1
             key = None if seen is None else seen[:2]
             if key != current:
-                if current is not None:
-                    self._close(current[1], inner, last - began + INTERVAL)
-                current, began, inner = key, now, Counter()
+                if current is not None:  # it ended when the lock came (or by the sample)
+                    self._close(current[1], inner, (now if waited else expected) - began)
+                # it began when this sample was due, if the lock was waited for meanwhile
+                current, began, inner = key, expected if waited else now, Counter()
             if seen is not None:
                 inner[seen[2]] += 1
-            last = now
+            expected = time.perf_counter() + INTERVAL
             time.sleep(INTERVAL)
         self.sampled = time.perf_counter() - started
 
