@@ -101,9 +101,13 @@ class Arena:
     """An arena's players and results, as the tournament's holder keeps them."""
 
     entries: dict[str, Entry] = field(default_factory=dict)
+    # the standings as last computed, until a join or a result changes them (the director
+    # pairs several times a second and publishes once: each would sort every entry)
+    _rows: list[Standing] | None = field(default=None, repr=False, compare=False)
 
     def join(self, name: str, rating: int) -> None:
         """Enter (or come back to) the tournament; a returning player keeps their sheet."""
+        self._rows = None
         entry = self.entries.get(name)
         if entry is None:
             self.entries[name] = Entry(name, rating)
@@ -117,6 +121,7 @@ class Arena:
 
     def record(self, x: str, o: str, winner: Winner, plies: int) -> tuple[int, int]:
         """Score a finished game between ``x`` and ``o``; returns the points each got."""
+        self._rows = None
         gained = []
         for me, them, side in ((x, o, "x"), (o, x, "o")):
             entry, other = self.entries[me], self.entries[them]
@@ -141,7 +146,10 @@ class Arena:
 
     def standings(self) -> list[Standing]:
         """Everyone who joined, best first: score, then performance, then fewer games, then
-        name; players with equal keys share a rank."""
+        name; players with equal keys share a rank. (Computed once until a join or a result:
+        the list is shared, not to be changed.)"""
+        if self._rows is not None:
+            return self._rows
         ordered = sorted((_standing_key(entry), entry) for entry in self.entries.values())
         rows: list[Standing] = []
         for index, (key, entry) in enumerate(ordered):
@@ -149,6 +157,7 @@ class Arena:
             rank = rows[-1].rank if tied else index + 1
             rows.append(Standing(rank, entry.name, entry.sheet.score, entry.games,
                                  entry.sheet.fire, entry.performance, entry.sheet.points))
+        self._rows = rows
         return rows
 
     def pair(self, waiting: Iterable[str]) -> list[tuple[str, str]]:

@@ -81,6 +81,7 @@ PRESENT_FOR = 20.0  # a player not seen connected for this long is not paired
 SEEN_EVERY = 5.0  # seconds between a node's notes of who is connected
 ROUND_PAUSE = 5.0  # seconds between a Swiss round's last game and the next round
 REFRESH_EVERY = 3.0  # seconds between looks for tournaments new or taken over
+PAGE_SLICE = 50  # followers paged in one step of the event loop before letting others run
 
 
 class Holding(Protocol):
@@ -130,6 +131,9 @@ class TournamentsService:
         self._known: list[str] = []
         self._next_refresh = 0.0
         self._next_seen = 0.0
+        self._paging: dict[str, asyncio.Task[None]] = {}  # an update being sent, by tournament
+        # the players as last read (and when) by each held tournament's rounds
+        self._entries: dict[str, tuple[float, ops.TournamentData]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -219,7 +223,23 @@ class TournamentsService:
         for tournament_id in list(self.dirty):
             await self._publish(tournament_id, self.clock())
 
+    async def _players(self, tid: str, now: float) -> ops.TournamentData | None:
+        """The tournament's row and players (``tournament_data`` without its games), read at
+        most once each ``TICK``: the rounds that games' ends bring between take them as read
+        (a join or a leave on this node reads them again, ``_entries_changed``; one on
+        another node, a host's cancel, a player's presence wait for the next read)."""
+        read = self._entries.get(tid)
+        if read is not None and now < read[0] + TICK:
+            return read[1]
+        data = await self.store.query(ops.tournament_data(tid, games=False))
+        if data is None:
+            self._entries.pop(tid, None)
+        else:
+            self._entries[tid] = (now, data)
+        return data
+
     async def _let_go(self, tournament_id: str) -> None:
+        self._entries.pop(tournament_id, None)
         self.held.pop(tournament_id, None)
         await self.holding.release(tournament_id)
 
@@ -227,7 +247,7 @@ class TournamentsService:
         """Run one tournament for one round (the module docstring)."""
         tournament = standings.tournament
         tid = tournament.id
-        data = await self.store.query(ops.tournament_data(tid, games=False))
+        data = await self._players(tid, now)
         if data is None:
             return
         if data.tournament.status == "finished":  # cancelled by the host
@@ -367,7 +387,7 @@ class TournamentsService:
             return
         # known as playing before anything else is awaited: the players have heard of it
         standings.started(ops.TournamentGameRecord(
-            id=max((g.id for g in standings.games), default=0) + 1, game_id=room.id,
+            id=standings.next_game_id(), game_id=room.id,
             round=round_number, x=entries[0].id, o=entries[1].id, result=None, plies=None,
             started=now, ended=None))
         self.dirty.add(tournament.id)
@@ -410,15 +430,36 @@ class TournamentsService:
 
     def _heard(self, _topic: str, message: bytes) -> None:
         tournament_id, _, frame = message.partition(b"\n")
-        followers = self.followers.get(tournament_id.decode())
-        if not followers:
+        tid = tournament_id.decode()
+        if not self.followers.get(tid):
             return
         try:
             pages = Pages(_state_decoder.decode(frame))
         except msgspec.DecodeError as error:  # a node of another version: its next one
-            log.warning("tournament %s: an update not read: %s", tournament_id, error)
+            log.warning("tournament %s: an update not read: %s", tid, error)
             return
-        for session, following in list(followers.items()):
+        earlier = self._paging.pop(tid, None)
+        if earlier is not None:  # still being sent: this one goes to all of its followers
+            earlier.cancel()
+        task = asyncio.get_running_loop().create_task(self._page(tid, pages))
+        self._paging[tid] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._paging.get(tid) is done
+                               and self._paging.pop(tid))
+
+    async def _page(self, tid: str, pages: Pages) -> None:
+        """Send each follower of ``tid`` its page of the update ``pages`` if what it sees
+        changed: ``PAGE_SLICE`` followers a step of the loop, the moves of other games
+        handled in between (500 followers in one step held them for milliseconds)."""
+        heard = asyncio.get_running_loop().time()
+        followers = self.followers.get(tid, {})
+        for n, (session, following) in enumerate(list(followers.items())):
+            if n and n % PAGE_SLICE == 0:
+                await asyncio.sleep(0)
+                followers = self.followers.get(tid, {})
+            if followers.get(session) is not following or following.asked > heard:
+                continue  # gone meanwhile, or a request answered it from a state as new
             parts = pages.parts(pages.page_for(following.page, session.name), session.name)
             if parts != following.sent:
                 following.sent = parts
@@ -472,6 +513,7 @@ class TournamentsService:
             pages = Pages(await self.state(message.tournament))
             following = self._follow(message.tournament, session)
             following.page = message.page
+            following.asked = asyncio.get_running_loop().time()
             following.sent = pages.parts(pages.page_for(message.page, name), name)
             session.send_raw(pages.frame(following.sent, message.id))
         elif isinstance(message, TournamentUnsub):
@@ -491,6 +533,7 @@ class TournamentsService:
             created = await self.create(name, message)
             pages = Pages(await self.state(created))
             following = self._follow(created, session)
+            following.asked = asyncio.get_running_loop().time()
             following.sent = pages.parts(1, name)
             session.send_raw(pages.frame(following.sent, message.id))
 
@@ -528,6 +571,7 @@ class TournamentsService:
         """Someone joined or left: a tournament held here knows at once (its state is shown
         from memory); the director's next round pairs by it."""
         standings = self.held.get(tournament_id)
+        self._entries.pop(tournament_id, None)  # the next round reads them again
         if standings is not None:
             data = await self.store.query(ops.tournament_data(tournament_id, games=False))
             if data is not None:
@@ -550,11 +594,13 @@ class TournamentsService:
 
 @dataclass
 class Following:
-    """A session following a tournament: the page it asked for (None: its own line's), and
-    the parts of what it was last sent (``Pages.parts``)."""
+    """A session following a tournament: the page it asked for (None: its own line's), the
+    parts of what it was last sent (``Pages.parts``), and when a request last answered it
+    (an update being paged when it came is not sent to it: it may be older)."""
 
     page: int | None = None
     sent: tuple[int, bytes, bytes, bytes, bytes] | None = None
+    asked: float = 0.0  # when a request last sent it the tournament (the loop's time)
 
 
 _state_decoder = msgspec.json.Decoder(TournamentState)
