@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from server.node.tournaments import TICK
 from tests.eventually import eventually
 from tests.server.node.test_levers import connected_moderator, get
 from tests.server.servers import Client, Server, play
@@ -249,3 +250,20 @@ async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
     swiss = director.held[tid].swiss
     assert swiss is not None and swiss.entrants[winner].games[1].points == 2  # type: ignore[union-attr]
     assert 2 not in swiss.entrants[winner].games
+
+
+async def test_the_rounds_read_the_players_at_most_once_a_tick(server: Server) -> None:
+    """An arena of hundreds ends games many times a second: the rounds between two ticks
+    take its players as read (not all of them from the database each time); a join on this
+    node is read at the next round."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 3600))["info"]["id"]
+    director = server.running.hub.tournaments  # type: ignore[union-attr]
+    now = director.clock()
+    first = await director._players(tid, now)
+    assert first is not None and first.entries == []
+    assert await director._players(tid, now + TICK / 2) is first
+    await joined(server, tid, "ann")
+    again = await director._players(tid, now + TICK / 2)
+    assert again is not first and [e.name for e in again.entries] == ["ann"]
+    assert await director._players(tid, now + 100 * TICK) is not again
