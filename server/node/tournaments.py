@@ -25,7 +25,9 @@ The holder publishes the tournament's whole state on the bus (``TOPIC``) wheneve
 changed, at most once a second; every node cuts it into pages (``tournament_view.Pages``:
 each page encoded once) and sends each session that follows the tournament (a player who
 joined follows it while connected) its page and its own line, only when one of them or the
-header changed since what it was last sent. Every node writes, every ``SEEN_EVERY``
+header changed since what it was last sent, ``PAGE_SLICE`` sessions a step of the event loop
+(the other games' moves go on between). The director reads a tournament's players at most
+once a ``TICK`` (a join or a leave here at once). Every node writes, every ``SEEN_EVERY``
 seconds, which players who joined are connected to it, so the holder knows whom to pair.
 """
 
