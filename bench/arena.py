@@ -550,11 +550,12 @@ def report(args: argparse.Namespace, tallies: list[tuple[str, dict[str, Any]]],
               f"(max {max(lags, default=float('nan')) * 1e3:.0f} ms)")
     if server.steps is not None:
         steps = server.steps
-        print(f"  server loop steps over {LONG_STEP * 1e3:g} ms (sampled {steps['samples']} "
-              f"times in {steps['sampled']:.0f} s, {steps['outside']} outside the loop; "
-              f"{steps['steps']} steps seen, busy {steps['busy'] / max(steps['sampled'], 1e-9):.0%}"
-              "): count, a second, total ms, longest ms, what ran (outer / innermost server "
-              "frame):")
+        print(f"  server loop steps over {LONG_STEP * 1e3:g} ms of their own (sampled "
+              f"{steps['samples']} times in {steps['sampled']:.0f} s, {steps['outside']} "
+              f"outside the loop; {steps['steps']} steps seen, busy "
+              f"{steps['busy'] / max(steps['sampled'], 1e-9):.0%}; {steps['stretched']} more "
+              "over it by the clock only, waiting for a CPU): count, a second, total ms, "
+              "longest ms, what ran (outer / innermost server frame):")
         for step in steps["long"][:STEPS_SHOWN]:
             print(f"    {step['count']:6d} {step['count'] / seconds:6.2f}/s "
                   f"{step['seconds'] * 1e3:8.0f} {step['longest'] * 1e3:6.1f}  "

@@ -3,7 +3,9 @@
 ``python -m bench.harness.loop_steps OUT qubic-arguments...`` runs ``qubic``; ``SIGUSR1``
 starts a thread that samples the event loop's thread's Python stack every ``INTERVAL``
 seconds, ``SIGUSR2`` stops it and writes to ``OUT`` (JSON) every step that ran longer than
-``LONG`` seconds, grouped by what ran: its outermost frame above the loop (the task's
+``LONG`` seconds of its own (less the time the loop's thread waited for a CPU meanwhile,
+from Linux's schedstat: on a busy machine a step is stretched by other processes), grouped
+by what ran: its outermost frame above the loop (the task's
 coroutine or the callback, e.g. ``read_frames`` or ``Bus._deliver``) and the innermost frame
 of the server's own code seen most often in it. It works on uvloop as on asyncio's loop
 (nothing of the loop is patched): a step is a run of consecutive samples in which the same
@@ -48,8 +50,10 @@ def _where(code: CodeType) -> str:
 class Sampler:
     """Samples ``thread``'s stack and gathers its long steps (the module docstring)."""
 
-    def __init__(self, thread: int) -> None:
+    def __init__(self, thread: int, native: int | None = None) -> None:
         self.thread = thread
+        self.schedstat = None if native is None else f"/proc/self/task/{native}/schedstat"
+        self.stretched = 0  # steps over LONG by the clock but not by their own time
         self.steps: Counter[tuple[str, str]] = Counter()  # (outer, inner) -> long steps
         self.seconds: Counter[tuple[str, str]] = Counter()  # their total length
         self.longest: dict[tuple[str, str], float] = {}
@@ -96,9 +100,19 @@ class Sampler:
             self.first_outside = [_where(f.f_code) for f in stack]
         return None  # not in the loop (starting, stopping)
 
+    def _waited(self) -> float:
+        """Seconds the loop's thread has waited for a CPU so far (Linux; else 0)."""
+        if self.schedstat is None:
+            return 0.0
+        try:
+            with open(self.schedstat, "rb") as stat:
+                return int(stat.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def _run(self) -> None:
         current: tuple[int, str] | None = None
-        began = 0.0
+        began = queued = 0.0
         inner: Counter[str] = Counter()
         started = expected = time.perf_counter()
         while not self._stop.is_set():
@@ -108,20 +122,27 @@ class Sampler:
             self.samples += 1
             key = None if seen is None else seen[:2]
             if key != current:
+                waited_for_cpu = self._waited()
                 if current is not None:  # it ended when the lock came (or by the sample)
-                    self._close(current[1], inner, (now if waited else expected) - began)
+                    self._close(current[1], inner, (now if waited else expected) - began,
+                                waited_for_cpu - queued)
                 # it began when this sample was due, if the lock was waited for meanwhile
                 current, began, inner = key, expected if waited else now, Counter()
+                queued = waited_for_cpu
             if seen is not None:
                 inner[seen[2]] += 1
             expected = time.perf_counter() + INTERVAL
             time.sleep(INTERVAL)
         self.sampled = time.perf_counter() - started
 
-    def _close(self, outer: str, inner: Counter[str], length: float) -> None:
+    def _close(self, outer: str, inner: Counter[str], wall: float, queued: float) -> None:
+        """A step ended: ``wall`` seconds by the clock, ``queued`` of them with the loop's
+        thread waiting for a CPU (other processes had them): listed by its own time."""
         self.all_steps += 1
-        self.busy += length
+        self.busy += wall
+        length = wall - queued
         if length < LONG:
+            self.stretched += wall >= LONG
             return
         key = (outer, inner.most_common(1)[0][0])
         self.steps[key] += 1
@@ -132,6 +153,7 @@ class Sampler:
         return {
             "sampled": self.sampled, "samples": self.samples, "outside": self.outside,
             "first_outside": self.first_outside, "steps": self.all_steps, "busy": self.busy,
+            "stretched": self.stretched,
             "long": [{"outer": outer, "inner": inner, "count": count,
                       "seconds": self.seconds[(outer, inner)],
                       "longest": self.longest[(outer, inner)]}
@@ -146,7 +168,7 @@ def main() -> int:
     sampler: list[Sampler] = []
 
     def start(signum: int, frame: FrameType | None) -> None:
-        sampler[:] = [Sampler(loop_thread)]
+        sampler[:] = [Sampler(loop_thread, threading.main_thread().native_id)]
         sampler[0].start()
 
     def stop(signum: int, frame: FrameType | None) -> None:
