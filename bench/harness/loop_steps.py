@@ -55,7 +55,7 @@ class Sampler:
         self.schedstat = None if native is None else f"/proc/self/task/{native}/schedstat"
         self.stretched = 0  # steps over LONG by the clock but not by their own time
         self.steps: Counter[tuple[str, str]] = Counter()  # (outer, inner) -> long steps
-        self.seconds: Counter[tuple[str, str]] = Counter()  # their total length
+        self.seconds: dict[tuple[str, str], float] = {}  # their total length
         self.longest: dict[tuple[str, str], float] = {}
         self.all_steps = 0
         self.busy = 0.0  # seconds in steps of any length (as sampled)
@@ -146,7 +146,7 @@ class Sampler:
             return
         key = (outer, inner.most_common(1)[0][0])
         self.steps[key] += 1
-        self.seconds[key] += length
+        self.seconds[key] = self.seconds.get(key, 0.0) + length
         self.longest[key] = max(self.longest.get(key, 0.0), length)
 
     def report(self) -> dict[str, object]:
