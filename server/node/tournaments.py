@@ -134,6 +134,8 @@ class TournamentsService:
         self._next_refresh = 0.0
         self._next_seen = 0.0
         self._paging: dict[str, asyncio.Task[None]] = {}  # an update being sent, by tournament
+        # the last update this node published of each (its frame, and the state it encodes)
+        self._sent_state: dict[str, tuple[bytes, TournamentState]] = {}
         # the players as last read (and when) by each held tournament's rounds
         self._entries: dict[str, tuple[float, ops.TournamentData]] = {}
         self._wake = asyncio.Event()
@@ -242,6 +244,7 @@ class TournamentsService:
 
     async def _let_go(self, tournament_id: str) -> None:
         self._entries.pop(tournament_id, None)
+        self._sent_state.pop(tournament_id, None)
         self.held.pop(tournament_id, None)
         await self.holding.release(tournament_id)
 
@@ -424,7 +427,9 @@ class TournamentsService:
             return
         self.dirty.discard(tournament_id)
         self.published[tournament_id] = now
-        frame = encode(standings.state())
+        state = standings.state()
+        frame = encode(state)
+        self._sent_state[tournament_id] = (frame, state)  # this node's paging decodes none
         try:
             await self.bus.publish(TOPIC, tournament_id.encode() + b"\n" + frame)
         except ServerError as error:
@@ -435,8 +440,10 @@ class TournamentsService:
         tid = tournament_id.decode()
         if not self.followers.get(tid):
             return
-        try:
-            pages = Pages(_state_decoder.decode(frame))
+        sent = self._sent_state.get(tid)
+        try:  # the holder's own update as it built it, else as the bus brought it
+            pages = Pages(sent[1] if sent is not None and sent[0] == frame
+                          else _state_decoder.decode(frame))
         except msgspec.DecodeError as error:  # a node of another version: its next one
             log.warning("tournament %s: an update not read: %s", tid, error)
             return

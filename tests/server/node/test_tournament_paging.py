@@ -116,3 +116,20 @@ async def test_a_follower_gone_meanwhile_is_skipped(slice_of_three: None) -> Non
     node.disconnected(gone)  # type: ignore[arg-type]
     await settle()
     assert not gone.frames and all(f.frames for f in followers if f is not gone)
+
+
+async def test_the_holder_pages_the_state_it_published_without_decoding_it() -> None:
+    """The node that built an update pages the state it encoded (the same frame back from
+    the bus); an update it did not build (another node's) is decoded."""
+    follower = Follower("p01")
+    node = service([follower])
+    built, other = standings(25), standings(12)
+    frame = encode(built.state())
+    node._sent_state["T1"] = (frame, other.state())  # stands for what was encoded
+    node._heard(TOPIC, b"T1\n" + frame)
+    await settle()
+    assert len(follower.frames) == 1
+    assert Pages(other.state()).pages == 2 and b'"pages":2' in follower.frames[0]
+    node._heard(TOPIC, b"T1\n" + encode(built.state()) + b" ")  # not the frame it sent
+    await settle()
+    assert b'"pages":3' in follower.frames[-1]
