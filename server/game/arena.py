@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 EARLY = 2  # plies: a game with fewer scores nothing (an abort)
 EXACT = 14  # players waiting up to which the pairing is the exact best one
@@ -85,8 +85,10 @@ class Entry:
         return round((self.opponents_rating + 500 * (self.wins - self.losses)) / played)
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
+    """A line of the standings (a tuple: 500 of them are made at each result, and a frozen
+    dataclass costs several times as much to make)."""
+
     rank: int
     name: str
     score: int

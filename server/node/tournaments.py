@@ -225,6 +225,7 @@ class TournamentsService:
             except ServerError as error:  # the store, most likely: the next round tries again
                 log.warning("tournament %s: %s", tournament_id, error)
         for tournament_id in list(self.dirty):
+            await asyncio.sleep(0)  # an update in a step of its own, not after a round's
             await self._publish(tournament_id, self.clock())
 
     async def _players(self, tid: str, now: float) -> ops.TournamentData | None:
@@ -277,6 +278,8 @@ class TournamentsService:
                 if entry is not None:
                     self._ended_at[standings.name(entry)] = now
             self.dirty.add(tid)
+        if ended:  # the pairing in a step of its own: the loop's other work between
+            await asyncio.sleep(0)
         if tournament.status == "created":
             if now < tournament.starts_at:
                 return
