@@ -21,8 +21,21 @@ What it reports, over the arena's time:
 - **moves**: p50/p99 from a move's send until the opponent receives it, for the arena's games
   and, apart, for the other games; errors by code.
 
-While it runs it prints a line every ``PROGRESS_EVERY`` seconds (games started and finished,
-pairings, moves of the other games, failures), so a stall shows.
+- **the server's own figures** over the window (from the arena's start, ``--minutes``), from
+  the difference of two scrapes of its ``/metrics``: its ``qubic_move_ack_seconds`` (frame
+  in to ack queued; every move, the arena's and the others' alike: it has no label to tell
+  them apart), its event loop's lag and the part of it not spent waiting for a CPU, its
+  collections, its CPU; with ``--steps``, its event loop's steps over 5 ms of their own and
+  what ran in them (``bench/harness/loop_steps.py``);
+- **the generators'**: the other games are played from one process, the arena's players
+  from another (each with its own event loop, CPU and loop lag reported), so that a client
+  tail that comes from a starved generator shows as that process's lag.
+
+``--control`` runs the same shape without the arena: ``--players / 2`` ordinary games from
+the second process in the arena's place, from its start (the figure to compare with: as
+many games, the same processes). While it runs each process prints a line every
+``PROGRESS_EVERY`` seconds (games started and finished, pairings, moves, failures), so a
+stall shows.
 
 Loopback only; bounded in players (``--players`` <= 2000) and time: a game that has not ended
 ``GAME_LIMIT`` seconds after it started (both clocks run out well before) is given up and
