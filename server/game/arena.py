@@ -16,6 +16,7 @@ Whoever cannot be paired waits for the next call.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -103,18 +104,38 @@ class Arena:
     """An arena's players and results, as the tournament's holder keeps them."""
 
     entries: dict[str, Entry] = field(default_factory=dict)
-    # the standings as last computed, until a join or a result changes them (the director
-    # pairs several times a second and publishes once: each would sort every entry)
+    # every player's standing key in order, kept as results come (a result moves its two
+    # players; the director pairs several times a second, each pairing ranking the players
+    # waiting, and a sort of all of them at each was its longest loop step), and the
+    # standings' lines as last made, until a join or a result changes them
+    _order: list[tuple[int, int, int, str]] | None = field(default=None, repr=False,
+                                                         compare=False)
     _rows: list[Standing] | None = field(default=None, repr=False, compare=False)
+
+    def _keys(self) -> list[tuple[int, int, int, str]]:
+        if self._order is None:
+            self._order = sorted(_standing_key(entry) for entry in self.entries.values())
+        return self._order
+
+    def _unrank(self, entry: Entry) -> None:
+        """Take ``entry``'s key out of the order (before its key changes)."""
+        if self._order is not None:  # (none made yet: it is made from the entries as they are)
+            del self._order[bisect.bisect_left(self._order, _standing_key(entry))]
+
+    def _rank(self, entry: Entry) -> None:
+        if self._order is not None:
+            bisect.insort(self._order, _standing_key(entry))
 
     def join(self, name: str, rating: int) -> None:
         """Enter (or come back to) the tournament; a returning player keeps their sheet."""
         self._rows = None
         entry = self.entries.get(name)
         if entry is None:
-            self.entries[name] = Entry(name, rating)
+            entry = self.entries[name] = Entry(name, rating)
         else:
+            self._unrank(entry)  # a new rating: a performance without games
             entry.present, entry.rating = True, rating
+        self._rank(entry)
 
     def leave(self, name: str) -> None:
         """Withdraw: the player's sheet stays in the standings; they are not paired again."""
@@ -124,6 +145,8 @@ class Arena:
     def record(self, x: str, o: str, winner: Winner, plies: int) -> tuple[int, int]:
         """Score a finished game between ``x`` and ``o``; returns the points each got."""
         self._rows = None
+        self._unrank(self.entries[x])
+        self._unrank(self.entries[o])
         gained = []
         for me, them, side in ((x, o, "x"), (o, x, "o")):
             entry, other = self.entries[me], self.entries[them]
@@ -144,6 +167,8 @@ class Arena:
                 entry.wins += outcome == "win"
                 entry.losses += outcome == "loss"
                 entry.played += 1
+        self._rank(self.entries[x])
+        self._rank(self.entries[o])
         return gained[0], gained[1]
 
     def standings(self) -> list[Standing]:
@@ -152,22 +177,27 @@ class Arena:
         the list is shared, not to be changed.)"""
         if self._rows is not None:
             return self._rows
-        ordered = sorted((_standing_key(entry), entry) for entry in self.entries.values())
+        ordered = self._keys()
         rows: list[Standing] = []
-        for index, (key, entry) in enumerate(ordered):
-            tied = rows and ordered[index - 1][0][:3] == key[:3]
+        for index, key in enumerate(ordered):
+            entry = self.entries[key[3]]
+            tied = rows and ordered[index - 1][:3] == key[:3]
             rank = rows[-1].rank if tied else index + 1
             rows.append(Standing(rank, entry.name, entry.sheet.score, entry.games,
                                  entry.sheet.fire, entry.performance, entry.sheet.points))
         self._rows = rows
         return rows
 
+    def rank(self, name: str) -> int:
+        """``name``'s rank in the standings (equal keys share the first one's)."""
+        return bisect.bisect_left(self._keys(), _standing_key(self.entries[name])[:3]) + 1
+
     def pair(self, waiting: Iterable[str]) -> list[tuple[str, str]]:
         """Pairs ``(x, o)`` among the players waiting now (those present; others ignored)."""
-        ranks = {row.name: row.rank for row in self.standings()}
-        players = sorted((self.entries[name] for name in set(waiting)
-                          if name in self.entries and self.entries[name].present),
-                         key=lambda entry: (ranks[entry.name], entry.name))
+        present = [self.entries[name] for name in set(waiting)
+                   if name in self.entries and self.entries[name].present]
+        ranks = {entry.name: self.rank(entry.name) for entry in present}
+        players = sorted(present, key=lambda entry: (ranks[entry.name], entry.name))
         pairs = _best_matching(players, ranks) if len(players) <= EXACT else _by_rank(players)
         return [_colours(a, b) for a, b in pairs]
 
