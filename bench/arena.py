@@ -84,7 +84,7 @@ MOVE_LIMIT = 15.0  # seconds an other game's move may take to reach the opponent
 PROGRESS_EVERY = 10.0
 LAG_PROBE = 0.01  # seconds: a generator's own loop lag is sampled with a timer this long
 LONG_STEP = 0.005  # bench/harness/loop_steps.py's LONG: the server's steps listed
-STEPS_SHOWN = 15
+STEPS_SHOWN = 25
 
 
 @dataclass
@@ -579,7 +579,14 @@ def report(args: argparse.Namespace, tallies: list[tuple[str, dict[str, Any]]],
               f"{steps['busy'] / max(steps['sampled'], 1e-9):.0%}; {steps['stretched']} more "
               "over it by the clock only, waiting for a CPU): count, a second, total ms, "
               "longest ms, what ran (outer / innermost server frame):")
-        for step in steps["long"][:STEPS_SHOWN]:
+        long = steps["long"]
+        ours = [step for step in long if "tournament" in step["outer"] + step["inner"]
+                or "server/game/arena.py" in step["inner"]]
+        print(f"    in all {sum(s['count'] for s in long)} steps, "
+              f"{sum(s['seconds'] for s in long) * 1e3:.0f} ms; the tournaments' (the "
+              f"director's, the paging's) {sum(s['count'] for s in ours)}, "
+              f"{sum(s['seconds'] for s in ours) * 1e3:.0f} ms")
+        for step in long[:STEPS_SHOWN]:
             print(f"    {step['count']:6d} {step['count'] / seconds:6.2f}/s "
                   f"{step['seconds'] * 1e3:8.0f} {step['longest'] * 1e3:6.1f}  "
                   f"{step['outer']}  /  {step['inner']}")
