@@ -178,7 +178,15 @@ class Standings:
     # -- the protocol's view ---------------------------------------------------------------
 
     def info(self) -> TournamentInfo:
-        return tournament_info(self.tournament, len(self.entries))
+        return tournament_info(self.tournament, len(self.entries), self.round_started())
+
+    def round_started(self) -> float | None:
+        """When a Swiss's round being played began (its first game or bye); None before the
+        first, or for an arena."""
+        current = self.tournament.round
+        if self.swiss is None or not current:
+            return None
+        return min((g.started for g in self.games if g.round == current), default=None)
 
     def state(self, ref: str | int | None = None, every_game: bool = False
               ) -> TournamentState:
@@ -348,15 +356,21 @@ class Pages:
                                me=self.own_line(name), ref=ref)
 
 
-def tournament_info(t: TournamentRecord, players: int) -> TournamentInfo:
-    """The tournament as lists show it."""
+def tournament_info(t: TournamentRecord, players: int,
+                    round_started: float | None = None) -> TournamentInfo:
+    """The tournament as lists show it (``round_started``: when a Swiss's round being played
+    began, for its next round's due time)."""
     swiss = t.kind == "swiss"
+    next_round_at = None
+    if swiss and t.status == "started" and t.round and t.round < (t.rounds or 0) \
+            and round_started is not None:
+        next_round_at = t.round_due(t.round + 1, round_started)
     return TournamentInfo(
         id=t.id, name=t.name, kind=t.kind, status=t.status, starts_at=t.starts_at,
         ends_at=t.ends_at if not swiss or t.status == "finished" else None,
         rounds=t.rounds if swiss else None, round=t.round if swiss else None,
         clock=t.clock_text, variant=t.variant,  # type: ignore[arg-type]
-        rated=t.rated, players=players)
+        rated=t.rated, players=players, next_round_at=next_round_at)
 
 
 def _result(result: str | None) -> Literal["1-0", "0-1", "1/2-1/2"] | None:

@@ -363,8 +363,8 @@ class TournamentsService:
         current = standings.tournament.round
         if not current:
             return False
-        started = min((g.started for g in standings.games if g.round == current),
-                      default=now)
+        started = standings.round_started()
+        started = now if started is None else started
         due = standings.tournament.round_due(current + 1, started)
         return due is not None and now >= due
 
@@ -552,7 +552,7 @@ class TournamentsService:
     async def listing(self) -> list[TournamentInfo]:
         """The tournaments' list (``tournaments``)."""
         found = await self.store.query(ops.list_tournaments(self.clock()))
-        return [tournament_info(t, t.players) for t in found]
+        return [tournament_info(t, t.players, t.round_started) for t in found]
 
     async def state(self, tournament_id: str, every_game: bool = False) -> TournamentState:
         """The tournament's whole state now (``Standings.state``): the holder's own, else

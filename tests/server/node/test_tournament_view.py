@@ -4,7 +4,7 @@ aborted games, a withdrawal, and what clients are shown."""
 
 from __future__ import annotations
 
-from server.node.tournament_view import GAMES_SHOWN, Pages, Standings
+from server.node.tournament_view import GAMES_SHOWN, Pages, Standings, tournament_info
 from server.protocol import decode_server_message
 from server.store.tournaments import (
     EntryRecord,
@@ -150,3 +150,25 @@ def test_a_game_started_then_ended_is_scored_and_shown_with_its_result() -> None
         ("g3", "1-0"), ("g2", None), ("g1", "1-0")]
     assert {line.name: line.score for line in standings.state().standings}["p02"] == 2
     assert standings.entry_of("nobody") is None
+
+
+def test_a_swiss_says_when_its_next_round_is_due() -> None:
+    """By its set times, else the interval after the round being played began; none for
+    rounds that wait for the last game, the last round, or before the first."""
+    from dataclasses import replace
+    swiss = replace(tournament("swiss", round_=1), round_interval=900.0)
+    assert tournament_info(swiss, 4, 100.0).next_round_at == 1000.0
+    timed = replace(swiss, round_times=(500.0, 700.0))
+    assert tournament_info(timed, 4, 100.0).next_round_at == 500.0
+    assert tournament_info(replace(timed, round=2), 4, 510.0).next_round_at == 700.0
+    assert tournament_info(replace(timed, round=3), 4, 710.0).next_round_at is None  # last
+    assert tournament_info(replace(swiss, round_interval=None), 4, 100.0).next_round_at \
+        is None
+    assert tournament_info(replace(swiss, round=0), 4, None).next_round_at is None
+    assert tournament_info(tournament(), 4).next_round_at is None  # an arena
+    standings = Standings.from_data(TournamentData(
+        swiss, [entry(n, f"p{n}") for n in range(1, 5)],
+        [TournamentGameRecord(1, "g1", 1, 1, 2, None, None, 120.0, None),
+         TournamentGameRecord(2, "g2", 1, 3, 4, None, None, 115.0, None)]))
+    assert standings.round_started() == 115.0
+    assert standings.info().next_round_at == 1015.0

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from server.node.tournaments import TICK
 from tests.eventually import eventually
 from tests.server.node.test_levers import connected_moderator, get
@@ -234,13 +236,20 @@ async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
     await eventually(lambda: not director.held[tid].playing.keys() - {going["id"]})
     await clients["ann"].quiet(6.0)  # ROUND_PAUSE passes: round 2 waits for the game
     assert director.held[tid].tournament.round == 1
+    # both the list and the page say when round 2 is due
+    began = director.held[tid].round_started()
+    assert began is not None
+    listed = await clients["ann"].request(t="tournaments")
+    shown = await clients["ann"].request(t="tournament_sub", tournament=tid)
+    assert next(t for t in listed["tournaments"] if t["id"] == tid)["next_round_at"] \
+        == shown["info"]["next_round_at"] == pytest.approx(began + 60)
     real = director.clock
     director.clock = lambda: real() + 61.0  # round 2's time
     await eventually(lambda: director.held[tid].tournament.round == 2)
     second = await games_started(clients, tid)
     assert second and not busy & set(second)
     state = await clients["ann"].request(t="tournament_sub", tournament=tid)
-    assert state["info"]["round"] == 2
+    assert state["info"]["round"] == 2 and state["info"]["next_round_at"] is None  # the last
     byes = [g for g in director.held[tid].games if g.round == 2 and g.o is None]
     assert len(byes) == 1 and director.held[tid].name(byes[0].x) not in busy
     # round 1's game ends: it scores for round 1
