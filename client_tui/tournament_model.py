@@ -85,7 +85,8 @@ def kind_name(info: TournamentInfo) -> str:
 
 
 def stage(info: TournamentInfo, now: float | None = None) -> str:
-    """Where the tournament stands: when it starts (local time too), its round, when it ends."""
+    """Where the tournament stands: when it starts (local time too), its round and when the
+    next is due, when it ends."""
     now = time.time() if now is None else now
     kind = kind_name(info)
     if info.status == "finished":
@@ -94,7 +95,11 @@ def stage(info: TournamentInfo, now: float | None = None) -> str:
         at = time.strftime("%H:%M", time.localtime(info.starts_at))
         return f"{kind} · starts {until(info.starts_at, now)} ({at})"
     if info.kind == "swiss":
-        return f"{kind} · round {info.round or 1} of {info.rounds}"
+        line = f"{kind} · round {info.round or 1} of {info.rounds}"
+        if info.next_round_at is not None:  # the next round's time, at the latest
+            at = time.strftime("%H:%M", time.localtime(info.next_round_at))
+            line += f" · next {until(info.next_round_at, now)} ({at})"
+        return line
     return f"{kind} · ends {until(info.ends_at, now)}" if info.ends_at else f"{kind} · playing"
 
 

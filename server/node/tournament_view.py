@@ -52,6 +52,16 @@ class Standings:
     arena: Arena | None = None
     swiss: Swiss | None = None
     playing: dict[str, TournamentGameRecord] = field(default_factory=dict)  # by game id
+    # what the director looks up many times a second, kept as it goes (a tournament of
+    # 500 players plays thousands of games: a scan of them each time was a long loop step)
+    _by_name: dict[str, EntryRecord] = field(default_factory=dict, repr=False)
+    _at: dict[str, int] = field(default_factory=dict, repr=False)  # game id -> index in games
+    _last_id: int = field(default=0, repr=False)  # the largest game row id seen
+
+    def __post_init__(self) -> None:
+        self._by_name = {entry.name: entry for entry in self.entries.values()}
+        for index, game in enumerate(self.games):
+            self._note(game, index)
 
     @classmethod
     def from_data(cls, data: TournamentData) -> Standings:
@@ -82,7 +92,16 @@ class Standings:
         return self.entries[entry].name
 
     def entry_of(self, name: str) -> EntryRecord | None:
-        return next((e for e in self.entries.values() if e.name == name), None)
+        return self._by_name.get(name)
+
+    def next_game_id(self) -> int:
+        """The id the next game's row gets (the rows' largest plus one)."""
+        return self._last_id + 1
+
+    def _note(self, game: TournamentGameRecord, index: int) -> None:
+        if game.game_id is not None:
+            self._at[game.game_id] = index
+        self._last_id = max(self._last_id, game.id)
 
     def refresh(self, entries: list[EntryRecord]) -> bool:
         """The players as the database has them now: who joined, left or came back. False
@@ -92,7 +111,7 @@ class Standings:
             return False
         for entry in entries:
             known = self.entries.get(entry.id)
-            self.entries[entry.id] = entry
+            self.entries[entry.id] = self._by_name[entry.name] = entry
             if known is not None and (known.withdrawn is None) == (entry.withdrawn is None):
                 continue
             if self.arena is not None:
@@ -112,6 +131,7 @@ class Standings:
     def started(self, game: TournamentGameRecord) -> None:
         """A game (or a Swiss's bye) of the tournament has started."""
         self.games.append(game)
+        self._note(game, len(self.games) - 1)
         if game.game_id is not None and game.ended is None:
             self.playing[game.game_id] = game
         if self.swiss is not None and game.round is not None:
@@ -131,7 +151,9 @@ class Standings:
         if game.game_id is None or game.o is None:
             return  # a bye scores as it starts
         self.playing.pop(game.game_id, None)
-        self.games = [game if g.game_id == game.game_id else g for g in self.games]
+        at = self._at.get(game.game_id)
+        if at is not None:
+            self.games[at] = game
         x, o = self.name(game.x), self.name(game.o)
         if self.arena is not None:
             plies = 0 if game.result == "*" else (game.plies or 0)
@@ -156,21 +178,34 @@ class Standings:
     # -- the protocol's view ---------------------------------------------------------------
 
     def info(self) -> TournamentInfo:
-        return tournament_info(self.tournament, len(self.entries))
+        return tournament_info(self.tournament, len(self.entries), self.round_started())
+
+    def round_started(self) -> float | None:
+        """When a Swiss's round being played began (its first game or bye); None before the
+        first, or for an arena."""
+        current = self.tournament.round
+        if self.swiss is None or not current:
+            return None
+        return min((g.started for g in self.games if g.round == current), default=None)
 
     def state(self, ref: str | int | None = None, every_game: bool = False
               ) -> TournamentState:
         """The whole tournament: every line of the standings, the games going on and the
         ``GAMES_SHOWN`` newest ended (``every_game``: all of them), newest first."""
-        shown = [g for g in reversed(self.games)
-                 if g.game_id is not None and g.o is not None and g.result != "*"]
         games = []
         ended = 0
-        for g in shown:
+        playing = len(self.playing)  # those going on, all shown (a scan stops at the last)
+        for g in reversed(self.games):
+            if not every_game and ended >= GAMES_SHOWN and not playing:
+                break
+            if g.game_id is None or g.o is None or g.result == "*":
+                continue
             if g.ended is not None:
                 if not every_game and ended >= GAMES_SHOWN:
                     continue
                 ended += 1
+            elif g.game_id in self.playing:
+                playing -= 1
             games.append(TournamentGame(id=g.game_id or "", x=self.name(g.x),
                                         o=self.name(g.o or 0), round=g.round,
                                         result=_result(g.result)))
@@ -321,15 +356,21 @@ class Pages:
                                me=self.own_line(name), ref=ref)
 
 
-def tournament_info(t: TournamentRecord, players: int) -> TournamentInfo:
-    """The tournament as lists show it."""
+def tournament_info(t: TournamentRecord, players: int,
+                    round_started: float | None = None) -> TournamentInfo:
+    """The tournament as lists show it (``round_started``: when a Swiss's round being played
+    began, for its next round's due time)."""
     swiss = t.kind == "swiss"
+    next_round_at = None
+    if swiss and t.status == "started" and t.round and t.round < (t.rounds or 0) \
+            and round_started is not None:
+        next_round_at = t.round_due(t.round + 1, round_started)
     return TournamentInfo(
         id=t.id, name=t.name, kind=t.kind, status=t.status, starts_at=t.starts_at,
         ends_at=t.ends_at if not swiss or t.status == "finished" else None,
         rounds=t.rounds if swiss else None, round=t.round if swiss else None,
         clock=t.clock_text, variant=t.variant,  # type: ignore[arg-type]
-        rated=t.rated, players=players)
+        rated=t.rated, players=players, next_round_at=next_round_at)
 
 
 def _result(result: str | None) -> Literal["1-0", "0-1", "1/2-1/2"] | None:

@@ -25,7 +25,9 @@ The holder publishes the tournament's whole state on the bus (``TOPIC``) wheneve
 changed, at most once a second; every node cuts it into pages (``tournament_view.Pages``:
 each page encoded once) and sends each session that follows the tournament (a player who
 joined follows it while connected) its page and its own line, only when one of them or the
-header changed since what it was last sent. Every node writes, every ``SEEN_EVERY``
+header changed since what it was last sent, ``PAGE_SLICE`` sessions a step of the event loop
+(the other games' moves go on between). The director reads a tournament's players at most
+once a ``TICK`` (a join or a leave here at once). Every node writes, every ``SEEN_EVERY``
 seconds, which players who joined are connected to it, so the holder knows whom to pair.
 """
 
@@ -81,6 +83,7 @@ PRESENT_FOR = 20.0  # a player not seen connected for this long is not paired
 SEEN_EVERY = 5.0  # seconds between a node's notes of who is connected
 ROUND_PAUSE = 5.0  # seconds between a Swiss round's last game and the next round
 REFRESH_EVERY = 3.0  # seconds between looks for tournaments new or taken over
+PAGE_SLICE = 50  # followers paged in one step of the event loop before letting others run
 
 
 class Holding(Protocol):
@@ -130,6 +133,11 @@ class TournamentsService:
         self._known: list[str] = []
         self._next_refresh = 0.0
         self._next_seen = 0.0
+        self._paging: dict[str, asyncio.Task[None]] = {}  # an update being sent, by tournament
+        # the last update this node published of each (its frame, and the state it encodes)
+        self._sent_state: dict[str, tuple[bytes, TournamentState]] = {}
+        # the players as last read (and when) by each held tournament's rounds
+        self._entries: dict[str, tuple[float, ops.TournamentData]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -217,9 +225,27 @@ class TournamentsService:
             except ServerError as error:  # the store, most likely: the next round tries again
                 log.warning("tournament %s: %s", tournament_id, error)
         for tournament_id in list(self.dirty):
+            await asyncio.sleep(0)  # an update in a step of its own, not after a round's
             await self._publish(tournament_id, self.clock())
 
+    async def _players(self, tid: str, now: float) -> ops.TournamentData | None:
+        """The tournament's row and players (``tournament_data`` without its games), read at
+        most once each ``TICK``: the rounds that games' ends bring between take them as read
+        (a join or a leave on this node reads them again, ``_entries_changed``; one on
+        another node, a host's cancel, a player's presence wait for the next read)."""
+        read = self._entries.get(tid)
+        if read is not None and now < read[0] + TICK:
+            return read[1]
+        data = await self.store.query(ops.tournament_data(tid, games=False))
+        if data is None:
+            self._entries.pop(tid, None)
+        else:
+            self._entries[tid] = (now, data)
+        return data
+
     async def _let_go(self, tournament_id: str) -> None:
+        self._entries.pop(tournament_id, None)
+        self._sent_state.pop(tournament_id, None)
         self.held.pop(tournament_id, None)
         await self.holding.release(tournament_id)
 
@@ -227,7 +253,7 @@ class TournamentsService:
         """Run one tournament for one round (the module docstring)."""
         tournament = standings.tournament
         tid = tournament.id
-        data = await self.store.query(ops.tournament_data(tid, games=False))
+        data = await self._players(tid, now)
         if data is None:
             return
         if data.tournament.status == "finished":  # cancelled by the host
@@ -252,6 +278,8 @@ class TournamentsService:
                 if entry is not None:
                     self._ended_at[standings.name(entry)] = now
             self.dirty.add(tid)
+        if ended:  # the pairing in a step of its own: the loop's other work between
+            await asyncio.sleep(0)
         if tournament.status == "created":
             if now < tournament.starts_at:
                 return
@@ -335,8 +363,8 @@ class TournamentsService:
         current = standings.tournament.round
         if not current:
             return False
-        started = min((g.started for g in standings.games if g.round == current),
-                      default=now)
+        started = standings.round_started()
+        started = now if started is None else started
         due = standings.tournament.round_due(current + 1, started)
         return due is not None and now >= due
 
@@ -367,7 +395,7 @@ class TournamentsService:
             return
         # known as playing before anything else is awaited: the players have heard of it
         standings.started(ops.TournamentGameRecord(
-            id=max((g.id for g in standings.games), default=0) + 1, game_id=room.id,
+            id=standings.next_game_id(), game_id=room.id,
             round=round_number, x=entries[0].id, o=entries[1].id, result=None, plies=None,
             started=now, ended=None))
         self.dirty.add(tournament.id)
@@ -402,7 +430,9 @@ class TournamentsService:
             return
         self.dirty.discard(tournament_id)
         self.published[tournament_id] = now
-        frame = encode(standings.state())
+        state = standings.state()
+        frame = encode(state)
+        self._sent_state[tournament_id] = (frame, state)  # this node's paging decodes none
         try:
             await self.bus.publish(TOPIC, tournament_id.encode() + b"\n" + frame)
         except ServerError as error:
@@ -410,15 +440,38 @@ class TournamentsService:
 
     def _heard(self, _topic: str, message: bytes) -> None:
         tournament_id, _, frame = message.partition(b"\n")
-        followers = self.followers.get(tournament_id.decode())
-        if not followers:
+        tid = tournament_id.decode()
+        if not self.followers.get(tid):
             return
-        try:
-            pages = Pages(_state_decoder.decode(frame))
+        sent = self._sent_state.get(tid)
+        try:  # the holder's own update as it built it, else as the bus brought it
+            pages = Pages(sent[1] if sent is not None and sent[0] == frame
+                          else _state_decoder.decode(frame))
         except msgspec.DecodeError as error:  # a node of another version: its next one
-            log.warning("tournament %s: an update not read: %s", tournament_id, error)
+            log.warning("tournament %s: an update not read: %s", tid, error)
             return
-        for session, following in list(followers.items()):
+        earlier = self._paging.pop(tid, None)
+        if earlier is not None:  # still being sent: this one goes to all of its followers
+            earlier.cancel()
+        task = asyncio.get_running_loop().create_task(self._page(tid, pages))
+        self._paging[tid] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._paging.get(tid) is done
+                               and self._paging.pop(tid))
+
+    async def _page(self, tid: str, pages: Pages) -> None:
+        """Send each follower of ``tid`` its page of the update ``pages`` if what it sees
+        changed: ``PAGE_SLICE`` followers a step of the loop, the moves of other games
+        handled in between (500 followers in one step held them for milliseconds)."""
+        heard = asyncio.get_running_loop().time()
+        followers = self.followers.get(tid, {})
+        for n, (session, following) in enumerate(list(followers.items())):
+            if n and n % PAGE_SLICE == 0:
+                await asyncio.sleep(0)
+                followers = self.followers.get(tid, {})
+            if followers.get(session) is not following or following.asked > heard:
+                continue  # gone meanwhile, or a request answered it from a state as new
             parts = pages.parts(pages.page_for(following.page, session.name), session.name)
             if parts != following.sent:
                 following.sent = parts
@@ -472,6 +525,7 @@ class TournamentsService:
             pages = Pages(await self.state(message.tournament))
             following = self._follow(message.tournament, session)
             following.page = message.page
+            following.asked = asyncio.get_running_loop().time()
             following.sent = pages.parts(pages.page_for(message.page, name), name)
             session.send_raw(pages.frame(following.sent, message.id))
         elif isinstance(message, TournamentUnsub):
@@ -491,13 +545,14 @@ class TournamentsService:
             created = await self.create(name, message)
             pages = Pages(await self.state(created))
             following = self._follow(created, session)
+            following.asked = asyncio.get_running_loop().time()
             following.sent = pages.parts(1, name)
             session.send_raw(pages.frame(following.sent, message.id))
 
     async def listing(self) -> list[TournamentInfo]:
         """The tournaments' list (``tournaments``)."""
         found = await self.store.query(ops.list_tournaments(self.clock()))
-        return [tournament_info(t, t.players) for t in found]
+        return [tournament_info(t, t.players, t.round_started) for t in found]
 
     async def state(self, tournament_id: str, every_game: bool = False) -> TournamentState:
         """The tournament's whole state now (``Standings.state``): the holder's own, else
@@ -528,6 +583,7 @@ class TournamentsService:
         """Someone joined or left: a tournament held here knows at once (its state is shown
         from memory); the director's next round pairs by it."""
         standings = self.held.get(tournament_id)
+        self._entries.pop(tournament_id, None)  # the next round reads them again
         if standings is not None:
             data = await self.store.query(ops.tournament_data(tournament_id, games=False))
             if data is not None:
@@ -550,11 +606,13 @@ class TournamentsService:
 
 @dataclass
 class Following:
-    """A session following a tournament: the page it asked for (None: its own line's), and
-    the parts of what it was last sent (``Pages.parts``)."""
+    """A session following a tournament: the page it asked for (None: its own line's), the
+    parts of what it was last sent (``Pages.parts``), and when a request last answered it
+    (an update being paged when it came is not sent to it: it may be older)."""
 
     page: int | None = None
     sent: tuple[int, bytes, bytes, bytes, bytes] | None = None
+    asked: float = 0.0  # when a request last sent it the tournament (the loop's time)
 
 
 _state_decoder = msgspec.json.Decoder(TournamentState)

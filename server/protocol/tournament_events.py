@@ -12,7 +12,11 @@ from server.protocol.field_types import RequestId, Variant
 class TournamentInfo(_Value):
     """A tournament in a list: ``starts_at`` and ``ends_at`` are Unix seconds (``ends_at``:
     an arena's end; a Swiss's once it has finished); ``rounds`` and ``round`` (the one being
-    played) are a Swiss's; ``clock`` as ``"3+2"``; ``players`` who joined."""
+    played) are a Swiss's; ``clock`` as ``"3+2"``; ``players`` who joined; ``next_round_at``
+    (Unix seconds) when a Swiss's next round is due by the clock at the latest (its set time,
+    or the interval after the round being played started), null when none is (an arena, a
+    Swiss not started, finished or playing its last round, or whose rounds wait for the last
+    game's end)."""
 
     id: str
     name: str
@@ -26,6 +30,7 @@ class TournamentInfo(_Value):
     variant: Variant
     rated: bool
     players: int
+    next_round_at: float | None = None
 
 
 class Standing(_Value):

@@ -51,6 +51,7 @@ class TournamentRecord:
     players: int = 0
     round_interval: float | None = None  # a Swiss round due this long after the last began
     round_times: tuple[float, ...] = ()  # or at these times: rounds 2, 3, ...
+    round_started: float | None = None  # (read by lists) when the round being played began
 
     def round_due(self, number: int, previous_started: float) -> float | None:
         """When Swiss round ``number`` (2 or more) is due by the clock, its predecessor
@@ -122,7 +123,8 @@ def parse_clock(text: str) -> tuple[int, int]:
     return int(minutes) * 60, int(increment)
 
 
-def _tournament(row: Row, players: int = 0) -> TournamentRecord:
+def _tournament(row: Row, players: int = 0,
+                round_started: float | None = None) -> TournamentRecord:
     return TournamentRecord(
         id=row["id"], name=row["name"], kind=row["kind"], status=row["status"],
         starts_at=row["starts_at"], ends_at=row["ends_at"], minutes=row["minutes"],
@@ -132,6 +134,7 @@ def _tournament(row: Row, players: int = 0) -> TournamentRecord:
         created_by=row["created_by"], finished=row["finished"], players=players,
         round_interval=row["round_interval"],
         round_times=tuple(json.loads(row["round_times"])) if row["round_times"] else (),
+        round_started=round_started,
     )
 
 
@@ -325,12 +328,14 @@ def list_tournaments(now: float) -> Op[list[TournamentRecord]]:
     seconds, newest first (at most ``LISTED_AT_MOST``)."""
     rows = yield from fetch_all(every(
         "SELECT t.*, (SELECT COUNT(*) FROM tournament_players tp"
-        " WHERE tp.tournament_id = t.id) AS players FROM tournaments t"
+        " WHERE tp.tournament_id = t.id) AS players, (SELECT MIN(tg.started) FROM"
+        " tournament_games tg WHERE tg.tournament_id = t.id AND tg.round = t.round)"
+        " AS round_started FROM tournaments t"
         " WHERE t.status <> 'finished' OR t.finished >= ?"
         " ORDER BY CASE WHEN t.status = 'finished' THEN 1 ELSE 0 END, CASE WHEN"
         " t.status = 'finished' THEN -t.finished ELSE t.starts_at END, t.id LIMIT ?",
         now - LISTED_FOR, LISTED_AT_MOST))
-    return [_tournament(row, int(row["players"])) for row in rows]
+    return [_tournament(row, int(row["players"]), row["round_started"]) for row in rows]
 
 
 def unfinished_tournaments() -> Op[list[str]]:

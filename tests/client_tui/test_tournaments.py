@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from scenes import (
     NOW,
@@ -62,6 +63,10 @@ def test_a_tournament_in_words() -> None:
     assert stage(listed[0], NOW) == "Arena · ends in 50 min"
     assert stage(listed[1], NOW).startswith("Swiss · starts in 1 h 02 (")
     assert stage(listed[2], NOW) == "Arena · finished"
+    playing = msgspec.structs.replace(listed[1], status="started", round=2)
+    assert stage(playing, NOW) == "Swiss · round 2 of 5"  # its rounds wait for the games
+    due = msgspec.structs.replace(playing, next_round_at=NOW + 240)
+    assert stage(due, NOW).startswith("Swiss · round 2 of 5 · next in 4 min (")
     assert [when(info, NOW) for info in listed] == ["ends in 50 min", "in 1 h 02", "over"]
     assert terms(listed[1]) == "4x4x4 · 5+3 · rated · 5 rounds · 8 players"
     assert terms(listed[2]) == "3x3x3 · 1+0 · casual · 14 players"

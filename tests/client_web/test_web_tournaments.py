@@ -67,7 +67,8 @@ def arena_state(ann_in: bool) -> dict[str, Any]:
 
 
 def swiss_state() -> dict[str, Any]:
-    info = {**swiss_info(), "status": "started", "round": 2}
+    info = {**swiss_info(), "status": "started", "round": 2,
+            "next_round_at": time.time() + 900}
     line = {"buchholz": 2.5, "sonneborn_berger": 1.25}
     return {"t": "tournament", "info": info, "ref": None, "standings": [
         standing(1, "dan", [2, 2], score=2, **line),
@@ -256,7 +257,7 @@ async def test_a_page_left_unjoined_is_unfollowed_and_a_swiss_reads_in_halves(
         fay = (await page.locator("table.standings tbody tr").nth(1).inner_text()).split()
         assert fay[:6] == ["2", "fay", "1½", "1", "½", "2"]  # score, then each game: 1, ½
         assert (await page.text_content("#tournament-stage") or "").startswith(
-            "Swiss · round 2 of 5")
+            "Swiss · round 2 of 5 · next in 15 min (")  # round 3 due by the clock
         assert "R2" in (await page.locator(".tournament-games li").first.inner_text())
         await page.click("#tournament-back")
         await until(lambda: "tournament_unsub" in desk.kinds())

@@ -28,14 +28,20 @@ export function until(at, now = Date.now()) {
   return `in ${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")}`;
 }
 
-// Where a tournament stands, in a few words: when it starts, its round, when it ends.
+// Where a tournament stands, in a few words: when it starts, its round and when the next
+// is due, when it ends.
 export function stage(info, now = Date.now()) {
   const kind = info.kind === "swiss" ? "Swiss" : "Arena";
   if (info.status === "finished") return `${kind} · finished`;
   if (info.status === "created") {
     return `${kind} · starts ${until(info.starts_at, now)} (${TIME.format(new Date(info.starts_at * 1000))})`;
   }
-  if (info.kind === "swiss") return `${kind} · round ${info.round ?? 1} of ${info.rounds}`;
+  if (info.kind === "swiss") {
+    const round = `${kind} · round ${info.round ?? 1} of ${info.rounds}`;
+    const next = info.next_round_at;  // the next round's time at the latest (null: none)
+    if (next === null || next === undefined) return round;
+    return `${round} · next ${until(next, now)} (${TIME.format(new Date(next * 1000))})`;
+  }
   return info.ends_at ? `${kind} · ends ${until(info.ends_at, now)}` : `${kind} · playing`;
 }
 

@@ -45,6 +45,42 @@ def test_standings_order_by_score_then_performance_and_share_ranks() -> None:
         (1, "ann", 2), (1, "cid", 2), (3, "bob", 0), (3, "dee", 0)]
 
 
+def test_standings_are_computed_once_until_a_result_or_a_join() -> None:
+    """The director pairs several times a second and publishes once: the sorted standings
+    are kept until something changes them, and each change is seen at once."""
+    arena = Arena()
+    for name in ("ann", "bob"):
+        arena.join(name, 1500)
+    first = arena.standings()
+    assert arena.standings() is first
+    arena.record("bob", "ann", "x", 20)
+    assert [(row.name, row.score) for row in arena.standings()] == [("bob", 2), ("ann", 0)]
+    arena.join("cid", 2400)  # a newcomer's performance is their rating: ahead of ann
+    assert [row.name for row in arena.standings()] == ["bob", "cid", "ann"]
+    arena.join("ann", 2600)  # back, with a new rating (her performance is her games')
+    assert arena.standings()[2].name == "ann"
+
+
+def test_the_order_kept_as_results_come_is_the_order_sorted_afresh() -> None:
+    """The standings' order is kept as results come (each moves its two players) and a
+    player's rank read from it: the same as sorting every player again."""
+    rng = random.Random(7)
+    arena = Arena()
+    for n in range(40):
+        arena.join(f"p{n:02}", 1400 + rng.randrange(300))
+    for step in range(600):
+        x, o = rng.sample(sorted(arena.entries), 2)
+        arena.record(x, o, rng.choice(["x", "o", None]), rng.choice([1, 9, 20]))
+        if step % 50 == 0:
+            arena.join(f"n{step}", 1500)  # a newcomer
+            arena.join("p00", 1300 + step)  # back with a new rating
+        if step % 7 == 0:
+            fresh = Arena(entries=arena.entries)  # sorts them all
+            rows = arena.standings()
+            assert rows == fresh.standings()
+            assert all(arena.rank(row.name) == row.rank for row in rows)
+
+
 def test_a_player_who_leaves_keeps_the_score_and_is_not_paired() -> None:
     arena = Arena()
     for name in ("ann", "bob", "cid"):

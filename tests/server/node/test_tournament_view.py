@@ -4,7 +4,7 @@ aborted games, a withdrawal, and what clients are shown."""
 
 from __future__ import annotations
 
-from server.node.tournament_view import Pages, Standings
+from server.node.tournament_view import GAMES_SHOWN, Pages, Standings, tournament_info
 from server.protocol import decode_server_message
 from server.store.tournaments import (
     EntryRecord,
@@ -119,3 +119,56 @@ def test_a_follower_off_their_page_still_sees_their_own_game() -> None:
     assert me in ("p01", "p25") and pages.page_for(None, me) != 1
     shown = decode_server_message(pages.frame(pages.parts(1, me)))
     assert shown.games[0].id == "g2"  # type: ignore[union-attr]
+
+
+def test_a_state_of_many_games_shows_those_going_on_and_the_newest_ended() -> None:
+    """Every game going on, however long ago it started, and the ``GAMES_SHOWN`` newest
+    ended, newest first (the state stops looking once it has them: thousands of games)."""
+    entries = [entry(n, f"p{n:02}") for n in range(1, 41)]
+    games = [game(1, 1, 2, None, None)]  # the oldest, still going on
+    games += [game(n, 3 + n % 17, 21 + n % 17, "1-0", float(n))
+              for n in range(2, GAMES_SHOWN + 60)]
+    games[100] = game(101, 38, 39, None, None)  # another going on, among the ended
+    standings = Standings.from_data(TournamentData(tournament(), entries, games))
+    shown = [g.id for g in standings.state().games]
+    ended = [g for g in reversed(games) if g.ended is not None][:GAMES_SHOWN]
+    expected = [g.game_id for g in reversed(games) if g.ended is None or g in ended]
+    assert shown == expected and {"g1", "g101"} <= set(shown)
+    assert len(shown) == GAMES_SHOWN + 2
+    assert len(standings.state(every_game=True).games) == len(games)
+
+
+def test_a_game_started_then_ended_is_scored_and_shown_with_its_result() -> None:
+    entries = [entry(n, f"p{n:02}") for n in range(1, 5)]
+    standings = Standings.from_data(TournamentData(
+        tournament(), entries, [game(1, 1, 2, "1-0", 10.0), game(2, 3, 4, None, None)]))
+    assert standings.next_game_id() == 3 and standings.entry_of("p03") == entries[2]
+    standings.started(TournamentGameRecord(3, "g3", None, 2, 1, None, None, 20.0, None))
+    assert standings.next_game_id() == 4 and set(standings.playing) == {"g2", "g3"}
+    standings.ended(TournamentGameRecord(3, "g3", None, 2, 1, "1-0", 12, 20.0, 30.0))
+    assert [(g.id, g.result) for g in standings.state().games] == [
+        ("g3", "1-0"), ("g2", None), ("g1", "1-0")]
+    assert {line.name: line.score for line in standings.state().standings}["p02"] == 2
+    assert standings.entry_of("nobody") is None
+
+
+def test_a_swiss_says_when_its_next_round_is_due() -> None:
+    """By its set times, else the interval after the round being played began; none for
+    rounds that wait for the last game, the last round, or before the first."""
+    from dataclasses import replace
+    swiss = replace(tournament("swiss", round_=1), round_interval=900.0)
+    assert tournament_info(swiss, 4, 100.0).next_round_at == 1000.0
+    timed = replace(swiss, round_times=(500.0, 700.0))
+    assert tournament_info(timed, 4, 100.0).next_round_at == 500.0
+    assert tournament_info(replace(timed, round=2), 4, 510.0).next_round_at == 700.0
+    assert tournament_info(replace(timed, round=3), 4, 710.0).next_round_at is None  # last
+    assert tournament_info(replace(swiss, round_interval=None), 4, 100.0).next_round_at \
+        is None
+    assert tournament_info(replace(swiss, round=0), 4, None).next_round_at is None
+    assert tournament_info(tournament(), 4).next_round_at is None  # an arena
+    standings = Standings.from_data(TournamentData(
+        swiss, [entry(n, f"p{n}") for n in range(1, 5)],
+        [TournamentGameRecord(1, "g1", 1, 1, 2, None, None, 120.0, None),
+         TournamentGameRecord(2, "g2", 1, 3, 4, None, None, 115.0, None)]))
+    assert standings.round_started() == 115.0
+    assert standings.info().next_round_at == 1015.0

@@ -9,6 +9,8 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from server.node.tournaments import ROUND_GAP, ROUND_PAUSE, TICK
 from tests.eventually import eventually
 from tests.server.node.test_levers import connected_moderator, get
@@ -239,12 +241,19 @@ async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
     director.clock = lambda: real() + ROUND_PAUSE + 1.0  # the pause after round 1 passed
     await asyncio.sleep(2 * TICK + ROUND_GAP)  # two of the director's rounds go by
     assert director.held[tid].tournament.round == 1  # round 2 waits for the game
+    # both the list and the page say when round 2 is due
+    began = director.held[tid].round_started()
+    assert began is not None
+    listed = await clients["ann"].request(t="tournaments")
+    shown = await clients["ann"].request(t="tournament_sub", tournament=tid)
+    assert next(t for t in listed["tournaments"] if t["id"] == tid)["next_round_at"] \
+        == shown["info"]["next_round_at"] == pytest.approx(began + 60)
     director.clock = lambda: real() + 61.0  # round 2's time
     await eventually(lambda: director.held[tid].tournament.round == 2)
     second = await games_started(clients, tid)
     assert second and not busy & set(second)
     state = await clients["ann"].request(t="tournament_sub", tournament=tid)
-    assert state["info"]["round"] == 2
+    assert state["info"]["round"] == 2 and state["info"]["next_round_at"] is None  # the last
     byes = [g for g in director.held[tid].games if g.round == 2 and g.o is None]
     assert len(byes) == 1 and director.held[tid].name(byes[0].x) not in busy
     # round 1's game ends: it scores for round 1
@@ -254,3 +263,20 @@ async def test_a_swiss_round_starts_at_its_set_time_without_those_still_playing(
     swiss = director.held[tid].swiss
     assert swiss is not None and swiss.entrants[winner].games[1].points == 2  # type: ignore[union-attr]
     assert 2 not in swiss.entrants[winner].games
+
+
+async def test_the_rounds_read_the_players_at_most_once_a_tick(server: Server) -> None:
+    """An arena of hundreds ends games many times a second: the rounds between two ticks
+    take its players as read (not all of them from the database each time); a join on this
+    node is read at the next round."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 3600))["info"]["id"]
+    director = server.running.hub.tournaments  # type: ignore[union-attr]
+    now = director.clock()
+    first = await director._players(tid, now)
+    assert first is not None and first.entries == []
+    assert await director._players(tid, now + TICK / 2) is first
+    await joined(server, tid, "ann")
+    again = await director._players(tid, now + TICK / 2)
+    assert again is not first and [e.name for e in again.entries] == ["ann"]
+    assert await director._players(tid, now + 100 * TICK) is not again

@@ -150,3 +150,24 @@ async def test_an_entry_says_whether_its_player_is_a_bot_account(store: Store) -
     assert data is not None
     assert [(e.name, e.bot, e.computer) for e in data.entries] == [
         ("computer-3", False, 3), ("ann", False, None), ("robo", True, None)]
+
+
+async def test_the_list_reads_when_a_swiss_round_being_played_began(store: Store) -> None:
+    """For its next round's due time (``TournamentInfo.next_round_at``): the first game (or
+    bye) of the round being played; none before the first round."""
+    for name in ("ann", "bob", "cat"):
+        await store.create_player(name, 0.0)
+    await store.apply(ops.insert_tournament(arena("S1", kind="swiss"), []))
+    for name in ("ann", "bob", "cat"):
+        await store.apply(ops.join_tournament("S1", name, 5.0))
+    listed = await store.query(ops.list_tournaments(100.0))
+    assert [(t.id, t.round_started) for t in listed] == [("S1", None)]
+    data = await store.query(ops.tournament_data("S1"))
+    assert data is not None
+    ann, _, cat = (e.id for e in data.entries)
+    await store.apply(ops.start_tournament("S1", None))
+    await store.apply(ops.set_round("S1", 1))
+    await store.apply(ops.add_game("S1", None, 1, cat, None, 102.0))  # (byes: no game row)
+    await store.apply(ops.add_game("S1", None, 1, ann, None, 101.5))
+    listed = await store.query(ops.list_tournaments(110.0))
+    assert listed[0].round == 1 and listed[0].round_started == 101.5
