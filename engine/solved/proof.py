@@ -614,6 +614,8 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
     seen_o = np.zeros((65, 64), dtype=np.uint64)
     n_seen = np.zeros(65, dtype=np.int64)
     n_gaps = 0
+    have_image = False  # the X position entered next has its least image below
+    image_x, image_o, image_sym = np.uint64(0), np.uint64(0), 0
     i = 0  # the walk's plies
     ret = np.int64(0)
     mode = _X_NODE
@@ -624,7 +626,11 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
                 counts[3] += 1
                 ret = 1
                 continue
-            cx, co, sym = least_image(tables, x, o)
+            if have_image:  # found by the O frame above, deduplicating its replies
+                cx, co, sym = image_x, image_o, image_sym
+                have_image = False
+            else:
+                cx, co, sym = least_image(tables, x, o)
             if (cx, co) in heights:
                 ret = heights[(cx, co)]
                 continue
@@ -710,8 +716,9 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
                     reply += 1
                 bit = one << np.uint64(reply)
                 left[i] ^= bit
+                have_image = False
                 if not threat[i]:  # one reply when X threatens: nothing to deduplicate
-                    rx, ro, _ = least_image(tables, x, o | bit)
+                    rx, ro, rsym = least_image(tables, x, o | bit)
                     again = False
                     for j in range(n_seen[i]):
                         if seen_x[i, j] == rx and seen_o[i, j] == ro:
@@ -722,6 +729,8 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
                     seen_x[i, n_seen[i]] = rx
                     seen_o[i, n_seen[i]] = ro
                     n_seen[i] += 1
+                    have_image = True
+                    image_x, image_o, image_sym = rx, ro, rsym
                 counts[1] += 1
                 if _win_cells(o, x, masks) & bit != 0:  # O completes a line: no proof
                     failed[i] = True
