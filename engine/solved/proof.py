@@ -30,9 +30,11 @@ from engine.kernels.negamax import tables_for
 from engine.kernels.solver import Solver
 from engine.kernels.threats import (
     MAX_THREATS,
-    Position,
     ThreatTable,
+    empty_sums,
     make_scratch,
+    push,
+    sum_deltas,
     threat_search,
     zobrist,
 )
@@ -113,6 +115,29 @@ def _win_cells(mine, theirs, masks):
     return out
 
 
+@njit(cache=True)
+def _deepening_search(moves, sums0, deltas, line_cells, cell_lines, cell_degree, n, zob,
+                      depths, budget, tt_keys, path, stats, scratch):
+    """:func:`threat_search` for X after ``moves``, to each number of threats of ``depths``
+    in turn until one finds a win (the shortest sequence first: a smaller tree); its plies,
+    or 0. The position is built here: one compiled call a position, where building it and
+    each search's call from Python cost the proof more than the searches themselves."""
+    cells = np.zeros(cell_lines.shape[0], dtype=np.uint8)
+    lines = np.zeros(line_cells.shape[0], dtype=np.uint8)
+    sums = sums0.copy()
+    key = np.uint64(0)
+    for i in range(moves.shape[0]):
+        push(moves[i], i & 1, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+             n)
+        key ^= zob[i & 1, moves[i]]
+    for threats in depths:
+        plies = threat_search(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch)
+        if plies > 0:
+            return plies
+    return 0
+
+
 class Prover:
     """Walks the strategy's tree from a position, searching (or, verifying, only reading the
     completed dictionary) for step-4 moves."""
@@ -141,11 +166,18 @@ class Prover:
         self._stats = np.zeros(1, dtype=np.int64)
         self._solver: Solver | None = None
         self.deepening: tuple[int, ...] = DEEPENING
+        t = tables_for(self.geometry)
+        self._empty_sums = empty_sums(t.n, t.n_lines)
+        self._deltas = sum_deltas(t.n)
         self.fail_fast = False  # stop at the first gap (and do not list it): a yes/no walk
         self.deadline = 0.0  # a perf_counter() time after which the walk raises Exhausted
         self.limit = 0  # X positions to expand before giving up (raising Exhausted); 0: none
         self.split_ply: int | None = None  # X positions from this ply on are left to workers
         self.frontier: list[list[Cell]] = []
+
+    @property
+    def _depths(self) -> np.ndarray:
+        return np.array(self.deepening, dtype=np.int64)
 
     def wins(self, mine: Bitboard, theirs: Bitboard) -> Bitboard:
         """:func:`win_cells` on this board, compiled."""
@@ -190,17 +222,12 @@ class Prover:
     def _threat_move(self, board: Board) -> Cell | None:
         self.tally.threat_searches += 1
         t = tables_for(self.geometry)
-        pos = Position.from_board(board)
         self._stats[0] = 0
-        plies = 0
-        for threats in self.deepening:  # the shortest sequence first: a smaller tree
-            plies = threat_search(
-                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
-                t.cell_degree, t.n, 0, np.uint64(pos.key), zobrist(t.size), threats,
-                TSS_BUDGET, self._threats.keys, self._path, self._stats,
-                self._scratch)
-            if plies > 0:
-                break
+        plies = _deepening_search(
+            np.array(board.moves, dtype=np.int64), self._empty_sums, self._deltas,
+            t.line_cells, t.cell_lines, t.cell_degree, t.n, zobrist(t.size),
+            self._depths, TSS_BUDGET, self._threats.keys, self._path, self._stats,
+            self._scratch)
         self.tally.nodes += int(self._stats[0])
         return int(self._path[0]) if plies > 0 else None
 
