@@ -32,7 +32,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from engine.kernels.negamax import now, tables_for
 from engine.rules.board import Board
@@ -71,11 +71,15 @@ class ThreatScratch(NamedTuple):
     order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
 
 
-@intrinsic
-def prefetch(typingctx, array, index):
+def prefetch(array: np.ndarray, index: int) -> None:
     """Ask the processor to bring the cache line of ``array[index]`` in, without waiting for
     it (LLVM's ``llvm.prefetch``; no effect on any result). The searches' tables are 8-32 MB:
-    a probe is a miss to memory, which a prefetch issued some work earlier overlaps."""
+    a probe is a miss to memory, which a prefetch issued some work earlier overlaps. In plain
+    Python (``NUMBA_DISABLE_JIT=1``, the server's quick path) it does nothing."""
+
+
+@intrinsic
+def _llvm_prefetch(typingctx, array, index):
     if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
         return None
 
@@ -93,6 +97,15 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return types.none(array, index), codegen
+
+
+@overload(prefetch, inline="always")
+def _prefetch_compiled(array, index):
+    if isinstance(array, types.Array) and isinstance(index, types.Integer):
+        def impl(array, index):
+            _llvm_prefetch(array, index)
+        return impl
+    return None
 
 
 @cache
