@@ -13,6 +13,7 @@ from numba import njit
 from engine.kernels.negamax import frame_stacks, stopped
 from engine.kernels.threats import (
     MAX_THREATS,
+    NO_RUNTIME,
     all_open_lines,
     code_of,
     open_lines,
@@ -97,7 +98,7 @@ def _child_key_at(symk, d, syms, zob, side, cell, plain, canonical):
     return best
 
 
-@njit(cache=True, _nrt=False)  # see NO_REFCOUNTS
+@njit(**NO_RUNTIME)  # (no allocation: see NO_RUNTIME)
 def _replay_holds(
     move, defender, attacker, path, row, plen, stack, cells, lines, sums, deltas, line_cells,
     cell_lines, cell_degree, n,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from llvmlite import ir
@@ -48,11 +48,12 @@ FIELDS_BELOW = 5  # counters of open lines by stones: k = n-5 .. n-1
 OPEN_FIELD = 5  # the counter of all open lines
 
 _ENTER, _NEXT, _UP = 0, 1, 2
-# NO_REFCOUNTS: the searches called once a node or more (the threat search from df-pn and the
-# master, df-pn's replay) are compiled without numba's runtime (``_nrt=False``): they allocate
-# nothing, and with it every call counted a reference up and down, atomically, for each of the
-# ~25 arrays it is handed (each field of the scratch tuple too), ~130 ns a call, 15% of the
-# proof's costliest df-pn call. A function compiled so must not allocate an array.
+# The options of the searches called once a node or more (the threat search from df-pn and the
+# master, df-pn's replay): compiled without numba's runtime (``_nrt``), as they allocate
+# nothing. With it every call counted a reference up and down, atomically, for each of the ~25
+# arrays it is handed (each field of the scratch tuple too): ~130 ns a call, 15% of the proof's
+# costliest df-pn call. A function compiled so must not allocate an array.
+NO_RUNTIME: dict[str, Any] = {"cache": True, "_nrt": False}
 _DEPTH_BITS = np.uint64(63)  # a threat table entry's low bits: threats searched (MAX_THREATS)
 _KEY_BITS = ~_DEPTH_BITS
 _FAIL, _KNOWN, _ABORT = -1, -2, -3  # frame outcomes other than a win (plies > 0)
@@ -367,7 +368,7 @@ def code_weights(n, terms):
     return out
 
 
-@njit(cache=True, _nrt=False)  # see NO_REFCOUNTS
+@njit(**NO_RUNTIME)
 def threat_search(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
