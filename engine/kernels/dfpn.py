@@ -13,10 +13,12 @@ from numba import njit
 from engine.kernels.negamax import frame_stacks, stopped
 from engine.kernels.threats import (
     MAX_THREATS,
+    NO_RUNTIME,
     all_open_lines,
     code_of,
     open_lines,
     pop,
+    prefetch,
     push,
     threat_search,
     through,
@@ -32,6 +34,9 @@ S_REPLAYS = 7
 STATS_SIZE = 8
 
 _ENTER, _LOOP, _UP = 0, 1, 2
+# a child not in the table: not yet looked at; refuted by the replay of the attacker's threat
+# win; unvisited, on a line of n-2 (1, 1) or not (2 for the number its side minimises)
+_UNKNOWN, _REFUTED, _KEEN, _DULL = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
@@ -93,7 +98,7 @@ def _child_key_at(symk, d, syms, zob, side, cell, plain, canonical):
     return best
 
 
-@njit(cache=True)
+@njit(**NO_RUNTIME)  # (no allocation: see NO_RUNTIME)
 def _replay_holds(
     move, defender, attacker, path, row, plen, stack, cells, lines, sums, deltas, line_cells,
     cell_lines, cell_degree, n,
@@ -161,6 +166,10 @@ def dfpn(
     plen = np.zeros(frames, dtype=np.int32)
     replay = np.zeros(2 * MAX_THREATS + 8, dtype=np.int32)
     tss_nodes = np.zeros(1, dtype=np.int64)  # the threat searches' nodes, into stats at the end
+    ckey = np.zeros((frames, size), dtype=np.uint64)  # a frame's children's keys, by move
+    fresh = np.zeros((frames, size), dtype=np.int8)  # a child's fate off the table, by move
+    half = np.uint64(keys.shape[0] - 2)  # a key's bucket: key & half (see lookup)
+    tss_mask = np.uint64(tss_keys.shape[0] - 1)
 
     canonical0 = stones < sym_plies
     root_key = plain_key
@@ -206,12 +215,7 @@ def dfpn(
                     count, threat = win_cells(o, cells, lines, sums, line_cells, cell_lines,
                                               cell_degree, n)
                     attackable = all_open_lines(attacker, sums)
-                    # written out, as the move loop below is: with the kernel's board_full
-                    # and empty_cells in their place df-pn measured ~5% slower
-                    empties = 0
-                    for c in range(size):
-                        if cells[c] == 0:
-                            empties += 1
+                    empties = size - stones - d  # (cells are only filled by the pushes)
                     if count >= 2:
                         p, q = (PN_INF, 0) if is_or else (0, PN_INF)
                     elif empties == 0 or attackable == 0:
@@ -242,6 +246,11 @@ def dfpn(
                             moves[d, m] = c
                             m += 1
                     n_moves[d] = m
+                canonical = stones + d + 1 < sym_plies
+                for i in range(n_moves[d]):
+                    ckey[d, i] = _child_key_at(symk, d, syms, zob, s, moves[d, i], fplain[d],
+                                               canonical)
+                    fresh[d, i] = _UNKNOWN
                 # at a defender node, the attacker's threat win as if it were to move: every
                 # defender move off its path that leaves it intact is refuted by it
                 plen[d] = 0
@@ -260,46 +269,63 @@ def dfpn(
         if mode == _LOOP:
             s = to_move
             is_or = s == attacker
-            canonical = stones + d + 1 < sym_plies
             sum_n = np.int64(0)
             best_n = PN_INF + 1
             second_n = PN_INF + 1
             best_i = -1
             best_other = np.int64(0)
+            # the children's table slots asked for at once: their misses overlap, where one
+            # look-up after another waited on memory for each
+            for i in range(n_moves[d]):
+                base = np.int64(ckey[d, i] & half)
+                prefetch(keys, base)
+                prefetch(pn, base)
+                prefetch(dn, base)
             # OR node: the proof number is the least child's, the disproof number the sum;
             # AND node: the other way round. "n" is the number minimised, "other" summed.
             for i in range(n_moves[d]):
                 c = moves[d, i]
-                ck = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
+                ck = ckey[d, i]
                 cslot, cfound = lookup(keys, pn, dn, ck)
-                on_path = False
-                for j in range(plen[d]):
-                    if tpath[d, j] == c:
-                        on_path = True
                 if cfound:
                     cp = pn[cslot]
                     cd = dn[cslot]
-                elif plen[d] > 0 and not on_path and _replay_holds(
-                    c, s, attacker, tpath, d, plen[d], replay, cells, lines, sums, deltas,
-                    line_cells, cell_lines, cell_degree, n,
-                ):
-                    stats[S_REPLAYS] += 1
-                    cp = np.int64(0)
-                    cd = PN_INF
-                    _store(keys, pn, dn, work, ck, cp, cd, 1)
                 else:
-                    # unvisited: threats and blocks of the other side's lines of n-2 are
-                    # the promising moves for either side
-                    cp = np.int64(1)
-                    cd = np.int64(1)
-                    keen = (through(c, code_of(s, n - 2), lines, cell_lines, cell_degree) > 0
-                            or through(c, code_of(1 - s, n - 2), lines, cell_lines,
-                                       cell_degree) > 0)
-                    if not keen:
-                        if is_or:
-                            cp = 2
+                    # what a child not in the table is, found once a frame (the position
+                    # and the frame's path do not change while the frame lives)
+                    fate = fresh[d, i]
+                    if fate == _UNKNOWN:
+                        on_path = False
+                        for j in range(plen[d]):
+                            if tpath[d, j] == c:
+                                on_path = True
+                        if plen[d] > 0 and not on_path and _replay_holds(
+                            c, s, attacker, tpath, d, plen[d], replay, cells, lines, sums,
+                            deltas, line_cells, cell_lines, cell_degree, n,
+                        ):
+                            fate = _REFUTED
+                        # unvisited: threats and blocks of the other side's lines of n-2
+                        # are the promising moves for either side
+                        elif (through(c, code_of(s, n - 2), lines, cell_lines, cell_degree) > 0
+                              or through(c, code_of(1 - s, n - 2), lines, cell_lines,
+                                         cell_degree) > 0):
+                            fate = _KEEN
                         else:
-                            cd = 2
+                            fate = _DULL
+                        fresh[d, i] = fate
+                    if fate == _REFUTED:
+                        stats[S_REPLAYS] += 1
+                        cp = np.int64(0)
+                        cd = PN_INF
+                        _store(keys, pn, dn, work, ck, cp, cd, 1)
+                    else:
+                        cp = np.int64(1)
+                        cd = np.int64(1)
+                        if fate == _DULL:
+                            if is_or:
+                                cp = 2
+                            else:
+                                cd = 2
                 nval = cp if is_or else cd
                 oval = cd if is_or else cp
                 sum_n += oval
@@ -347,7 +373,12 @@ def dfpn(
                 fplain[d + 1] = fplain[d] ^ zob[s, c]
                 for t in range(nsym):
                     symk[d + 1, t] = symk[d, t] ^ zob[s, syms[t, c]]
-                fkey[d + 1] = _child_key_at(symk, d, syms, zob, s, c, fplain[d], canonical)
+                fkey[d + 1] = ckey[d, best_i]
+                # the child's threat searches' first probes: for the side to move there, and
+                # for the attacker (the replay) where that is the other side
+                prefetch(tss_keys, np.int64((fplain[d + 1] ^ zob[2, 1 - s]) & tss_mask))
+                if 1 - s != attacker:
+                    prefetch(tss_keys, np.int64((fplain[d + 1] ^ zob[2, attacker]) & tss_mask))
                 th_pn[d + 1] = min(tp, PN_INF - 1)
                 th_dn[d + 1] = min(td, PN_INF - 1)
                 d += 1

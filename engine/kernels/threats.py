@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from engine.kernels.negamax import now, tables_for
 from engine.rules.board import Board
@@ -45,6 +48,12 @@ FIELDS_BELOW = 5  # counters of open lines by stones: k = n-5 .. n-1
 OPEN_FIELD = 5  # the counter of all open lines
 
 _ENTER, _NEXT, _UP = 0, 1, 2
+# The options of the searches called once a node or more (the threat search from df-pn and the
+# master, df-pn's replay): compiled without numba's runtime (``_nrt``), as they allocate
+# nothing. With it every call counted a reference up and down, atomically, for each of the ~25
+# arrays it is handed (each field of the scratch tuple too): ~130 ns a call, 15% of the proof's
+# costliest df-pn call. A function compiled so must not allocate an array.
+NO_RUNTIME: dict[str, Any] = {"cache": True, "_nrt": False}
 _DEPTH_BITS = np.uint64(63)  # a threat table entry's low bits: threats searched (MAX_THREATS)
 _KEY_BITS = ~_DEPTH_BITS
 _FAIL, _KNOWN, _ABORT = -1, -2, -3  # frame outcomes other than a win (plies > 0)
@@ -61,6 +70,43 @@ class ThreatScratch(NamedTuple):
     marks: np.ndarray  # int32[C]: a frame's lines of n-2 by cell
     scores: np.ndarray  # int64[C]: a frame's move order
     order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
+
+
+def prefetch(array: np.ndarray, index: int) -> None:
+    """Ask the processor to bring the cache line of ``array[index]`` in, without waiting for
+    it (LLVM's ``llvm.prefetch``; no effect on any result). The searches' tables are 8-32 MB:
+    a probe is a miss to memory, which a prefetch issued some work earlier overlaps. In plain
+    Python (``NUMBA_DISABLE_JIT=1``, the server's quick path) it does nothing."""
+
+
+@intrinsic
+def _llvm_prefetch(typingctx, array, index):
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array_type, index_type = signature.args
+        data = context.make_array(array_type)(context, builder, args[0]).data
+        at = builder.gep(data, [context.cast(builder, args[1], index_type, types.intp)])
+        byte_pointer = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        # a read, kept in every level of cache, of data
+        builder.call(fn, [builder.bitcast(at, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(array, index), codegen
+
+
+@overload(prefetch, inline="always")
+def _prefetch_compiled(array, index):
+    if isinstance(array, types.Array) and isinstance(index, types.Integer):
+        def impl(array, index):
+            _llvm_prefetch(array, index)
+        return impl
+    return None
 
 
 @cache
@@ -240,16 +286,18 @@ def win_cells(side, cells, lines, sums, line_cells, cell_lines, cell_degree, n):
     """``(count, first)``: how many empty cells complete a line for ``side``, and the first."""
     count = 0
     first = np.int64(-1)
-    if open_lines(side, n - 1, sums, n) == 0:
-        return count, first
+    left = open_lines(side, n - 1, sums, n)  # the lines of n-1 still to find
     three = code_of(side, n - 1)
-    for line in range(lines.shape[0]):
+    line = 0
+    while left > 0:
         if lines[line] == three:
+            left -= 1
             c = _empty_of(line, cells, line_cells, n)
             if not _seen_before(c, line, three, lines, cell_lines, cell_degree):
                 count += 1
                 if first < 0 or c < first:
                     first = c
+        line += 1
     return count, first
 
 
@@ -320,7 +368,7 @@ def code_weights(n, terms):
     return out
 
 
-@njit(cache=True)
+@njit(**NO_RUNTIME)
 def threat_search(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
@@ -337,7 +385,6 @@ def threat_search(
     two); the table may be shared between calls and between both attackers (keys are salted
     by the attacker).
     """
-    size = cells.shape[0]
     defender = 1 - attacker
     cand = scratch.cand
     n_cand = scratch.n_cand
@@ -393,16 +440,26 @@ def threat_search(
                                                  deltas, line_cells, cell_lines, cell_degree,
                                                  n, path)
                 elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0:
-                    # one pass over the lines: per cell, its lines of n-2
+                    # one pass over the lines, up to the last of n-2 (the counters say how
+                    # many): per empty cell its lines of n-2, the cells kept in cell order
                     marks[:] = 0
-                    for line in range(lines.shape[0]):
+                    left = open_lines(attacker, n - 2, sums, n)
+                    line = 0
+                    while left > 0:
                         if lines[line] == two:
+                            left -= 1
                             for j in range(n):
-                                marks[line_cells[line, j]] += 1
-                    for c in range(size):
-                        if cells[c] == 0 and marks[c] > 0:
-                            cand[k, count] = c
-                            count += 1
+                                c = line_cells[line, j]
+                                if cells[c] == 0:
+                                    if marks[c] == 0:
+                                        i = count
+                                        while i > 0 and cand[k, i - 1] > c:
+                                            cand[k, i] = cand[k, i - 1]
+                                            i -= 1
+                                        cand[k, i] = c
+                                        count += 1
+                                    marks[c] += 1
+                        line += 1
                     for i in range(count):
                         c = cand[k, i]
                         if marks[c] >= 2:
@@ -410,6 +467,10 @@ def threat_search(
                                                  line_cells, cell_lines, cell_degree, n, path)
                             break
                     if out == _FAIL and count > 1:
+                        for i in range(count):  # their probes' misses overlap the sort
+                            _prefetch_child(cand[k, i], k, keys, attacker, salt, mask,
+                                            tt_keys, zob, cells, lines, line_cells,
+                                            cell_lines, cell_degree, n)
                         _order(cand, k, count, order_by, attacker, lines, cell_lines,
                                cell_degree, scores)
                 n_cand[k] = count
@@ -423,6 +484,9 @@ def threat_search(
             else:
                 c = cand[k, nxt[k]]
                 nxt[k] += 1
+                if n_cand[k] == 1:  # (more were prefetched before their sort)
+                    _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells,
+                                    lines, line_cells, cell_lines, cell_degree, n)
                 push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
                      cell_degree, n)
                 w = completion(c, attacker, cells, lines, line_cells, cell_lines,
@@ -451,6 +515,33 @@ def threat_search(
             cell_degree, n)
         if out == _FAIL or out == _KNOWN:  # noqa: SIM109 (numba: no tuple membership)
             mode = _NEXT  # that threat failed: try the frame's next one
+
+
+@njit(cache=True, inline="always")
+def _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree, n):
+    """The defender's forced reply to the threat ``c`` of ``attacker``, found before ``c`` is
+    played: what :func:`completion` answers after it (the first line through ``c`` of n-2
+    attacker stones and no defender's, its first empty cell but ``c``)."""
+    two = code_of(attacker, n - 2)
+    for i in range(cell_degree[c]):
+        line = cell_lines[c, i]
+        if lines[line] == two:
+            for j in range(n):
+                e = line_cells[line, j]
+                if e != c and cells[e] == 0:
+                    return np.int64(e)
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells, lines, line_cells,
+                    cell_lines, cell_degree, n):
+    """Prefetch the threat table's slot of the position after the threat ``c`` of frame ``k``
+    and its forced reply, so that its probe does not wait on memory."""
+    w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree, n)
+    if w >= 0:
+        child = keys[k] ^ zob[attacker, c] ^ zob[1 - attacker, w]
+        prefetch(tt_keys, np.int64((child ^ salt) & mask))
 
 
 @njit(cache=True, inline="always")

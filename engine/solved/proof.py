@@ -23,15 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.typed import Dict
 
 from engine.kernels.negamax import tables_for
 from engine.kernels.solver import Solver
 from engine.kernels.threats import (
     MAX_THREATS,
-    Position,
     ThreatTable,
+    empty_sums,
     make_scratch,
+    push,
+    sum_deltas,
     threat_search,
     zobrist,
 )
@@ -43,6 +46,7 @@ from engine.solved.strategy import (
     HEIGHT_PLIES,
     VARIANT,
     Key,
+    PackedEntries,
     Strategy,
     StrategyFileError,
     illegal,
@@ -111,6 +115,29 @@ def _win_cells(mine, theirs, masks):
     return out
 
 
+@njit(cache=True)
+def _deepening_search(moves, sums0, deltas, line_cells, cell_lines, cell_degree, n, zob,
+                      depths, budget, tt_keys, path, stats, scratch):
+    """:func:`threat_search` for X after ``moves``, to each number of threats of ``depths``
+    in turn until one finds a win (the shortest sequence first: a smaller tree); its plies,
+    or 0. The position is built here: one compiled call a position, where building it and
+    each search's call from Python cost the proof more than the searches themselves."""
+    cells = np.zeros(cell_lines.shape[0], dtype=np.uint8)
+    lines = np.zeros(line_cells.shape[0], dtype=np.uint8)
+    sums = sums0.copy()
+    key = np.uint64(0)
+    for i in range(moves.shape[0]):
+        push(moves[i], i & 1, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+             n)
+        key ^= zob[i & 1, moves[i]]
+    for threats in depths:
+        plies = threat_search(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch)
+        if plies > 0:
+            return plies
+    return 0
+
+
 class Prover:
     """Walks the strategy's tree from a position, searching (or, verifying, only reading the
     completed dictionary) for step-4 moves."""
@@ -139,11 +166,18 @@ class Prover:
         self._stats = np.zeros(1, dtype=np.int64)
         self._solver: Solver | None = None
         self.deepening: tuple[int, ...] = DEEPENING
+        t = tables_for(self.geometry)
+        self._empty_sums = empty_sums(t.n, t.n_lines)
+        self._deltas = sum_deltas(t.n)
         self.fail_fast = False  # stop at the first gap (and do not list it): a yes/no walk
         self.deadline = 0.0  # a perf_counter() time after which the walk raises Exhausted
         self.limit = 0  # X positions to expand before giving up (raising Exhausted); 0: none
         self.split_ply: int | None = None  # X positions from this ply on are left to workers
         self.frontier: list[list[Cell]] = []
+
+    @property
+    def _depths(self) -> np.ndarray:
+        return np.array(self.deepening, dtype=np.int64)
 
     def wins(self, mine: Bitboard, theirs: Bitboard) -> Bitboard:
         """:func:`win_cells` on this board, compiled."""
@@ -188,17 +222,12 @@ class Prover:
     def _threat_move(self, board: Board) -> Cell | None:
         self.tally.threat_searches += 1
         t = tables_for(self.geometry)
-        pos = Position.from_board(board)
         self._stats[0] = 0
-        plies = 0
-        for threats in self.deepening:  # the shortest sequence first: a smaller tree
-            plies = threat_search(
-                pos.cells, pos.lines, pos.sums, pos.deltas, t.line_cells, t.cell_lines,
-                t.cell_degree, t.n, 0, np.uint64(pos.key), zobrist(t.size), threats,
-                TSS_BUDGET, self._threats.keys, self._path, self._stats,
-                self._scratch)
-            if plies > 0:
-                break
+        plies = _deepening_search(
+            np.array(board.moves, dtype=np.int64), self._empty_sums, self._deltas,
+            t.line_cells, t.cell_lines, t.cell_degree, t.n, zobrist(t.size),
+            self._depths, TSS_BUDGET, self._threats.keys, self._path, self._stats,
+            self._scratch)
         self.tally.nodes += int(self._stats[0])
         return int(self._path[0]) if plies > 0 else None
 
@@ -224,6 +253,46 @@ class Prover:
         if height is not None:
             self.tally.longest = max(self.tally.longest, board.ply + height)
         return height
+
+    def replay(self, board: Board) -> int | None:
+        """:meth:`prove` for a verifying prover that knows no heights yet and has no limit,
+        deadline, split or fail-fast set (what ``qubic prove --verify`` runs), the whole walk
+        compiled: the same tally, gaps and longest line; afterwards :attr:`heights` holds
+        only those of the positions of at most :data:`HEIGHT_PLIES` plies."""
+        if self.unreadable or not self.verify or self.heights or self.fail_fast or (
+                self.deadline or self.limit or self.split_ply is not None):
+            return self.prove(board)
+        g = self.geometry
+        x, o = board.stones
+        inverse = np.zeros((len(g.symmetries), g.size), dtype=np.int64)
+        for s, image in enumerate(g.symmetries):
+            inverse[s, list(image)] = np.arange(g.size)
+        counts = np.zeros(7, dtype=np.int64)
+        height, heights, gaps = _replay(
+            np.uint64(x), np.uint64(o), self._mask_array, self._tables, inverse,
+            _book_arrays(), _sorted_entries(self.strategy.entries), counts,
+            np.zeros(g.size, dtype=np.int64), np.zeros((16, 3 + g.size), dtype=np.int64),
+            HEIGHT_PLIES)
+        t = self.tally
+        t.x_positions += int(counts[0])
+        t.o_replies += int(counts[1])
+        t.o_lost_at_once += int(counts[2])
+        t.wins += int(counts[3])
+        t.blocks += int(counts[4])
+        t.book_moves += int(counts[5])
+        t.stored_moves += int(counts[6])
+        for row in gaps.tolist():
+            plies, why, cell = row[:3]
+            reason = (_GAP_REASONS[why] if why != _ILLEGAL
+                      else f"the completed dictionary's move (cell {cell}) is not legal here")
+            t.gaps.append(Gap(format_moves([*board.moves, *row[3:3 + plies]], g), reason))
+        none = int(np.iinfo(np.uint64).max)
+        self.heights = {(int(a), int(b)): None if h == none else int(h)
+                        for a, b, h in heights.tolist()}
+        if height < 0:
+            return None
+        t.longest = max(t.longest, board.ply + int(height))
+        return int(height)
 
     def shallow_heights(self, plies: int = HEIGHT_PLIES) -> dict[Key, int]:
         """The proved heights of the X positions of at most ``plies`` stones."""
@@ -331,7 +400,10 @@ def prove(moves: Iterable[Cell] = (), *, verify: bool = False,
     started = time.perf_counter()
     prover = Prover(verify=verify, strategy=strategy, strategy_file=strategy_file)
     board = _start(moves)
-    prover.prove(board)
+    if verify:
+        prover.replay(board)
+    else:
+        prover.prove(board)
     prover.tally.seconds = time.perf_counter() - started
     found = Strategy(prover.geometry, prover.strategy.entries, prover.shallow_heights())
     return prover.tally, found
@@ -495,3 +567,232 @@ def warm_up() -> float:
     started = time.perf_counter()
     strategy_height(Board(VARIANT, [0, 3]), 1.0)
     return time.perf_counter() - started
+
+
+# -- the replay, compiled ---------------------------------------------------------------------
+
+_NONE = -1  # a height: no proof (a gap below, or the position being expanded)
+_TWO_THREES, _ILLEGAL, _MISSING = 1, 2, 3  # why a gap (see :meth:`Prover.x_move`)
+_GAP_REASONS = {_TWO_THREES: "O has two threes", _MISSING: "not in the completed dictionary"}
+_X_NODE, _O_NODE, _O_NEXT, _X_DONE, _O_DONE = 0, 1, 2, 3, 4
+_KEY_TYPE = types.UniTuple(types.uint64, 2)
+
+
+@cache
+def _book_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Patashnik's dictionary as :func:`_sorted_entries` arrays."""
+    return _sorted_entries(dictionary.dictionary().entries)
+
+
+def _sorted_entries(entries: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A position -> move mapping as arrays sorted by (x, o), for :func:`_find`."""
+    if isinstance(entries, PackedEntries):
+        return entries.xs, entries.os, entries.moves.astype(np.int64)
+    items = sorted(entries.items())
+    xs = np.array([key[0] for key, _ in items], dtype=np.uint64)
+    os = np.array([key[1] for key, _ in items], dtype=np.uint64)
+    return xs, os, np.array([cell for _, cell in items], dtype=np.int64)
+
+
+@njit(cache=True)
+def _find(xs, os, x, o):
+    """The index of (x, o) in arrays sorted by (x, o), or -1."""
+    low = 0
+    high = xs.shape[0]
+    while low < high:  # the first entry not below (x, o)
+        mid = (low + high) // 2
+        if xs[mid] < x or (xs[mid] == x and os[mid] < o):
+            low = mid + 1
+        else:
+            high = mid
+    if low < xs.shape[0] and xs[low] == x and os[low] == o:
+        return np.int64(low)
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def _bits(v):
+    count = 0
+    while v != 0:
+        v &= v - np.uint64(1)
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep):
+    """:meth:`Prover._x_node` from X's ``x`` and O's ``o`` with no search, every step of the
+    walk compiled (one call for the whole replay): the same moves, counts, heights and gaps
+    in the same order. ``book`` and ``stored`` are :func:`_sorted_entries` arrays;
+    ``inverse[s, c]`` the cell that symmetry s maps onto c. Returns the height (or -1), the
+    heights found (canonical x, o, height) and the gaps as rows of ``(plies, reason, cell,
+    moves...)`` (``path`` holds the walk's moves; ``gaps`` is grown as needed). Of the heights,
+    only those of positions of at most ``keep`` plies are returned (-1 as the largest uint64)."""
+    one = np.uint64(1)
+    full = ~np.uint64(0)
+    heights = Dict.empty(key_type=_KEY_TYPE, value_type=types.int64)
+    kx = np.zeros(65, dtype=np.uint64)  # an X frame's canonical position
+    ko = np.zeros(65, dtype=np.uint64)
+    left = np.zeros(65, dtype=np.uint64)  # an O frame's replies still to follow
+    threat = np.zeros(65, dtype=np.bool_)
+    longest = np.zeros(65, dtype=np.int64)
+    failed = np.zeros(65, dtype=np.bool_)
+    seen_x = np.zeros((65, 64), dtype=np.uint64)  # an O frame's replies' positions so far
+    seen_o = np.zeros((65, 64), dtype=np.uint64)
+    n_seen = np.zeros(65, dtype=np.int64)
+    n_gaps = 0
+    have_image = False  # the X position entered next has its least image below
+    image_x, image_o, image_sym = np.uint64(0), np.uint64(0), 0
+    i = 0  # the walk's plies
+    ret = np.int64(0)
+    mode = _X_NODE
+    while True:
+        if mode == _X_NODE:  # X to move
+            mode = _X_DONE
+            if _win_cells(x, o, masks) != 0:
+                counts[3] += 1
+                ret = 1
+                continue
+            if have_image:  # found by the O frame above, deduplicating its replies
+                cx, co, sym = image_x, image_o, image_sym
+                have_image = False
+            else:
+                cx, co, sym = least_image(tables, x, o)
+            if (cx, co) in heights:
+                ret = heights[(cx, co)]
+                continue
+            heights[(cx, co)] = _NONE
+            counts[0] += 1
+            blocks = _win_cells(o, x, masks)
+            cell = np.int64(-1)
+            why = 0
+            if blocks != 0:
+                if _bits(blocks) > 1:
+                    why = _TWO_THREES
+                else:
+                    cell = np.int64(0)
+                    while (blocks >> np.uint64(cell)) & one == 0:
+                        cell += 1
+                    counts[4] += 1
+            else:
+                at = _find(book[0], book[1], cx, co)
+                if at >= 0:
+                    cell = np.int64(inverse[sym, book[2][at]])
+                    counts[5] += 1
+                else:
+                    at = _find(stored[0], stored[1], cx, co)
+                    if at < 0:
+                        why = _MISSING
+                    else:
+                        found = stored[2][at]
+                        if found < 0 or found >= 64 or (cx | co) >> np.uint64(found) & one:
+                            why = _ILLEGAL
+                            cell = found
+                        else:
+                            cell = np.int64(inverse[sym, found])
+                            counts[6] += 1
+            if why != 0:
+                if n_gaps == gaps.shape[0]:
+                    bigger = np.zeros((2 * gaps.shape[0], gaps.shape[1]), dtype=np.int64)
+                    bigger[:n_gaps] = gaps
+                    gaps = bigger
+                gaps[n_gaps, 0] = i
+                gaps[n_gaps, 1] = why
+                gaps[n_gaps, 2] = cell
+                for j in range(i):
+                    gaps[n_gaps, 3 + j] = path[j]
+                n_gaps += 1
+                ret = _NONE
+                continue
+            kx[i] = cx
+            ko[i] = co
+            path[i] = cell
+            x |= one << np.uint64(cell)
+            i += 1
+            mode = _O_NODE
+        if mode == _O_NODE:  # O to move after X's move at ply i - 1
+            mode = _O_DONE
+            complete = False
+            for m in masks:
+                if x & m == m:
+                    complete = True
+            if complete:
+                ret = 0
+            else:
+                threats = _win_cells(x, o, masks)
+                empty = ~(x | o) & full
+                if _bits(threats) >= 2:
+                    counts[2] += _bits(empty)
+                    ret = 2
+                else:
+                    replies = threats if threats != 0 else empty
+                    counts[2] += _bits(empty) - _bits(replies)
+                    left[i] = replies
+                    threat[i] = threats != 0
+                    longest[i] = 2 if threats != 0 else 0
+                    failed[i] = False
+                    n_seen[i] = 0
+                    mode = _O_NEXT
+        if mode == _O_NEXT:
+            if left[i] == 0:
+                ret = _NONE if failed[i] else longest[i]
+                mode = _O_DONE
+            else:
+                reply = np.int64(0)
+                while (left[i] >> np.uint64(reply)) & one == 0:
+                    reply += 1
+                bit = one << np.uint64(reply)
+                left[i] ^= bit
+                have_image = False
+                if not threat[i]:  # one reply when X threatens: nothing to deduplicate
+                    rx, ro, rsym = least_image(tables, x, o | bit)
+                    again = False
+                    for j in range(n_seen[i]):
+                        if seen_x[i, j] == rx and seen_o[i, j] == ro:
+                            again = True
+                            break
+                    if again:
+                        continue
+                    seen_x[i, n_seen[i]] = rx
+                    seen_o[i, n_seen[i]] = ro
+                    n_seen[i] += 1
+                    have_image = True
+                    image_x, image_o, image_sym = rx, ro, rsym
+                counts[1] += 1
+                if _win_cells(o, x, masks) & bit != 0:  # O completes a line: no proof
+                    failed[i] = True
+                    continue
+                path[i] = reply
+                o |= bit
+                i += 1
+                mode = _X_NODE
+                continue
+        if mode == _O_DONE:  # the O frame at ply i is done with ``ret``: back to its X frame
+            i -= 1
+            x ^= one << np.uint64(path[i])
+            ret = _NONE if ret == _NONE else ret + 1
+            heights[(kx[i], ko[i])] = ret
+            mode = _X_DONE
+        # mode == _X_DONE: the X position at ply i is done with ``ret``
+        if i == 0:
+            break
+        i -= 1
+        o ^= one << np.uint64(path[i])
+        if ret == _NONE:
+            failed[i] = True
+        elif ret + 1 > longest[i]:
+            longest[i] = ret + 1
+        mode = _O_NEXT
+    k = 0
+    for key in heights:
+        if 2 * _bits(key[0]) <= keep:
+            k += 1
+    out = np.zeros((k, 3), dtype=np.uint64)
+    k = 0
+    for key, h in heights.items():
+        if 2 * _bits(key[0]) <= keep:
+            out[k, 0] = key[0]
+            out[k, 1] = key[1]
+            out[k, 2] = np.uint64(h) if h >= 0 else full
+            k += 1
+    return ret, out, gaps[:n_gaps]

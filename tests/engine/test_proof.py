@@ -159,3 +159,43 @@ def test_a_broken_strategy_file_is_a_gap_at_the_start(damage: str, tmp_path: Pat
     assert [gap.moves for gap in tally.gaps] == [SUBTREE]
     tally, _ = proof.prove(moves(SUBTREE), verify=True, strategy_file=tmp_path / "missing")
     assert [gap.moves for gap in tally.gaps] == [SUBTREE]
+
+
+
+REPLAYED = "1a1 4d4 4a1 1a4"
+
+
+def _broken_strategy() -> proof.Strategy:
+    """The shipped entries that the REPLAYED subtree uses, one in 40 made illegal (a taken
+    cell, no cell)."""
+    shipped = proof.shipped_strategy()
+    walker = proof.Prover(verify=True)
+    walker.prove(Board.from_notation("4x4x4", REPLAYED))
+    used = sorted(key for key in walker.heights if key in shipped.entries)
+    entries = {key: shipped.entries[key] for key in used}
+    for i, key in enumerate(used[::40]):
+        entries[key] = next(cells_of(key[0])) if i % 2 else 200
+    return proof.Strategy(G, entries)
+
+
+@pytest.mark.parametrize(("start", "strategy"), [
+    (REPLAYED, "shipped"),
+    (REPLAYED + " 1d4 1b1", "shipped"),  # off the proof: a gap at once
+    ("1a1 1a2 1b1 1b2 3c3 1c2 2c4 4a4 3d1 4b4 2d2 4c4", "shipped"),  # O has two threes
+    (REPLAYED + " 1d1 1b1", "empty"),  # every stored move missing
+    (REPLAYED, "broken"),
+])
+def test_the_compiled_replay_walks_as_the_prover_does(start: str, strategy: str) -> None:
+    """``Prover.replay`` (``--verify``'s walk in one compiled call) and ``Prover.prove`` give
+    the same height, tally, gaps (in order) and early heights."""
+    chosen = {"shipped": None, "empty": proof.Strategy(G), "broken": None}[strategy]
+    if strategy == "broken":
+        chosen = _broken_strategy()
+    found = []
+    for walk in ("prove", "replay"):
+        prover = proof.Prover(verify=True, strategy=chosen)
+        height = getattr(prover, walk)(Board.from_notation("4x4x4", start))
+        found.append((height, prover.tally, prover.shallow_heights()))
+    assert found[0] == found[1]
+    assert found[0][1].x_positions > 0
+    assert bool(found[0][1].gaps) == (strategy != "shipped" or start != REPLAYED)
