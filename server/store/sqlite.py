@@ -115,7 +115,6 @@ class _Write:
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
     atomic: bool = False  # makes at most one change, in one statement: needs no savepoint
-    move: tuple[Any, ...] | None = None  # an embedded server's move: RECORD_MOVE's parameters
 
 
 _STOP = object()
@@ -126,21 +125,6 @@ WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
 """
 """A move from the embedded server, if its game is active and it is the next ply: ?1 game,
 ?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
-RUN_MAX = 64  # moves in one statement at most (``_run_sql``)
-
-
-@functools.cache
-def _run_sql(size: int) -> str:
-    """``RECORD_MOVE`` for ``size`` moves of different games in one statement (six parameters
-    a move, in RECORD_MOVE's order): each row inserted if its game is active and it is the
-    game's next ply; the rows inserted are the statement's ``rowcount``."""
-    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * size)
-    return f"""
-INSERT INTO moves SELECT m.column1, m.column2, m.column3, m.column4, m.column5, m.column6
-FROM (VALUES {values}) AS m JOIN games ON games.id = m.column1
-WHERE games.status = '{GameStatus.ACTIVE}'
-  AND m.column2 = 1 + COALESCE((SELECT MAX(ply) FROM moves WHERE game_id = m.column1), 0)
-"""
 
 
 class SQLiteStore(CommitWindow[_Write], SQLStore):
@@ -270,18 +254,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         try:
             conn.execute("BEGIN IMMEDIATE")
             alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
-            at = one_by_one = 0  # each write before one_by_one goes on its own
-            while at < len(group):
-                write = group[at]
-                if write.move is not None and not alone and at >= one_by_one:
-                    size = _run_size(group, at)  # moves of different games: one statement
-                    if size > 1:
-                        if _insert_run(conn, group[at:at + size]):
-                            outcomes.extend([(True, None)] * size)
-                            at += size
-                            continue
-                        one_by_one = at + size  # one was refused: each gets its answer
-                at += 1
+            for write in group:
                 saved = not alone and not write.atomic
                 if saved:
                     conn.execute("SAVEPOINT write")
@@ -334,8 +307,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
-        params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
-        self._gather(_Write(functools.partial(_insert_move, params), future, True, params),
+        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
                      window=True)
         await future
 
@@ -380,43 +352,11 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
             raise StoreError(f"cannot read the database {self.path}: {exc}") from exc
 
 
-def _insert_move(params: tuple[Any, ...], conn: sqlite3.Connection) -> None:
-    """``SQLiteStore.record_move``'s write alone, on the writer thread (``params``:
-    RECORD_MOVE's); when it writes nothing, ``operations.append_move`` says why."""
+def _insert_move(game_id: str, move: MoveRecord, conn: sqlite3.Connection) -> None:
+    """``SQLiteStore.record_move``'s write, on the writer thread."""
+    params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
     if conn.execute(RECORD_MOVE, params).rowcount != 1:
-        game_id, ply, cell, clock_x, clock_o, at = params
-        move = MoveRecord(ply, cell, clock_x, clock_o, at)
         run_op(conn, operations.append_move(SQLITE, game_id, move, None))
-
-
-def _run_size(group: list[_Write], start: int) -> int:
-    """How many writes from ``group[start]`` on are moves of different games (at most
-    ``RUN_MAX``): a run that one statement can insert (``_insert_run``)."""
-    games = set()
-    end = min(len(group), start + RUN_MAX)
-    for at in range(start, end):
-        move = group[at].move
-        if move is None or move[0] in games:
-            return at - start
-        games.add(move[0])
-    return end - start
-
-
-def _insert_run(conn: sqlite3.Connection, run: list[_Write]) -> bool:
-    """Insert a run of moves of different games in one statement (``_run_sql``): a group's
-    moves cost one statement, not one each. Whether every one of them was inserted; if not,
-    none is (the run's savepoint is rolled back), and each is written on its own to get
-    its own answer."""
-    conn.execute("SAVEPOINT moves")
-    try:
-        params = [value for write in run for value in write.move or ()]
-        inserted = conn.execute(_run_sql(len(run)), params).rowcount
-    except sqlite3.Error:  # written again one by one, where the error meets its write
-        inserted = -1
-    if inserted != len(run):
-        conn.execute("ROLLBACK TO moves")
-    conn.execute("RELEASE moves")
-    return inserted == len(run)
 
 
 def _open_reader(path: str, busy_timeout: float) -> sqlite3.Connection:

@@ -356,35 +356,6 @@ async def test_a_full_group_goes_without_waiting_out_the_window(tmp_path: Path) 
         await store.close()
 
 
-async def test_a_groups_moves_of_different_games_are_one_statement(tmp_path: Path) -> None:
-    """The writer inserts a group's moves of different games in one statement (issue 41: a
-    statement a move was most of the writer's work but the commit); a game's second move in
-    the same group, and a move between other writes, still go in order, each with its own
-    answer."""
-    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0, commit_max=12)
-    try:
-        store.commit_max = 1  # the games' groups of one each: full at once
-        games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
-                                         rated=False, now=0) for _ in range(10)]
-        store.commit_max = 12
-        statements: list[str] = []
-        store._writer_conn.set_trace_callback(statements.append)  # noqa: SLF001
-        moves = [store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0))
-                 for game in games]  # ten moves, then the first game's second: one group
-        moves.append(store.record_move(games[0].id, MoveRecord(2, 5, None, None, 2.0)))
-        moves.append(store.record_move(games[1].id, MoveRecord(3, 5, None, None, 2.0)))
-        outcomes = await asyncio.wait_for(asyncio.gather(*moves, return_exceptions=True), 5.0)
-        assert [getattr(o, "code", o) for o in outcomes] == [None] * 11 + ["stale_move"]
-        inserts = [s for s in statements if s.lstrip().startswith("INSERT INTO moves")]
-        # the ten at once; the last two together, refused as one (the second is stale), then
-        # each on its own for its answer
-        assert len(inserts) == 4 and inserts[0].count("), (") == 9
-        unfinished = {game.id: game.cells for game in await store.unfinished_games()}
-        assert unfinished == {game.id: [0, 5] if game is games[0] else [0] for game in games}
-    finally:
-        await store.close()
-
-
 async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: Path) -> None:
     """Only moves wait for the window (issue 41): writes one after another of any other kind
     (a game's start here) go at the end of the loop's turn each, and take a waiting move's
