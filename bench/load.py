@@ -57,7 +57,7 @@ from harness.bad_logins import attack_main
 from harness.bot import Bot, MoveSeen, Reply
 from harness.call_count import CallCount, calls_per_move
 from harness.generators import add_run_options, quiet_collector, split, wait_for_item
-from harness.procs import descendants, load_average, raise_fd_limit, rss_kib
+from harness.procs import CLOCK_TICKS, descendants, load_average, raise_fd_limit, rss_kib
 from harness.server import NO_LIMITS, ServerProcess
 from harness.stats import ms, percentiles
 
@@ -571,10 +571,12 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
         args.calls = count_calls(args, server, failures, profiled)
         time.sleep(max(0.0, start + warmup - time.monotonic()))
     cpu_from = server.cpu_seconds()
+    threads_from = thread_cpu_seconds(server.pid)
     metrics_from = server.metrics_or_nothing(failures)
     load_from = load_average()
     time.sleep(max(0.0, start + warmup + args.duration - time.monotonic()))
     cpu_to = server.cpu_seconds()
+    threads_to = thread_cpu_seconds(server.pid)
     rss_end = rss_kib(server.pid)
     metrics = server.metrics_or_nothing(failures)
     load_to = load_average()
@@ -586,8 +588,26 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
             attack = item
         else:
             tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
+    by_tid = {tid: cpu - threads_from.get(tid, 0.0) for tid, cpu in threads_to.items()}
+    threads = {"loop": by_tid.pop(server.pid, 0.0)} | {
+        f"thread {i}": cpu for i, cpu in enumerate(sorted(by_tid.values(), reverse=True), 1)}
     return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
-                               load_from, load_to, attack)
+                               load_from, load_to, attack, threads)
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each thread of process ``pid`` so far, by thread id
+    (/proc/PID/task/TID; the event loop's thread is the one whose id is ``pid``: Python
+    does not name the others for the system, so they are told apart by their share, the
+    store's writer the largest under load)."""
+    seconds: dict[int, float] = {}
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):  # a thread may end meanwhile
+                text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                fields = text[text.rindex(")") + 2:].split()
+                seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return seconds
 
 
 def count_calls(args: argparse.Namespace, server: ServerProcess, failures: list[str],
@@ -617,7 +637,8 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
            exit_code: int | None, cpu_from: tuple[float, float], cpu_to: tuple[float, float],
            rss_start: int, rss_end: int, metrics_from: dict[str, float],
            metrics: dict[str, float], load_from: str,
-           load_to: str, attack: dict[str, int] | None = None) -> None:
+           load_to: str, attack: dict[str, int] | None = None,
+           threads: dict[str, float] | None = None) -> None:
     d = args.duration
     latencies = [x for t in tallies for x in t.latencies]
     spectators = [x for t in tallies for x in t.spectator_latencies]
@@ -647,6 +668,11 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     per_move = (cpu_to[0] - cpu_from[0]) / in_window * 1e3 if in_window else float("nan")
     print(f"  CPU per move     {per_move:.3f} ms of the server process's CPU (user + system) "
           f"per acknowledged move in the window")
+    if threads and in_window:
+        print("    by thread      " + ", ".join(
+            f"{name} {cpu / in_window * 1e3:.3f}" for name, cpu in threads.items() if cpu > 0)
+            + " ms (the event loop's; the others', largest first: under load the first is the"
+            " store's writer)")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
     print(f"    server's part  {server_part(metrics_from, metrics)} (frame in -> ack queued, "
