@@ -17,7 +17,7 @@ from server.metrics import LAG_BUCKETS
 
 W = TypeVar("W")
 
-COMMIT_INTERVAL = 0.020  # seconds between two hand-overs (commits) under load, at least
+COMMIT_INTERVAL = 0.010  # seconds between two hand-overs (commits) under load, at least
 COMMIT_MAX = 64  # writes in a group that is handed over at once, without waiting out the window
 
 

@@ -4,7 +4,7 @@ The event loop never touches SQLite. Writes are gathered into groups, each hande
 thread at once and run as one transaction (each write in its own savepoint, but a single
 statement such as a move), committed, then every waiter woken with one call: a write is
 acknowledged only after its commit. Group commit by window and size: a group of moves is handed
-over at most every ``commit_interval`` (20 ms by default) or as soon as it holds
+over at most every ``commit_interval`` (10 ms by default) or as soon as it holds
 ``commit_max`` writes; a move after a quiet spell, and any other write, goes at the end of the
 loop's turn. Reads run on a second connection (WAL lets them proceed during a commit). What each
 read and write does is ``server.store.sql.SQLStore``'s. Durability is ``synchronous``
