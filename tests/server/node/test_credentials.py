@@ -151,7 +151,7 @@ def route_urls(server: Server) -> list[tuple[str, str]]:
             found.append((route.method, f"{info['prefix']}/nothing-here.js"))
         elif "formatter" in info:
             path = info["formatter"]
-            for candidate in ("1", "ann"):
+            for candidate in ("1", "ann", "yes"):  # (yes: a draw answer's {accept})
                 filled = re.sub(r"\{[^}]+\}", candidate, path)
                 if info["pattern"].fullmatch(filled):
                     path = filled
