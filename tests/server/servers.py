@@ -27,7 +27,10 @@ TIMEOUT = 20.0
 
 
 class Client:
-    """A websocket client that sends dicts and waits for messages of a given type."""
+    """A websocket client that sends dicts and waits for messages of a given type. Its
+    socket reads whatever comes (``max_queue=None``): a test that never reads a
+    subscription's updates would otherwise stop reading the socket, and its close at the end
+    would wait 10 s for a close frame queued behind them."""
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
@@ -124,7 +127,7 @@ class Server:
 
     async def client(self, name: str | None = None) -> Client:
         assert self.running is not None
-        ws = await websockets.connect(self.running.ws_url, max_size=None)
+        ws = await websockets.connect(self.running.ws_url, max_size=None, max_queue=None)
         self.clients.append(ws)
         client = Client(ws)
         if name is not None:
@@ -159,7 +162,7 @@ async def connect(server: ServerProcess, name: str | None = None,
                   token: str | None = None) -> Client:
     """A client of a server process (bench.harness's ``ServerProcess``); ``name`` or ``token``
     says hello first."""
-    client = Client(await websockets.connect(server.ws_url, max_size=None))
+    client = Client(await websockets.connect(server.ws_url, max_size=None, max_queue=None))
     if name is not None or token is not None:
         await client.hello(name, token)
     return client
@@ -224,7 +227,7 @@ class Nodes:
 
     async def client(self, node: str, name: str | None = None,
                      token: str | None = None) -> Client:
-        ws = await websockets.connect(self.running[node].ws_url, max_size=None)
+        ws = await websockets.connect(self.running[node].ws_url, max_size=None, max_queue=None)
         self.clients.append(ws)
         client = Client(ws)
         if name is not None or token is not None:
@@ -280,7 +283,7 @@ class ClusterServer:
     async def move(self, client: Client, node: str) -> None:
         """``client`` reconnects to ``node`` (the same object, a new socket) as its player."""
         await client.ws.close()
-        client.ws = await websockets.connect(self.nodes[node].ws_url, max_size=None)
+        client.ws = await websockets.connect(self.nodes[node].ws_url, max_size=None, max_queue=None)
         self.nodes.clients.append(client.ws)
         self._homes[id(client)] = node
         await client.hello(token=client.token)
