@@ -261,15 +261,12 @@ class Forwarding:
         """A game's batches come from a new owner: it has nobody present, so every session
         here that has the game open joins it again (and gets its state afresh)."""
         self.ownership.owners.pop(game_id, None)
-        if self.ownership.handing_over:
-            return
-        for session in list(self.delivery.audience.get(game_id, {})):
-            self._spawn(self._join(session, game_id, pending=False), f"rejoin-{game_id}")
+        self.rejoin(game_id, list(self.delivery.audience.get(game_id, {})))
 
     def rejoin(self, game_id: str, sessions: list[Session]) -> None:
-        """Sessions here that opened the game with an owner that has since let it go (its
-        reply came after the new owner's first batch): the new owner has nobody present
-        but those who joined it, so these join it too (and get its state afresh)."""
+        """Sessions here that hold the game as an owner that has since let it go had it (a
+        new owner's batches came, or the old owner's reply after them): the new owner has
+        nobody present but those who joined it, so these join it (and get its state afresh)."""
         if self.ownership.handing_over:
             return
         for session in sessions:

@@ -213,10 +213,9 @@ class Delivery:
         node. A session that has the game open already keeps what it had."""
         session.rooms.add(game_id)
         self.audience.setdefault(game_id, {}).setdefault(session, seq)
-        if seq > 0 and self._epochs.get(game_id, -1) < seq >> EPOCH_BITS:
-            # the owner's epoch it holds the game of (a game started here): a batch of a
-            # newer owner (the game handed on before any batch came back) rejoins it
-            self._epochs[game_id] = seq >> EPOCH_BITS
+        epoch = seq >> EPOCH_BITS  # the owner's whose state it holds (a game started here):
+        if seq > 0 and epoch > self._epochs.get(game_id, -1):  # a batch of a newer owner
+            self._epochs[game_id] = epoch  # (handed it before any batch came) rejoins it
         subscribing = self._subscriptions.get(game_id)
         if subscribing is None:
             subscribing = asyncio.ensure_future(
@@ -287,14 +286,14 @@ class Delivery:
         elif batch.owner and self.followers is not None:
             self.followers.owner_heard(game_id, batch.owner)
         node, by_id = self.node, self._by_id
-        deposed: list[Session] | None = None
+        deposed: list[Session] = []
         for item in batch.items:  # a pending session addressed here has its catch-up now
             if item.session is not None and item.node == node:
                 addressed = by_id.get(item.session)  # (found without a scan)
                 if addressed is not None and audience.get(addressed) == PENDING:
                     audience[addressed] = batch.seq - 1
                     if stale:  # it was seated or counted by an owner that has let go: the
-                        deposed = [*(deposed or ()), addressed]  # new one knows it not
+                        deposed.append(addressed)  # new one knows it not
         present = [s for s, opened in audience.items() if opened < batch.seq and opened >= 0]
         for item in batch.items:
             if stale and not item.reply:  # (a catch-up too: its state is older than the

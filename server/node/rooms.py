@@ -282,9 +282,9 @@ class Rooms:
     def leave(self, peer: Peer, game_id: str, now: float) -> None:
         """``peer`` closes the game (unwatched, or the connection is gone); its player is
         gone from it once no connection of theirs on any node has it open."""
-        if not self.openers.closed(game_id, peer) and (
-                not peer.name or self.openers.player_has_open(game_id, peer.name)):
-            return  # another connection of theirs has it open (or the computer's seat)
+        if not self.openers.closed(game_id, peer) \
+                and self.openers.player_has_open(game_id, peer.name):
+            return  # another connection of theirs has it open
         # (a connection this node never heard open is gone too: on a cluster, a player's
         # open travels from their node, and the connection may close before it arrives)
         room = self.held.get(game_id)
