@@ -240,31 +240,29 @@ async def api_move(request: web.Request) -> web.Response:
     return await _answered(request, True, fields)
 
 
-async def api_resign(request: web.Request) -> web.Response:
+async def _on_game(request: web.Request, kind: str) -> web.Response:
+    """The bot's request ``kind`` on the route's game (one with no fields but the game)."""
+
     async def fields(request: web.Request) -> dict[str, Any]:
-        return {"t": "resign", "game": request.match_info["id"]}
+        return {"t": kind, "game": request.match_info["id"]}
 
     return await _answered(request, True, fields)
+
+
+async def api_resign(request: web.Request) -> web.Response:
+    return await _on_game(request, "resign")
 
 
 async def api_abort(request: web.Request) -> web.Response:
     """Call the game off (before both sides moved; ``too_late_to_abort`` after)."""
-
-    async def fields(request: web.Request) -> dict[str, Any]:
-        return {"t": "abort", "game": request.match_info["id"]}
-
-    return await _answered(request, True, fields)
+    return await _on_game(request, "abort")
 
 
 async def api_draw(request: web.Request) -> web.Response:
     """lichess's ``draw/{accept}``: ``yes`` offers a draw, or accepts the opponent's standing
     offer (crossed offers agree: ``draw_offer``); ``no`` declines it (``draw_decline``)."""
-
-    async def fields(request: web.Request) -> dict[str, Any]:
-        yes = request.match_info["accept"] in ("yes", "true")
-        return {"t": "draw_offer" if yes else "draw_decline", "game": request.match_info["id"]}
-
-    return await _answered(request, True, fields)
+    yes = request.match_info["accept"] in ("yes", "true")
+    return await _on_game(request, "draw_offer" if yes else "draw_decline")
 
 
 async def api_chat(request: web.Request) -> web.Response:
