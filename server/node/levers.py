@@ -196,7 +196,10 @@ async def announce(store: Store, actor: str, text: str, reason: str = "") -> Non
 async def remove_chat(store: Store, actor: str, game: str, line: int, reason: str = "",
                       admin: bool = True) -> None:
     """Take the chat line numbered ``line`` out of ``game`` (its node does; when the actor is not an
-    ``admin``, not a line another moderator or an admin said)."""
+    ``admin``, not a line another moderator or an admin said). A game the store does not have
+    is refused (``no_such_game``)."""
+    if await store.get_game(game) is None:
+        raise StoreError(f"no game {game}", code="no_such_game")
     await store.apply(audit=_chat_removed(actor, game, line, reason),
                       control=encode_action(RemoveChatLine(game=game, line=line,
                                                            admin=admin, by=actor)))
