@@ -583,9 +583,9 @@ class TournamentsService:
         """Someone joined or left: a tournament held here knows at once (its state is shown
         from memory); the director's next round pairs by it."""
         standings = self.held.get(tournament_id)
-        self._entries.pop(tournament_id, None)  # the next round reads them again
-        if standings is not None:
-            data = await self.store.query(ops.tournament_data(tournament_id, games=False))
+        self._entries.pop(tournament_id, None)
+        if standings is not None:  # read again now, and the next round takes them as read
+            data = await self._players(tournament_id, self.clock())
             if data is not None:
                 if not standings.refresh(data.entries):
                     self.held.pop(tournament_id, None)  # rebuilt at the next round
