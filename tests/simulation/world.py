@@ -1327,9 +1327,23 @@ class World:
                 seat = record.x if game.x == player.uid else record.o
                 if seat.player:
                     names.add(seat.player)
-        for name in sorted(names):
-            await self.newcomer_takes(name, player, "records.deleted_name_clean")
+        for name in sorted(names - {player.name}):  # the tombstone's ``deleted-<id>``
+            await self.tombstone_refused(name, player)
+        # The name they had is free again: whoever takes it next owns none of their games.
+        await self.newcomer_takes(player.name, player, "records.deleted_name_clean")
         return True
+
+    async def tombstone_refused(self, name: str, former: SimPlayer) -> None:
+        """A deleted player's records show ``name``: nobody may log in or register as it."""
+        probe = self.new_client(None)
+        if not await self.connect(probe):
+            return
+        welcome = await self.hello(probe, name=name)
+        self.note(f"  a newcomer asks for {former.name}'s tombstone {name}: {said(welcome)}")
+        self.checked("records.deleted_name_clean",
+                     welcome is not None and welcome["t"] == "error",
+                     f"the tombstone {name} of {former.name} was given: {said(welcome)}")
+        await probe.close()
 
     async def step_report(self) -> bool:
         pair = self.two_players() if self.rng.random() < 0.7 else None
