@@ -101,6 +101,14 @@ class GameRoom(RoomState):
         event = self._presence_event(side, now, self._next_version())
         return [self._keep(event, Audience.OTHERS, player)]
 
+    def starts_away(self, side: int, now: float) -> None:
+        """The human at ``side`` has no connection as the game starts (a tournament pairs
+        players seen lately, who may have gone since): away from its first state, so their
+        opponent is told so and a claim's grace runs from now; their coming back is told as
+        any return is."""
+        if self._human(side):
+            self._presence[side] = SeatPresence(online=False, gone_since=now)
+
     def disconnected(self, player: PlayerId, now: float) -> list[Outbound]:
         """A seated player has gone; after ``grace`` seconds its opponent may claim."""
         side = self._seat(player)

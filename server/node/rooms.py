@@ -209,6 +209,10 @@ class Rooms:
         async with self.locks[room.id]:  # a cluster's hand-off of the game waits for this
             await self.ownership.started(room)
             seq = self.publisher.first_of_epoch(room.id, self.ownership.token(room.id))
+            if tournament is not None:  # paired, not asking: one may have gone since
+                for side, seat in enumerate(seats):
+                    if not self.delivery.of_player(seat.player):
+                        room.starts_away(side, now)
             for seat in seats:
                 sessions = self.delivery.of_player(seat.player)
                 for session in sessions:

@@ -280,3 +280,24 @@ async def test_the_rounds_read_the_players_at_most_once_a_tick(server: Server) -
     again = await director._players(tid, now + TICK / 2)
     assert again is not first and [e.name for e in again.entries] == ["ann"]
     assert await director._players(tid, now + 100 * TICK) is not again
+
+
+async def test_a_player_gone_when_paired_is_shown_away_from_the_start(server: Server) -> None:
+    """An arena pairs a player seen in the last ``PRESENT_FOR`` seconds, who may have closed
+    every connection since (a kick, a lost network): their opponent is told they are away
+    (``online`` false in the game's first state), so a claim's grace runs from the start, and
+    told when they come."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 1.0))["info"]["id"]
+    ann, bob = await joined(server, tid, "ann", "bob")
+    token = bob.token
+    await bob.ws.close()
+    game = await paired(ann, tid)
+    assert {seat["name"]: seat["online"] for seat in game["seats"]} == {"ann": True,
+                                                                         "bob": False}
+    back = await server.client()
+    assert (await back.hello(token=token))["name"] == "bob"
+    assert (await back.request(t="watch", game=game["id"]))["t"] == "game"
+    came = await ann.expect("presence", game=game["id"])
+    assert came["side"] == next(seat for seat, shown in zip("xo", game["seats"], strict=True)
+                                if shown["name"] == "bob") and came["online"] is True
