@@ -26,6 +26,11 @@ TOLD = 12  # the last presence a game view keeps, for a finding's detail
 CATCHUP_ROUNDS = 2  # catch-ups that leave a gap before the client loads the whole game
 
 
+def said(reply: dict[str, Any] | None) -> str | None:
+    """What a reply says in a word: its error code, else its type (None: no reply)."""
+    return None if reply is None else reply.get("code") or reply["t"]
+
+
 @dataclass
 class GameView:
     """What one client holds of one game: built from ``game`` and applied events only."""
@@ -88,6 +93,8 @@ class SimClient:
     step_catchup: dict[str, int] = field(default_factory=dict)  # ... a game, this step
     received: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # a tournament's new games as pushed (``game`` with ``tournament``), with when they came
+    paired: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     lobby_games: dict[str, dict[str, Any]] | None = None  # after lobby_sub: the live games
     close_code: int | None = None
     expected_close: frozenset[int] = frozenset()  # codes a step said may close this socket
@@ -227,6 +234,8 @@ class SimClient:
             self.roles = tuple(message.get("roles") or ())
         elif kind == "game":
             self._load(message)
+            if message.get("tournament") is not None and message.get("ref") is None:
+                self.paired.append((self.last_frame_at, message))
         elif kind == "lobby":
             self.lobby_games = {g["id"]: g for g in message["games"]}
         elif kind == "lobby_delta" and self.lobby_games is not None:

@@ -60,6 +60,12 @@ CHECKERS: dict[str, str] = {
     "records.names_fold_separators": "names differing only by _ or - are the same name",
     "records.reserved_names": "a reserved word with a suffix or separators is reserved",
     "records.private_game_unlisted": "an ongoing private game is not listed in a profile",
+    # tournaments: an arena's pairing and standings beside the levers
+    "tournaments.paired_entrants": "an arena pairs only players who joined it and have not "
+                                   "left it, been banned or been deleted",
+    "tournaments.standings_names": "an arena's standings name each player as they are "
+                                   "called now",
+    "tournaments.own_line": "a follower's own line (me) is their own",
     # what each client is told of the others
     "chat.audiences": "a players' line reaches the players only, a spectators' line the "
                       "spectators only; staff watching get both",

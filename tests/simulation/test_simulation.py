@@ -48,10 +48,9 @@ def test_every_checker_and_known_bug_is_named_once() -> None:
     assert {name.partition("@")[0] for name in KNOWN_BUGS} <= set(CHECKERS)
     assert {name.partition("@")[2] for name in KNOWN_BUGS} <= {"", "embedded", "cluster"}
     assert all(name.count(".") == 1 for name in CHECKERS)
-    world_source = (Path(__file__).parent / "world.py").read_text(encoding="utf-8")
-    client_source = (Path(__file__).parent / "client.py").read_text(encoding="utf-8")
-    unused = [name for name in CHECKERS
-              if f'"{name}"' not in world_source + client_source]
+    source = "".join((Path(__file__).parent / name).read_text(encoding="utf-8")
+                     for name in ("world.py", "client.py", "tournament_steps.py"))
+    unused = [name for name in CHECKERS if f'"{name}"' not in source]
     assert not unused, f"checkers nobody checks: {unused}"
     assert all(hasattr(World, f"step_{name}") for name, _ in STEPS)
 

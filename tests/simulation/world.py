@@ -23,7 +23,6 @@ import string
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,10 @@ import aiohttp
 from engine import Board
 
 from .backends import Backend
-from .client import SimClient
+from .client import SimClient, said
 from .invariants import Violation, documented_codes, known
+from .model import Report, SimGame, SimPlayer
+from .tournament_steps import TournamentSteps
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = 25  # steps between reads of the store
@@ -44,43 +45,6 @@ STORM = 3  # catch-up frames one client may send for one game in one step (since
 MAX_PLAYERS = 12
 MAX_GAMES_EACH = 2
 VARIANTS = ("4x4", "4x4", "3x3x3")
-
-
-@dataclass
-class SimPlayer:
-    uid: int
-    name: str
-    token: str | None
-    password: str | None = None
-    codes: list[str] = field(default_factory=list)
-    role: str | None = None  # "admin", "moderator"
-    banned: bool = False
-    muted: bool = False
-    deleted: bool = False
-    former_names: list[str] = field(default_factory=list)
-    revoked_tokens: list[str] = field(default_factory=list)
-
-
-@dataclass
-class SimGame:
-    id: str
-    variant: str
-    x: int | None  # a player's uid, None for the computer
-    o: int | None
-    private: bool = False
-    seq: int = 0  # the order the world learnt of it: game ids are the server's random
-    rematched: bool = False
-    chat_lines: list[int] = field(default_factory=list)  # versions of chat lines seen
-
-    def seat_of(self, uid: int) -> str | None:
-        return "x" if self.x == uid else "o" if self.o == uid else None
-
-
-@dataclass
-class Report:
-    tag: str
-    by: int
-    about: int
 
 
 class World:
@@ -100,6 +64,7 @@ class World:
         self.ended: set[str] = set()
         self.acked: dict[tuple[str, int], int] = {}
         self.reports: list[Report] = []
+        self.tourneys = TournamentSteps(self)
         self.violations: list[Violation] = []
         self.lines: list[str] = []
         self.step = 0
@@ -290,11 +255,30 @@ class World:
                     self.counts[name] = self.counts.get(name, 0) + 1
                     break
             await self.settle()
+            self.tourneys.adopt_paired()
             self.check_streams()
             if self.step % CHECKPOINT == 0:
                 await self.check_store()
         await self.settle()
         await self.check_store()
+
+    def now(self) -> float:
+        """The clock the clients stamp frames with (the event loop's)."""
+        return asyncio.get_running_loop().time()
+
+    # -- tournaments (tests/simulation/tournament_steps.py) -----------------------------------
+
+    async def step_tournament_create(self) -> bool:
+        return await self.tourneys.create()
+
+    async def step_tournament_join(self) -> bool:
+        return await self.tourneys.join()
+
+    async def step_tournament_leave(self) -> bool:
+        return await self.tourneys.leave()
+
+    async def step_tournament_look(self) -> bool:
+        return await self.tourneys.look()
 
     # -- players and sessions ------------------------------------------------------------------
 
@@ -1004,6 +988,7 @@ class World:
         starts = {c.label: len(c.errors) for c in sockets}
         how = await self.lever("ban", player.name, moderator=self.rng.random() < 0.5)
         player.banned = True
+        self.tourneys.left(player.uid, self.now())
         self.note(how)
         await self.until(lambda: all(not c.open for c in sockets))
         for client in sockets:
@@ -1211,6 +1196,7 @@ class World:
         old = player.name
         player.former_names.append(old)
         player.name = new
+        player.renamed_at = self.now()
         early = None
         if self.rng.random() < 0.5:  # a newcomer takes the old name at once, before the kick
             early = self.new_client(None)
@@ -1306,6 +1292,7 @@ class World:
                 client.expected_close = frozenset()
             return True
         player.deleted = True
+        self.tourneys.left(player.uid, self.now())
         await self.until(lambda: all(not c.open for c in sockets))
         for client in sockets:
             self.checked("levers.delete_holds", not client.open,
@@ -1664,11 +1651,6 @@ class World:
         return [v for v in self.violations if not known(v.checker, self.backend.mode)]
 
 
-def said(reply: dict[str, Any] | None) -> str | None:
-    """What a reply says in a word: its error code, else its type (None: no reply)."""
-    return None if reply is None else reply.get("code") or reply["t"]
-
-
 def stored_cells(record: Any) -> list[int]:
     return [m.cell for m in record.moves]
 
@@ -1682,6 +1664,8 @@ STEPS: list[tuple[str, int]] = [
     ("reset_password", 1), ("ban", 1), ("unban", 1), ("mute", 2), ("kick", 1), ("rename", 1),
     ("delete_player", 1), ("report", 2), ("reports_check", 1), ("remove_chat", 1),
     ("bad_input", 3), ("http_token", 1), ("profile", 1), ("restart", 1),
+    ("tournament_create", 2), ("tournament_join", 5), ("tournament_leave", 1),
+    ("tournament_look", 2),
 ]
 
 
