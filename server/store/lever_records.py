@@ -25,6 +25,7 @@ from server.store.base import GAMES, check_new_name, game_from_row, name_key, to
 from server.store.operations import PLAYER_BY_NAME, by_name, player_row_by_name
 from server.store.query import Dialect, Op, change, every, fetch_all, fetch_one, one, run_count
 from server.store.runner import SQLRunner
+from server.store.tournaments import withdraw_everywhere
 
 T = TypeVar("T")
 
@@ -158,6 +159,7 @@ def delete_player(name: str, now: float | None = None) -> Op[str]:
     for table in ("roles", "recovery_codes", "devices"):
         yield change(f"DELETE FROM {table} WHERE player_id = ?", row["id"])
     when = time.time() if now is None else now
+    yield from withdraw_everywhere(row["id"], when)
     yield change("UPDATE sanctions SET lifted = ? WHERE player_id = ? AND lifted IS NULL",
                  when, row["id"])
     yield change("UPDATE players SET name = ?, name_key = ?, password = NULL, deleted = ?"
@@ -288,6 +290,8 @@ def add_sanction(
         " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
         kind, player_id, address, reason, now, expires, by))
     assert row is not None
+    if kind == "ban" and player_id is not None:  # as on lichess: out of their tournaments
+        yield from withdraw_everywhere(player_id, now)
     return Sanction(row["id"], kind, name, address, reason, now, expires, by)
 
 

@@ -237,6 +237,14 @@ def withdraw(tournament_id: str, name: str, now: float) -> Op[None]:
                  " AND player_id = ? AND withdrawn IS NULL", now, tournament_id, player["id"])
 
 
+def withdraw_everywhere(player_id: int, now: float) -> Op[None]:
+    """The player leaves every tournament not finished (a ban, a deletion): not paired again;
+    their results stay."""
+    yield change("UPDATE tournament_players SET withdrawn = ? WHERE player_id = ?"
+                 " AND withdrawn IS NULL AND tournament_id IN"
+                 " (SELECT id FROM tournaments WHERE status <> 'finished')", now, player_id)
+
+
 def mark_seen(tournament_id: str, names: list[str], now: float) -> Op[None]:
     """The players ``names`` (who joined) are connected to a node now."""
     for name in names:

@@ -13,7 +13,7 @@ import pytest
 
 from server.node.tournaments import ROUND_GAP, ROUND_PAUSE, TICK
 from tests.eventually import eventually
-from tests.server.node.test_levers import connected_moderator, get
+from tests.server.node.test_levers import admin, connected_moderator, get
 from tests.server.servers import Client, Server, play
 
 
@@ -301,3 +301,21 @@ async def test_a_player_gone_when_paired_is_shown_away_from_the_start(server: Se
     came = await ann.expect("presence", game=game["id"])
     assert came["side"] == next(seat for seat, shown in zip("xo", game["seats"], strict=True)
                                 if shown["name"] == "bob") and came["online"] is True
+
+
+async def test_a_ban_or_a_deletion_withdraws_the_player_from_their_tournaments(
+        server: Server) -> None:
+    """As on lichess: a banned player leaves the tournaments they are in (they may join
+    again once the ban is lifted), a deleted one too; the arena pairs neither, though a node
+    saw them connected a moment ago, and their lines stay, withdrawn."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 1.5))["info"]["id"]
+    ann, _bob, _cat = await joined(server, tid, "ann", "bob", "cat")
+    assert (await mod.request(t="ban", name="bob", reason="spam"))["t"] == "ack"
+    assert (await admin(server, "delete-player", "cat", "--reason", "asked"))[0] == 0
+    await asyncio.sleep(1.5 + TICK + ROUND_GAP)
+    assert [m for m in await ann.quiet(1.0) if m["t"] == "game"] == []
+    state = await ann.request(t="tournament_sub", tournament=tid)
+    withdrawn = {row["name"]: row["withdrawn"] for row in state["standings"]}
+    assert withdrawn["ann"] is False and withdrawn["bob"] is True
+    assert [w for name, w in withdrawn.items() if name.startswith("deleted-")] == [True]
