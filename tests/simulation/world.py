@@ -594,7 +594,10 @@ class World:
                 return False
             sender = self.pick(watchers)
             message["cell"] = self.pick(Board(view.variant, view.moves).legal_moves)
-            expected = "spectator" if game.id in sender.views else "not_seated"
+            # a spectator is a player, not a socket: one watching on another socket is one
+            watching = [c for c in self.clients if c.open and c.uid is not None
+                        and c.uid == sender.uid and game.id in c.views]
+            expected = "spectator" if game.id in sender.views or watching else "not_seated"
         reply = await sender.request(**message)
         got = said(reply)
         self.note(f"{sender.label} illegal move ({kind}) {message.get('cell')!r} ply "
