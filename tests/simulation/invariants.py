@@ -66,6 +66,11 @@ CHECKERS: dict[str, str] = {
     "tournaments.standings_names": "an arena's standings name each player as they are "
                                    "called now",
     "tournaments.own_line": "a follower's own line (me) is their own",
+    # bots: the bot API beside the levers
+    "bots.upgrade": "an account with no rated game becomes a bot",
+    "bots.challenge_reaches_stream": "a challenge to a bot shows on its open event stream",
+    "bots.stream_ends_on_lever": "a ban, kick, deletion or password reset ends the bot's "
+                                 "event stream within a second, on any node",
     # what each client is told of the others
     "chat.audiences": "a players' line reaches the players only, a spectators' line the "
                       "spectators only; staff watching get both",

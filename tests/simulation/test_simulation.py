@@ -49,7 +49,8 @@ def test_every_checker_and_known_bug_is_named_once() -> None:
     assert {name.partition("@")[2] for name in KNOWN_BUGS} <= {"", "embedded", "cluster"}
     assert all(name.count(".") == 1 for name in CHECKERS)
     source = "".join((Path(__file__).parent / name).read_text(encoding="utf-8")
-                     for name in ("world.py", "client.py", "tournament_steps.py"))
+                     for name in ("world.py", "client.py", "tournament_steps.py",
+                                  "bot_steps.py"))
     unused = [name for name in CHECKERS if f'"{name}"' not in source]
     assert not unused, f"checkers nobody checks: {unused}"
     assert all(hasattr(World, f"step_{name}") for name, _ in STEPS)

@@ -31,6 +31,7 @@ import aiohttp
 from engine import Board
 
 from .backends import Backend
+from .bot_steps import BotSteps
 from .client import SimClient, said
 from .invariants import Violation, documented_codes, known
 from .model import Report, SimGame, SimPlayer
@@ -65,6 +66,7 @@ class World:
         self.acked: dict[tuple[str, int], int] = {}
         self.reports: list[Report] = []
         self.tourneys = TournamentSteps(self)
+        self.bots = BotSteps(self)
         self.violations: list[Violation] = []
         self.lines: list[str] = []
         self.step = 0
@@ -123,7 +125,7 @@ class World:
     def living(self, *, free: bool = True) -> list[SimPlayer]:
         """Players who exist and may act (not banned); ``free``: not the admin or moderator."""
         return [p for p in self.players.values() if not p.deleted and not p.banned
-                and (not free or p.role is None)]
+                and not p.bot and (not free or p.role is None)]
 
     def connected(self, **kw: Any) -> list[SimPlayer]:
         return [p for p in self.living(**kw) if self.open_clients(p.uid)]
@@ -234,6 +236,7 @@ class World:
             await self.add_player()
 
     async def teardown(self) -> None:
+        await self.bots.close()
         for client in self.clients:
             with contextlib.suppress(Exception):
                 await client.close()
@@ -279,6 +282,23 @@ class World:
 
     async def step_tournament_look(self) -> bool:
         return await self.tourneys.look()
+
+    # -- bots (tests/simulation/bot_steps.py) --------------------------------------------------
+
+    async def step_bot_new(self) -> bool:
+        return await self.bots.new()
+
+    async def step_bot_reconnect(self) -> bool:
+        return await self.bots.reconnect()
+
+    async def step_bot_challenge(self) -> bool:
+        return await self.bots.challenge()
+
+    async def step_bot_move(self) -> bool:
+        return await self.bots.move()
+
+    async def step_bot_lever(self) -> bool:
+        return await self.bots.lever()
 
     # -- players and sessions ------------------------------------------------------------------
 
@@ -956,7 +976,7 @@ class World:
 
     def target(self, *, banned: bool | None = False) -> SimPlayer | None:
         options = [p for p in self.players.values() if not p.deleted and p.role is None
-                   and (banned is None or p.banned == banned)]
+                   and not p.bot and (banned is None or p.banned == banned)]
         return self.pick(options)
 
     async def lever(self, *argv: str, moderator: bool) -> str:
@@ -1587,7 +1607,8 @@ class World:
                     if uid is None or uid == client.uid:
                         continue
                     there = any(c.open and game_id in c.views for c in self.clients
-                                if c.uid == uid and c.token is not None)
+                                if c.uid == uid and c.token is not None
+                                ) or self.bots.streaming(uid)  # a bot's stream opens its games
                     self.checked("presence.as_told", view.online.get(side) == there,
                                  f"{client.label} on {client.node} holds {side} of {game_id} "
                                  f"{'online' if view.online.get(side) else 'away'}, but p{uid} "
@@ -1668,7 +1689,8 @@ STEPS: list[tuple[str, int]] = [
     ("delete_player", 1), ("report", 2), ("reports_check", 1), ("remove_chat", 1),
     ("bad_input", 3), ("http_token", 1), ("profile", 1), ("restart", 1),
     ("tournament_create", 2), ("tournament_join", 5), ("tournament_leave", 1),
-    ("tournament_look", 2),
+    ("tournament_look", 2), ("bot_new", 2), ("bot_reconnect", 1), ("bot_challenge", 4),
+    ("bot_move", 6), ("bot_lever", 1),
 ]
 
 
