@@ -230,14 +230,20 @@ class BotSteps:
         return True
 
     async def lever(self) -> bool:
-        """The host or the moderator kicks a streaming bot, or the host resets its password
-        (every token revoked): its stream must end within a second (``after_lever``)."""
+        """The host or the moderator kicks or bans a streaming bot, or the host resets its
+        password (every token revoked): its stream must end within a second
+        (``after_lever``)."""
         w = self.world
         bot = w.pick([b for b in self._alive() if b.streaming])
         if bot is None:
             return False
-        if w.rng.random() < 0.6:
+        roll = w.rng.random()
+        if roll < 0.45:
             how = await w.lever("kick", bot.player.name, moderator=w.rng.random() < 0.5)
+        elif roll < 0.7:  # for good: the world's unban step takes people, not bots
+            how = await w.lever("ban", bot.player.name, moderator=w.rng.random() < 0.5)
+            bot.player.banned = True
+            w.tourneys.left(bot.player.uid, w.now())
         else:
             code, printed = await w.admin("reset-password", bot.player.name)
             how = f"host resets {bot.player.name}'s password: exit {code}"
