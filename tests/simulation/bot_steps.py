@@ -197,6 +197,25 @@ class BotSteps:
         w.note(f"  game {game_id} x={pushed['seats'][0]['name']} o={pushed['seats'][1]['name']}")
         return True
 
+    async def tournament(self) -> bool:
+        """A streaming bot enters an arena over HTTP (``POST /api/tournaments/{id}/join``):
+        the arena pairs it as it pairs anyone (``TournamentSteps.adopt_paired`` checks)."""
+        w = self.world
+        bot = w.pick([b for b in self._alive() if b.streaming])
+        if bot is None:
+            return False
+        uid = bot.player.uid
+        tournament = w.pick([t for t in w.tourneys.lines()
+                             if uid not in t.joined or uid in t.left])
+        if tournament is None:
+            return False
+        status, body = await self.post(bot, f"/api/tournaments/{tournament.id}/join")
+        w.note(f"{bot.player.name} joins {tournament.id} over HTTP: {status} {body}")
+        if status == 200:
+            tournament.joined[uid] = w.now()
+            tournament.left.pop(uid, None)
+        return True
+
     async def move(self) -> bool:
         """A bot moves over HTTP where a person's converged view says it is its turn."""
         w = self.world

@@ -294,6 +294,9 @@ class World:
     async def step_bot_challenge(self) -> bool:
         return await self.bots.challenge()
 
+    async def step_bot_tournament(self) -> bool:
+        return await self.bots.tournament()
+
     async def step_bot_move(self) -> bool:
         return await self.bots.move()
 
@@ -1689,8 +1692,8 @@ STEPS: list[tuple[str, int]] = [
     ("delete_player", 1), ("report", 2), ("reports_check", 1), ("remove_chat", 1),
     ("bad_input", 3), ("http_token", 1), ("profile", 1), ("restart", 1),
     ("tournament_create", 2), ("tournament_join", 5), ("tournament_leave", 1),
-    ("tournament_look", 2), ("bot_new", 2), ("bot_reconnect", 1), ("bot_challenge", 4),
-    ("bot_move", 6), ("bot_lever", 1),
+    ("tournament_look", 2), ("bot_new", 2), ("bot_reconnect", 2), ("bot_challenge", 4),
+    ("bot_move", 6), ("bot_lever", 1), ("bot_tournament", 2),
 ]
 
 
