@@ -42,9 +42,7 @@ class TournamentSteps:
         w = self.world
         if len(self.tournaments) >= MAX_TOURNAMENTS:
             return False
-        client = w.pick(w.open_clients(w.mod_uid))
-        if client is None:
-            client = await w.open_session(w.players[w.mod_uid])
+        client = await w.moderator()
         if client is None:
             return False
         reply = await client.request(t="tournament_create", name=f"sim arena {w.step}",

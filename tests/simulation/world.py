@@ -982,12 +982,15 @@ class World:
                    and not p.bot and (banned is None or p.banned == banned)]
         return self.pick(options)
 
+    async def moderator(self) -> SimClient | None:
+        """A socket of the moderator's: one open, else a new one."""
+        client = self.pick(self.open_clients(self.mod_uid))
+        return client or await self.open_session(self.players[self.mod_uid])
+
     async def lever(self, *argv: str, moderator: bool) -> str:
         """Pull a lever: as the host (``qubic admin``) or as the moderator (a request)."""
         if moderator:
-            client = self.pick(self.open_clients(self.mod_uid))
-            if client is None:
-                client = await self.open_session(self.players[self.mod_uid])
+            client = await self.moderator()
             if client is not None:
                 kind, name = argv[0], argv[1]
                 fields: dict[str, Any] = {"t": kind, "name": name, "reason": "sim"}
@@ -1376,11 +1379,9 @@ class World:
     async def step_reports_check(self) -> bool:
         if not self.reports:
             return False
-        client = self.pick(self.open_clients(self.mod_uid))
+        client = await self.moderator()
         if client is None:
-            client = await self.open_session(self.players[self.mod_uid])
-            if client is None:
-                return False
+            return False
         reply = await client.request(t="reports")
         if reply is None or reply["t"] != "reports":
             self.note(f"moderator reads the reports: {reply}")
