@@ -48,10 +48,10 @@ class TournamentSteps:
         reply = await client.request(t="tournament_create", name=f"sim arena {w.step}",
                                      kind="arena", starts_at=time.time(), minutes=60,
                                      clock="5+3", variant="4x4")
-        w.note(f"the moderator makes an arena: {said(reply)}"
-               + (f" {reply['info']['id']}" if said(reply) == "tournament" else ""))
-        if reply is not None and reply["t"] == "tournament":
-            self.tournaments[reply["info"]["id"]] = SimTournament(reply["info"]["id"])
+        made = reply["info"]["id"] if reply is not None and reply["t"] == "tournament" else None
+        w.note(f"the moderator makes an arena: {said(reply)} {made or ''}")
+        if made is not None:
+            self.tournaments[made] = SimTournament(made)
         return True
 
     async def join(self) -> bool:
