@@ -456,7 +456,8 @@ def cmd_held(args: argparse.Namespace) -> None:
             said = "; ".join(
                 f"X let it go at ply {x} ({moves[x - 1]})" + (
                     f", O gave it back at ply {o} ({moves[o - 1]})" if o else "")
-                for x, o in found) or "X held its win throughout"
+                for x, o in found) or ("X held its win throughout" if OPEN not in marks else
+                                       f"no slip of X's shown ({marks.count(OPEN)} open)")
             print(f"{game['b']} seed {game['seed']} game {game['index']} "
                   f"({game['winner'] or 'draw'}, {len(moves)} plies): {said}\n  {''.join(marks)}",
                   flush=True)
