@@ -7,9 +7,11 @@ levels, speed and the forced-win suite.
         vs mcts alphabeta
     .venv/bin/python bench/research/engine_strength.py blame lost.jsonl
     .venv/bin/python bench/research/engine_strength.py tally o901.jsonl
+    .venv/bin/python bench/research/engine_strength.py held o921.jsonl --seconds 3
     .venv/bin/python bench/research/engine_strength.py --side o --jobs 2 tree bogenschutz
     .venv/bin/python bench/research/engine_strength.py self --games 20 --time 1
     .venv/bin/python bench/research/engine_strength.py replies 1a1
+    .venv/bin/python bench/research/engine_strength.py --jobs 2 replies "1a1 1d4 4a1" --x alphabeta
     .venv/bin/python bench/research/engine_strength.py levels --games 40 --time 0.2
     .venv/bin/python bench/research/engine_strength.py speed --time 1
     .venv/bin/python bench/research/engine_strength.py suite --time 1
@@ -234,9 +236,11 @@ def cmd_self(args: argparse.Namespace) -> None:
           f"| {statistics.median(plies):.0f} | {(time.perf_counter() - started) / 60:.1f} |")
 
 
-def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | None, int, str]:
-    """``spec`` against itself from the position after ``moves``: (winner, plies, the game)."""
-    board, _ = play_game(make_player(spec, seed), make_player(spec, seed + 1),
+def play_out(spec: str, moves: str, seconds: float, seed: int,
+             x_spec: str = "") -> tuple[int | None, int, str]:
+    """``spec`` against itself (or ``x_spec`` as X against ``spec`` as O) from the position
+    after ``moves``: (winner, plies, the game)."""
+    board, _ = play_game(make_player(x_spec or spec, seed), make_player(spec, seed + 1),
                          limit=Limit(time=seconds), start=Board.from_notation("4x4x4", moves))
     outcome = board.outcome()
     assert outcome is not None
@@ -244,7 +248,8 @@ def play_out(spec: str, moves: str, seconds: float, seed: int) -> tuple[int | No
 
 
 def cmd_replies(args: argparse.Namespace) -> None:
-    """Self-play from every second-player reply (one per symmetry class) to a first move."""
+    """Self-play from every reply (one per symmetry class) to the moves ``first``; with
+    ``--x SPEC``, SPEC as X against the master as O there (which replies hold against it)."""
     board = Board.from_notation("4x4x4", args.first)
     starts = []
     for cell in root_moves(board, 0.0):
@@ -253,11 +258,14 @@ def cmd_replies(args: argparse.Namespace) -> None:
         board.pop()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(play_out, [args.master] * len(starts), starts,
-                                [args.time] * len(starts), range(len(starts))))
+                                [args.time] * len(starts),
+                                range(args.seed, args.seed + len(starts)),
+                                [args.x] * len(starts)))
     x_wins = sum(winner == 0 for winner, _, _ in results)
     o_wins = sum(winner == 1 for winner, _, _ in results)
-    print(f"| first move | replies (one per class) | X won | O won | drawn | median plies |\n"
-          f"|---|---|---|---|---|---|\n| {args.first} | {len(starts)} | {x_wins} | {o_wins} "
+    print(f"| moves | X | replies (one per class) | X won | O won | drawn | median plies |\n"
+          f"|---|---|---|---|---|---|---|\n| {args.first} | {args.x or args.master} "
+          f"| {len(starts)} | {x_wins} | {o_wins} "
           f"| {len(starts) - x_wins - o_wins} "
           f"| {statistics.median(p for _, p, _ in results):.0f} |")
     for start, (winner, plies, game) in zip(starts, results, strict=True):
@@ -382,6 +390,81 @@ def cmd_blame(args: argparse.Namespace) -> None:
               f" not refuted there: {' '.join(holding) or 'none (lost already)'}", flush=True)
 
 
+HELD, ONE_MOVE, NOT_HELD, OPEN = "P", "W", "-", "?"  # held's marks (see x_held)
+
+
+def x_held(moves: list[str], seconds: float, nodes: int = 0) -> list[str]:
+    """Whether X holds a win after each ply of a 4x4x4 game: ``P`` where the proof's tables
+    prove it (X to move in a position of the proof, or O to move with every reply into one),
+    else df-pn's answer within ``seconds`` (or ``nodes``): ``W`` proved, ``-`` disproved (X has
+    no forced win there), ``?`` open; the game's last position (a line or a full board) is
+    left out. One solver a game, its table kept from ply to ply."""
+    from engine.kernels.solver import Solver
+    from engine.players.resistance import OutOfLookups, ProofTables
+
+    solver = Solver(GEOMETRY, tt_bits=22)
+    board = Board(GEOMETRY)
+    marks = []
+    for move in moves:
+        board.push(parse_cell(move, GEOMETRY))
+        if board.outcome() is not None:
+            break
+        tables = ProofTables()
+        try:
+            proof_has_it = (tables.x_holds(*board.stones) if board.turn == 0
+                            else tables.o_lost(*board.stones))
+        except OutOfLookups:
+            proof_has_it = False
+        if proof_has_it:
+            marks.append(HELD)
+            continue
+        proof = solver.prove(board, attacker=0, seconds=seconds, nodes=nodes)
+        marks.append(ONE_MOVE if proof.proved else NOT_HELD if proof.disproved else OPEN)
+    return marks
+
+
+def slips(marks: list[str]) -> list[tuple[int, int | None]]:
+    """The plies (1-based) where X let its win go (a ``-`` after a proved win, X's move) and
+    where O gave it back (the next proved win after it, O's move; None if never)."""
+    found: list[tuple[int, int | None]] = []
+    held = True  # the empty board: X wins (the proof)
+    for index, mark in enumerate(marks):
+        if mark == NOT_HELD and held:
+            found.append((index + 1, None))
+            held = False
+        elif mark in (HELD, ONE_MOVE) and not held:
+            found[-1] = (found[-1][0], index + 1)
+            held = True
+    return found
+
+
+def cmd_held(args: argparse.Namespace) -> None:
+    """For every game of a record where A is O (lost only, unless ``--all``): after each
+    ply, whether X holds a proved win (:func:`x_held`), and where X let it go and O gave it
+    back: a loss with no slip is one X's play won from the first move to the last."""
+    kept = slipped = 0
+    for path in args.records:
+        for text in path.read_text().splitlines():
+            game = json.loads(text)
+            if game["a_is_x"] or not (args.all or game["winner"] == B):
+                continue
+            moves = str(game["moves"]).split()
+            marks = x_held(moves, args.seconds)
+            found = slips(marks)
+            kept += not found
+            slipped += bool(found)
+            said = "; ".join(
+                f"X let it go at ply {x} ({moves[x - 1]})" + (
+                    f", O gave it back at ply {o} ({moves[o - 1]})" if o else "")
+                for x, o in found) or ("X held its win throughout" if OPEN not in marks else
+                                       f"no slip of X's shown ({marks.count(OPEN)} open)")
+            print(f"{game['b']} seed {game['seed']} game {game['index']} "
+                  f"({game['winner'] or 'draw'}, {len(moves)} plies): {said}\n  {''.join(marks)}",
+                  flush=True)
+    print(f"{kept} games with no slip of X's, {slipped} with one (marks: P the proof's, W df-pn "
+          f"proved, - X has no win, ? open within {args.seconds} s)")
+
+
 def cmd_tree(args: argparse.Namespace) -> None:
     """A's exact chances in every game a tie-breaking searcher (B) can play against it.
 
@@ -446,6 +529,8 @@ def main() -> None:
     sub.add_parser("self", help="master against master: how often the first player wins")
     rp = sub.add_parser("replies", help="self-play from every reply to a first move")
     rp.add_argument("first", nargs="?", default="1a1")
+    rp.add_argument("--x", default="", metavar="SPEC",
+                    help="X played by SPEC, O by the master (default: the master both sides)")
     lv = sub.add_parser("levels", help="each level against the one below")
     lv.add_argument("levels", nargs="*", type=int)
     sp = sub.add_parser("speed", help="nodes per second on positions from real games")
@@ -463,6 +548,11 @@ def main() -> None:
     bl.add_argument("--tt-bits", type=int, default=22)
     ta = sub.add_parser("tally", help="A's results in --record files, with 95%% intervals")
     ta.add_argument("records", nargs="+", type=Path)
+    he = sub.add_parser("held", help="where X let its win go, and O gave it back, in the "
+                                      "games of --record files where A is O")
+    he.add_argument("records", nargs="+", type=Path)
+    he.add_argument("--seconds", type=float, default=3.0, help="df-pn's time a position")
+    he.add_argument("--all", action="store_true", help="every game, not only those A lost")
     tr = sub.add_parser("tree", help="A's exact chances in every game a searcher can play")
     tr.add_argument("opponent", nargs="?", default="bogenschutz")
     tr.add_argument("--split", type=int, default=10, help="plies walked before the processes")
@@ -483,7 +573,7 @@ def main() -> None:
     print(f"`{command()}`\n")
     {"vs": cmd_vs, "self": cmd_self, "levels": cmd_levels, "speed": cmd_speed,
      "suite": cmd_suite, "solve": cmd_solve, "deadline": cmd_deadline, "replies": cmd_replies,
-     "blame": cmd_blame, "tree": cmd_tree}[args.what](args)
+     "blame": cmd_blame, "tree": cmd_tree, "held": cmd_held}[args.what](args)
 
 
 if __name__ == "__main__":

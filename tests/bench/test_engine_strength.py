@@ -1,5 +1,5 @@
 """bench/research/engine_strength.py tally: A's results in recorded games per opponent and side,
-with the Wilson interval the figures are reported with."""
+with the Wilson interval the figures are reported with; held: where X let its win go."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.research.engine_strength import tally, wilson
+from bench.research.engine_strength import slips, tally, wilson, x_held
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,3 +48,29 @@ def test_the_tally_command_reads_records(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "3 games, match seeds 901, 902" in done.stdout
     assert "| outside:ab | O | 3 | 2 | 0 | 1 | 67% | 21%-94% |" in done.stdout
+
+
+# X plays the proof's strategy; O's 2b1 makes a three (2b1 2b2 2b3) whose block, 2b4, is the
+# strategy's move at ply 7
+BEFORE_THE_SLIP = ["1a1", "2b2", "4a1", "2b3", "1a4", "2b1"]
+
+
+def test_held_marks_the_proofs_positions_and_xs_slip() -> None:
+    """After the strategy's moves the proof's tables hold X's win (P, no search); X's 4d4
+    instead of the block leaves O a line to complete, which df-pn disproves at once (-); the
+    game's end (O's 2b4) is left out."""
+    marks = x_held([*BEFORE_THE_SLIP, "4d4", "2b4"], seconds=5.0)
+    assert marks == ["P"] * 6 + ["-"]
+    assert slips(marks) == [(7, None)]
+    assert x_held([*BEFORE_THE_SLIP, "2b4"], seconds=5.0) == ["P"] * 7  # the block holds it
+
+
+@pytest.mark.parametrize("marks, found", [
+    ("PPWW", []),
+    ("P-?W", [(2, 4)]),  # O's ply 4 gave the win back
+    ("P?-", [(3, None)]),
+    ("P-W-?-P", [(2, 3), (4, 7)]),
+    ("??", []),  # nothing proved either way: no slip shown
+])
+def test_slips_pair_xs_slip_with_os_gift(marks: str, found: list[tuple[int, int | None]]) -> None:
+    assert slips(list(marks)) == found
