@@ -19,7 +19,7 @@ class SimPlayer:
     deleted: bool = False
     former_names: list[str] = field(default_factory=list)
     revoked_tokens: list[str] = field(default_factory=list)
-    renamed_at: float = float("-inf")  # the loop's clock when the last rename was done
+    renamed_at: float = float("-inf")  # the loop's clock at the last rename (or deletion)
     bot: bool = False  # a bot account, playing over HTTP (tests/simulation/bot_steps.py)
 
 

@@ -1321,6 +1321,7 @@ class World:
                 client.expected_close = frozenset()
             return True
         player.deleted = True
+        player.renamed_at = self.now()  # the records' name is deleted-<id> from now on
         self.tourneys.left(player.uid, self.now())
         await self.until(lambda: all(not c.open for c in sockets))
         for client in sockets:
