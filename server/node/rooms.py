@@ -49,6 +49,21 @@ class RoomMoved(RoomError):
     code = "internal"
 
 
+RESTART_VERSION_BITS = 20  # more events than one server's life gives a game in a second
+RESTART_EPOCH = 1_735_689_600  # 2025-01-01: the restarts' seconds count from here
+
+
+def restart_version(wall: float) -> int:
+    """The version a game resumed at a restart numbers its events above: the restart's
+    second, shifted past any count of events a game can have had in the seconds before.
+    Presence and other events count versions as moves do, so a client may hold a version
+    above the moves' count; a resumed game numbered from its moves would say a version
+    again that meant something else before, and a catch-up ``since`` it would miss what
+    changed (the seats now away). A cluster's new owner does the same with its lease's
+    token (``server.cluster.ownership.ADOPTED_VERSION_BITS``)."""
+    return max(0, int(wall) - RESTART_EPOCH) << RESTART_VERSION_BITS
+
+
 Decide = Callable[[GameRoom, str, float], Change]
 """A request to carry out on a room: the room, the acting player and the time in, its
 ``Change`` out."""
@@ -85,8 +100,10 @@ class Rooms:
         """Resume every unfinished game from the store."""
         self._loop = asyncio.get_running_loop()
         now = self._loop.time()
+        base = restart_version(time.time())
         for record in await self.store.unfinished_games():
             room = await self._restore(record, now)
+            room.renumber_from(base)  # a catch-up from before the restart gets the game
             self.held[room.id] = room
             if not record.listed:  # a private room's or the computer's game, or not known
                 self.listing.unlist(room.id)

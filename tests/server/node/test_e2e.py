@@ -404,3 +404,36 @@ async def test_shutdown_says_goodbye(tmp_path: Path, seconds: float) -> None:
     with pytest.raises(Exception):  # noqa: B017 - the socket is closed with a reason
         await ann.recv(5)
     assert ann.ws.close_code == 1001
+
+
+async def test_a_catch_up_after_a_restart_is_not_fooled_by_the_versions_before_it(
+        tmp_path: Path) -> None:
+    """Presence and chat count versions as moves do, so a client can hold a version above
+    the moves' count when the server restarts. The restored game's events must not reuse
+    those numbers: ann, caught up ``since`` what she held, is told that bob (who has not come
+    back) is away; she was told nothing, and kept him online."""
+    server = Server(tmp_path / "q.db")
+    await server.start()
+    ann, bob = await server.client("ann"), await server.client("bob")
+    game = await start_private_game(server, ann, bob)
+    await play(ann, game, ROW[0], 0)  # v1
+    tokens = ann.token, bob.token
+    await bob.ws.close()
+    await ann.expect("presence", game=game, online=False)  # v2
+    bob = await server.client()
+    await bob.hello(token=tokens[1])
+    await bob.request(t="watch", game=game)
+    held = (await ann.expect("presence", game=game, online=True))["version"]  # v3
+    await server.stop()
+    await server.start()
+    try:
+        ann = await server.client()
+        await ann.hello(token=tokens[0])
+        caught = await ann.request(t="watch", game=game, since=held)
+        told = [caught, *await ann.quiet(0.5)]
+        bob_side = "o"
+        away = [m for m in told if m["t"] == "game" and m["seats"][1]["online"] is False
+                or m["t"] == "presence" and m["side"] == bob_side and m["online"] is False]
+        assert away, told
+    finally:
+        await server.stop()
