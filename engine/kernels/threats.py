@@ -372,7 +372,7 @@ def code_weights(n, terms):
 def threat_search(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
-    deadline=0.0,
+    deadline=0.0, lean=False,
 ):
     """Plies to a forced win of ``attacker`` (to move) by continuous threats, or 0.
 
@@ -384,6 +384,13 @@ def threat_search(
     six low bits of the key (which the slot holds already: one cache line read a node, not
     two); the table may be shared between calls and between both attackers (keys are salted
     by the attacker).
+
+    The last threat's children (``max_threats`` of them played) cannot win: a threat that
+    made two threes is found as a double threat before them, so each leaves the attacker no
+    three once blocked. They are counted and remembered with no threats left (as if entered:
+    the same nodes, table and answers as a walk into each), not played; with ``lean`` they
+    are neither counted nor remembered (such an entry never cuts): the same wins, in fewer
+    nodes and table writes, so a budget runs out later.
     """
     defender = 1 - attacker
     cand = scratch.cand
@@ -466,13 +473,30 @@ def threat_search(
                             out = _double_threat(k, c, attacker, cells, lines, sums, deltas,
                                                  line_cells, cell_lines, cell_degree, n, path)
                             break
-                    if out == _FAIL and count > 1:
+                    if out == _FAIL and count > 1 and not (lean and remaining == 1):
                         for i in range(count):  # their probes' misses overlap the sort
                             _prefetch_child(cand[k, i], k, keys, attacker, salt, mask,
                                             tt_keys, zob, cells, lines, line_cells,
                                             cell_lines, cell_degree, n)
                         _order(cand, k, count, order_by, attacker, lines, cell_lines,
                                cell_degree, scores)
+                if out == _FAIL and count > 0 and remaining == 1:
+                    # the last threat: no child wins (see above); each counted and remembered
+                    # as a walk into it would have, in the same order, unless ``lean``
+                    for i in range(count if not lean else 0):
+                        nodes += 1
+                        stats[0] += 1
+                        if (budget > 0 and nodes > budget) or (
+                            deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
+                        ):
+                            out = _ABORT
+                            break
+                        c = cand[k, i]
+                        w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
+                                          cell_degree, n)
+                        child = keys[k] ^ zob[attacker, c] ^ zob[defender, w] ^ salt
+                        tt_keys[child & mask] = child & _KEY_BITS  # no threats left
+                    count = 0
                 n_cand[k] = count
                 nxt[k] = 0
                 if out == _FAIL and count > 0:

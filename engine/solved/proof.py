@@ -132,7 +132,8 @@ def _deepening_search(moves, sums0, deltas, line_cells, cell_lines, cell_degree,
         key ^= zob[i & 1, moves[i]]
     for threats in depths:
         plies = threat_search(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
-                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch)
+                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch,
+                              0.0, True)
         if plies > 0:
             return plies
     return 0
