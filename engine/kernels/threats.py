@@ -508,23 +508,40 @@ def threat_search(
             else:
                 c = cand[k, nxt[k]]
                 nxt[k] += 1
-                if n_cand[k] == 1:  # (more were prefetched before their sort)
-                    _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells,
-                                    lines, line_cells, cell_lines, cell_degree, n)
-                push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
-                     cell_degree, n)
-                w = completion(c, attacker, cells, lines, line_cells, cell_lines,
-                               cell_degree, n)
-                push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines,
-                     cell_degree, n)
-                played[k, 0] = c
-                played[k, 1] = w
-                path[2 * k] = c
-                path[2 * k + 1] = w
-                keys[k + 1] = keys[k] ^ zob[attacker, c] ^ zob[defender, w]
-                k += 1
-                mode = _ENTER
-                continue
+                # the child's key and slot before the threat is played (its forced reply
+                # found as :func:`completion` would after it): a child the table knows to
+                # fail is counted as entered (entering it would find it there, as it holds
+                # no three of the attacker: see the double threats above) and not played
+                w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
+                                  cell_degree, n)
+                child = keys[k] ^ zob[attacker, c] ^ zob[defender, w]
+                salted = child ^ salt
+                slot = salted & mask
+                if (tt_keys[slot] & _KEY_BITS) == (salted & _KEY_BITS) and (
+                    np.int64(tt_keys[slot] & _DEPTH_BITS) >= max_threats - k - 1
+                ):
+                    nodes += 1
+                    stats[0] += 1
+                    if (budget > 0 and nodes > budget) or (
+                        deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
+                    ):
+                        out = _ABORT
+                        mode = _UP
+                    else:
+                        continue
+                if mode == _NEXT:
+                    push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
+                         cell_degree, n)
+                    push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines,
+                         cell_degree, n)
+                    played[k, 0] = c
+                    played[k, 1] = w
+                    path[2 * k] = c
+                    path[2 * k + 1] = w
+                    keys[k + 1] = child
+                    k += 1
+                    mode = _ENTER
+                    continue
         # mode == _UP: frame k is finished with ``out``
         if out == _FAIL:
             salted = keys[k] ^ salt
