@@ -71,6 +71,7 @@ class ThreatScratch(NamedTuple):
     marks: np.ndarray  # int32[C]: a frame's lines of n-2 by cell
     scores: np.ndarray  # int64[C]: a frame's move order
     order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
+    replies: np.ndarray  # int32[F, C]: a frame's forced reply to each threat, by its cell
 
 
 def prefetch(array: np.ndarray, index: int) -> None:
@@ -402,6 +403,7 @@ def threat_search(
     marks = scratch.marks
     scores = scratch.scores
     order_by = scratch.order_weights
+    replies = scratch.replies
     mask = tt_keys.shape[0] - 1
     salt = zob[2, attacker]
     two = code_of(attacker, n - 2)
@@ -510,9 +512,10 @@ def threat_search(
                             break
                 if out == _FAIL and count > 1 and not (lean and remaining == 1):
                     for i in range(count):  # their probes' misses overlap the sort
-                        _prefetch_child(cand[k, i], k, keys, attacker, salt, mask, tt_keys,
-                                        zob, cells, lines, line_cells, cell_lines,
-                                        cell_degree, n)
+                        c = cand[k, i]
+                        replies[k, c] = _prefetch_child(c, k, keys, attacker, salt, mask,
+                                                        tt_keys, zob, cells, lines, line_cells,
+                                                        cell_lines, cell_degree, n)
                     _order(cand, k, count, order_by, attacker, lines, cell_lines, cell_degree,
                            scores)
                 if out == _FAIL and count > 0 and remaining == 1:
@@ -547,8 +550,11 @@ def threat_search(
                 # found as :func:`completion` would after it): a child the table knows to
                 # fail is counted as entered (entering it would find it there, as it holds
                 # no three of the attacker: see the double threats above) and not played
-                w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
-                                  cell_degree, n)
+                if n_cand[k] > 1:  # found as its slot was prefetched
+                    w = np.int64(replies[k, c])
+                else:
+                    w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
+                                      cell_degree, n)
                 child = keys[k] ^ zob[attacker, c] ^ zob[defender, w]
                 salted = child ^ salt
                 slot = salted & mask
@@ -613,11 +619,12 @@ def _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree
 def _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells, lines, line_cells,
                     cell_lines, cell_degree, n):
     """Prefetch the threat table's slot of the position after the threat ``c`` of frame ``k``
-    and its forced reply, so that its probe does not wait on memory."""
+    and its forced reply, so that its probe does not wait on memory; returns the reply."""
     w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree, n)
     if w >= 0:
         child = keys[k] ^ zob[attacker, c] ^ zob[1 - attacker, w]
         prefetch(tt_keys, np.int64((child ^ salt) & mask))
+    return w
 
 
 @njit(cache=True, inline="always")
@@ -682,6 +689,7 @@ def make_scratch(size: int, n: int) -> ThreatScratch:
         np.zeros(size, dtype=np.int32),
         np.zeros(size, dtype=np.int64),
         order_weights(n),
+        np.zeros((frames, size), dtype=np.int32),
     )
 
 
