@@ -111,6 +111,22 @@ def _prefetch_compiled(array, index):
     return None
 
 
+def lowest_bit(bits: Any) -> int:
+    """The index of the lowest set bit of ``bits`` (not 0): LLVM's count of trailing zeros
+    when compiled, an int's bits in plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    value = int(bits)
+    return (value & -value).bit_length() - 1
+
+
+@overload(lowest_bit)
+def _lowest_bit_compiled(bits):
+    if isinstance(bits, types.Integer):
+        def impl(bits):
+            return trailing_zeros(bits)
+        return impl
+    return None
+
+
 @cache
 def zobrist(size: int) -> np.ndarray:
     """Random 64-bit keys per (side, cell); row 2 salts a key by the side it is searched for."""
@@ -466,7 +482,7 @@ def threat_search(
                     for half in range(2):
                         bits = low if half == 0 else high
                         while bits != 0:
-                            line = np.int64(trailing_zeros(bits)) + 64 * half
+                            line = np.int64(lowest_bit(bits)) + 64 * half
                             bits &= bits - np.uint64(1)
                             for j in range(n):
                                 c = line_cells[line, j]
@@ -475,11 +491,11 @@ def threat_search(
                                     twice |= once & bit
                                     once |= bit
                     if twice != 0:
-                        out = _double_threat(k, np.int64(trailing_zeros(twice)), attacker,
+                        out = _double_threat(k, np.int64(lowest_bit(twice)), attacker,
                                              cells, lines, sums, deltas, line_cells,
                                              cell_lines, cell_degree, n, path)
                     while once != 0:
-                        cand[k, count] = trailing_zeros(once)
+                        cand[k, count] = lowest_bit(once)
                         count += 1
                         once &= once - np.uint64(1)
                 elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0:

@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from engine_helpers import ShortWins, random_positions
@@ -175,6 +181,34 @@ def test_a_lean_search_finds_the_same_wins_in_fewer_nodes() -> None:
     assert found[True] == found[False]
     assert sum(1 for plies, _ in found[True] if plies) >= 60  # wins at some depths
     assert nodes[True] < nodes[False] * 0.8
+
+
+PLAIN = r"""
+import json, sys
+sys.path.insert(0, "tests/engine")
+from engine_helpers import random_positions
+import engine.kernels.threats as threats
+wins = [threats.threat_win(board, max_threats=4)
+        for board in random_positions("4x4x4", 30, seed=5, plies=(8, 24))]
+print(json.dumps({"jit": type(threats.threat_search).__name__ != "function",
+                  "wins": [None if win is None else list(win) for win in wins]}))
+"""
+
+
+def test_the_threat_search_runs_as_plain_python() -> None:
+    """With numba compiling nothing (``NUMBA_DISABLE_JIT=1``, the server's quick path) the
+    search finds the wins it finds compiled (its lowest set bit is LLVM's count of trailing
+    zeros only when compiled)."""
+    env = os.environ | {"NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run([sys.executable, "-c", PLAIN], cwd=Path(__file__).resolve().parents[2],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["jit"] is False
+    compiled = [threat_win(board, max_threats=4)
+                for board in random_positions("4x4x4", 30, seed=5, plies=(8, 24))]
+    assert report["wins"] == [None if win is None else list(win) for win in compiled]
+    assert sum(win is not None for win in compiled) >= 10
 
 
 def test_threat_search_for_the_side_not_to_move_is_a_threat_to_meet() -> None:
