@@ -622,7 +622,7 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
-# -- the replay, compiled ---------------------------------------------------------------------
+# -- the walk (the replay and the search), compiled ------------------------------------------
 
 _NONE = -1  # a height: no proof (a gap below, or the position being expanded)
 _TWO_THREES, _ILLEGAL, _MISSING, _NO_WIN = 1, 2, 3, 4  # why a gap (see :meth:`Prover.x_move`)
@@ -717,8 +717,10 @@ def _threat_move(x, o, threats, counts):
 @njit(cache=True)
 def _dfpn_move(x, o, stones, threats, df):
     """:meth:`Prover._dfpn_move` compiled (``Solver.winning_move`` for X with
-    ``sym_plies=0``: a child the table holds as proved, else the first child df-pn proves
-    within :data:`DFPN_NODES`), or -1. The position is ``threats``' (see :func:`_place`)."""
+    ``sym_plies=0`` and the solver's defaults, 500 nodes a threat search of up to
+    :data:`MAX_THREATS` threats and the replay: a child the table holds as proved, else the
+    first child df-pn proves within :data:`DFPN_NODES`), or -1. The position is ``threats``'
+    (see :func:`_place`)."""
     (cells, lines, sums, _, deltas, line_cells, cell_lines, cell_degree, n, zob) = threats[:10]
     keys, pn, dn, work, tss_keys, scratch, path, syms, sym_keys, stats, stop = df
     key = _place(x, o, threats)
