@@ -32,6 +32,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic, overload
 
 from engine.kernels.negamax import now, tables_for
@@ -70,6 +71,7 @@ class ThreatScratch(NamedTuple):
     marks: np.ndarray  # int32[C]: a frame's lines of n-2 by cell
     scores: np.ndarray  # int64[C]: a frame's move order
     order_weights: np.ndarray  # int64[2, 256]: by attacker and line code, see _order
+    replies: np.ndarray  # int32[F, C]: a frame's forced reply to each threat, by its cell
 
 
 def prefetch(array: np.ndarray, index: int) -> None:
@@ -105,6 +107,22 @@ def _prefetch_compiled(array, index):
     if isinstance(array, types.Array) and isinstance(index, types.Integer):
         def impl(array, index):
             _llvm_prefetch(array, index)
+        return impl
+    return None
+
+
+def lowest_bit(bits: Any) -> int:
+    """The index of the lowest set bit of ``bits`` (not 0): LLVM's count of trailing zeros
+    when compiled, an int's bits in plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    value = int(bits)
+    return (value & -value).bit_length() - 1
+
+
+@overload(lowest_bit)
+def _lowest_bit_compiled(bits):
+    if isinstance(bits, types.Integer):
+        def impl(bits):
+            return trailing_zeros(bits)
         return impl
     return None
 
@@ -372,7 +390,7 @@ def code_weights(n, terms):
 def threat_search(
     cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
     attacker, key, zob, max_threats, budget, tt_keys, path, stats, scratch,
-    deadline=0.0,
+    deadline=0.0, lean=False,
 ):
     """Plies to a forced win of ``attacker`` (to move) by continuous threats, or 0.
 
@@ -384,6 +402,13 @@ def threat_search(
     six low bits of the key (which the slot holds already: one cache line read a node, not
     two); the table may be shared between calls and between both attackers (keys are salted
     by the attacker).
+
+    The last threat's children (``max_threats`` of them played) cannot win: a threat that
+    made two threes is found as a double threat before them, so each leaves the attacker no
+    three once blocked. They are counted and remembered with no threats left (as if entered:
+    the same nodes, table and answers as a walk into each), not played; with ``lean`` they
+    are neither counted nor remembered (such an entry never cuts): the same wins, in fewer
+    nodes and table writes, so a budget runs out later.
     """
     defender = 1 - attacker
     cand = scratch.cand
@@ -394,9 +419,12 @@ def threat_search(
     marks = scratch.marks
     scores = scratch.scores
     order_by = scratch.order_weights
+    replies = scratch.replies
     mask = tt_keys.shape[0] - 1
     salt = zob[2, attacker]
     two = code_of(attacker, n - 2)
+    n_lines = lines.shape[0]
+    small = cells.shape[0] <= 64 and n_lines <= 128  # cells and lines as bits
     nodes = 0
     k = 0
     keys[0] = key
@@ -439,9 +467,41 @@ def threat_search(
                             out = _double_threat(k, d_first, attacker, cells, lines, sums,
                                                  deltas, line_cells, cell_lines, cell_degree,
                                                  n, path)
+                elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0 and small:
+                    # the lines of n-2 as bits, from a pass over the codes with no branch
+                    # (vectorised), then the empty cells of each as bits: on one, on two (a
+                    # double threat: the lowest), the candidates in cell order
+                    low = np.uint64(0)
+                    high = np.uint64(0)
+                    for line in range(min(n_lines, 64)):
+                        low |= np.uint64(lines[line] == two) << np.uint64(line)
+                    for line in range(64, n_lines):
+                        high |= np.uint64(lines[line] == two) << np.uint64(line - 64)
+                    once = np.uint64(0)
+                    twice = np.uint64(0)
+                    for half in range(2):
+                        bits = low if half == 0 else high
+                        while bits != 0:
+                            line = np.int64(lowest_bit(bits)) + 64 * half
+                            bits &= bits - np.uint64(1)
+                            for j in range(n):
+                                c = line_cells[line, j]
+                                if cells[c] == 0:
+                                    bit = np.uint64(1) << np.uint64(c)
+                                    twice |= once & bit
+                                    once |= bit
+                    if twice != 0:
+                        out = _double_threat(k, np.int64(lowest_bit(twice)), attacker,
+                                             cells, lines, sums, deltas, line_cells,
+                                             cell_lines, cell_degree, n, path)
+                    while once != 0:
+                        cand[k, count] = lowest_bit(once)
+                        count += 1
+                        once &= once - np.uint64(1)
                 elif d_count == 0 and open_lines(attacker, n - 2, sums, n) > 0:
-                    # one pass over the lines, up to the last of n-2 (the counters say how
-                    # many): per empty cell its lines of n-2, the cells kept in cell order
+                    # (boards of more than 64 cells or 128 lines) one pass over the lines, up
+                    # to the last of n-2 (the counters say how many): per empty cell its
+                    # lines of n-2, the cells kept in cell order
                     marks[:] = 0
                     left = open_lines(attacker, n - 2, sums, n)
                     line = 0
@@ -466,13 +526,31 @@ def threat_search(
                             out = _double_threat(k, c, attacker, cells, lines, sums, deltas,
                                                  line_cells, cell_lines, cell_degree, n, path)
                             break
-                    if out == _FAIL and count > 1:
-                        for i in range(count):  # their probes' misses overlap the sort
-                            _prefetch_child(cand[k, i], k, keys, attacker, salt, mask,
-                                            tt_keys, zob, cells, lines, line_cells,
-                                            cell_lines, cell_degree, n)
-                        _order(cand, k, count, order_by, attacker, lines, cell_lines,
-                               cell_degree, scores)
+                if out == _FAIL and count > 1 and not (lean and remaining == 1):
+                    for i in range(count):  # their probes' misses overlap the sort
+                        c = cand[k, i]
+                        replies[k, c] = _prefetch_child(c, k, keys, attacker, salt, mask,
+                                                        tt_keys, zob, cells, lines, line_cells,
+                                                        cell_lines, cell_degree, n)
+                    _order(cand, k, count, order_by, attacker, lines, cell_lines, cell_degree,
+                           scores)
+                if out == _FAIL and count > 0 and remaining == 1:
+                    # the last threat: no child wins (see above); each counted and remembered
+                    # as a walk into it would have, in the same order, unless ``lean``
+                    for i in range(count if not lean else 0):
+                        nodes += 1
+                        stats[0] += 1
+                        if (budget > 0 and nodes > budget) or (
+                            deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
+                        ):
+                            out = _ABORT
+                            break
+                        c = cand[k, i]
+                        w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
+                                          cell_degree, n)
+                        child = keys[k] ^ zob[attacker, c] ^ zob[defender, w] ^ salt
+                        tt_keys[child & mask] = child & _KEY_BITS  # no threats left
+                    count = 0
                 n_cand[k] = count
                 nxt[k] = 0
                 if out == _FAIL and count > 0:
@@ -484,23 +562,43 @@ def threat_search(
             else:
                 c = cand[k, nxt[k]]
                 nxt[k] += 1
-                if n_cand[k] == 1:  # (more were prefetched before their sort)
-                    _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells,
-                                    lines, line_cells, cell_lines, cell_degree, n)
-                push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
-                     cell_degree, n)
-                w = completion(c, attacker, cells, lines, line_cells, cell_lines,
-                               cell_degree, n)
-                push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines,
-                     cell_degree, n)
-                played[k, 0] = c
-                played[k, 1] = w
-                path[2 * k] = c
-                path[2 * k + 1] = w
-                keys[k + 1] = keys[k] ^ zob[attacker, c] ^ zob[defender, w]
-                k += 1
-                mode = _ENTER
-                continue
+                # the child's key and slot before the threat is played (its forced reply
+                # found as :func:`completion` would after it): a child the table knows to
+                # fail is counted as entered (entering it would find it there, as it holds
+                # no three of the attacker: see the double threats above) and not played
+                if n_cand[k] > 1:  # found as its slot was prefetched
+                    w = np.int64(replies[k, c])
+                else:
+                    w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines,
+                                      cell_degree, n)
+                child = keys[k] ^ zob[attacker, c] ^ zob[defender, w]
+                salted = child ^ salt
+                slot = salted & mask
+                if (tt_keys[slot] & _KEY_BITS) == (salted & _KEY_BITS) and (
+                    np.int64(tt_keys[slot] & _DEPTH_BITS) >= max_threats - k - 1
+                ):
+                    nodes += 1
+                    stats[0] += 1
+                    if (budget > 0 and nodes > budget) or (
+                        deadline > 0.0 and (nodes & 1023) == 0 and now() > deadline
+                    ):
+                        out = _ABORT
+                        mode = _UP
+                    else:
+                        continue
+                if mode == _NEXT:
+                    push(c, attacker, cells, lines, sums, deltas, line_cells, cell_lines,
+                         cell_degree, n)
+                    push(w, defender, cells, lines, sums, deltas, line_cells, cell_lines,
+                         cell_degree, n)
+                    played[k, 0] = c
+                    played[k, 1] = w
+                    path[2 * k] = c
+                    path[2 * k + 1] = w
+                    keys[k + 1] = child
+                    k += 1
+                    mode = _ENTER
+                    continue
         # mode == _UP: frame k is finished with ``out``
         if out == _FAIL:
             salted = keys[k] ^ salt
@@ -537,11 +635,12 @@ def _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree
 def _prefetch_child(c, k, keys, attacker, salt, mask, tt_keys, zob, cells, lines, line_cells,
                     cell_lines, cell_degree, n):
     """Prefetch the threat table's slot of the position after the threat ``c`` of frame ``k``
-    and its forced reply, so that its probe does not wait on memory."""
+    and its forced reply, so that its probe does not wait on memory; returns the reply."""
     w = _reply_before(c, attacker, cells, lines, line_cells, cell_lines, cell_degree, n)
     if w >= 0:
         child = keys[k] ^ zob[attacker, c] ^ zob[1 - attacker, w]
         prefetch(tt_keys, np.int64((child ^ salt) & mask))
+    return w
 
 
 @njit(cache=True, inline="always")
@@ -606,6 +705,7 @@ def make_scratch(size: int, n: int) -> ThreatScratch:
         np.zeros(size, dtype=np.int32),
         np.zeros(size, dtype=np.int64),
         order_weights(n),
+        np.zeros((frames, size), dtype=np.int32),
     )
 
 

@@ -26,13 +26,15 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from engine.kernels.dfpn import STATS_SIZE, dfpn, lookup
 from engine.kernels.negamax import tables_for
-from engine.kernels.solver import Solver
+from engine.kernels.solver import Solver, SolverTables
 from engine.kernels.threats import (
     MAX_THREATS,
     ThreatTable,
     empty_sums,
     make_scratch,
+    pop,
     push,
     sum_deltas,
     threat_search,
@@ -132,7 +134,8 @@ def _deepening_search(moves, sums0, deltas, line_cells, cell_lines, cell_degree,
         key ^= zob[i & 1, moves[i]]
     for threats in depths:
         plies = threat_search(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
-                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch)
+                              n, 0, key, zob, threats, budget, tt_keys, path, stats, scratch,
+                              0.0, True)
         if plies > 0:
             return plies
     return 0
@@ -259,7 +262,21 @@ class Prover:
         deadline, split or fail-fast set (what ``qubic prove --verify`` runs), the whole walk
         compiled: the same tally, gaps and longest line; afterwards :attr:`heights` holds
         only those of the positions of at most :data:`HEIGHT_PLIES` plies."""
-        if self.unreadable or not self.verify or self.heights or self.fail_fast or (
+        if not self.verify:
+            return self.prove(board)
+        return self._compiled(board)
+
+    def search(self, board: Board) -> int | None:
+        """:meth:`prove` for a searching prover (what ``qubic prove`` runs), under the same
+        conditions as :meth:`replay`, the whole walk compiled with its threat searches and
+        df-pn's: the same tally, gaps, longest line and strategy entries (found in the same
+        order); :attr:`heights` as after :meth:`replay`."""
+        if self.verify:
+            return self.prove(board)
+        return self._compiled(board)
+
+    def _compiled(self, board: Board) -> int | None:
+        if self.unreadable or self.heights or self.fail_fast or (
                 self.deadline or self.limit or self.split_ply is not None):
             return self.prove(board)
         g = self.geometry
@@ -267,12 +284,15 @@ class Prover:
         inverse = np.zeros((len(g.symmetries), g.size), dtype=np.int64)
         for s, image in enumerate(g.symmetries):
             inverse[s, list(image)] = np.arange(g.size)
-        counts = np.zeros(7, dtype=np.int64)
-        height, heights, gaps = _replay(
-            np.uint64(x), np.uint64(o), self._mask_array, self._tables, inverse,
+        forward = np.array(g.symmetries, dtype=np.int64)
+        counts = np.zeros(_COUNTS, dtype=np.int64)
+        found = np.zeros((1024 if not self.verify else 1, 3), dtype=np.uint64)
+        dfpn_at = np.zeros((1, 1 + g.size), dtype=np.int64)
+        height, heights, gaps, found, dfpn_at = _walk(
+            np.uint64(x), np.uint64(o), self._mask_array, self._tables, inverse, forward,
             _book_arrays(), _sorted_entries(self.strategy.entries), counts,
             np.zeros(g.size, dtype=np.int64), np.zeros((16, 3 + g.size), dtype=np.int64),
-            HEIGHT_PLIES)
+            HEIGHT_PLIES, not self.verify, self._search_arrays(), found, dfpn_at)
         t = self.tally
         t.x_positions += int(counts[0])
         t.o_replies += int(counts[1])
@@ -281,6 +301,16 @@ class Prover:
         t.blocks += int(counts[4])
         t.book_moves += int(counts[5])
         t.stored_moves += int(counts[6])
+        t.threat_searches += int(counts[7])
+        t.dfpn_searches += int(counts[8])
+        t.nodes += int(counts[9])
+        for row in dfpn_at.tolist():
+            t.dfpn_positions.append(format_moves([*board.moves, *row[1:1 + row[0]]], g))
+        if not self.verify:
+            entries = self.strategy.entries
+            assert isinstance(entries, dict)  # a strategy being searched for
+            for cx, co, cell in found.tolist():
+                entries[(cx, co)] = cell
         for row in gaps.tolist():
             plies, why, cell = row[:3]
             reason = (_GAP_REASONS[why] if why != _ILLEGAL
@@ -293,6 +323,29 @@ class Prover:
             return None
         t.longest = max(t.longest, board.ply + int(height))
         return int(height)
+
+    def _search_arrays(self) -> tuple[Any, ...]:
+        """What the compiled walk's step 4 searches with: the position's arrays, the threat
+        search's (this prover's table) and df-pn's (:meth:`_dfpn_move`'s solver's tables)."""
+        t = tables_for(self.geometry)
+        threats = (np.zeros(t.size, dtype=np.uint8), np.zeros(t.n_lines, dtype=np.uint8),
+                   self._empty_sums.copy(), self._empty_sums, self._deltas, t.line_cells,
+                   t.cell_lines, t.cell_degree, t.n, zobrist(t.size), self._depths,
+                   self._threats.keys, self._path, self._stats, self._scratch)
+        if self.verify:  # no search: tables of the right types, unused
+            tab = SolverTables.create(1)
+            keys, scratch, path = np.zeros(2, dtype=np.uint64), self._scratch, self._path
+        else:
+            if self._solver is None:
+                self._solver = Solver(self.geometry, tt_bits=20, sym_plies=0)
+            tab = self._solver.table
+            keys, scratch, path = (self._solver.threats.keys, self._solver.scratch,
+                                   self._solver.path)
+        syms = np.array(self.geometry.symmetries, dtype=np.int32)
+        df = (tab.keys, tab.pn, tab.dn, tab.work, keys, scratch, path, syms,
+              np.zeros(len(syms), dtype=np.uint64), np.zeros(STATS_SIZE, dtype=np.int64),
+              np.zeros(1, dtype=np.int8))
+        return threats, df
 
     def shallow_heights(self, plies: int = HEIGHT_PLIES) -> dict[Key, int]:
         """The proved heights of the X positions of at most ``plies`` stones."""
@@ -403,7 +456,7 @@ def prove(moves: Iterable[Cell] = (), *, verify: bool = False,
     if verify:
         prover.replay(board)
     else:
-        prover.prove(board)
+        prover.search(board)
     prover.tally.seconds = time.perf_counter() - started
     found = Strategy(prover.geometry, prover.strategy.entries, prover.shallow_heights())
     return prover.tally, found
@@ -569,13 +622,16 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
-# -- the replay, compiled ---------------------------------------------------------------------
+# -- the walk (the replay and the search), compiled ------------------------------------------
 
 _NONE = -1  # a height: no proof (a gap below, or the position being expanded)
-_TWO_THREES, _ILLEGAL, _MISSING = 1, 2, 3  # why a gap (see :meth:`Prover.x_move`)
-_GAP_REASONS = {_TWO_THREES: "O has two threes", _MISSING: "not in the completed dictionary"}
+_TWO_THREES, _ILLEGAL, _MISSING, _NO_WIN = 1, 2, 3, 4  # why a gap (see :meth:`Prover.x_move`)
+_GAP_REASONS = {_TWO_THREES: "O has two threes", _MISSING: "not in the completed dictionary",
+                _NO_WIN: "no forced win found"}
 _X_NODE, _O_NODE, _O_NEXT, _X_DONE, _O_DONE = 0, 1, 2, 3, 4
 _KEY_TYPE = types.UniTuple(types.uint64, 2)
+# the compiled walk's tally: Tally's x_positions to stored_moves, threat and df-pn searches, nodes
+_COUNTS = 10
 
 
 @cache
@@ -620,14 +676,95 @@ def _bits(v):
 
 
 @njit(cache=True)
-def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep):
-    """:meth:`Prover._x_node` from X's ``x`` and O's ``o`` with no search, every step of the
-    walk compiled (one call for the whole replay): the same moves, counts, heights and gaps
-    in the same order. ``book`` and ``stored`` are :func:`_sorted_entries` arrays;
-    ``inverse[s, c]`` the cell that symmetry s maps onto c. Returns the height (or -1), the
-    heights found (canonical x, o, height) and the gaps as rows of ``(plies, reason, cell,
-    moves...)`` (``path`` holds the walk's moves; ``gaps`` is grown as needed). Of the heights,
-    only those of positions of at most ``keep`` plies are returned (-1 as the largest uint64)."""
+def _place(x, o, threats):
+    """Set the threat search's position (``threats``' first arrays) to X's ``x`` and O's
+    ``o``; returns its Zobrist key (the same as the moves' in any order)."""
+    cells, lines, sums, sums0, deltas, line_cells, cell_lines, cell_degree, n, zob = threats[:10]
+    cells[:] = 0
+    lines[:] = 0
+    sums[:] = sums0
+    key = np.uint64(0)
+    one = np.uint64(1)
+    for c in range(cells.shape[0]):
+        for side, stones in ((0, x), (1, o)):
+            if (stones >> np.uint64(c)) & one:
+                push(c, side, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+                     n)
+                key ^= zob[side, c]
+    return key
+
+
+@njit(cache=True)
+def _threat_move(x, o, threats, counts):
+    """:meth:`Prover._threat_move` compiled: X's first move of the shortest continuous-threat
+    win found (the depths of :attr:`Prover.deepening` in turn), or -1."""
+    (cells, lines, sums, _, deltas, line_cells, cell_lines, cell_degree, n, zob, depths,
+     tt_keys, path, stats, scratch) = threats
+    counts[7] += 1
+    key = _place(x, o, threats)
+    stats[0] = 0
+    plies = 0
+    for depth in depths:
+        plies = threat_search(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree,
+                              n, 0, key, zob, depth, TSS_BUDGET, tt_keys, path, stats, scratch,
+                              0.0, True)
+        if plies > 0:
+            break
+    counts[9] += stats[0]
+    return np.int64(path[0]) if plies > 0 else np.int64(-1)
+
+
+@njit(cache=True)
+def _dfpn_move(x, o, stones, threats, df):
+    """:meth:`Prover._dfpn_move` compiled (``Solver.winning_move`` for X with
+    ``sym_plies=0`` and the solver's defaults, 500 nodes a threat search of up to
+    :data:`MAX_THREATS` threats and the replay: a child the table holds as proved, else the
+    first child df-pn proves within :data:`DFPN_NODES`), or -1. The position is ``threats``'
+    (see :func:`_place`)."""
+    (cells, lines, sums, _, deltas, line_cells, cell_lines, cell_degree, n, zob) = threats[:10]
+    keys, pn, dn, work, tss_keys, scratch, path, syms, sym_keys, stats, stop = df
+    key = _place(x, o, threats)
+    for c in range(cells.shape[0]):
+        if cells[c] == 0:
+            slot, found = lookup(keys, pn, dn, key ^ zob[0, c])
+            if found and pn[slot] == 0:
+                return np.int64(c)
+    for c in range(cells.shape[0]):
+        if cells[c] != 0:
+            continue
+        won = push(c, 0, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
+        p = np.int64(1)
+        d = np.int64(1)
+        if not won:
+            stats[:] = 0
+            p, d = dfpn(cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n,
+                        1, 0, key ^ zob[0, c], sym_keys, syms, zob, 0, stones + 1,
+                        keys, pn, dn, work, tss_keys, scratch, path, 500, MAX_THREATS,
+                        DFPN_NODES, 0.0, stop, stats, True)
+        pop(c, 0, cells, lines, sums, deltas, line_cells, cell_lines, cell_degree, n)
+        if won or (p == 0 and d != 0):
+            return np.int64(c)
+    return np.int64(-1)
+
+
+@njit(cache=True)
+def _walk(x, o, masks, tables, inverse, forward, book, stored, counts, path, gaps, keep,
+          search, searching, learnt, dfpn_at):
+    """:meth:`Prover._x_node` from X's ``x`` and O's ``o``, every step of the walk compiled
+    (one call for the whole walk): the same moves, counts, heights and gaps in the same order.
+    ``book`` and ``stored`` are :func:`_sorted_entries` arrays; ``inverse[s, c]`` the cell
+    that symmetry s maps onto c, ``forward[s, c]`` the cell c maps onto. Without ``search``
+    (a replay) a position missing from both is a gap; with it, step 4 runs the threat search
+    and df-pn (``searching``: :meth:`Prover._search_arrays`), and each move found is a row
+    ``(canonical x, o, canonical move)`` of ``learnt``, each df-pn search a row ``(plies,
+    moves...)`` of ``dfpn_at`` (both grown as needed). Returns the height (or -1), the heights
+    found (canonical x, o, height), the gaps as rows of ``(plies, reason, cell, moves...)``
+    (``path`` holds the walk's moves; ``gaps`` is grown as needed), ``learnt`` and ``dfpn_at``.
+    Of the heights, only those of positions of at most ``keep`` plies are returned (-1 as the
+    largest uint64)."""
+    tss, df = searching
+    n_found = 0
+    n_dfpn = 0
     one = np.uint64(1)
     full = ~np.uint64(0)
     heights = Dict.empty(key_type=_KEY_TYPE, value_type=types.int64)
@@ -681,7 +818,32 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
                     counts[5] += 1
                 else:
                     at = _find(stored[0], stored[1], cx, co)
-                    if at < 0:
+                    if at < 0 and search:
+                        cell = _threat_move(x, o, tss, counts)
+                        if cell < 0:
+                            counts[8] += 1
+                            if n_dfpn == dfpn_at.shape[0]:
+                                bigger = np.zeros((2 * n_dfpn, dfpn_at.shape[1]),
+                                                  dtype=np.int64)
+                                bigger[:n_dfpn] = dfpn_at
+                                dfpn_at = bigger
+                            dfpn_at[n_dfpn, 0] = i
+                            for j in range(i):
+                                dfpn_at[n_dfpn, 1 + j] = path[j]
+                            n_dfpn += 1
+                            cell = _dfpn_move(x, o, 2 * _bits(x), tss, df)
+                        if cell < 0:
+                            why = _NO_WIN
+                        else:
+                            if n_found == learnt.shape[0]:
+                                grown = np.zeros((2 * n_found, 3), dtype=np.uint64)
+                                grown[:n_found] = learnt
+                                learnt = grown
+                            learnt[n_found, 0] = cx
+                            learnt[n_found, 1] = co
+                            learnt[n_found, 2] = forward[sym, cell]
+                            n_found += 1
+                    elif at < 0:
                         why = _MISSING
                     else:
                         found = stored[2][at]
@@ -795,4 +957,4 @@ def _replay(x, o, masks, tables, inverse, book, stored, counts, path, gaps, keep
             out[k, 1] = key[1]
             out[k, 2] = np.uint64(h) if h >= 0 else full
             k += 1
-    return ret, out, gaps[:n_gaps]
+    return ret, out, gaps[:n_gaps], learnt[:n_found], dfpn_at[:n_dfpn]

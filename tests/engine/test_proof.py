@@ -199,3 +199,34 @@ def test_the_compiled_replay_walks_as_the_prover_does(start: str, strategy: str)
     assert found[0] == found[1]
     assert found[0][1].x_positions > 0
     assert bool(found[0][1].gaps) == (strategy != "shipped" or start != REPLAYED)
+
+
+# X to move with every line holding an O stone, and no three of O's: no forced win for X,
+# by the threat search or df-pn (a gap, "no forced win found")
+NO_WIN = ("4b2 4a4 3c3 2c3 4c4 1a4 3a4 1d1 1b3 3d2 3b3 2c2 2c1 4d3 1c4 1a1 1a3 2d4 1c1 1a2 2b2 "
+          "4b1 2a2 3b1 2b1 4b4 1b1 2b3 2a4 4d2 4d1 2a1 2a3 3b4 2b4 3d4 1d4 3c1 3a1 2c4 1d2 1d3 "
+          "2d3 1c3 4c3 3c2 3d1 2d1 1c2 4b3 4a2 4a1 4d4 3a3 3a2 4c1 4a3 1b2")
+
+
+@pytest.mark.parametrize(("start", "gap", "dfpn"), [
+    (SUBTREE, None, 0),
+    ("1a1 4d4 4a1 1a4 1d4 1b1 1c1 2b2 3b3 2b4 3c4 3b2", None, 3),
+    ("1a1 1a2 1b1 1b2 3c3 1c2 2c4 4a4 3d1 4b4 2d2 4c4", "O has two threes", 0),
+    (NO_WIN, "no forced win found", 1),
+])
+def test_the_compiled_search_walks_as_the_prover_does(start: str, gap: str | None,
+                                                      dfpn: int) -> None:
+    """``Prover.search`` (``qubic prove``'s walk in one compiled call, its threat searches
+    and df-pn inside) and ``Prover.prove`` give the same height, tally (df-pn's positions
+    and the search nodes too), gaps, early heights and strategy entries, in order."""
+    found = []
+    for walk in ("prove", "search"):
+        prover = proof.Prover()
+        height = getattr(prover, walk)(Board.from_notation("4x4x4", start))
+        found.append((height, prover.tally, prover.shallow_heights(),
+                      list(prover.strategy.entries.items())))
+    assert found[0] == found[1]
+    tally = found[0][1]
+    assert tally.x_positions > 0
+    assert {each.reason for each in tally.gaps} == ({gap} if gap else set())
+    assert tally.dfpn_searches == dfpn
