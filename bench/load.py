@@ -18,7 +18,8 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 - connections, moves/s, and the move latency p50/p95/p99: from the mover's send until the
   opponent receives the ``move`` event (and the same for spectators);
 - errors: every ``error`` message, unexpected close, refused connection or timeout;
-- the server's RSS and CPU (the process itself, and its computer workers), the generator's CPU, the
+- the server's RSS and CPU (the process itself, and its computer workers; by thread, each with
+  the time it waited, runnable, for a core), the generator's CPU, the
   server's event-loop lag and garbage-collector pauses from ``/metrics`` (the lag over the
   window from the difference of its histogram), and the load average, so a reader can tell
   who the bottleneck was;
