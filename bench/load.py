@@ -18,7 +18,8 @@ What it reports, over the measuring window (after ``--warmup`` seconds of play):
 - connections, moves/s, and the move latency p50/p95/p99: from the mover's send until the
   opponent receives the ``move`` event (and the same for spectators);
 - errors: every ``error`` message, unexpected close, refused connection or timeout;
-- the server's RSS and CPU (the process itself, and its computer workers), the generator's CPU, the
+- the server's RSS and CPU (the process itself, and its computer workers; by thread, each with
+  the time it waited, runnable, for a core), the generator's CPU, the
   server's event-loop lag and garbage-collector pauses from ``/metrics`` (the lag over the
   window from the difference of its histogram), and the load average, so a reader can tell
   who the bottleneck was;
@@ -571,12 +572,12 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
         args.calls = count_calls(args, server, failures, profiled)
         time.sleep(max(0.0, start + warmup - time.monotonic()))
     cpu_from = server.cpu_seconds()
-    threads_from = thread_cpu_seconds(server.pid)
+    threads_from = thread_times(server.pid)
     metrics_from = server.metrics_or_nothing(failures)
     load_from = load_average()
     time.sleep(max(0.0, start + warmup + args.duration - time.monotonic()))
     cpu_to = server.cpu_seconds()
-    threads_to = thread_cpu_seconds(server.pid)
+    threads_to = thread_times(server.pid)
     rss_end = rss_kib(server.pid)
     metrics = server.metrics_or_nothing(failures)
     load_to = load_average()
@@ -588,26 +589,43 @@ def _conduct(args: argparse.Namespace, server: ServerProcess,
             attack = item
         else:
             tallies.append(Tally(**{**item, "errors": Counter(item["errors"])}))
-    by_tid = {tid: cpu - threads_from.get(tid, 0.0) for tid, cpu in threads_to.items()}
-    threads = {"loop": by_tid.pop(server.pid, 0.0)} | {
-        f"thread {i}": cpu for i, cpu in enumerate(sorted(by_tid.values(), reverse=True), 1)}
+    threads = by_thread(server.pid, threads_from, threads_to)
     return tallies, failures, (cpu_from, cpu_to, rss_start, rss_end, metrics_from, metrics,
                                load_from, load_to, attack, threads)
 
 
-def thread_cpu_seconds(pid: int) -> dict[int, float]:
-    """CPU seconds (user + system) of each thread of process ``pid`` so far, by thread id
-    (/proc/PID/task/TID; the event loop's thread is the one whose id is ``pid``: Python
-    does not name the others for the system, so they are told apart by their share, the
-    store's writer the largest under load)."""
-    seconds: dict[int, float] = {}
+def thread_times(pid: int) -> dict[int, tuple[float, float]]:
+    """Each thread of process ``pid`` so far, by thread id: its CPU seconds (user + system,
+    /proc/PID/task/TID/stat) and the seconds it waited, runnable, for a CPU (the second
+    figure of .../schedstat; NaN where the kernel keeps no such count). The event loop's
+    thread is the one whose id is ``pid``: Python does not name the others for the system,
+    so they are told apart by their share, the store's writer the largest under load."""
+    times: dict[int, tuple[float, float]] = {}
     with contextlib.suppress(OSError):
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError):  # a thread may end meanwhile
-                text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                task = Path(f"/proc/{pid}/task/{tid}")
+                text = (task / "stat").read_text()
                 fields = text[text.rindex(")") + 2:].split()
-                seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    return seconds
+                cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+                try:
+                    waited = int((task / "schedstat").read_text().split()[1]) / 1e9
+                except (OSError, IndexError, ValueError):
+                    waited = float("nan")
+                times[int(tid)] = (cpu, waited)
+    return times
+
+
+def by_thread(pid: int, before: dict[int, tuple[float, float]],
+              after: dict[int, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """The CPU seconds and the seconds waited for a CPU of each thread between two
+    ``thread_times``: the event loop's as ``loop``, the others as ``thread 1``, ``thread 2``
+    ... by CPU, largest first (a thread started in between counts from zero)."""
+    spent = {tid: (cpu - before.get(tid, (0.0, 0.0))[0], waited - before.get(tid, (0.0, 0.0))[1])
+             for tid, (cpu, waited) in after.items()}
+    loop = spent.pop(pid, (0.0, 0.0))
+    others = sorted(spent.values(), reverse=True)
+    return {"loop": loop} | {f"thread {i}": times for i, times in enumerate(others, 1)}
 
 
 def count_calls(args: argparse.Namespace, server: ServerProcess, failures: list[str],
@@ -638,7 +656,7 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
            rss_start: int, rss_end: int, metrics_from: dict[str, float],
            metrics: dict[str, float], load_from: str,
            load_to: str, attack: dict[str, int] | None = None,
-           threads: dict[str, float] | None = None) -> None:
+           threads: dict[str, tuple[float, float]] | None = None) -> None:
     d = args.duration
     latencies = [x for t in tallies for x in t.latencies]
     spectators = [x for t in tallies for x in t.spectator_latencies]
@@ -670,9 +688,12 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"per acknowledged move in the window")
     if threads and in_window:
         print("    by thread      " + ", ".join(
-            f"{name} {cpu / in_window * 1e3:.3f}" for name, cpu in threads.items() if cpu > 0)
+            f"{name} {cpu / in_window * 1e3:.3f}" for name, (cpu, _) in threads.items() if cpu > 0)
             + " ms (the event loop's; the others', largest first: under load the first is the"
             " store's writer)")
+        print("    waited for CPU " + ", ".join(
+            f"{name} {waited / d * 1e3:.0f}" for name, (cpu, waited) in threads.items() if cpu > 0)
+            + " ms a second (runnable, on no core: the machine's load, not the server's work)")
     print(f"  move latency     {ms(latencies)} (mover's send -> opponent's receipt, "
           f"{len(latencies)} moves)")
     print(f"    server's part  {server_part(metrics_from, metrics)} (frame in -> ack queued, "
