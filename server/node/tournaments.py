@@ -28,7 +28,8 @@ joined follows it while connected) its page and its own line, only when one of t
 header changed since what it was last sent, ``PAGE_SLICE`` sessions a step of the event loop
 (the other games' moves go on between). The director reads a tournament's players at most
 once a ``TICK`` (a join or a leave here at once). Every node writes, every ``SEEN_EVERY``
-seconds, which players who joined are connected to it, so the holder knows whom to pair.
+seconds, which players who joined a tournament not finished are connected to it, so the
+holder knows whom to pair.
 """
 
 from __future__ import annotations
@@ -202,7 +203,10 @@ class TournamentsService:
             await self._note_seen(now)
         if now >= self._next_refresh:
             self._next_refresh = now + REFRESH_EVERY
+            before = set(self._known)
             self._known = await self.store.query(ops.unfinished_tournaments())
+            for tournament_id in before.difference(self._known):  # finished: nobody to see
+                self.members.pop(tournament_id, None)
             for tournament_id in list(self.held):
                 if tournament_id not in self._known:  # finished (or cancelled) elsewhere
                     await self._let_go(tournament_id)

@@ -319,3 +319,17 @@ async def test_a_ban_or_a_deletion_withdraws_the_player_from_their_tournaments(
     withdrawn = {row["name"]: row["withdrawn"] for row in state["standings"]}
     assert withdrawn["ann"] is False and withdrawn["bob"] is True
     assert [w for name, w in withdrawn.items() if name.startswith("deleted-")] == [True]
+
+
+async def test_a_finished_tournament_no_longer_notes_who_is_connected(server: Server) -> None:
+    """Every node writes, every few seconds, which of a tournament's players are connected
+    to it: once the tournament has finished, no more (its players stayed noted, and each
+    note was a write of every connected player of every tournament they had ever joined)."""
+    mod = await connected_moderator(server)
+    tid = (await create(mod, starts_at=time.time() + 3600))["info"]["id"]
+    await joined(server, tid, "ann")
+    director = server.running.hub.tournaments  # type: ignore[union-attr]
+    await eventually(lambda: tid in director._known and tid in director.members)
+    assert (await admin(server, "tournament", "cancel", tid, "--reason", "test"))[0] == 0
+    await eventually(lambda: tid not in director._known, timeout=10)
+    assert tid not in director.members
