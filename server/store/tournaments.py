@@ -245,12 +245,18 @@ def withdraw_everywhere(player_id: int, now: float) -> Op[None]:
                  " (SELECT id FROM tournaments WHERE status <> 'finished')", now, player_id)
 
 
+SEEN_AT_ONCE = 500  # names a statement marks seen (the databases' limits on parameters)
+
+
 def mark_seen(tournament_id: str, names: list[str], now: float) -> Op[None]:
-    """The players ``names`` (who joined) are connected to a node now."""
-    for name in names:
+    """The players ``names`` (who joined) are connected to a node now: one statement for up
+    to ``SEEN_AT_ONCE`` of them (it was one a player, every few seconds)."""
+    for start in range(0, len(names), SEEN_AT_ONCE):
+        part = names[start:start + SEEN_AT_ONCE]
         yield change(
-            "UPDATE tournament_players SET seen = ? WHERE tournament_id = ? AND player_id ="
-            " (SELECT id FROM players WHERE name = ?)", now, tournament_id, name)
+            "UPDATE tournament_players SET seen = ? WHERE tournament_id = ? AND player_id IN"
+            f" (SELECT id FROM players WHERE name IN ({', '.join('?' * len(part))}))",
+            now, tournament_id, *part)
 
 
 def start_tournament(tournament_id: str, ends_at: float | None) -> Op[None]:

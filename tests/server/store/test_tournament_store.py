@@ -81,6 +81,26 @@ async def test_players_join_leave_and_come_back(store: Store) -> None:
     assert error.value.code == "tournament_over"
 
 
+async def test_the_players_seen_are_marked_in_one_go(store: Store) -> None:
+    """A node's note of who is connected: those named (and only those, of this tournament)
+    are seen now; a name of nobody or of a player who did not join changes nothing."""
+    for name in ("ann", "bob", "cat"):
+        await store.create_player(name, 0.0)
+    await store.apply(ops.insert_tournament(arena(), []))
+    await store.apply(ops.insert_tournament(arena("T2"), []))
+    for name in ("ann", "bob"):
+        await store.apply(ops.join_tournament("T1", name, 5.0))
+        await store.apply(ops.join_tournament("T2", name, 5.0))
+    await store.apply(ops.mark_seen("T1", ["ann", "cat", "nobody"], 9.0))
+    await store.apply(ops.mark_seen("T1", [], 10.0))
+    seen = {}
+    for tid in ("T1", "T2"):
+        data = await store.query(ops.tournament_data(tid))
+        assert data is not None
+        seen[tid] = {e.name: e.seen for e in data.entries}
+    assert seen == {"T1": {"ann": 9.0, "bob": 5.0}, "T2": {"ann": 5.0, "bob": 5.0}}
+
+
 async def test_a_swiss_is_joined_before_its_first_round(store: Store) -> None:
     for name in ("ann", "bob"):
         await store.create_player(name, 0.0)
