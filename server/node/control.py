@@ -65,6 +65,7 @@ from server.store.lever_records import (
     last_control,
     prune_control,
     roles_of,
+    sanctions_of,
 )
 
 log = logging.getLogger(__name__)
@@ -203,6 +204,8 @@ class Control:
                 self.announce(action.text)
             case Disconnect():
                 sessions = self.delivery.of_player(action.name)
+                if action.code == "banned" and sessions and not await self._banned(action.name):
+                    sessions = []  # lifted before this node read it: these came after
                 if action.devices is not None:
                     sessions = [s for s in sessions if s.device in action.devices]
                     self.rooms.forget_name(action.name, action.renamed)
@@ -244,6 +247,13 @@ class Control:
                                     Change(room.remove_chat(line, now)))
             case _:
                 assert_never(action)
+
+    async def _banned(self, name: str) -> bool:
+        """Whether a ban of ``name`` is in force now. A ban lifted at once (the host's
+        mistake undone) may be read here after its unban, when the player is back: the
+        connections they opened since are not closed for it."""
+        found = await self.rooms.store.query(sanctions_of(name, None, time.time()))
+        return any(sanction.kind == "ban" for sanction in found)
 
     def note_mute(self, name: str, until: float | None, reason: str) -> None:
         """A mute of ``name`` found in the database (at their hello)."""

@@ -88,6 +88,23 @@ async def test_a_ban_by_name_closes_the_players_sockets_and_refuses_them_from_an
     assert (await back.hello(token=bob.token))["name"] == "bob"
 
 
+async def test_a_ban_read_after_its_unban_spares_the_connections_opened_since(
+    server: Server,
+) -> None:
+    """A node reads the control table four times a second (a cluster's others too): a ban
+    the host lifted at once may be read after its unban, when the player is back. It closes
+    nothing then (the simulation saw the admin's new socket closed ``banned``); a ban in
+    force closes as ever."""
+    from server.node.control_actions import Disconnect
+
+    bob = await server.client("bob")
+    control = server.running.hub.control  # type: ignore[union-attr]
+    await control.act(Disconnect(name="bob", code="banned", reason="lifted already"))
+    assert (await bob.request(t="ping"))["t"] == "pong"
+    assert (await admin(server, "ban", "bob", "--reason", "spam"))[0] == 0
+    await closed_with(bob, "banned")
+
+
 async def test_an_address_ban_refuses_new_players_and_closes_connections_from_it(
     server: Server,
 ) -> None:
