@@ -1,7 +1,8 @@
-"""The simulation's tournament steps (issue 43's arenas in the whole server): the moderator
-makes arenas, players join and leave them, anyone follows one for a moment; the games the
-arenas pair are taken into the world as their players are told of them, and played by the
-``move`` step like any other, beside bans, renames, deletions and restarts."""
+"""The simulation's tournament steps (issue 43's tournaments in the whole server): the
+moderator makes arenas and Swiss tournaments, players join and leave them, anyone follows one
+for a moment; the games they pair are taken into the world as their players are told of
+them, and played by the ``move`` step like any other, beside bans, renames, deletions and
+restarts."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from .world import World
 
 MAX_TOURNAMENTS = 2
+SWISS_DELAY = 8.0  # seconds before a Swiss's first round: a Swiss is joined before it starts
 # a tournament's director reads its players at most once a second (a leave on another node, a
 # rename, a ban reach its pairing and its standings at its next read), then pairs and publishes
 PAIRING_LAG = 3.0
@@ -22,9 +24,9 @@ PAIRING_LAG = 3.0
 
 class TournamentSteps:
     """The tournament steps, for ``World``'s ``step_tournament_*``: the moderator makes
-    arenas, players join and leave them, anyone looks at the standings; the games the arenas
-    pair are taken into the world as they are pushed (``adopt_paired``), and played by the
-    ``move`` step."""
+    arenas and Swiss tournaments (three rounds), players join and leave them, anyone looks
+    at the standings; the games they pair are taken into the world as they are pushed
+    (``adopt_paired``), and played by the ``move`` step."""
 
     def __init__(self, world: World) -> None:
         self.world = world
@@ -34,7 +36,7 @@ class TournamentSteps:
         return sorted(self.tournaments.values(), key=lambda t: t.id)
 
     def left(self, uid: int, at: float) -> None:
-        """``uid`` was banned or deleted at ``at``: as good as gone from every arena."""
+        """``uid`` was banned or deleted at ``at``: as good as gone from every tournament."""
         for tournament in self.tournaments.values():
             tournament.leave(uid, at)
 
@@ -45,21 +47,30 @@ class TournamentSteps:
         client = await w.moderator()
         if client is None:
             return False
-        reply = await client.request(t="tournament_create", name=f"sim arena {w.step}",
-                                     kind="arena", starts_at=time.time(), minutes=60,
-                                     clock="5+3", variant="4x4")
+        # an arena at once, or a Swiss a few seconds on (a Swiss is joined before it starts)
+        if w.rng.random() < 0.5:  # a one-minute arena ends within the run, its games counted
+            kind, terms = "arena", {"starts_at": time.time(), "minutes": w.pick([1, 60])}
+        else:
+            kind, terms = "swiss", {"starts_at": time.time() + SWISS_DELAY, "rounds": 3,
+                                    "round_interval": 20.0}
+        reply = await client.request(t="tournament_create", name=f"sim {kind} {w.step}",
+                                     kind=kind, clock="5+3", variant="4x4", **terms)
         made = reply["info"]["id"] if reply is not None and reply["t"] == "tournament" else None
-        w.note(f"the moderator makes an arena: {said(reply)} {made or ''}")
+        w.note(f"the moderator makes {'an' if kind == 'arena' else 'a'} {kind}: {said(reply)} "
+               f"{made or ''}")
         if made is not None:
             self.tournaments[made] = SimTournament(made)
+            if kind == "swiss":  # announced: a few join at once, before its first round
+                for _ in range(w.rng.randrange(2, 5)):
+                    await self.join(self.tournaments[made])
         return True
 
-    async def join(self) -> bool:
+    async def join(self, tournament: SimTournament | None = None) -> bool:
         w = self.world
-        tournament = w.pick(self.lines())
+        tournament = tournament or w.pick(self.lines())
         player = w.pick([p for p in w.connected()
-                            if tournament is not None
-                            and (p.uid not in tournament.joined or p.uid in tournament.left)])
+                         if tournament is not None
+                         and (p.uid not in tournament.joined or p.uid in tournament.left)])
         if tournament is None or player is None:
             return False
         client = w.pick(w.open_clients(player.uid))
@@ -121,8 +132,8 @@ class TournamentSteps:
         return True
 
     def adopt_paired(self) -> None:
-        """The games the arenas paired, as their players were told: into the world (the move
-        step plays them), each seat checked: someone who joined the arena and had not left it
+        """The games the tournaments paired, as their players were told: into the world (the
+        move step plays them), each seat checked: someone who joined it and had not left it
         (nor been banned or deleted) ``PAIRING_LAG`` before the game came."""
         w = self.world
         named = {p.name.casefold(): p for p in w.players.values() if not p.deleted}
