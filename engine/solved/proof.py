@@ -28,6 +28,7 @@ from numba.typed import Dict
 
 from engine.kernels.dfpn import STATS_SIZE, dfpn, lookup
 from engine.kernels.negamax import tables_for
+from engine.kernels.small_search import popcount
 from engine.kernels.solver import Solver, SolverTables
 from engine.kernels.threats import (
     MAX_THREATS,
@@ -666,15 +667,6 @@ def _find(xs, os, x, o):
     return np.int64(-1)
 
 
-@njit(cache=True, inline="always")
-def _bits(v):
-    count = 0
-    while v != 0:
-        v &= v - np.uint64(1)
-        count += 1
-    return count
-
-
 @njit(cache=True)
 def _place(x, o, threats):
     """Set the threat search's position (``threats``' first arrays) to X's ``x`` and O's
@@ -804,7 +796,7 @@ def _walk(x, o, masks, tables, inverse, forward, book, stored, counts, path, gap
             cell = np.int64(-1)
             why = 0
             if blocks != 0:
-                if _bits(blocks) > 1:
+                if popcount(blocks) > 1:
                     why = _TWO_THREES
                 else:
                     cell = np.int64(0)
@@ -831,7 +823,7 @@ def _walk(x, o, masks, tables, inverse, forward, book, stored, counts, path, gap
                             for j in range(i):
                                 dfpn_at[n_dfpn, 1 + j] = path[j]
                             n_dfpn += 1
-                            cell = _dfpn_move(x, o, 2 * _bits(x), tss, df)
+                            cell = _dfpn_move(x, o, 2 * popcount(x), tss, df)
                         if cell < 0:
                             why = _NO_WIN
                         else:
@@ -883,12 +875,12 @@ def _walk(x, o, masks, tables, inverse, forward, book, stored, counts, path, gap
             else:
                 threats = _win_cells(x, o, masks)
                 empty = ~(x | o) & full
-                if _bits(threats) >= 2:
-                    counts[2] += _bits(empty)
+                if popcount(threats) >= 2:
+                    counts[2] += popcount(empty)
                     ret = 2
                 else:
                     replies = threats if threats != 0 else empty
-                    counts[2] += _bits(empty) - _bits(replies)
+                    counts[2] += popcount(empty) - popcount(replies)
                     left[i] = replies
                     threat[i] = threats != 0
                     longest[i] = 2 if threats != 0 else 0
@@ -947,12 +939,12 @@ def _walk(x, o, masks, tables, inverse, forward, book, stored, counts, path, gap
         mode = _O_NEXT
     k = 0
     for key in heights:
-        if 2 * _bits(key[0]) <= keep:
+        if 2 * popcount(key[0]) <= keep:
             k += 1
     out = np.zeros((k, 3), dtype=np.uint64)
     k = 0
     for key, h in heights.items():
-        if 2 * _bits(key[0]) <= keep:
+        if 2 * popcount(key[0]) <= keep:
             out[k, 0] = key[0]
             out[k, 1] = key[1]
             out[k, 2] = np.uint64(h) if h >= 0 else full
