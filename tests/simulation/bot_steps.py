@@ -152,8 +152,7 @@ class BotSteps:
         stream, and the bot accepts it (or now and then declines)."""
         w = self.world
         bot = w.pick([b for b in self._alive() if b.streaming])
-        person = w.pick([p for p in w.connected()
-                         if len(w.active_games(p.uid)) < 2])
+        person = w.pick(w.ready())
         if bot is None or person is None:
             return False
         client = w.pick(w.open_clients(person.uid))

@@ -136,6 +136,8 @@ class TournamentSteps:
         move step plays them), each seat checked: someone who joined it and had not left it
         (nor been banned or deleted) ``PAIRING_LAG`` before the game came."""
         w = self.world
+        if not any(client.paired for client in w.clients):
+            return
         named = {p.name.casefold(): p for p in w.players.values() if not p.deleted}
         for client in w.clients:
             pushed, client.paired = client.paired, []

@@ -420,8 +420,12 @@ class World:
 
     # -- starting games ------------------------------------------------------------------------
 
+    def ready(self) -> list[SimPlayer]:
+        """Connected players who may start another game (fewer than ``MAX_GAMES_EACH``)."""
+        return [p for p in self.connected() if len(self.active_games(p.uid)) < MAX_GAMES_EACH]
+
     def two_players(self) -> tuple[SimPlayer, SimPlayer] | None:
-        ready = [p for p in self.connected() if len(self.active_games(p.uid)) < MAX_GAMES_EACH]
+        ready = self.ready()
         if len(ready) < 2:
             return None
         a = self.pick(ready)
@@ -534,8 +538,7 @@ class World:
         return True
 
     async def step_play_ai(self) -> bool:
-        player = self.pick([p for p in self.connected()
-                            if len(self.active_games(p.uid)) < MAX_GAMES_EACH])
+        player = self.pick(self.ready())
         if player is None:
             return False
         client = self.pick(self.open_clients(player.uid))
