@@ -11,9 +11,10 @@ runs it, once a second (``TICK``) and whenever one of its games ends here (at mo
 - the games of the tournament that have ended (on any node) are copied from the games table
   and scored by the rules (``server.game.arena``, ``server.game.swiss``);
 - an arena pairs the players who are free (joined, not withdrawn, in none of its games,
-  connected: seen by a node in the last ``PRESENT_FOR`` seconds, or a bot or computer) at
-  once; a Swiss pairs its next round when the last game of the one before has ended
-  (``ROUND_PAUSE`` seconds later), with a bye for the odd player;
+  connected: a node saw a connection of theirs, a websocket or a bot's stream, in the last
+  ``PRESENT_FOR`` seconds; or a computer the host entered) at once; a Swiss pairs everyone
+  who has not withdrawn, connected or not, its next round when the last game of the one
+  before has ended (``ROUND_PAUSE`` seconds later), with a bye for the odd player;
 - each game starts through the node's rooms as any game does (in a cluster, its players'
   nodes open it), with the tournament's clock, ``rated`` (a game with a computer never is),
   and the tournament's id;
@@ -29,7 +30,9 @@ header changed since what it was last sent, ``PAGE_SLICE`` sessions a step of th
 (the other games' moves go on between). The director reads a tournament's players at most
 once a ``TICK`` (a join or a leave here at once). Every node writes, every ``SEEN_EVERY``
 seconds, which players who joined a tournament not finished are connected to it, so the
-holder knows whom to pair.
+holder knows whom to pair: those who joined through a connection here or connected here
+since (``members``), and those who joined over HTTP (a bot: no connection carried the join,
+which may have come to another node) whose connection, any of them, is here.
 """
 
 from __future__ import annotations
@@ -125,7 +128,7 @@ class TournamentsService:
         self.clock = clock
         self.held: dict[str, Standings] = {}
         self.followers: dict[str, dict[Session, Following]] = defaultdict(dict)
-        self.members: dict[str, set[str]] = defaultdict(set)  # joined, connected here
+        self.members: dict[str, set[str]] = defaultdict(set)  # joined; noted while connected here
         self.published: dict[str, float] = {}  # when each held one's state last went out
         self.dirty: set[str] = set()
         # seconds from a game's end to its players' next pairing, the latest ones
@@ -310,7 +313,7 @@ class TournamentsService:
         busy = standings.busy()
         waiting = [e.name for e in entries
                    if e.withdrawn is None and e.name not in busy
-                   and (e.computer is not None or e.always
+                   and (e.computer is not None
                         or (e.seen is not None and e.seen >= now - PRESENT_FOR))]
         computers = {e.name for e in entries if e.computer is not None}
         pairs = [(x, o) for x, o in standings.arena.pair(waiting)
@@ -486,6 +489,13 @@ class TournamentsService:
         return self.followers[tournament_id].setdefault(session, Following())
 
     async def _note_seen(self, now: float) -> None:
+        """Write which players of each tournament not finished are connected here."""
+        if self._known and self.delivery.by_player:
+            over_http = await self.store.query(ops.joined_over_http(self._known))
+            for tournament_id, names in over_http.items():
+                here = {name for name in names if self.delivery.by_player.get(name)}
+                if here:
+                    self.members[tournament_id].update(here)
         for tournament_id, names in list(self.members.items()):
             here = [name for name in names if self.delivery.by_player.get(name)]
             if here:
@@ -576,7 +586,14 @@ class TournamentsService:
                               ErrorCode.NOT_MODERATOR)
 
     async def join(self, name: str, tournament_id: str, *, always: bool = False) -> None:
-        await self.store.apply(ops.join_tournament(tournament_id, name, self.clock(), always))
+        """``name`` joins: through a connection of theirs, or (``always``) over HTTP, when
+        they are seen now only if a connection of theirs is open here (a bot's stream
+        elsewhere is noted by its node, ``_note_seen``)."""
+        connected = not always or bool(self.delivery.by_player.get(name))
+        await self.store.apply(ops.join_tournament(tournament_id, name, self.clock(), always,
+                                                   connected))
+        if always and connected:
+            self.members[tournament_id].add(name)
         await self._entries_changed(tournament_id)
 
     async def leave(self, name: str, tournament_id: str) -> None:

@@ -7,6 +7,11 @@ that any node can take it over: the players with the rating each joined with, wh
 withdrew, when a node last saw them connected (``seen``), and each game in the order it ended
 with its result and how many moves it had. A player is their id; the name shown is the one
 they have now. A computer the host entered has no player row: its ``label`` names it.
+
+``always`` (a column kept for older rows' sake) marks a player who joined over HTTP: no
+connection of theirs carried the join, so no node noted them as it did; every node looks for
+them among its own connections (``joined_over_http``). It no longer makes them paired while
+away: a bot is seen, as anyone is, while a connection of theirs (its event stream) is open.
 """
 
 from __future__ import annotations
@@ -72,9 +77,10 @@ class TournamentRecord:
 @dataclass(frozen=True)
 class EntryRecord:
     """A player of a tournament: ``name`` as shown now; ``computer`` the level of a computer
-    the host entered; ``seen`` when a node last saw them connected; ``always`` a player who
-    joined over HTTP (a bot), paired whether or not a websocket of theirs is seen; ``bot``
-    the player's account is a bot (read with their name)."""
+    the host entered; ``seen`` when a node last saw a connection of theirs (a websocket or
+    a bot's stream); ``always`` a player who joined over HTTP (the module docstring: it
+    counts for nothing in the pairing); ``bot`` the player's account is a bot (read with
+    their name)."""
 
     id: int
     name: str
@@ -201,17 +207,20 @@ def _open_tournament(tournament_id: str) -> Op[Row]:
     return row
 
 
-def join_tournament(tournament_id: str, name: str, now: float, always: bool = False
-                    ) -> Op[None]:
+def join_tournament(tournament_id: str, name: str, now: float, always: bool = False,
+                    connected: bool = True) -> Op[None]:
     """``name`` enters the tournament, or comes back to it (withdrawn no more); ``always``:
-    over HTTP (a bot). A Swiss is joined before its first round only."""
+    over HTTP (a bot). ``connected``: a connection of theirs is open (seen now; else when a
+    node last saw them, never for a newcomer). A Swiss is joined before its first round
+    only."""
+    seen = now if connected else None
     tournament = yield from _open_tournament(tournament_id)
     player = yield from player_row_by_name(name)
     if player is None:
         raise StoreError(f"no player {name!r}", code="no_such_player")
     back = yield from run_count(change(
-        "UPDATE tournament_players SET withdrawn = NULL, seen = ?, always = ?"
-        " WHERE tournament_id = ? AND player_id = ?", now, always, tournament_id, player["id"]))
+        "UPDATE tournament_players SET withdrawn = NULL, seen = COALESCE(?, seen), always = ?"
+        " WHERE tournament_id = ? AND player_id = ?", seen, always, tournament_id, player["id"]))
     if back:
         return
     if tournament["kind"] == "swiss" and tournament["round"] > 0:
@@ -224,7 +233,7 @@ def join_tournament(tournament_id: str, name: str, now: float, always: bool = Fa
     yield change(
         "INSERT INTO tournament_players (tournament_id, player_id, label, rating, joined, seen,"
         " always) VALUES (?, ?, ?, ?, ?, ?, ?)", tournament_id, player["id"], player["name"],
-        round(player["rating"]), now, now, always)
+        round(player["rating"]), now, seen, always)
 
 
 def withdraw(tournament_id: str, name: str, now: float) -> Op[None]:
@@ -366,3 +375,19 @@ def tournaments_of(name: str) -> Op[list[str]]:
         " JOIN players ON players.id = tp.player_id WHERE players.name = ?"
         " AND tp.withdrawn IS NULL AND t.status <> 'finished'", name))
     return [row["id"] for row in rows]
+
+
+def joined_over_http(tournament_ids: list[str]) -> Op[dict[str, list[str]]]:
+    """The players of each of ``tournament_ids`` who joined over HTTP and have not left, by
+    tournament (a node notes those of them connected to it: ``always``)."""
+    if not tournament_ids:
+        return {}
+    rows = yield from fetch_all(every(
+        "SELECT tp.tournament_id, players.name FROM tournament_players tp"
+        " JOIN players ON players.id = tp.player_id WHERE tp.always AND tp.withdrawn IS NULL"
+        f" AND tp.tournament_id IN ({', '.join('?' for _ in tournament_ids)})"
+        " ORDER BY tp.id", *tournament_ids))
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        found.setdefault(row["tournament_id"], []).append(row["name"])
+    return found

@@ -9,10 +9,13 @@ import asyncio
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 
-from server.node.tournaments import ROUND_GAP, ROUND_PAUSE, TICK
+from server.node.tournaments import PRESENT_FOR, ROUND_GAP, ROUND_PAUSE, TICK
+from server.store import tournaments as ops
 from tests.eventually import eventually
+from tests.server.http.test_bot_api import bot_account, post, stream
 from tests.server.node.test_levers import admin, connected_moderator, get
 from tests.server.servers import Client, Server, play
 
@@ -333,3 +336,64 @@ async def test_a_finished_tournament_no_longer_notes_who_is_connected(server: Se
     assert (await admin(server, "tournament", "cancel", tid, "--reason", "test"))[0] == 0
     await eventually(lambda: tid not in director._known, timeout=10)
     assert tid not in director.members
+
+
+async def test_a_bot_is_paired_only_while_its_event_stream_is_open(server: Server) -> None:
+    """A player who joined over HTTP (a bot) counts as present as anyone does: while a
+    connection of theirs, its event stream, is open. Joined with no stream open it is not
+    paired; once the stream opens it is; ``PRESENT_FOR`` after the stream closed it is not
+    any more; when it opens the stream again it is paired again."""
+    assert server.running is not None
+    mod = await connected_moderator(server)
+    tid = (await create(mod))["info"]["id"]
+    (ann,) = await joined(server, tid, "ann")
+    robo = await bot_account(server)
+    await robo.ws.close()  # a bot speaks HTTP only
+    hub = server.running.hub
+    director = hub.tournaments
+    await eventually(lambda: not hub.delivery.by_player.get("robo"))
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
+        assert (await post(http, server, f"/api/tournaments/{tid}/join", robo.token))[0] == 200
+        data = await server.running.store.query(ops.tournament_data(tid, games=False))
+        assert data is not None
+        assert {e.name: e.seen for e in data.entries}["robo"] is None  # never seen yet
+        await asyncio.sleep(2 * TICK + ROUND_GAP)
+        assert [m for m in await ann.quiet(1.0) if m["t"] == "game"] == []
+        events = await stream(http, server, "/api/stream/event", robo.token)
+        game = await paired(ann, tid)  # the stream's node notes it within SEEN_EVERY
+        assert {seat["name"] for seat in game["seats"]} == {"ann", "robo"}
+        assert (await events.expect("gameStart"))["game"]["id"] == game["id"]
+        (cat,) = await joined(server, tid, "cat")  # waits: the others play
+        events.reply.close()
+        await eventually(lambda: not hub.delivery.by_player.get("robo"), timeout=15.0)
+        real = director.clock
+        director.clock = lambda: real() + PRESENT_FOR + 1.0  # the stream closed that long ago
+        assert (await ann.request(t="tournament_leave", tournament=tid))["t"] == "ack"
+        assert (await ann.request(t="resign", game=game["id"]))["t"] == "ack"
+        await eventually(lambda: game["id"] not in director.held[tid].playing)
+        await asyncio.sleep(2 * TICK + ROUND_GAP)
+        assert [m for m in await cat.quiet(1.0) if m["t"] == "game"] == []
+        events = await stream(http, server, "/api/stream/event", robo.token)
+        again = await paired(cat, tid)
+        assert {seat["name"] for seat in again["seats"]} == {"cat", "robo"}
+        events.reply.close()
+
+
+async def test_a_bot_whose_stream_is_open_when_it_joins_is_seen_at_once(
+        server: Server) -> None:
+    """A bot joins over HTTP while its event stream is open on this node: seen as it joins
+    (the stream opened before the join, so it did not make the bot followed), and paired."""
+    assert server.running is not None
+    mod = await connected_moderator(server)
+    tid = (await create(mod))["info"]["id"]
+    (ann,) = await joined(server, tid, "ann")
+    robo = await bot_account(server)
+    await robo.ws.close()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
+        events = await stream(http, server, "/api/stream/event", robo.token)
+        assert (await post(http, server, f"/api/tournaments/{tid}/join", robo.token))[0] == 200
+        data = await server.running.store.query(ops.tournament_data(tid, games=False))
+        assert data is not None and {e.name: e.seen for e in data.entries}["robo"] is not None
+        game = await paired(ann, tid)
+        assert {seat["name"] for seat in game["seats"]} == {"ann", "robo"}
+        events.reply.close()

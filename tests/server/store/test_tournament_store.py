@@ -101,6 +101,35 @@ async def test_the_players_seen_are_marked_in_one_go(store: Store) -> None:
     assert seen == {"T1": {"ann": 9.0, "bob": 5.0}, "T2": {"ann": 5.0, "bob": 5.0}}
 
 
+async def test_who_joined_over_http_is_seen_only_when_connected(store: Store) -> None:
+    """A join over HTTP (``always``) is seen only if a connection of theirs is open
+    (``connected``): a newcomer not at all, one who comes back as last seen; every node reads
+    who joined over HTTP and has not left, by tournament, to note those connected to it."""
+    for name in ("ann", "bob", "cat"):
+        await store.create_player(name, 0.0)
+    for tid in ("T1", "T2"):
+        await store.apply(ops.insert_tournament(arena(tid), [1]))
+    await store.apply(ops.join_tournament("T1", "ann", 5.0, always=True, connected=False))
+    await store.apply(ops.join_tournament("T1", "bob", 5.0, always=True))
+    await store.apply(ops.join_tournament("T1", "cat", 5.0))
+    await store.apply(ops.join_tournament("T2", "cat", 5.0, always=True, connected=False))
+    assert await store.query(ops.joined_over_http(["T1", "T2", "T9"])) == {
+        "T1": ["ann", "bob"], "T2": ["cat"]}
+    assert await store.query(ops.joined_over_http([])) == {}
+    await store.apply(ops.mark_seen("T1", ["ann"], 7.0))
+    await store.apply(ops.withdraw("T1", "ann", 8.0))
+    await store.apply(ops.withdraw("T1", "bob", 8.0))
+    assert await store.query(ops.joined_over_http(["T1"])) == {}  # those who left: none
+    await store.apply(ops.join_tournament("T1", "ann", 9.0, always=True, connected=False))
+    await store.apply(ops.join_tournament("T1", "bob", 9.0, always=True))
+    data = await store.query(ops.tournament_data("T1"))
+    assert data is not None
+    assert {e.name: (e.seen, e.always) for e in data.entries if e.computer is None} == {
+        "ann": (7.0, True), "bob": (9.0, True), "cat": (5.0, False)}
+    other = await store.query(ops.tournament_data("T2"))
+    assert other is not None and [e.seen for e in other.entries if e.name == "cat"] == [None]
+
+
 async def test_a_swiss_is_joined_before_its_first_round(store: Store) -> None:
     for name in ("ann", "bob"):
         await store.create_player(name, 0.0)
