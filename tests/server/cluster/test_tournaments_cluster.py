@@ -1,7 +1,8 @@
 """Tournaments on a cluster (issue 43, item 5): players on different nodes are paired by the
 node holding the tournament's lease, their games start through the cluster's usual paths,
 every node passes on the live updates, and when the holder dies (its lease lapses) another
-node takes the tournament over from the database and goes on pairing."""
+node takes the tournament over from the database and goes on pairing; a bot is paired while
+its stream is open on any node."""
 
 from __future__ import annotations
 
@@ -9,8 +10,13 @@ import asyncio
 import time
 from typing import Any
 
+import aiohttp
+
+from server.node.tournaments import ROUND_GAP, TICK
 from server.store import tournaments as ops
 from tests.eventually import eventually
+from tests.server.cluster.test_cluster_levers import admin
+from tests.server.http.test_bot_api import Stream
 from tests.server.servers import Client, Nodes, play
 
 
@@ -77,3 +83,41 @@ async def test_a_tournament_pairs_across_nodes_and_survives_its_holder(nodes: No
     state = await clients[waiting].request(t="tournament_sub", tournament=tid)
     scores = {row["name"]: row["score"] for row in state["standings"]}
     assert scores[seated[0]] == 2 and scores[seated[1]] == 0
+
+
+async def test_a_bots_stream_on_another_node_makes_it_paired(nodes: Nodes) -> None:
+    """A bot joins over HTTP on one node, its event stream open on another: joined with no
+    stream open it is not paired; its stream's node notes it (no connection there carried
+    the join, nor did the stream, opened before it), so the holder pairs it."""
+    tid = "Tcluster2"
+    await nodes["a"].store.apply(ops.insert_tournament(ops.TournamentRecord(
+        id=tid, name="Bots' arena", kind="arena", status="created", starts_at=time.time(),
+        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
+        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
+    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
+                     timeout=15.0)
+    ann = await nodes.client("a", "ann")
+    assert (await ann.request(t="tournament_join", tournament=tid))["t"] == "ack"
+    robo = await nodes.client("b", "robo")
+    assert (await admin(nodes, "grant", "robo", "bot"))[0] == 0
+    await robo.ws.close()  # a bot speaks HTTP only
+    await eventually(lambda: not nodes["b"].hub.delivery.by_player.get("robo"))
+    headers = {"Authorization": f"Bearer {robo.token}"}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
+
+        async def post(path: str) -> int:
+            async with http.post(nodes["c"].http_url + path, headers=headers) as reply:
+                return reply.status
+
+        assert await post(f"/api/tournaments/{tid}/join") == 200
+        await asyncio.sleep(2 * TICK + ROUND_GAP)
+        assert [m for m in await ann.quiet(1.0) if m["t"] == "game"] == []
+        assert await post(f"/api/tournaments/{tid}/withdraw") == 200
+        events = Stream(await http.get(nodes["b"].http_url + "/api/stream/event",
+                                       headers=headers))
+        assert events.reply.status == 200
+        assert await post(f"/api/tournaments/{tid}/join") == 200
+        game = await next_game(ann, tid)
+        assert {seat["name"] for seat in game["seats"]} == {"ann", "robo"}
+        assert (await events.expect("gameStart"))["game"]["id"] == game["id"]
+        events.reply.close()
