@@ -36,6 +36,8 @@ class SimBot:
     reader: asyncio.Task[None] | None = None
     status: int | None = None  # the stream's HTTP status
     ended: bool = False  # the stream ended (or was never opened)
+    ended_at: float = 0.0  # when the last stream ended, as the world saw it
+    requested_at: float = 0.0  # when its last request (a session while it ran) was answered
 
     @property
     def streaming(self) -> bool:
@@ -68,6 +70,7 @@ class BotSteps:
             pass
         finally:
             bot.ended = True
+            bot.ended_at = w.now()
 
     async def open_stream(self, bot: SimBot) -> bool:
         """The bot's event stream on a node of the world's choosing (its games going on come
@@ -90,6 +93,18 @@ class BotSteps:
                 await bot.reader
         bot.reader = None
 
+    def connected_until(self, uid: int) -> float | None:
+        """Until when the bot ``uid`` may have had a connection open, as far as the world
+        knows: now while a stream of its is open or opening, else the latest of its stream's
+        end and its last request's answer (each request is a session while it runs). None:
+        ``uid`` is not a bot."""
+        bot = self.bots.get(uid)
+        if bot is None:
+            return None
+        if bot.reader is not None and not bot.ended:
+            return self.world.now()
+        return max(bot.ended_at, bot.requested_at)
+
     def streaming(self, uid: int) -> bool:
         """Whether ``uid`` is a bot with its event stream open (which holds its games open,
         as a socket that opened them does)."""
@@ -104,13 +119,16 @@ class BotSteps:
         w = self.world
         assert w.http is not None and bot.player.token is not None
         url = w.backend.http_url(w.node()) + path
-        async with w.http.post(url, json=body, headers={
-                "Authorization": f"Bearer {bot.player.token}"}) as reply:
-            text = await reply.text()
-            try:
-                return reply.status, json.loads(text) if text else None
-            except ValueError:
-                return reply.status, text
+        try:
+            async with w.http.post(url, json=body, headers={
+                    "Authorization": f"Bearer {bot.player.token}"}) as reply:
+                text = await reply.text()
+                try:
+                    return reply.status, json.loads(text) if text else None
+                except ValueError:
+                    return reply.status, text
+        finally:
+            bot.requested_at = w.now()
 
     # -- the steps --------------------------------------------------------------------------
 
@@ -128,6 +146,7 @@ class BotSteps:
         w.checked("bots.upgrade", status == 200, f"{player.name}'s upgrade: {status} {body}")
         for client in w.open_clients(player.uid):  # a bot speaks HTTP only
             await client.close()
+        bot.requested_at = w.now()  # its socket was a connection until then
         if status != 200:
             return True
         player.bot = True
@@ -198,7 +217,8 @@ class BotSteps:
 
     async def tournament(self) -> bool:
         """A streaming bot enters an arena over HTTP (``POST /api/tournaments/{id}/join``):
-        the arena pairs it as it pairs anyone (``TournamentSteps.adopt_paired`` checks)."""
+        the arena pairs it as it pairs anyone, only while a connection of its is open
+        (``TournamentSteps.adopt_paired`` checks)."""
         w = self.world
         bot = w.pick([b for b in self._alive() if b.streaming])
         if bot is None:

@@ -66,6 +66,8 @@ CHECKERS: dict[str, str] = {
     "tournaments.standings_names": "an arena's standings name each player as they are "
                                    "called now",
     "tournaments.own_line": "a follower's own line (me) is their own",
+    "tournaments.bots_paired_connected": "an arena pairs a bot only while its event stream "
+                                         "is open (or closed a moment ago)",
     # bots: the bot API beside the levers
     "bots.upgrade": "an account with no rated game becomes a bot",
     "bots.challenge_reaches_stream": "a challenge to a bot shows on its open event stream",

@@ -9,6 +9,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from server.http.bot_api import KEEP_ALIVE
+from server.node.tournaments import PRESENT_FOR
+
 from .client import said
 from .model import SimGame, SimTournament
 
@@ -20,6 +23,9 @@ SWISS_DELAY = 8.0  # seconds before a Swiss's first round: a Swiss is joined bef
 # a tournament's director reads its players at most once a second (a leave on another node, a
 # rename, a ban reach its pairing and its standings at its next read), then pairs and publishes
 PAIRING_LAG = 3.0
+# an arena pairs a bot seen connected PRESENT_FOR before; its node sees a stream the world
+# closed until a keep-alive's write fails (KEEP_ALIVE), and the game comes a moment later
+BOT_AWAY = PRESENT_FOR + KEEP_ALIVE + PAIRING_LAG + 3.0
 
 
 class TournamentSteps:
@@ -134,7 +140,8 @@ class TournamentSteps:
     def adopt_paired(self) -> None:
         """The games the tournaments paired, as their players were told: into the world (the
         move step plays them), each seat checked: someone who joined it and had not left it
-        (nor been banned or deleted) ``PAIRING_LAG`` before the game came."""
+        (nor been banned or deleted) ``PAIRING_LAG`` before the game came; a bot, one whose
+        connection (its event stream) the world saw open ``BOT_AWAY`` before."""
         w = self.world
         if not any(client.paired for client in w.clients):
             return
@@ -166,3 +173,9 @@ class TournamentSteps:
                                     else "whom no player is called now" if player is None
                                     else f"{at - (left or 0):.1f} s after they left it "
                                          "(or were banned or deleted)"))
+                    until = None if player is None or not player.bot \
+                        else w.bots.connected_until(player.uid)
+                    if until is not None:
+                        w.checked("tournaments.bots_paired_connected", at <= until + BOT_AWAY,
+                                  f"{tournament.id} pairs the bot {name} in {game.id} "
+                                  f"{at - until:.1f} s after its last stream closed")
