@@ -37,6 +37,7 @@ class TournamentSteps:
     def __init__(self, world: World) -> None:
         self.world = world
         self.tournaments: dict[str, SimTournament] = {}
+        self.arenas: set[str] = set()  # those of them that are arenas (a Swiss pairs the absent)
 
     def lines(self) -> list[SimTournament]:
         return sorted(self.tournaments.values(), key=lambda t: t.id)
@@ -66,6 +67,8 @@ class TournamentSteps:
                f"{made or ''}")
         if made is not None:
             self.tournaments[made] = SimTournament(made)
+            if kind == "arena":
+                self.arenas.add(made)
             if kind == "swiss":  # announced: a few join at once, before its first round
                 for _ in range(w.rng.randrange(2, 5)):
                     await self.join(self.tournaments[made])
@@ -140,8 +143,9 @@ class TournamentSteps:
     def adopt_paired(self) -> None:
         """The games the tournaments paired, as their players were told: into the world (the
         move step plays them), each seat checked: someone who joined it and had not left it
-        (nor been banned or deleted) ``PAIRING_LAG`` before the game came; a bot, one whose
-        connection (its event stream) the world saw open ``BOT_AWAY`` before."""
+        (nor been banned or deleted) ``PAIRING_LAG`` before the game came; in an arena, a
+        bot whose connection (its event stream) the world saw open ``BOT_AWAY`` before (a
+        Swiss pairs everyone who has not left)."""
         w = self.world
         if not any(client.paired for client in w.clients):
             return
@@ -174,6 +178,7 @@ class TournamentSteps:
                                     else f"{at - (left or 0):.1f} s after they left it "
                                          "(or were banned or deleted)"))
                     until = None if player is None or not player.bot \
+                        or tournament.id not in self.arenas \
                         else w.bots.connected_until(player.uid)
                     if until is not None:
                         w.checked("tournaments.bots_paired_connected", at <= until + BOT_AWAY,
