@@ -117,6 +117,8 @@ async def api_create(request: web.Request) -> web.Response:
 
 
 async def api_join(request: web.Request) -> web.Response:
+    """Enter the tournament over HTTP (a bot): no connection carried the join, so the arena
+    pairs the player only while one of theirs (its event stream) is open on some node."""
     try:
         name = await _player(request)
         await _service(request).join(name, request.match_info["id"], always=True)
