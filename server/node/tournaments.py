@@ -492,10 +492,10 @@ class TournamentsService:
         """Write which players of each tournament not finished are connected here."""
         if self._known and self.delivery.by_player:
             over_http = await self.store.query(ops.joined_over_http(self._known))
-            for tournament_id, names in over_http.items():
-                here = {name for name in names if self.delivery.by_player.get(name)}
-                if here:
-                    self.members[tournament_id].update(here)
+            for tournament_id, joined in over_http.items():
+                connected = [name for name in joined if self.delivery.by_player.get(name)]
+                if connected:
+                    self.members[tournament_id].update(connected)
         for tournament_id, names in list(self.members.items()):
             here = [name for name in names if self.delivery.by_player.get(name)]
             if here:
