@@ -92,8 +92,9 @@ def tournament_paths() -> tuple[dict[str, Any], dict[str, Any]]:
                           "400": answer(error, "`bad_message`: `page` is not 1 to 1000"),
                           "404": answer(error, "`no_such_tournament`")}}},
         "/api/tournaments/{id}/join": {"post": {
-            "summary": "Enter the tournament (or come back): paired whenever free, whether "
-                       "or not a websocket of yours is connected (how a bot enters)",
+            "summary": "Enter the tournament (or come back; how a bot enters): an arena "
+                       "pairs you while free and a connection of yours (your event stream) "
+                       "is open on some node",
             "security": bearer, "parameters": [tournament_id], "responses": entered}},
         "/api/tournaments/{id}/withdraw": {"post": {
             "summary": "Withdraw: not paired again; your results stay",
