@@ -161,13 +161,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "killed or crashing, not a power loss (for slow storage, "
                              "such as an SD card)")
     parser.add_argument("--commit-interval", "--commit-window", dest="commit_interval",
-                        type=float, default=10.0, metavar="MS",
+                        type=float, default=20.0, metavar="MS",
                         help="group commit's window (SQLite and PostgreSQL): under load the "
                              "moves are "
                              "committed together at most every MS milliseconds (less CPU a "
                              "move, up to MS more latency before its ack); after a quiet spell "
                              "a move commits at once; 0: every turn of the loop's at once "
-                             "(default 10)")
+                             "(default 20)")
     parser.add_argument("--commit-max", type=int, default=64, metavar="N",
                         help="group commit: a group of N writes is committed at once, without "
                              "waiting out the window (default 64)")

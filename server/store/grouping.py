@@ -5,7 +5,9 @@ SQLite's writer thread, or to one PostgreSQL statement on one pooled connection)
 in one transaction; every move of it is acknowledged only after that commit. A group goes when
 the window since the last hand-over ends (``commit_interval``), as soon as it holds
 ``commit_max`` writes, or at the end of the loop's turn after a quiet spell or when a write
-that must not wait joins it (``docs/benchmarks.md``, *Group commit*)."""
+that must not wait joins it. A game's start or end (``along``) goes with a group that waits
+for the window, and at the end of the turn when none does: under load it shares the moves'
+commit rather than making one more (``docs/benchmarks.md``, *Group commit*)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from server.metrics import LAG_BUCKETS
 
 W = TypeVar("W")
 
-COMMIT_INTERVAL = 0.010  # seconds between two hand-overs (commits) under load, at least
+COMMIT_INTERVAL = 0.020  # seconds between two hand-overs (commits) under load, at least
 COMMIT_MAX = 64  # writes in a group that is handed over at once, without waiting out the window
 
 
@@ -53,17 +55,21 @@ class CommitWindow(Generic[W]):
         """Hand ``group`` over to be committed; called on the loop, must not block."""
         raise NotImplementedError
 
-    def _gather(self, write: W, *, window: bool) -> None:
+    def _gather(self, write: W, *, window: bool, along: bool = False) -> None:
         """Add ``write`` to the group gathered. ``window``: it may wait out the window to
-        share a commit (a move: the flood the window is for); any other write sends the group
+        share a commit (a move: the flood the window is for). ``along``: it goes with a group
+        that waits for the window, if one does (a game's start or end: as frequent as the
+        moves under load), else at the end of this turn. Any other write sends the group
         gathered so far at the end of this turn of the loop, so a rare write (a new player, a
-        game's start or end) is not kept waiting."""
+        lever) is not kept waiting."""
         handing = self._handing
         handing.append(write)
         size = len(handing)
         if size >= self.commit_max:
             self._hand_over()  # full: no need to wait out the window
         elif not window:
+            if along and self._hand_over_at is not None and not self._at_turn_end:
+                return  # a group waits for the window: this write goes with it
             if not self._at_turn_end:
                 self._hand_over_at_turn_end()
         elif size == 1:

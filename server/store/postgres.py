@@ -195,8 +195,9 @@ class PostgresStore(CommitWindow[_Move], SQLStore):
         await self._idle.wait()
         await self._pool.close()
 
-    async def _write(self, op: Op[T]) -> T:
-        """Run ``op`` in a read-committed transaction of its own."""
+    async def _write(self, op: Op[T], *, along: bool = False) -> T:
+        """Run ``op`` in a read-committed transaction of its own (``along`` or not: only the
+        moves are gathered into one statement here)."""
         return await self._run(lambda conn: run_op(conn, op))
 
     async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:

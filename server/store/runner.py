@@ -16,9 +16,11 @@ class SQLRunner:
 
     dialect: ClassVar[Dialect]
 
-    async def _write(self, op: Op[T]) -> T:
+    async def _write(self, op: Op[T], *, along: bool = False) -> T:
         """Run ``op`` in a transaction of its own (or a savepoint of a group) and commit it;
-        returns its result once committed. Errors of the database become ``StoreError``."""
+        returns its result once committed. Errors of the database become ``StoreError``.
+        ``along``: a write as frequent as the moves under load (a game's start or end), which
+        may join the moves' group waiting for the window (SQLite) rather than commit alone."""
         raise NotImplementedError
 
     async def _read(self, op: Op[T], *, snapshot: bool = False) -> T:

@@ -88,9 +88,11 @@ class SQLStore(SQLAccounts, LeverStore):
     # Games.
 
     async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
-        """Start a game on these terms. A rated game needs two players."""
+        """Start a game on these terms. A rated game needs two players. Under load the
+        start shares the moves' commit (``along``: it goes with a group waiting for the
+        window)."""
         game = new_game(**terms)
-        await self._write(operations.insert_game(game))
+        await self._write(operations.insert_game(game), along=True)
         return game
 
     async def record_move(
@@ -108,13 +110,14 @@ class SQLStore(SQLAccounts, LeverStore):
         **ending: Unpack[GameEnding],
     ) -> GameRecord:
         """End a game with a result, updating the players' records and ratings atomically;
-        with ``move``, the move that ended it in the same transaction."""
+        with ``move``, the move that ended it in the same transaction. Under load the end
+        shares the moves' commit (``along``)."""
         x_score(ending["result"])  # a ValueError now for a result that is not one
         return await self._write(operations.finish_game(
             self.dialect, game_id, result=ending["result"], reason=ending["reason"],
             now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
             move=move,
-        ))  # fmt: skip
+        ), along=True)  # fmt: skip
 
     async def abort_game(
         self, game_id: str, *, reason: str, now: float, fence: int | None = None

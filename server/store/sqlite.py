@@ -4,12 +4,13 @@ The event loop never touches SQLite. Writes are gathered into groups, each hande
 thread at once and run as one transaction (each write in its own savepoint, but a single
 statement such as a move), committed, then every waiter woken with one call: a write is
 acknowledged only after its commit. Group commit by window and size: a group of moves is handed
-over at most every ``commit_interval`` (10 ms by default) or as soon as it holds
+over at most every ``commit_interval`` (20 ms by default) or as soon as it holds
 ``commit_max`` writes; a move after a quiet spell, and any other write, goes at the end of the
-loop's turn. Reads run on a second connection (WAL lets them proceed during a commit). What each
-read and write does is ``server.store.sql.SQLStore``'s. Durability is ``synchronous``
-(docs/operations.md, ``--synchronous``, ``--commit-interval``, ``--commit-max``; the figures
-in docs/benchmarks.md, *Group commit*)."""
+loop's turn, but a game's start or end goes with a group waiting for the window. Reads run on
+a second connection (WAL lets them proceed during a commit). What each read and write does is
+``server.store.sql.SQLStore``'s. Durability is ``synchronous`` (docs/operations.md,
+``--synchronous``, ``--commit-interval``, ``--commit-max``; the figures in docs/benchmarks.md,
+*Group commit*)."""
 
 from __future__ import annotations
 
@@ -193,26 +194,28 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
 
     # The writer thread.
 
-    async def _write(self, op: Op[T]) -> T:
-        """Queue ``op`` for the writer thread; returns its result once committed."""
-        return await self._submit(lambda conn: run_op(conn, op))
+    async def _write(self, op: Op[T], *, along: bool = False) -> T:
+        """Queue ``op`` for the writer thread; returns its result once committed.
+        ``along``: it goes with a group waiting for the window (``CommitWindow._gather``)."""
+        return await self._submit(lambda conn: run_op(conn, op), along=along)
 
     async def _submit(self, run: Callable[[sqlite3.Connection], T], atomic: bool = False,
-                      window: bool = False) -> T:
+                      window: bool = False, along: bool = False) -> T:
         """Queue ``run`` for the writer thread; returns its result once committed.
 
         ``atomic``: ``run`` changes the database in one statement at most, so a failure
         leaves nothing to take back (SQLite undoes a failed statement) and it runs without
         a savepoint of its own. ``window``: it may wait out the window to share a commit
-        (a move: the flood the window is for); any other write sends the group gathered so
-        far at the end of this turn of the loop, so a rare write (a new player, a game's start
-        or end) is not kept waiting. Cancelling the caller does not withdraw a queued write:
+        (a move: the flood the window is for); ``along``: it goes with a group waiting for
+        the window, if one does (a game's start or end); any other write sends the group
+        gathered so far at the end of this turn of the loop, so a rare write (a new player, a
+        lever) is not kept waiting. Cancelling the caller does not withdraw a queued write:
         it may still be committed.
         """
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._gather(_Write(run, future, atomic), window=window)
+        self._gather(_Write(run, future, atomic), window=window, along=along)
         return await future
 
     def _send_group(self, group: list[_Write]) -> None:

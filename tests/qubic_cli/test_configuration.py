@@ -220,7 +220,7 @@ def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
     """``--commit-interval`` (issue 30; also ``--commit-window``) is given in milliseconds
     and reaches the server's configuration in seconds, from a flag, the environment or the
     file; ``--commit-max`` (issue 41) likewise, in writes."""
-    assert serve.server_config(layered(["serve"], {})[0]).commit_interval == 0.010
+    assert serve.server_config(layered(["serve"], {})[0]).commit_interval == 0.020
     assert serve.server_config(layered(["serve"], {})[0]).commit_max == 64
     args, sources = layered(["serve"], {"QUBIC_COMMIT_INTERVAL": "0"})
     assert serve.server_config(args).commit_interval == 0 and sources["commit_interval"] == "env"

@@ -357,9 +357,8 @@ async def test_a_full_group_goes_without_waiting_out_the_window(tmp_path: Path) 
 
 
 async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: Path) -> None:
-    """Only moves wait for the window (issue 41): writes one after another of any other kind
-    (a game's start here) go at the end of the loop's turn each, and take a waiting move's
-    group along."""
+    """Moves wait for the window (issue 41); a rare write (a new player here) goes at the
+    end of the loop's turn, and takes a waiting move's group along."""
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
     try:
         games = [await asyncio.wait_for(
@@ -370,10 +369,40 @@ async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: 
         await asyncio.sleep(0.01)
         assert not move.done()  # a move waits for the window
         commits = store.commits
-        await asyncio.wait_for(store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
-                                                 rated=False, now=0), 5.0)
+        await asyncio.wait_for(store.create_player("carol", now=0), 5.0)
         assert move.done() and move.exception() is None
-        assert store.commits - commits == 1  # one group: the move and the game
+        assert store.commits - commits == 1  # one group: the move and the player
+    finally:
+        await store.close()
+
+
+async def test_a_games_start_and_end_go_with_the_moves_waiting_for_the_window(
+        tmp_path: Path) -> None:
+    """A game's start or end is as frequent as the moves under load (issue 41): it goes
+    with a group waiting for the window rather than making a commit of its own; with no
+    group waiting (one after another here, as a quiet server sees them) each goes at the end
+    of the loop's turn, as before."""
+    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
+    try:
+        games = [await asyncio.wait_for(  # nothing waits: each at once, 30 s window or not
+            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
+            5.0) for _ in range(3)]
+        move = asyncio.create_task(
+            store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
+        await asyncio.sleep(0.01)
+        assert not move.done()  # a move waits for the window
+        commits = store.commits
+        start = asyncio.create_task(store.create_game(
+            variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0))
+        end = asyncio.create_task(store.finish_game(
+            games[1].id, result="1/2-1/2", reason="agreement", now=1.0))
+        await asyncio.sleep(0.05)
+        assert not start.done() and not end.done()  # with the move, waiting for the window
+        assert store.commits == commits
+        await asyncio.wait_for(store.flush(), 5.0)
+        await asyncio.wait_for(asyncio.gather(move, start, end), 5.0)
+        assert store.commits - commits == 1  # the move, the start and the end: one commit
+        assert (await store.get_game(games[1].id)).status is GameStatus.FINISHED
     finally:
         await store.close()
 
