@@ -2,15 +2,15 @@
 
 The event loop never touches SQLite. Writes are gathered into groups, each handed to the writer
 thread at once and run as one transaction (each write in its own savepoint, but a single
-statement; the moves queued one after another go as one statement), committed, then every
-waiter woken with one call: a write is acknowledged only after its commit. Group commit by
-window and size: a group of moves is handed over at most every ``commit_interval`` (20 ms by
-default) or as soon as it holds ``commit_max`` writes; a move after a quiet spell, and any
-other write, goes at the end of the loop's turn, but a game's start or end goes with a group
-waiting for the window. Reads run on a second connection (WAL lets them proceed during a
-commit). What each read and write does is ``server.store.sql.SQLStore``'s. Durability is
-``synchronous`` (docs/operations.md, ``--synchronous``, ``--commit-interval``,
-``--commit-max``; the figures in docs/benchmarks.md, *Group commit*)."""
+statement such as a move), committed, then every waiter woken with one call: a write is
+acknowledged only after its commit. Group commit by window and size: a group of moves is handed
+over at most every ``commit_interval`` (20 ms by default) or as soon as it holds
+``commit_max`` writes; a move after a quiet spell, and any other write, goes at the end of the
+loop's turn, but a game's start or end goes with a group waiting for the window. Reads run on
+a second connection (WAL lets them proceed during a commit). What each read and write does is
+``server.store.sql.SQLStore``'s. Durability is ``synchronous`` (docs/operations.md,
+``--synchronous``, ``--commit-interval``, ``--commit-max``; the figures in docs/benchmarks.md,
+*Group commit*)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,6 @@ def _open_writer(path: str, synchronous: str, busy_timeout: float) -> sqlite3.Co
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute(MOVE_CHECKED)
         return conn
     except (sqlite3.Error, StoreError) as exc:
         if conn is not None:
@@ -117,7 +116,6 @@ class _Write:
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
     atomic: bool = False  # makes at most one change, in one statement: needs no savepoint
-    move: tuple[Any, ...] | None = None  # a move's row (``record_move``): see ``_insert_moves``
 
 
 _STOP = object()
@@ -128,22 +126,6 @@ WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
 """
 """A move from the embedded server, if its game is active and it is the next ply: ?1 game,
 ?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
-
-MOVE_CHECKED = f"""
-CREATE TEMP TRIGGER IF NOT EXISTS move_checked BEFORE INSERT ON main.moves
-WHEN NOT EXISTS (SELECT 1 FROM main.games WHERE id = NEW.game_id AND status = '{GameStatus.ACTIVE}')
-  OR NEW.ply <> 1 + COALESCE((SELECT MAX(ply) FROM main.moves WHERE game_id = NEW.game_id), 0)
-BEGIN SELECT RAISE(ABORT, 'move refused'); END
-"""
-"""``RECORD_MOVE``'s check as a trigger on the writer's connection alone (a temporary trigger:
-not in the file, so no other connection or tool sees it): a row that fails it aborts its
-statement, whose other rows are taken back with it. Every move the writer inserts passes it
-(``append_move``'s insert after its own check, too)."""
-
-MOVES_AT_ONCE = 64  # moves one INSERT writes at most
-_INSERT_MOVES = ["INSERT INTO moves VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * count)
-                 for count in range(MOVES_AT_ONCE + 1)]
-"""The statement that inserts ``count`` moves, checked by ``MOVE_CHECKED``."""
 
 
 class SQLiteStore(CommitWindow[_Write], SQLStore):
@@ -275,19 +257,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         try:
             conn.execute("BEGIN IMMEDIATE")
             alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
-            at, size, one_by_one = 0, len(group), 0
-            while at < size:
-                if at >= one_by_one and group[at].move is not None:
-                    end = at + 1  # the moves queued one after another go as one statement
-                    while end < size and end - at < MOVES_AT_ONCE and group[end].move is not None:
-                        end += 1
-                    if _insert_moves(conn, group[at:end]):
-                        outcomes.extend([(True, None)] * (end - at))
-                        at = end
-                        continue
-                    one_by_one = end  # one was refused: move by move says which, and why
-                write = group[at]
-                at += 1
+            for write in group:
                 saved = not alone and not write.atomic
                 if saved:
                     conn.execute("SAVEPOINT write")
@@ -330,10 +300,9 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
     ) -> None:
         """Append a move to an active game; returns once the move is committed.
 
-        From the embedded server (no fencing token), no savepoint: the commonest write by
-        far, checked and inserted at once, with the moves queued beside it in one statement
-        (``_insert_moves``); a move refused there goes alone (``RECORD_MOVE``), and only when
-        that writes nothing does ``operations.append_move`` run to say why. It waits for the
+        From the embedded server (no fencing token), one statement with no savepoint: the
+        commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
+        writes nothing does ``operations.append_move`` run to say why. It waits for the
         writer's future itself (no second coroutine entered and resumed a move).
         """
         if fence is not None:
@@ -341,8 +310,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
-        row = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
-        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True, row),
+        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
                      window=True)
         await future
 
@@ -385,19 +353,6 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from exc
-
-
-def _insert_moves(conn: sqlite3.Connection, run: list[_Write]) -> bool:
-    """Insert a run of moves (``record_move``'s, queued one after another) in one statement:
-    one step of SQLite, one release of the interpreter's lock, not one a move. False if a
-    move was refused (``MOVE_CHECKED``) or the statement failed: then none of them is
-    written, and each goes alone (``_insert_move``), which says why."""
-    rows = [value for write in run for value in write.move]  # type: ignore[union-attr]
-    try:
-        conn.execute(_INSERT_MOVES[len(run)], rows)
-    except sqlite3.Error:
-        return False
-    return True
 
 
 def _insert_move(game_id: str, move: MoveRecord, conn: sqlite3.Connection) -> None:

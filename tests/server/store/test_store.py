@@ -407,43 +407,6 @@ async def test_a_games_start_and_end_go_with_the_moves_waiting_for_the_window(
         await store.close()
 
 
-async def test_the_moves_of_a_group_go_as_one_statement_and_a_refused_one_alone(
-        tmp_path: Path) -> None:
-    """The moves queued one after another (issue 41) are inserted by one statement, checked
-    as one move is (the game active, the next ply; two moves of one game in it too); when
-    one of them is refused, none of that statement stays and each goes alone: the others are
-    written and the refused one says why."""
-    store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
-    inserts: list[str] = []
-    store._writer_conn.set_trace_callback(  # noqa: SLF001  (runs in the writer's thread)
-        lambda sql: inserts.append(sql) if "INSERT INTO moves" in sql else None)
-    try:
-        games = [await asyncio.wait_for(
-            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
-            5.0) for _ in range(3)]
-
-        async def group(*moves: tuple[int, int]) -> list[BaseException | None]:
-            tasks = [asyncio.create_task(store.record_move(
-                games[game].id, MoveRecord(ply, ply, None, None, 1.0))) for game, ply in moves]
-            await asyncio.sleep(0.01)
-            assert not any(task.done() for task in tasks)  # all waiting for one window
-            await asyncio.wait_for(store.flush(), 5.0)
-            return list(await asyncio.gather(*tasks, return_exceptions=True))
-
-        assert await group((0, 1), (1, 1), (0, 2), (2, 1)) == [None] * 4
-        # (a trigger's steps trace their statement again: its texts are counted, not its runs)
-        assert len(set(inserts)) == 1 and inserts[0].count("), (") == 3  # one for the four
-        inserts.clear()
-        refused = await group((0, 3), (1, 3), (2, 2))  # game 1 is at ply 1: 3 is not next
-        assert refused[0] is None and refused[2] is None
-        assert isinstance(refused[1], StoreError) and refused[1].code == "stale_move"
-        assert len(set(inserts)) == 4  # the three together, refused; then each alone
-        stored = {game.id: game.cells for game in await store.unfinished_games()}
-        assert [stored[game.id] for game in games] == [[1, 2, 3], [1], [1, 2]]
-    finally:
-        await store.close()
-
-
 async def test_flush_does_not_wait_out_the_window(tmp_path: Path) -> None:
     """``flush`` hands the group gathered so far over at once, whatever the window."""
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
