@@ -30,9 +30,9 @@ header changed since what it was last sent, ``PAGE_SLICE`` sessions a step of th
 (the other games' moves go on between). The director reads a tournament's players at most
 once a ``TICK`` (a join or a leave here at once). Every node writes, every ``SEEN_EVERY``
 seconds, which players who joined a tournament not finished are connected to it, so the
-holder knows whom to pair: those who joined through a connection here or connected here
-since (``members``), and those who joined over HTTP (a bot: no connection carried the join,
-which may have come to another node) whose connection, any of them, is here.
+holder knows whom to pair: every player who has joined and not left, through whichever node
+and however (a socket, or HTTP: a bot), whose connection, any of them, is here (read each
+time; ``members`` keeps those noted here already, a join through a connection here at once).
 """
 
 from __future__ import annotations
@@ -490,9 +490,9 @@ class TournamentsService:
 
     async def _note_seen(self, now: float) -> None:
         """Write which players of each tournament not finished are connected here."""
-        if self._known and self.delivery.by_player:
-            over_http = await self.store.query(ops.joined_over_http(self._known))
-            for tournament_id, joined in over_http.items():
+        if self._known and self.delivery.by_player:  # who joined on any node, any way
+            still = await self.store.query(ops.still_joined(self._known))
+            for tournament_id, joined in still.items():
                 connected = [name for name in joined if self.delivery.by_player.get(name)]
                 if connected:
                     self.members[tournament_id].update(connected)

@@ -8,10 +8,10 @@ withdrew, when a node last saw them connected (``seen``), and each game in the o
 with its result and how many moves it had. A player is their id; the name shown is the one
 they have now. A computer the host entered has no player row: its ``label`` names it.
 
-``always`` (a column kept for older rows' sake) marks a player who joined over HTTP: no
-connection of theirs carried the join, so no node noted them as it did; every node looks for
-them among its own connections (``joined_over_http``). It no longer makes them paired while
-away: a bot is seen, as anyone is, while a connection of theirs (its event stream) is open.
+``always`` (a column kept for older rows' sake) marks a player who joined over HTTP (no
+connection of theirs carried the join). It no longer makes them paired while away: a bot is
+seen, as anyone is, while a connection of theirs (its event stream) is open on a node, which
+finds them among who has joined (``still_joined``).
 """
 
 from __future__ import annotations
@@ -377,14 +377,14 @@ def tournaments_of(name: str) -> Op[list[str]]:
     return [row["id"] for row in rows]
 
 
-def joined_over_http(tournament_ids: list[str]) -> Op[dict[str, list[str]]]:
-    """The players of each of ``tournament_ids`` who joined over HTTP and have not left, by
-    tournament (a node notes those of them connected to it: ``always``)."""
+def still_joined(tournament_ids: list[str]) -> Op[dict[str, list[str]]]:
+    """The players of each of ``tournament_ids`` who have not left, by tournament: every node
+    notes those of them connected to it, wherever they joined (``TournamentsService``)."""
     if not tournament_ids:
         return {}
     rows = yield from fetch_all(every(
         "SELECT tp.tournament_id, players.name FROM tournament_players tp"
-        " JOIN players ON players.id = tp.player_id WHERE tp.always AND tp.withdrawn IS NULL"
+        " JOIN players ON players.id = tp.player_id WHERE tp.withdrawn IS NULL"
         f" AND tp.tournament_id IN ({', '.join('?' for _ in tournament_ids)})"
         " ORDER BY tp.id", *tournament_ids))
     found: dict[str, list[str]] = {}

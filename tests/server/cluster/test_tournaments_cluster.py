@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from server.node.tournaments import ROUND_GAP, TICK
+from server.node.tournaments import ROUND_GAP, SEEN_EVERY, TICK
 from server.store import tournaments as ops
 from tests.eventually import eventually
 from tests.server.cluster.test_cluster_levers import admin
@@ -121,3 +121,33 @@ async def test_a_bots_stream_on_another_node_makes_it_paired(nodes: Nodes) -> No
         assert {seat["name"] for seat in game["seats"]} == {"ann", "robo"}
         assert (await events.expect("gameStart"))["game"]["id"] == game["id"]
         events.reply.close()
+
+
+async def test_a_player_still_connected_on_another_node_is_noted_there(nodes: Nodes) -> None:
+    """A player who joined through a socket on one node and has another socket on a second
+    node, opened before the join, closes the first: the second node notes them connected
+    (every node reads who has joined and not left), so the arena goes on pairing them."""
+    tid = "Tcluster3"
+    await nodes["a"].store.apply(ops.insert_tournament(ops.TournamentRecord(
+        id=tid, name="Two sockets", kind="arena", status="created", starts_at=time.time(),
+        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
+        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
+    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
+                     timeout=15.0)
+    earlier = await nodes.client("b", "dan")  # open before the join: b has no note of it
+    joining = await nodes.client("c", token=earlier.token)
+    assert (await joining.request(t="tournament_join", tournament=tid))["t"] == "ack"
+    await joining.ws.close()
+    await eventually(lambda: not nodes["c"].hub.delivery.by_player.get("dan"))
+    closed = time.time()
+
+    async def seen() -> float:
+        data = await nodes["a"].store.query(ops.tournament_data(tid, games=False))
+        assert data is not None
+        return next(e.seen or 0.0 for e in data.entries if e.name == "dan")
+
+    deadline = time.time() + 3 * SEEN_EVERY
+    while await seen() <= closed and time.time() < deadline:
+        await asyncio.sleep(0.5)
+    assert await seen() > closed  # b, where dan still is, noted them
+    await earlier.ws.close()

@@ -104,7 +104,7 @@ async def test_the_players_seen_are_marked_in_one_go(store: Store) -> None:
 async def test_who_joined_over_http_is_seen_only_when_connected(store: Store) -> None:
     """A join over HTTP (``always``) is seen only if a connection of theirs is open
     (``connected``): a newcomer not at all, one who comes back as last seen; every node reads
-    who joined over HTTP and has not left, by tournament, to note those connected to it."""
+    who has joined and not left, by tournament, to note those connected to it."""
     for name in ("ann", "bob", "cat"):
         await store.create_player(name, 0.0)
     for tid in ("T1", "T2"):
@@ -113,13 +113,13 @@ async def test_who_joined_over_http_is_seen_only_when_connected(store: Store) ->
     await store.apply(ops.join_tournament("T1", "bob", 5.0, always=True))
     await store.apply(ops.join_tournament("T1", "cat", 5.0))
     await store.apply(ops.join_tournament("T2", "cat", 5.0, always=True, connected=False))
-    assert await store.query(ops.joined_over_http(["T1", "T2", "T9"])) == {
-        "T1": ["ann", "bob"], "T2": ["cat"]}
-    assert await store.query(ops.joined_over_http([])) == {}
+    assert await store.query(ops.still_joined(["T1", "T2", "T9"])) == {
+        "T1": ["ann", "bob", "cat"], "T2": ["cat"]}
+    assert await store.query(ops.still_joined([])) == {}
     await store.apply(ops.mark_seen("T1", ["ann"], 7.0))
     await store.apply(ops.withdraw("T1", "ann", 8.0))
     await store.apply(ops.withdraw("T1", "bob", 8.0))
-    assert await store.query(ops.joined_over_http(["T1"])) == {}  # those who left: none
+    assert await store.query(ops.still_joined(["T1"])) == {"T1": ["cat"]}  # not who left
     await store.apply(ops.join_tournament("T1", "ann", 9.0, always=True, connected=False))
     await store.apply(ops.join_tournament("T1", "bob", 9.0, always=True))
     data = await store.query(ops.tournament_data("T1"))
