@@ -175,7 +175,7 @@ async def _carry_out(request: web.Request, held: Holder, message: ClientMessage)
     session = Session(client_of(request), outlet=wakeup)
     hub.connected(session)
     try:
-        await hub.attach(session, held.player, held.device)
+        await hub.attach(session, held.player, held.device, follows=False)
         await hub.handle(session, message)
         deadline = asyncio.get_running_loop().time() + REPLY_WAIT
         while True:
@@ -339,7 +339,7 @@ async def _stream(request: web.Request, bot: bool, first: Callable[[Hub, Session
     hub.connected(session)
     try:
         try:
-            await hub.attach(session, held.player, held.device)
+            await hub.attach(session, held.player, held.device, follows=False)
             await first(hub, session)
         except ServerError as error:
             hub.metrics.error(str(error.code))

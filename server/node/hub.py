@@ -341,14 +341,19 @@ class Hub:
                     games=await self.router.games_of(player.name), ref=ref, roles=roles)
         )
 
-    async def attach(self, session: Session, player: PlayerRecord, device: int) -> list[str]:
+    async def attach(self, session: Session, player: PlayerRecord, device: int, *,
+                     follows: bool = True) -> list[str]:
         """``session`` is ``player``'s, opened with ``device``'s token (a hello, a login, a
-        bot's stream): refused if banned, else counted online; returns their roles."""
+        bot's stream): refused if banned, else counted online; returns their roles. Not
+        ``follows``: the bot API's sessions (a request's, a stream's, whose lines carry no
+        tournament update) follow none of the player's tournaments (no read of them for
+        each request; still noted as connected: ``TournamentsService._note_seen``)."""
         roles = await self.moderation.admit(session, player.name)  # banned: refused here
         session.device = device
         self.delivery.identified(session, player)
         self.lobby.identified(session)
-        self.tournaments.identified(session)
+        if follows:
+            self.tournaments.identified(session)
         return roles
 
     def drop_devices(self, player: str, devices: Collection[int]) -> int:

@@ -396,4 +396,15 @@ async def test_a_bot_whose_stream_is_open_when_it_joins_is_seen_at_once(
         assert data is not None and {e.name: e.seen for e in data.entries}["robo"] is not None
         game = await paired(ann, tid)
         assert {seat["name"] for seat in game["seats"]} == {"ann", "robo"}
+        # a request's session (a chat line posted here) lives as long as the request: it
+        # follows no tournament, so it costs no read of the bot's tournaments
+        director = server.running.hub.tournaments
+        followed: list[object] = []
+        follow = director.identified
+        director.identified = lambda session: (followed.append(session), follow(session))[1]
+        reply = await post(http, server, f"/api/bot/game/{game['id']}/chat", robo.token,
+                           {"text": "good luck"})
+        assert reply[0] == 200, reply
+        assert followed == []
+        director.identified = follow
         events.reply.close()
