@@ -25,6 +25,16 @@ def holders(nodes: Nodes, tournament: str) -> list[str]:
             if tournament in running.hub.tournaments.held]
 
 
+async def held_arena(nodes: Nodes, tid: str, name: str) -> None:
+    """An hour's arena, started now, written to the database; returns once a node holds it."""
+    await nodes["a"].store.apply(ops.insert_tournament(ops.TournamentRecord(
+        id=tid, name=name, kind="arena", status="created", starts_at=time.time(),
+        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
+        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
+    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
+                     timeout=15.0)
+
+
 async def next_game(client: Client, tournament: str, *, not_: str | None = None
                     ) -> dict[str, Any]:
     while True:
@@ -34,14 +44,8 @@ async def next_game(client: Client, tournament: str, *, not_: str | None = None
 
 
 async def test_a_tournament_pairs_across_nodes_and_survives_its_holder(nodes: Nodes) -> None:
-    store = nodes["a"].store
     tid = "Tcluster1"
-    await store.apply(ops.insert_tournament(ops.TournamentRecord(
-        id=tid, name="Cluster arena", kind="arena", status="created", starts_at=time.time(),
-        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
-        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
-    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
-                     timeout=15.0)
+    await held_arena(nodes, tid, "Cluster arena")
     holder = holders(nodes, tid)[0]
     others = [name for name in nodes.names if name != holder]
     # three players, none on the holder: two on one node, one on the other
@@ -90,12 +94,7 @@ async def test_a_bots_stream_on_another_node_makes_it_paired(nodes: Nodes) -> No
     stream open it is not paired; its stream's node notes it (no connection there carried
     the join, nor did the stream, opened before it), so the holder pairs it."""
     tid = "Tcluster2"
-    await nodes["a"].store.apply(ops.insert_tournament(ops.TournamentRecord(
-        id=tid, name="Bots' arena", kind="arena", status="created", starts_at=time.time(),
-        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
-        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
-    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
-                     timeout=15.0)
+    await held_arena(nodes, tid, "Bots' arena")
     ann = await nodes.client("a", "ann")
     assert (await ann.request(t="tournament_join", tournament=tid))["t"] == "ack"
     robo = await nodes.client("b", "robo")
@@ -128,12 +127,7 @@ async def test_a_player_still_connected_on_another_node_is_noted_there(nodes: No
     node, opened before the join, closes the first: the second node notes them connected
     (every node reads who has joined and not left), so the arena goes on pairing them."""
     tid = "Tcluster3"
-    await nodes["a"].store.apply(ops.insert_tournament(ops.TournamentRecord(
-        id=tid, name="Two sockets", kind="arena", status="created", starts_at=time.time(),
-        ends_at=time.time() + 3600, minutes=60, rounds=None, round=0, clock=(60, 0),
-        variant="4x4x4", rated=False, created=time.time(), created_by="test"), []))
-    await eventually(lambda: len(holders(nodes, tid)) == 1, "one node holds the tournament",
-                     timeout=15.0)
+    await held_arena(nodes, tid, "Two sockets")
     earlier = await nodes.client("b", "dan")  # open before the join: b has no note of it
     joining = await nodes.client("c", token=earlier.token)
     assert (await joining.request(t="tournament_join", tournament=tid))["t"] == "ack"
