@@ -14,7 +14,7 @@ import pytest
 
 from engine import Board, X
 from server.errors import StoreError
-from server.game.records import GameStatus, MoveRecord, Seat, TimeControl
+from server.game.records import GameRecord, GameStatus, MoveRecord, Seat, TimeControl
 from server.store.base import Store
 from server.store.factory import is_postgres_url, open_store
 from server.store.schema import SCHEMA_VERSION
@@ -356,18 +356,26 @@ async def test_a_full_group_goes_without_waiting_out_the_window(tmp_path: Path) 
         await store.close()
 
 
+async def games_and_a_waiting_move(store: SQLiteStore, count: int
+                                   ) -> tuple[list[GameRecord], asyncio.Task[None]]:
+    """``count`` games started one after another (nothing waits: each at once, whatever the
+    window), then a move in the first, waiting for the window."""
+    games = [await asyncio.wait_for(
+        store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
+        5.0) for _ in range(count)]
+    move = asyncio.create_task(
+        store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
+    await asyncio.sleep(0.01)
+    assert not move.done()  # a move waits for the window
+    return games, move
+
+
 async def test_a_write_other_than_a_move_does_not_wait_out_the_window(tmp_path: Path) -> None:
     """Moves wait for the window (issue 41); a rare write (a new player here) goes at the
     end of the loop's turn, and takes a waiting move's group along."""
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
     try:
-        games = [await asyncio.wait_for(
-            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
-            5.0) for _ in range(5)]
-        move = asyncio.create_task(
-            store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
-        await asyncio.sleep(0.01)
-        assert not move.done()  # a move waits for the window
+        _, move = await games_and_a_waiting_move(store, 5)
         commits = store.commits
         await asyncio.wait_for(store.create_player("carol", now=0), 5.0)
         assert move.done() and move.exception() is None
@@ -384,13 +392,7 @@ async def test_a_games_start_and_end_go_with_the_moves_waiting_for_the_window(
     of the loop's turn, as before."""
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=30.0)
     try:
-        games = [await asyncio.wait_for(  # nothing waits: each at once, 30 s window or not
-            store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0),
-            5.0) for _ in range(3)]
-        move = asyncio.create_task(
-            store.record_move(games[0].id, MoveRecord(1, 0, None, None, 1.0)))
-        await asyncio.sleep(0.01)
-        assert not move.done()  # a move waits for the window
+        games, move = await games_and_a_waiting_move(store, 3)
         commits = store.commits
         start = asyncio.create_task(store.create_game(
             variant="4x4", x=ALICE, o=BOB, clock=None, rated=False, now=0))
