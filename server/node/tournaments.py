@@ -587,13 +587,11 @@ class TournamentsService:
 
     async def join(self, name: str, tournament_id: str, *, always: bool = False) -> None:
         """``name`` joins: through a connection of theirs, or (``always``) over HTTP, when
-        they are seen now only if a connection of theirs is open here (a bot's stream
-        elsewhere is noted by its node, ``_note_seen``)."""
+        they are seen now only if a connection of theirs is open here (after that, every
+        node notes them while connected to it: ``_note_seen`` reads who has joined)."""
         connected = not always or bool(self.delivery.by_player.get(name))
         await self.store.apply(ops.join_tournament(tournament_id, name, self.clock(), always,
                                                    connected))
-        if always and connected:
-            self.members[tournament_id].add(name)
         await self._entries_changed(tournament_id)
 
     async def leave(self, name: str, tournament_id: str) -> None:
