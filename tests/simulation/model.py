@@ -40,10 +40,11 @@ class SimGame:
 
 @dataclass
 class SimTournament:
-    """An arena the moderator made, and who is in it as the world was told (the loop's clock
-    when each join and each leave, ban or deletion was acknowledged)."""
+    """A tournament the moderator made, and who is in it as the world was told (the loop's
+    clock when each join and each leave, ban or deletion was acknowledged)."""
 
     id: str
+    arena: bool = True  # else a Swiss (which pairs the absent too)
     joined: dict[int, float] = field(default_factory=dict)
     left: dict[int, float] = field(default_factory=dict)
 

@@ -37,7 +37,6 @@ class TournamentSteps:
     def __init__(self, world: World) -> None:
         self.world = world
         self.tournaments: dict[str, SimTournament] = {}
-        self.arenas: set[str] = set()  # those of them that are arenas (a Swiss pairs the absent)
 
     def lines(self) -> list[SimTournament]:
         return sorted(self.tournaments.values(), key=lambda t: t.id)
@@ -66,9 +65,7 @@ class TournamentSteps:
         w.note(f"the moderator makes {'an' if kind == 'arena' else 'a'} {kind}: {said(reply)} "
                f"{made or ''}")
         if made is not None:
-            self.tournaments[made] = SimTournament(made)
-            if kind == "arena":
-                self.arenas.add(made)
+            self.tournaments[made] = SimTournament(made, arena=kind == "arena")
             if kind == "swiss":  # announced: a few join at once, before its first round
                 for _ in range(w.rng.randrange(2, 5)):
                     await self.join(self.tournaments[made])
@@ -178,7 +175,7 @@ class TournamentSteps:
                                     else f"{at - (left or 0):.1f} s after they left it "
                                          "(or were banned or deleted)"))
                     until = None if player is None or not player.bot \
-                        or tournament.id not in self.arenas \
+                        or not tournament.arena \
                         else w.bots.connected_until(player.uid)
                     if until is not None:
                         w.checked("tournaments.bots_paired_connected", at <= until + BOT_AWAY,
