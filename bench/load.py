@@ -480,6 +480,8 @@ def run(args: argparse.Namespace) -> int:
             extra += ["--commit-interval", f"{args.commit_interval:g}"]
         if args.commit_max is not None:
             extra += ["--commit-max", str(args.commit_max)]
+        if args.pacing is not None:
+            extra += ["--pacing", args.pacing]
         server = ServerProcess(db, *NO_LIMITS, *extra, computer_workers=args.computer_workers,
                                log_level=args.log_level)
         if args.profile:  # cProfile writes its stats when the server exits
@@ -674,7 +676,7 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"process(es)" + "".join(
               f", {flag} {value:g}" for flag, value in (("--commit-interval", args.commit_interval),
                                                        ("--commit-max", args.commit_max))
-              if value is not None))
+              if value is not None) + (f", --pacing {args.pacing}" if args.pacing else ""))
     print(f"  connections      {sum(t.connections for t in tallies)}")
     started = sum(t.games_started for t in tallies)
     finished = sum(t.games_finished for t in tallies)
@@ -720,7 +722,9 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
           f"max {lag[2] * 1e3:.1f} ms")
     print(f"  loop lag window  {window_lag(metrics_from, metrics)}")
     print(f"    its own part   {window_lag(metrics_from, metrics, own=True)} (less the time "
-          "the server's thread waited for a CPU)")
+          "the server's thread waited for a CPU, and its pacing's pauses)")
+    if "qubic_loop_naps_total" in metrics:
+        print(f"  pacing           {pacing_summary(metrics_from, metrics, d)}")
     commits = window_lag(metrics_from, metrics, name="qubic_store_commit_seconds_bucket")
     print(f"  store commits    {commits} (a group's transaction, BEGIN to COMMIT)")
     print(f"  server GC        {gc_summary(metrics_from, metrics)}")
@@ -740,6 +744,19 @@ def report(args: argparse.Namespace, tallies: list[Tally], failures: list[str], 
     if args.bad_logins:
         print(f"  bad logins       {args.bad_logins:g}/s from one address, replies: "
               f"{attack if attack is not None else 'none reported'}")
+
+
+def pacing_summary(before: dict[str, float], after: dict[str, float], seconds: float) -> str:
+    """The paced loop's waits for commits and naps over the window (server.store.pacing)."""
+    def grew(name: str) -> float:
+        return after.get(f"qubic_{name}_total", 0.0) - before.get(f"qubic_{name}_total", 0.0)
+
+    naps, waits = grew("loop_naps"), grew("loop_commit_waits")
+    if not naps and not waits:
+        return "no pause (under its threshold, or --pacing off)"
+    return (f"{naps / seconds:.0f} naps a second, {grew('loop_nap_seconds') / seconds * 1e3:.0f} "
+            f"ms a second asleep; {waits / seconds:.0f} waits for a commit, "
+            f"{grew('loop_commit_wait_seconds') / seconds * 1e3:.0f} ms a second")
 
 
 def gc_summary(before: dict[str, float], after: dict[str, float]) -> str:
@@ -877,6 +894,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "the server's)")
     parser.add_argument("--commit-max", type=int, default=None, metavar="N",
                         help="the server's --commit-max (default: the server's)")
+    parser.add_argument("--pacing", choices=["on", "off"], default=None,
+                        help="the server's --pacing (default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.spectators is None:

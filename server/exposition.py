@@ -41,6 +41,10 @@ HELP: dict[str, str] = {
     "cluster_leases_lost": "Game leases this node lost before it released them.",
     "cluster_requests_forwarded": "Game requests forwarded to the game's owner node.",
     "store_write_failures": "Writes the database refused for want of it (full, read-only, gone).",
+    "loop_commit_waits": "Times the paced event loop waited for a group's commit (SQLite).",
+    "loop_commit_wait_seconds": "Seconds the paced event loop waited for commits (SQLite).",
+    "loop_naps": "Naps of the paced event loop until a commit window's end (SQLite).",
+    "loop_nap_seconds": "Seconds the paced event loop napped (SQLite).",
     "control_actions": "Control-channel actions (the host's levers) carried out here, by kind.",
     # gauges
     "connections": "Websocket connections open now.",
@@ -89,7 +93,9 @@ rate over a fresh server's first minutes is a rate and not "No data"."""
 
 COUNTED = frozenset({"ai_rebuilds", "fleet_jobs_failed", "fleet_stale_answers",
                      "cluster_claims", "cluster_games_handed_off", "cluster_leases_lost",
-                     "cluster_requests_forwarded", "store_write_failures", "control_actions"})
+                     "cluster_requests_forwarded", "store_write_failures", "control_actions",
+                     "loop_commit_waits", "loop_commit_wait_seconds", "loop_naps",
+                     "loop_nap_seconds"})
 """Figures registered as gauges that only ever grow: exported as counters (``_total``)."""
 
 RENAMED = {"connections": "connections_accepted"}

@@ -66,7 +66,9 @@ class LoopLagProbe:
     On Linux each sample is also split: the part of the lag in which the loop's thread was
     runnable but waiting for a CPU (other processes had them) and the rest, the loop's own
     (code that ran too long, a collection). The second histogram counts the own part, so a
-    busy machine is told apart from a blocked loop."""
+    busy machine is told apart from a blocked loop. The loop's pacing under load
+    (``server.store.pacing``: it waits for commits and naps on purpose) is not its own part
+    either: ``paused``, when set, reads the seconds paced so far."""
 
     def __init__(self, interval: float = 0.05, keep: int = 4000,
                  waited: Callable[[], float | None] = runqueue_wait) -> None:
@@ -77,6 +79,8 @@ class LoopLagProbe:
         self.own_buckets = [0] * (len(LAG_BUCKETS) + 1)
         self.total = 0.0
         self.waited = 0.0  # run-queue wait within the samples' intervals, seconds
+        self.paused: Callable[[], float] | None = None  # seconds paced so far, if paced
+        self.paced = 0.0  # of the lag, the pacing's pauses, seconds
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -84,6 +88,7 @@ class LoopLagProbe:
 
     async def _run(self) -> None:
         waited_before = self.read_waited()
+        paused_before = 0.0 if self.paused is None else self.paused()
         while True:
             before = time.perf_counter()
             await asyncio.sleep(self.interval)
@@ -92,11 +97,15 @@ class LoopLagProbe:
             waited = (0.0 if waited_before is None or waited_after is None
                       else min(lag, waited_after - waited_before))
             waited_before = waited_after
+            paused_after = 0.0 if self.paused is None else self.paused()
+            paced = min(lag - waited, paused_after - paused_before)
+            paused_before = paused_after
             self.samples.append(lag)
             self.buckets[bisect.bisect_left(LAG_BUCKETS, lag)] += 1
-            self.own_buckets[bisect.bisect_left(LAG_BUCKETS, lag - waited)] += 1
+            self.own_buckets[bisect.bisect_left(LAG_BUCKETS, lag - waited - paced)] += 1
             self.total += lag
             self.waited += waited
+            self.paced += paced
 
     def stop(self) -> None:
         if self._task is not None:
@@ -197,8 +206,8 @@ class Metrics:
         probe = self.lag
         histograms = {
             "event_loop_lag_histogram_seconds": (probe.buckets, probe.total),
-            "event_loop_own_lag_histogram_seconds": (probe.own_buckets,
-                                                     probe.total - probe.waited),
+            "event_loop_own_lag_histogram_seconds": (
+                probe.own_buckets, probe.total - probe.waited - probe.paced),
             **{name: read() for name, read in self.histograms.items()},
         }
         for name, (counts, total) in histograms.items():

@@ -124,7 +124,7 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
     if store is None:
         store = await open_store(config.db_path, synchronous=config.synchronous,  # type: ignore[arg-type]
                                  commit_interval=config.commit_interval,
-                                 commit_max=config.commit_max)
+                                 commit_max=config.commit_max, pacing=config.pacing)
     try:
         if pool is None:
             pool = await _computer_players(config)
@@ -147,6 +147,13 @@ async def start_server(config: ServerConfig, pool: ComputerMoves | None = None,
                 metrics.histograms["store_commit_seconds"] = (
                     lambda: (store.commit_buckets, store.commit_seconds))
             metrics.gauges["store_write_failures"] = lambda: store.write_failures
+            pacer = getattr(store, "pacer", None)
+            if pacer is not None:  # SQLite's paced loop (server.store.pacing)
+                metrics.gauges["loop_commit_waits"] = lambda: pacer.commit_waits
+                metrics.gauges["loop_commit_wait_seconds"] = lambda: pacer.commit_waited
+                metrics.gauges["loop_naps"] = lambda: pacer.naps
+                metrics.gauges["loop_nap_seconds"] = lambda: pacer.napped
+                metrics.lag.paused = lambda: pacer.paused
             limits = await _address_limits(config, links, metrics)
             hub = Hub(store, pool, hub_config, metrics, limits, cluster=_membership(links),
                       tournament_holding=_tournament_holding(links))

@@ -37,6 +37,7 @@ class ServerConfig:
     synchronous: str = "FULL"
     commit_interval: float | None = None  # group commit's window, s (None: the default)
     commit_max: int | None = None  # writes that fill a group at once (None: the default)
+    pacing: bool = True  # SQLite: under load the loop keeps the window's time (store/pacing.py)
     max_connections_per_address: int = 0  # open websockets per client address; 0: no limit
     new_players_per_address: int = 0  # new players an address may make an hour; 0: no limit
     password_attempts_per_address: int = 30  # at once (12 times that an hour); 0: no limit

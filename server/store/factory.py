@@ -25,12 +25,14 @@ def describe(database: str | os.PathLike[str]) -> str:
 async def open_store(
     database: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "FULL",
     commit_interval: float | None = None, commit_max: int | None = None,
+    pacing: bool = True,
 ) -> Store:
     """The PostgreSQL store for a ``postgresql://`` URL, else the SQLite store on that file.
 
     ``commit_interval`` (the group commit's window in seconds) and ``commit_max`` (writes
-    that make a group full) apply to both (None: the store's default); ``synchronous`` to
-    SQLite only (PostgreSQL's durability is its own setting).
+    that make a group full) apply to both (None: the store's default); ``synchronous`` and
+    ``pacing`` (``server.store.pacing``) to SQLite only (PostgreSQL's durability is its own
+    setting, and its commits are the loop's own work).
     Raises ``StoreError`` saying why if the database cannot be used.
     """
     grouping: dict[str, Any] = {}
@@ -50,4 +52,4 @@ async def open_store(
         return await PostgresStore.open(str(database), **grouping)
     from server.store.sqlite import SQLiteStore
 
-    return await SQLiteStore.open(database, synchronous=synchronous, **grouping)
+    return await SQLiteStore.open(database, synchronous=synchronous, pacing=pacing, **grouping)

@@ -31,6 +31,7 @@ from server.errors import StoreError
 from server.game.records import GameStatus, MoveRecord
 from server.store import operations
 from server.store.grouping import COMMIT_INTERVAL, COMMIT_MAX, CommitWindow
+from server.store.pacing import LoopPacer, WriterProgress
 from server.store.query import SQLITE, Op
 from server.store.schema import VERSION_TABLE, migrate
 from server.store.sql import SQLStore
@@ -141,9 +142,14 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         reader_thread: ThreadPoolExecutor,
         commit_interval: float = COMMIT_INTERVAL,
         commit_max: int = COMMIT_MAX,
+        pacing: bool = True,
     ) -> None:
         self.path = path
         self._init_window(asyncio.get_running_loop(), commit_interval, commit_max)
+        self._progress = WriterProgress()
+        # Under load the loop waits for each group's commit and naps until the next window
+        # ends (``server.store.pacing``); None: it wakes for every frame.
+        self.pacer = LoopPacer(self._loop, self, self._progress) if pacing else None
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
         self._writer_conn = writer
         self._reader_conn = reader
@@ -162,6 +168,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         busy_timeout: float = 5.0,
         commit_interval: float = COMMIT_INTERVAL,
         commit_max: int = COMMIT_MAX,
+        pacing: bool = True,
     ) -> SQLiteStore:
         """Open (or create) the database at ``path``, migrating its schema.
 
@@ -170,7 +177,8 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         database. ``commit_interval``: the window, the least time in seconds between two
         groups handed to the writer (0: each turn of the loop's writes go at once);
         ``commit_max``: a group of this many writes goes at once, without waiting out the
-        window.
+        window. ``pacing``: under load the event loop keeps the window's time
+        (``server.store.pacing``).
         """
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be NORMAL or FULL")
@@ -184,7 +192,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
             writer.close()
             reader_thread.shutdown(wait=False)
             raise
-        return cls(name, writer, reader, reader_thread, commit_interval, commit_max)
+        return cls(name, writer, reader, reader_thread, commit_interval, commit_max, pacing)
 
     async def __aenter__(self) -> SQLiteStore:
         return self
@@ -220,11 +228,14 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
 
     def _send_group(self, group: list[_Write]) -> None:
         self._queue.put(group)  # one item: the writer thread is woken once for the group
+        if self.pacer is not None:
+            self.pacer.handed_over(len(group))
 
     def _write_loop(self) -> None:
         stopping = False
         while not stopping:
             group: list[_Write] = []
+            groups = 0  # hand-overs taken into this transaction
             item = self._queue.get()
             # The window is kept on the loop's side (``_submit``): a group is committed as
             # soon as it comes, with every group that queued meanwhile (a slow commit).
@@ -234,6 +245,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 else:
                     assert isinstance(item, list)
                     group.extend(item)
+                    groups += 1
                 if len(group) >= MAX_GROUP:
                     break
                 try:
@@ -246,6 +258,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 # A closed event loop raises RuntimeError: nobody is waiting any more.
                 with contextlib.suppress(RuntimeError):
                     self._loop.call_soon_threadsafe(_resolve, part, outcomes)
+            self._progress.committed(groups)  # after the callbacks: a waiting loop finds them
         self._writer_conn.close()
 
     def _commit_group(self, group: list[_Write]) -> list[tuple[bool, Any]]:
@@ -329,6 +342,8 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         if self._closed:
             return
         self._closed = True
+        if self.pacer is not None:
+            self.pacer.stop()
         self._hand_over()  # what this turn asked for is committed before the stop
         self._queue.put(_STOP)
         await asyncio.to_thread(self._writer.join)

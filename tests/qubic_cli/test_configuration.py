@@ -239,6 +239,21 @@ def test_the_sqlite_commit_interval_from_every_source(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--commit-interval" in refused.stderr
 
 
+def test_pacing_from_every_source(tmp_path: Path) -> None:
+    """``--pacing`` (issue 41): on by default, off from a flag, the environment or the file."""
+    assert serve.server_config(layered(["serve"], {})[0]).pacing is True
+    args, sources = layered(["serve"], {"QUBIC_PACING": "off"})
+    assert serve.server_config(args).pacing is False and sources["pacing"] == "env"
+    config = tmp_path / "qubic.toml"
+    config.write_text('pacing = "off"\n')
+    args, sources = layered(["serve", "--config", str(config)], {})
+    assert serve.server_config(args).pacing is False and sources["pacing"] == "file"
+    args, sources = layered(["serve", "--config", str(config), "--pacing", "on"], {})
+    assert serve.server_config(args).pacing is True and sources["pacing"] == "flag"
+    refused = qubic("config", "check", "serve", "--pacing", "sometimes")
+    assert refused.returncode == 2 and "--pacing" in refused.stderr
+
+
 COMPUTED_AT_START = {"cores - 1", "host-pid-random", "required"}
 """Defaults operations.md describes that `config check` cannot know before the start (None)."""
 
