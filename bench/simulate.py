@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.simulation.__main__ import pace_always  # noqa: E402
 from tests.simulation.backends import Cluster, Embedded, cluster_services  # noqa: E402
 from tests.simulation.invariants import (  # noqa: E402
     CHECKERS,
@@ -71,11 +72,17 @@ def main() -> int:
     parser.add_argument("--seeds", default="1-10", help="e.g. 1-20 or 3,7,9")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--cluster", action="store_true")
+    parser.add_argument("--pace-always", action="store_true",
+                        help="the SQLite server's loop paces after every group "
+                             "(python -m tests.simulation --pace-always)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
+    if args.pace_always:
+        pace_always()
     seeds = seeds_of(args.seeds)
     began = time.monotonic()
     mode = " --cluster" if args.cluster else ""
+    replay = mode + (" --pace-always" if args.pace_always else "")
     worlds = asyncio.run(run(seeds, args.steps, args.cluster))
     first: dict[str, tuple[int, Violation]] = {}
     counts: dict[str, int] = {}
@@ -97,7 +104,7 @@ def main() -> int:
         tag = f"known: {why}" if why else "NEW"
         print(f"  {checker}: {counts[checker]} violations ({tag}); first at seed {seed} step "
               f"{v.step}: {v.detail}\n    replay: python -m tests.simulation --seed {seed} "
-              f"--steps {v.step}{mode}")
+              f"--steps {v.step}{replay}")
     never = sorted(set(CHECKERS) - checkers_run - ON_EVERY_FRAME)
     if never:
         print(f"  checkers never run: {', '.join(never)}")
