@@ -45,6 +45,11 @@ class CommitWindow(Generic[W]):
         self.commit_buckets = [0] * (len(LAG_BUCKETS) + 1)
         self.commit_seconds = 0.0
 
+    @property
+    def handed_at(self) -> float:
+        """When the last group was handed over (the loop's clock; -inf before the first)."""
+        return self._handed_at
+
     def _committed(self, took: float) -> None:
         """A group's transaction committed in ``took`` seconds (counted for /metrics)."""
         self.commits += 1

@@ -51,7 +51,9 @@ class Window(Protocol):
 
     commit_interval: float
     hand_overs: int
-    _handed_at: float
+
+    @property
+    def handed_at(self) -> float: ...
 
 
 class WriterProgress:
@@ -99,7 +101,7 @@ class LoopPacer:
     def handed_over(self, size: int) -> None:
         """A group of ``size`` writes was handed to the writer (on the loop)."""
         if self._woke is not None:  # the group gathered after a nap: was it handed over late?
-            late = self.window._handed_at - (self._woke + self.lead)
+            late = self.window.handed_at - (self._woke + self.lead)
             self._woke = None
             self.lead = (min(self.lead + late, self.window.commit_interval / 2) if late > 0
                          else max(self.least_lead, self.lead * 0.9))
@@ -128,13 +130,13 @@ class LoopPacer:
         if self.stopped:
             self.active = False
             return
-        if self.window.hand_overs != self._group:  # another group went meanwhile: its too
+        if self.window.hand_overs != self._group:  # another group went meanwhile: wait for it too
             self._group = self.window.hand_overs
             self.loop.call_soon(self._wait_commit)
             return
         # The loop's clock is the monotonic one (uvloop's read coarsely and once a turn, so
         # a little behind): reckoned against time.monotonic(), a nap ends early, never late.
-        until = self.window._handed_at + self.window.commit_interval - self.lead
+        until = self.window.handed_at + self.window.commit_interval - self.lead
         nap = until - time.monotonic()
         if nap > 0:
             time.sleep(nap)

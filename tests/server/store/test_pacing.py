@@ -59,7 +59,7 @@ def test_under_load_the_loop_waits_for_the_commit_then_naps_until_the_window_end
         try:
             moves = await a_loaded_group(store, 3)
             await asyncio.gather(*moves)  # acknowledged: committed, in one group
-            handed_at = store._handed_at
+            handed_at = store.handed_at
             assert store.pacer.commit_waits == 1 and store.pacer.naps == 0
             # A timer due in 10 ms fires only after the nap: at the next window's end, less
             # the lead (and never early).
@@ -103,7 +103,7 @@ def test_a_commits_results_reach_the_loop_before_the_nap(tmp_path: Path, loop: s
 
         try:
             await asyncio.gather(*(mover(game.id) for game in games))
-            handed_at = store._handed_at  # the moves' group
+            handed_at = store.handed_at  # the moves' group
             await turns(DRAIN_TURNS + 2)
             assert [naps for naps, _ in written] == [0, 0, 0, 0]
             assert all(when - handed_at < WINDOW / 2 for _, when in written)
@@ -145,11 +145,11 @@ async def test_without_a_window_or_with_pacing_off_nothing_is_paced(tmp_path: Pa
 
 class Window:
     def __init__(self, interval: float) -> None:
-        self.commit_interval, self.hand_overs, self._handed_at = interval, 0, 0.0
+        self.commit_interval, self.hand_overs, self.handed_at = interval, 0, 0.0
 
     def hand_over(self, at: float) -> None:
         self.hand_overs += 1
-        self._handed_at = at
+        self.handed_at = at
 
 
 async def test_the_lead_grows_when_a_group_went_late_and_shrinks_back() -> None:
@@ -165,13 +165,13 @@ async def test_the_lead_grows_when_a_group_went_late_and_shrinks_back() -> None:
     while pacer.active:
         await asyncio.sleep(0)
     assert pacer.naps == 1
-    window.hand_over(window._handed_at + window.commit_interval + 0.004)  # 4 ms late
+    window.hand_over(window.handed_at + window.commit_interval + 0.004)  # 4 ms late
     pacer.handed_over(1)
     assert pacer.lead == pytest.approx(LEAD + 0.004)
     progress.committed(1)
     while pacer.active:
         await asyncio.sleep(0)
-    window.hand_over(window._handed_at + window.commit_interval)  # on time
+    window.hand_over(window.handed_at + window.commit_interval)  # on time
     pacer.handed_over(1)
     assert pacer.lead == pytest.approx((LEAD + 0.004) * 0.9)
     pacer.stop()
