@@ -69,7 +69,8 @@ HELP: dict[str, str] = {
     "event_loop_lag_seconds": "How late the event loop's timer fired (recent samples).",
     "event_loop_lag_histogram_seconds": "How late the event loop's timer fired.",
     "event_loop_own_lag_histogram_seconds":
-        "How late the event loop's timer fired, less the time the machine kept it waiting.",
+        "How late the event loop's timer fired, less the time the machine kept it waiting"
+        " and the paced loop's pauses.",
     "store_commit_seconds": "Seconds a database commit took.",
     "move_ack_seconds": "Seconds from a move's frame in to its ack queued for the socket.",
     "control_poll_seconds": "Seconds a look at the control table took, its actions included.",
