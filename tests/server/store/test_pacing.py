@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import uvloop
 
-from server.game.records import MoveRecord, Seat
+from server.game.records import GameRecord, MoveRecord, Seat
 from server.metrics import LAG_BUCKETS, LoopLagProbe
 from server.store.pacing import DRAIN_TURNS, LEAD, LoopPacer, WriterProgress
 from server.store.sqlite import SQLiteStore
@@ -40,13 +40,26 @@ async def turns(count: int) -> None:
         await done
 
 
+async def started(store: SQLiteStore, count: int) -> list[GameRecord]:
+    """``count`` games started one after another (each at once, whatever the window)."""
+    return [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False,
+                                    now=0) for _ in range(count)]
+
+
 async def a_loaded_group(store: SQLiteStore, moves: int) -> list[asyncio.Task[None]]:
-    """``moves`` games started (each at once), then a move in each, gathered in one group
-    that waits for the window."""
-    games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None, rated=False,
-                                     now=0) for _ in range(moves)]
+    """``moves`` games started, then a move in each, gathered in one group that waits for
+    the window."""
     return [asyncio.create_task(store.record_move(game.id, MoveRecord(1, 0, None, None, 1.0)))
-            for game in games]
+            for game in await started(store, moves)]
+
+
+async def paced_by_a_group(store: SQLiteStore, moves: int) -> tuple[int, int]:
+    """The pacer's commit waits and naps after a loaded group of ``moves`` is acknowledged
+    and the turns a drain takes have gone by."""
+    assert store.pacer is not None
+    await asyncio.gather(*await a_loaded_group(store, moves))
+    await turns(DRAIN_TURNS + 2)
+    return store.pacer.commit_waits, store.pacer.naps
 
 
 @pytest.mark.parametrize("loop", LOOPS)
@@ -89,8 +102,7 @@ def test_a_commits_results_reach_the_loop_before_the_nap(tmp_path: Path, loop: s
         assert store.pacer is not None
         store.pacer.nap_min = 2
         loop = asyncio.get_running_loop()
-        games = [await store.create_game(variant="4x4", x=ALICE, o=BOB, clock=None,
-                                         rated=False, now=0) for _ in range(2)]
+        games = await started(store, 2)
         written: list[tuple[int, float]] = []  # (naps so far, when) as each "socket" is
 
         def write() -> None:
@@ -118,9 +130,7 @@ async def test_a_small_group_leaves_the_loop_alone(tmp_path: Path) -> None:
     store = await SQLiteStore.open(tmp_path / "q.db", commit_interval=WINDOW)
     assert store.pacer is not None and store.pacer.nap_min > 2
     try:
-        await asyncio.gather(*await a_loaded_group(store, 2))
-        await turns(DRAIN_TURNS + 2)
-        assert store.pacer.commit_waits == 0 and store.pacer.naps == 0
+        assert await paced_by_a_group(store, 2) == (0, 0)
     finally:
         await store.close()
 
@@ -136,9 +146,7 @@ async def test_without_a_window_or_with_pacing_off_nothing_is_paced(tmp_path: Pa
     assert windowless.pacer is not None
     windowless.pacer.nap_min = 1
     try:
-        await asyncio.gather(*await a_loaded_group(windowless, 8))
-        await turns(DRAIN_TURNS + 2)
-        assert windowless.pacer.commit_waits == 0 and windowless.pacer.naps == 0
+        assert await paced_by_a_group(windowless, 8) == (0, 0)
     finally:
         await windowless.close()
 
