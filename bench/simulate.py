@@ -22,8 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.simulation.__main__ import pace_always  # noqa: E402
-from tests.simulation.backends import Cluster, Embedded, cluster_services  # noqa: E402
+from tests.simulation.backends import (  # noqa: E402
+    Cluster,
+    Embedded,
+    cluster_services,
+    pace_always,
+)
 from tests.simulation.invariants import (  # noqa: E402
     CHECKERS,
     KNOWN_BUGS,

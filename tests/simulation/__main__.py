@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Any
 
-from .backends import Backend, Cluster, Embedded, cluster_services
+from .backends import Backend, Cluster, Embedded, cluster_services, pace_always
 from .invariants import CHECKERS, ON_EVERY_FRAME, known
 from .world import World, simulate
 
@@ -49,15 +49,6 @@ async def run_one(seed: int, steps: int, cluster: bool, echo: bool) -> World:
     async with cluster_services() as services:
         backend: Backend = Cluster(*await services.fresh())
         return await simulate(backend, seed, steps, log)
-
-
-def pace_always() -> None:
-    """The SQLite stores opened from now on pace their loop after every group handed over
-    (``server.store.pacing``): the simulation's few moves a second never reach the load at
-    which a server paces, so this is how its checkers see a paced loop."""
-    from server.store import pacing
-
-    pacing.NAP_MIN = 1
 
 
 def main(argv: list[str] | None = None) -> int:
