@@ -186,20 +186,23 @@ async def test_the_lead_grows_when_a_group_went_late_and_shrinks_back() -> None:
 
 
 async def test_the_lag_probe_counts_the_pacing_apart() -> None:
-    """A pause of the paced loop is lag, but not the loop's own (the own-lag histogram)."""
+    """A pause of the paced loop is lag, but not the loop's own (the own-lag histogram). The
+    nap is long (0.3 s) beside the bucket that bounds the own lag (0.2 s), and the time the
+    machine keeps the loop from a core is not its own either (the probe's own reader): a busy
+    machine cannot make a sample's own lag pass it."""
     paused = [0.0]
-    probe = LoopLagProbe(interval=0.01, waited=lambda: 0.0)
+    probe = LoopLagProbe(interval=0.01)
     probe.paused = lambda: paused[0]
     probe.start()
     try:
         await asyncio.sleep(0.03)
-        time.sleep(0.05)  # a nap of the paced loop's
-        paused[0] += 0.05
+        time.sleep(0.3)  # a nap of the paced loop's
+        paused[0] += 0.3
         await asyncio.sleep(0.03)
     finally:
         probe.stop()
-    assert max(probe.samples) >= 0.04
-    assert probe.paced >= 0.04
-    within_20ms = bisect.bisect_left(LAG_BUCKETS, 0.02)  # the bucket that holds 20 ms
-    assert sum(probe.own_buckets[within_20ms + 1:]) == 0  # the nap is not the loop's own lag
-    assert sum(probe.buckets[within_20ms + 1:]) >= 1  # though it is lag
+    assert max(probe.samples) >= 0.29
+    assert probe.paced >= 0.29
+    within = bisect.bisect_left(LAG_BUCKETS, 0.2)  # the bucket that holds 0.2 s
+    assert sum(probe.own_buckets[within + 1:]) == 0  # the nap is not the loop's own lag
+    assert sum(probe.buckets[within + 1:]) >= 1  # though it is lag
