@@ -4,6 +4,7 @@ the command that replays the run; checkers in ``KNOWN_BUGS`` are reported, not f
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from .__main__ import report
 from .backends import Cluster, Embedded
 from .client import SimClient
 from .invariants import CHECKERS, KNOWN_BUGS, undocumented_codes
+from .model import SimGame, SimPlayer
 from .world import ROOT, STEPS, World, simulate
 
 SEED = 36
@@ -108,7 +110,52 @@ async def test_the_client_applies_only_the_next_version_and_bounds_its_catch_ups
 
 
 async def _drain() -> None:
-    import asyncio
-
     for _ in range(3):
         await asyncio.sleep(0)
+
+
+class _Quiet:
+    """A backend for a world that only checks what its clients hold."""
+
+    mode = "embedded"
+    can_restart = False
+
+
+def _seated_world() -> tuple[World, SimClient, SimClient]:
+    """p1 on node a holds game g, where p2 sits o, as told online; p2's socket on b does not
+    hold g yet (its frame still on the way)."""
+    world = World(_Quiet(), 1)  # type: ignore[arg-type]
+    world.games["g"] = SimGame("g", "4x4", 1, 2)
+    clients = []
+    for uid, node in ((1, "a"), (2, "b")):
+        world.players[uid] = SimPlayer(uid, f"p{uid}", "token")
+        client = SimClient(f"p{uid}#1", node, world.violation, frozenset())
+        client.ws, client.uid, client.token = object(), uid, "token"  # type: ignore[assignment]
+        client.last_frame_at = asyncio.get_running_loop().time()
+        world.clients.append(client)
+        clients.append(client)
+    seats = [{"name": "p1", "online": True}, {"name": "p2", "online": True}]
+    clients[0]._on_frame(frame(t="game", id="g", variant="4x4", moves=[], status="playing",
+                               you="x", version=0, seats=seats))
+    return world, clients[0], clients[1]
+
+
+async def test_a_client_behind_is_looked_at_again_after_a_longer_quiet() -> None:
+    """A frame late on a loaded machine (p2's socket told of the game after the first quiet)
+    is not a violation; the checks are counted once, by the second look."""
+    world, _, late = _seated_world()
+    seats = [{"name": "p1", "online": True}, {"name": "p2", "online": True}]
+    asyncio.get_running_loop().call_later(
+        0.3, late._on_frame, frame(t="game", id="g", variant="4x4", moves=[],
+                                   status="playing", you="o", version=0, seats=seats))
+    await world.check_streams_settled()
+    assert not world.violations, world.violations
+    assert world.checks["presence.as_told"] == 2  # each client, each other seat, once
+    assert any("a second look" in line for line in world.lines)
+
+
+async def test_a_client_still_wrong_at_the_second_look_is_a_violation() -> None:
+    world, _, _ = _seated_world()
+    await world.check_streams_settled()
+    assert [v.checker for v in world.violations] == ["presence.as_told"]
+    assert world.checks["presence.as_told"] == 1

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = 25  # steps between reads of the store
 SETTLE_QUIET = 0.12  # the server is quiet when no client got a frame for this long ...
 SETTLE_MAX = 2.0  # ... or after this long, whichever first
+SETTLE_LATE = 0.6  # the quiet of a second look, when a client looked behind at the first
 LEVER_WAIT = 1.5  # "within a second" (the control table is read four times a second), and slack
 STORM = 3  # catch-up frames one client may send for one game in one step (since, since, full)
 MAX_PLAYERS = 12
@@ -72,6 +73,7 @@ class World:
         self.step = 0
         self.counts: dict[str, int] = {}
         self.checks: dict[str, int] = {}  # how often each checker ran
+        self.looking: list[str] | None = None  # a first look's failed checkers (not counted)
         self.codes = documented_codes(ROOT)
         self._uids = 0
         self._labels: dict[int, int] = {}
@@ -88,6 +90,10 @@ class World:
             self.echo(f"    !! {checker}{tag}: {detail}")
 
     def checked(self, checker: str, holds: bool, detail: str) -> bool:
+        if self.looking is not None:  # a first look: nothing counted
+            if not holds:
+                self.looking.append(checker)
+            return holds
         self.checks[checker] = self.checks.get(checker, 0) + 1
         if not holds:
             self.violation(checker, detail)
@@ -195,15 +201,15 @@ class World:
             await reply.read()
             return reply.status
 
-    async def settle(self) -> None:
-        """Wait until no client has had a frame for ``SETTLE_QUIET`` (at most ``SETTLE_MAX``)."""
+    async def settle(self, quiet: float = SETTLE_QUIET) -> None:
+        """Wait until no client has had a frame for ``quiet`` (at most ``SETTLE_MAX``)."""
         loop = asyncio.get_running_loop()
         start = loop.time()
         await asyncio.sleep(0.03)
         while loop.time() - start < SETTLE_MAX:
             latest = max((c.last_frame_at for c in self.clients), default=0.0)
             pending = any(c.catchups for c in self.clients if c.open)
-            if loop.time() - latest >= SETTLE_QUIET and not pending:
+            if loop.time() - latest >= quiet and not pending:
                 return
             await asyncio.sleep(0.04)
 
@@ -259,7 +265,7 @@ class World:
                     break
             await self.settle()
             self.tourneys.adopt_paired()
-            self.check_streams()
+            await self.check_streams_settled()
             if self.step % CHECKPOINT == 0:
                 await self.check_store()
         await self.settle()
@@ -1582,6 +1588,21 @@ class World:
         return True
 
     # -- invariants ----------------------------------------------------------------------------
+
+    async def check_streams_settled(self) -> None:
+        """``check_streams``, the server quiet; when a client looks behind, a second look
+        after a longer quiet: a frame held up on a loaded machine (a two-node run's hop
+        through Redis, a busy core) is late, not wrong; one still wrong then is a violation."""
+        self.looking = []
+        try:
+            self.check_streams()
+            behind = self.looking
+        finally:
+            self.looking = None
+        if behind:
+            self.note(f"  a second look after a longer quiet: {', '.join(sorted(set(behind)))}")
+            await self.settle(SETTLE_LATE)
+        self.check_streams()
 
     def check_streams(self) -> None:
         for client in self.clients:
