@@ -205,6 +205,14 @@ async def test_challenges_are_answered_listed_and_cancelled_where_the_player_is(
         row = page.locator(f'#challenge-bar li[data-challenge="{first}"]')
         await row.wait_for()
         assert "bob challenges you" in (await row.text_content() or "")
+        # the page renders on every message: the bar is not built again under the focus
+        await row.locator("button.accept").focus()
+        seek = (await bob.request(t="seek", variant="4x4x4"))["seek"]["id"]
+        await page.wait_for_function("(id) => window.qubic.app.lobby.seeks.has(id)", arg=seek)
+        assert await page.evaluate(
+            "(id) => document.activeElement === document.querySelector("
+            "`#challenge-bar li[data-challenge='${id}'] button.accept`)", first)
+        await bob.request(t="cancel_seek", seek=seek)
         await row.locator("button.decline").click()
         assert (await bob.expect("challenge_gone", reason="declined"))["challenge"] == first
         await page.wait_for_selector("#challenge-bar", state="hidden")

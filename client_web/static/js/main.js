@@ -637,8 +637,15 @@ function show(screen) {
 }
 
 // The challenges to answer and those waiting for an answer: a bar under the header, on every
-// screen, so that a player answers where they are.
+// screen, so that a player answers where they are. Built again only when they change: every
+// message renders, and a bar built anew under a finger or the keyboard's focus would drop the
+// press (the Accept pressed is gone before it is let go) and the focus.
+let challengesShown = null;
+
 function renderChallenges() {
+  const shown = JSON.stringify([[...app.challenges.values()], [...app.outgoing.values()]]);
+  if (shown === challengesShown) return;
+  challengesShown = shown;
   const bar = $("#challenge-bar");
   const rows = [];
   for (const c of app.challenges.values()) {
