@@ -53,7 +53,7 @@ async def make_database(path: Path, games: int, players: int = 2000) -> None:
                   f"player{(n + 1) % players}", (n + 1) % players + 1,
                   1.7e9 + n, 1.7e9 + n + 300) for n in batch])
             conn.executemany(
-                "INSERT INTO moves (game_id, ply, cell, clock_x, clock_o, at)"
+                "INSERT INTO move_rows (game_id, ply, cell, clock_x, clock_o, at)"
                 " VALUES (?, ?, ?, 290.5, 288.25, ?)",
                 [(f"g{n:09d}", ply, (ply * 7) % 64, 1.7e9 + n + ply)
                  for n in batch for ply in range(1, 11)])

@@ -66,7 +66,8 @@ from harness.procs import cpu_seconds, load_average, raise_fd_limit
 
 from server.game.records import MoveRecord, Seat
 from server.http.app import frame_header
-from server.store.sqlite import COMMIT_INTERVAL, COMMIT_MAX, RECORD_MOVE
+from server.store.journal import JOURNAL_MOVE
+from server.store.sqlite import COMMIT_INTERVAL, COMMIT_MAX
 
 ACK = b'{"type":"ack","ref":1}'
 MOVE = (b'{"type":"move","game":"0123456789abcdef","ply":1,"cell":21,"notation":"2b2",'
@@ -78,11 +79,11 @@ Group = list[tuple[str, int, asyncio.Future[None]]]  # (game, ply, its waiter) a
 
 
 def commit(conn: sqlite3.Connection, group: Group) -> None:
-    """The group's moves in one transaction, each with the server's statement
-    (``server.store.sqlite.RECORD_MOVE``)."""
+    """The group's moves in one transaction, each with the server's statement for a move of
+    a game it knows (``server.store.journal.JOURNAL_MOVE``)."""
     conn.execute("BEGIN IMMEDIATE")
     for game_id, ply, _ in group:
-        conn.execute(RECORD_MOVE, (game_id, ply, ply % 64, None, None, time.time()))
+        conn.execute(JOURNAL_MOVE, (game_id, ply, ply % 64, None, None, time.time()))
     conn.execute("COMMIT")
 
 

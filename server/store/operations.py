@@ -187,11 +187,14 @@ def insert_game(game: GameRecord) -> Op[None]:
         raise StoreError(f"game {game.id} exists", code="internal")
 
 
-def append_move(dialect: Dialect, game_id: str, move: MoveRecord, fence: int | None) -> Op[None]:
-    """Append a move to an active game after the last one, taking the fencing token.
+def append_move(dialect: Dialect, game_id: str, move: MoveRecord, fence: int | None,
+                moves: str = "moves") -> Op[None]:
+    """Append a move to an active game after the last one, taking the fencing token; read
+    from ``moves`` (``dialect.settled_moves`` once the game's journal rows are settled:
+    server/store/journal.py), written to ``dialect.settled_moves``.
     (PostgreSQL does the same in one statement of its own: ``PostgresStore.record_move``.)"""
     row = yield from fetch_one(one(
-        "SELECT status, (SELECT MAX(ply) FROM moves WHERE game_id = ?) AS last_ply, fence"
+        f"SELECT status, (SELECT MAX(ply) FROM {moves} WHERE game_id = ?) AS last_ply, fence"
         f" FROM games WHERE id = ?{dialect.for_update}",
         game_id, game_id,
     ))  # fmt: skip
@@ -206,20 +209,21 @@ def append_move(dialect: Dialect, game_id: str, move: MoveRecord, fence: int | N
             f"game {game_id} expects ply {last_ply + 1}, not {move.ply}", code="stale_move"
         )
     yield change(
-        "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO {dialect.settled_moves} VALUES (?, ?, ?, ?, ?, ?)",
         game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at,
     )  # fmt: skip
 
 
 def take_back(dialect: Dialect, game_id: str, ply: int, fence: int | None) -> Op[None]:
-    """Remove the moves after ``ply`` from an active game."""
+    """Remove the moves after ``ply`` from an active game (its journal rows settled first:
+    on SQLite, ``SQLiteStore.take_back``)."""
     yield from lock_active_game(dialect, game_id, fence)
-    stored = yield from fetch_one(
-        one("SELECT COUNT(*) AS moves FROM moves WHERE game_id = ?", game_id)
-    )
+    stored = yield from fetch_one(one(
+        f"SELECT COUNT(*) AS moves FROM {dialect.settled_moves} WHERE game_id = ?", game_id))
     assert stored is not None
     check_take_back(game_id, int(stored["moves"]), ply)
-    yield change("DELETE FROM moves WHERE game_id = ? AND ply > ?", game_id, ply)
+    yield change(f"DELETE FROM {dialect.settled_moves} WHERE game_id = ? AND ply > ?",
+                 game_id, ply)
 
 
 def finish_game(
@@ -232,13 +236,15 @@ def finish_game(
     winning_line: Sequence[int] | None,
     fence: int | None,
     move: MoveRecord | None = None,
+    moves: str = "moves",
 ) -> Op[GameRecord]:
     """End an active game with ``result`` and write what ``end_game`` makes of it; with
     ``move``, the move that ended it first, in the same transaction: the last move, the end
     and the ratings are stored together or not at all (a crash or a lost connection between
-    two transactions would leave a won board active, every later move refused)."""
+    two transactions would leave a won board active, every later move refused). ``moves``:
+    where its moves are read (``append_move``)."""
     if move is not None:
-        yield from append_move(dialect, game_id, move, fence)
+        yield from append_move(dialect, game_id, move, fence, moves)
     locked_game = yield from lock_active_game(dialect, game_id, fence)
     game = game_from_row(locked_game, ())
     seated = [locked_game[f"{side}_player_id"] for side in ("x", "o")]  # None: no player
@@ -272,11 +278,12 @@ def finish_game(
             player.rating, player.rd, player.volatility, player.games, player.rated_games,
             player.wins, player.losses, player.draws, player.last_rated, ids[player.name],
         )  # fmt: skip
-    return (yield from load_game(game_id))
+    return (yield from load_game(game_id, moves))
 
 
 def abort_game(
-    dialect: Dialect, game_id: str, *, reason: str, now: float, fence: int | None
+    dialect: Dialect, game_id: str, *, reason: str, now: float, fence: int | None,
+    moves: str = "moves",
 ) -> Op[GameRecord]:
     """Call an active game off: no result, no effect on anyone's record."""
     yield from lock_active_game(dialect, game_id, fence)
@@ -284,7 +291,7 @@ def abort_game(
         "UPDATE games SET status = 'aborted', reason = ?, ended = ? WHERE id = ?",
         reason, now, game_id,
     )  # fmt: skip
-    return (yield from load_game(game_id))
+    return (yield from load_game(game_id, moves))
 
 
 def claim(dialect: Dialect, game_id: str, fence: int) -> Op[GameRecord]:
@@ -319,15 +326,16 @@ def unfinished_games() -> Op[list[GameRecord]]:
 # The parts of the operations above.
 
 
-def load_game(game_id: str) -> Op[GameRecord]:
-    """The game with its moves; ``"no_such_game"`` if there is none."""
+def load_game(game_id: str, moves: str = "moves") -> Op[GameRecord]:
+    """The game with its moves (read from ``moves``: ``Dialect.settled_moves`` once the
+    game's journal rows are settled); ``"no_such_game"`` if there is none."""
     row = yield from fetch_one(one(f"{GAMES} WHERE games.id = ?", game_id))
     if row is None:
         raise StoreError(f"no game {game_id}", code="no_such_game")
-    moves = yield from fetch_all(
-        every("SELECT * FROM moves WHERE game_id = ? ORDER BY ply", game_id)
+    rows = yield from fetch_all(
+        every(f"SELECT * FROM {moves} WHERE game_id = ? ORDER BY ply", game_id)
     )
-    return game_from_row(row, [move_from_row(move) for move in moves])
+    return game_from_row(row, [move_from_row(move) for move in rows])
 
 
 def take_fence(game_id: str, stored: int, fence: int | None) -> Op[None]:

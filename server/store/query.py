@@ -85,6 +85,10 @@ class Dialect:
     for_update: str  # appended to a SELECT whose rows the transaction writes next
     list_tables: str  # one row per table of ours, its name in the column "name"
     numbered_placeholders: bool  # $1, $2, ... instead of ?
+    # the table a game's moves are written to, and read from once the game's journal rows
+    # are settled (SQLite: ``move_rows``, under the view ``moves`` that adds the journal's
+    # rows, server/store/journal.py; PostgreSQL: ``moves`` itself)
+    settled_moves: str
 
     def sql(self, text: str) -> str:
         """``text`` with its ``?`` placeholders written as this database wants them."""
@@ -117,6 +121,7 @@ SQLITE = Dialect(
     for_update="",  # the writer holds the whole database (BEGIN IMMEDIATE)
     list_tables="SELECT name FROM sqlite_master WHERE type = 'table'",
     numbered_placeholders=False,
+    settled_moves="move_rows",
 )
 
 POSTGRES = Dialect(
@@ -132,4 +137,5 @@ POSTGRES = Dialect(
     for_update=" FOR UPDATE",
     list_tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
     numbered_placeholders=True,
+    settled_moves="moves",
 )

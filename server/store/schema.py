@@ -10,7 +10,7 @@ operation (``Op``, such as ``refold_separators``). The versions applied are rows
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, cast
 
 from server.errors import StoreError
@@ -133,13 +133,43 @@ def attach_reports() -> Op[None]:
                          *ids, report["id"])
 
 
-Step = str | Callable[[], Op[None]]
-"""A statement (its types written through the dialect), or an operation to run."""
+@dataclass(frozen=True)
+class OnlyIn:
+    """Statements one database alone runs (the other has nothing to change)."""
+
+    dialect: str  # ``Dialect.name``
+    statements: tuple[str, ...]
+
+
+Step = str | Callable[[], Op[None]] | OnlyIn
+"""A statement (its types written through the dialect), an operation to run, or statements
+of one database's only."""
 
 BOTS_MIGRATION: tuple[Step, ...] = (
     # the bot role: a flag on the player's row, so that every read of a player
     # says whether it is a bot (the roles table's CHECK names the others)
     "ALTER TABLE players ADD COLUMN bot {boolean} NOT NULL DEFAULT {false}",
+)
+
+MOVE_JOURNAL_MIGRATION: tuple[Step, ...] = (
+    # a move in play is appended to move_journal and settled into move_rows (the old
+    # table, keyed by game and ply) later; the view moves reads both. PostgreSQL keeps its
+    # moves table (its group of moves is one statement over arrays).
+    OnlyIn("sqlite", (
+        "ALTER TABLE moves RENAME TO move_rows",
+        """CREATE TABLE move_journal (
+            seq INTEGER PRIMARY KEY,
+            game_id TEXT NOT NULL,
+            ply INTEGER NOT NULL,
+            cell INTEGER NOT NULL,
+            clock_x REAL,
+            clock_o REAL,
+            at REAL NOT NULL)""",
+        """CREATE VIEW moves AS
+            SELECT game_id, ply, cell, clock_x, clock_o, at FROM move_rows
+            UNION ALL
+            SELECT game_id, ply, cell, clock_x, clock_o, at FROM move_journal""",
+    )),
 )
 
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
@@ -297,6 +327,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     BOTS_MIGRATION,
     TOURNAMENTS_MIGRATION,  # server/store/tournament_schema.py: tournaments, their players, games
     SWISS_SCHEDULE_MIGRATION,  # the same: a Swiss round's set time
+    MOVE_JOURNAL_MIGRATION,  # SQLite's move journal (server/store/journal.py)
 )
 """Schema changes in order: entry ``i`` brings the database to version ``i + 1``."""
 
@@ -314,8 +345,16 @@ def statements(dialect: Dialect, version: int) -> list[str | Callable[[], Op[Non
     """The steps that bring a database from ``version - 1`` to ``version``: statements in
     this database's types, and operations."""
     types = asdict(dialect)
-    return [step.format(**types) if isinstance(step, str) else step
-            for step in MIGRATIONS[version - 1]]
+    steps: list[str | Callable[[], Op[None]]] = []
+    for step in MIGRATIONS[version - 1]:
+        if isinstance(step, OnlyIn):
+            if step.dialect == dialect.name:
+                steps += [statement.format(**types) for statement in step.statements]
+        elif isinstance(step, str):
+            steps.append(step.format(**types))
+        else:
+            steps.append(step)
+    return steps
 
 
 def migrate(dialect: Dialect, where: str) -> Op[int]:

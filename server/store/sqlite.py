@@ -8,7 +8,8 @@ over at most every ``commit_interval`` (20 ms by default) or as soon as it holds
 ``commit_max`` writes; a move after a quiet spell, and any other write, goes at the end of the
 loop's turn, but a game's start or end goes with a group waiting for the window. Reads run on
 a second connection (WAL lets them proceed during a commit). What each read and write does is
-``server.store.sql.SQLStore``'s. Durability is ``synchronous`` (docs/operations.md,
+``server.store.sql.SQLStore``'s; a move of a game in play goes to the move journal
+(``server.store.journal``). Durability is ``synchronous`` (docs/operations.md,
 ``--synchronous``, ``--commit-interval``, ``--commit-max``; the figures in docs/benchmarks.md,
 *Group commit*)."""
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import queue
 import sqlite3
@@ -25,18 +27,22 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, Unpack
 
 from server.errors import StoreError
-from server.game.records import GameStatus, MoveRecord
+from server.game.records import GameRecord, MoveRecord
 from server.store import operations
+from server.store.base import GameEnding, NewGame, new_game
+from server.store.ending import x_score
 from server.store.grouping import COMMIT_INTERVAL, COMMIT_MAX, CommitWindow
+from server.store.journal import MoveJournal
 from server.store.pacing import LoopPacer, WriterProgress
 from server.store.query import SQLITE, Op
 from server.store.schema import VERSION_TABLE, migrate
 from server.store.sql import SQLStore
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 MAX_GROUP = 1024  # writes per transaction at most, so one commit never grows without bound
 
@@ -120,15 +126,6 @@ class _Write:
 
 
 _STOP = object()
-RECORD_MOVE = f"""
-INSERT INTO moves SELECT ?1, ?2, ?3, ?4, ?5, ?6 FROM games
-WHERE id = ?1 AND status = '{GameStatus.ACTIVE}'
-  AND ?2 = 1 + COALESCE((SELECT MAX(ply) FROM moves WHERE game_id = ?1), 0)
-"""
-"""A move from the embedded server, if its game is active and it is the next ply: ?1 game,
-?2 ply, ?3 cell, ?4-?5 clocks, ?6 time (``operations.append_move`` in one statement)."""
-
-
 class SQLiteStore(CommitWindow[_Write], SQLStore):
     """``server.store.base.Store`` on one SQLite file: ``await SQLiteStore.open(path)``."""
 
@@ -152,6 +149,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         self.pacer = LoopPacer(self._loop, self, self._progress) if pacing else None
         self._queue: queue.SimpleQueue[list[_Write] | object] = queue.SimpleQueue()
         self._writer_conn = writer
+        self.journal = MoveJournal(writer)  # the writer thread's alone (server.store.journal)
         self._reader_conn = reader
         self._reader_thread = reader_thread
         self._closed = False
@@ -185,6 +183,8 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         name = os.fspath(path)
         loop = asyncio.get_running_loop()
         writer = await asyncio.to_thread(_open_writer, name, synchronous, busy_timeout)
+        # what a crash left in the move journal, settled before anything is read or written
+        await asyncio.to_thread(_settle_opened, name, writer)
         reader_thread = ThreadPoolExecutor(1, thread_name_prefix="qubic-store-reader")
         try:
             reader = await loop.run_in_executor(reader_thread, _open_reader, name, busy_timeout)
@@ -259,7 +259,27 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
                 with contextlib.suppress(RuntimeError):
                     self._loop.call_soon_threadsafe(_resolve, part, outcomes)
             self._progress.committed(groups)  # after the callbacks: a waiting loop finds them
+            if stopping or self.journal.due(time.monotonic()):
+                self._settle()
         self._writer_conn.close()
+
+    def _settle(self) -> None:
+        """Settle the whole move journal in a transaction of its own (server.store.journal);
+        a failure leaves the rows in the journal, where the view ``moves`` still reads them,
+        and is tried again after the same time."""
+        conn = self._writer_conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            self.journal.begin()
+            self.journal.settle_all()
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            log.exception("cannot settle the move journal of %s: its moves stay there",
+                          self.path)
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            self.journal.forget()
+            self.journal.settled_at = time.monotonic()
 
     def _commit_group(self, group: list[_Write]) -> list[tuple[bool, Any]]:
         """Run every write of the group in one transaction; (ok, result or error) for each."""
@@ -269,6 +289,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         refused = False  # a write of the group failed for want of the database
         try:
             conn.execute("BEGIN IMMEDIATE")
+            self.journal.begin()
             alone = len(group) == 1  # no savepoint: a failure takes the whole transaction back
             for write in group:
                 saved = not alone and not write.atomic
@@ -298,6 +319,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         except Exception as exc:  # the transaction itself failed: nothing of it was written
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
+            self.journal.forget()
             self._refused(exc)
             error = StoreError(f"cannot write to the database {self.path}: {exc}")
             return [(False, error)] * len(group)
@@ -314,18 +336,64 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         """Append a move to an active game; returns once the move is committed.
 
         From the embedded server (no fencing token), one statement with no savepoint: the
-        commonest write by far, checked and inserted at once (``RECORD_MOVE``); only when it
-        writes nothing does ``operations.append_move`` run to say why. It waits for the
-        writer's future itself (no second coroutine entered and resumed a move).
+        commonest write by far, appended to the move journal when the writer knows the game
+        and the move is its next (``server.store.journal``), else checked in SQL
+        (``operations.append_move``, which says why it refuses). It waits for the writer's
+        future itself (no second coroutine entered and resumed a move).
         """
         if fence is not None:
-            return await super().record_move(game_id, move, fence=fence)
+            return await self._settled(game_id, operations.append_move(
+                SQLITE, game_id, move, fence, SQLITE.settled_moves))
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
-        self._gather(_Write(functools.partial(_insert_move, game_id, move), future, True),
-                     window=True)
+        self._gather(_Write(functools.partial(_insert_move, self.journal, game_id, move),
+                            future, True), window=True)
         await future
+
+    # A game's start, end, call-off and take-back: what the journal's check knows changes
+    # with them, and the writer settles the game's journal rows first (server.store.journal).
+
+    async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
+        """``SQLStore.create_game``; the writer then knows the game, and journals its moves."""
+        game = new_game(**terms)
+        journal = self.journal
+
+        def create(conn: sqlite3.Connection) -> None:
+            run_op(conn, operations.insert_game(game))
+            journal.started(game.id)
+
+        await self._submit(create, along=True)
+        return game
+
+    async def finish_game(
+        self, game_id: str, *, fence: int | None = None, move: MoveRecord | None = None,
+        **ending: Unpack[GameEnding],
+    ) -> GameRecord:
+        """``SQLStore.finish_game``, the game's journal rows settled first."""
+        x_score(ending["result"])  # a ValueError now for a result that is not one
+        return await self._settled(game_id, operations.finish_game(
+            SQLITE, game_id, result=ending["result"], reason=ending["reason"],
+            now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
+            move=move, moves=SQLITE.settled_moves,
+        ), along=True)  # fmt: skip
+
+    async def abort_game(
+        self, game_id: str, *, reason: str, now: float, fence: int | None = None
+    ) -> GameRecord:
+        """``SQLStore.abort_game``, the game's journal rows settled first."""
+        return await self._settled(game_id, operations.abort_game(
+            SQLITE, game_id, reason=reason, now=now, fence=fence, moves=SQLITE.settled_moves))
+
+    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
+        """``SQLStore.take_back``, the game's journal rows settled first."""
+        await self._settled(game_id, operations.take_back(SQLITE, game_id, ply, fence))
+
+    async def _settled(self, game_id: str, op: Op[T], *, along: bool = False) -> T:
+        """Run ``op`` on the game ``game_id`` once the writer has settled its journal rows."""
+        journal = self.journal
+        return await self._submit(
+            lambda conn: journal.settled(game_id, lambda: run_op(conn, op)), along=along)
 
     async def flush(self) -> None:
         """Wait until every write asked for so far is committed: the group gathered so far
@@ -370,11 +438,27 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
             raise StoreError(f"cannot read the database {self.path}: {exc}") from exc
 
 
-def _insert_move(game_id: str, move: MoveRecord, conn: sqlite3.Connection) -> None:
-    """``SQLiteStore.record_move``'s write, on the writer thread."""
-    params = (game_id, move.ply, move.cell, move.clock_x, move.clock_o, move.at)
-    if conn.execute(RECORD_MOVE, params).rowcount != 1:
+def _settle_opened(path: str, writer: sqlite3.Connection) -> None:
+    """Settle the move journal on the writer's connection as the store opens."""
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        MoveJournal(writer).settle_all()
+        writer.execute("COMMIT")
+    except sqlite3.Error as exc:
+        with contextlib.suppress(sqlite3.Error):
+            writer.execute("ROLLBACK")
+        writer.close()
+        raise _open_error(path, exc) from None
+
+
+def _insert_move(journal: MoveJournal, game_id: str, move: MoveRecord,
+                 conn: sqlite3.Connection) -> None:
+    """``SQLiteStore.record_move``'s write, on the writer thread: journaled when the writer
+    knows the game and the move is its next; else checked in SQL (``append_move`` says why
+    it refuses), and the game is known from then."""
+    if not journal.append(game_id, move):
         run_op(conn, operations.append_move(SQLITE, game_id, move, None))
+        journal.checked(game_id, move.ply)
 
 
 def _open_reader(path: str, busy_timeout: float) -> sqlite3.Connection:

@@ -241,10 +241,12 @@ async def status(database: str) -> Status:
 
 def sqlite_rows(path: str | os.PathLike[str], table: str) -> tuple[list[str], list[tuple]]:
     """Every row of ``table`` in the SQLite file, with its column names, in key order (none
-    if the file's schema is older than the table)."""
+    if the file's schema is older than the table). ``moves`` is a view there (the settled
+    moves and the move journal's: server/store/journal.py)."""
     conn = _sqlite_readonly(path)
     try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view')"
+                        " AND name = ?",
                         (table,)).fetchone() is None:
             return [], []
         cursor = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")

@@ -14,7 +14,14 @@ from dataclasses import asdict
 from server.store.factory import is_postgres_url
 from server.store.puzzle_schema import PUZZLES_MIGRATION
 from server.store.query import POSTGRES, SQLITE
-from server.store.schema import BOTS_MIGRATION, MIGRATIONS, attach_reports, refold_separators
+from server.store.schema import (
+    BOTS_MIGRATION,
+    MIGRATIONS,
+    MOVE_JOURNAL_MIGRATION,
+    OnlyIn,
+    attach_reports,
+    refold_separators,
+)
 from server.store.tournament_schema import SWISS_SCHEDULE_MIGRATION, TOURNAMENTS_MIGRATION
 from tests.server.store.test_store import raw
 
@@ -35,7 +42,14 @@ TOURNAMENTS_VERSION = next(
 SWISS_SCHEDULE_VERSION = MIGRATIONS.index(SWISS_SCHEDULE_MIGRATION) + 1
 """The schema version that gives a Swiss's rounds their set times."""
 
-UNDO: dict[int, tuple[str, ...]] = {
+MOVE_JOURNAL_VERSION = MIGRATIONS.index(MOVE_JOURNAL_MIGRATION) + 1
+"""The schema version of SQLite's move journal."""
+
+UNDO: dict[int, tuple[str, ...] | OnlyIn] = {
+    MOVE_JOURNAL_VERSION: OnlyIn("sqlite", (  # the journal's rows settled, the table back
+        "INSERT INTO move_rows SELECT game_id, ply, cell, clock_x, clock_o, at"
+        " FROM move_journal",
+        "DROP VIEW moves", "DROP TABLE move_journal", "ALTER TABLE move_rows RENAME TO moves")),
     SWISS_SCHEDULE_VERSION: ("ALTER TABLE tournaments DROP COLUMN round_times",
                              "ALTER TABLE tournaments DROP COLUMN round_interval"),
     BOTS_VERSION: ("ALTER TABLE players DROP COLUMN bot",),
@@ -68,9 +82,13 @@ UNDO: dict[int, tuple[str, ...]] = {
 
 async def rewind(database: str, version: int) -> None:
     """Undo the schema's versions after ``version`` (their rows' data as far as UNDO says)."""
-    types = asdict(POSTGRES if is_postgres_url(database) else SQLITE)
+    dialect = POSTGRES if is_postgres_url(database) else SQLITE
+    types = asdict(dialect)
     for undone in sorted(UNDO, reverse=True):
         if undone > version:
-            for statement in UNDO[undone]:
+            steps = UNDO[undone]
+            if isinstance(steps, OnlyIn):
+                steps = steps.statements if steps.dialect == dialect.name else ()
+            for statement in steps:
                 await raw(database, statement.format(**types))
     await raw(database, f"DELETE FROM qubic_schema WHERE version > {version}")

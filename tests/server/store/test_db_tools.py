@@ -74,7 +74,7 @@ async def many_games(path: Path, games: int, seed: int = 7) -> None:
                 (game_id, names[number % 40], names[(number + 1) % 40], 100.0 + number,
                  101.0 + number))
             conn.executemany(
-                "INSERT INTO moves (game_id, ply, cell, clock_x, clock_o, at) VALUES"
+                "INSERT INTO move_rows (game_id, ply, cell, clock_x, clock_o, at) VALUES"
                 " (?, ?, ?, NULL, NULL, ?)",
                 [(game_id, ply, (ply * 5) % 64, 100.0 + number + ply) for ply in range(1, 6)])
     conn.close()
