@@ -177,9 +177,10 @@ class Lobby:
                 case PlayComputer():
                     if self.checkpoint is not None:
                         await self.checkpoint()
+                    people = iter(await self.rooms.player_seats(
+                        *(seat.name for seat in effect.seats if seat.computer_level is None)))
                     x, o = [seat if seat.computer_level is not None  # a bot is marked
-                            else await self.rooms.player_seat(seat.name)
-                            for seat in effect.seats]
+                            else next(people) for seat in effect.seats]
                     await self.rooms.start_game((x, o), effect.variant, effect.clock,
                                                 rated=False, ref=effect.ref,
                                                 requester=_here(caller), listed=False)
@@ -215,7 +216,7 @@ class Lobby:
                              ) -> None:
         if self.checkpoint is not None:  # the pairing is kept before its game exists
             await self.checkpoint()
-        x, o = await self.rooms.player_seat(pairing.x), await self.rooms.player_seat(pairing.o)
+        x, o = await self.rooms.player_seats(pairing.x, pairing.o)
         try:
             await self.rooms.start_game((x, o), pairing.variant, clock_spec(pairing.clock),
                                         rated=pairing.rated, ref=ref, requester=_here(requester),

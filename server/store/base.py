@@ -248,6 +248,11 @@ class Store(AccountStore, Protocol):
         """The player called ``name`` in any case, or None (never a deleted player)."""
         ...
 
+    async def get_players(self, names: Sequence[str]) -> dict[str, PlayerRecord | None]:
+        """``get_player`` of each of ``names`` in one read (a game's two seats), by the name
+        asked for."""
+        ...
+
     async def leaderboard(
         self, limit: int = 50, min_rated_games: int = 0, active_since: float | None = None
     ) -> list[PlayerRecord]:

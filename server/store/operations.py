@@ -85,6 +85,15 @@ def player_by_name(name: str) -> Op[PlayerRecord | None]:
     return None if row is None else player_from_row(row)
 
 
+def players_by_names(names: Sequence[str]) -> Op[dict[str, PlayerRecord | None]]:
+    """``player_by_name`` of each name (once a name), on one snapshot."""
+    found: dict[str, PlayerRecord | None] = {}
+    for name in names:
+        if name not in found:
+            found[name] = yield from player_by_name(name)
+    return found
+
+
 def best_players(
     limit: int, min_rated_games: int, active_since: float | None
 ) -> Op[list[PlayerRecord]]:

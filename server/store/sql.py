@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from typing import Unpack
 
 from server.errors import StoreError
@@ -69,6 +70,10 @@ class SQLStore(SQLAccounts, LeverStore):
     async def get_player(self, name: str) -> PlayerRecord | None:
         """The player called ``name`` in any case, or None."""
         return await self._read(operations.player_by_name(name))
+
+    async def get_players(self, names: Sequence[str]) -> dict[str, PlayerRecord | None]:
+        """``get_player`` of each name, in one read."""
+        return await self._read(operations.players_by_names(names))
 
     async def leaderboard(
         self, limit: int = 50, min_rated_games: int = 0, active_since: float | None = None

@@ -61,6 +61,14 @@ async def test_a_new_player_can_log_in_with_the_token_only_once_shown(store: Sto
     assert await store.get_player("Bob") is None
 
 
+async def test_a_games_two_seats_are_read_at_once(store: Store) -> None:
+    alice, _ = await store.create_player("Alice", now=0.0)
+    bob, _ = await store.create_player("Bob", now=1.0)
+    assert await store.get_players(["ALICE", "Bob", "nobody", "ALICE"]) == {
+        "ALICE": alice, "Bob": bob, "nobody": None}
+    assert await store.get_players([]) == {}
+
+
 async def test_names_are_unique_regardless_of_case(store: Store) -> None:
     await store.create_player("Alice", now=0.0)
     with pytest.raises(StoreError) as refused:
