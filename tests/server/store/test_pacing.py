@@ -103,10 +103,10 @@ def test_a_commits_results_reach_the_loop_before_the_nap(tmp_path: Path, loop: s
         store.pacer.nap_min = 2
         loop = asyncio.get_running_loop()
         games = await started(store, 2)
-        written: list[tuple[int, float]] = []  # (naps so far, when) as each "socket" is
+        written: list[int] = []  # the naps so far as each "socket" is written
 
         def write() -> None:
-            written.append((store.pacer.naps if store.pacer else -1, time.monotonic()))
+            written.append(store.pacer.naps if store.pacer else -1)
 
         async def mover(game_id: str) -> None:
             await store.record_move(game_id, MoveRecord(1, 0, None, None, 1.0))  # (2)
@@ -115,10 +115,10 @@ def test_a_commits_results_reach_the_loop_before_the_nap(tmp_path: Path, loop: s
 
         try:
             await asyncio.gather(*(mover(game.id) for game in games))
-            handed_at = store.handed_at  # the moves' group
             await turns(DRAIN_TURNS + 2)
-            assert [naps for naps, _ in written] == [0, 0, 0, 0]
-            assert all(when - handed_at < WINDOW / 2 for _, when in written)
+            # each written before the nap (no upper bound on time: a busy machine's fsync
+            # may take longer than any bound, and the order is what is asserted)
+            assert written == [0, 0, 0, 0]
             assert store.pacer.naps == 1  # and then it napped
         finally:
             await store.close()
