@@ -27,9 +27,10 @@ Only the writer thread touches a ``MoveJournal`` (one connection, one thread: no
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from server.game.records import MoveRecord
@@ -52,7 +53,6 @@ class MoveJournal:
         self.rows: dict[str, list[int]] = {}  # a game -> its journal rows written here (seq)
         self.complete = False  # ``rows`` names every journal row (else a game's go by its id)
         self.settled_at = time.monotonic()
-        self.settled_rows = 0  # journal rows settled into move_rows, for tests and metrics
         self._version: int | None = None  # PRAGMA data_version at the last transaction
 
     # -- a transaction -----------------------------------------------------------------------
@@ -112,18 +112,16 @@ class MoveJournal:
     def settle_game(self, game_id: str) -> None:
         """Move the game's journal rows to ``move_rows``, in the caller's transaction."""
         rows = self.rows.pop(game_id, None)
-        conn = self.conn
         if not self.complete:  # rows this writer does not know of may be there: by the id
-            conn.execute(f"INSERT INTO move_rows SELECT {COLUMNS} FROM move_journal"
-                         " WHERE game_id = ? ORDER BY ply", (game_id,))
-            self.settled_rows += conn.execute(
-                "DELETE FROM move_journal WHERE game_id = ?", (game_id,)).rowcount
+            self._move("WHERE game_id = ?", (game_id,))
         elif rows:
-            marks = ", ".join("?" * len(rows))
-            conn.execute(f"INSERT INTO move_rows SELECT {COLUMNS} FROM move_journal"
-                         f" WHERE seq IN ({marks}) ORDER BY ply", rows)
-            self.settled_rows += conn.execute(
-                f"DELETE FROM move_journal WHERE seq IN ({marks})", rows).rowcount
+            self._move(f"WHERE seq IN ({', '.join('?' * len(rows))})", rows)
+
+    def _move(self, where: str, params: Sequence[object] = (), order: str = "ply") -> None:
+        """Move the journal's rows ``where`` to ``move_rows`` (inserted in ``order``)."""
+        self.conn.execute(f"INSERT INTO move_rows SELECT {COLUMNS} FROM move_journal {where}"
+                          f" ORDER BY {order}", params)
+        self.conn.execute(f"DELETE FROM move_journal {where}", params)
 
     # -- the whole journal ---------------------------------------------------------------------
 
@@ -133,15 +131,19 @@ class MoveJournal:
         return now - self.settled_at >= self.settle_every and (bool(self.rows)
                                                                or not self.complete)
 
-    def settle_all(self) -> int:
-        """Move every journal row to ``move_rows``, sorted by game and ply, in the caller's
-        transaction; the rows moved."""
+    def settle_all(self) -> None:
+        """Move every journal row to ``move_rows``, sorted by game and ply, in a transaction
+        of its own (taken back, and the error raised, if it fails)."""
         conn = self.conn
-        conn.execute(f"INSERT INTO move_rows SELECT {COLUMNS} FROM move_journal"
-                     " ORDER BY game_id, ply")
-        moved = conn.execute("DELETE FROM move_journal").rowcount
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            self.begin()
+            self._move("", order="game_id, ply")
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
         self.rows.clear()
         self.complete = True
         self.settled_at = time.monotonic()
-        self.settled_rows += moved
-        return moved

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from typing import Unpack
+from typing import TypeVar, Unpack
 
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord, PlayerRecord
@@ -28,7 +28,9 @@ from server.store.base import (
 )
 from server.store.ending import x_score
 from server.store.lever_records import LeverStore
-from server.store.query import fetch_one, one
+from server.store.query import Op, fetch_one, one
+
+T = TypeVar("T")
 
 
 class SQLStore(SQLAccounts, LeverStore):
@@ -100,15 +102,22 @@ class SQLStore(SQLAccounts, LeverStore):
         await self._write(operations.insert_game(game), along=True)
         return game
 
+    async def _game_write(self, game_id: str, op: Op[T], *, along: bool = False) -> T:
+        """``_write`` of ``op``, a write on the game ``game_id`` that reads its moves from
+        ``dialect.settled_moves`` (SQLite settles the game's journal rows first:
+        ``SQLiteStore._game_write``)."""
+        return await self._write(op, along=along)
+
     async def record_move(
         self, game_id: str, move: MoveRecord, *, fence: int | None = None
     ) -> None:
         """Append a move to an active game; returns once the move is committed."""
-        await self._write(operations.append_move(self.dialect, game_id, move, fence))
+        await self._game_write(game_id, operations.append_move(
+            self.dialect, game_id, move, fence, self.dialect.settled_moves))
 
     async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
         """Remove the moves after ``ply`` from an active game; returns once committed."""
-        await self._write(operations.take_back(self.dialect, game_id, ply, fence))
+        await self._game_write(game_id, operations.take_back(self.dialect, game_id, ply, fence))
 
     async def finish_game(
         self, game_id: str, *, fence: int | None = None, move: MoveRecord | None = None,
@@ -118,19 +127,19 @@ class SQLStore(SQLAccounts, LeverStore):
         with ``move``, the move that ended it in the same transaction. Under load the end
         shares the moves' commit (``along``)."""
         x_score(ending["result"])  # a ValueError now for a result that is not one
-        return await self._write(operations.finish_game(
+        return await self._game_write(game_id, operations.finish_game(
             self.dialect, game_id, result=ending["result"], reason=ending["reason"],
             now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
-            move=move,
+            move=move, moves=self.dialect.settled_moves,
         ), along=True)  # fmt: skip
 
     async def abort_game(
         self, game_id: str, *, reason: str, now: float, fence: int | None = None
     ) -> GameRecord:
         """Call a game off with no result and no effect on anyone's record."""
-        return await self._write(
-            operations.abort_game(self.dialect, game_id, reason=reason, now=now, fence=fence)
-        )
+        return await self._game_write(game_id, operations.abort_game(
+            self.dialect, game_id, reason=reason, now=now, fence=fence,
+            moves=self.dialect.settled_moves))
 
     async def claim(self, game_id: str, *, fence: int) -> GameRecord:
         """Raise the game's fencing token to ``fence`` under its row lock and return the game

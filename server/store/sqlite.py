@@ -32,8 +32,7 @@ from typing import Any, Literal, TypeVar, Unpack
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord
 from server.store import operations
-from server.store.base import GameEnding, NewGame, new_game
-from server.store.ending import x_score
+from server.store.base import NewGame, new_game
 from server.store.grouping import COMMIT_INTERVAL, COMMIT_MAX, CommitWindow
 from server.store.journal import MoveJournal
 from server.store.pacing import LoopPacer, WriterProgress
@@ -267,17 +266,11 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         """Settle the whole move journal in a transaction of its own (server.store.journal);
         a failure leaves the rows in the journal, where the view ``moves`` still reads them,
         and is tried again after the same time."""
-        conn = self._writer_conn
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            self.journal.begin()
             self.journal.settle_all()
-            conn.execute("COMMIT")
         except sqlite3.Error:
             log.exception("cannot settle the move journal of %s: its moves stay there",
                           self.path)
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
             self.journal.forget()
             self.journal.settled_at = time.monotonic()
 
@@ -342,8 +335,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         future itself (no second coroutine entered and resumed a move).
         """
         if fence is not None:
-            return await self._settled(game_id, operations.append_move(
-                SQLITE, game_id, move, fence, SQLITE.settled_moves))
+            return await super().record_move(game_id, move, fence=fence)
         if self._closed:
             raise StoreError("the store is closed")
         future: asyncio.Future[None] = self._loop.create_future()
@@ -352,7 +344,7 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         await future
 
     # A game's start, end, call-off and take-back: what the journal's check knows changes
-    # with them, and the writer settles the game's journal rows first (server.store.journal).
+    # with them, and the writer settles the game's journal rows first (``_game_write``).
 
     async def create_game(self, **terms: Unpack[NewGame]) -> GameRecord:
         """``SQLStore.create_game``; the writer then knows the game, and journals its moves."""
@@ -366,31 +358,9 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
         await self._submit(create, along=True)
         return game
 
-    async def finish_game(
-        self, game_id: str, *, fence: int | None = None, move: MoveRecord | None = None,
-        **ending: Unpack[GameEnding],
-    ) -> GameRecord:
-        """``SQLStore.finish_game``, the game's journal rows settled first."""
-        x_score(ending["result"])  # a ValueError now for a result that is not one
-        return await self._settled(game_id, operations.finish_game(
-            SQLITE, game_id, result=ending["result"], reason=ending["reason"],
-            now=ending["now"], winning_line=ending.get("winning_line"), fence=fence,
-            move=move, moves=SQLITE.settled_moves,
-        ), along=True)  # fmt: skip
-
-    async def abort_game(
-        self, game_id: str, *, reason: str, now: float, fence: int | None = None
-    ) -> GameRecord:
-        """``SQLStore.abort_game``, the game's journal rows settled first."""
-        return await self._settled(game_id, operations.abort_game(
-            SQLITE, game_id, reason=reason, now=now, fence=fence, moves=SQLITE.settled_moves))
-
-    async def take_back(self, game_id: str, ply: int, *, fence: int | None = None) -> None:
-        """``SQLStore.take_back``, the game's journal rows settled first."""
-        await self._settled(game_id, operations.take_back(SQLITE, game_id, ply, fence))
-
-    async def _settled(self, game_id: str, op: Op[T], *, along: bool = False) -> T:
-        """Run ``op`` on the game ``game_id`` once the writer has settled its journal rows."""
+    async def _game_write(self, game_id: str, op: Op[T], *, along: bool = False) -> T:
+        """``SQLStore._game_write`` (a game's end, call-off, take-back, a fenced move), run
+        once the writer has settled the game's journal rows."""
         journal = self.journal
         return await self._submit(
             lambda conn: journal.settled(game_id, lambda: run_op(conn, op)), along=along)
@@ -441,12 +411,8 @@ class SQLiteStore(CommitWindow[_Write], SQLStore):
 def _settle_opened(path: str, writer: sqlite3.Connection) -> None:
     """Settle the move journal on the writer's connection as the store opens."""
     try:
-        writer.execute("BEGIN IMMEDIATE")
         MoveJournal(writer).settle_all()
-        writer.execute("COMMIT")
     except sqlite3.Error as exc:
-        with contextlib.suppress(sqlite3.Error):
-            writer.execute("ROLLBACK")
         writer.close()
         raise _open_error(path, exc) from None
 
