@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import msgspec
+
 from server.game.ratings import DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY, Rating
 
 
@@ -82,9 +84,9 @@ class PlayerRecord:
         return Rating(self.rating, self.rd, self.volatility)
 
 
-@dataclass(frozen=True)
-class MoveRecord:
-    """One move: ``ply`` 1 is X's first move; clocks are the seconds left after it, or None."""
+class MoveRecord(msgspec.Struct, frozen=True, gc=False):
+    """One move: ``ply`` 1 is X's first move; clocks are the seconds left after it, or None.
+    (A frozen struct, not a dataclass: made once a move, in a tenth of the time.)"""
 
     ply: int
     cell: int

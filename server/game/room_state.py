@@ -22,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass
 from functools import cache
 
+import msgspec
+
 from engine import Board, Geometry, NotationError, O, X, format_cell, parse_cell
 from server.defaults import GRACE
 from server.errors import RoomError
@@ -66,9 +68,9 @@ class Audience(enum.Enum):
     SPECTATORS = "spectators"  # everyone in the room but ``Outbound.players`` (theirs)
 
 
-@dataclass(frozen=True, slots=True)
-class Outbound:
-    """A message and who should receive it."""
+class Outbound(msgspec.Struct, frozen=True, gc=False):
+    """A message and who should receive it. (Frozen structs, not dataclasses, for this and
+    ``Write``: made a few times a move, in a tenth of the time.)"""
 
     message: ServerMessage
     audience: Audience = Audience.ROOM
@@ -76,8 +78,7 @@ class Outbound:
     players: tuple[PlayerId, ...] = ()  # the seated players, for SEATS and SPECTATORS
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(msgspec.Struct, frozen=True, gc=False):
     """What the store must keep before anyone hears of a change: the room's last move
     (``moved``: ``RoomState.last_move_record``), the ply a take-back returned to, and the
     game's end (written with the move that made it, in one transaction)."""
@@ -87,8 +88,7 @@ class Write:
     end: GameEnd | None = None
 
 
-@dataclass(slots=True)
-class Change:
+class Change(msgspec.Struct, gc=False):
     """What one request did to a room: the messages to send once ``write`` (None: nothing
     to keep) is stored."""
 

@@ -14,7 +14,6 @@ import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
@@ -41,12 +40,12 @@ def game_topic(game_id: str) -> str:
     return GAME_TOPIC + game_id
 
 
-@dataclass(frozen=True)
-class Peer:
+class Peer(msgspec.Struct, frozen=True, gc=False):
     """A session as a game's owner sees it: its node, its id there, its player, and whether
     it has the game open (then the game's events, and a reply after them, reach it in the
     game's batches), and whether its player is a moderator (a game it watches shows it both
-    chats). On the embedded server every peer's node is ``""``."""
+    chats). On the embedded server every peer's node is ``""``. (A frozen struct: made once
+    a request.)"""
 
     node: str
     session: int
@@ -61,7 +60,7 @@ class Peer:
                    session.moderator)
 
 
-class Item(msgspec.Struct, array_like=True):
+class Item(msgspec.Struct, array_like=True, gc=False):
     """One event of a batch: its encoded frame and who it is for."""
 
     frame: bytes
@@ -73,7 +72,7 @@ class Item(msgspec.Struct, array_like=True):
     reply: bool = False  # the answer to one request (an ack, an error), not an event
 
 
-class Batch(msgspec.Struct, array_like=True):
+class Batch(msgspec.Struct, array_like=True, gc=False):
     """What one change of a room published on its topic, and the node that published it
     (the game's owner: other nodes send the game's requests there)."""
 

@@ -9,7 +9,6 @@ or ``max_queue_bytes`` bytes) closes the session as a slow consumer.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from typing import Protocol
 
 import msgspec
@@ -65,7 +64,7 @@ class Session:
         self.close_code: int | None = None
         self.close_reason = ""
         self.outlet = outlet
-        self._outbox: deque[bytes] = deque()
+        self._outbox: list[bytes] = []  # (a list: a new one a write costs less than a deque)
         self._max_queue = max_queue
         self._max_bytes = max_queue_bytes
         self.queued_bytes = 0  # the size of the frames in the outbox
@@ -112,9 +111,9 @@ class Session:
         else:  # the transport writes what is queued, then closes
             self.outlet.frames_waiting(self)
 
-    def take_frames(self) -> deque[bytes]:
+    def take_frames(self) -> list[bytes]:
         """Every frame queued, oldest first, taken out of the outbox (which starts anew)."""
-        frames, self._outbox = self._outbox, deque()
+        frames, self._outbox = self._outbox, []
         self.queued_bytes = 0
         return frames
 

@@ -26,8 +26,9 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Unpack
+
+import msgspec
 
 from server.errors import StoreError
 from server.game.records import GameRecord, MoveRecord
@@ -117,8 +118,7 @@ def run_op(conn: sqlite3.Connection, op: Op[T]) -> T:
         return result
 
 
-@dataclass(frozen=True, slots=True)
-class _Write:
+class _Write(msgspec.Struct, frozen=True):  # (a struct: made once a move)
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
     atomic: bool = False  # makes at most one change, in one statement: needs no savepoint
