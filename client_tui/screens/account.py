@@ -17,10 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from client_tui.messages import Outgoing
 from client_tui.text import count, literal
+from client_tui.widgets.header import ScreenHeader
 from server.protocol import (
     PASSWORD_MAX,
     PASSWORD_MIN,
@@ -86,7 +87,7 @@ class AccountScreen(Screen[None]):
         self.current: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         with VerticalScroll(id="account"):
             yield Label("Protect this name", classes="section-title")
             yield Static(literal(

@@ -30,10 +30,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from client_tui.text import count, within
 from client_tui.widgets.board import BoardView, BoardWidget
+from client_tui.widgets.header import ScreenHeader
 from engine import Board, GameOver, IllegalMove, NotationError, format_moves, parse_cell
 
 SHOWN_MOVES = 10  # moves listed with their verdicts, best first
@@ -152,7 +153,7 @@ class AnalysisScreen(Screen[None]):
         return format_moves(self.board.moves, self.board.geometry)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield BoardWidget(self._view(), id="analysis-board")
         with Horizontal(id="analysis-below"):
             with Vertical(id="analysis-left"):

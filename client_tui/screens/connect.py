@@ -15,12 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, Footer, Header, Input, Label, Static
+from textual.widgets import Button, Footer, Input, Label, Static
 
 from client_tui.messages import ConnectRequested
 from client_tui.screens.recover import RecoverDialog
 from client_tui.settings import Settings
 from client_tui.text import literal
+from client_tui.widgets.header import ScreenHeader
 from server.protocol import Recover
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
@@ -56,7 +57,7 @@ class ConnectScreen(Screen[None]):
         self.busy = False  # a connection is under way: the form waits, nothing typed is lost
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         with VerticalScroll(id="connect-scroll"), Vertical(id="connect"):
             yield Label("Qubic", id="connect-title")
             yield Label("Server (empty: play offline on this computer)")

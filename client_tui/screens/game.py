@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Input
 
 from client_tui.messages import LeaveGame, OpenTournament, Outgoing, SettingsChanged
 from client_tui.model import GameModel, other, threats
@@ -22,6 +22,7 @@ from client_tui.text import visible
 from client_tui.widgets.board import BoardView, BoardWidget
 from client_tui.widgets.chat import ChatPanel
 from client_tui.widgets.game_info import GameInfo
+from client_tui.widgets.header import ScreenHeader
 from client_tui.widgets.move_list import MoveList
 from engine import O, X
 from server.protocol import (
@@ -111,7 +112,7 @@ class GameScreen(Screen[None]):
         self._chatted = False  # a chat line was just said: the next key is the first after it
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield BoardWidget(self._board_view(), id="board")
         with Horizontal(id="game-below"):
             with Vertical(id="game-left"):

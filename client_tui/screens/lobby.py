@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Footer, Label, Static
 
 from client_tui.connection import LeaderboardRow, fetch_leaderboard
 from client_tui.messages import Outgoing, SettingsChanged
@@ -22,6 +22,7 @@ from client_tui.screens.dialogs import CancelDialog, CodeDialog, OptionsDialog
 from client_tui.screens.player import PlayerScreen
 from client_tui.settings import DialogKind, GameOptions, Settings
 from client_tui.text import bot_mark, literal
+from client_tui.widgets.header import ScreenHeader
 from server.protocol import (
     AcceptSeek,
     CancelQuick,
@@ -96,7 +97,7 @@ class LobbyScreen(Screen[None]):
         self._ready = False  # composed and mounted: the widgets can be queried
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield Static(id="lobby-status")
         with Horizontal(id="lobby-main"):
             with Vertical(id="lobby-left"):

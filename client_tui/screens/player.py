@@ -16,10 +16,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
+from textual.widgets import DataTable, Footer, Label, Sparkline, Static
 
 from client_tui.messages import ChallengePlayer, Outgoing
 from client_tui.text import bot_mark, count, literal, moves_of
+from client_tui.widgets.header import ScreenHeader
 from server.protocol import PlayedGame, PlayerGames, PlayerGamesPage, ReviewGame, Watch
 
 PAGE = 20  # games asked for at a time
@@ -93,7 +94,7 @@ class PlayerScreen(Screen[None]):
         self.ids: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield Static("Loading…", id="player-record")
         yield Label("Rating after each rated game (last 50)", classes="section-title")
         yield Sparkline([], id="player-ratings")

@@ -12,12 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Footer, Label, Static
 
 from client_tui.messages import Outgoing
 from client_tui.puzzle_model import PuzzleEvent, PuzzleModel
 from client_tui.text import visible
 from client_tui.widgets.board import BoardView, BoardWidget
+from client_tui.widgets.header import ScreenHeader
 from engine import Board
 from server.protocol import (
     PuzzleDaily,
@@ -49,7 +50,7 @@ class PuzzleScreen(Screen[None]):
         self._ready = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         with Vertical(id="puzzle-top"):
             yield Label("", id="puzzle-title", markup=False)
             yield Label("", id="puzzle-meta", markup=False)

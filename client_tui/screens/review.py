@@ -14,11 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from client_tui.screens.analysis import AnalysisScreen, Fetch, verdict_words
 from client_tui.text import count, within
 from client_tui.widgets.board import BoardView, BoardWidget
+from client_tui.widgets.header import ScreenHeader
 from engine import Board, parse_cell
 from server.protocol import MoveReview, ReviewInfo, VerdictInfo
 
@@ -74,7 +75,7 @@ class ReviewScreen(Screen[None]):
         self.ply = 0
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         board = BoardWidget(self._view(), id="review-board")
         board.can_focus = False  # the keys step through the moves: nothing is typed here
         yield board

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Footer, Label, Static
 
 from client_tui.messages import Outgoing
 from client_tui.screens.game import GameScreen
@@ -37,6 +37,7 @@ from client_tui.tournament_model import (
     terms,
     when,
 )
+from client_tui.widgets.header import ScreenHeader
 from server.protocol import (
     Standing,
     TournamentCreate,
@@ -121,7 +122,7 @@ class TournamentsScreen(Screen[None]):
         self._ready = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield Label("Tournaments today · ⏎ opens one", classes="section-title")
         yield DataTable(id="tournament-list", cursor_type="row", zebra_stripes=True)
         yield Static(id="tournaments-note")
@@ -212,7 +213,7 @@ class TournamentScreen(Screen[None]):
         self._swiss: bool | None = None  # the tables' columns (a Swiss's have more), once known
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ScreenHeader()
         yield Static("Loading…", id="tournament-info")
         yield Label("Standings · ⏎ player", classes="section-title", id="standings-title")
         yield DataTable(id="standings", cursor_type="row", zebra_stripes=True)
