@@ -69,6 +69,15 @@ async def test_a_players_page_from_a_name_to_a_replay(tmp_path: Path,
             # back in the lobby: the leaderboard's names open pages too; "All my games"
             await page.click("#home")
             await page.wait_for_selector('#lobby:not([hidden]) .leaders a[data-player="ann"]')
+            # every message renders the lobby: its lists are not built again under the focus
+            # (nor under a press: a link pressed and gone before it is let go is no click)
+            await page.focus('.leaders a[data-player="ann"]')
+            seek = (await bob.request(t="seek", variant="4x4x4"))["seek"]["id"]
+            await page.wait_for_function("(id) => window.qubic.app.lobby.seeks.has(id)", arg=seek)
+            assert await page.evaluate(
+                "() => document.activeElement === "
+                "document.querySelector('.leaders a[data-player=\"ann\"]')")
+            await bob.request(t="cancel_seek", seek=seek)
             await page.click('.leaders a[data-player="ann"]')
             await page.wait_for_selector("#player:not([hidden]) .outcome.won")
             assert "ann (you)" in (await page.text_content("#player h2") or "")

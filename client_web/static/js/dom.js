@@ -30,6 +30,16 @@ export function fill(el, ...children) {
   return el;
 }
 
+// `fill(el, build())`, only when `key` (a string of what the children show) differs from the
+// last refill's. Every message renders the lobby: a list built anew each time would drop a
+// press begun on one of its buttons or links (the element pressed is gone before it is let
+// go, so no click) and the keyboard's focus on it.
+export function refill(el, key, build) {
+  if (el.dataset.shown === key) return el;
+  el.dataset.shown = key;
+  return fill(el, build());
+}
+
 export const $ = (selector, root = document) => root.querySelector(selector);
 
 export function option(value, label, selected) {

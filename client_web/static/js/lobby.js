@@ -2,7 +2,7 @@
 // live games to watch, your unfinished games, the tournaments (tournaments.js fills their
 // panel), the leaderboard and who is online.
 
-import { fill, h, select } from "./dom.js";
+import { fill, h, refill, select } from "./dom.js";
 import { botMark, nameLink } from "./player.js";
 import { formatClockSpec, LEVELS, VARIANTS } from "./protocol.js";
 
@@ -120,10 +120,10 @@ export class LobbyView {
           h("button", { type: "button", id: "private-cancel", onclick: () => act.privateCancel() },
             "Cancel"))));
     }
-    fill(this.waiting, waits);
+    refill(this.waiting, JSON.stringify([app.queued, app.mySeek, app.privateRoom]), () => waits);
 
     const seeks = [...app.lobby.seeks.values()];
-    fill(this.seeks, seeks.length === 0 ? h("p", { class: "empty" }, "No open seeks.") :
+    refill(this.seeks, JSON.stringify([seeks, app.mySeek]), () => seeks.length === 0 ? h("p", { class: "empty" }, "No open seeks.") :
       h("table", {}, h("thead", {}, h("tr", {}, ["Player", "Rating", "Board", "Clock", "", ""]
         .map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, seeks.map((s) => h("tr", { dataset: { seek: s.id } },
@@ -138,7 +138,7 @@ export class LobbyView {
             onclick: () => act.acceptSeek(s.id) }, "Accept")))))));
 
     const games = [...app.lobby.games.values()];
-    fill(this.live, games.length === 0 ? h("p", { class: "empty" }, "No games being played.") :
+    refill(this.live, JSON.stringify(games), () => games.length === 0 ? h("p", { class: "empty" }, "No games being played.") :
       h("ul", {}, games.map((g) => h("li", { dataset: { game: g.id } },
         nameLink(g.x, act, g.x.startsWith("Computer (") ? 0 : null), botMark(g.x_bot), " vs ",
         nameLink(g.o, act, g.o.startsWith("Computer (") ? 0 : null), botMark(g.o_bot),
@@ -146,7 +146,8 @@ export class LobbyView {
         h("button", { type: "button", onclick: () => act.watch(g.id) }, "Watch")))));
 
     const mine = [...app.games.values()].filter((m) => m.you !== null && !m.over);
-    fill(this.mine, mine.length === 0 ? h("p", { class: "empty" }, "None unfinished.") :
+    refill(this.mine, JSON.stringify(mine.map((m) => [m.id, m.seat("x").name, m.seat("o").name,
+      m.variant, m.ply])), () => mine.length === 0 ? h("p", { class: "empty" }, "None unfinished.") :
       h("ul", {}, mine.map((m) => h("li", {},
         h("span", { class: "name" }, m.seat("x").name), " vs ",
         h("span", { class: "name" }, m.seat("o").name),
@@ -155,12 +156,12 @@ export class LobbyView {
 
     this.online.textContent = `${app.lobby.online} player${app.lobby.online === 1 ? "" : "s"} online`;
     const me = app.me ? app.me.name.toLowerCase() : null;
-    fill(this.players, app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
+    refill(this.players, JSON.stringify([app.lobby.players, me]), () => app.lobby.players.map((p) => h("li", { dataset: { player: p.name } },
       nameLink(p.name, act), botMark(p.bot), p.rating === null ? "" : ` ${p.rating} `,
       p.name.toLowerCase() === me ? "" : h("button", { type: "button", class: "challenge",
         title: "Challenge on the terms chosen under New game",
         onclick: () => act.challenge(p.name, this.choice()) }, "Challenge"))));
-    fill(this.leaders, app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), botMark(p.bot),
+    refill(this.leaders, JSON.stringify(app.leaderboard), () => app.leaderboard.map((p) => h("li", {}, nameLink(p.name, act), botMark(p.bot),
       ` ${p.rating}`)));
     this.leaders.hidden = app.leaderboard.length === 0; // a sentence, not a list's "1."
     this.noLeaders.hidden = app.leaderboard.length > 0;
