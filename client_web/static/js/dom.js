@@ -34,9 +34,11 @@ export function fill(el, ...children) {
 // last refill's. Every message renders the lobby: a list built anew each time would drop a
 // press begun on one of its buttons or links (the element pressed is gone before it is let
 // go, so no click) and the keyboard's focus on it.
+const shownKeys = new WeakMap(); // element -> the key of what refill put in it
+
 export function refill(el, key, build) {
-  if (el.dataset.shown === key) return el;
-  el.dataset.shown = key;
+  if (shownKeys.get(el) === key) return el;
+  shownKeys.set(el, key);
   return fill(el, build());
 }
 

@@ -93,10 +93,10 @@ export class LobbyView {
     };
   }
 
-  render() {
+  // What this player waits for (a quick pairing, a seek, a private room), each with its Cancel.
+  waits() {
     const app = this.app;
     const act = this.act;
-    // What this player waits for.
     const waits = [];
     if (app.queued) {
       waits.push(h("p", {}, `Looking for an opponent (${app.queued})… `,
@@ -120,7 +120,15 @@ export class LobbyView {
           h("button", { type: "button", id: "private-cancel", onclick: () => act.privateCancel() },
             "Cancel"))));
     }
-    refill(this.waiting, JSON.stringify([app.queued, app.mySeek, app.privateRoom]), () => waits);
+    return waits;
+  }
+
+  render() {
+    const app = this.app;
+    const act = this.act;
+    // What this player waits for.
+    refill(this.waiting, JSON.stringify([app.queued, app.mySeek, app.privateRoom]),
+      () => this.waits());
 
     const seeks = [...app.lobby.seeks.values()];
     refill(this.seeks, JSON.stringify([seeks, app.mySeek]), () => seeks.length === 0 ? h("p", { class: "empty" }, "No open seeks.") :

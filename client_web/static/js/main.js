@@ -4,7 +4,7 @@
 
 import { AccountView, accountRefusal, mountLogin } from "./account.js";
 import { AnalysisView } from "./analysis.js";
-import { $, fill, h } from "./dom.js";
+import { $, h, refill } from "./dom.js";
 import { CHANGED, GAP, GameModel } from "./game.js";
 import { GameView } from "./gameview.js";
 import { LobbyView } from "./lobby.js";
@@ -637,16 +637,16 @@ function show(screen) {
 }
 
 // The challenges to answer and those waiting for an answer: a bar under the header, on every
-// screen, so that a player answers where they are. Built again only when they change: every
-// message renders, and a bar built anew under a finger or the keyboard's focus would drop the
-// press (the Accept pressed is gone before it is let go) and the focus.
-let challengesShown = null;
-
+// screen, so that a player answers where they are. Built again only when they change
+// (`refill`: every message renders, and a bar built anew would drop a press and the focus).
 function renderChallenges() {
-  const shown = JSON.stringify([[...app.challenges.values()], [...app.outgoing.values()]]);
-  if (shown === challengesShown) return;
-  challengesShown = shown;
   const bar = $("#challenge-bar");
+  const shown = JSON.stringify([[...app.challenges.values()], [...app.outgoing.values()]]);
+  refill(bar, shown, challengeRows);
+  bar.hidden = bar.childElementCount === 0;
+}
+
+function challengeRows() {
   const rows = [];
   for (const c of app.challenges.values()) {
     rows.push(h("li", { dataset: { challenge: c.id } },
@@ -664,8 +664,7 @@ function renderChallenges() {
       h("span", { class: "answer" },
         h("button", { type: "button", class: "cancel", onclick: () => act.cancelChallenge(c.id) }, "Cancel"))));
   }
-  fill(bar, rows);
-  bar.hidden = rows.length === 0;
+  return rows;
 }
 
 function render() {
